@@ -1,0 +1,110 @@
+package prm
+
+import (
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ParseUint parses an unsigned number in any base Go accepts (0x, 0o, 0b,
+// decimal, with _ separators).
+func ParseUint(s string) (uint64, error) {
+	s = strings.TrimSpace(s)
+	v, err := strconv.ParseUint(s, 0, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number (use decimal, 0x.., 0o.. or 0b..)", s)
+	}
+	return v, nil
+}
+
+// parseBig parses a possibly negative integer of any size in any base.
+func parseBig(s string) (*big.Int, bool) {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "_", "")
+	neg := false
+	if strings.HasPrefix(s, "-") {
+		neg, s = true, s[1:]
+	} else if strings.HasPrefix(s, "+") {
+		s = s[1:]
+	}
+	base := 10
+	switch {
+	case len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		base, s = 16, s[2:]
+	case len(s) > 2 && (s[:2] == "0o" || s[:2] == "0O"):
+		base, s = 8, s[2:]
+	case len(s) > 2 && (s[:2] == "0b" || s[:2] == "0B"):
+		base, s = 2, s[2:]
+	}
+	if s == "" {
+		return nil, false
+	}
+	v, ok := new(big.Int).SetString(s, base)
+	if !ok {
+		return nil, false
+	}
+	if neg {
+		v.Neg(v)
+	}
+	return v, true
+}
+
+// Closest returns up to max candidates closest to name, best first. It is used
+// for "did you mean" suggestions; candidates farther than a third of the
+// name's length (at least 2 edits) are dropped.
+func Closest(name string, candidates []string, max int) []string {
+	type scored struct {
+		s string
+		d int
+	}
+	low := strings.ToLower(name)
+	limit := len(name) / 3
+	if limit < 2 {
+		limit = 2
+	}
+	var out []scored
+	for _, c := range candidates {
+		lc := strings.ToLower(c)
+		d := editDistance(low, lc)
+		if strings.HasPrefix(lc, low) || strings.HasPrefix(low, lc) {
+			if d > 1 {
+				d = 1 + d/4
+			}
+		}
+		if d <= limit {
+			out = append(out, scored{c, d})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].d != out[j].d {
+			return out[i].d < out[j].d
+		}
+		return out[i].s < out[j].s
+	})
+	res := make([]string, 0, max)
+	for i := 0; i < len(out) && i < max; i++ {
+		res = append(res, out[i].s)
+	}
+	return res
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
