@@ -26,9 +26,9 @@ type binExpr struct {
 	l, r expr
 }
 
-func (e refExpr) eval(buf []byte, base int) uint64   { return getBits(buf, base+e.r.bit, e.r.width) }
-func (e constExpr) eval([]byte, int) uint64          { return e.v }
-func (e notExpr) eval(buf []byte, base int) uint64   { return b2u(e.x.eval(buf, base) == 0) }
+func (e refExpr) eval(buf []byte, base int) uint64 { return getBits(buf, base+e.r.bit, e.r.width) }
+func (e constExpr) eval([]byte, int) uint64        { return e.v }
+func (e notExpr) eval(buf []byte, base int) uint64 { return b2u(e.x.eval(buf, base) == 0) }
 func (e binExpr) eval(buf []byte, base int) uint64 {
 	l := e.l.eval(buf, base)
 	switch e.op {
