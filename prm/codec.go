@@ -2,19 +2,32 @@ package prm
 
 import "fmt"
 
-// Value is one decoded element of a register.
+// Decoded is a register decoded from bytes: a tree of values stored flat
+// (children contiguous, referenced by index), so that decoding allocates two
+// pointer-free slices whatever the register's shape.
+type Decoded struct {
+	Plan *Plan
+	Raw  []byte // a private copy of the input
+	vals []val
+}
+
+// val is 32 bytes without pointers, so the slice of them costs the garbage
+// collector nothing to scan.
+type val struct {
+	step   uint32 // index into Plan.steps
+	index  int32  // array element index (with the low bound); -1 otherwise
+	u      uint64
+	at     uint32 // absolute MSB-first bit offset
+	n      uint32 // composites: number of children; raw and text values: bits
+	kids   uint32 // first child in vals
+	member int16
+	text   bool
+}
+
+// Value is a handle on one decoded element.
 type Value struct {
-	Step  *Step
-	Index int    // array element index (with the array's low bound); -1 if not an element
-	U     uint64 // KindUint and KindJoined
-	// Raw holds the bytes of a KindBytes field, of an array shown as text, or
-	// of a union whose member could not be picked. It aliases Decoded.Raw.
-	Raw  []byte
-	Text bool    // Raw is ASCII text
-	Kids []Value // struct members, array elements, picked union members
-	// Member is, for a union, the index of the picked member, MemberAll when
-	// every member is shown (no selector), or MemberNone (Raw holds the bytes).
-	Member int
+	d *Decoded
+	i uint32
 }
 
 // Union member picks.
@@ -23,36 +36,82 @@ const (
 	MemberNone = -2
 )
 
-// Name is the value's name: the field name, or "[i]" for an array element.
-func (v *Value) Name() string {
-	if v.Index >= 0 {
-		return fmt.Sprintf("[%d]", v.Index)
+// Root is the value of the whole register.
+func (d *Decoded) Root() Value { return Value{d, 0} }
+
+func (v Value) val() *val { return &v.d.vals[v.i] }
+
+// Step is the layout step the value was decoded with.
+func (v Value) Step() *Step { return v.d.Plan.steps[v.val().step] }
+
+// Kind is the step's kind.
+func (v Value) Kind() Kind { return v.Step().Kind }
+
+// Index is the array element index (with the array's low bound), or -1.
+func (v Value) Index() int { return int(v.val().index) }
+
+// Uint is the number held by a KindUint or KindJoined value.
+func (v Value) Uint() uint64 { return v.val().u }
+
+// Bit is the absolute MSB-first offset of the value in the buffer.
+func (v Value) Bit() int { return int(v.val().at) }
+
+// Raw holds the bytes of a KindBytes field, of an array shown as text, or of
+// a union whose member could not be picked. It aliases Decoded.Raw.
+func (v Value) Raw() []byte {
+	x := v.val()
+	if x.n == 0 || !(x.text || v.d.Plan.steps[x.step].Kind == KindBytes || x.member == MemberNone) {
+		return nil
 	}
-	return v.Step.Name
+	s, e := int(x.at)/8, (int(x.at)+int(x.n)+7)/8
+	return v.d.Raw[s:e:e]
+}
+
+// IsText says the value is an array shown as ASCII text.
+func (v Value) IsText() bool { return v.val().text }
+
+// Member is, for a union, the index of the picked member, MemberAll when
+// every member is shown (no selector), or MemberNone (Raw holds the bytes).
+func (v Value) Member() int { return int(v.val().member) }
+
+// Len is the number of children: struct members, array elements, shown union
+// members.
+func (v Value) Len() int {
+	x := v.val()
+	if x.text || x.member == MemberNone || v.d.Plan.steps[x.step].Kind == KindBytes {
+		return 0
+	}
+	return int(x.n)
+}
+
+// Kid returns child i.
+func (v Value) Kid(i int) Value { return Value{v.d, v.val().kids + uint32(i)} }
+
+// Name is the value's name: the field name, or "[i]" for an array element.
+func (v Value) Name() string {
+	if i := v.Index(); i >= 0 {
+		return fmt.Sprintf("[%d]", i)
+	}
+	return v.Step().Name
 }
 
 // EnumName returns the enum name of a number leaf, when it has one.
-func (v *Value) EnumName() (string, bool) {
-	if v.Step.Field == nil || v.Step.Kind != KindUint || len(v.Step.Field.Enum) == 0 {
+func (v Value) EnumName() (string, bool) {
+	s := v.Step()
+	if s.Field == nil || s.Kind != KindUint || len(s.Field.Enum) == 0 {
 		return "", false
 	}
-	return v.Step.Field.EnumName(v.U)
+	return s.Field.EnumName(v.Uint())
 }
 
 // TextString returns the text of a text value without its padding.
-func (v *Value) TextString() string {
-	end := len(v.Raw)
-	for end > 0 && (v.Raw[end-1] == 0 || v.Raw[end-1] == ' ') {
+func (v Value) TextString() string {
+	b := v.Raw()
+	end := len(b)
+	for end > 0 && (b[end-1] == 0 || b[end-1] == ' ') {
 		end--
 	}
-	return string(v.Raw[:end])
-}
-
-// Decoded is a register decoded from bytes.
-type Decoded struct {
-	Plan *Plan
-	Raw  []byte // a private copy of the input
-	Root Value
+	return string(b[:end])
 }
 
 // LengthError reports a buffer of the wrong size.
@@ -71,7 +130,7 @@ func (e *LengthError) Error() string {
 
 // HasVariable says whether the layout ends in a VARIABLE array, so that
 // buffers longer than the node are meaningful.
-func (p *Plan) HasVariable() bool { return hasVariable(p.Root) }
+func (p *Plan) HasVariable() bool { return p.variable }
 
 func hasVariable(s *Step) bool {
 	if s.Kind == KindArray && s.Variable {
@@ -88,99 +147,98 @@ func hasVariable(s *Step) bool {
 // Decode decodes buf, which must hold at least the node's size.
 func (p *Plan) Decode(buf []byte) (*Decoded, error) {
 	if len(buf) < p.Bytes {
-		return nil, &LengthError{Node: p.Node.Name, Want: p.Bytes, Got: len(buf), Variable: p.HasVariable()}
+		return nil, &LengthError{Node: p.Node.Name, Want: p.Bytes, Got: len(buf), Variable: p.variable}
 	}
-	raw := make([]byte, len(buf))
-	copy(raw, buf)
-	hint := int(p.hint.Load())
-	if hint < 16 {
-		hint = 16
-	}
-	d := decoder{raw: raw, bits: len(raw) * 8}
-	d.chunk = make([]Value, 0, hint)
-	out := &Decoded{Plan: p, Raw: raw}
-	d.decode(p.Root, 0, &out.Root)
-	if used := int32(d.used); used > p.hint.Load() {
-		p.hint.Store(used)
-	}
+	out := &Decoded{}
+	p.decodeInto(out, buf)
 	return out, nil
 }
 
-type decoder struct {
-	raw   []byte
-	bits  int
-	chunk []Value
-	used  int
+// DecodeInto is Decode reusing d's storage, for loops that decode the same
+// register again and again (monitoring, exporting). Values from d's previous
+// contents become invalid.
+func (p *Plan) DecodeInto(d *Decoded, buf []byte) error {
+	if len(buf) < p.Bytes {
+		return &LengthError{Node: p.Node.Name, Want: p.Bytes, Got: len(buf), Variable: p.variable}
+	}
+	p.decodeInto(d, buf)
+	return nil
 }
 
-// alloc hands out n values from the current chunk; chunks are never grown in
-// place, so slices handed out stay valid.
-func (d *decoder) alloc(n int) []Value {
-	d.used += n
-	if n > cap(d.chunk)-len(d.chunk) {
-		size := 64
-		if n > size {
-			size = n
-		}
-		d.chunk = make([]Value, 0, size)
+func (p *Plan) decodeInto(d *Decoded, buf []byte) {
+	d.Plan = p
+	d.Raw = append(d.Raw[:0], buf...)
+	if d.vals == nil {
+		hint := max(int(p.hint.Load()), 16)
+		d.vals = make([]val, 1, hint)
+	} else {
+		d.vals = d.vals[:1]
 	}
-	l := len(d.chunk)
-	d.chunk = d.chunk[:l+n]
-	return d.chunk[l : l+n : l+n]
+	d.decode(p.Root, 0, 0)
+	if n := int32(len(d.vals)); n > p.hint.Load() {
+		p.hint.Store(n)
+	}
 }
 
-func (d *decoder) slice(at, width int) []byte {
-	s, e := at/8, (at+width+7)/8
-	if e > len(d.raw) {
-		e = len(d.raw)
+// reserve appends n slots and returns the index of the first; decode
+// overwrites each slot whole, so they need no clearing.
+func (d *Decoded) reserve(n int) uint32 {
+	i := len(d.vals)
+	if n <= cap(d.vals)-i {
+		d.vals = d.vals[:i+n]
+	} else {
+		d.vals = append(d.vals, make([]val, n)...)
 	}
-	if s > e {
-		s = e
-	}
-	return d.raw[s:e:e]
+	return uint32(i)
 }
 
-func (d *decoder) decode(s *Step, base int, v *Value) {
-	v.Step, v.Index, v.Member = s, -1, 0
+// decode fills slot i from step s at the given parent base.
+func (d *Decoded) decode(s *Step, base int, i uint32) {
 	at := base + s.Bit
+	v := &d.vals[i]
+	*v = val{step: s.id, index: -1, at: uint32(at)}
 	switch s.Kind {
 	case KindUint, KindJoined:
-		v.U = getBits(d.raw, at, s.Width)
+		v.u = getBits(d.Raw, at, s.Width)
 	case KindBytes:
-		v.Raw = d.slice(at, s.Width)
+		v.n = uint32(s.Width)
 	case KindStruct:
-		v.Kids = d.alloc(len(s.Children))
-		for i, c := range s.Children {
-			d.decode(c, at, &v.Kids[i])
+		k := d.reserve(len(s.Children))
+		d.vals[i].kids, d.vals[i].n = k, uint32(len(s.Children))
+		for j, c := range s.Children {
+			d.decode(c, at, k+uint32(j))
 		}
 	case KindUnion:
-		m := s.pick(d.raw, base)
-		v.Member = m
+		m := s.pick(d.Raw, base)
+		v.member = int16(m)
 		switch m {
 		case MemberNone:
-			v.Raw = d.slice(at, s.Width)
+			v.n = uint32(s.Width)
 		case MemberAll:
-			v.Kids = d.alloc(len(s.Children))
-			for i, c := range s.Children {
-				d.decode(c, at, &v.Kids[i])
+			k := d.reserve(len(s.Children))
+			d.vals[i].kids, d.vals[i].n = k, uint32(len(s.Children))
+			for j, c := range s.Children {
+				d.decode(c, at, k+uint32(j))
 			}
 		default:
-			v.Kids = d.alloc(1)
-			d.decode(s.Children[m], at, &v.Kids[0])
+			k := d.reserve(1)
+			d.vals[i].kids, d.vals[i].n = k, 1
+			d.decode(s.Children[m], at, k)
 		}
 	case KindArray:
-		n := s.count(d.raw, base, d.bits)
+		n := s.count(d.Raw, base, len(d.Raw)*8)
 		ew := s.Elem.Width
 		if s.Text {
-			if b := d.slice(at, n*ew); isText(b) {
-				v.Raw, v.Text = b, true
+			if b := d.Raw[at/8 : (at+n*ew)/8]; isText(b) {
+				v.n, v.text = uint32(n*ew), true
 				return
 			}
 		}
-		v.Kids = d.alloc(n)
-		for i := 0; i < n; i++ {
-			d.decode(s.Elem, at+i*ew, &v.Kids[i])
-			v.Kids[i].Index = s.Low + i
+		k := d.reserve(n)
+		d.vals[i].kids, d.vals[i].n = k, uint32(n)
+		for j := 0; j < n; j++ {
+			d.decode(s.Elem, at+j*ew, k+uint32(j))
+			d.vals[k+uint32(j)].index = int32(s.Low + j)
 		}
 	}
 }

@@ -485,46 +485,39 @@ func FormatMAC(v uint64) string {
 // Encoding them into a zeroed buffer gives back every field's bits.
 func (d *Decoded) Assignments() []Assignment {
 	var out []Assignment
-	var walk func(v *Value, prefix string)
-	walk = func(v *Value, prefix string) {
-		path := prefix
-		if v.Step != d.Plan.Root {
-			if v.Index >= 0 {
-				path += fmt.Sprintf("[%d]", v.Index)
-			} else if prefix == "" {
-				path = v.Step.Name
-			} else {
-				path += "." + v.Step.Name
-			}
-		}
-		switch v.Step.Kind {
+	var walk func(v Value, path string)
+	walk = func(v Value, path string) {
+		switch v.Kind() {
 		case KindUint:
-			out = append(out, Assignment{path, "0x" + strconv.FormatUint(v.U, 16)})
+			out = append(out, Assignment{path, "0x" + strconv.FormatUint(v.Uint(), 16)})
 		case KindBytes:
-			out = append(out, Assignment{path, "0x" + hex.EncodeToString(v.Raw)})
+			out = append(out, Assignment{path, "0x" + hex.EncodeToString(v.Raw())})
 		case KindUnion:
-			if v.Member == MemberNone {
-				out = append(out, Assignment{path, "0x" + hex.EncodeToString(v.Raw)})
+			if v.Member() == MemberNone {
+				out = append(out, Assignment{path, "0x" + hex.EncodeToString(v.Raw())})
 				return
 			}
-			for i := range v.Kids {
-				walk(&v.Kids[i], path)
+			for i := 0; i < v.Len(); i++ {
+				k := v.Kid(i)
+				walk(k, joinPath(path, k.Step().Name))
 			}
 		case KindArray:
-			if v.Text {
-				out = append(out, Assignment{path, string(trimNUL(v.Raw))})
+			if v.IsText() {
+				out = append(out, Assignment{path, string(trimNUL(v.Raw()))})
 				return
 			}
-			for i := range v.Kids {
-				walk(&v.Kids[i], path)
+			for i := 0; i < v.Len(); i++ {
+				k := v.Kid(i)
+				walk(k, fmt.Sprintf("%s[%d]", path, k.Index()))
 			}
 		case KindStruct:
-			for i := range v.Kids {
-				walk(&v.Kids[i], path)
+			for i := 0; i < v.Len(); i++ {
+				k := v.Kid(i)
+				walk(k, joinPath(path, k.Step().Name))
 			}
 		}
 	}
-	walk(&d.Root, "")
+	walk(d.Root(), "")
 	return out
 }
 

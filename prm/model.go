@@ -93,7 +93,12 @@ type Field struct {
 	Condition string
 	// Line is the source line (0 when unknown), for error messages.
 	Line int
+
+	owner *Node
 }
+
+// Owner is the node the field belongs to.
+func (f *Field) Owner() *Node { return f.owner }
 
 // Count is the number of array elements for a fixed array, 1 otherwise.
 func (f *Field) Count() int {
@@ -177,9 +182,44 @@ type DB struct {
 	Nodes     map[string]*Node
 	Registers []*Register // sorted by name
 
-	byName map[string]*Register // upper-case name
-	byID   map[uint32]*Register
-	plans  planCache
+	byName    map[string]*Register // upper-case name
+	byID      map[uint32]*Register
+	plans     planCache
+	describer Describer
+}
+
+// Describer supplies description text to a database that has none (the
+// built-in one), from an ADB of the same revision.
+type Describer interface {
+	// Node returns the node's description under "" and each field's under
+	// its name.
+	Node(name string) map[string]string
+}
+
+// SetDescriber attaches a source of descriptions.
+func (db *DB) SetDescriber(d Describer) {
+	db.describer = d
+	db.HasDescriptions = d != nil || db.HasDescriptions
+}
+
+// FieldDescr returns a field's description, from the database or its
+// describer ("" when there is none).
+func (db *DB) FieldDescr(f *Field) string {
+	if f == nil {
+		return ""
+	}
+	if f.Descr != "" || db.describer == nil || f.owner == nil {
+		return f.Descr
+	}
+	return db.describer.Node(f.owner.Name)[f.Name]
+}
+
+// NodeDescr returns a node's description.
+func (db *DB) NodeDescr(n *Node) string {
+	if n.Descr != "" || db.describer == nil {
+		return n.Descr
+	}
+	return db.describer.Node(n.Name)[""]
 }
 
 // NewDB builds a database from nodes and registers and checks that every
@@ -205,6 +245,7 @@ func NewDB(source, revision string, nodes map[string]*Node, regs []*Register) (*
 	sort.Slice(db.Registers, func(i, j int) bool { return db.Registers[i].Name < db.Registers[j].Name })
 	for _, n := range nodes {
 		for _, f := range n.Fields {
+			f.owner = n
 			if f.Subnode != "" {
 				if _, ok := nodes[f.Subnode]; !ok {
 					return nil, fmt.Errorf("node %s field %s (line %d): subnode %q is not defined", n.Name, f.Name, f.Line, f.Subnode)

@@ -61,6 +61,8 @@ type Step struct {
 	// Derived joined values.
 	Join  JoinStyle
 	Parts [2]*Step // high part, low part
+
+	id uint32 // index in Plan.steps
 }
 
 // ref is a resolved $(parent) path: a bit range relative to the base of the
@@ -82,7 +84,9 @@ type Plan struct {
 	// falls back to showing all members or raw bytes.
 	Warnings []string
 
-	hint atomic.Int32 // values the largest decode so far needed
+	steps    []*Step      // every step, by id
+	variable bool         // the layout has a VARIABLE array
+	hint     atomic.Int32 // values the largest decode so far needed
 }
 
 type planCache struct {
@@ -106,12 +110,25 @@ func (db *DB) Plan(node string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{DB: db, Node: n, Root: root, Bytes: (n.Size + 7) / 8, Warnings: c.warnings}
+	p := &Plan{DB: db, Node: n, Root: root, Bytes: (n.Size + 7) / 8, Warnings: c.warnings, variable: hasVariable(root)}
+	p.number(root)
 	if db.plans.m == nil {
 		db.plans.m = map[string]*Plan{}
 	}
 	db.plans.m[node] = p
 	return p, nil
+}
+
+// number gives every step its index in p.steps.
+func (p *Plan) number(s *Step) {
+	s.id = uint32(len(p.steps))
+	p.steps = append(p.steps, s)
+	for _, c := range s.Children {
+		p.number(c)
+	}
+	if s.Elem != nil {
+		p.number(s.Elem)
+	}
 }
 
 // RegisterPlan is Plan for a register's node.

@@ -1,0 +1,756 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/hexdump"
+	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/adb"
+	"github.com/cxray/cxray/prm/source"
+)
+
+func (a *app) prmCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "prm",
+		Short: "Find, show, decode and encode PRM registers; diff PRM revisions",
+		Long: `The PRM register database: every access register of the ConnectX HCA PRM
+with its fields, offsets, widths, access kinds and enum values.
+
+The database is, in order: --adb FILE, $CXRAY_ADB, the ADB installed on this
+machine when its revision differs from the built-in one, or the database built
+into cxray (with descriptions read from the installed ADB when present).`,
+	}
+	c.AddCommand(a.prmInfoCmd(), a.prmListCmd(), a.prmShowCmd(), a.prmSearchCmd(),
+		a.prmDecodeCmd(), a.prmEncodeCmd())
+	return c
+}
+
+func (a *app) db() (*prm.DB, error) {
+	db, err := source.Open(a.adbPath)
+	if err != nil {
+		var ae *adb.Error
+		if errors.As(err, &ae) {
+			return nil, usageWrap(fmt.Errorf("register database: %w", err))
+		}
+		return nil, usageWrap(err)
+	}
+	return db, nil
+}
+
+// target is what a NAME argument names: a register, or a layout node.
+type target struct {
+	reg  *prm.Register
+	node *prm.Node
+	plan *prm.Plan
+}
+
+func (t *target) name() string {
+	if t.reg != nil {
+		return t.reg.Name
+	}
+	return t.node.Name
+}
+
+func (a *app) lookup(db *prm.DB, name string) (*target, error) {
+	if r, err := db.Register(name); err == nil {
+		p, err := db.RegisterPlan(r)
+		if err != nil {
+			return nil, err
+		}
+		return &target{reg: r, node: p.Node, plan: p}, nil
+	} else if n := findNode(db, name); n != nil {
+		p, err := db.Plan(n.Name)
+		if err != nil {
+			return nil, err
+		}
+		return &target{node: n, plan: p}, nil
+	} else {
+		return nil, usageWrap(err)
+	}
+}
+
+// findNode accepts layout node names with or without the _ext suffix.
+func findNode(db *prm.DB, name string) *prm.Node {
+	for _, n := range []string{name, name + "_ext"} {
+		if nd, ok := db.Nodes[n]; ok {
+			return nd
+		}
+	}
+	for k, nd := range db.Nodes {
+		if strings.EqualFold(k, name) || strings.EqualFold(k, name+"_ext") {
+			return nd
+		}
+	}
+	return nil
+}
+
+// ---- info
+
+func (a *app) prmInfoCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "info",
+		Short: "Which register database is in use: source, revision, counts",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			db, err := a.db()
+			if err != nil {
+				return err
+			}
+			warn := 0
+			for _, r := range db.Registers {
+				if p, err := db.RegisterPlan(r); err == nil {
+					warn += len(p.Warnings)
+				}
+			}
+			info := struct {
+				Source          string             `json:"source"`
+				Revision        string             `json:"revision"`
+				Registers       int                `json:"registers"`
+				Nodes           int                `json:"nodes"`
+				Fields          int                `json:"fields"`
+				HasDescriptions bool               `json:"has_descriptions"`
+				LayoutWarnings  int                `json:"layout_warnings"`
+				Installed       []source.Installed `json:"installed"`
+			}{db.Source, db.Revision, len(db.Registers), len(db.Nodes), db.FieldCount(), db.HasDescriptions, warn, source.Found()}
+			if info.Installed == nil {
+				info.Installed = []source.Installed{}
+			}
+			if a.json() {
+				return a.writeJSON(info)
+			}
+			t := a.newTable()
+			t.row("source:", info.Source)
+			t.row("revision:", info.Revision)
+			t.row("registers:", fmt.Sprint(info.Registers))
+			t.row("nodes:", fmt.Sprint(info.Nodes))
+			t.row("fields:", fmt.Sprint(info.Fields))
+			t.row("descriptions:", yesNo(info.HasDescriptions))
+			t.row("layout warnings:", fmt.Sprint(info.LayoutWarnings))
+			if len(info.Installed) == 0 {
+				t.row("installed ADBs:", "none (apt-get install -y mstflint adds one with descriptions)")
+			}
+			for i, in := range info.Installed {
+				label := ""
+				if i == 0 {
+					label = "installed ADBs:"
+				}
+				t.row(label, in.Path+" ("+in.Revision+")")
+			}
+			t.flush()
+			return nil
+		},
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// ---- list
+
+func (a *app) prmListCmd() *cobra.Command {
+	var filter string
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List the registers (name, ID, size)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			re, err := compileFilter(filter)
+			if err != nil {
+				return err
+			}
+			db, err := a.db()
+			if err != nil {
+				return err
+			}
+			type item struct {
+				Name      string `json:"name"`
+				ID        uint32 `json:"id"`
+				SizeBytes int    `json:"size_bytes"`
+				Node      string `json:"node"`
+			}
+			items := []item{}
+			for _, r := range db.Registers {
+				if re != nil && !re.MatchString(r.Name) && !re.MatchString(r.Node) {
+					continue
+				}
+				items = append(items, item{r.Name, r.ID, r.Size, r.Node})
+			}
+			if a.json() {
+				return a.writeJSON(map[string]any{"source_revision": db.Revision, "registers": items})
+			}
+			t := a.newTable("NAME", "ID", "SIZE", "NODE")
+			for _, it := range items {
+				t.row(it.Name, fmt.Sprintf("0x%04x", it.ID), fmt.Sprint(it.SizeBytes), it.Node)
+			}
+			t.flush()
+			fmt.Fprintf(a.stdout, "%d registers (%s, %s)\n", len(items), db.Revision, db.Source)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&filter, "filter", "", "only names matching this regular expression (case-insensitive)")
+	return c
+}
+
+func compileFilter(f string) (*regexp.Regexp, error) {
+	if f == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile("(?i)" + f)
+	if err != nil {
+		return nil, usageErr("--filter %q is not a regular expression: %v", f, err)
+	}
+	return re, nil
+}
+
+// ---- show
+
+type showField struct {
+	Path        string            `json:"path"`
+	BitOffset   int               `json:"bit_offset"`
+	BitWidth    int               `json:"bit_width"`
+	Count       int               `json:"count,omitempty"`
+	Variable    bool              `json:"variable,omitempty"`
+	Access      string            `json:"access"`
+	Enum        map[string]uint64 `json:"enum"`
+	When        string            `json:"when,omitempty"`
+	Description string            `json:"description,omitempty"`
+}
+
+type showJoined struct {
+	Path      string   `json:"path"`
+	BitOffset int      `json:"bit_offset"`
+	BitWidth  int      `json:"bit_width"`
+	Parts     []string `json:"parts"`
+	Format    string   `json:"format"`
+}
+
+func (a *app) prmShowCmd() *cobra.Command {
+	var path string
+	var brief, noDiagram bool
+	c := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show a register's layout: offsets, bit ranges, widths, access, enums, meaning",
+		Long: `Show a register's layout. NAME is a register name or ID (PMAOS, 0x5012), or a
+layout node (config_item). Offsets are given both ways: ADDR/BITS as the PRM
+and mstreg print them (dword address, bits counted from the dword's LSB), and
+MSB as mlx5_ifc.h counts (bits from the most significant bit of byte 0).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			db, err := a.db()
+			if err != nil {
+				return err
+			}
+			t, err := a.lookup(db, args[0])
+			if err != nil {
+				return err
+			}
+			var leaves []prm.Leaf
+			for _, l := range t.plan.Leaves() {
+				if prm.HasPrefixPath(l.Path, path) {
+					leaves = append(leaves, l)
+				}
+			}
+			if len(leaves) == 0 && path != "" {
+				return usageErr("%s has no field under %q; run 'cxray prm show %s' to see its fields", t.name(), path, t.name())
+			}
+			if a.json() {
+				return a.writeJSON(showJSON(db, t, leaves))
+			}
+			a.showTable(db, t, leaves, brief)
+			if !noDiagram {
+				fmt.Fprintln(a.stdout)
+				writeDiagram(a.stdout, t.plan, leaves, path)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&path, "path", "", "only fields under this path (e.g. page_data.pddr_module_info_ext)")
+	c.Flags().BoolVar(&brief, "brief", false, "leave out descriptions")
+	c.Flags().BoolVar(&noDiagram, "no-diagram", false, "leave out the bit-layout drawing")
+	return c
+}
+
+func showJSON(db *prm.DB, t *target, leaves []prm.Leaf) any {
+	out := struct {
+		Name           string       `json:"name"`
+		ID             *uint32      `json:"id"`
+		Node           string       `json:"node"`
+		SizeBytes      int          `json:"size_bytes"`
+		SourceRevision string       `json:"source_revision"`
+		Source         string       `json:"source"`
+		Description    string       `json:"description,omitempty"`
+		Fields         []showField  `json:"fields"`
+		Joined         []showJoined `json:"joined"`
+		Warnings       []string     `json:"warnings,omitempty"`
+	}{Name: t.name(), Node: t.node.Name, SizeBytes: t.plan.Bytes, SourceRevision: db.Revision, Source: db.Source,
+		Description: db.NodeDescr(t.node), Fields: []showField{}, Joined: []showJoined{}, Warnings: t.plan.Warnings}
+	if t.reg != nil {
+		id := t.reg.ID
+		out.ID = &id
+		out.SizeBytes = max(t.reg.Size, t.plan.Bytes)
+	}
+	for _, l := range leaves {
+		if l.Joined {
+			j := showJoined{Path: l.Path, BitOffset: l.Bit, BitWidth: l.Width, Format: "number"}
+			for _, p := range l.Step.Parts {
+				j.Parts = append(j.Parts, p.Name)
+			}
+			if l.Step.Join == prm.JoinMAC {
+				j.Format = "mac"
+			}
+			out.Joined = append(out.Joined, j)
+			continue
+		}
+		f := showField{Path: l.Path, BitOffset: l.Bit, BitWidth: l.Width, Access: l.AccessOrDefault().String(),
+			Enum: map[string]uint64{}, When: l.When, Variable: l.Variable, Description: db.FieldDescr(l.Field())}
+		if l.Count > 0 {
+			f.Count = l.Count
+		}
+		for _, e := range l.Enum() {
+			f.Enum[e.Name] = e.Value
+		}
+		out.Fields = append(out.Fields, f)
+	}
+	return out
+}
+
+func (a *app) showTable(db *prm.DB, t *target, leaves []prm.Leaf, brief bool) {
+	w := a.stdout
+	head := t.name()
+	if t.reg != nil {
+		head += fmt.Sprintf("  register 0x%04x, %d bytes, layout %s", t.reg.ID, max(t.reg.Size, t.plan.Bytes), t.node.Name)
+	} else {
+		head += fmt.Sprintf("  layout node, %d bytes", t.plan.Bytes)
+	}
+	fmt.Fprintf(w, "%s\n%s (%s)\n", head, db.Revision, db.Source)
+	if d := db.NodeDescr(t.node); d != "" && !brief {
+		fmt.Fprintln(w, indent(d, "  "))
+	}
+	for _, wn := range t.plan.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", wn)
+	}
+	fmt.Fprintln(w)
+	rows := [][]string{{"FIELD", "ADDR", "BITS", "MSB", "WIDTH", "ACCESS", "VALUES"}}
+	var details []string
+	lastWhen := ""
+	for _, l := range leaves {
+		name := l.Path
+		if l.Count > 0 || l.Variable {
+			if l.Variable {
+				name += "[]"
+			} else {
+				name += fmt.Sprintf("[%d]", l.Count)
+			}
+		}
+		bits := fmt.Sprintf("[%d:%d]", 31-l.Bit%32, 32-l.Bit%32-l.Width)
+		if l.Width >= 32 || l.Count > 0 || l.Variable {
+			n := l.Width
+			if l.Count > 0 {
+				n *= l.Count
+			}
+			bits = fmt.Sprintf("%d bytes", n/8)
+			if n%8 != 0 {
+				bits = fmt.Sprintf("%d bits", n)
+			}
+		}
+		access := l.AccessOrDefault().String()
+		values := enumText(l.Enum())
+		if l.Joined {
+			parts := []string{}
+			for _, p := range l.Step.Parts {
+				parts = append(parts, p.Name)
+			}
+			access = "joined"
+			values = strings.Join(parts, " + ")
+			if l.Step.Join == prm.JoinMAC {
+				values += " (MAC)"
+			}
+		}
+		detail := ""
+		if l.When != lastWhen && l.When != "" {
+			rows = append(rows, []string{"when " + l.When + ":"})
+			details = append(details, "")
+		}
+		lastWhen = l.When
+		if !brief && !l.Joined {
+			detail = db.FieldDescr(l.Field())
+		}
+		rows = append(rows, []string{name, fmt.Sprintf("0x%02x", l.Bit/32*4), bits, fmt.Sprint(l.Bit), fmt.Sprint(l.Width), access, values})
+		details = append(details, detail)
+	}
+	writeRows(w, rows, details)
+}
+
+func enumText(es []prm.EnumValue) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = fmt.Sprintf("%s=%d", e.Name, e.Value)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeRows aligns rows; the last column is free text and a detail (a
+// description) goes indented under its row. Rows of one cell are headings.
+func writeRows(w io.Writer, rows [][]string, details []string) {
+	widths := []int{}
+	for _, r := range rows {
+		if len(r) == 1 {
+			continue
+		}
+		for i, c := range r[:len(r)-1] {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	for i, r := range rows {
+		var b strings.Builder
+		if len(r) == 1 {
+			b.WriteString(r[0])
+		}
+		for j, c := range r {
+			if len(r) == 1 {
+				break
+			}
+			if j < len(r)-1 {
+				fmt.Fprintf(&b, "%-*s  ", widths[j], c)
+			} else {
+				b.WriteString(c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		if i > 0 && i-1 < len(details) && details[i-1] != "" {
+			fmt.Fprintln(w, indent(details[i-1], "      "))
+		}
+	}
+}
+
+// ---- search
+
+func (a *app) prmSearchCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "search WORD",
+		Short: "Search register names, field names and descriptions",
+		Long: `Search register names, field paths and, when the database has them,
+descriptions, for WORD (case-insensitive; a regular expression is accepted).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			re, err := compileFilter(args[0])
+			if err != nil {
+				return err
+			}
+			db, err := a.db()
+			if err != nil {
+				return err
+			}
+			type hit struct {
+				Register string `json:"register"`
+				Path     string `json:"path,omitempty"`
+				Match    string `json:"match"` // register, field or description
+				Text     string `json:"text,omitempty"`
+			}
+			hits := []hit{}
+			for _, r := range db.Registers {
+				if re.MatchString(r.Name) {
+					hits = append(hits, hit{Register: r.Name, Match: "register"})
+				}
+				if d := db.NodeDescr(db.Node(r)); d != "" && re.MatchString(d) {
+					hits = append(hits, hit{Register: r.Name, Match: "description", Text: snippet(d, re)})
+				}
+				p, err := db.RegisterPlan(r)
+				if err != nil {
+					continue
+				}
+				for _, l := range p.Leaves() {
+					if l.Joined {
+						continue
+					}
+					if re.MatchString(l.Step.Name) {
+						hits = append(hits, hit{Register: r.Name, Path: l.Path, Match: "field"})
+						continue
+					}
+					if d := db.FieldDescr(l.Field()); d != "" && re.MatchString(d) {
+						hits = append(hits, hit{Register: r.Name, Path: l.Path, Match: "description", Text: snippet(d, re)})
+					}
+				}
+			}
+			if a.json() {
+				return a.writeJSON(map[string]any{"query": args[0], "source_revision": db.Revision, "has_descriptions": db.HasDescriptions, "hits": hits})
+			}
+			t := a.newTable("REGISTER", "FIELD", "MATCH", "TEXT")
+			for _, h := range hits {
+				t.row(h.Register, h.Path, h.Match, h.Text)
+			}
+			t.flush()
+			fmt.Fprintf(a.stdout, "%d matches", len(hits))
+			if !db.HasDescriptions {
+				fmt.Fprint(a.stdout, " (names only: this database has no descriptions; apt-get install -y mstflint adds them)")
+			}
+			fmt.Fprintln(a.stdout)
+			if len(hits) == 0 {
+				return errProblem
+			}
+			return nil
+		},
+	}
+}
+
+// snippet returns the line of text around the first match.
+func snippet(text string, re *regexp.Regexp) string {
+	loc := re.FindStringIndex(text)
+	if loc == nil {
+		return ""
+	}
+	start := strings.LastIndexByte(text[:loc[0]], '\n') + 1
+	end := strings.IndexByte(text[loc[1]:], '\n')
+	if end < 0 {
+		end = len(text)
+	} else {
+		end += loc[1]
+	}
+	s := text[start:end]
+	if len(s) > 90 {
+		from := max(0, loc[0]-start-40)
+		s = "…" + s[from:min(len(s), from+90)] + "…"
+	}
+	return s
+}
+
+// ---- decode
+
+func (a *app) prmDecodeCmd() *cobra.Command {
+	var file, field string
+	var raw, pad bool
+	c := &cobra.Command{
+		Use:   "decode NAME [HEX...]",
+		Short: "Decode register bytes (a hex dump) into fields",
+		Long: `Decode register bytes into named fields with enum names, text and joined
+values. The bytes come from the arguments, --file FILE, or standard input
+("-" or no HEX). Any common dump form works: dwords (0x00000218 ...), runs of
+hex digits, hexdump -C, xxd, mstreg "Address | Data" rows.`,
+		Example: `  cxray prm decode PMAOS 0x00010101 0x00000000 0x00000000 0x00000000
+  cxray prm decode MGIR --file mgir.txt -o json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			db, err := a.db()
+			if err != nil {
+				return err
+			}
+			t, err := a.lookup(db, args[0])
+			if err != nil {
+				return err
+			}
+			text, err := a.hexInput(args[1:], file)
+			if err != nil {
+				return err
+			}
+			buf, err := hexdump.Parse(text)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			buf, err = fitLength(t, buf, pad)
+			if err != nil {
+				return err
+			}
+			d, err := t.plan.Decode(buf)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			return a.printDecoded(db, t, d, field, raw)
+		},
+	}
+	c.Flags().StringVar(&file, "file", "", "read the hex dump from FILE ('-' for standard input)")
+	c.Flags().StringVar(&field, "field", "", "print only this field (path)")
+	c.Flags().BoolVar(&raw, "raw", false, "print enum fields as numbers")
+	c.Flags().BoolVar(&pad, "pad", false, "accept a short dump and treat the missing bytes as zero")
+	return c
+}
+
+func (a *app) hexInput(args []string, file string) (string, error) {
+	switch {
+	case file != "" && len(args) > 0:
+		return "", usageErr("give the bytes either as arguments or with --file, not both")
+	case file == "-" || (file == "" && (len(args) == 0 || len(args) == 1 && args[0] == "-")):
+		b, err := io.ReadAll(io.LimitReader(a.stdin, 16<<20))
+		if err != nil {
+			return "", err
+		}
+		return string(b), nil
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", usageErr("%v", err)
+		}
+		return string(b), nil
+	}
+	return strings.Join(args, " "), nil
+}
+
+// fitLength checks the dump's length against the register's.
+func fitLength(t *target, buf []byte, pad bool) ([]byte, error) {
+	want := t.plan.Bytes
+	if t.reg != nil && t.reg.Size > want {
+		want = t.reg.Size
+	}
+	switch {
+	case len(buf) == 0:
+		return nil, usageErr("no bytes given; paste the register as hex (for example 0x00000218 0x00000000 ...)")
+	case len(buf) < want && pad:
+		return append(buf, make([]byte, want-len(buf))...), nil
+	case len(buf) < want:
+		return nil, usageErr("%s is %d bytes (%d dwords); got %d bytes (%d dwords). Paste the whole register, or add --pad to treat the rest as zero", t.name(), want, want/4, len(buf), len(buf)/4)
+	case len(buf) > want && !t.plan.HasVariable():
+		return nil, usageErr("%s is %d bytes (%d dwords); got %d bytes. Is this dump of another register? Remove the extra bytes", t.name(), want, want/4, len(buf))
+	}
+	return buf, nil
+}
+
+func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, raw bool) error {
+	opt := prm.JSONOptions{Raw: raw}
+	if field != "" {
+		v, err := d.Get(field)
+		if err != nil {
+			return usageWrap(err)
+		}
+		if a.json() {
+			return a.writeJSON(json.RawMessage(v.AppendJSON(nil, opt)))
+		}
+		fmt.Fprintln(a.stdout, prm.FormatValue(v))
+		return nil
+	}
+	if a.json() {
+		out := map[string]any{"name": t.name(), "size_bytes": len(d.Raw), "source_revision": db.Revision,
+			"fields": json.RawMessage(d.AppendJSON(nil, opt))}
+		if t.reg != nil {
+			out["id"] = t.reg.ID
+		}
+		return a.writeJSON(out)
+	}
+	rows := d.Rows()
+	tb := a.newTable("FIELD", "VALUE")
+	for _, r := range rows {
+		text := r.Text
+		if raw {
+			text = prm.FormatRaw(r.Value)
+		}
+		tb.row(r.Path, text)
+	}
+	tb.flush()
+	return nil
+}
+
+// ---- encode
+
+func (a *app) prmEncodeCmd() *cobra.Command {
+	var base string
+	var size int
+	c := &cobra.Command{
+		Use:   "encode NAME FIELD=VALUE...",
+		Short: "Build register bytes from field=value assignments",
+		Long: `Build register bytes from field=value assignments. Values are numbers in any
+base (42, 0x2a, 0b101010, -1 as two's complement), enum names, text for ASCII
+fields (psid=MT_0000000838), or aa:bb:cc:dd:ee:ff for joined MAC fields. Bits
+no field owns stay zero. Fields inside a union name the member
+(page_data.pddr_module_info_ext.temperature); the selector is set for you.`,
+		Example: `  cxray prm encode PAOS local_port=1 admin_status=up ase=1
+  cxray prm encode PMAOS module=0 admin_status=enabled ase=1 -o json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			db, err := a.db()
+			if err != nil {
+				return err
+			}
+			t, err := a.lookup(db, args[0])
+			if err != nil {
+				return err
+			}
+			as, err := prm.ParseAssignments(args[1:])
+			if err != nil {
+				return usageWrap(err)
+			}
+			buf := t.plan.NewBuffer()
+			if size > 0 {
+				if size < len(buf) || size%4 != 0 {
+					return usageErr("--size %d: give a multiple of 4 of at least %d bytes", size, len(buf))
+				}
+				buf = make([]byte, size)
+			}
+			if base != "" {
+				b, err := hexdump.Parse(base)
+				if err != nil {
+					return usageErr("--base: %v", err)
+				}
+				if buf, err = fitLength(t, b, false); err != nil {
+					return err
+				}
+			}
+			if err := t.plan.Encode(buf, as); err != nil {
+				return usageWrap(err)
+			}
+			d, err := t.plan.Decode(buf)
+			if err != nil {
+				return err
+			}
+			return a.printEncoded(db, t, d)
+		},
+	}
+	c.Flags().StringVar(&base, "base", "", "start from these bytes (hex) instead of zeros")
+	c.Flags().IntVar(&size, "size", 0, "buffer size in bytes, for registers that end in a variable array")
+	return c
+}
+
+func (a *app) printEncoded(db *prm.DB, t *target, d *prm.Decoded) error {
+	dwords := make([]string, 0, len(d.Raw)/4)
+	for i := 0; i+4 <= len(d.Raw); i += 4 {
+		dwords = append(dwords, fmt.Sprintf("0x%02x%02x%02x%02x", d.Raw[i], d.Raw[i+1], d.Raw[i+2], d.Raw[i+3]))
+	}
+	if a.json() {
+		out := map[string]any{"name": t.name(), "size_bytes": len(d.Raw), "source_revision": db.Revision,
+			"hex": fmt.Sprintf("%x", d.Raw), "dwords": dwords, "fields": json.RawMessage(d.AppendJSON(nil, prm.JSONOptions{}))}
+		if t.reg != nil {
+			out["id"] = t.reg.ID
+		}
+		return a.writeJSON(out)
+	}
+	fmt.Fprintf(a.stdout, "%s, %d bytes:\n", t.name(), len(d.Raw))
+	for i := 0; i < len(dwords); i += 4 {
+		fmt.Fprintf(a.stdout, "  0x%02x: %s\n", i*4, strings.Join(dwords[i:min(i+4, len(dwords))], " "))
+	}
+	var set []string
+	for _, r := range d.Rows() {
+		if !isZero(r.Value) {
+			set = append(set, fmt.Sprintf("  %s = %s", r.Path, r.Text))
+		}
+	}
+	if len(set) > 0 {
+		fmt.Fprintln(a.stdout, "non-zero fields:")
+		fmt.Fprintln(a.stdout, strings.Join(set, "\n"))
+	}
+	return nil
+}
+
+func isZero(v prm.Value) bool {
+	switch v.Kind() {
+	case prm.KindUint, prm.KindJoined:
+		return v.Uint() == 0
+	}
+	for _, b := range v.Raw() {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,51 @@
+// Package prmhistory finds the seven HCA PRM revisions that the project's
+// shared folder holds (shared/prm-history). They are NVIDIA's files and are
+// not committed; tests that need them find them here.
+package prmhistory
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Env names the variable that points at the folder.
+const Env = "CXRAY_PRM_HISTORY"
+
+// Dir returns the folder holding hca-ext-rev*.adb: $CXRAY_PRM_HISTORY, or a
+// shared/prm-history beside the repository.
+func Dir() (string, bool) {
+	cands := []string{os.Getenv(Env)}
+	if _, file, _, ok := runtime.Caller(0); ok {
+		repo := filepath.Join(filepath.Dir(file), "..", "..")
+		cands = append(cands, filepath.Join(repo, "..", "shared", "prm-history"))
+	}
+	cands = append(cands, "/work/shared/prm-history")
+	for _, c := range cands {
+		if c == "" {
+			continue
+		}
+		if m, _ := filepath.Glob(filepath.Join(c, "hca-ext-rev*.adb")); len(m) > 0 {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+// Require returns the folder or skips the test, saying loudly why.
+func Require(t testing.TB) string {
+	t.Helper()
+	d, ok := Dir()
+	if !ok {
+		t.Skipf("SKIP: the PRM revision history (shared/prm-history) was not found; set %s to the folder holding hca-ext-rev*.adb", Env)
+	}
+	return d
+}
+
+// Files lists the revision files, oldest first.
+func Files(t testing.TB) []string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(Require(t), "hca-ext-rev*.adb"))
+	return m
+}

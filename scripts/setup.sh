@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what cxray's build, demo and tests need on a fresh Debian machine:
+# NVIDIA's open tools and databases (mstflint), the kernel's mlx5_ifc.h
+# (linux-headers-*-common, through linux-headers-amd64), FUSE for the
+# emulated sysfs, and the Go modules. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+[ -f /usr/share/mstflint/prm_dbs/hca/ext/register_access_table.adb ] || need+=(mstflint)
+ls /usr/src/linux-headers-*-common/include/linux/mlx5/mlx5_ifc.h >/dev/null 2>&1 || need+=(linux-headers-amd64)
+command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
+if [ ${#need[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "setup: need ${need[*]}; run as root or: sudo apt-get install -y ${need[*]}" >&2
+		exit 1
+	fi
+	echo "setup: installing ${need[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+export PATH="$PATH:/usr/local/go/bin"
+command -v go >/dev/null || { echo "setup: Go is missing (expected at /usr/local/go)" >&2; exit 1; }
+go mod download

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run): set up, then vet, format
+# check, every test, and a short run of every fuzz target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export PATH="$PATH:/usr/local/go/bin"
+
+# The seven PRM revisions live in the shared folder beside the repository.
+if [ -z "${CXRAY_PRM_HISTORY:-}" ]; then
+	for d in ../shared/prm-history /work/shared/prm-history; do
+		if ls "$d"/hca-ext-rev*.adb >/dev/null 2>&1; then export CXRAY_PRM_HISTORY="$(cd "$d" && pwd)"; break; fi
+	done
+fi
+echo "test: PRM history: ${CXRAY_PRM_HISTORY:-not found (those tests will skip)}"
+
+echo "test: go vet"
+go vet ./...
+echo "test: gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then echo "gofmt needed on: $unformatted" >&2; exit 1; fi
+
+echo "test: go test"
+go test -count=1 ./...
+
+fuzztime="${FUZZTIME:-10s}"
+echo "test: fuzz targets, $fuzztime each"
+for pkg in $(go list ./...); do
+	for target in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
+		echo "fuzz: $pkg $target"
+		go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" >/tmp/cxray-fuzz.log 2>&1 || { cat /tmp/cxray-fuzz.log; exit 1; }
+	done
+done
+echo "test: all passed"
