@@ -257,3 +257,53 @@ func BenchmarkStartupShowPDDR(b *testing.B) {
 		})
 	}
 }
+
+// The acceptance check: config_item from Rev 0.57 to Rev 0.64.
+func TestDiffConfigItem(t *testing.T) {
+	dir := prmhistory.Require(t)
+	out, errs, code := cli(t, "", "prm", "diff", filepath.Join(dir, "hca-ext-rev0.57.adb"), filepath.Join(dir, "hca-ext-rev0.64.adb"), "config_item", "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit %d (want 1: differences): %s", code, errs)
+	}
+	var rep struct {
+		Changed []struct {
+			Name   string `json:"name"`
+			Fields []struct {
+				Kind  string `json:"kind"`
+				Path  string `json:"path"`
+				Parts []struct {
+					Path string `json:"path"`
+				} `json:"parts"`
+			} `json:"fields"`
+		} `json:"changed"`
+	}
+	mustJSON(t, out, &rep)
+	if len(rep.Changed) != 1 {
+		t.Fatalf("%s", out)
+	}
+	added := map[string]bool{}
+	merged := ""
+	for _, f := range rep.Changed[0].Fields {
+		switch f.Kind {
+		case "added":
+			added[f.Path] = true
+		case "merged":
+			var parts []string
+			for _, p := range f.Parts {
+				parts = append(parts, p.Path)
+			}
+			merged = strings.Join(parts, "+") + "->" + f.Path
+		}
+	}
+	if !added["rd_en"] || !added["ovr_en"] || !added["priority"] {
+		t.Errorf("added %v, want rd_en, ovr_en, priority", added)
+	}
+	if merged != "type_class+type_index->type" {
+		t.Errorf("merged %q", merged)
+	}
+	// Built-in against the installed ADB it came from: no change, exit 0.
+	_, _, code = cli(t, "", "prm", "diff", "builtin", filepath.Join(dir, "hca-ext-rev0.57.adb"))
+	if code != 0 {
+		t.Errorf("builtin vs Rev 0.57: exit %d, want 0", code)
+	}
+}
