@@ -198,8 +198,15 @@ func (d *Decoded) decode(s *Step, base int, i uint32) {
 	v := &d.vals[i]
 	*v = val{step: s.id, index: -1, at: uint32(at)}
 	switch s.Kind {
-	case KindUint, KindJoined:
+	case KindUint:
 		v.u = getBits(d.Raw, at, s.Width)
+	case KindJoined:
+		v.u = getBits(d.Raw, at, s.Width)
+		if s.Join == JoinText && at%8 == 0 {
+			if b := d.Raw[at/8 : (at+s.Width)/8]; isText(b) {
+				v.n, v.text = uint32(s.Width), true
+			}
+		}
 	case KindBytes:
 		v.n = uint32(s.Width)
 	case KindStruct:

@@ -276,3 +276,21 @@ func TestRegisterSuggestions(t *testing.T) {
 		t.Errorf("lookup ignoring case: %v %v", r, err)
 	}
 }
+
+func TestJoinedText(t *testing.T) {
+	db, _ := builtin.Load()
+	p := plan(t, db, "MTMP")
+	buf := p.NewBuffer()
+	as, _ := prm.ParseAssignments([]string{"sensor_name=ASIC"})
+	if err := p.Encode(buf, as); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := p.Decode(buf)
+	v, err := d.Get("sensor_name")
+	if err != nil || !v.IsText() || v.TextString() != "ASIC" {
+		t.Fatalf("sensor_name %v %v", prm.FormatValue(v), err)
+	}
+	if hi, _ := d.Get("sensor_name_hi"); hi.Uint() != 0x41534943 {
+		t.Errorf("sensor_name_hi %#x", hi.Uint())
+	}
+}

@@ -344,8 +344,9 @@ func applySelection(work []byte, s selection, explicit map[int]uint64, path stri
 // write parses value for the target and stores it.
 func (t *Target) write(buf []byte, value string) error {
 	s := t.Step
+	_, isNumber := parseBig(value)
 	switch {
-	case t.Text:
+	case t.Text || (s.Kind == KindJoined && s.Join == JoinText && !isNumber):
 		b := []byte(value)
 		n := t.Width / 8
 		if len(b) > n {

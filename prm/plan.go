@@ -28,6 +28,7 @@ type JoinStyle uint8
 const (
 	JoinNumber JoinStyle = iota // a 64-bit number (counters, GUIDs)
 	JoinMAC                     // a 48-bit MAC address
+	JoinText                    // ASCII text split in halves (MTMP sensor_name)
 )
 
 // Step is one element of a compiled layout. Bit offsets are MSB-first and
@@ -380,7 +381,11 @@ func appendJoins(ch []*Step) []*Step {
 			if p.style == JoinMAC && hi.Width+lo.Width != 48 {
 				continue
 			}
-			out = append(out, &Step{Name: base, Kind: KindJoined, Bit: hi.Bit, Width: hi.Width + lo.Width, Access: hi.Access, Join: p.style, Parts: [2]*Step{hi, lo}})
+			style := p.style
+			if style == JoinNumber && textName(base) && hi.Width%8 == 0 && lo.Width%8 == 0 {
+				style = JoinText
+			}
+			out = append(out, &Step{Name: base, Kind: KindJoined, Bit: hi.Bit, Width: hi.Width + lo.Width, Access: hi.Access, Join: style, Parts: [2]*Step{hi, lo}})
 		}
 	}
 	return out

@@ -49,6 +49,9 @@ func appendValueJSON(b []byte, v Value, opt JSONOptions) []byte {
 		if s.Join == JoinMAC {
 			return strconv.AppendQuote(b, FormatMAC(v.Uint()))
 		}
+		if v.IsText() {
+			return strconv.AppendQuote(b, v.TextString())
+		}
 		return appendNumber(b, v.Uint())
 	case KindBytes:
 		return appendHexString(b, v.Raw())
@@ -152,6 +155,9 @@ func FormatValue(v Value) string {
 	case KindJoined:
 		if s.Join == JoinMAC {
 			return FormatMAC(v.Uint())
+		}
+		if v.IsText() {
+			return strconv.Quote(v.TextString())
 		}
 		return formatHexDec(v.Uint(), s.Width)
 	case KindArray:
