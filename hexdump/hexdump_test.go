@@ -41,7 +41,7 @@ func TestParse(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	cases := map[string]string{
-		"abc":                "odd number of hex digits",
+		"abc": "odd number of hex digits",
 
 		"0x123456789":        "not a whole number of dwords",
 		"00 zz":              "not hex",

@@ -56,12 +56,12 @@ func TestRoundTripHistory(t *testing.T) {
 
 func TestReadErrors(t *testing.T) {
 	cases := map[string]string{
-		"node\tx\n":                         "node needs a name and a size",
-		"f\ta\t0\t8\tRO\n":                  "field outside a node",
-		"node\tx\t32\t\nf\ta\t0\t8\tRX\n":   "unknown access kind",
+		"node\tx\n":                          "node needs a name and a size",
+		"f\ta\t0\t8\tRO\n":                   "field outside a node",
+		"node\tx\t32\t\nf\ta\t0\t8\tRX\n":    "unknown access kind",
 		"node\tx\t32\t\nf\ta\t0\t8\tRO\tq=1": "unknown field key q",
-		"bogus\n":                           "unknown record bogus",
-		"reg\tX\t1\tnope\t4\n":              `layout node "nope" is not defined`,
+		"bogus\n":                            "unknown record bogus",
+		"reg\tX\t1\tnope\t4\n":               `layout node "nope" is not defined`,
 	}
 	for in, want := range cases {
 		if _, err := Read("t", in); err == nil || !strings.Contains(err.Error(), want) {
