@@ -1,0 +1,86 @@
+package devname
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeSys builds a sysfs tree with one ConnectX-7 (two netdevs, one RDMA
+// device) and one Intel function.
+func fakeSys(t *testing.T) Sys {
+	root := t.TempDir()
+	mk := func(p, content string) {
+		full := filepath.Join(root, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte(content), 0o644)
+	}
+	cx := "bus/pci/devices/0000:03:00.0"
+	mk(cx+"/vendor", "0x15b3\n")
+	mk(cx+"/device", "0x1021\n")
+	mk(cx+"/numa_node", "1\n")
+	os.MkdirAll(filepath.Join(root, cx, "net/ens1f0np0"), 0o755)
+	os.MkdirAll(filepath.Join(root, cx, "infiniband/mlx5_0"), 0o755)
+	mk("bus/pci/devices/0000:00:1f.0/vendor", "0x8086\n")
+	mk("bus/pci/devices/0000:00:1f.0/device", "0xa0a3\n")
+	for _, l := range []struct{ dir, name string }{{"class/net", "ens1f0np0"}, {"class/infiniband", "mlx5_0"}} {
+		os.MkdirAll(filepath.Join(root, l.dir, l.name), 0o755)
+		os.Symlink("../../../devices/pci0000:00/0000:03:00.0", filepath.Join(root, l.dir, l.name, "device"))
+	}
+	mk("class/net/ens1f0np0/address", "b8:ce:f6:00:00:01\n")
+	os.MkdirAll(filepath.Join(root, "class/net/lo"), 0o755)
+	return Sys{Root: root}
+}
+
+func TestParse(t *testing.T) {
+	s := fakeSys(t)
+	for _, in := range []string{"0000:03:00.0", "03:00.0", "pciconf-03:00.0", "/sys/bus/pci/devices/0000:03:00.0/config", "/sys/bus/pci/devices/0000:03:00.0", "mlx5_0", "ens1f0np0"} {
+		n, err := s.Parse(in)
+		if err != nil || n.Kind != PCI || n.BDF != "0000:03:00.0" {
+			t.Errorf("%s: %+v %v", in, n, err)
+		}
+	}
+	if n, _ := s.Parse("mlx5_0"); n.Via != "RDMA device mlx5_0" {
+		t.Errorf("via %q", n.Via)
+	}
+	for in, want := range map[string]string{"emu": "", "emu:cx6dx-2p100g": "cx6dx-2p100g", "emu:lab.yaml": "lab.yaml"} {
+		n, err := s.Parse(in)
+		if err != nil || n.Kind != Emu || n.Emu != want {
+			t.Errorf("%s: %+v %v", in, n, err)
+		}
+	}
+	if n, err := s.Parse("kernel:mlx5_0"); err != nil || n.Kind != Kernel || n.Kernel != "mlx5_0" {
+		t.Errorf("kernel: %+v %v", n, err)
+	}
+	_, err := s.Parse("eth9")
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "cxray status") {
+		t.Errorf("unknown name: %v", err)
+	}
+	if _, err := s.Parse(""); err == nil {
+		t.Error("empty name accepted")
+	}
+}
+
+func TestListAndFunction(t *testing.T) {
+	s := fakeSys(t)
+	fs, err := s.List()
+	if err != nil || len(fs) != 1 {
+		t.Fatalf("%v %v", fs, err)
+	}
+	f := fs[0]
+	if f.BDF != "0000:03:00.0" || f.DeviceName != "ConnectX-7" || f.NUMANode != 1 || f.Netdevs[0] != "ens1f0np0" || f.RDMA[0] != "mlx5_0" {
+		t.Errorf("%+v", f)
+	}
+	if _, err := s.Function("0000:00:1f.0"); err == nil || !strings.Contains(err.Error(), "not a Mellanox/NVIDIA function") {
+		t.Errorf("Intel function: %v", err)
+	}
+	if _, err := s.Function("0000:09:00.0"); err == nil || !strings.Contains(err.Error(), "no PCI function") {
+		t.Errorf("missing function: %v", err)
+	}
+	if s.MAC("ens1f0np0") != "b8:ce:f6:00:00:01" {
+		t.Error("MAC")
+	}
+}
