@@ -294,3 +294,21 @@ func TestJoinedText(t *testing.T) {
 		t.Errorf("sensor_name_hi %#x", hi.Uint())
 	}
 }
+
+// Fields that cross a dword or lie outside their node are layout errors,
+// not panics at decode time.
+func TestBadLayoutsRejected(t *testing.T) {
+	for _, f := range []*prm.Field{
+		{Name: "x", Offset: 30, Size: 4},  // 0x0.30, 4 bits: crosses the dword
+		{Name: "y", Offset: 128, Size: 8}, // past the end of an 8-byte node
+	} {
+		n := &prm.Node{Name: "n", Size: 64, Fields: []*prm.Field{f}}
+		db, err := prm.NewDB("t", "", map[string]*prm.Node{"n": n}, []*prm.Register{{Name: "N", ID: 1, Node: "n", Size: 8}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Plan("n"); err == nil {
+			t.Errorf("field %s accepted", f.Name)
+		}
+	}
+}

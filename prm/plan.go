@@ -213,7 +213,22 @@ func (c *compiler) field(parent *Node, f *Field, parentAcc Access, depth int) (*
 	if elemW <= 0 {
 		return nil, fmt.Errorf("node %s field %s: zero-size element", parent.Name, f.Name)
 	}
+	span := 32
+	if parent.Size < 32 {
+		span = parent.Size
+	}
+	if elemW < 32 && f.Offset%32+elemW > span {
+		return nil, fmt.Errorf("node %s field %s (line %d): %d bits at bit %d of a dword cross the dword's end", parent.Name, f.Name, f.Line, elemW, f.Offset%32)
+	}
 	bit := msbOffset(f.Offset, elemW, parent.Size)
+	total := f.Size
+	if f.IsArray && f.Variable {
+		// The ADB counts one element in the node size, mlx5_ifc.h none.
+		total = 0
+	}
+	if bit < 0 || bit+total > parent.Size {
+		return nil, fmt.Errorf("node %s field %s (line %d): bits %d..%d lie outside the node's %d bits", parent.Name, f.Name, f.Line, bit, bit+total-1, parent.Size)
+	}
 	elem := func(at int) (*Step, error) {
 		if sub != nil {
 			return c.node(sub, f.Name, f, at, acc, depth+1)
