@@ -6,6 +6,7 @@ package clock
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -49,8 +50,10 @@ func Or(c Clock) Clock {
 // Manual is a virtual clock for tests. Time moves only through Advance and
 // Sleep; Sleep moves it forward by d and returns at once. Safe for concurrent use.
 type Manual struct {
-	mu  sync.Mutex
-	now time.Time
+	mu     sync.Mutex
+	now    time.Time
+	hookIn int    // sleeps left before hook runs
+	hook   func() // set by OnSleep
 }
 
 // NewManual returns a manual clock reading start.
@@ -70,11 +73,33 @@ func (m *Manual) Advance(d time.Duration) {
 	m.mu.Unlock()
 }
 
-// Sleep advances the clock by d unless ctx has already ended.
+// Sleep advances the clock by d unless ctx has already ended. It yields the
+// processor so that a goroutine spinning on a virtual clock lets the one it
+// waits for run.
 func (m *Manual) Sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.Advance(d)
+	m.mu.Lock()
+	var fire func()
+	if m.hook != nil {
+		if m.hookIn--; m.hookIn <= 0 {
+			fire, m.hook = m.hook, nil
+		}
+	}
+	m.mu.Unlock()
+	if fire != nil {
+		fire()
+	}
+	runtime.Gosched()
 	return nil
+}
+
+// OnSleep runs fn once, during the n-th Sleep from now (after the clock has
+// advanced). Tests use it to end a context at an exact point of a wait.
+func (m *Manual) OnSleep(n int, fn func()) {
+	m.mu.Lock()
+	m.hookIn, m.hook = n, fn
+	m.mu.Unlock()
 }
