@@ -234,7 +234,8 @@ type ROError struct {
 }
 
 func (e *ROError) Error() string {
-	return fmt.Sprintf("%s: %s read-only (RO); the firmware owns them and cxray will not write them", e.Register, strings.Join(e.Fields, ", ")+plural(len(e.Fields), " is", " are"))
+	return fmt.Sprintf("%s: %s read-only (RO); the firmware owns %s and cxray will not write %s; see the RW fields with 'cxray prm show %s'",
+		e.Register, strings.Join(e.Fields, ", ")+plural(len(e.Fields), " is", " are"), plural(len(e.Fields), "it", "them"), plural(len(e.Fields), "it", "them"), e.Register)
 }
 
 func plural(n int, one, many string) string {

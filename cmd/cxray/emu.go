@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/pci/devname"
+	"github.com/cxray/cxray/prm"
+)
+
+// The in-process emulator. The CLI is the only layer that imports it; the
+// device is then reached through the same access path as hardware.
+
+// splitEmuName separates "emu:lab.yaml@0000:03:00.1" into the scenario name
+// and the function to use (first function when none is given).
+func splitEmuName(n devname.Name) (string, string) {
+	name := "emu"
+	if n.Emu != "" {
+		name = "emu:" + n.Emu
+	}
+	if i := strings.LastIndexByte(name, '@'); i > 0 {
+		return name[:i], name[i+1:]
+	}
+	return name, ""
+}
+
+func (a *app) buildEmulation(n devname.Name, db *prm.DB) (*scenario.Emulation, string, error) {
+	name, fn := splitEmuName(n)
+	e, err := scenario.Resolve(name, scenario.Options{DB: db})
+	if err != nil {
+		return nil, "", usageWrap(err)
+	}
+	return e, fn, nil
+}
+
+// emuStackOptions keep the emulator quick to give up on held semaphores,
+// so fault demonstrations finish within the command's timeout.
+var emuStackOptions = dev.StackOptions{SemaphoreTimeout: 2 * time.Second}
+
+func (a *app) openEmu(ctx context.Context, n devname.Name, db *prm.DB) (*opened, error) {
+	e, fn, err := a.buildEmulation(n, db)
+	if err != nil {
+		return nil, err
+	}
+	f := e.Functions()[0]
+	if fn != "" {
+		if f, err = e.Function(fn); err != nil {
+			return nil, usageWrap(err)
+		}
+	}
+	d, _, err := dev.OpenConfigSpace(ctx, n.Given, f.BDF, "emulator", db, f.Device, emuStackOptions)
+	if err != nil {
+		return nil, deviceErr(err)
+	}
+	return &opened{dev: d, name: n}, nil
+}
+
+func (a *app) emuStatus(ctx context.Context, n devname.Name, db *prm.DB) ([]statusEntry, error) {
+	e, fn, err := a.buildEmulation(n, db)
+	if err != nil {
+		return nil, err
+	}
+	var out []statusEntry
+	for _, f := range e.Functions() {
+		if fn != "" && f.BDF != fn && f.Netdev != fn && f.RDMA != fn {
+			continue
+		}
+		id := f.Device.Identity()
+		model, _ := devname.Model(id.DeviceID)
+		en := statusEntry{BDF: f.BDF, Device: n.Given + "@" + f.BDF, Model: model, DeviceID: id.DeviceID, Backend: "emulator",
+			Netdevs: []string{}, RDMA: []string{}, NUMANode: 0, OSMACs: map[string]string{}}
+		if f.Netdev != "" {
+			en.Netdevs = append(en.Netdevs, f.Netdev)
+		}
+		if f.RDMA != "" {
+			en.RDMA = append(en.RDMA, f.RDMA)
+		}
+		if mac := emuOSMAC(f); mac != "" && f.Netdev != "" {
+			en.OSMACs[f.Netdev] = mac
+		}
+		d, _, err := dev.OpenConfigSpace(ctx, en.Device, f.BDF, "emulator", db, f.Device, emuStackOptions)
+		if err != nil {
+			en.Error = err.Error()
+		} else {
+			fillFromFirmware(ctx, d, &en)
+		}
+		out = append(out, en)
+	}
+	if len(out) == 0 {
+		return nil, usageErr("no emulated function %q in %s", fn, n.Given)
+	}
+	return out, nil
+}
+
+// emuOSMAC is the address the emulated netdev uses (what sysfs would show):
+// the adapter's base MAC plus the function number, as the driver assigns.
+func emuOSMAC(f *scenario.Function) string {
+	base := f.Adapter.Spec.Spec.BaseMAC
+	if base == 0 {
+		return ""
+	}
+	return prm.FormatMAC(base + uint64(pciFunction(f.BDF)))
+}

@@ -1,0 +1,515 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/hexdump"
+	"github.com/cxray/cxray/prm"
+)
+
+func (a *app) regCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "reg",
+		Short: "Read and write access registers on a device",
+		Long: `Read and write PRM access registers by name, decoded: enum names, text,
+joined values. Index fields with one obvious value (local_port=1, pnat=0,
+lp_msb=0, slot_index=0, swid=0, port_type=0) are filled in and reported;
+the others must be given with --index.`,
+	}
+	c.AddCommand(a.regListCmd(), a.regGetCmd(), a.regSetCmd())
+	return c
+}
+
+func parseKV(list []string, flag string) ([]prm.Assignment, error) {
+	var all []string
+	for _, l := range list {
+		all = append(all, strings.Split(l, ",")...)
+	}
+	as, err := prm.ParseAssignments(all)
+	if err != nil {
+		return nil, usageErr("%s: %v", flag, err)
+	}
+	return as, nil
+}
+
+// ---- list
+
+// capGroups are the capability registers and the ID ranges their masks
+// cover: bit n of group g is register base + 128*g + n.
+var capGroups = []struct {
+	reg    string
+	base   uint32
+	groups int
+}{
+	{"MCAM", 0x9000, 3},
+	{"PCAM", 0x5000, 1},
+	{"QCAM", 0x4000, 1},
+}
+
+func (a *app) regListCmd() *cobra.Command {
+	var df deviceFlags
+	var filter string
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List registers; with -d, which the device's firmware supports",
+		Long: `List the registers of the database. With -d, read the capability registers
+(MCAM, PCAM, QCAM) and say for each register whether the firmware advertises it
+(yes), does not (no), or the capability masks do not cover it (-).`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			re, err := compileFilter(filter)
+			if err != nil {
+				return err
+			}
+			db, err := a.db()
+			if err != nil {
+				return err
+			}
+			supported := map[uint32]bool{}
+			covered := map[uint32]bool{}
+			if df.name != "" {
+				ctx, cancel := df.context()
+				defer cancel()
+				o, err := a.openDevice(ctx, df.name, db)
+				if err != nil {
+					return err
+				}
+				defer o.Close()
+				if err := readCaps(ctx, o.dev, supported, covered); err != nil {
+					return classify(err)
+				}
+			}
+			type item struct {
+				Name      string `json:"name"`
+				ID        uint32 `json:"id"`
+				SizeBytes int    `json:"size_bytes"`
+				Supported *bool  `json:"supported,omitempty"`
+			}
+			items := []item{}
+			for _, r := range db.Registers {
+				if re != nil && !re.MatchString(r.Name) {
+					continue
+				}
+				it := item{Name: r.Name, ID: r.ID, SizeBytes: r.Size}
+				if covered[r.ID] {
+					s := supported[r.ID]
+					it.Supported = &s
+				}
+				items = append(items, it)
+			}
+			if a.json() {
+				return a.writeJSON(map[string]any{"device": df.name, "source_revision": db.Revision, "registers": items})
+			}
+			hdr := []string{"NAME", "ID", "SIZE"}
+			if df.name != "" {
+				hdr = append(hdr, "SUPPORTED")
+			}
+			t := a.newTable(hdr...)
+			n := 0
+			for _, it := range items {
+				row := []string{it.Name, fmt.Sprintf("0x%04x", it.ID), fmt.Sprint(it.SizeBytes)}
+				if df.name != "" {
+					s := "-"
+					if it.Supported != nil {
+						s = yesNo(*it.Supported)
+						if *it.Supported {
+							n++
+						}
+					}
+					row = append(row, s)
+				}
+				t.row(row...)
+			}
+			t.flush()
+			if df.name != "" {
+				fmt.Fprintf(a.stdout, "%d of %d registers advertised by the firmware\n", n, len(items))
+			}
+			return nil
+		},
+	}
+	df.add(c)
+	c.Flags().StringVar(&filter, "filter", "", "only names matching this regular expression")
+	return c
+}
+
+// readCaps reads the capability masks. A capability register the firmware
+// lacks leaves its range uncovered.
+func readCaps(ctx context.Context, d *dev.Device, supported, covered map[uint32]bool) error {
+	for _, cg := range capGroups {
+		for g := 0; g < cg.groups; g++ {
+			r, err := d.Get(ctx, cg.reg, []prm.Assignment{{Path: "access_reg_group", Value: fmt.Sprint(g)}, {Path: "feature_group", Value: "0"}}, nil, 0)
+			if err != nil {
+				if dev.IsNotSupported(err) {
+					continue
+				}
+				var fe *prm.FieldError
+				if ok := asFieldErr(err, &fe); ok {
+					continue // this database's layout of the register differs
+				}
+				return err
+			}
+			var mask prm.Value
+			found := false
+			for i := 0; i < r.Decoded.Root().Len(); i++ {
+				k := r.Decoded.Root().Kid(i)
+				if strings.HasSuffix(k.Step().Name, "access_reg_cap_mask") {
+					mask, found = k, true
+					break
+				}
+			}
+			if !found {
+				continue
+			}
+			// The mask is big-endian: its last bit is register base+0.
+			bits := mask.Raw()
+			if mask.Kind() == prm.KindArray && !mask.IsText() {
+				bits = nil
+				for j := 0; j < mask.Len(); j++ {
+					u := mask.Kid(j).Uint()
+					bits = append(bits, byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
+				}
+			}
+			nbits := len(bits) * 8
+			for n := 0; n < nbits; n++ {
+				id := cg.base + uint32(128*g+n)
+				covered[id] = true
+				byteIdx := len(bits) - 1 - n/8
+				supported[id] = bits[byteIdx]>>(n%8)&1 == 1
+			}
+		}
+	}
+	return nil
+}
+
+func asFieldErr(err error, fe **prm.FieldError) bool {
+	e, ok := err.(*prm.FieldError)
+	if ok {
+		*fe = e
+	}
+	return ok
+}
+
+// ---- get
+
+func (a *app) regGetCmd() *cobra.Command {
+	var df deviceFlags
+	var index, op []string
+	var field, data string
+	var raw bool
+	var id, length int
+	c := &cobra.Command{
+		Use:   "get REG",
+		Short: "Read a register, decoded",
+		Example: `  cxray reg get MGIR -d emu
+  cxray reg get PMAOS -d 0000:03:00.0 --index module=0 -o json
+  cxray reg get PDDR -d mlx5_0 --index page_select=Module_info_page --field page_data
+  cxray reg get --id 0x9020 --len 160 -d emu`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			db, err := a.db()
+			if err != nil {
+				return err
+			}
+			idx, err := parseKV(index, "--index")
+			if err != nil {
+				return err
+			}
+			ops, err := parseKV(op, "--op")
+			if err != nil {
+				return err
+			}
+			if len(args) == 0 && id == 0 {
+				return usageErr("name a register (cxray reg get MGIR), or give --id and --len for one the database lacks")
+			}
+			ctx, cancel := df.context()
+			defer cancel()
+			o, err := a.openDevice(ctx, df.name, db)
+			if err != nil {
+				return err
+			}
+			defer o.Close()
+			if id != 0 {
+				return a.getRaw(ctx, o, uint16(id), length, data)
+			}
+			r, err := o.dev.Get(ctx, args[0], idx, ops, length)
+			if err != nil {
+				return classify(err)
+			}
+			return a.printReading(o, r, field, raw)
+		},
+	}
+	df.add(c)
+	c.Flags().StringArrayVar(&index, "index", nil, "index field=value (repeat, or comma-separate)")
+	c.Flags().StringArrayVar(&op, "op", nil, "operation field=value (clr=1 ...)")
+	c.Flags().StringVar(&field, "field", "", "print only this field (path)")
+	c.Flags().BoolVar(&raw, "raw", false, "print enum fields as numbers")
+	c.Flags().IntVar(&id, "id", 0, "register ID, for registers not in the database")
+	c.Flags().IntVar(&length, "len", 0, "register length in bytes (with --id; or a larger buffer for variable registers)")
+	c.Flags().StringVar(&data, "data", "", "with --id: bytes to send (hex), e.g. the index fields")
+	return c
+}
+
+func (a *app) getRaw(ctx context.Context, o *opened, id uint16, length int, data string) error {
+	if length <= 0 || length%4 != 0 || length > 2048 {
+		return usageErr("--len %d: give the register length in bytes, a multiple of 4 (at most 2048)", length)
+	}
+	buf := make([]byte, length)
+	if data != "" {
+		b, err := hexdump.Parse(data)
+		if err != nil {
+			return usageErr("--data: %v", err)
+		}
+		if len(b) > length {
+			return usageErr("--data is %d bytes, more than --len %d", len(b), length)
+		}
+		copy(buf, b)
+	}
+	out, err := o.dev.GetRaw(ctx, id, buf)
+	if err != nil {
+		return classify(err)
+	}
+	return a.printRaw(o, id, out)
+}
+
+func (a *app) printRaw(o *opened, id uint16, out []byte) error {
+	var dwords []string
+	for i := 0; i+4 <= len(out); i += 4 {
+		dwords = append(dwords, fmt.Sprintf("0x%02x%02x%02x%02x", out[i], out[i+1], out[i+2], out[i+3]))
+	}
+	if a.json() {
+		return a.writeJSON(map[string]any{"device": o.name.Given, "id": id, "size_bytes": len(out), "dwords": dwords})
+	}
+	t := a.newTable("ADDRESS", "DATA")
+	for i, d := range dwords {
+		t.row(fmt.Sprintf("0x%08x", i*4), d)
+	}
+	t.flush()
+	return nil
+}
+
+func (a *app) printReading(o *opened, r *dev.Reading, field string, raw bool) error {
+	if field != "" {
+		v, err := r.Decoded.Get(field)
+		if err != nil {
+			return usageWrap(err)
+		}
+		if a.json() {
+			return a.writeJSON(json.RawMessage(v.AppendJSON(nil, prm.JSONOptions{Raw: raw})))
+		}
+		if v.Kind() == prm.KindStruct || v.Kind() == prm.KindUnion || (v.Kind() == prm.KindArray && !v.IsText()) {
+			for _, row := range subRows(r.Decoded, field) {
+				fmt.Fprintf(a.stdout, "%s  %s\n", row.Path, rowText(row, raw))
+			}
+			return nil
+		}
+		fmt.Fprintln(a.stdout, rowText(prm.Row{Value: v, Text: prm.FormatValue(v)}, raw))
+		return nil
+	}
+	if a.json() {
+		return a.writeJSON(map[string]any{
+			"device":          o.name.Given,
+			"bdf":             o.dev.BDF,
+			"backend":         o.dev.Backend,
+			"register":        r.Register.Name,
+			"id":              r.Register.ID,
+			"source_revision": o.dev.DB.Revision,
+			"defaulted":       nonNil(r.Defaulted),
+			"fields":          json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: raw})),
+		})
+	}
+	fmt.Fprintf(a.stdout, "%s (0x%04x) on %s", r.Register.Name, r.Register.ID, describeDev(o))
+	if len(r.Defaulted) > 0 {
+		fmt.Fprintf(a.stdout, "; defaulted %s", strings.Join(r.Defaulted, ", "))
+	}
+	fmt.Fprintln(a.stdout)
+	t := a.newTable("FIELD", "VALUE")
+	for _, row := range r.Decoded.Rows() {
+		t.row(row.Path, rowText(row, raw))
+	}
+	t.flush()
+	return nil
+}
+
+func subRows(d *prm.Decoded, prefix string) []prm.Row {
+	var out []prm.Row
+	for _, r := range d.Rows() {
+		if prm.HasPrefixPath(r.Path, prefix) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func rowText(r prm.Row, raw bool) string {
+	if raw {
+		return prm.FormatRaw(r.Value)
+	}
+	return r.Text
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func describeDev(o *opened) string {
+	s := o.name.Given
+	if o.dev.BDF != "" && o.dev.BDF != s {
+		s += " (" + o.dev.BDF + ")"
+	}
+	return s
+}
+
+// ---- set
+
+func (a *app) regSetCmd() *cobra.Command {
+	var df deviceFlags
+	var index []string
+	var yes, dryRun bool
+	c := &cobra.Command{
+		Use:   "set REG FIELD=VALUE... [--index k=v]",
+		Short: "Write register fields (read-modify-write, confirmed, verified)",
+		Long: `Write register fields: cxray reads the register, replaces the fields you
+give, shows the changes, asks for confirmation (unless --yes), writes, and reads
+back to verify. Read-only fields are refused. --dry-run prints the exact bytes
+it would send and writes nothing.`,
+		Example: `  cxray reg set PAOS admin_status=down_by_configuration ase=1 -d emu --yes
+  cxray reg set PMAOS admin_status=enabled ase=1 --index module=0 -d 03:00.0 --dry-run`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			db, err := a.db()
+			if err != nil {
+				return err
+			}
+			idx, err := parseKV(index, "--index")
+			if err != nil {
+				return err
+			}
+			fields, err := prm.ParseAssignments(args[1:])
+			if err != nil {
+				return usageWrap(err)
+			}
+			ctx, cancel := df.context()
+			defer cancel()
+			o, err := a.openDevice(ctx, df.name, db)
+			if err != nil {
+				return err
+			}
+			defer o.Close()
+			wp, err := o.dev.PrepareSet(ctx, args[0], idx, fields)
+			if err != nil {
+				return classify(err)
+			}
+			reg := wp.Reading.Register
+			if !a.json() {
+				fmt.Fprintf(a.stdout, "%s (0x%04x) on %s", reg.Name, reg.ID, describeDev(o))
+				if len(wp.Reading.Defaulted) > 0 {
+					fmt.Fprintf(a.stdout, "; defaulted %s", strings.Join(wp.Reading.Defaulted, ", "))
+				}
+				fmt.Fprintln(a.stdout)
+				t := a.newTable("FIELD", "BEFORE", "AFTER")
+				for _, c := range wp.Changes {
+					t.row(c.Path, c.Before, c.After)
+				}
+				t.flush()
+				if len(wp.Changes) == 0 {
+					fmt.Fprintln(a.stdout, "(the register already holds these values; writing anyway)")
+				}
+			}
+			if dryRun {
+				return a.printDryRun(o, wp)
+			}
+			if !yes {
+				ok, err := a.confirm(fmt.Sprintf("Write %s on %s?", reg.Name, o.name.Given))
+				if err != nil {
+					return err
+				}
+				if !ok {
+					fmt.Fprintln(a.stderr, "cxray: nothing written")
+					return errProblem
+				}
+			}
+			back, err := o.dev.ApplySet(ctx, wp, idx)
+			if err != nil {
+				return classify(err)
+			}
+			if a.json() {
+				return a.writeJSON(map[string]any{"device": o.name.Given, "register": reg.Name, "id": reg.ID,
+					"changes": changesJSON(wp.Changes), "written": hexDwords(wp.Bytes), "verified": true,
+					"fields": json.RawMessage(back.Decoded.AppendJSON(nil, prm.JSONOptions{}))})
+			}
+			fmt.Fprintln(a.stdout, "written and verified by reading back")
+			return nil
+		},
+	}
+	df.add(c)
+	c.Flags().StringArrayVar(&index, "index", nil, "index field=value selecting the instance to write")
+	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVar(&dryRun, "dry-run", false, "print the bytes that would be written; write nothing")
+	return c
+}
+
+type changeJSON struct {
+	Path   string `json:"path"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+func changesJSON(cs []dev.Change) []changeJSON {
+	out := []changeJSON{}
+	for _, c := range cs {
+		out = append(out, changeJSON{c.Path, c.Before, c.After})
+	}
+	return out
+}
+
+func hexDwords(b []byte) []string {
+	var out []string
+	for i := 0; i+4 <= len(b); i += 4 {
+		out = append(out, fmt.Sprintf("0x%02x%02x%02x%02x", b[i], b[i+1], b[i+2], b[i+3]))
+	}
+	return out
+}
+
+func (a *app) printDryRun(o *opened, wp *dev.WritePlan) error {
+	reg := wp.Reading.Register
+	dw := hexDwords(wp.Bytes)
+	if a.json() {
+		return a.writeJSON(map[string]any{"device": o.name.Given, "register": reg.Name, "id": reg.ID,
+			"changes": changesJSON(wp.Changes), "would_write": dw, "dry_run": true})
+	}
+	fmt.Fprintf(a.stdout, "dry run: would send SET of register 0x%04x, %d bytes:\n", reg.ID, len(wp.Bytes))
+	for i := 0; i < len(dw); i += 4 {
+		fmt.Fprintf(a.stdout, "  0x%02x: %s\n", i*4, strings.Join(dw[i:min(i+4, len(dw))], " "))
+	}
+	return nil
+}
+
+// confirm asks on the terminal; without one it refuses, so scripts must
+// say --yes.
+func (a *app) confirm(question string) (bool, error) {
+	f, ok := a.stdin.(*os.File)
+	if !ok || !isTerminal(f) {
+		return false, usageErr("refusing to write without confirmation: standard input is not a terminal; add --yes (or --dry-run to see the bytes)")
+	}
+	fmt.Fprintf(a.stderr, "%s [y/N] ", question)
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	line = strings.ToLower(strings.TrimSpace(line))
+	return line == "y" || line == "yes", nil
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
