@@ -1,0 +1,98 @@
+// Package scenario describes emulated adapters: named profiles (a ConnectX-7
+// with two 400G ports, a ConnectX-6 Dx with two 100G ports), YAML scenario
+// files that pick profiles and override their facts and faults, and the
+// constructors that turn them into ready *emu.Device values with their
+// *fw.Firmware. It also resolves the device names "emu", "emu:PROFILE" and
+// "emu:FILE.yaml".
+//
+// # Scenario files
+//
+// A scenario is one YAML document. Every key is optional except devices;
+// unknown keys, values of the wrong kind and facts a device cannot have are
+// errors that name the file, line and column and say what would be valid.
+// Anchors, aliases and merge keys are refused (write values out).
+//
+//	seed: 7                      # default 1; device seeds derive from it
+//	clock:
+//	  start: 2024-05-01T08:00:00Z  # emulated time at power-on
+//	  mode: manual               # real (default): runs with the wall clock from start
+//	                             # manual: moves only when advanced
+//	devices:                     # 1..16 adapters
+//	  - name: nic0               # default nic<index>
+//	    profile: cx7-2p400g      # default cx7-2p400g; see Profiles()
+//	    seed: 99                 # default scenario seed × 1000 + index
+//	    bdf: 0000:03:00.0        # first function; default 0000:<03+index>:00.0
+//	    functions: 2             # a count, or a list of
+//	                             #   {bdf, port, netdev, rdma}; default 1
+//	    firmware:
+//	      version: 28.39.1010
+//	      pending_version: 28.40.1000  # image in flash waiting for a reset
+//	      build_time: 2023-10-05T12:34:56Z
+//	      build_id: 0x5f3a0c21
+//	      psid: MT_0000000834    # at most 16 characters
+//	      secure: true
+//	    serial_number: MT2341X01234   # default drawn from the seed
+//	    part_number: EMU-CX7-2P400G   # MQIS model name
+//	    description: "Emulated adapter"  # MQIS model description
+//	    image_vsd: "lab image"
+//	    device_vsd: "rack 4"
+//	    base_mac: b8:3f:d2:a1:b2:c0   # default: NVIDIA OUI + bits from the seed
+//	    base_guid: b83f:d203:00a1:b2c0 # default: derived from the MAC
+//	    ports:                   # overrides, by local port number
+//	      - port: 2
+//	        admin: down          # up (default) or down at power-on
+//	        lanes: 4
+//	        protocols: [400GAUI-4, CAUI-4]   # names from fw.EthProtocols
+//	        traffic:             # merged over the profile's
+//	          tx_frames_per_sec: 5e6
+//	          rx_frames_per_sec: 4e6
+//	          frame_bytes: 1500
+//	          multicast_share: 0.01
+//	          broadcast_share: 0.001
+//	          rx_errors_per_sec: 0
+//	          rx_discards_per_sec: 0
+//	          symbol_errors_per_sec: 0
+//	          fec_corrected_per_sec: 40
+//	          fec_uncorrectable_per_sec: 0
+//	          priority_share: [0.7, 0, 0, 0.3]
+//	    modules:                 # overrides, by cage number (0-based)
+//	      - module: 0
+//	        plugged: false       # empty cage at power-on
+//	      - module: 1
+//	        media: copper        # optical or copper
+//	        error: High_Temperature   # a PMAOS error_type name (plugged, unusable)
+//	        protocols: [CAUI-4]
+//	        temperature: {idle: 33, load: 6, wander: 1.5, warmup: 5m, period: 2m, high: 75, low: 70}
+//	    asic_temperature: {idle: 48, load: 12, wander: 3, high: 105, low: 100}
+//	    roce:                    # ROCE_ACCL feature names (fields without _field_select)
+//	      supported: [roce_adp_retrans, roce_tx_window]
+//	      enabled: [roce_adp_retrans]
+//	    faults:
+//	      # device level, on every function (emu.Faults)
+//	      gateway_semaphore_held: false
+//	      icmd_semaphore_held: false
+//	      icmd_stuck_busy: false
+//	      slow_icmd_polls: 0
+//	      slow_icmd: 0s
+//	      removed: false
+//	      register_status: {MCIA: resource_not_available}
+//	      # firmware level (fw.Faults)
+//	      unsupported: [MCDD]    # status 4, and left out of MCAM
+//	      status: [{register: PTYS, method: set, status: bad_param}]
+//	      busy: 3                # the next 3 requests answer busy
+//	      freeze_temperatures: true
+//	      asic_temperature_offset: 30
+//	      link_down: [2]         # local ports without a link partner
+//
+// Statuses are numbers or names: busy, bad_param, reg_not_supported,
+// method_not_supported, resource_not_available, internal_error.
+//
+// # PCI functions and ports
+//
+// A dual-port ConnectX shows one PCI function per port, and port registers
+// (PAOS, PTYS, PDDR, PMLP, PPCNT) name ports relative to the function the
+// request comes through: local port 1 is the function's own port, as the
+// Linux driver and mlxlink expect. A function that is the adapter's only
+// one also reaches its other ports as local ports 2, 3, ... Module and
+// sensor numbers are adapter-wide.
+package scenario
