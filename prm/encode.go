@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/big"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -229,10 +228,8 @@ func halfOf(s *Step, sg seg, at int, path string, last bool) *Target {
 
 func (s *Step) selectionFor(member, base int) *selection {
 	if s.sel != nil {
-		for v, i := range s.byValue {
-			if i == member {
-				return &selection{union: s, base: base, value: v}
-			}
+		if v, ok := s.valueOf[member]; ok {
+			return &selection{union: s, base: base, value: v}
 		}
 		return &selection{union: s, base: base, cond: true}
 	}
@@ -274,34 +271,34 @@ func (p *Plan) Encode(buf []byte, as []Assignment) error {
 	}
 	work := make([]byte, len(buf))
 	copy(work, buf)
-	order := make([]int, len(as))
-	for i := range order {
-		order[i] = i
-	}
-	throughUnion := func(a Assignment) bool {
-		t, err := p.Resolve(a.Path, work)
-		return err == nil && len(t.Select) > 0
-	}
-	first := make([]bool, len(as))
+	// Resolve once. Positions do not depend on the buffer except through
+	// variable arrays, so a path that fails now (an index past a length
+	// field set by an earlier assignment) is resolved again when its turn
+	// comes.
+	targets := make([]*Target, len(as))
+	order := make([]int, 0, len(as))
+	var later []int
 	for i, a := range as {
-		first[i] = !throughUnion(a)
+		t, err := p.Resolve(a.Path, work)
+		if err == nil && len(t.Select) > 0 {
+			later = append(later, i)
+		} else {
+			order = append(order, i)
+		}
+		targets[i] = t
 	}
-	sort.SliceStable(order, func(i, j int) bool { return first[order[i]] && !first[order[j]] })
+	order = append(order, later...)
 	explicit := map[int]uint64{} // selector bit -> value set by the user
 	for _, i := range order {
-		a := as[i]
-		t, err := p.Resolve(a.Path, work)
-		if err != nil {
-			return err
-		}
-		for _, s := range t.Select {
-			if err := applySelection(work, s, explicit, a.Path); err != nil {
+		a, t := as[i], targets[i]
+		if t == nil {
+			var err error
+			if t, err = p.Resolve(a.Path, work); err != nil {
 				return err
 			}
 		}
-		if len(t.Select) > 0 {
-			// The selectors may have moved what the path points at.
-			if t, err = p.Resolve(a.Path, work); err != nil {
+		for _, s := range t.Select {
+			if err := applySelection(work, s, explicit, a.Path); err != nil {
 				return err
 			}
 		}
@@ -344,9 +341,8 @@ func applySelection(work []byte, s selection, explicit map[int]uint64, path stri
 // write parses value for the target and stores it.
 func (t *Target) write(buf []byte, value string) error {
 	s := t.Step
-	_, isNumber := parseBig(value)
 	switch {
-	case t.Text || (s.Kind == KindJoined && s.Join == JoinText && !isNumber):
+	case t.Text || (s.Kind == KindJoined && s.Join == JoinText && !isNumberText(value)):
 		b := []byte(value)
 		n := t.Width / 8
 		if len(b) > n {
@@ -394,6 +390,11 @@ func (t *Target) write(buf []byte, value string) error {
 	return nil
 }
 
+func isNumberText(s string) bool {
+	_, ok := parseBig(s)
+	return ok
+}
+
 func parseHexBytes(s string) ([]byte, error) {
 	h := strings.TrimPrefix(strings.TrimPrefix(strings.ReplaceAll(s, "_", ""), "0x"), "0X")
 	if len(h)%2 == 1 {
@@ -428,6 +429,13 @@ func parseValue(s *Step, width int, value string) (uint64, error) {
 		case "false", "no", "off":
 			return 0, nil
 		}
+	}
+	// Fast path: plain unsigned numbers, by far the common case.
+	if u, err := strconv.ParseUint(value, 0, 64); err == nil {
+		if !fits(u, width) {
+			return 0, fmt.Errorf("%s does not fit in %d bits (largest is %d)", value, width, maxFor(width))
+		}
+		return u, nil
 	}
 	b, ok := parseBig(value)
 	if !ok {

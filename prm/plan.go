@@ -55,6 +55,7 @@ type Step struct {
 	// Unions.
 	sel      *ref           // selector, relative to the same base as Bit
 	byValue  map[uint64]int // selector value -> member index
+	valueOf  map[int]uint64 // member index -> its selector value
 	conds    []cond         // conditional unions: member index -> condition
 	Selector string         // the selector or condition text, for display
 	When     map[int]string // member index -> human condition ("page_select == Module_info_page (0x3)")
@@ -322,6 +323,12 @@ func (c *compiler) resolve(n *Node, s, ch *Step) {
 		}
 		if _, dup := ch.byValue[v]; !dup {
 			ch.byValue[v] = i
+		}
+		if ch.valueOf == nil {
+			ch.valueOf = map[int]uint64{}
+		}
+		if _, dup := ch.valueOf[i]; !dup {
+			ch.valueOf[i] = v
 		}
 		ch.When[i] = fmt.Sprintf("%s == %s (0x%x)", selName, m.Field.SelectedBy, v)
 	}
