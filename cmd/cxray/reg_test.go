@@ -31,7 +31,7 @@ func TestStatusEmu(t *testing.T) {
 	if code != 0 || len(st.Devices) < 3 {
 		t.Fatalf("exit %d %s %s", code, errs, out)
 	}
-	if st.Devices[1].BDF != "0000:03:00.1" || st.Devices[1].Netdevs[0] != "ens1f1np1" || st.Devices[1].PermanentMAC != "b8:3f:d2:a1:b2:c1" {
+	if st.Devices[1].BDF != "0000:03:00.1" || st.Devices[1].Netdevs[0] != "ens1f1np1" || st.Devices[1].PermanentMAC != "b8:3f:d2:a1:b2:c1" || st.Devices[1].NodeGUID != "b83f:d203:00a1:b2c0" {
 		t.Errorf("second function %+v", st.Devices[1])
 	}
 	if st.Devices[2].Model != "ConnectX-6 Dx" {

@@ -188,3 +188,25 @@ func (f *Firmware) RoCEFeatures() map[string][2]bool {
 	}
 	return out
 }
+
+// PGUID: the GUIDs of a port. The 128-bit fields carry the 64-bit GUID in
+// their low half (elements 2 and 3); port GUIDs follow the base GUID, one
+// per port, as the node GUID is the base itself.
+func (f *Firmware) pguid(c *Call) uint8 {
+	p, st := c.localPort()
+	if st != StatusOK {
+		return st
+	}
+	if c.Method == emu.MethodSet {
+		return c.Fail(StatusBadParam, "PGUID is read-only: the GUIDs come from the board's NV configuration")
+	}
+	base := f.spec.BaseGUID
+	put := func(field string, guid uint64) {
+		c.Put(field+"[2]", guid>>32)
+		c.Put(field+"[3]", guid&0xffffffff)
+	}
+	put("sys_guid", base)
+	put("node_guid", base)
+	put("port_guid", base+uint64(p.local))
+	return StatusOK
+}
