@@ -25,7 +25,8 @@ func (e *Error) Error() string {
 // have an even number of digits. Tokens with 0x are numbers: if every one has
 // exactly two digits they are bytes ("0x00, 0x02"), otherwise each is a
 // big-endian dword, zero-extended ("0x218" is 00 00 02 18), and longer ones
-// must be whole dwords. On a line
+// must be whole dwords; among dwords, a plain token shorter than 8 digits is
+// a dword too ("0x218, 0"). On a line
 // that looks like `hexdump -C` or `xxd` output, the leading offset and the
 // trailing ASCII column are skipped; on "ADDR | DATA" rows (mstreg) the
 // address column is skipped. Text after '#' is a comment.
@@ -94,7 +95,9 @@ func Parse(text string) ([]byte, error) {
 	}
 	var out []byte
 	for _, t := range toks {
-		b, err := token(t.s, dwords && hasPrefix0x(t.s))
+		// Among dwords a short plain token ("0") is a dword too.
+		dw := dwords && (hasPrefix0x(t.s) || len(strings.ReplaceAll(t.s, "_", "")) < 8)
+		b, err := token(t.s, dw)
 		if err != nil {
 			return nil, &Error{Line: t.line, Token: t.s, Msg: err.Error()}
 		}

@@ -19,6 +19,7 @@ func TestParse(t *testing.T) {
 		"mstreg rows":   "0x00000000 | 0x00000218\n0x00000004 | 0xdeadbeef\n",
 		"underscores":   "0x0000_0218 0xdead_beef",
 		"tiny dwords":   "0x0 0x218 0xdeadbeef",
+		"plain zero":    "0 0x218 0xdeadbeef",
 	}
 	for name, in := range cases {
 		got, err := Parse(in)
@@ -30,7 +31,7 @@ func TestParse(t *testing.T) {
 		if name == "hexdump -C" && len(got) == len(want)+4 {
 			got = got[:len(want)]
 		}
-		if name == "tiny dwords" && len(got) == len(want)+4 {
+		if (name == "tiny dwords" || name == "plain zero") && len(got) == len(want)+4 {
 			got = got[4:]
 		}
 		if !bytes.Equal(got, want) {

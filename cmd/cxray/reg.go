@@ -377,6 +377,8 @@ func (a *app) regSetCmd() *cobra.Command {
 	var df deviceFlags
 	var index []string
 	var yes, dryRun bool
+	var id, length int
+	var data string
 	c := &cobra.Command{
 		Use:   "set REG FIELD=VALUE... [--index k=v]",
 		Short: "Write register fields (read-modify-write, confirmed, verified)",
@@ -385,12 +387,22 @@ give, shows the changes, asks for confirmation (unless --yes), writes, and reads
 back to verify. Read-only fields are refused. --dry-run prints the exact bytes
 it would send and writes nothing.`,
 		Example: `  cxray reg set PAOS admin_status=down_by_configuration ase=1 -d emu --yes
-  cxray reg set PMAOS admin_status=enabled ase=1 --index module=0 -d 03:00.0 --dry-run`,
-		Args: cobra.MinimumNArgs(2),
+  cxray reg set PMAOS admin_status=enabled ase=1 --index module=0 -d 03:00.0 --dry-run
+  cxray reg set --id 0x5006 --len 16 --data 0x00010201,0x80000000,0,0 -d emu --yes`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
 			db, err := a.db()
 			if err != nil {
 				return err
+			}
+			if id != 0 {
+				if len(args) > 0 {
+					return usageErr("with --id give the bytes with --data, not field=value pairs")
+				}
+				return a.setRaw(df, db, uint16(id), length, data, yes, dryRun)
+			}
+			if len(args) < 2 {
+				return usageErr("name a register and the fields to set: cxray reg set PAOS admin_status=up ase=1 -d DEV")
 			}
 			idx, err := parseKV(index, "--index")
 			if err != nil {
@@ -457,7 +469,69 @@ it would send and writes nothing.`,
 	c.Flags().StringArrayVar(&index, "index", nil, "index field=value selecting the instance to write")
 	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "print the bytes that would be written; write nothing")
+	c.Flags().IntVar(&id, "id", 0, "register ID, for registers not in the database (with --len and --data)")
+	c.Flags().IntVar(&length, "len", 0, "register length in bytes (with --id)")
+	c.Flags().StringVar(&data, "data", "", "with --id: the whole register to write (hex)")
 	return c
+}
+
+// setRaw writes a register the database does not describe: the bytes as
+// given, confirmed, then read back and compared.
+func (a *app) setRaw(df deviceFlags, db *prm.DB, id uint16, length int, data string, yes, dryRun bool) error {
+	if length <= 0 || length%4 != 0 || length > 2048 {
+		return usageErr("--len %d: give the register length in bytes, a multiple of 4 (at most 2048)", length)
+	}
+	b, err := hexdump.Parse(data)
+	if err != nil {
+		return usageErr("--data: %v", err)
+	}
+	if len(b) != length {
+		return usageErr("--data is %d bytes; --len says %d: give the whole register", len(b), length)
+	}
+	if dryRun {
+		fmt.Fprintf(a.stdout, "dry run: would send SET of register 0x%04x, %d bytes:\n", id, length)
+		dw := hexDwords(b)
+		for i := 0; i < len(dw); i += 4 {
+			fmt.Fprintf(a.stdout, "  0x%02x: %s\n", i*4, strings.Join(dw[i:min(i+4, len(dw))], " "))
+		}
+		return nil
+	}
+	ctx, cancel := df.context()
+	defer cancel()
+	o, err := a.openDevice(ctx, df.name, db)
+	if err != nil {
+		return err
+	}
+	defer o.Close()
+	if !yes {
+		ok, err := a.confirm(fmt.Sprintf("Write %d raw bytes to register 0x%04x on %s?", length, id, o.name.Given))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintln(a.stderr, "cxray: nothing written")
+			return errProblem
+		}
+	}
+	if _, err := o.dev.SetRaw(ctx, id, b); err != nil {
+		return classify(err)
+	}
+	back, err := o.dev.GetRaw(ctx, id, append([]byte(nil), b...))
+	if err != nil {
+		return classify(fmt.Errorf("the write was sent, but reading it back failed: %w", err))
+	}
+	same := string(back) == string(b)
+	if a.json() {
+		return a.writeJSON(map[string]any{"device": o.name.Given, "id": id, "written": hexDwords(b), "read_back": hexDwords(back), "identical": same})
+	}
+	fmt.Fprintln(a.stdout, "written; read back:")
+	if err := a.printRaw(o, id, back); err != nil {
+		return err
+	}
+	if !same {
+		fmt.Fprintln(a.stdout, "note: the read-back differs from what was written (read-only fields, or the firmware adjusted values)")
+	}
+	return nil
 }
 
 type changeJSON struct {

@@ -173,3 +173,33 @@ func TestDeviceNameErrors(t *testing.T) {
 		t.Errorf("unknown name: %d %s", code, errs)
 	}
 }
+
+func TestRegRaw(t *testing.T) {
+	out, errs, code := cli(t, "", "--adb", "builtin", "reg", "get", "--id", "0x9020", "--len", "160", "-d", "emu", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	var g struct {
+		Dwords []string `json:"dwords"`
+	}
+	mustJSON(t, out, &g)
+	if len(g.Dwords) != 40 || g.Dwords[0] != "0x00001021" {
+		t.Errorf("raw MGIR %v", g.Dwords)
+	}
+	out, errs, code = cli(t, "", "--adb", "builtin", "reg", "set", "--id", "0x5006", "--len", "16", "--data", "0x00010201,0x80000000,0,0", "-d", "emu", "--yes", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	var s struct {
+		ReadBack []string `json:"read_back"`
+	}
+	mustJSON(t, out, &s)
+	// admin down: the firmware reports oper_status down (2) in the low nibble.
+	if len(s.ReadBack) != 4 || s.ReadBack[0] != "0x00010202" {
+		t.Errorf("read back %v", s.ReadBack)
+	}
+	_, errs, code = cli(t, "", "reg", "set", "--id", "0x5006", "--len", "16", "--data", "0x1", "-d", "emu", "--yes")
+	if code != 2 || !strings.Contains(errs, "--len says 16") {
+		t.Errorf("short data: exit %d %s", code, errs)
+	}
+}
