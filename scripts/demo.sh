@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# cxray's main job, end to end on this machine: set up, build, then run it.
-# Until the emulated adapter lands this is a tour of the PRM database:
-# find a register, read its layout, build bytes, decode them, diff revisions.
+# cxray's main job, end to end on this machine: set up, build, then look at
+# an emulated ConnectX-7 the way you would at a real one (the emulator speaks
+# the same config-space protocol as the hardware), and tour the PRM database.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -11,12 +11,21 @@ go build -o bin/cxray ./cmd/cxray
 cx=bin/cxray
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
-step $cx prm info
-step $cx prm search '^oper_status$'
+
+# The adapters: firmware, PSID, names, MAC and GUID read from the firmware.
+step $cx status -d emu:examples/two-adapters.yaml
+# Registers by name, decoded; index fields defaulted where obvious.
+step $cx reg get MGIR -d emu --field fw_info
+step $cx reg get PMAOS -d emu --index module=0
+step $cx reg get MTMP -d emu --index sensor_index=0 -o json
+# A guarded write: read-modify-write, shown, verified by reading back.
+step $cx reg set PAOS admin_status=down_by_configuration ase=1 -d emu --yes
+# A fault: another tool holds the gateway; cxray says so within its deadline.
+step $cx reg get MGIR -d emu:examples/semaphore-held.yaml --timeout 3s || true
+
+# The register database itself.
 step $cx prm show PMAOS --brief
-bytes=$($cx prm encode PAOS local_port=1 admin_status=up ase=1 -o json | sed -n 's/.*"hex": "\(.*\)".*/\1/p')
 step $cx prm encode PAOS local_port=1 admin_status=up ase=1
-step $cx prm decode PAOS "$bytes"
 hist=""
 for d in ../shared/prm-history /work/shared/prm-history; do [ -f "$d/hca-ext-rev0.64.adb" ] && hist=$d && break; done
 if [ -n "$hist" ]; then

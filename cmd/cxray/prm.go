@@ -628,12 +628,12 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 		if a.json() {
 			return a.writeJSON(json.RawMessage(v.AppendJSON(nil, opt)))
 		}
-		fmt.Fprintln(a.stdout, prm.FormatValue(v))
+		fmt.Fprintln(a.stdout, withUnit(t.name(), prm.Row{Path: field, Value: v, Text: prm.FormatValue(v)}, raw))
 		return nil
 	}
 	if a.json() {
 		out := map[string]any{"name": t.name(), "size_bytes": len(d.Raw), "source_revision": db.Revision,
-			"fields": json.RawMessage(d.AppendJSON(nil, opt))}
+			"fields": json.RawMessage(d.AppendJSON(nil, opt)), "units": scaledFields(t.name(), d)}
 		if t.reg != nil {
 			out["id"] = t.reg.ID
 		}
@@ -642,11 +642,7 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 	rows := d.Rows()
 	tb := a.newTable("FIELD", "VALUE")
 	for _, r := range rows {
-		text := r.Text
-		if raw {
-			text = prm.FormatRaw(r.Value)
-		}
-		tb.row(r.Path, text)
+		tb.row(r.Path, withUnit(t.name(), r, raw))
 	}
 	tb.flush()
 	return nil

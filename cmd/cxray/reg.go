@@ -14,6 +14,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/hexdump"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/units"
 )
 
 func (a *app) regCmd() *cobra.Command {
@@ -306,12 +307,14 @@ func (a *app) printReading(o *opened, r *dev.Reading, field string, raw bool) er
 			return a.writeJSON(json.RawMessage(v.AppendJSON(nil, prm.JSONOptions{Raw: raw})))
 		}
 		if v.Kind() == prm.KindStruct || v.Kind() == prm.KindUnion || (v.Kind() == prm.KindArray && !v.IsText()) {
+			t := a.newTable()
 			for _, row := range subRows(r.Decoded, field) {
-				fmt.Fprintf(a.stdout, "%s  %s\n", row.Path, rowText(row, raw))
+				t.row(row.Path, withUnit(r.Register.Name, row, raw))
 			}
+			t.flush()
 			return nil
 		}
-		fmt.Fprintln(a.stdout, rowText(prm.Row{Value: v, Text: prm.FormatValue(v)}, raw))
+		fmt.Fprintln(a.stdout, withUnit(r.Register.Name, prm.Row{Path: field, Value: v, Text: prm.FormatValue(v)}, raw))
 		return nil
 	}
 	if a.json() {
@@ -324,6 +327,7 @@ func (a *app) printReading(o *opened, r *dev.Reading, field string, raw bool) er
 			"source_revision": o.dev.DB.Revision,
 			"defaulted":       nonNil(r.Defaulted),
 			"fields":          json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: raw})),
+			"units":           scaledFields(r.Register.Name, r.Decoded),
 		})
 	}
 	fmt.Fprintf(a.stdout, "%s (0x%04x) on %s", r.Register.Name, r.Register.ID, describeDev(o))
@@ -333,10 +337,38 @@ func (a *app) printReading(o *opened, r *dev.Reading, field string, raw bool) er
 	fmt.Fprintln(a.stdout)
 	t := a.newTable("FIELD", "VALUE")
 	for _, row := range r.Decoded.Rows() {
-		t.row(row.Path, rowText(row, raw))
+		t.row(row.Path, withUnit(r.Register.Name, row, raw))
 	}
 	t.flush()
 	return nil
+}
+
+// withUnit is the row's text with its value in units, when the field has
+// known units ("406 = 50.75 °C").
+func withUnit(reg string, row prm.Row, raw bool) string {
+	text := rowText(row, raw)
+	if row.Value.Kind() != prm.KindUint {
+		return text
+	}
+	if u, ok := units.Lookup(reg, row.Path); ok {
+		text += " = " + u.Apply(row.Value.Uint(), row.Value.Step().Width).String()
+	}
+	return text
+}
+
+// scaledFields maps the paths of fields with known units to their values
+// in those units, for JSON.
+func scaledFields(reg string, d *prm.Decoded) map[string]units.Scaled {
+	out := map[string]units.Scaled{}
+	for _, row := range d.Rows() {
+		if row.Value.Kind() != prm.KindUint {
+			continue
+		}
+		if u, ok := units.Lookup(reg, row.Path); ok {
+			out[row.Path] = u.Apply(row.Value.Uint(), row.Value.Step().Width)
+		}
+	}
+	return out
 }
 
 func subRows(d *prm.Decoded, prefix string) []prm.Row {

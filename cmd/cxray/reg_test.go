@@ -203,3 +203,24 @@ func TestRegRaw(t *testing.T) {
 		t.Errorf("short data: exit %d %s", code, errs)
 	}
 }
+
+func TestRegUnits(t *testing.T) {
+	out, errs, code := cli(t, "", "--adb", "builtin", "reg", "get", "MTMP", "--index", "sensor_index=0", "-d", "emu", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	var r struct {
+		Fields struct {
+			Temperature float64 `json:"temperature"`
+		} `json:"fields"`
+		Units map[string]struct {
+			Value float64 `json:"value"`
+			Unit  string  `json:"unit"`
+		} `json:"units"`
+	}
+	mustJSON(t, out, &r)
+	u := r.Units["temperature"]
+	if u.Unit != "°C" || u.Value != r.Fields.Temperature*0.125 || u.Value < 20 || u.Value > 110 {
+		t.Errorf("temperature %v raw %v", u, r.Fields.Temperature)
+	}
+}
