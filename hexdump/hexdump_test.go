@@ -2,6 +2,7 @@ package hexdump
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -63,8 +64,17 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		b, err := Parse(s)
-		if err == nil && len(b) > len(s) {
+		if err != nil {
+			return
+		}
+		// A one-character token can stand for a dword, never for more.
+		if len(b) > 2*len(s)+4 {
 			t.Fatalf("%d bytes from %d characters", len(b), len(s))
+		}
+		// What it read prints back as a plain run that parses the same.
+		again, err := Parse(fmt.Sprintf("%x", b))
+		if len(b) > 0 && (err != nil || !bytes.Equal(again, b)) {
+			t.Fatalf("%x does not parse back: %v", b, err)
 		}
 	})
 }
