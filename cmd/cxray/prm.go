@@ -29,7 +29,7 @@ machine when its revision differs from the built-in one, or the database built
 into cxray (with descriptions read from the installed ADB when present).`,
 	}
 	c.AddCommand(a.prmInfoCmd(), a.prmListCmd(), a.prmShowCmd(), a.prmSearchCmd(),
-		a.prmDecodeCmd(), a.prmEncodeCmd(), a.prmDiffCmd())
+		a.prmDecodeCmd(), a.prmEncodeCmd(), a.prmDiffCmd(), a.prmCrosscheckCmd())
 	return c
 }
 

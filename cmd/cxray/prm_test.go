@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/prm/ifc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -305,5 +306,22 @@ func TestDiffConfigItem(t *testing.T) {
 	_, _, code = cli(t, "", "prm", "diff", "builtin", filepath.Join(dir, "hca-ext-rev0.57.adb"))
 	if code != 0 {
 		t.Errorf("builtin vs Rev 0.57: exit %d, want 0", code)
+	}
+}
+
+func TestCrosscheckCLI(t *testing.T) {
+	if _, err := ifc.Find(); err != nil {
+		t.Skipf("SKIP: %v", err)
+	}
+	out, errs, code := cli(t, "", "--adb", "builtin", "prm", "crosscheck", "-o", "json")
+	var r struct {
+		Registers  int  `json:"registers"`
+		Matched    int  `json:"matched"`
+		Mismatches int  `json:"mismatches"`
+		Failed     bool `json:"failed"`
+	}
+	mustJSON(t, out, &r)
+	if code != 0 || r.Failed || r.Mismatches != 0 || r.Registers < 40 || r.Matched < 500 {
+		t.Errorf("exit %d %s: %+v", code, errs, r)
 	}
 }

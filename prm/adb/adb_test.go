@@ -173,3 +173,39 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// <include file> pulls nodes from a second file, relative to the first.
+func TestInclude(t *testing.T) {
+	dir := t.TempDir()
+	main := strings.Replace(tiny, `<node name="foo_ext"`, `<include file="sub/extra.adb" />
+<node name="foo_ext"`, 1)
+	main = strings.Replace(main, `<field name="arr"`, `<field name="more" subnode="extra_ext" offset="0x4.0" size="0x4.0" />
+	<field name="arr"`, 1)
+	main = strings.Replace(main, `size="0x8.0" >`, `size="0xc.0" >`, 1)
+	main = strings.Replace(main, `offset="0x4.24" size="0x4.0" low_bound`, `offset="0x8.24" size="0x4.0" low_bound`, 1)
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "main.adb"), []byte(main), 0o644)
+	os.WriteFile(filepath.Join(dir, "sub", "extra.adb"), []byte(`<NodesDefinition>
+<node name="extra_ext" descr="" size="0x4.0" >
+	<field name="x" descr="" access="RW" offset="0x0.0" size="0x0.16" />
+</node>
+</NodesDefinition>
+`), 0o644)
+	db, err := LoadFile(filepath.Join(dir, "main.adb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.Plan("foo_ext")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range p.Leaves() {
+		if l.Path == "more.x" && l.Bit == 48 && l.Width == 16 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("included node not used: %+v", p.Leaves())
+	}
+}
