@@ -1,0 +1,292 @@
+package nsrun
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cxray/cxray/emu/sysfs"
+	"github.com/cxray/cxray/pci"
+)
+
+// EnvChild marks a process started by Run as the namespace helper. Its
+// value is a one-time token that must match the request Run sends, so a
+// stray copy of the variable in someone's environment does nothing harmful.
+const EnvChild = "CXRAY_NSRUN_CHILD"
+
+// File descriptors the helper inherits from Run.
+const (
+	fdRequest = 3 // Run -> helper: one JSON request
+	fdReport  = 4 // helper -> Run: JSON lines (ready, error, exit)
+)
+
+type request struct {
+	Token      string   `json:"token"`
+	Payload    []byte   `json:"payload"`
+	Path       string   `json:"path"`
+	Argv       []string `json:"argv"`
+	Env        []string `json:"env"`
+	Dir        string   `json:"dir"`
+	Mountpoint string   `json:"mountpoint"`
+	Debug      bool     `json:"debug"`
+	HostNS     string   `json:"host_ns"`
+	// KillGrace is how long the command has after a SIGTERM before it
+	// and everything it started are killed.
+	KillGrace time.Duration `json:"kill_grace"`
+}
+
+const (
+	evReady = "ready"
+	evError = "error"
+	evExit  = "exit"
+)
+
+type report struct {
+	Event string `json:"event"`
+	Error string `json:"error,omitempty"`
+	PID   int    `json:"pid,omitempty"`
+	Code  int    `json:"code"`
+}
+
+// Builder makes the devices to serve from Spec.Payload. It runs in the
+// helper, inside the new namespace, before anything is mounted. Entries
+// whose Dev is an io.Closer are closed after the command exits.
+type Builder func(payload []byte) ([]sysfs.DeviceEntry, error)
+
+// Child turns the process into the namespace helper if Run started it, and
+// then never returns; otherwise it returns at once. Call it at the top of
+// main, before any other work (in tests: in TestMain), with the Builder
+// that turns Spec.Payload into devices.
+func Child(build Builder) {
+	tok := os.Getenv(EnvChild)
+	if tok == "" {
+		return
+	}
+	os.Exit(helper(tok, build))
+}
+
+// helper runs in the re-executed binary, in the private mount namespace.
+func helper(tok string, build Builder) int {
+	os.Unsetenv(EnvChild)
+	var st unix.Stat_t
+	if unix.Fstat(fdRequest, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO ||
+		unix.Fstat(fdReport, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		fmt.Fprintf(os.Stderr, "nsrun: %s is set, but this process was not started by nsrun.Run; unset it\n", EnvChild)
+		return 2
+	}
+	// Neither pipe may leak into the command: an inherited report pipe
+	// would keep Run waiting for as long as the command lives.
+	unix.CloseOnExec(fdRequest)
+	unix.CloseOnExec(fdReport)
+	rep := os.NewFile(fdReport, "nsrun-report")
+	enc := json.NewEncoder(rep)
+	send := func(r report) { _ = enc.Encode(r) }
+	fail := func(format string, args ...any) int {
+		send(report{Event: evError, Error: fmt.Sprintf(format, args...)})
+		return 125 // like env(1) and docker: the runner failed, not the command
+	}
+
+	// Catch signals from the start so that a SIGTERM during setup still
+	// unmounts (and reaches the command once there is one).
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+
+	var req request
+	// Non-blocking, so the read can have a deadline.
+	_ = unix.SetNonblock(fdRequest, true)
+	reqf := os.NewFile(fdRequest, "nsrun-request")
+	_ = reqf.SetReadDeadline(time.Now().Add(10 * time.Second))
+	err := json.NewDecoder(reqf).Decode(&req)
+	reqf.Close()
+	if err != nil {
+		return fail("read the request from the parent: %v", err)
+	}
+	if req.Token != tok {
+		return fail("the request does not match this helper's token; was %s copied from another process?", EnvChild)
+	}
+
+	// Never mount in the parent's namespace: check it is a different one,
+	// and that / propagates nothing back (Go did this before exec; again
+	// for safety).
+	self, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil || self == req.HostNS {
+		return fail("not in a private mount namespace (this %q, parent %q, %v); refusing to mount", self, req.HostNS, err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fail("make / private in the new mount namespace: %v", err)
+	}
+
+	// Adopt what the command leaves behind, to stop it at the end.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fail("become a child subreaper: %v", err)
+	}
+
+	if build == nil {
+		return fail("no device builder: the program must pass one to nsrun.Child")
+	}
+	entries, err := build(req.Payload)
+	if err != nil {
+		return fail("build the emulated devices: %v", err)
+	}
+	defer closeDevices(entries)
+	warnKernelModule(entries)
+
+	isolateLocks()
+	if err := ensureMountpoint(req.Mountpoint); err != nil {
+		return fail("%v", err)
+	}
+	srv, err := sysfs.Serve(req.Mountpoint, entries, &sysfs.Options{Debug: req.Debug, HostNamespace: req.HostNS})
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer srv.Unmount()
+
+	select {
+	case s := <-sigs:
+		return fail("stopped by %v before the command started", s)
+	default:
+	}
+	cmd := &exec.Cmd{
+		Path: req.Path, Args: req.Argv, Env: req.Env, Dir: req.Dir,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		// The command must not outlive the file system it uses.
+		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	}
+	if err := cmd.Start(); err != nil {
+		return fail("start %s: %v", req.Path, err)
+	}
+	send(report{Event: evReady, PID: cmd.Process.Pid})
+
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	var killAt <-chan time.Time
+	for running := true; running; {
+		select {
+		case s := <-sigs:
+			if !fromKeyboard(s) {
+				_ = cmd.Process.Signal(s)
+			}
+			// SIGTERM means "stop": if the command ignores it, kill it
+			// and everything it started once the grace period is over.
+			if s == syscall.SIGTERM && killAt == nil {
+				killAt = time.After(req.KillGrace)
+			}
+		case <-killAt:
+			_ = cmd.Process.Kill()
+			signalTree(os.Getpid(), syscall.SIGKILL)
+		case <-done:
+			running = false
+		}
+	}
+	stopLeftovers(time.Second)
+	code := exitCode(cmd.ProcessState)
+	if err := srv.Unmount(); err != nil {
+		fmt.Fprintf(os.Stderr, "nsrun: %v (the mount lives only in the private namespace and goes with it)\n", err)
+	}
+	send(report{Event: evExit, Code: code})
+	return code
+}
+
+// isolateLocks gives this run its own, empty mstflint lock directory: a
+// tmpfs over /tmp/mstflint_lockfiles in this namespace. The emulated
+// functions are seen by nothing outside the namespace, so sharing lock files
+// with the host (whose real function may have the same address) or with
+// other emulator runs only makes tools fail: mstflint retries a busy lock
+// for a few milliseconds only, and every config access holds it for a FUSE
+// round trip. Tools inside still share it with each other. If it cannot be
+// done the host's directory is used, with a note.
+func isolateLocks() {
+	const dir = pci.LockDir
+	err := os.Mkdir(dir, 0o777)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		err = unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0777,size=1m")
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nsrun: note: sharing the host's %s (a private one failed: %v)\n", dir, err)
+	}
+}
+
+// ensureMountpoint makes a missing mount point under /sys (a VM or
+// container without PCI has no /sys/bus/pci) by covering its deepest
+// existing ancestor below /sys with an empty tmpfs, in this private
+// namespace only; that ancestor's other entries are then hidden from the
+// command.
+func ensureMountpoint(mp string) error {
+	mp = filepath.Clean(mp)
+	if _, err := os.Stat(mp); err == nil {
+		return nil
+	}
+	anc := mp
+	for anc != "/" {
+		anc = filepath.Dir(anc)
+		if _, err := os.Stat(anc); err == nil {
+			break
+		}
+	}
+	if !strings.HasPrefix(anc, "/sys/") {
+		return fmt.Errorf("mount point %s does not exist; create it, or pick an existing directory", mp)
+	}
+	if err := unix.Mount("tmpfs", anc, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+		return fmt.Errorf("mount point %s does not exist, and a tmpfs over %s to make it failed: %v", mp, anc, err)
+	}
+	if err := os.MkdirAll(mp, 0o755); err != nil {
+		return fmt.Errorf("make mount point %s: %v", mp, err)
+	}
+	fmt.Fprintf(os.Stderr, "nsrun: note: %s did not exist (no PCI bus here?); made it on an empty tmpfs over %s\n", mp, anc)
+	return nil
+}
+
+func closeDevices(entries []sysfs.DeviceEntry) {
+	for _, e := range entries {
+		if c, ok := e.Dev.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+}
+
+// warnKernelModule warns when mstflint's kernel module has a node for an
+// emulated address: tools would then talk to that module, not to the
+// emulator.
+func warnKernelModule(entries []sysfs.DeviceEntry) {
+	for _, e := range entries {
+		bdf, err := sysfs.CanonicalBDF(e.BDF)
+		if err != nil {
+			continue
+		}
+		for _, suffix := range []string{"_mstconf", "_mstcr"} {
+			p := filepath.Join("/dev", bdf+suffix)
+			if _, err := os.Stat(p); err == nil {
+				fmt.Fprintf(os.Stderr, "nsrun: warning: %s exists (mstflint_access module): mstflint tools will use it instead of the emulated %s; "+
+					"unload the module (rmmod mstflint_access) or emulate another address\n", p, bdf)
+			}
+		}
+	}
+}
+
+// fromKeyboard tells whether sig most likely came from the terminal: a
+// SIGINT or SIGQUIT while this process group is the terminal's foreground
+// group. The terminal sent it to the command too, so passing it on would
+// deliver it twice.
+func fromKeyboard(sig os.Signal) bool {
+	if sig != syscall.SIGINT && sig != syscall.SIGQUIT {
+		return false
+	}
+	fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false // no controlling terminal
+	}
+	defer unix.Close(fd)
+	fg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err == nil && fg == unix.Getpgrp()
+}

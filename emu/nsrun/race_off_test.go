@@ -1,0 +1,5 @@
+//go:build !race
+
+package nsrun_test
+
+const raceDetector = false

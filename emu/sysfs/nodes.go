@@ -1,0 +1,187 @@
+package sysfs
+
+import (
+	"context"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// The tree is built once, when the kernel first talks to the file system,
+// and never changes: persistent inodes, no lookups computed on the fly.
+
+type rootNode struct {
+	fs.Inode
+	entries []DeviceEntry
+	mtime   time.Time
+}
+
+var _ = (fs.NodeOnAdder)((*rootNode)(nil))
+
+func newRoot(entries []DeviceEntry, mtime time.Time) *rootNode {
+	return &rootNode{entries: entries, mtime: mtime}
+}
+
+func (r *rootNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	setTimes(&out.Attr, r.mtime)
+	out.Mode = syscall.S_IFDIR | 0o755
+	return 0
+}
+
+func (r *rootNode) OnAdd(ctx context.Context) {
+	for _, e := range r.entries {
+		d := r.mkdir(ctx, &r.Inode, e.BDF)
+		cfg := &configNode{dev: e.Dev, size: e.ConfigSize, mtime: r.mtime}
+		d.AddChild("config", d.NewPersistentInode(ctx, cfg, fs.StableAttr{Mode: syscall.S_IFREG}), false)
+		for _, a := range attributes(e) {
+			t := &textNode{data: []byte(a.content), mtime: r.mtime}
+			d.AddChild(a.name, d.NewPersistentInode(ctx, t, fs.StableAttr{Mode: syscall.S_IFREG}), false)
+		}
+		for _, sub := range []struct {
+			name  string
+			items []string
+		}{{"net", e.Netdevs}, {"infiniband", e.RDMA}} {
+			if len(sub.items) == 0 {
+				continue // the kernel has no such directory then either
+			}
+			sd := r.mkdir(ctx, d, sub.name)
+			for _, it := range sub.items {
+				r.mkdir(ctx, sd, it)
+			}
+		}
+		if e.Driver != "" {
+			l := &fs.MemSymlink{Data: []byte("/sys/bus/pci/drivers/" + e.Driver)}
+			d.AddChild("driver", d.NewPersistentInode(ctx, l, fs.StableAttr{Mode: syscall.S_IFLNK}), false)
+		}
+	}
+}
+
+func (r *rootNode) mkdir(ctx context.Context, parent *fs.Inode, name string) *fs.Inode {
+	n := parent.NewPersistentInode(ctx, &dirNode{mtime: r.mtime}, fs.StableAttr{Mode: syscall.S_IFDIR})
+	parent.AddChild(name, n, false)
+	return n
+}
+
+type dirNode struct {
+	fs.Inode
+	mtime time.Time
+}
+
+func (d *dirNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	setTimes(&out.Attr, d.mtime)
+	out.Mode = syscall.S_IFDIR | 0o755
+	return 0
+}
+
+// textNode is a read-only attribute file.
+type textNode struct {
+	fs.Inode
+	data  []byte
+	mtime time.Time
+}
+
+var (
+	_ = (fs.NodeOpener)((*textNode)(nil))
+	_ = (fs.NodeReader)((*textNode)(nil))
+	_ = (fs.NodeGetattrer)((*textNode)(nil))
+)
+
+func (t *textNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	setTimes(&out.Attr, t.mtime)
+	out.Mode = syscall.S_IFREG | 0o444
+	out.Size = uint64(len(t.data))
+	return 0
+}
+
+func (t *textNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
+		return nil, 0, syscall.EACCES // sysfs refuses write opens of attributes without a store method
+	}
+	return nil, fuse.FOPEN_KEEP_CACHE, 0
+}
+
+func (t *textNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if off >= int64(len(t.data)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	return fuse.ReadResultData(t.data[off:min(off+int64(len(dest)), int64(len(t.data)))]), 0
+}
+
+// configNode is a function's config space. It is opened with direct I/O:
+// the kernel then neither caches nor merges nor reads ahead, and every
+// pread/pwrite arrives here as one READ/WRITE at the caller's offset and
+// size, so register side effects (the gateway counter, the address/flag
+// handshake) happen once per access, as on hardware.
+type configNode struct {
+	fs.Inode
+	dev   ConfigSpace
+	size  int
+	mtime time.Time
+}
+
+var (
+	_ = (fs.NodeOpener)((*configNode)(nil))
+	_ = (fs.NodeReader)((*configNode)(nil))
+	_ = (fs.NodeWriter)((*configNode)(nil))
+	_ = (fs.NodeGetattrer)((*configNode)(nil))
+	_ = (fs.NodeSetattrer)((*configNode)(nil))
+	_ = (fs.NodeFsyncer)((*configNode)(nil))
+	_ = (fs.NodeFlusher)((*configNode)(nil))
+)
+
+func (c *configNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	setTimes(&out.Attr, c.mtime)
+	out.Mode = syscall.S_IFREG | 0o644
+	out.Size = uint64(c.size)
+	return 0
+}
+
+// Setattr accepts only what open(O_TRUNC) or touch ask for and changes
+// nothing: config space has a fixed size.
+func (c *configNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if sz, ok := in.GetSize(); ok && sz != uint64(c.size) {
+		return syscall.EPERM
+	}
+	return c.Getattr(ctx, f, out)
+}
+
+func (c *configNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	return nil, fuse.FOPEN_DIRECT_IO, 0
+}
+
+func (c *configNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	n, err := readConfig(c.dev, c.size, dest, off)
+	if err != nil {
+		return nil, errno(err)
+	}
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+func (c *configNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	n, err := writeConfig(c.dev, c.size, data, off)
+	if err != nil {
+		return 0, errno(err)
+	}
+	return uint32(n), 0
+}
+
+// Fsync succeeds: writes reach the device before Write returns. (Tools
+// open config with O_SYNC; an error here would fail their writes.)
+func (c *configNode) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
+	return 0
+}
+
+func (c *configNode) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno { return 0 }
+
+func errno(err error) syscall.Errno {
+	if e, ok := err.(syscall.Errno); ok {
+		return e
+	}
+	return syscall.EIO
+}
+
+func setTimes(a *fuse.Attr, t time.Time) {
+	a.SetTimes(&t, &t, &t)
+}
