@@ -10,6 +10,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/emu/nsrun"
 )
 
 // Exit codes (ARCHITECTURE.md §4).
@@ -44,6 +46,10 @@ func usageWrap(err error) error {
 	return &exitError{exitUsage, err}
 }
 
+// errQuiet carries an exit status that needs no message (a command run by
+// `cxray emu run` exited with it and said what it had to say).
+var errQuiet = errors.New("exit status")
+
 // problem is returned by commands that ran fine and found something wrong;
 // their output has said what.
 var errProblem = &exitError{exitProblem, errors.New("problem found")}
@@ -59,6 +65,9 @@ type app struct {
 func (a *app) json() bool { return a.output == "json" }
 
 func main() {
+	// In the helper process that `cxray emu run` re-executes inside its
+	// mount namespace this serves the emulated devices and never returns.
+	nsrun.Child(emuRunDevices)
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -75,6 +84,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) && ee == errProblem {
 		return exitProblem
+	}
+	if errors.As(err, &ee) && ee.err == errQuiet {
+		return ee.code
 	}
 	fmt.Fprintf(stderr, "cxray: %v\n", err)
 	if errors.As(err, &ee) {
@@ -104,7 +116,7 @@ Exit codes: 0 ok, 1 a problem was found, 2 usage error, 3 device or access error
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	root.PersistentFlags().StringVar(&a.adbPath, "adb", "", "register database (ADB file, or 'builtin'); default $CXRAY_ADB, the installed one, or the built-in")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageWrap(err) })
-	root.AddCommand(a.prmCmd(), a.statusCmd(), a.regCmd(), a.versionCmd())
+	root.AddCommand(a.prmCmd(), a.statusCmd(), a.regCmd(), a.emuCmd(), a.versionCmd())
 	return root
 }
 

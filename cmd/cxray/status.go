@@ -69,7 +69,7 @@ needs root on real adapters.`,
 			var notes []string
 			for _, e := range entries {
 				t.row(e.BDF, e.Model, dash(e.Firmware), dash(e.PSID), dash(fmt.Sprint(e.Ports)), dash(strings.Join(e.Netdevs, ",")),
-					dash(strings.Join(e.RDMA, ",")), fmt.Sprint(e.NUMANode), dash(e.PermanentMAC), dash(e.NodeGUID))
+					dash(strings.Join(e.RDMA, ",")), numa(e.NUMANode), dash(e.PermanentMAC), dash(e.NodeGUID))
 				if e.MACDrift {
 					for nd, mac := range e.OSMACs {
 						notes = append(notes, fmt.Sprintf("%s: MAC drift: %s uses %s, the firmware's permanent MAC is %s", e.BDF, nd, mac, e.PermanentMAC))
@@ -88,6 +88,13 @@ needs root on real adapters.`,
 	}
 	df.add(c)
 	return c
+}
+
+func numa(n int) string {
+	if n < 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
 }
 
 func dash(s string) string {

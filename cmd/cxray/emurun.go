@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/emu/nsrun"
+	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/emu/sysfs"
+)
+
+func (a *app) emuCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "emu",
+		Short: "The emulated ConnectX adapters: profiles, and running tools against them",
+		Long: `cxray carries a software ConnectX-7 (and ConnectX-6 Dx) that speaks the same
+bytes as the hardware at the PCI config-space boundary. Use it in-process with
+-d emu, emu:PROFILE or emu:FILE.yaml, or run any program against it with
+'cxray emu run', which serves the emulated functions as /sys/bus/pci/devices
+inside a private mount namespace.`,
+	}
+	c.AddCommand(a.emuRunCmd(), a.emuProfilesCmd())
+	return c
+}
+
+func (a *app) emuRunCmd() *cobra.Command {
+	var scenarioFile, profile string
+	c := &cobra.Command{
+		Use:   "run [--scenario FILE | --profile P] -- CMD [ARGS...]",
+		Short: "Run a command with the emulated adapters as its /sys/bus/pci/devices",
+		Long: `Run CMD in a private mount namespace in which the emulated PCI functions are
+served with FUSE over /sys/bus/pci/devices: unmodified tools (mstflint, mstreg,
+mstlink, mstconfig, and cxray's own PCI path) open
+/sys/bus/pci/devices/0000:03:00.0/config and talk to the emulator. Everything
+is torn down when CMD exits or on a signal; the exit status is CMD's.
+Needs root (mount namespaces) and /dev/fuse.`,
+		Example: `  cxray emu run -- mstflint -d 0000:03:00.0 q
+  cxray emu run --scenario examples/two-adapters.yaml -- cxray status
+  cxray emu run -- sh -c 'cxray reg set PAOS admin_status=up_once ase=1 -d 03:00.0 --yes; mstreg -d 03:00.0 --reg_name PAOS --get --indexes local_port=1,lp_msb=0,swid=0'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if scenarioFile != "" && profile != "" {
+				return usageErr("give --scenario or --profile, not both")
+			}
+			name := "emu"
+			switch {
+			case scenarioFile != "":
+				name = "emu:" + scenarioFile
+			case profile != "":
+				name = "emu:" + profile
+			}
+			// Fail early, with the scenario's own message, on a bad name.
+			if _, err := scenario.ResolveScenario(name); err != nil {
+				return usageWrap(err)
+			}
+			code, err := nsrun.Run(context.Background(), nsrun.Spec{Payload: []byte(name)}, args, a.stdin, a.stdout, a.stderr)
+			if err != nil && code < 0 {
+				switch {
+				case errors.Is(err, nsrun.ErrCommandNotFound):
+					return usageWrap(err)
+				case errors.Is(err, nsrun.ErrNotRoot), errors.Is(err, nsrun.ErrNoFUSE), errors.Is(err, nsrun.ErrNoNamespace):
+					return deviceErr(err)
+				}
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) {
+					return deviceErr(err)
+				}
+			}
+			if code != 0 {
+				return &exitError{code, errQuiet}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&scenarioFile, "scenario", "", "scenario file (YAML) describing the emulated adapters")
+	c.Flags().StringVar(&profile, "profile", "", "one adapter of this profile ("+strings.Join(scenario.Profiles(), ", ")+")")
+	return c
+}
+
+func (a *app) emuProfilesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "profiles",
+		Short: "List the emulator's adapter profiles",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			type prof struct {
+				Name     string `json:"name"`
+				Summary  string `json:"summary"`
+				Firmware string `json:"firmware"`
+				PSID     string `json:"psid"`
+				Ports    int    `json:"ports"`
+			}
+			var out []prof
+			for _, n := range scenario.Profiles() {
+				p, err := scenario.LookupProfile(n)
+				if err != nil {
+					return err
+				}
+				out = append(out, prof{n, p.Summary, p.Spec.FW.String(), p.Spec.PSID, len(p.Spec.Ports)})
+			}
+			if a.json() {
+				return a.writeJSON(map[string]any{"profiles": out})
+			}
+			t := a.newTable("PROFILE", "FIRMWARE", "PSID", "PORTS", "SUMMARY")
+			for _, p := range out {
+				t.row(p.Name, p.Firmware, p.PSID, fmt.Sprint(p.Ports), p.Summary)
+			}
+			t.flush()
+			return nil
+		},
+	}
+}
+
+// emuRunDevices builds the devices of `cxray emu run` inside the namespace
+// helper; payload is the emulator name (emu, emu:PROFILE, emu:FILE.yaml).
+func emuRunDevices(payload []byte) ([]sysfs.DeviceEntry, error) {
+	e, err := scenario.Resolve(string(payload), scenario.Options{})
+	if err != nil {
+		return nil, err
+	}
+	var out []sysfs.DeviceEntry
+	for _, f := range e.Functions() {
+		d := sysfs.DeviceEntry{BDF: f.BDF, Dev: f.Device, NUMANode: -1, Driver: "mlx5_core"}
+		if f.Netdev != "" {
+			d.Netdevs = []string{f.Netdev}
+		}
+		if f.RDMA != "" {
+			d.RDMA = []string{f.RDMA}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
