@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/emu/ctl"
 	"github.com/cxray/cxray/emu/nsrun"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/emu/sysfs"
@@ -24,7 +27,7 @@ bytes as the hardware at the PCI config-space boundary. Use it in-process with
 'cxray emu run', which serves the emulated functions as /sys/bus/pci/devices
 inside a private mount namespace.`,
 	}
-	c.AddCommand(a.emuRunCmd(), a.emuProfilesCmd())
+	c.AddCommand(a.emuRunCmd(), a.emuServeCmd(), a.emuCtlCmd(), a.emuProfilesCmd())
 	return c
 }
 
@@ -58,28 +61,35 @@ Needs root (mount namespaces) and /dev/fuse.`,
 			if _, err := scenario.ResolveScenario(name); err != nil {
 				return usageWrap(err)
 			}
-			code, err := nsrun.Run(context.Background(), nsrun.Spec{Payload: []byte(name)}, args, a.stdin, a.stdout, a.stderr)
-			if err != nil && code < 0 {
-				switch {
-				case errors.Is(err, nsrun.ErrCommandNotFound):
-					return usageWrap(err)
-				case errors.Is(err, nsrun.ErrNotRoot), errors.Is(err, nsrun.ErrNoFUSE), errors.Is(err, nsrun.ErrNoNamespace):
-					return deviceErr(err)
-				}
-				var ee *exec.ExitError
-				if !errors.As(err, &ee) {
-					return deviceErr(err)
-				}
-			}
-			if code != 0 {
-				return &exitError{code, errQuiet}
-			}
-			return nil
+			return a.runInNamespace(runPayload{Name: name}, args)
 		},
 	}
 	c.Flags().StringVar(&scenarioFile, "scenario", "", "scenario file (YAML) describing the emulated adapters")
 	c.Flags().StringVar(&profile, "profile", "", "one adapter of this profile ("+strings.Join(scenario.Profiles(), ", ")+")")
 	return c
+}
+
+// runInNamespace runs argv with the emulated devices of p as its sysfs and
+// returns its exit status.
+func (a *app) runInNamespace(p runPayload, args []string) error {
+	payload, _ := json.Marshal(p)
+	code, err := nsrun.Run(context.Background(), nsrun.Spec{Payload: payload}, args, a.stdin, a.stdout, a.stderr)
+	if err != nil && code < 0 {
+		switch {
+		case errors.Is(err, nsrun.ErrCommandNotFound):
+			return usageWrap(err)
+		case errors.Is(err, nsrun.ErrNotRoot), errors.Is(err, nsrun.ErrNoFUSE), errors.Is(err, nsrun.ErrNoNamespace):
+			return deviceErr(err)
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return deviceErr(err)
+		}
+	}
+	if code != 0 {
+		return &exitError{code, errQuiet}
+	}
+	return nil
 }
 
 func (a *app) emuProfilesCmd() *cobra.Command {
@@ -116,12 +126,31 @@ func (a *app) emuProfilesCmd() *cobra.Command {
 	}
 }
 
-// emuRunDevices builds the devices of `cxray emu run` inside the namespace
-// helper; payload is the emulator name (emu, emu:PROFILE, emu:FILE.yaml).
+// runPayload is what the namespace helper gets: the emulator name (emu,
+// emu:PROFILE, emu:FILE.yaml) and, for `emu serve`, the control socket.
+type runPayload struct {
+	Name   string `json:"name"`
+	Socket string `json:"socket,omitempty"`
+}
+
+// emuRunDevices builds the devices of `cxray emu run` and `serve` inside the
+// namespace helper, and starts the control socket when one is asked for.
 func emuRunDevices(payload []byte) ([]sysfs.DeviceEntry, error) {
-	e, err := scenario.Resolve(string(payload), scenario.Options{})
+	var p runPayload
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return nil, fmt.Errorf("bad emulator request: %w", err)
+	}
+	e, err := scenario.Resolve(p.Name, scenario.Options{})
 	if err != nil {
 		return nil, err
+	}
+	if p.Socket != "" {
+		srv, err := ctl.Listen(p.Socket, e)
+		if err != nil {
+			return nil, err
+		}
+		go srv.Serve()
+		fmt.Fprintf(os.Stderr, "cxray emu serve: %d emulated functions; control: cxray emu ctl --socket %s status; join from another shell: nsenter --mount=/proc/%d/ns/mnt -- bash\n", len(e.Functions()), p.Socket, os.Getpid())
 	}
 	var out []sysfs.DeviceEntry
 	for _, f := range e.Functions() {

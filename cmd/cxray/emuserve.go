@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/emu/ctl"
+)
+
+func (a *app) emuServeCmd() *cobra.Command {
+	var scenarioFile, profile, socket string
+	c := &cobra.Command{
+		Use:   "serve [--scenario FILE | --profile P] [--socket PATH] [-- CMD...]",
+		Short: "Keep emulated adapters running, with a control socket for faults and the clock",
+		Long: `Serve the emulated adapters as /sys/bus/pci/devices in a private mount
+namespace, like 'emu run', and keep them running until CMD exits (by default an
+interactive shell on a terminal, or forever otherwise). A control socket lets
+'cxray emu ctl' switch faults on and off and advance a manual clock while tools
+use the devices. Other shells can join the namespace with the nsenter line it
+prints. Needs root and /dev/fuse.`,
+		Example: `  cxray emu serve --scenario examples/two-adapters.yaml
+  cxray emu serve --profile cx6dx-2p100g --socket /tmp/emu.sock -- sleep 3600`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if scenarioFile != "" && profile != "" {
+				return usageErr("give --scenario or --profile, not both")
+			}
+			name := "emu"
+			switch {
+			case scenarioFile != "":
+				name = "emu:" + scenarioFile
+			case profile != "":
+				name = "emu:" + profile
+			}
+			if len(args) == 0 {
+				if f, ok := a.stdin.(*os.File); ok && isTerminal(f) {
+					sh := os.Getenv("SHELL")
+					if sh == "" {
+						sh = "/bin/sh"
+					}
+					args = []string{sh}
+				} else {
+					args = []string{"sleep", "infinity"}
+				}
+			}
+			return a.runInNamespace(runPayload{Name: name, Socket: socket}, args)
+		},
+	}
+	c.Flags().StringVar(&scenarioFile, "scenario", "", "scenario file (YAML) describing the emulated adapters")
+	c.Flags().StringVar(&profile, "profile", "", "one adapter of this profile")
+	c.Flags().StringVar(&socket, "socket", ctl.DefaultSocket, "control socket path")
+	return c
+}
+
+func (a *app) emuCtlCmd() *cobra.Command {
+	var socket, bdf string
+	c := &cobra.Command{
+		Use:   "ctl status | fault NAME=VALUE... | clear | advance DURATION",
+		Short: "Control a running 'cxray emu serve': faults and the clock",
+		Long: `Talk to a running 'cxray emu serve':
+  status                 the emulated functions and their active faults
+  fault NAME=VALUE...    switch faults on (--bdf limits to one function):
+                         ` + strings.Join(ctl.FaultNames(), ", ") + `
+                         (register_status=0x9020:4 makes MGIR answer status 4; =none clears)
+  clear                  switch every fault off
+  advance DURATION       move a manual clock (10m, 1h)`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			req := ctl.Request{Op: args[0], BDF: bdf}
+			switch args[0] {
+			case "status", "clear":
+				if len(args) != 1 {
+					return usageErr("%s takes no arguments", args[0])
+				}
+			case "fault":
+				if len(args) < 2 {
+					return usageErr("fault needs NAME=VALUE settings: %s", strings.Join(ctl.FaultNames(), ", "))
+				}
+				req.Set = map[string]string{}
+				for _, kv := range args[1:] {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok {
+						return usageErr("%q is not NAME=VALUE", kv)
+					}
+					req.Set[k] = v
+				}
+			case "advance":
+				if len(args) != 2 {
+					return usageErr("advance needs one duration, e.g. 10m")
+				}
+				req.Duration = args[1]
+			default:
+				return usageErr("unknown ctl command %q; use status, fault, clear or advance", args[0])
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			resp, err := ctl.Call(ctx, socket, req)
+			if err != nil {
+				if resp != nil {
+					return usageWrap(err) // the emulator refused the request
+				}
+				return deviceErr(err)
+			}
+			if a.json() {
+				return a.writeJSON(resp)
+			}
+			fmt.Fprintf(a.stdout, "emulator pid %d, clock %s", resp.PID, resp.Clock)
+			if resp.Manual {
+				fmt.Fprint(a.stdout, " (manual)")
+			}
+			fmt.Fprintln(a.stdout)
+			t := a.newTable("BDF", "ADAPTER", "PROFILE", "NETDEV", "RDMA", "FAULTS")
+			for _, f := range resp.Functions {
+				var fs []string
+				for k, v := range f.Faults {
+					fs = append(fs, k+"="+v)
+				}
+				sort.Strings(fs)
+				t.row(f.BDF, f.Adapter, f.Profile, dash(f.Netdev), dash(f.RDMA), dash(strings.Join(fs, " ")))
+			}
+			t.flush()
+			return nil
+		},
+	}
+	c.Flags().StringVar(&socket, "socket", ctl.DefaultSocket, "control socket of the emulator")
+	c.Flags().StringVar(&bdf, "bdf", "", "apply fault/clear to this function only")
+	return c
+}

@@ -1,0 +1,97 @@
+package ctl_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cxray/cxray/access/vsec"
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/emu/ctl"
+	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/internal/clock"
+	"github.com/cxray/cxray/prm/builtin"
+)
+
+// A client switches a fault on and off over the socket while a device is
+// used through the real access path, and advances the manual clock.
+func TestControlSocket(t *testing.T) {
+	db, _ := builtin.Load()
+	sc, err := scenario.FromProfile("cx7-2p400g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewManual(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	e, err := scenario.Build(sc, scenario.Options{DB: db, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "emu.sock")
+	srv, err := ctl.Listen(sock, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	defer srv.Close()
+	if _, err := ctl.Listen(sock, e); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("second listener on a live socket: %v", err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	call := func(req ctl.Request) *ctl.Response {
+		t.Helper()
+		r, err := ctl.Call(ctx, sock, req)
+		if err != nil {
+			t.Fatalf("%+v: %v", req, err)
+		}
+		return r
+	}
+	st := call(ctl.Request{Op: "status"})
+	if len(st.Functions) != 1 || st.Functions[0].BDF != "0000:03:00.0" || !st.Manual {
+		t.Fatalf("status %+v", st)
+	}
+
+	f := e.Functions()[0]
+	d, _, err := dev.OpenConfigSpace(ctx, "emu", f.BDF, "emulator", db, f.Device, dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st = call(ctl.Request{Op: "fault", Set: map[string]string{"gateway_semaphore_held": "true"}})
+	if st.Functions[0].Faults["gateway_semaphore_held"] != "true" {
+		t.Errorf("fault not reported: %+v", st.Functions[0].Faults)
+	}
+	if _, err := d.Get(ctx, "MGIR", nil, nil, 0); !errors.Is(err, vsec.ErrSemaphoreBusy) {
+		t.Fatalf("with the semaphore held: %v", err)
+	}
+	call(ctl.Request{Op: "clear"})
+	r1, err := d.Get(ctx, "MGIR", nil, nil, 0)
+	if err != nil {
+		t.Fatalf("after clear: %v", err)
+	}
+	up1, _ := r1.Decoded.Get("hw_info.uptime")
+	call(ctl.Request{Op: "advance", Duration: "90s"})
+	r2, _ := d.Get(ctx, "MGIR", nil, nil, 0)
+	up2, _ := r2.Decoded.Get("hw_info.uptime")
+	if up2.Uint() < up1.Uint()+90 {
+		t.Errorf("uptime %d -> %d after advancing 90s", up1.Uint(), up2.Uint())
+	}
+
+	for _, bad := range []ctl.Request{
+		{Op: "fault", Set: map[string]string{"nonsense": "1"}},
+		{Op: "fault", Set: map[string]string{"removed": "maybe"}},
+		{Op: "advance", Duration: "-1s"},
+		{Op: "explode"},
+		{Op: "status", BDF: "0000:99:00.0"},
+	} {
+		if _, err := ctl.Call(ctx, sock, bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	if _, err := ctl.Call(ctx, filepath.Join(t.TempDir(), "none.sock"), ctl.Request{Op: "status"}); err == nil || !strings.Contains(err.Error(), "cxray emu serve") {
+		t.Errorf("no emulator: %v", err)
+	}
+}
