@@ -102,5 +102,5 @@ func emuOSMAC(f *scenario.Function) string {
 	if base == 0 {
 		return ""
 	}
-	return prm.FormatMAC(base + uint64(pciFunction(f.BDF)))
+	return prm.FormatMAC(base + uint64(dev.PCIFunction(f.BDF)))
 }

@@ -163,63 +163,19 @@ func (a *app) pciStatus(ctx context.Context, f devname.Function, db *prm.DB) sta
 	return e
 }
 
-// fillFromFirmware reads MGIR (firmware, PSID, ports, permanent MAC) and
-// PGUID (node GUID) and flags MAC drift.
+// fillFromFirmware reads the firmware's identity and flags MAC drift.
 func fillFromFirmware(ctx context.Context, d *dev.Device, e *statusEntry) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	r, err := d.Get(ctx, "MGIR", nil, nil, 0)
+	id, err := d.Identity(ctx)
 	if err != nil {
 		e.Error = err.Error()
 		return
 	}
-	get := func(p string) (prm.Value, bool) {
-		v, err := r.Decoded.Get(p)
-		return v, err == nil
-	}
-	if v, ok := get("fw_info.psid"); ok {
-		if v.IsText() {
-			e.PSID = v.TextString()
+	e.PSID, e.Firmware, e.Ports, e.NodeGUID, e.PermanentMAC = id.PSID, id.Firmware, id.Ports, id.NodeGUID, id.PermanentMAC
+	for _, nd := range e.Netdevs {
+		if m, ok := e.OSMACs[nd]; ok && e.PermanentMAC != "" && !strings.EqualFold(m, e.PermanentMAC) {
+			e.MACDrift = true
 		}
 	}
-	maj, ok1 := get("fw_info.extended_major")
-	min, ok2 := get("fw_info.extended_minor")
-	sub, ok3 := get("fw_info.extended_sub_minor")
-	if ok1 && ok2 && ok3 {
-		e.Firmware = fmt.Sprintf("%d.%d.%04d", maj.Uint(), min.Uint(), sub.Uint())
-	}
-	if v, ok := get("hw_info.num_ports"); ok {
-		e.Ports = int(v.Uint())
-	}
-	// PGUID's node_guid is 128 bits; the GUID is its low 64.
-	if g, err := d.Get(ctx, "PGUID", nil, nil, 0); err == nil {
-		if v, err := g.Decoded.Get("node_guid"); err == nil && v.Len() == 4 {
-			guid := v.Kid(2).Uint()<<32 | v.Kid(3).Uint()
-			if guid != 0 {
-				e.NodeGUID = formatGUID(guid)
-			}
-		}
-	}
-	// Each physical function takes the next MAC after the base.
-	if v, ok := get("hw_info.manufacturing_base_mac"); ok && v.Uint() != 0 {
-		want := prm.FormatMAC(v.Uint() + uint64(pciFunction(e.BDF)))
-		e.PermanentMAC = want
-		for _, nd := range e.Netdevs {
-			if m, ok := e.OSMACs[nd]; ok && !strings.EqualFold(m, want) {
-				e.MACDrift = true
-			}
-		}
-	}
-}
-
-// pciFunction is the function number of a BDF (0000:03:00.1 -> 1).
-func pciFunction(bdf string) int {
-	if i := strings.LastIndexByte(bdf, '.'); i >= 0 && i+1 < len(bdf) {
-		return int(bdf[i+1] - '0')
-	}
-	return 0
-}
-
-func formatGUID(g uint64) string {
-	return fmt.Sprintf("%04x:%04x:%04x:%04x", g>>48, g>>32&0xffff, g>>16&0xffff, g&0xffff)
 }

@@ -1,0 +1,84 @@
+package dev
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Identity is what the firmware says about the adapter: read from MGIR
+// (firmware version, PSID, ports, manufacturing base MAC) and PGUID (node
+// GUID). Fields the firmware does not answer stay empty.
+type Identity struct {
+	Firmware string `json:"firmware,omitempty"`
+	PSID     string `json:"psid,omitempty"`
+	Ports    int    `json:"ports,omitempty"`
+	// BaseMAC is the manufacturing base MAC; PermanentMAC is this
+	// function's (base + PCI function number, as the driver assigns).
+	BaseMAC      string `json:"base_mac,omitempty"`
+	PermanentMAC string `json:"permanent_mac,omitempty"`
+	NodeGUID     string `json:"node_guid,omitempty"`
+	DeviceID     uint16 `json:"device_id,omitempty"`
+}
+
+// Identity reads the adapter's identity. MGIR is required; PGUID is
+// optional (older firmware lacks it).
+func (d *Device) Identity(ctx context.Context) (Identity, error) {
+	var id Identity
+	r, err := d.Get(ctx, "MGIR", nil, nil, 0)
+	if err != nil {
+		return id, err
+	}
+	num := func(p string) (uint64, bool) {
+		v, err := r.Decoded.Get(p)
+		if err != nil {
+			return 0, false
+		}
+		return v.Uint(), true
+	}
+	if v, err := r.Decoded.Get("fw_info.psid"); err == nil && v.IsText() {
+		id.PSID = v.TextString()
+	}
+	maj, ok1 := num("fw_info.extended_major")
+	min, ok2 := num("fw_info.extended_minor")
+	sub, ok3 := num("fw_info.extended_sub_minor")
+	if ok1 && ok2 && ok3 {
+		id.Firmware = fmt.Sprintf("%d.%d.%04d", maj, min, sub)
+	}
+	if v, ok := num("hw_info.num_ports"); ok {
+		id.Ports = int(v)
+	}
+	if v, ok := num("hw_info.device_id"); ok {
+		id.DeviceID = uint16(v)
+	}
+	if v, ok := num("hw_info.manufacturing_base_mac"); ok && v != 0 {
+		id.BaseMAC = formatMAC(v)
+		id.PermanentMAC = formatMAC(v + uint64(PCIFunction(d.BDF)))
+	}
+	// PGUID's node_guid is 128 bits; the GUID is its low 64.
+	if g, err := d.Get(ctx, "PGUID", nil, nil, 0); err == nil {
+		if v, err := g.Decoded.Get("node_guid"); err == nil && v.Len() == 4 {
+			if guid := v.Kid(2).Uint()<<32 | v.Kid(3).Uint(); guid != 0 {
+				id.NodeGUID = FormatGUID(guid)
+			}
+		}
+	}
+	return id, nil
+}
+
+func formatMAC(v uint64) string {
+	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", byte(v>>40), byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}
+
+// FormatGUID prints a GUID as ibstat does (b83f:d203:00a1:b2c0).
+func FormatGUID(g uint64) string {
+	return fmt.Sprintf("%04x:%04x:%04x:%04x", g>>48, g>>32&0xffff, g>>16&0xffff, g&0xffff)
+}
+
+// PCIFunction is the function number of a BDF (0000:03:00.1 -> 1).
+func PCIFunction(bdf string) int {
+	if i := strings.LastIndexByte(bdf, '.'); i >= 0 && i+1 < len(bdf) {
+		return int(bdf[i+1] - '0')
+	}
+	return 0
+}
