@@ -56,6 +56,10 @@ var DefaultIndex = map[string]string{
 	"slot_index": "0",
 	"swid":       "0",
 	"port_type":  "0",
+	// PPCNT: the counter-group profile, and the priority or traffic class
+	// (used only by the per-priority and per-TC groups).
+	"grp_profile": "0",
+	"prio_tc":     "0",
 }
 
 // Reading is a register read from a device.

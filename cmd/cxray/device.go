@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/pci/devname"
 	"github.com/cxray/cxray/prm"
 )
@@ -28,7 +29,9 @@ func (f *deviceFlags) add(c *cobra.Command) {
 type opened struct {
 	dev  *dev.Device
 	name devname.Name
-	// emu is set for emulated devices (to close the emulator).
+	// emu is the emulation behind an emulated device (its clock, its
+	// other functions).
+	emu     *scenario.Emulation
 	closeFn func()
 }
 

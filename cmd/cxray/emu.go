@@ -55,7 +55,7 @@ func (a *app) openEmu(ctx context.Context, n devname.Name, db *prm.DB) (*opened,
 	if err != nil {
 		return nil, deviceErr(err)
 	}
-	return &opened{dev: d, name: n}, nil
+	return &opened{dev: d, name: n, emu: e}, nil
 }
 
 func (a *app) emuStatus(ctx context.Context, n devname.Name, db *prm.DB) ([]statusEntry, error) {

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/snapshot"
+)
+
+func (a *app) snapshotCmd() *cobra.Command {
+	var df deviceFlags
+	var all bool
+	var profile, out string
+	var samples int
+	var interval time.Duration
+	c := &cobra.Command{
+		Use:   "snapshot [-d DEV|--all] [--profile NAME|FILE] [--out FILE]",
+		Short: "Record a baseline of an adapter's registers, every field classed static, dynamic or counter",
+		Long: `Read a set of registers with their instances (per port, module, sensor),
+decode them and record every field with its class: static (must not change:
+identity, configuration, thresholds), dynamic (states, temperatures, powers) or
+counter. The file is versioned JSON with the device identity, firmware and
+driver versions, PRM database revision, host and time. Profiles (` + strings.Join(snapshot.Profiles(), ", ") + `,
+or a YAML file) say which registers; --samples N --interval D reads N times and
+learns which fields move. A register that fails is recorded, not fatal.
+
+Without --out the snapshot is printed as JSON.`,
+		Example: `  cxray snapshot -d 0000:03:00.0 --out before.json
+  cxray snapshot -d emu:examples/two-adapters.yaml --all --samples 3 --interval 10s --out base.json`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			db, err := a.db()
+			if err != nil {
+				return err
+			}
+			p, err := snapshot.LoadProfile(profile)
+			if err != nil {
+				return usageWrap(err)
+			}
+			if samples < 1 || samples > 1000 {
+				return usageErr("--samples %d: give 1 to 1000", samples)
+			}
+			if samples > 1 && interval <= 0 {
+				return usageErr("--samples %d needs --interval (e.g. 10s)", samples)
+			}
+			timeout := df.timeout + time.Duration(samples)*interval
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			f, err := a.takeSnapshot(ctx, df.name, all, db, p, samples, interval)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				return a.writeJSON(f)
+			}
+			if err := snapshot.Write(out, f); err != nil {
+				return deviceErr(err)
+			}
+			return a.printSnapshotSummary(out, f)
+		},
+	}
+	df.add(c)
+	c.Flags().BoolVar(&all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
+	c.Flags().StringVar(&profile, "profile", "standard", "which registers: "+strings.Join(snapshot.Profiles(), ", ")+", or a YAML file")
+	c.Flags().StringVar(&out, "out", "", "write the snapshot to FILE (atomically) instead of standard output")
+	c.Flags().IntVar(&samples, "samples", 1, "read everything N times")
+	c.Flags().DurationVar(&interval, "interval", 0, "time between samples")
+	return c
+}
+
+// takeSnapshot reads the targets into one file.
+func (a *app) takeSnapshot(ctx context.Context, name string, all bool, db *prm.DB, p *snapshot.Profile, samples int, interval time.Duration) (*snapshot.File, error) {
+	targets, err := a.openTargets(ctx, name, all, db)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(targets)
+	host, _ := os.Hostname()
+	f := &snapshot.File{Format: snapshot.Format, Version: snapshot.Version, Created: time.Now().UTC(), Host: host, Tool: version,
+		PRMRevision: db.Revision, PRMSource: db.Source, Profile: *p, Samples: samples, Interval: snapshot.Duration(interval)}
+	progress := a.progress()
+	for i, o := range targets {
+		opt := snapshot.Options{Samples: samples, Interval: interval, Sleep: sleeper(o.emu), Now: nowOf(o.emu)}
+		if progress != nil {
+			label := fmt.Sprintf("%s (%d/%d)", o.dev.BDF, i+1, len(targets))
+			opt.Progress = func(done, total int) { progress(label, done, total) }
+		}
+		d, err := snapshot.Take(ctx, o.dev, p, opt)
+		if err != nil {
+			f.Devices = append(f.Devices, snapshot.Device{Name: o.name.Given, BDF: o.dev.BDF, Backend: o.dev.Backend, Error: err.Error()})
+			continue
+		}
+		if o.emu != nil {
+			f.Created = o.emu.Clock.Now().UTC()
+		}
+		f.Devices = append(f.Devices, *d)
+	}
+	if progress != nil {
+		fmt.Fprint(a.stderr, "\r\033[K")
+	}
+	ok := false
+	for _, d := range f.Devices {
+		if d.Error == "" {
+			ok = true
+		}
+	}
+	if !ok {
+		return nil, deviceErr(fmt.Errorf("no device could be read: %s", f.Devices[0].Error))
+	}
+	return f, nil
+}
+
+// progress returns a progress printer when standard error is a terminal.
+func (a *app) progress() func(label string, done, total int) {
+	f, ok := a.stderr.(*os.File)
+	if !ok || !isTerminal(f) {
+		return nil
+	}
+	return func(label string, done, total int) {
+		const width = 30
+		n := done * width / max(total, 1)
+		fmt.Fprintf(f, "\r%s [%s%s] %d/%d", label, strings.Repeat("#", n), strings.Repeat(".", width-n), done, total)
+	}
+}
+
+func (a *app) printSnapshotSummary(path string, f *snapshot.File) error {
+	type devSum struct {
+		BDF       string `json:"bdf"`
+		Firmware  string `json:"firmware"`
+		Registers int    `json:"registers"`
+		Fields    int    `json:"fields"`
+		Failed    int    `json:"failed"`
+		Error     string `json:"error,omitempty"`
+	}
+	var sums []devSum
+	for _, d := range f.Devices {
+		s := devSum{BDF: d.BDF, Firmware: d.Identity.Firmware, Error: d.Error}
+		for _, r := range d.Registers {
+			if r.Error != "" {
+				s.Failed++
+				continue
+			}
+			s.Registers++
+			s.Fields += len(r.Fields)
+		}
+		sums = append(sums, s)
+	}
+	if a.json() {
+		return a.writeJSON(map[string]any{"file": path, "profile": f.Profile.Name, "samples": f.Samples, "devices": sums})
+	}
+	fmt.Fprintf(a.stdout, "wrote %s (profile %s, %d sample(s), %s)\n", path, f.Profile.Name, f.Samples, f.PRMRevision)
+	t := a.newTable("BDF", "FIRMWARE", "REGISTERS", "FIELDS", "UNREADABLE")
+	for _, s := range sums {
+		t.row(s.BDF, dash(s.Firmware), fmt.Sprint(s.Registers), fmt.Sprint(s.Fields), fmt.Sprint(s.Failed))
+	}
+	t.flush()
+	return nil
+}
+
+func (a *app) diffCmd() *cobra.Command {
+	var df deviceFlags
+	var all bool
+	var samples, limit int
+	var interval time.Duration
+	c := &cobra.Command{
+		Use:   "diff BASE [NEW | -d DEV]",
+		Short: "Compare a baseline snapshot with another, or with the device now",
+		Long: `Compare two snapshots (or a snapshot with the device now, read with the
+baseline's profile). Static values that changed are listed first and make the
+exit status 1; dynamic values and counters are summarised with deltas and
+rates; firmware, driver and PRM-revision changes are called out; fields that
+appeared or disappeared (a new PRM revision) are shown as such; values that
+should move but stayed the same over several samples are flagged as stale
+(exit 1). Snapshots decoded with different PRM revisions are matched by field
+name, then by position.`,
+		Example: `  cxray diff before.json after.json
+  cxray diff before.json -d 0000:03:00.0 -o json`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			base, err := snapshot.Read(args[0])
+			if err != nil {
+				return usageWrap(err)
+			}
+			var cur *snapshot.File
+			switch {
+			case len(args) == 2 && df.name != "":
+				return usageErr("compare with a file or with -d DEV, not both")
+			case len(args) == 2:
+				if cur, err = snapshot.Read(args[1]); err != nil {
+					return usageWrap(err)
+				}
+			case df.name != "":
+				db, err := a.db()
+				if err != nil {
+					return err
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), df.timeout+time.Duration(samples)*interval)
+				defer cancel()
+				if cur, err = a.takeSnapshot(ctx, df.name, all, db, &base.Profile, samples, interval); err != nil {
+					return err
+				}
+			default:
+				return usageErr("give a second snapshot file, or -d DEV to compare with the device now")
+			}
+			rep := snapshot.Diff(base, cur, nil)
+			if a.json() {
+				if err := a.writeJSON(rep); err != nil {
+					return err
+				}
+			} else if err := rep.WriteText(a.stdout, limit); err != nil {
+				return err
+			}
+			if rep.Problems() {
+				return errProblem
+			}
+			return nil
+		},
+	}
+	df.add(c)
+	c.Flags().BoolVar(&all, "all", false, "with -d: every function of the emulated scenario")
+	c.Flags().IntVar(&samples, "samples", 1, "with -d: samples to read now")
+	c.Flags().DurationVar(&interval, "interval", 0, "with -d: time between samples")
+	c.Flags().IntVar(&limit, "limit", 25, "list at most this many changes per section (0: all)")
+	return c
+}

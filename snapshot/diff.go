@@ -1,0 +1,353 @@
+package snapshot
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Change is one field that differs between two snapshots, or one that
+// appeared, disappeared, or went stale.
+type Change struct {
+	Device   string `json:"device"`
+	Register string `json:"register"` // the instance key, PAOS[local_port=1]
+	Path     string `json:"path"`
+	// OldPath is set when the field was matched by position across PRM
+	// revisions (renamed).
+	OldPath string `json:"old_path,omitempty"`
+	Class   string `json:"class,omitempty"`
+	Old     string `json:"old,omitempty"`
+	New     string `json:"new,omitempty"`
+	// Delta is new - old for numbers; Rate is Delta per second for
+	// counters.
+	Delta *float64 `json:"delta,omitempty"`
+	Rate  *float64 `json:"rate_per_s,omitempty"`
+	Note  string   `json:"note,omitempty"`
+}
+
+// Meta describes one side of a diff.
+type Meta struct {
+	Created     time.Time `json:"created"`
+	Host        string    `json:"host"`
+	PRMRevision string    `json:"prm_revision"`
+	Samples     int       `json:"samples"`
+}
+
+// Report is the result of Diff.
+type Report struct {
+	Base Meta `json:"base"`
+	New  Meta `json:"new"`
+	// Notes call out what changed around the registers: firmware, driver,
+	// PRM revision, devices present in one snapshot only.
+	Notes       []string `json:"notes"`
+	Static      []Change `json:"static_changes"`
+	Stale       []Change `json:"stale"`
+	Dynamic     []Change `json:"dynamic_changes"`
+	Counters    []Change `json:"counters"`
+	Appeared    []Change `json:"appeared"`
+	Disappeared []Change `json:"disappeared"`
+	Errors      []string `json:"errors"`
+}
+
+// Problems says whether the diff found something wrong: a static value
+// changed, or a value that should move is stale.
+func (r *Report) Problems() bool { return len(r.Static)+len(r.Stale) > 0 }
+
+// Diff compares a baseline with a newer snapshot.
+func Diff(base, new *File, rules Rules) *Report {
+	if rules == nil {
+		rules = DefaultRules()
+	}
+	r := &Report{
+		Base:  Meta{base.Created, base.Host, base.PRMRevision, base.Samples},
+		New:   Meta{new.Created, new.Host, new.PRMRevision, new.Samples},
+		Notes: []string{}, Static: []Change{}, Stale: []Change{}, Dynamic: []Change{}, Counters: []Change{},
+		Appeared: []Change{}, Disappeared: []Change{}, Errors: []string{},
+	}
+	crossRev := base.PRMRevision != new.PRMRevision
+	if crossRev {
+		r.Notes = append(r.Notes, fmt.Sprintf("PRM database changed: %s → %s; fields are matched by name, then by position (renames are shown)", base.PRMRevision, new.PRMRevision))
+	}
+	newDevs := map[string]*Device{}
+	for i := range new.Devices {
+		newDevs[devKey(&new.Devices[i])] = &new.Devices[i]
+	}
+	seen := map[string]bool{}
+	for i := range base.Devices {
+		bd := &base.Devices[i]
+		k := devKey(bd)
+		nd := newDevs[k]
+		if nd == nil {
+			r.Notes = append(r.Notes, fmt.Sprintf("device %s is only in the baseline", k))
+			continue
+		}
+		seen[k] = true
+		r.diffDevice(bd, nd, rules)
+	}
+	for k := range newDevs {
+		if !seen[k] {
+			r.Notes = append(r.Notes, fmt.Sprintf("device %s is only in the new snapshot", k))
+		}
+	}
+	for _, d := range new.Devices {
+		r.stale(&d, rules)
+	}
+	return r
+}
+
+func devKey(d *Device) string {
+	if d.BDF != "" {
+		return d.BDF
+	}
+	return d.Name
+}
+
+func (r *Report) diffDevice(b, n *Device, rules Rules) {
+	dk := devKey(n)
+	note := func(what, old, new string) {
+		if old != new {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: %s changed: %s → %s", dk, what, orNone(old), orNone(new)))
+		}
+	}
+	note("firmware", b.Identity.Firmware, n.Identity.Firmware)
+	note("driver", b.Driver, n.Driver)
+	note("PSID", b.Identity.PSID, n.Identity.PSID)
+	newRegs := map[string]*Register{}
+	for i := range n.Registers {
+		newRegs[n.Registers[i].Key] = &n.Registers[i]
+	}
+	for i := range b.Registers {
+		br := &b.Registers[i]
+		nr := newRegs[br.Key]
+		switch {
+		case nr == nil:
+			r.Disappeared = append(r.Disappeared, Change{Device: dk, Register: br.Key, Note: "register not in the new snapshot"})
+			continue
+		case br.Error != "" && nr.Error != "":
+			delete(newRegs, br.Key)
+			continue
+		case br.Error != "":
+			r.Errors = append(r.Errors, fmt.Sprintf("%s %s: unreadable in the baseline (%s)", dk, br.Key, br.Error))
+			delete(newRegs, br.Key)
+			continue
+		case nr.Error != "":
+			r.Errors = append(r.Errors, fmt.Sprintf("%s %s: unreadable now (%s)", dk, br.Key, nr.Error))
+			delete(newRegs, br.Key)
+			continue
+		}
+		r.diffRegister(dk, br, nr)
+		delete(newRegs, br.Key)
+	}
+	keys := make([]string, 0, len(newRegs))
+	for k := range newRegs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		r.Appeared = append(r.Appeared, Change{Device: dk, Register: k, Note: "register not in the baseline"})
+	}
+}
+
+func (r *Report) diffRegister(dk string, b, n *Register) {
+	nf := map[string]*Field{}
+	for i := range n.Fields {
+		nf[n.Fields[i].Path] = &n.Fields[i]
+	}
+	var lostOld []*Field
+	for i := range b.Fields {
+		bf := &b.Fields[i]
+		if f := nf[bf.Path]; f != nil {
+			r.compare(dk, b, n, bf, f, "")
+			delete(nf, bf.Path)
+			continue
+		}
+		lostOld = append(lostOld, bf)
+	}
+	// Renamed across revisions: same position and width.
+	for _, bf := range lostOld {
+		var match *Field
+		for _, f := range nf {
+			if f.Bit == bf.Bit && f.Width == bf.Width {
+				match = f
+				break
+			}
+		}
+		if match != nil {
+			r.compare(dk, b, n, bf, match, bf.Path)
+			delete(nf, match.Path)
+			continue
+		}
+		r.Disappeared = append(r.Disappeared, Change{Device: dk, Register: b.Key, Path: bf.Path, Class: bf.Class, Old: bf.Value.String()})
+	}
+	paths := make([]string, 0, len(nf))
+	for p := range nf {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		f := nf[p]
+		r.Appeared = append(r.Appeared, Change{Device: dk, Register: n.Key, Path: p, Class: f.Class, New: f.Value.String()})
+	}
+}
+
+func (r *Report) compare(dk string, br, nr *Register, b, n *Field, oldPath string) {
+	class := b.Class
+	if n.Class != Static && class == Static {
+		class = n.Class // learned or newer rules say it moves
+	}
+	if b.Value.Equal(n.Value) || n.Half {
+		return
+	}
+	c := Change{Device: dk, Register: nr.Key, Path: n.Path, OldPath: oldPath, Class: class, Old: shown(b), New: shown(n)}
+	if b.Value.IsNum && n.Value.IsNum {
+		d := float64(n.Value.N) - float64(b.Value.N)
+		c.Delta = &d
+	}
+	switch class {
+	case Static:
+		r.Static = append(r.Static, c)
+	case Counter:
+		if c.Delta != nil {
+			if *c.Delta < 0 {
+				c.Note = "went down: the counter was cleared or wrapped"
+			} else if dt := lastTime(nr).Sub(lastTime(br)).Seconds(); dt > 0 {
+				rate := *c.Delta / dt
+				c.Rate = &rate
+			}
+		}
+		r.Counters = append(r.Counters, c)
+	default:
+		r.Dynamic = append(r.Dynamic, c)
+	}
+}
+
+func shown(f *Field) string {
+	if f.Text != "" {
+		return f.Text
+	}
+	return f.Value.String()
+}
+
+func lastTime(r *Register) time.Time {
+	if len(r.Times) == 0 {
+		return time.Time{}
+	}
+	return r.Times[len(r.Times)-1]
+}
+
+// stale flags values that should move but did not across the samples of
+// one snapshot.
+func (r *Report) stale(d *Device, rules Rules) {
+	for _, reg := range d.Registers {
+		if len(reg.Times) < 3 {
+			continue
+		}
+		span := reg.Times[len(reg.Times)-1].Sub(reg.Times[0])
+		for _, f := range reg.Fields {
+			if !f.ExpectMotion || len(f.Values) < 3 {
+				continue
+			}
+			rule, _ := rules.Lookup(reg.Register, f.Path)
+			if span < rule.MinSpan {
+				continue
+			}
+			same := true
+			for _, v := range f.Values[1:] {
+				if !v.Equal(f.Values[0]) {
+					same = false
+					break
+				}
+			}
+			if same {
+				r.Stale = append(r.Stale, Change{Device: devKey(d), Register: reg.Key, Path: f.Path, Class: f.Class, New: shown(&f),
+					Note: fmt.Sprintf("unchanged over %d samples in %s; a working device moves it: the reading may be frozen", len(f.Values), span.Round(time.Second))})
+			}
+		}
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// WriteText writes the report for people: problems first.
+func (r *Report) WriteText(w io.Writer, limit int) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	p("baseline %s (%s, %s) → %s (%s, %s)\n", r.Base.Created.Format(time.RFC3339), r.Base.Host, r.Base.PRMRevision,
+		r.New.Created.Format(time.RFC3339), r.New.Host, r.New.PRMRevision)
+	for _, n := range r.Notes {
+		p("note: %s\n", n)
+	}
+	section := func(title string, cs []Change, line func(Change) string) {
+		if len(cs) == 0 {
+			return
+		}
+		p("\n%s (%d):\n", title, len(cs))
+		for i, c := range cs {
+			if limit > 0 && i == limit {
+				p("  ... and %d more (-o json lists them all)\n", len(cs)-limit)
+				break
+			}
+			p("  %s\n", line(c))
+		}
+	}
+	where := func(c Change) string {
+		s := c.Device + " " + c.Register
+		if c.Path != "" {
+			s += " " + c.Path
+		}
+		if c.OldPath != "" {
+			s += " (was " + c.OldPath + ")"
+		}
+		return s
+	}
+	section("STATIC values changed — these should not", r.Static, func(c Change) string {
+		return fmt.Sprintf("%s: %s → %s", where(c), c.Old, c.New)
+	})
+	section("STALE values — expected to move, did not", r.Stale, func(c Change) string {
+		return fmt.Sprintf("%s = %s: %s", where(c), c.New, c.Note)
+	})
+	section("counters", r.Counters, func(c Change) string {
+		s := fmt.Sprintf("%s: %s → %s", where(c), c.Old, c.New)
+		if c.Rate != nil {
+			s += fmt.Sprintf(" (%+.0f, %.3g/s)", *c.Delta, *c.Rate)
+		}
+		if c.Note != "" {
+			s += " — " + c.Note
+		}
+		return s
+	})
+	section("dynamic values", r.Dynamic, func(c Change) string {
+		s := fmt.Sprintf("%s: %s → %s", where(c), c.Old, c.New)
+		if c.Delta != nil {
+			s += fmt.Sprintf(" (%+g)", *c.Delta)
+		}
+		return s
+	})
+	section("appeared", r.Appeared, func(c Change) string { return where(c) + " " + c.New + " " + c.Note })
+	section("disappeared", r.Disappeared, func(c Change) string { return where(c) + " " + c.Old + " " + c.Note })
+	section("errors", toChanges(r.Errors), func(c Change) string { return c.Note })
+	if !r.Problems() {
+		p("\nno static changes")
+		if len(r.Dynamic)+len(r.Counters) > 0 {
+			p("; %d dynamic values and %d counters moved, as they may", len(r.Dynamic), len(r.Counters))
+		}
+		p("\n")
+	}
+	return bw.Flush()
+}
+
+func toChanges(ss []string) []Change {
+	var out []Change
+	for _, s := range ss {
+		out = append(out, Change{Note: strings.TrimSpace(s)})
+	}
+	return out
+}

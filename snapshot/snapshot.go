@@ -1,0 +1,464 @@
+package snapshot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/prm"
+)
+
+// Format and Version identify a snapshot file.
+const (
+	Format  = "cxray-snapshot"
+	Version = 1
+)
+
+// File is a snapshot: one or more devices read with one profile.
+type File struct {
+	Format  string    `json:"format"`
+	Version int       `json:"version"`
+	Created time.Time `json:"created"`
+	Host    string    `json:"host"`
+	Tool    string    `json:"cxray_version"`
+	// PRMRevision and PRMSource say which register database decoded it.
+	PRMRevision string   `json:"prm_revision"`
+	PRMSource   string   `json:"prm_source"`
+	Profile     Profile  `json:"profile"`
+	Samples     int      `json:"samples"`
+	Interval    Duration `json:"interval,omitempty"`
+	Devices     []Device `json:"devices"`
+}
+
+// Device is one adapter function in a snapshot.
+type Device struct {
+	Name     string       `json:"device"`
+	BDF      string       `json:"bdf"`
+	Backend  string       `json:"backend"`
+	Identity dev.Identity `json:"identity"`
+	Driver   string       `json:"driver,omitempty"`
+	// Registers in profile order; failures are recorded, not fatal.
+	Registers []Register `json:"registers"`
+	Error     string     `json:"error,omitempty"`
+}
+
+// Register is one instance of a register.
+type Register struct {
+	Register string            `json:"register"`
+	ID       uint32            `json:"id"`
+	Key      string            `json:"key"` // PAOS[local_port=1]
+	Index    map[string]string `json:"index,omitempty"`
+	Times    []time.Time       `json:"times,omitempty"` // one per sample
+	Error    string            `json:"error,omitempty"`
+	Fields   []Field           `json:"fields,omitempty"`
+}
+
+// Field is one decoded field.
+type Field struct {
+	Path  string `json:"path"`
+	Bit   int    `json:"bit"`
+	Width int    `json:"width"`
+	Class string `json:"class"`
+	// Learned says the class came from watching the value move.
+	Learned      bool `json:"learned,omitempty"`
+	ExpectMotion bool `json:"expect_motion,omitempty"`
+	// Half marks one half of a value also recorded joined (x_high of x);
+	// diffs report the joined value only.
+	Half bool `json:"half,omitempty"`
+	// Value is the last sample; Values every sample when there were several.
+	Value  Val   `json:"value"`
+	Values []Val `json:"values,omitempty"`
+	// Text is the value as people read it (enum name, text, MAC).
+	Text string `json:"text,omitempty"`
+}
+
+// Val is a field value: a number, or text/hex for fields that are not.
+// Numbers above 2^53 are written as strings of digits, so JSON tools that
+// use doubles do not lose them.
+type Val struct {
+	N     uint64
+	S     string
+	IsNum bool
+}
+
+// Num makes a number value.
+func Num(n uint64) Val { return Val{N: n, IsNum: true} }
+
+// Str makes a text value.
+func Str(s string) Val { return Val{S: s} }
+
+func (v Val) String() string {
+	if v.IsNum {
+		return strconv.FormatUint(v.N, 10)
+	}
+	return v.S
+}
+
+// Equal compares two values.
+func (v Val) Equal(o Val) bool { return v.IsNum == o.IsNum && v.N == o.N && v.S == o.S }
+
+// MarshalJSON writes a number, a string of digits above 2^53, or text
+// prefixed by "s:" so the two kinds stay apart.
+func (v Val) MarshalJSON() ([]byte, error) {
+	if v.IsNum {
+		if v.N < 1<<53 {
+			return []byte(strconv.FormatUint(v.N, 10)), nil
+		}
+		return json.Marshal(strconv.FormatUint(v.N, 10))
+	}
+	return json.Marshal("s:" + v.S)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (v *Val) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] != '"' {
+		n, err := strconv.ParseUint(string(b), 10, 64)
+		if err != nil {
+			return fmt.Errorf("snapshot value %s: %v", b, err)
+		}
+		*v = Num(n)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	if t, ok := strings.CutPrefix(s, "s:"); ok {
+		*v = Str(t)
+		return nil
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("snapshot value %q: neither a number nor s:text", s)
+	}
+	*v = Num(n)
+	return nil
+}
+
+// Duration marshals as "10s".
+type Duration time.Duration
+
+// MarshalJSON writes the duration as text.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads "10s".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	x, err := time.ParseDuration(s)
+	*d = Duration(x)
+	return err
+}
+
+// Options tune Take.
+type Options struct {
+	Samples  int           // readings per register (1 when 0)
+	Interval time.Duration // between samples
+	Rules    Rules         // nil: DefaultRules
+	// Sleep waits between samples; nil sleeps on the wall clock. The
+	// emulator with a manual clock passes one that advances it instead.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Progress, when set, is called after each register instance.
+	Progress func(done, total int)
+	// Now is the clock for sample times; nil: time.Now.
+	Now func() time.Time
+}
+
+// instance is one register instance to read.
+type instance struct {
+	reg   string
+	index []prm.Assignment
+	key   string
+}
+
+// expand lists a profile's register instances for a device with n ports.
+func expand(p *Profile, ports int) []instance {
+	if ports <= 0 {
+		ports = 1
+	}
+	var out []instance
+	for _, r := range p.Registers {
+		base := make([]prm.Assignment, 0, len(r.Index)+1)
+		keys := make([]string, 0, len(r.Index))
+		for k := range r.Index {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			base = append(base, prm.Assignment{Path: k, Value: r.Index[k]})
+		}
+		add := func(extra ...prm.Assignment) {
+			idx := append(append([]prm.Assignment{}, base...), extra...)
+			parts := make([]string, len(idx))
+			for i, a := range idx {
+				parts[i] = a.Path + "=" + a.Value
+			}
+			key := r.Register
+			if len(parts) > 0 {
+				key += "[" + strings.Join(parts, ",") + "]"
+			}
+			out = append(out, instance{reg: r.Register, index: idx, key: key})
+		}
+		switch r.Per {
+		case "port":
+			for p := 1; p <= ports; p++ {
+				add(prm.Assignment{Path: "local_port", Value: strconv.Itoa(p)})
+			}
+		case "module":
+			for m := 0; m < ports; m++ {
+				add(prm.Assignment{Path: "module", Value: strconv.Itoa(m)})
+			}
+		case "sensor":
+			add(prm.Assignment{Path: "sensor_index", Value: "0"})
+			for m := 0; m < ports; m++ {
+				add(prm.Assignment{Path: "sensor_index", Value: strconv.Itoa(64 + m)})
+			}
+		default:
+			add()
+		}
+	}
+	return out
+}
+
+// Take reads the profile's registers from d. Registers that fail are
+// recorded with their error; only a device that cannot be identified fails.
+func Take(ctx context.Context, d *dev.Device, p *Profile, o Options) (*Device, error) {
+	if o.Samples <= 0 {
+		o.Samples = 1
+	}
+	if o.Rules == nil {
+		o.Rules = DefaultRules()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	out := &Device{Name: d.Name, BDF: d.BDF, Backend: d.Backend}
+	id, err := d.Identity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out.Identity = id
+	out.Driver = driverVersion(d.BDF)
+	insts := expand(p, id.Ports)
+	regs := make([]Register, len(insts))
+	for s := 0; s < o.Samples; s++ {
+		if s > 0 {
+			if err := o.Sleep(ctx, o.Interval); err != nil {
+				return nil, err
+			}
+		}
+		for i, in := range insts {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			sample(ctx, d, in, &regs[i], o, s)
+			if o.Progress != nil {
+				o.Progress(s*len(insts)+i+1, o.Samples*len(insts))
+			}
+		}
+	}
+	for i := range regs {
+		finish(&regs[i], o)
+	}
+	out.Registers = regs
+	return out, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// sample reads one instance and appends its values.
+func sample(ctx context.Context, d *dev.Device, in instance, r *Register, o Options, n int) {
+	r.Register, r.Key = in.reg, in.key
+	if len(in.index) > 0 && r.Index == nil {
+		r.Index = map[string]string{}
+		for _, a := range in.index {
+			r.Index[a.Path] = a.Value
+		}
+	}
+	rd, err := d.Get(ctx, in.reg, in.index, nil, 0)
+	if err != nil {
+		if r.Error == "" {
+			r.Error = err.Error()
+		}
+		return
+	}
+	r.ID = rd.Register.ID
+	r.Times = append(r.Times, o.Now().UTC())
+	byPath := map[string]int{}
+	for i, f := range r.Fields {
+		byPath[f.Path] = i
+	}
+	rows := rd.Decoded.Rows()
+	halves := map[*prm.Step]bool{}
+	for _, row := range rows {
+		if s := row.Value.Step(); s.Kind == prm.KindJoined {
+			halves[s.Parts[0]], halves[s.Parts[1]] = true, true
+		}
+	}
+	for _, row := range rows {
+		v := row.Value
+		acc := v.Step().Access
+		if acc == prm.AccessWO || acc == prm.AccessOP {
+			continue // they hold no state
+		}
+		var val Val
+		switch v.Kind() {
+		case prm.KindUint:
+			val = Num(v.Uint())
+		case prm.KindJoined:
+			if v.IsText() {
+				val = Str(v.TextString())
+			} else {
+				val = Num(v.Uint())
+			}
+		case prm.KindArray:
+			val = Str(v.TextString())
+		default:
+			val = Str(fmt.Sprintf("%x", v.Raw()))
+		}
+		i, ok := byPath[row.Path]
+		if !ok {
+			f := Field{Path: row.Path, Bit: v.Bit(), Width: v.Step().Width, Class: classify(o.Rules, in.reg, row.Path, acc), Half: halves[v.Step()]}
+			if rule, ok := o.Rules.Lookup(in.reg, row.Path); ok {
+				f.ExpectMotion = rule.ExpectMotion
+			}
+			r.Fields = append(r.Fields, f)
+			i = len(r.Fields) - 1
+			byPath[row.Path] = i
+		}
+		f := &r.Fields[i]
+		f.Values = append(f.Values, val)
+		f.Value, f.Text = val, row.Text
+	}
+}
+
+func classify(rs Rules, reg, path string, acc prm.Access) string {
+	if acc == prm.AccessIndex {
+		return Static
+	}
+	if r, ok := rs.Lookup(reg, path); ok {
+		return r.Class
+	}
+	return Static
+}
+
+// finish learns classes from the samples and drops single-sample lists.
+func finish(r *Register, o Options) {
+	for i := range r.Fields {
+		f := &r.Fields[i]
+		moved := false
+		for _, v := range f.Values[1:] {
+			if !v.Equal(f.Values[0]) {
+				moved = true
+				break
+			}
+		}
+		if moved && f.Class == Static {
+			f.Class, f.Learned = Dynamic, true
+		}
+		if len(f.Values) <= 1 {
+			f.Values = nil
+		}
+	}
+}
+
+// driverVersion reads the bound driver's module version from sysfs.
+func driverVersion(bdf string) string {
+	if bdf == "" {
+		return ""
+	}
+	link, err := os.Readlink(filepath.Join("/sys/bus/pci/devices", bdf, "driver"))
+	if err != nil {
+		return ""
+	}
+	name := filepath.Base(link)
+	b, err := os.ReadFile(filepath.Join("/sys/module", name, "version"))
+	if err != nil {
+		return name
+	}
+	return name + " " + strings.TrimSpace(string(b))
+}
+
+// Write writes the file atomically: a temporary file in the same directory,
+// fsync, rename. A crash leaves the old file or the new one, never half.
+func Write(path string, f *File) error {
+	b, err := json.MarshalIndent(f, "", " ")
+	if err != nil {
+		return err
+	}
+	return WriteAtomic(path, append(b, '\n'))
+}
+
+// WriteAtomic writes data to path through a temporary file and a rename.
+func WriteAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	name := tmp.Name()
+	defer os.Remove(name)
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Read reads and checks a snapshot file.
+func Read(path string) (*File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f File
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: not a cxray snapshot (%v)", path, err)
+	}
+	if f.Format != Format {
+		return nil, fmt.Errorf("%s: not a cxray snapshot (format %q)", path, f.Format)
+	}
+	if f.Version > Version {
+		return nil, fmt.Errorf("%s: snapshot version %d is newer than this cxray reads (%d); update cxray", path, f.Version, Version)
+	}
+	if len(f.Devices) == 0 {
+		return nil, errors.New(path + ": the snapshot has no devices")
+	}
+	return &f, nil
+}
