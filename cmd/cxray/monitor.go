@@ -1,0 +1,304 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/monitor"
+)
+
+// extraCollectors are collectors other packages add (module readings).
+var extraCollectors = map[string]monitor.Collector{}
+
+func (a *app) monitorCmd() *cobra.Command {
+	var df deviceFlags
+	var all bool
+	var interval time.Duration
+	var what, alerts []string
+	var format, out string
+	var count, frozenAfter int
+	var maxSize int64
+	c := &cobra.Command{
+		Use:   "monitor [-d DEV|--all] [-i 10s] [--what temp,counters,REG...] [--format table|jsonl|csv] [--out FILE]",
+		Short: "Sample temperatures, counters and registers on an interval, with alerts",
+		Long: `Sample on an interval and write every reading in units (°C, counts, the units
+of known register fields): a live table on a terminal, JSON lines (-o json or
+--format jsonl) or CSV. --out appends to a file safely (one write per line, a
+torn last line is cut on restart, rotated at --max-size). Alerts are simple
+expressions printed and recorded in the stream:
+  temp.asic_c > 70     port1.ppcnt.symbol_errors > 0     rate(ppcnt.symbol_errors) > 0
+(a key matches exactly or as a suffix; * is a wildcard; rate() per second,
+delta() per sample). A moving value (temperatures) unchanged for
+--frozen-after samples is reported as frozen. A device that stops answering is
+reported and retried; the others go on. Ctrl-C stops cleanly. Exit 1 when an
+alert fired or a reading froze.
+
+--what: temp (ASIC and module sensors), counters (PPCNT IEEE 802.3, RFC 2863,
+physical layer, per port), module (optics, when available), or register names
+with fixed indexes: PDDR[page_select=0,local_port=1].`,
+		Example: `  cxray monitor -d 0000:03:00.0 -i 60s --format jsonl --out temps.jsonl
+  cxray monitor -d emu --what temp,counters --alert 'temp.asic_c > 70' --count 10`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if a.json() {
+				format = "jsonl"
+			}
+			switch format {
+			case "table", "jsonl", "csv":
+			default:
+				return usageErr("--format %s: use table, jsonl or csv", format)
+			}
+			if interval <= 0 {
+				return usageErr("-i %s: give a positive interval", interval)
+			}
+			cols, err := monitor.Collectors(splitList(what), extraCollectors)
+			if err != nil {
+				return usageWrap(err)
+			}
+			var as []*monitor.Alert
+			for _, s := range alerts {
+				al, err := monitor.ParseAlert(s)
+				if err != nil {
+					return usageWrap(err)
+				}
+				as = append(as, al)
+			}
+			db, err := a.db()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			octx, cancel := context.WithTimeout(ctx, df.timeout)
+			targets, err := a.openTargets(octx, df.name, all, db)
+			cancel()
+			if err != nil {
+				return err
+			}
+			defer closeAll(targets)
+			emu := targets[0].emu
+			if emu != nil && emu.Manual != nil && count == 0 {
+				return usageErr("the scenario's clock is manual, so samples are instant: give --count N (each sample advances the emulated clock by -i)")
+			}
+			m := &monitor.Monitor{Collectors: cols, Alerts: as, FrozenAfter: frozenAfter, Now: nowOf(emu)}
+			var ts []*monitor.Target
+			for _, o := range targets {
+				ports := 1
+				ictx, cancel := context.WithTimeout(ctx, df.timeout)
+				if id, err := o.dev.Identity(ictx); err == nil && id.Ports > 0 {
+					ports = id.Ports
+				}
+				cancel()
+				name := o.dev.BDF
+				if name == "" {
+					name = o.name.Given
+				}
+				ts = append(ts, &monitor.Target{Name: name, Device: o.dev, Ports: ports})
+			}
+			w, closeW, err := a.sampleWriter(format, out, maxSize)
+			if err != nil {
+				return err
+			}
+			defer closeW()
+			wait := sleeper(emu)
+			if wait == nil {
+				wait = sleepCtx
+			}
+			problems := false
+			for i := 0; count == 0 || i < count; i++ {
+				if i > 0 {
+					if err := wait(ctx, interval); err != nil {
+						break
+					}
+				}
+				if ctx.Err() != nil {
+					break
+				}
+				sctx, cancel := context.WithTimeout(ctx, df.timeout)
+				samples := m.Sample(sctx, ts)
+				cancel()
+				for _, s := range samples {
+					if len(s.Alerts)+len(s.Frozen) > 0 {
+						problems = true
+					}
+				}
+				if err := w(samples); err != nil {
+					return deviceErr(err)
+				}
+			}
+			if problems {
+				return errProblem
+			}
+			return nil
+		},
+	}
+	df.add(c)
+	c.Flags().BoolVar(&all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
+	c.Flags().DurationVarP(&interval, "interval", "i", 10*time.Second, "time between samples")
+	c.Flags().StringSliceVar(&what, "what", []string{"temp", "counters"}, "what to sample: temp, counters, module, REG or REG[k=v,...]")
+	c.Flags().StringVar(&format, "format", "table", "table, jsonl or csv")
+	c.Flags().StringVar(&out, "out", "", "append to FILE instead of standard output")
+	c.Flags().Int64Var(&maxSize, "max-size", 64<<20, "rotate --out at this many bytes (0: never)")
+	c.Flags().StringArrayVar(&alerts, "alert", nil, "alert expression (repeat)")
+	c.Flags().IntVar(&count, "count", 0, "stop after N samples (0: until Ctrl-C)")
+	c.Flags().IntVar(&frozenAfter, "frozen-after", 5, "samples a moving value may stay the same before it is reported frozen")
+	return c
+}
+
+func splitList(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		for _, p := range strings.Split(x, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// sampleWriter returns a function that writes a batch of samples in the
+// chosen format, to --out or standard output.
+func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sample) error, func(), error) {
+	var sink func(line []byte) error
+	closeFn := func() {}
+	if out != "" {
+		lf, err := monitor.OpenLog(out, maxSize, 3)
+		if err != nil {
+			return nil, nil, usageWrap(err)
+		}
+		sink = func(line []byte) error {
+			if err := lf.WriteLine(line); err != nil {
+				return err
+			}
+			return lf.Sync()
+		}
+		closeFn = func() { lf.Close() }
+	} else {
+		sink = func(line []byte) error {
+			_, err := a.stdout.Write(append(line, '\n'))
+			return err
+		}
+	}
+	switch format {
+	case "jsonl":
+		return func(ss []monitor.Sample) error {
+			for _, s := range ss {
+				b, err := json.Marshal(s)
+				if err != nil {
+					return err
+				}
+				if err := sink(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, closeFn, nil
+	case "csv":
+		var cols []string
+		return func(ss []monitor.Sample) error {
+			for _, s := range ss {
+				if cols == nil {
+					for k := range s.Values {
+						cols = append(cols, k)
+					}
+					sort.Strings(cols)
+					if err := sink(csvLine(append([]string{"time", "device", "alerts", "frozen", "errors"}, cols...))); err != nil {
+						return err
+					}
+				}
+				row := []string{s.Time.Format(time.RFC3339Nano), s.Device, strings.Join(s.Alerts, "; "), strings.Join(s.Frozen, "; "), strings.Join(s.Errors, "; ")}
+				for _, c := range cols {
+					if v, ok := s.Values[c]; ok {
+						row = append(row, strconv.FormatFloat(v, 'f', -1, 64))
+					} else {
+						row = append(row, "")
+					}
+				}
+				if err := sink(csvLine(row)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, closeFn, nil
+	}
+	// table
+	live := false
+	if f, ok := a.stdout.(*os.File); ok && out == "" && isTerminal(f) {
+		live = true
+	}
+	prev := map[string]monitor.Sample{}
+	return func(ss []monitor.Sample) error {
+		var b strings.Builder
+		if live {
+			b.WriteString("\033[H\033[2J")
+		}
+		for _, s := range ss {
+			fmt.Fprintf(&b, "%s  %s\n", s.Time.Format(time.RFC3339), s.Device)
+			writeSampleTable(&b, s, prev[s.Device])
+			prev[s.Device] = s
+		}
+		if out != "" {
+			return sink([]byte(strings.TrimRight(b.String(), "\n")))
+		}
+		_, err := io.WriteString(a.stdout, b.String())
+		return err
+	}, closeFn, nil
+}
+
+func csvLine(fields []string) []byte {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.Write(fields)
+	w.Flush()
+	return []byte(strings.TrimRight(b.String(), "\n"))
+}
+
+func writeSampleTable(w io.Writer, s, prev monitor.Sample) {
+	keys := make([]string, 0, len(s.Values))
+	for k := range s.Values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	dt := s.Time.Sub(prev.Time).Seconds()
+	for _, k := range keys {
+		v := s.Values[k]
+		line := fmt.Sprintf("  %-60s %16s", k, strconv.FormatFloat(v, 'f', -1, 64))
+		if p, ok := prev.Values[k]; ok && dt > 0 && strings.Contains(k, ".ppcnt.") {
+			line += fmt.Sprintf("  %12.4g/s", (v-p)/dt)
+		}
+		fmt.Fprintln(w, line)
+	}
+	for _, x := range s.Alerts {
+		fmt.Fprintf(w, "  ALERT %s\n", x)
+	}
+	for _, x := range s.Frozen {
+		fmt.Fprintf(w, "  FROZEN %s\n", x)
+	}
+	for _, x := range s.Errors {
+		fmt.Fprintf(w, "  error: %s\n", x)
+	}
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestMonitorJSONAndAlerts(t *testing.T) {
+	sc := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "")
+	out, errs, code := cli(t, "", "--adb", "builtin", "monitor", "-d", "emu:"+sc, "-i", "1m", "--count", "3", "--what", "temp,counters", "--alert", "temp.asic_c > 1", "--alert", "rate(a_frames_transmitted_ok) > 0", "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit %d (want 1: alerts fired): %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	var last struct {
+		Time   time.Time          `json:"time"`
+		Values map[string]float64 `json:"values"`
+		Alerts []string           `json:"alerts"`
+	}
+	mustJSON(t, lines[2], &last)
+	if last.Time != time.Date(2024, 5, 1, 8, 2, 0, 0, time.UTC) {
+		t.Errorf("samples should be 1m apart on the emulated clock: %v", last.Time)
+	}
+	if last.Values["temp.asic_c"] < 20 || last.Values["port1.ppcnt.a_frames_transmitted_ok"] == 0 {
+		t.Errorf("values %v", last.Values)
+	}
+	joined := strings.Join(last.Alerts, "\n")
+	if !strings.Contains(joined, "temp.asic_c") || !strings.Contains(joined, "rate(port1.ppcnt.a_frames_transmitted_ok)") {
+		t.Errorf("alerts %v", last.Alerts)
+	}
+	_, errs, code = cli(t, "", "monitor", "-d", "emu:"+sc, "--what", "temp")
+	if code != 2 || !strings.Contains(errs, "--count") {
+		t.Errorf("manual clock without --count: %d %s", code, errs)
+	}
+	_, errs, code = cli(t, "", "monitor", "-d", "emu", "--alert", "temp >> 3", "--count", "1")
+	if code != 2 || !strings.Contains(errs, "KEY OP NUMBER") {
+		t.Errorf("bad alert: %d %s", code, errs)
+	}
+}
+
+// A monitor killed mid-run leaves a file of whole JSON lines, and a new
+// monitor appends to it.
+func TestMonitorKilled(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "cxray")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	file := filepath.Join(t.TempDir(), "m.jsonl")
+	for round := 0; round < 2; round++ {
+		cmd := exec.Command(bin, "--adb", "builtin", "monitor", "-d", "emu", "-i", "5ms", "--what", "temp,counters", "--format", "jsonl", "--out", file)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if st, err := os.Stat(file); err == nil && st.Size() > int64(20000*(round+1)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatal("the monitor wrote too little")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	n := 0
+	for sc.Scan() {
+		var v map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("line %d is not whole JSON: %v: %.80q", n+1, err, sc.Text())
+		}
+		n++
+	}
+	if n < 4 {
+		t.Errorf("only %d lines", n)
+	}
+}
