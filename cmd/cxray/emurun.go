@@ -47,19 +47,9 @@ Needs root (mount namespaces) and /dev/fuse.`,
   cxray emu run -- sh -c 'cxray reg set PAOS admin_status=up_once ase=1 -d 03:00.0 --yes; mstreg -d 03:00.0 --reg_name PAOS --get --indexes local_port=1,lp_msb=0,swid=0'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if scenarioFile != "" && profile != "" {
-				return usageErr("give --scenario or --profile, not both")
-			}
-			name := "emu"
-			switch {
-			case scenarioFile != "":
-				name = "emu:" + scenarioFile
-			case profile != "":
-				name = "emu:" + profile
-			}
-			// Fail early, with the scenario's own message, on a bad name.
-			if _, err := scenario.ResolveScenario(name); err != nil {
-				return usageWrap(err)
+			name, err := emuName(scenarioFile, profile)
+			if err != nil {
+				return err
 			}
 			return a.runInNamespace(runPayload{Name: name}, args)
 		},
@@ -67,6 +57,25 @@ Needs root (mount namespaces) and /dev/fuse.`,
 	c.Flags().StringVar(&scenarioFile, "scenario", "", "scenario file (YAML) describing the emulated adapters")
 	c.Flags().StringVar(&profile, "profile", "", "one adapter of this profile ("+strings.Join(scenario.Profiles(), ", ")+")")
 	return c
+}
+
+// emuName turns --scenario/--profile into an emulator name, checking it
+// early so a bad name gets the scenario's own message.
+func emuName(scenarioFile, profile string) (string, error) {
+	if scenarioFile != "" && profile != "" {
+		return "", usageErr("give --scenario or --profile, not both")
+	}
+	name := "emu"
+	switch {
+	case scenarioFile != "":
+		name = "emu:" + scenarioFile
+	case profile != "":
+		name = "emu:" + profile
+	}
+	if _, err := scenario.ResolveScenario(name); err != nil {
+		return "", usageWrap(err)
+	}
+	return name, nil
 }
 
 // runInNamespace runs argv with the emulated devices of p as its sysfs and

@@ -28,15 +28,9 @@ prints. Needs root and /dev/fuse.`,
   cxray emu serve --profile cx6dx-2p100g --socket /tmp/emu.sock -- sleep 3600`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if scenarioFile != "" && profile != "" {
-				return usageErr("give --scenario or --profile, not both")
-			}
-			name := "emu"
-			switch {
-			case scenarioFile != "":
-				name = "emu:" + scenarioFile
-			case profile != "":
-				name = "emu:" + profile
+			name, err := emuName(scenarioFile, profile)
+			if err != nil {
+				return err
 			}
 			if len(args) == 0 {
 				if f, ok := a.stdin.(*os.File); ok && isTerminal(f) {
