@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/cxray/cxray/access/icmd"
 )
@@ -71,20 +72,51 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 		return nil, err
 	}
 	frame := EncodeRequest(r.Method, r.ID, r.Data)
-	reply, err := c.ic.Send(ctx, icmd.OpAccessReg, frame[:HeaderSize+w], HeaderSize+rd)
-	if err != nil {
-		return nil, fmt.Errorf("regaccess: %s register 0x%04x: %w", r.Method, r.ID, err)
-	}
-	payload, status, err := ParseReply(reply, r.ID, rd)
-	if err != nil {
-		return nil, err
-	}
-	if status != StatusOK {
-		return nil, &StatusError{Status: status, RegisterID: r.ID, Method: r.Method}
+	var payload []byte
+	// A busy firmware (status 1) is asked again a few times, a little
+	// later each time; the request is resent whole, so nothing is skipped.
+	for try := 0; ; try++ {
+		reply, err := c.ic.Send(ctx, icmd.OpAccessReg, frame[:HeaderSize+w], HeaderSize+rd)
+		if err != nil {
+			return nil, fmt.Errorf("regaccess: %s register 0x%04x: %w", r.Method, r.ID, err)
+		}
+		p, status, err := ParseReply(reply, r.ID, rd)
+		if err != nil {
+			return nil, err
+		}
+		if status == StatusBusy && try < busyRetries {
+			if err := sleepCtx(ctx, time.Duration(try+1)*busyBackoff); err != nil {
+				return nil, &StatusError{Status: status, RegisterID: r.ID, Method: r.Method}
+			}
+			continue
+		}
+		if status != StatusOK {
+			return nil, &StatusError{Status: status, RegisterID: r.ID, Method: r.Method}
+		}
+		payload = p
+		break
 	}
 	out := append([]byte(nil), r.Data...)
 	copy(out, payload)
 	return out, nil
+}
+
+// Busy retries: up to busyRetries more tries, waiting 1, 2, 3 ... times
+// busyBackoff in between.
+const (
+	busyRetries = 4
+	busyBackoff = 2 * time.Millisecond
+)
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // checkCaps runs ICMD_QUERY_CAP once per client (until it succeeds) and

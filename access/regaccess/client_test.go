@@ -351,3 +351,35 @@ func TestEveryFault(t *testing.T) {
 		})
 	}
 }
+
+// busyFW answers status 1 (busy) a number of times before passing on.
+type busyFW struct {
+	emu.Firmware
+	busy, calls int
+}
+
+func (b *busyFW) AccessRegister(id uint16, m emu.Method, data []byte) ([]byte, uint8) {
+	b.calls++
+	if b.busy > 0 {
+		b.busy--
+		return data, regaccess.StatusBusy
+	}
+	return b.Firmware.AccessRegister(id, m, data)
+}
+
+// A busy firmware is asked again, a bounded number of times.
+func TestBusyRetried(t *testing.T) {
+	clk := emu.NewManualClock(time.Unix(0, 0))
+	fw := &busyFW{Firmware: emu.NewMapFirmware(sizes), busy: 2}
+	d := emu.New(emu.Config{Firmware: fw, Clock: clk})
+	rc := open(t, d, clk, 0)
+	if _, err := rc.Access(ctxT(t), regaccess.Get, regPAOS, make([]byte, 0x10)); err != nil {
+		t.Fatalf("two busy answers then ok: %v", err)
+	}
+	fw.busy, fw.calls = 100, 0
+	_, err := rc.Access(ctxT(t), regaccess.Get, regPAOS, make([]byte, 0x10))
+	var se *regaccess.StatusError
+	if !errors.As(err, &se) || se.Status != regaccess.StatusBusy || fw.calls != 5 {
+		t.Errorf("always busy: %v after %d tries (want status 1 after 5)", err, fw.calls)
+	}
+}

@@ -64,7 +64,7 @@ func (a *app) openDevice(ctx context.Context, given string, db *prm.DB) (*opened
 	case devname.Emu:
 		return a.openEmu(ctx, n, db)
 	case devname.Kernel:
-		return nil, deviceErr(fmt.Errorf("device %s: the read-only kernel backend is not available in this build yet; use a PCI address (as root) or -d emu", given))
+		return a.openKernel(ctx, n, db)
 	}
 	if !dev.IsRoot() {
 		return nil, deviceErr(fmt.Errorf("device %s: direct access to %s needs root (it opens the PCI config space for writing); run with sudo, or use -d emu to try cxray on the emulator", given, n.BDF))

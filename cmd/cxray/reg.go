@@ -13,6 +13,7 @@ import (
 
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/hexdump"
+	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/units"
 )
@@ -451,6 +452,9 @@ it would send and writes nothing.`,
 				return err
 			}
 			defer o.Close()
+			if o.dev.Backend == "kernel" {
+				return deviceErr(&kernel.ReadOnlyError{BDF: o.dev.BDF})
+			}
 			wp, err := o.dev.PrepareSet(ctx, args[0], idx, fields)
 			if err != nil {
 				return classify(err)

@@ -122,7 +122,7 @@ func (a *app) gatherStatus(ctx context.Context, given string, db *prm.DB) ([]sta
 			}
 			return append(entries, a.pciStatus(ctx, f, db)), nil
 		}
-		return nil, deviceErr(fmt.Errorf("device %s: the kernel backend is not available in this build yet", given))
+		return a.kernelStatus(ctx, n)
 	}
 	fs, err := sys.List()
 	if err != nil {

@@ -136,6 +136,33 @@ func (f *Firmware) reading(s *sensor, now time.Time) (int64, bool) {
 	return raw(m), true
 }
 
+// ModuleTemperature is the temperature of module index in milli-°C at time
+// at, as its sensor (MTMP 64+index) follows it: the optics model reports the
+// same temperature in the module's EEPROM and in PDDR, so MTMP, the module's
+// diagnostics and mlxlink agree. ok is false for a cage without a module.
+// For handlers, which run with the firmware already locked.
+func (c *Call) ModuleTemperature(index int, at time.Time) (milliC int64, ok bool) {
+	return c.fw.moduleMilli(index, at)
+}
+
+// ModuleTemperature is Call.ModuleTemperature for callers outside a handler.
+func (f *Firmware) ModuleTemperature(index int, at time.Time) (milliC int64, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.moduleMilli(index, at)
+}
+
+func (f *Firmware) moduleMilli(index int, at time.Time) (int64, bool) {
+	s := f.sensors[moduleSensorBase+index]
+	if s == nil || s.module < 0 || !f.modules[s.module].status.Plugged {
+		return 0, false
+	}
+	if f.faults.FreezeTemperatures {
+		at = f.frozenAt
+	}
+	return s.milliAt(at.Sub(f.boot)), true
+}
+
 // sample updates the sensor's maximum with readings between its last sample
 // and now (at most maxSamples of them), so that a peak between two reads is
 // not lost. The result depends only on the times of the reads.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/fw"
+	"github.com/cxray/cxray/emu/nvstore"
+	emuoptics "github.com/cxray/cxray/emu/optics"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/builtin"
@@ -44,6 +46,9 @@ type Adapter struct {
 	Spec      *DeviceSpec
 	Firmware  *fw.Firmware
 	Functions []*Function
+	// Optics is the modules in the adapter's cages (switch their faults,
+	// plug and unplug them at run time).
+	Optics *emuoptics.Model
 }
 
 // Function is one PCI function: the config space a client opens.
@@ -119,8 +124,24 @@ func BuildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool) (*Adapte
 			return nil, fmt.Errorf("scenario: device %s: %w", d.Name, err)
 		}
 	}
+	oclk := clk
+	if oclk == nil {
+		oclk = clock.Real{}
+	}
+	opt, err := emuoptics.Install(f, oclk, d.Optics)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: device %s: %w", d.Name, err)
+	}
 	if err := f.SetFaults(d.FirmwareFaults); err != nil {
 		return nil, fmt.Errorf("scenario: device %s: %w", d.Name, err)
+	}
+	nvd, _ := nvstore.ProfileDefaults(d.Profile)
+	nvs, err := nvstore.Install(f, nvd.Merge(d.NV))
+	if err != nil {
+		return nil, fmt.Errorf("scenario: device %s: nv: %w", d.Name, err)
+	}
+	if err := nvs.SetFaults(d.NVFaults); err != nil {
+		return nil, fmt.Errorf("scenario: device %s: nv faults: %w", d.Name, err)
 	}
 	df := d.DeviceFaults
 	df.RegisterStatus = map[uint16]uint8{}
@@ -132,7 +153,7 @@ func BuildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool) (*Adapte
 		df.RegisterStatus[uint16(r.ID)] = st
 	}
 	id := identity(d)
-	a := &Adapter{Name: d.Name, Profile: d.Profile, Spec: d, Firmware: f}
+	a := &Adapter{Name: d.Name, Profile: d.Profile, Spec: d, Firmware: f, Optics: opt}
 	for i, fs := range d.Functions {
 		view, err := f.View(functionPorts(d, i))
 		if err != nil {

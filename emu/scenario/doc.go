@@ -59,7 +59,14 @@
 //	      - module: 0
 //	        plugged: false       # empty cage at power-on
 //	      - module: 1
+//	        type: qsfp28-100g-dac  # a module of the emu/optics catalog: qsfp28-100g-sr4,
+//	                             #   qsfp28-100g-dac, sfp28-25g-lr, qsfp112-400g-dr4,
+//	                             #   qsfp112-400g-sr4, osfp-400g-dr4, osfp-400g-sr4 or
+//	                             #   empty; sets media and protocols unless given
 //	        media: copper        # optical or copper
+//	        faults: [frozen_monitors]  # module faults: i2c_hang, no_ddm, frozen_monitors,
+//	                             #   stale_firmware_view, unsupported_identifier,
+//	                             #   checksum_error, firmware_unaware, low_rx_power
 //	        error: High_Temperature   # a PMAOS error_type name (plugged, unusable)
 //	        protocols: [CAUI-4]
 //	        temperature: {idle: 33, load: 6, wander: 1.5, warmup: 5m, period: 2m, high: 75, low: 70}
@@ -67,6 +74,15 @@
 //	    roce:                    # ROCE_ACCL feature names (fields without _field_select)
 //	      supported: [roce_adp_retrans, roce_tx_window]
 //	      enabled: [roce_adp_retrans]
+//	    nv:                      # NV configuration (mlxconfig names) over the profile's
+//	      configured: {SRIOV_EN: True, NUM_OF_VFS: 8}   # Next Boot and Current
+//	      pending: {LOG_TX_PSN_WINDOW: 10}              # Next Boot only (set, not applied)
+//	      factory: {"nv_global_pci_cap.max_vfs_per_pf": 64}
+//	      unsupported: [nv_pf_pci_conf]                 # TLVs MNVQC says are not there
+//	      reject_writes: []      # NV faults: TLVs whose writes answer 0x20 ("*": all)
+//	      no_access: false       # every NV register answers status 4
+//	      erase_exceeded: false  # every NV write answers 0x21
+//	      erase_budget: 0        # writes left before 0x21 (0: no limit)
 //	    faults:
 //	      # device level, on every function (emu.Faults)
 //	      gateway_semaphore_held: false
@@ -86,6 +102,15 @@
 //
 // Statuses are numbers or names: busy, bad_param, reg_not_supported,
 // method_not_supported, resource_not_available, internal_error.
+//
+// # Modules
+//
+// Every cage holds a module of the emu/optics catalog: cx7-2p400g starts
+// with a QSFP112 400GBASE-DR4 in cage 0 and an SR4 in cage 1, cx6dx-2p100g
+// with QSFP28 passive copper cables. A module answers MCIA (its EEPROM
+// pages) and PDDR page 3 (the firmware's decoded view) from one model whose
+// diagnostics drift with the clock; its faults are listed under the cage
+// (faults:) and can be switched at run time through Adapter.Optics.
 //
 // # PCI functions and ports
 //

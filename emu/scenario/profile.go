@@ -22,6 +22,9 @@ type Profile struct {
 	// from Spec when a device is built, so the two always agree.
 	Identity emu.Identity
 	Spec     fw.Spec
+	// ModuleKinds are the emu/optics catalog modules in the cages at
+	// power-on (one per Spec.Modules entry).
+	ModuleKinds []string
 }
 
 // Protocol lists per port type (names from fw.EthProtocols).
@@ -76,6 +79,7 @@ func profiles() map[string]Profile {
 				RoCE:        fw.RoCESpec{Supported: roceAll, Enabled: []string{"roce_adp_retrans", "roce_tx_window", "roce_slow_restart"}},
 				Unsupported: unsupported,
 			},
+			ModuleKinds: []string{"qsfp112-400g-dr4", "qsfp112-400g-sr4"},
 		},
 		"cx6dx-2p100g": {
 			Name:     "cx6dx-2p100g",
@@ -97,6 +101,7 @@ func profiles() map[string]Profile {
 				},
 				Unsupported: unsupported,
 			},
+			ModuleKinds: []string{"qsfp28-100g-dac", "qsfp28-100g-dac"},
 		},
 	}
 }
@@ -121,5 +126,6 @@ func LookupProfile(name string) (Profile, error) {
 	p.Spec.Ports = slices.Clone(p.Spec.Ports)
 	p.Spec.Modules = slices.Clone(p.Spec.Modules)
 	p.Spec.Unsupported = slices.Clone(p.Spec.Unsupported)
+	p.ModuleKinds = slices.Clone(p.ModuleKinds)
 	return p, nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/fw"
+	"github.com/cxray/cxray/emu/nvstore"
+	emuoptics "github.com/cxray/cxray/emu/optics"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/builtin"
 )
@@ -59,12 +61,19 @@ type DeviceSpec struct {
 	// ModuleErrors are module errors present at power-on (module index ->
 	// PMAOS error_type name).
 	ModuleErrors map[int]string
+	// Optics says which catalog module each cage holds and its faults (one
+	// entry per Spec.Modules entry; see emu/optics).
+	Optics []emuoptics.Config
 	// DeviceFaults are the device-level faults of every function
 	// (RegisterStatus is filled from RegisterStatus when the device is built).
 	DeviceFaults emu.Faults
 	// RegisterStatus makes registers (by name) answer a status at the
 	// device level, before the firmware sees them.
 	RegisterStatus map[string]uint8
+	// NV is the NV configuration over the profile's defaults; NVFaults
+	// its faults.
+	NV       nvstore.Defaults
+	NVFaults nvstore.Faults
 	// FirmwareFaults are switched on at power-on.
 	FirmwareFaults fw.Faults
 	// Line is where the device is defined in the file (0 when built in).
@@ -199,6 +208,12 @@ func (p *parser) device(i int, n *yaml.Node) {
 	d := &DeviceSpec{Name: fmt.Sprintf("nic%d", i), Profile: prof.Name, Identity: prof.Identity, Spec: prof.Spec,
 		ModuleErrors: map[int]string{}, RegisterStatus: map[string]uint8{}, Line: n.Line}
 	d.Spec.Seed = p.sc.Seed*1000 + uint64(i)
+	d.Optics = make([]emuoptics.Config, len(d.Spec.Modules))
+	for j := range d.Optics {
+		if j < len(prof.ModuleKinds) {
+			d.Optics[j].Kind = prof.ModuleKinds[j]
+		}
+	}
 	var bdf string
 	var bdfNode, funcNode *yaml.Node
 	var mac, guid string
@@ -242,6 +257,7 @@ func (p *parser) device(i int, n *yaml.Node) {
 			}
 		},
 		"faults": func(v *yaml.Node) { p.faults(v, where+".faults", d) },
+		"nv":     func(v *yaml.Node) { p.nv(v, where+".nv", d) },
 	})
 	if macNode != nil && mac != "" {
 		v, err := parseHexID(mac, 6)
@@ -274,6 +290,48 @@ func (p *parser) device(i int, n *yaml.Node) {
 		}
 	}
 	p.sc.Devices = append(p.sc.Devices, d)
+}
+
+// nv reads the NV configuration the adapter powers on with: factory,
+// configured (Next Boot and Current) and pending (Next Boot only) values by
+// mlxconfig name, and unsupported TLVs.
+func (p *parser) nv(n *yaml.Node, where string, d *DeviceSpec) {
+	strMap := func(v *yaml.Node, what string, dst *map[string]string) {
+		if v.Kind != yaml.MappingNode {
+			p.fail(v, "%s must map parameter names to values, such as `SRIOV_EN: True`", what)
+			return
+		}
+		*dst = map[string]string{}
+		for j := 0; j+1 < len(v.Content) && j < 2*1024; j += 2 {
+			k, ok1 := p.scalar(v.Content[j], what)
+			val, ok2 := p.scalar(v.Content[j+1], what+"."+v.Content[j].Value)
+			if ok1 && ok2 {
+				(*dst)[k] = val
+			}
+		}
+	}
+	p.mapping(n, where, map[string]field{
+		"factory":    func(v *yaml.Node) { strMap(v, where+".factory", &d.NV.Factory) },
+		"configured": func(v *yaml.Node) { strMap(v, where+".configured", &d.NV.Configured) },
+		"pending":    func(v *yaml.Node) { strMap(v, where+".pending", &d.NV.Pending) },
+		"unsupported": func(v *yaml.Node) {
+			p.list(v, where+".unsupported", 1024, func(i int, e *yaml.Node) {
+				if s, ok := p.scalar(e, fmt.Sprintf("%s.unsupported[%d]", where, i)); ok {
+					d.NV.Unsupported = append(d.NV.Unsupported, s)
+				}
+			})
+		},
+		"no_access":      func(v *yaml.Node) { p.boolean(v, where+".no_access", &d.NVFaults.NoAccess) },
+		"erase_exceeded": func(v *yaml.Node) { p.boolean(v, where+".erase_exceeded", &d.NVFaults.EraseExceeded) },
+		"erase_budget":   func(v *yaml.Node) { p.intv(v, where+".erase_budget", 0, 1_000_000, &d.NVFaults.EraseBudget) },
+		"reject_writes": func(v *yaml.Node) {
+			p.list(v, where+".reject_writes", 1024, func(i int, e *yaml.Node) {
+				if s, ok := p.scalar(e, fmt.Sprintf("%s.reject_writes[%d]", where, i)); ok {
+					d.NVFaults.RejectWrites = append(d.NVFaults.RejectWrites, s)
+				}
+			})
+		},
+	})
 }
 
 func splitJoined(err error) []error {
@@ -455,9 +513,15 @@ func (p *parser) module(n *yaml.Node, where string, d *DeviceSpec) {
 	}
 	var errName string
 	var errNode *yaml.Node
+	// The optics keys: which catalog module the cage holds and its faults.
+	var kind string
+	var kindNode, mediaNode, pluggedNode, faultsNode *yaml.Node
+	var faults []string
+	protosGiven := false
 	p.mapping(n, where, map[string]field{
 		"module": func(*yaml.Node) {},
 		"plugged": func(v *yaml.Node) {
+			pluggedNode = v
 			plugged := !ms.Absent
 			p.boolean(v, where+".plugged", &plugged)
 			ms.Absent = !plugged
@@ -468,14 +532,47 @@ func (p *parser) module(n *yaml.Node, where string, d *DeviceSpec) {
 				p.fail(v, "%s.media must be optical or copper, not %q", where, s)
 				return
 			}
+			mediaNode = v
 			ms.Media = s
 		},
+		"type": func(v *yaml.Node) {
+			s, ok := p.scalar(v, where+".type")
+			if !ok {
+				return
+			}
+			if _, err := emuoptics.LookupKind(s); err != nil {
+				p.fail(v, "%s.type: %v", where, err)
+				return
+			}
+			kind, kindNode = s, v
+		},
+		"faults": func(v *yaml.Node) {
+			faultsNode = v
+			p.list(v, where+".faults", 16, func(i int, e *yaml.Node) {
+				s, ok := p.scalar(e, fmt.Sprintf("%s.faults[%d]", where, i))
+				if !ok {
+					return
+				}
+				if _, err := emuoptics.ParseFaults([]string{s}); err != nil {
+					p.fail(e, "%s.faults: %v", where, err)
+					return
+				}
+				faults = append(faults, s)
+			})
+		},
 		"error":       func(v *yaml.Node) { errNode = v; p.str(v, where+".error", 64, &errName) },
-		"protocols":   func(v *yaml.Node) { p.protocols(v, where+".protocols", &ms.Protocols) },
+		"protocols":   func(v *yaml.Node) { protosGiven = true; p.protocols(v, where+".protocols", &ms.Protocols) },
 		"temperature": func(v *yaml.Node) { p.thermal(v, where+".temperature", &ms.Thermal) },
 	})
 	if idx < 0 {
 		return
+	}
+	p.moduleKind(d, idx, &ms, where, kind, kindNode, mediaNode, pluggedNode, protosGiven)
+	if faultsNode != nil {
+		if ms.Absent && len(faults) > 0 {
+			p.fail(faultsNode, "%s: an empty cage has no module to have faults", where)
+		}
+		d.Optics[idx].Faults = faults
 	}
 	d.Spec.Modules[idx] = ms
 	if errNode != nil && errName != "" {
@@ -488,6 +585,42 @@ func (p *parser) module(n *yaml.Node, where string, d *DeviceSpec) {
 			return
 		}
 		d.ModuleErrors[idx] = errName
+	}
+}
+
+// moduleKind settles what cage idx holds: the catalog type given, or (when
+// only the media changes) the default module of that media; the type also
+// sets the cage's media and protocols unless the file gives them.
+func (p *parser) moduleKind(d *DeviceSpec, idx int, ms *fw.ModuleSpec, where, kind string, kindNode, mediaNode, pluggedNode *yaml.Node, protosGiven bool) {
+	cur := &d.Optics[idx]
+	switch {
+	case kindNode != nil && kind == emuoptics.Empty:
+		if pluggedNode != nil && !ms.Absent {
+			p.fail(kindNode, "%s: type empty contradicts plugged: true", where)
+			return
+		}
+		ms.Absent = true
+		cur.Kind = kind
+	case kindNode != nil:
+		k, _ := emuoptics.LookupKind(kind)
+		if pluggedNode != nil && ms.Absent {
+			p.fail(kindNode, "%s: a cage with plugged: false holds no module; drop type or plugged", where)
+			return
+		}
+		if mediaNode != nil && ms.Media != k.Media {
+			p.fail(mediaNode, "%s: media %s contradicts type %s, which is %s", where, ms.Media, k.Name, k.Media)
+			return
+		}
+		ms.Absent = false
+		ms.Media = k.Media
+		if !protosGiven {
+			ms.Protocols = append([]string(nil), k.Protocols...)
+		}
+		cur.Kind = k.Name
+	case mediaNode != nil:
+		if k, err := emuoptics.LookupKind(cur.Kind); err != nil || k.Media != ms.Media {
+			cur.Kind = emuoptics.DefaultKind(ms.Media)
+		}
 	}
 }
 

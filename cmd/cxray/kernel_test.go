@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cxray/cxray/kernel"
+	"github.com/cxray/cxray/kernel/kerneltest"
+	"github.com/cxray/cxray/pci/devname"
+)
+
+// withKernelFixture points device names and the kernel backend at the
+// two-port ConnectX-7 tree and its fake netlink kernel.
+func withKernelFixture(t *testing.T) *kerneltest.Kernel {
+	root := kerneltest.Tree(t, kerneltest.CX7)
+	k := kerneltest.CX7Kernel()
+	savedSys, savedOpts := sys, kernelOptions
+	sys = devname.Sys{Root: root}
+	kernelOptions = func() kernel.Options {
+		return kernel.Options{Root: root, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}
+	}
+	t.Cleanup(func() { sys, kernelOptions = savedSys, savedOpts })
+	return k
+}
+
+func TestKernelStatus(t *testing.T) {
+	withKernelFixture(t)
+	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	n, err := sys.Parse("kernel:mlx5_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := a.kernelStatus(context.Background(), n)
+	if err != nil || len(es) != 1 {
+		t.Fatal(es, err)
+	}
+	e := es[0]
+	if e.BDF != "0000:c1:00.0" || e.Device != "kernel:mlx5_0" || e.Model != "ConnectX-7" || e.DeviceID != 0x1021 || e.Backend != "kernel" ||
+		e.PSID != "MT_0000000838" || e.Firmware != "28.39.1002" || e.Ports != 1 || e.NUMANode != 1 || e.NodeGUID != "a088:c203:0045:67e2" ||
+		e.PermanentMAC != "a0:88:c2:45:67:e2" || e.OSMACs["ens1f0np0"] != "02:11:22:33:44:55" || !e.MACDrift || e.Error != "" ||
+		strings.Join(e.RDMA, ",") != "mlx5_0" || strings.Join(e.Netdevs, ",") != "ens1f0np0" {
+		t.Errorf("%+v", e)
+	}
+	// A name that is not there: a device error naming what to do.
+	n, _ = sys.Parse("kernel:mlx5_7")
+	_, err = a.kernelStatus(context.Background(), n)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitDevice || !strings.Contains(err.Error(), "cxray status") {
+		t.Errorf("unknown device: %v", err)
+	}
+}
+
+// TestKernelStatusWithoutDevlink: sysfs still fills the line, and the
+// missing part is noted.
+func TestKernelStatusWithoutDevlink(t *testing.T) {
+	k := withKernelFixture(t)
+	k.NoDevlink = true
+	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	n, _ := sys.Parse("kernel:mlx5_1")
+	es, err := a.kernelStatus(context.Background(), n)
+	if err != nil || es[0].Firmware != "28.39.1002" || es[0].PSID != "MT_0000000838" || !strings.Contains(es[0].Error, "devlink") || es[0].MACDrift {
+		t.Fatalf("%+v %v", es, err)
+	}
+}
+
+// TestOpenKernelRefusesRegisters: register reads and writes through the
+// kernel backend fail with the advice to use direct access.
+func TestOpenKernelRefusesRegisters(t *testing.T) {
+	withKernelFixture(t)
+	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	n, _ := sys.Parse("kernel:mlx5_0")
+	o, err := a.openKernel(context.Background(), n, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if _, err := o.dev.SetRaw(context.Background(), 0x5006, make([]byte, 16)); !errors.Is(err, kernel.ErrReadOnly) ||
+		!strings.Contains(err.Error(), "kernel: the kernel backend is read-only; use direct access (-d 0000:c1:00.0 as root) to write registers") {
+		t.Errorf("write: %v", err)
+	}
+	if _, err := o.dev.GetRaw(context.Background(), 0x9042, make([]byte, 160)); !errors.Is(err, kernel.ErrNoRegisters) {
+		t.Errorf("read: %v", err)
+	}
+}

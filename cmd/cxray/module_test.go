@@ -1,0 +1,246 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	emuoptics "github.com/cxray/cxray/emu/optics"
+	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/optics"
+)
+
+// moduleJSON is the part of `cxray module -o json` the tests read.
+type moduleJSON struct {
+	Modules []struct {
+		Port       int             `json:"port"`
+		Module     int             `json:"module"`
+		OperStatus string          `json:"oper_status"`
+		ErrorType  string          `json:"error_type"`
+		EEPROM     *optics.Module  `json:"eeprom"`
+		EEPROMErr  string          `json:"eeprom_error"`
+		Firmware   *optics.Module  `json:"firmware"`
+		Raw        json.RawMessage `json:"raw"`
+		Verify     *verifyReport   `json:"verify"`
+		Verdicts   []optics.Verdict
+	} `json:"modules"`
+	Verdicts int `json:"verdicts"`
+}
+
+// moduleScenario writes a manual-clock scenario with cage 0 as given.
+func moduleScenario(t *testing.T, cage0 string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "m.yaml")
+	body := "clock: {mode: manual}\ndevices:\n  - profile: cx7-2p400g\n    modules:\n      - module: 0\n" + cage0
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// model builds the scenario's emulation on its own, for the model's values
+// at power-on (a manual clock starts at the same instant every time).
+func model(t *testing.T, file string, cage int) emuoptics.Reading {
+	t.Helper()
+	sc, err := scenario.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := scenario.Build(sc, scenario.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Adapters[0].Optics.Snapshot(cage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func within(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol+1e-12 {
+		t.Errorf("%s = %v, the model says %v (±%v)", what, got, want, tol)
+	}
+}
+
+// On every catalog module the EEPROM decode and the firmware's view agree,
+// and the JSON values are the model's within each source's resolution.
+func TestModuleCatalogJSON(t *testing.T) {
+	for _, kind := range emuoptics.Kinds() {
+		if kind == emuoptics.Empty {
+			continue
+		}
+		t.Run(kind, func(t *testing.T) {
+			sc := moduleScenario(t, "        type: "+kind+"\n")
+			out, errs, code := cli(t, "", "--adb", "builtin", "module", "-d", "emu:"+sc, "--verify", "-o", "json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s\n%s", code, errs, out)
+			}
+			var j moduleJSON
+			mustJSON(t, out, &j)
+			if len(j.Modules) != 1 || j.Verdicts != 0 {
+				t.Fatalf("%s", out)
+			}
+			m := j.Modules[0]
+			if m.Verify == nil || !m.Verify.Agree || len(m.Verify.Comparisons) < 5 {
+				t.Errorf("verify %+v", m.Verify)
+			}
+			want := model(t, sc, 0)
+			ee, fw := m.EEPROM, m.Firmware
+			if ee == nil || fw == nil {
+				t.Fatalf("sources missing: %s", out)
+			}
+			if ee.Vendor.SN != want.Serial || fw.Vendor.SN != want.Serial || ee.Vendor.PN != want.PartNumber || ee.Identifier.Value != want.Identifier {
+				t.Errorf("identity: eeprom %+v firmware %+v model %+v", ee.Vendor, fw.Vendor, want)
+			}
+			if ee.DDM != want.DDM || fw.DDM != want.DDM {
+				t.Fatalf("ddm: eeprom %v firmware %v model %v", ee.DDM, fw.DDM, want.DDM)
+			}
+			if !want.DDM {
+				return
+			}
+			// The EEPROM holds the model's counts: exact. The firmware view
+			// rounds to 1/256 °C, 100 µV, 2 µA and 1 µW.
+			within(t, "eeprom temperature", ee.Temperature.C, want.TempC, 0)
+			within(t, "firmware temperature", fw.Temperature.C, want.TempC, 1.0/512)
+			within(t, "eeprom voltage", ee.Voltage.V, want.VoltageV, 0)
+			within(t, "firmware voltage", fw.Voltage.V, want.VoltageV, 0.00005)
+			for i, l := range want.Lanes {
+				e, f := ee.Lanes[i], fw.Lanes[i]
+				within(t, "eeprom bias", e.TxBias.MA, l.BiasMA, 0)
+				within(t, "eeprom tx", e.TxPower.MW, l.TxMW, 0)
+				within(t, "eeprom rx", e.RxPower.MW, l.RxMW, 0)
+				within(t, "firmware bias", f.TxBias.MA, l.BiasMA, 0.001)
+				within(t, "firmware tx", f.TxPower.MW, l.TxMW, 0.0005)
+				within(t, "firmware rx", f.RxPower.MW, l.RxMW, 0.0005)
+				if math.Abs(float64(e.RxPower.DBm)-10*math.Log10(l.RxMW)) > 1e-9 {
+					t.Errorf("dBm %v for %v mW", e.RxPower.DBm, l.RxMW)
+				}
+			}
+		})
+	}
+}
+
+// Every fault yields its verdict and category, and exit 1.
+func TestModuleFaultVerdicts(t *testing.T) {
+	cases := []struct {
+		cage0    string
+		verify   bool
+		code     string
+		category string
+	}{
+		{"        plugged: false\n", false, optics.VerdictNoModule, optics.Hardware},
+		{"        type: empty\n", false, optics.VerdictNoModule, optics.Hardware},
+		{"        faults: [i2c_hang]\n", false, optics.VerdictI2CHang, optics.Hardware},
+		{"        faults: [no_ddm]\n", false, optics.VerdictNoDDM, optics.Hardware},
+		{"        type: sfp28-25g-lr\n        faults: [no_ddm]\n", false, optics.VerdictNoDDM, optics.Hardware},
+		{"        faults: [frozen_monitors]\n", true, optics.VerdictFrozen, optics.Hardware},
+		{"        faults: [stale_firmware_view]\n", true, optics.VerdictStaleFirmware, optics.Firmware},
+		{"        faults: [unsupported_identifier]\n", false, optics.VerdictUnsupported, optics.Hardware},
+		{"        faults: [checksum_error]\n", false, optics.VerdictChecksum, optics.Hardware},
+		{"        type: qsfp28-100g-sr4\n        faults: [checksum_error]\n", false, optics.VerdictChecksum, optics.Hardware},
+		{"        faults: [firmware_unaware]\n", true, optics.VerdictFirmwareTooOld, optics.Firmware},
+		{"        faults: [low_rx_power]\n", false, optics.VerdictThresholdAlarm, optics.Hardware},
+		{"        temperature: {idle: 80, load: 0, wander: 0}\n", false, optics.VerdictThresholdAlarm, optics.Hardware},
+		{"        error: High_Temperature\n", false, optics.VerdictModuleError, optics.Hardware},
+	}
+	for _, c := range cases {
+		sc := moduleScenario(t, c.cage0)
+		args := []string{"--adb", "builtin", "module", "-d", "emu:" + sc, "-o", "json"}
+		if c.verify {
+			args = append(args, "--verify")
+		}
+		out, errs, code := cli(t, "", args...)
+		name := strings.TrimSpace(c.cage0)
+		if code != 1 {
+			t.Errorf("%s: exit %d (%s)", name, code, errs)
+			continue
+		}
+		var j moduleJSON
+		mustJSON(t, out, &j)
+		found := false
+		for _, v := range j.Modules[0].Verdicts {
+			if v.Code == c.code && v.Category == c.category && v.NextStep != "" {
+				found = true
+			}
+		}
+		if !found || j.Verdicts != len(j.Modules[0].Verdicts) {
+			t.Errorf("%s: want %s/%s, got %+v", name, c.code, c.category, j.Modules[0].Verdicts)
+		}
+		// A fault leaves the other verdicts out: each names one problem.
+		if len(j.Modules[0].Verdicts) != 1 && c.code != optics.VerdictThresholdAlarm {
+			t.Errorf("%s: more than one verdict: %+v", name, j.Modules[0].Verdicts)
+		}
+	}
+}
+
+func TestModuleTable(t *testing.T) {
+	sc := moduleScenario(t, "        faults: [low_rx_power]\n")
+	out, _, code := cli(t, "", "--adb", "builtin", "module", "-d", "emu:"+sc, "--all", "--raw", "--verify")
+	if code != 1 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	for _, want := range []string{
+		"Port 1 · module 0 · plugged_enabled", "Port 2 · module 1", "EMU-Q112-DR4", "EMU-Q112-SR4",
+		"LANE", "LOW ALARM", "HIGH ALARM", "Rx power (dBm)", "!", "past an alarm threshold",
+		"[hardware] threshold_alarm", "next: ", "Raw pages (MCIA)", "page 00h lower", "page 11h upper",
+		"the EEPROM and the firmware's view agree", "QUANTITY",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	// A DAC has no diagnostics and that is fine.
+	sc = moduleScenario(t, "        type: qsfp28-100g-dac\n")
+	out, _, code = cli(t, "", "--adb", "builtin", "module", "-d", "emu:"+sc)
+	if code != 0 || !strings.Contains(out, "passive copper: none expected") || !strings.Contains(out, "no problem found") {
+		t.Errorf("DAC: exit %d\n%s", code, out)
+	}
+	// The real clock: a short --verify interval sees moving monitors.
+	out, errs, code := cli(t, "", "--adb", "builtin", "module", "-d", "emu", "--verify", "--interval", "300ms")
+	if code != 0 {
+		t.Errorf("real clock verify: exit %d %s\n%s", code, errs, out)
+	}
+}
+
+// Without MCIA the firmware's view is all there is, and that is said.
+func TestModuleWithoutMCIA(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "nomcia.yaml")
+	os.WriteFile(p, []byte("devices:\n  - profile: cx7-2p400g\n    faults:\n      unsupported: [MCIA]\n"), 0o644)
+	out, errs, code := cli(t, "", "--adb", "builtin", "module", "-d", "emu:"+p, "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d %s\n%s", code, errs, out)
+	}
+	var j moduleJSON
+	mustJSON(t, out, &j)
+	m := j.Modules[0]
+	if m.EEPROM != nil || !strings.Contains(m.EEPROMErr, "does not offer MCIA") || m.Firmware == nil || !m.Firmware.DDM {
+		t.Errorf("%+v", m)
+	}
+	out, _, _ = cli(t, "", "--adb", "builtin", "module", "-d", "emu:"+p)
+	if !strings.Contains(out, "firmware view (PDDR page 3)") || !strings.Contains(out, "Tx bias (mA)") {
+		t.Errorf("table without MCIA:\n%s", out)
+	}
+}
+
+func TestModuleUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"module", "-d", "emu", "--port", "0"},
+		{"module", "-d", "emu", "--port", "2", "--all"},
+		{"module", "-d", "emu", "--verify", "--interval", "0s"},
+		{"module"},
+	} {
+		if _, errs, code := cli(t, "", args...); code != 2 {
+			t.Errorf("%v: exit %d %s", args, code, errs)
+		}
+	}
+	// A port the function does not have is a usage error naming it.
+	_, errs, code := cli(t, "", "--adb", "builtin", "module", "-d", "emu", "--port", "9")
+	if code != 2 || !strings.Contains(errs, "no local port 9") {
+		t.Errorf("port 9: exit %d %s", code, errs)
+	}
+}

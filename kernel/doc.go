@@ -1,0 +1,51 @@
+// Package kernel is cxray's read-only kernel backend: what the running
+// mlx5_core and mlx5_ib drivers already expose about a ConnectX function,
+// read without touching the PCI config space. It is what `-d kernel:mlx5_0`
+// selects and what the exporter falls back to when direct access is not
+// possible (no root, kernel lockdown, a container).
+//
+// Sources and the privilege each needs (research: linux-interfaces §1):
+//
+//	what                          where                                              privilege
+//	identity, firmware version    /sys/class/infiniband/<dev>/{fw_ver,node_guid,      none
+//	                              sys_image_guid,board_id,hca_type,hw_rev,
+//	                              node_desc,node_type}
+//	port state, rate, counters    .../ports/<n>/{state,phys_state,rate,link_layer,    none
+//	                              lid,sm_lid,counters/*,hw_counters/*}
+//	device hw counters            /sys/class/infiniband/<dev>/hw_counters/*           none
+//	ASIC and module temperature   <pci function>/hwmon/hwmon*/temp*_{input,label,     none
+//	                              highest,crit} (hwmon device named "mlx5")
+//	PSID, running/stored firmware devlink DEVLINK_CMD_INFO_GET (generic netlink)      none
+//	current MAC                   /sys/class/net/<if>/address, addr_assign_type       none
+//	permanent MAC                 rtnetlink RTM_GETLINK, IFLA_PERM_ADDRESS            none
+//	module EEPROM pages           ethtool netlink ETHTOOL_MSG_MODULE_EEPROM_GET       CAP_NET_ADMIN
+//
+// Module memory is read one request at a time (ReadModuleEEPROM), or as the
+// set of pages the optics package asks for: ModuleReader is an
+// optics.PageReader over ethtool netlink, and Module reads and decodes a
+// module the same way the register path does over MCIA, so both decodes
+// can be compared. Without CAP_NET_ADMIN the error is a *PermissionError
+// that says how to get it (root, or setcap cap_net_admin+ep).
+//
+// The backend never writes: not to sysfs (hw_counters/lifespan and
+// tempN_reset_history are writable by root, and are left alone), not to
+// netlink (only GET requests are sent), and not to registers. Every write
+// entry point returns a *ReadOnlyError (errors.Is(err, ErrReadOnly)) whose
+// message tells the user to use direct access instead.
+//
+// Every call takes a context. Sysfs attributes backed by firmware (hardware
+// counters, temperatures) block inside the kernel until the firmware answers;
+// such a read cannot be interrupted, so it runs in its own goroutine and the
+// caller gets ctx.Err() when the context ends first. Netlink sockets get the
+// context's deadline, and are unblocked when the context is cancelled.
+//
+// Options.Root points the backend at a fake sysfs tree (tests, the
+// emulator), and Options.DialGeneric / DialRoute inject fake netlink
+// connections; package kerneltest has a two-port ConnectX-7 tree and a
+// matching fake netlink kernel for tests of this package and its users.
+//
+// Snapshot reads everything at once for the exporter and status: a part
+// that fails (no devlink, no CAP_NET_ADMIN) is recorded in Snapshot.Errors
+// and the others are still returned; only a dead context or a device that
+// has gone (*GoneError) fail the whole snapshot.
+package kernel

@@ -1,0 +1,358 @@
+package kerneltest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/mdlayher/genetlink"
+	"github.com/mdlayher/genetlink/genltest"
+	"github.com/mdlayher/netlink"
+	"github.com/mdlayher/netlink/nltest"
+	"golang.org/x/sys/unix"
+)
+
+// Family IDs the fake kernel hands out (the real ones are dynamic).
+const (
+	DevlinkFamilyID = 0x20
+	EthtoolFamilyID = 0x21
+)
+
+// DevlinkInfo is the devlink info one fake instance answers with.
+type DevlinkInfo struct {
+	Driver, Serial, BoardSerial string
+	Fixed, Running, Stored      [][2]string // name, value in order
+}
+
+// Link is what fake rtnetlink says about one interface.
+type Link struct {
+	Index     int
+	Address   string // colon hex
+	Permanent string // "" leaves IFLA_PERM_ADDRESS out
+}
+
+// PageKey names a 128-byte half of module memory.
+type PageKey struct {
+	I2C, Bank, Page uint8
+	Upper           bool
+}
+
+// EEPROMRequest is one module EEPROM request the fake received.
+type EEPROMRequest struct {
+	Netdev                   string
+	I2C, Bank, Page          uint8
+	Offset, Length           uint32
+	HasPage, HasBank, HasI2C bool
+}
+
+// Kernel is a fake kernel for the netlink half of the backend: devlink
+// info, ethtool module EEPROM and rtnetlink links. Zero values answer
+// "no such device".
+type Kernel struct {
+	// Devlink maps a devlink handle ("pci/0000:c1:00.0") to its info.
+	Devlink map[string]DevlinkInfo
+	// Links maps an interface name to its addresses.
+	Links map[string]Link
+	// Modules maps an interface name to its module's memory. A missing
+	// half page answers EIO (the MCIA read failed).
+	Modules map[string]map[PageKey][]byte
+	// NoCapNetAdmin makes module EEPROM requests fail with EPERM, as for a
+	// process without CAP_NET_ADMIN.
+	NoCapNetAdmin bool
+	// NoEthtool and NoDevlink make the families unknown (old kernels).
+	NoEthtool, NoDevlink bool
+
+	mu       sync.Mutex
+	requests []EEPROMRequest
+}
+
+// Requests returns the module EEPROM requests received so far.
+func (k *Kernel) Requests() []EEPROMRequest {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]EEPROMRequest(nil), k.requests...)
+}
+
+// DialGeneric is a kernel.Options.DialGeneric.
+func (k *Kernel) DialGeneric() (*genetlink.Conn, error) {
+	return genltest.Dial(k.serveGeneric), nil
+}
+
+// DialRoute is a kernel.Options.DialRoute.
+func (k *Kernel) DialRoute() (*netlink.Conn, error) {
+	return nltest.Dial(k.serveRoute), nil
+}
+
+func (k *Kernel) serveGeneric(greq genetlink.Message, nreq netlink.Message) ([]genetlink.Message, error) {
+	switch nreq.Header.Type {
+	case unix.GENL_ID_CTRL:
+		return k.family(greq)
+	case DevlinkFamilyID:
+		if greq.Header.Command != unix.DEVLINK_CMD_INFO_GET {
+			return nil, genltest.Error(int(unix.EOPNOTSUPP))
+		}
+		return k.devlink(greq)
+	case EthtoolFamilyID:
+		if greq.Header.Command != unix.ETHTOOL_MSG_MODULE_EEPROM_GET {
+			return nil, genltest.Error(int(unix.EOPNOTSUPP))
+		}
+		return k.eeprom(greq)
+	}
+	return nil, genltest.Error(int(unix.ENOENT))
+}
+
+func (k *Kernel) family(greq genetlink.Message) ([]genetlink.Message, error) {
+	ad, err := netlink.NewAttributeDecoder(greq.Data)
+	if err != nil {
+		return nil, err
+	}
+	name := ""
+	for ad.Next() {
+		if ad.Type() == unix.CTRL_ATTR_FAMILY_NAME {
+			name = ad.String()
+		}
+	}
+	var id uint16
+	switch {
+	case name == unix.DEVLINK_GENL_NAME && !k.NoDevlink:
+		id = DevlinkFamilyID
+	case name == unix.ETHTOOL_GENL_NAME && !k.NoEthtool:
+		id = EthtoolFamilyID
+	default:
+		return nil, genltest.Error(int(unix.ENOENT))
+	}
+	ae := netlink.NewAttributeEncoder()
+	ae.Uint16(unix.CTRL_ATTR_FAMILY_ID, id)
+	ae.String(unix.CTRL_ATTR_FAMILY_NAME, name)
+	ae.Uint32(unix.CTRL_ATTR_VERSION, 1)
+	b, err := ae.Encode()
+	if err != nil {
+		return nil, err
+	}
+	return []genetlink.Message{{Header: genetlink.Header{Command: unix.CTRL_CMD_NEWFAMILY, Version: 2}, Data: b}}, nil
+}
+
+func (k *Kernel) devlink(greq genetlink.Message) ([]genetlink.Message, error) {
+	ad, err := netlink.NewAttributeDecoder(greq.Data)
+	if err != nil {
+		return nil, err
+	}
+	var bus, dev string
+	for ad.Next() {
+		switch ad.Type() {
+		case unix.DEVLINK_ATTR_BUS_NAME:
+			bus = ad.String()
+		case unix.DEVLINK_ATTR_DEV_NAME:
+			dev = ad.String()
+		}
+	}
+	info, ok := k.Devlink[bus+"/"+dev]
+	if !ok {
+		return nil, genltest.Error(int(unix.ENODEV))
+	}
+	ae := netlink.NewAttributeEncoder()
+	ae.String(unix.DEVLINK_ATTR_BUS_NAME, bus)
+	ae.String(unix.DEVLINK_ATTR_DEV_NAME, dev)
+	ae.String(unix.DEVLINK_ATTR_INFO_DRIVER_NAME, info.Driver)
+	if info.Serial != "" {
+		ae.String(unix.DEVLINK_ATTR_INFO_SERIAL_NUMBER, info.Serial)
+	}
+	if info.BoardSerial != "" {
+		ae.String(unix.DEVLINK_ATTR_INFO_BOARD_SERIAL_NUMBER, info.BoardSerial)
+	}
+	for _, g := range []struct {
+		typ  uint16
+		list [][2]string
+	}{{unix.DEVLINK_ATTR_INFO_VERSION_FIXED, info.Fixed}, {unix.DEVLINK_ATTR_INFO_VERSION_RUNNING, info.Running}, {unix.DEVLINK_ATTR_INFO_VERSION_STORED, info.Stored}} {
+		for _, nv := range g.list {
+			ae.Nested(g.typ, func(nae *netlink.AttributeEncoder) error {
+				nae.String(unix.DEVLINK_ATTR_INFO_VERSION_NAME, nv[0])
+				nae.String(unix.DEVLINK_ATTR_INFO_VERSION_VALUE, nv[1])
+				return nil
+			})
+		}
+	}
+	b, err := ae.Encode()
+	if err != nil {
+		return nil, err
+	}
+	return []genetlink.Message{{Header: genetlink.Header{Command: unix.DEVLINK_CMD_INFO_GET, Version: 1}, Data: b}}, nil
+}
+
+func (k *Kernel) eeprom(greq genetlink.Message) ([]genetlink.Message, error) {
+	ad, err := netlink.NewAttributeDecoder(greq.Data)
+	if err != nil {
+		return nil, err
+	}
+	var r EEPROMRequest
+	for ad.Next() {
+		switch ad.Type() {
+		case 1:
+			ad.Nested(func(nad *netlink.AttributeDecoder) error {
+				for nad.Next() {
+					if nad.Type() == unix.ETHTOOL_A_HEADER_DEV_NAME {
+						r.Netdev = nad.String()
+					}
+				}
+				return nil
+			})
+		case 2:
+			r.Offset = ad.Uint32()
+		case 3:
+			r.Length = ad.Uint32()
+		case 4:
+			r.Page, r.HasPage = ad.Uint8(), true
+		case 5:
+			r.Bank, r.HasBank = ad.Uint8(), true
+		case 6:
+			r.I2C, r.HasI2C = ad.Uint8(), true
+		}
+	}
+	if err := ad.Err(); err != nil {
+		return nil, err
+	}
+	k.mu.Lock()
+	k.requests = append(k.requests, r)
+	k.mu.Unlock()
+	if k.NoCapNetAdmin {
+		return nil, genltest.Error(int(unix.EPERM))
+	}
+	// The kernel's own checks (net/ethtool/eeprom.c), so that a request
+	// the real kernel refuses is refused here too.
+	if r.Length == 0 || r.Length > 128 || r.Offset > 255 || r.Offset+r.Length > 256 ||
+		(r.Offset < 128 && r.Offset+r.Length > 128) || (r.Offset < 128 && r.Page != 0) || !r.HasI2C || r.I2C > 0x7f {
+		return nil, genltest.Error(int(unix.EINVAL))
+	}
+	mod, ok := k.Modules[r.Netdev]
+	if !ok {
+		if _, known := k.Links[r.Netdev]; known {
+			return nil, genltest.Error(int(unix.EOPNOTSUPP))
+		}
+		return nil, genltest.Error(int(unix.ENODEV))
+	}
+	key := PageKey{I2C: r.I2C, Bank: r.Bank, Page: r.Page, Upper: r.Offset >= 128}
+	half, ok := mod[key]
+	if !ok || len(half) != 128 {
+		return nil, genltest.Error(int(unix.EIO))
+	}
+	start := int(r.Offset) % 128
+	data := half[start : start+int(r.Length)]
+	ae := netlink.NewAttributeEncoder()
+	ae.Nested(1, func(nae *netlink.AttributeEncoder) error {
+		nae.String(unix.ETHTOOL_A_HEADER_DEV_NAME, r.Netdev)
+		return nil
+	})
+	ae.Bytes(7, data)
+	b, err := ae.Encode()
+	if err != nil {
+		return nil, err
+	}
+	return []genetlink.Message{{Header: genetlink.Header{Command: unix.ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY, Version: 1}, Data: b}}, nil
+}
+
+func (k *Kernel) serveRoute(reqs []netlink.Message) ([]netlink.Message, error) {
+	if len(reqs) != 1 {
+		return nil, fmt.Errorf("kerneltest: %d rtnetlink requests at once", len(reqs))
+	}
+	req := reqs[0]
+	if req.Header.Type != unix.RTM_GETLINK || len(req.Data) < unix.SizeofIfInfomsg {
+		return nltest.Error(int(unix.EOPNOTSUPP), reqs)
+	}
+	ad, err := netlink.NewAttributeDecoder(req.Data[unix.SizeofIfInfomsg:])
+	if err != nil {
+		return nil, err
+	}
+	name := ""
+	for ad.Next() {
+		if ad.Type() == unix.IFLA_IFNAME {
+			name = ad.String()
+		}
+	}
+	l, ok := k.Links[name]
+	if !ok {
+		return nltest.Error(int(unix.ENODEV), reqs)
+	}
+	hdr := make([]byte, unix.SizeofIfInfomsg)
+	binary.NativeEndian.PutUint32(hdr[4:8], uint32(l.Index))
+	ae := netlink.NewAttributeEncoder()
+	ae.String(unix.IFLA_IFNAME, name)
+	if l.Address != "" {
+		mac, err := net.ParseMAC(l.Address)
+		if err != nil {
+			return nil, err
+		}
+		ae.Bytes(unix.IFLA_ADDRESS, mac)
+	}
+	if l.Permanent != "" {
+		mac, err := net.ParseMAC(l.Permanent)
+		if err != nil {
+			return nil, err
+		}
+		ae.Bytes(unix.IFLA_PERM_ADDRESS, mac)
+	}
+	b, err := ae.Encode()
+	if err != nil {
+		return nil, err
+	}
+	return []netlink.Message{{
+		Header: netlink.Header{Type: unix.RTM_NEWLINK, Sequence: req.Header.Sequence, PID: req.Header.PID},
+		Data:   append(hdr, b...),
+	}}, nil
+}
+
+// CX7Kernel is the netlink side of the CX7 tree: devlink info for both
+// functions (a newer image in flash than running), the permanent MACs, and
+// a CMIS 400G module on ens1f0np0 (see CMISModule).
+func CX7Kernel() *Kernel {
+	info := func(serial string) DevlinkInfo {
+		return DevlinkInfo{
+			Driver: "mlx5_core", Serial: serial, BoardSerial: "MT2314X12345",
+			Fixed:   [][2]string{{"fw.psid", "MT_0000000838"}},
+			Running: [][2]string{{"fw.version", "28.39.1002"}, {"fw", "28.39.1002"}},
+			Stored:  [][2]string{{"fw.version", "28.41.1000"}, {"fw", "28.41.1000"}},
+		}
+	}
+	return &Kernel{
+		Devlink: map[string]DevlinkInfo{
+			"pci/0000:c1:00.0": info("a0-88-c2-ff-ff-45-67-e2"),
+			"pci/0000:c1:00.1": info("a0-88-c2-ff-ff-45-67-e2"),
+		},
+		Links: map[string]Link{
+			"ens1f0np0":  {Index: 6, Address: "02:11:22:33:44:55", Permanent: "a0:88:c2:45:67:e2"},
+			"ibp193s0f1": {Index: 7, Address: "00:00:10:49:fe:80:00:00:00:00:00:00:a0:88:c2:03:00:45:67:e3", Permanent: "00:00:10:49:fe:80:00:00:00:00:00:00:a0:88:c2:03:00:45:67:e3"},
+			"lo":         {Index: 1, Address: "00:00:00:00:00:00"},
+		},
+		Modules: map[string]map[PageKey][]byte{"ens1f0np0": CMISModule()},
+	}
+}
+
+// CMISModule is the memory of a paged CMIS module (OSFP, identifier 0x19)
+// that advertises banks 0-1: lower page, upper pages 00h, 01h, 02h, and 11h
+// for banks 0 and 1. Each half page is filled with a pattern naming it
+// (i2c, bank, page, half) so a test can tell the halves apart; the bytes a
+// page-selection logic reads are set to real values.
+func CMISModule() map[PageKey][]byte {
+	m := map[PageKey][]byte{}
+	fill := func(k PageKey) []byte {
+		b := make([]byte, 128)
+		for i := range b {
+			b[i] = byte(int(k.Page)*7 + int(k.Bank)*3 + i)
+		}
+		m[k] = b
+		return b
+	}
+	lower := fill(PageKey{I2C: 0x50})
+	lower[0] = 0x19 // OSFP
+	lower[1] = 0x50 // CMIS 5.0
+	lower[2] = 0x00 // paged memory
+	up0 := fill(PageKey{I2C: 0x50, Upper: true})
+	up0[0] = 0x19
+	copy(up0[129-128:], "NVIDIA          ")
+	p1 := fill(PageKey{I2C: 0x50, Page: 1, Upper: true})
+	p1[142-128] = 0x01 // banks 0 and 1
+	fill(PageKey{I2C: 0x50, Page: 2, Upper: true})
+	fill(PageKey{I2C: 0x50, Page: 0x11, Upper: true})
+	fill(PageKey{I2C: 0x50, Bank: 1, Page: 0x11, Upper: true})
+	return m
+}

@@ -1,0 +1,89 @@
+package nvconf_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/cxray/cxray/nvconf"
+)
+
+// FuzzParseExpr: any text parses or is refused without panicking; what
+// parses evaluates with any values, and variables are what it reads.
+func FuzzParseExpr(f *testing.F) {
+	for _, s := range []string{
+		"$nv_global_pci_cap.max_vfs_per_pf_valid==1 ? $nv_global_pci_cap.max_vfs_per_pf : 0",
+		"($fpp_en==1?(log2($nv_global_pci_cap.max_total_bar==0?1:(($nv_global_pci_cap.max_total_bar/$num_pfs - ($log_pf_uar_bar_size)^2) / $total_vfs))) : 0)",
+		"(($partial_wr_cache_mode==0) || ($partial_wr_cache_mode==2 && $nv_global_pci_cap.partial_wr_cache_mode_function==1))",
+		"-2^-2^2", "!!!$a", "min(1,max(2,3))%0", "1/0 <= 2", "0x",
+	} {
+		f.Add(s, 3.5)
+	}
+	f.Fuzz(func(t *testing.T, s string, v float64) {
+		x, err := nvconf.ParseExpr(s)
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		got, err := x.Eval(func(name string) (float64, error) {
+			seen[name] = true
+			return v, nil
+		})
+		if err != nil {
+			t.Fatalf("%q: evaluation with every variable known failed: %v", s, err)
+		}
+		_ = math.IsNaN(got)
+		vars := map[string]bool{}
+		for _, n := range x.Vars() {
+			vars[n] = true
+		}
+		for n := range seen {
+			if !vars[n] {
+				t.Fatalf("%q read $%s, not in Vars() %v", s, n, x.Vars())
+			}
+		}
+		if x.String() != s {
+			t.Fatalf("String() changed the text")
+		}
+	})
+}
+
+// FuzzParseFile: any text as a backup file, in either format, parses or is
+// refused with a FileError; what parses writes back and parses to the
+// same TLVs.
+func FuzzParseFile(f *testing.F) {
+	hc := codec(f)
+	db := load(f)
+	f.Add(mstconfigBackup)
+	f.Add("CXRAY_NV_BACKUP 1\n# c\ntlv 0x00000080 nv_global_pci_conf version=1 writer=ICMD_mlxconfig length=12 host=2\ndata 0x80000000 0x00080000 0x0\n")
+	f.Add("MLNX_RAW_TLV_FILE\n% x\n0x00090004 0x01010012 0 010\n")
+	f.Add("CXRAY_NV_BACKUP 1\ntlv 0xffffffff\ndata\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		tlvs, err := nvconf.ParseFile(text, hc, db)
+		if err != nil {
+			return
+		}
+		var out []byte
+		if nvconf.IsRawFile(text) {
+			if out, err = nvconf.WriteRawFile(tlvs, hc); err != nil {
+				t.Fatalf("parsed but does not write: %v", err)
+			}
+		} else {
+			out = nvconf.WriteBackup(tlvs, db, hc, nvconf.BackupInfo{})
+		}
+		again, err := nvconf.ParseFile(string(out), hc, db)
+		if err != nil {
+			t.Fatalf("written file does not parse: %v\n%s", err, out)
+		}
+		if len(again) != len(tlvs) {
+			t.Fatalf("%d TLVs became %d", len(tlvs), len(again))
+		}
+		for i := range tlvs {
+			a, b := tlvs[i], again[i]
+			if !a.Equal(b) || a.Header.WriterID != b.Header.WriterID {
+				t.Fatalf("TLV %d changed: %+v -> %+v\n%s", i, a.Header, b.Header, out)
+			}
+		}
+		_ = strings.TrimSpace(text)
+	})
+}

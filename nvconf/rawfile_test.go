@@ -1,0 +1,114 @@
+package nvconf_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cxray/cxray/nvconf"
+	prmbuiltin "github.com/cxray/cxray/prm/builtin"
+)
+
+func codec(t testing.TB) *nvconf.HeaderCodec {
+	t.Helper()
+	pdb, err := prmbuiltin.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := nvconf.NewHeaderCodec(pdb, "MNVDA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hc
+}
+
+// A raw file in the layout 'mstconfig backup' writes (its writer names have
+// a space where the PRM has an underscore; comments are not parsed).
+const mstconfigBackup = `MLNX_RAW_TLV_FILE
+% TLV Type: 0x00000080, Writer ID: ICMD MLXCONFIG(0x09), Writer Host ID: 0x00
+0x0009000c 0x00000080 0x00000000 0xbf000000 0xa0020010 0x02c3f045 
+% TLV Type: 0x01010012, Writer ID: ICMD MLXCONFIG(0x09), Writer Host ID: 0x00
+0x00090004 0x01010012 0x00000000 0x00000004 
+`
+
+func TestRawFile(t *testing.T) {
+	hc := codec(t)
+	db := load(t)
+	tlvs, err := nvconf.ParseRawFile(mstconfigBackup, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tlvs) != 2 || tlvs[0].Header.Type != 0x80 || tlvs[0].Header.WriterID != 9 || len(tlvs[0].Data) != 12 || tlvs[1].Header.Type != 0x01010012 {
+		t.Fatalf("%+v", tlvs)
+	}
+	in, _ := db.InstanceOf(tlvs[0].Header.Type)
+	lines := strings.Join(nvconf.DecodeLines(in, tlvs[0].Data), "\n")
+	for _, want := range []string{"SRIOV_EN = True(1)", "NUM_OF_VFS = 16", "NUM_OF_PF = 2"} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("decoded lines lack %q:\n%s", want, lines)
+		}
+	}
+	out, err := nvconf.WriteRawFile(tlvs, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same signature and data lines as mstconfig's; comments name writers
+	// as the PRM does.
+	var a, b []string
+	for _, l := range strings.Split(mstconfigBackup, "\n") {
+		if !strings.HasPrefix(l, "%") {
+			a = append(a, l)
+		}
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(l, "%") {
+			b = append(b, l)
+		}
+	}
+	if strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Errorf("raw file differs:\n%s\nwant\n%s", out, mstconfigBackup)
+	}
+	// The readable format round-trips to the same TLVs.
+	txt := nvconf.WriteBackup(tlvs, db, hc, nvconf.BackupInfo{Lines: []string{"device: test"}})
+	again, err := nvconf.ParseFile(string(txt), hc, db)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, txt)
+	}
+	if d := nvconf.Compare(tlvs, again); !d.Empty() || d.Same != 2 || again[0].Header.WriterID != 9 {
+		t.Errorf("round trip: %+v\n%s", d, txt)
+	}
+}
+
+func TestFileErrors(t *testing.T) {
+	hc := codec(t)
+	db := load(t)
+	cases := map[string]string{
+		"MLNX_RAW_TLV_FILE\n0x0009000c 0x00000080 0x00000000 0xbf000000\n":              "line 2: TLV size mismatch",
+		"MLNX_RAW_TLV_FILE\n0x0009 zz\n":                                                "line 2: \"zz\" is not",
+		"MLNX_RAW_TLV_FILE\n0x00090000 0x80\n":                                          "3 header dwords",
+		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 nv_vpi_link_type\ndata 0x0\n":                "is nv_global_pci_conf, but the line names nv_vpi_link_type",
+		"CXRAY_NV_BACKUP 1\ndata 0x0\n":                                                 "line 2: data before any tlv line",
+		"CXRAY_NV_BACKUP 1\ntlv 0x00000080\n":                                           "has no data line",
+		"CXRAY_NV_BACKUP 2\n":                                                           "this cxray reads version 1",
+		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 writer=NOBODY\ndata 0\n":                     "writer=NOBODY",
+		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 length=16\ndata 0x1\n":                       "length=16 but the data line has 4 bytes",
+		"something else\n":                                                              "not a cxray backup",
+		"":                                                                              "empty file",
+		"CXRAY_NV_BACKUP 1\ntlv 0x80\ndata " + strings.Repeat("0x0 ", 65) + "\n":        "at most 256 bytes",
+		"MLNX_RAW_TLV_FILE\n" + strings.Repeat("0x0 ", 70) + "\n":                       "at most 268 bytes",
+		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 version=99\ndata 0x0\n":                      "version=99",
+		"CXRAY_NV_BACKUP 1\nfoo\n":                                                      "unknown line",
+		"CXRAY_NV_BACKUP 1\ntlv 0x00000080\ndata 0x1\ndata 0x2\n":                       "a second data line",
+		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 version=1 bogus=3\ndata 0x1\n":               "unknown key",
+		"CXRAY_NV_BACKUP 1\ntlv 0x00000080\ndata 0x100000000\n":                         "not a 32-bit number",
+		"MLNX_RAW_TLV_FILE\n0x00000004 0x01010012 0x00000000 0x00000004 0x00000000\n":   "header says 4 data bytes, the line carries 8",
+		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 nv_global_pci_conf\ndata 0x1 0x2 0x3\ntlv\n": "needs a type dword",
+	}
+	for in, want := range cases {
+		_, err := nvconf.ParseFile(in, hc, db)
+		var fe *nvconf.FileError
+		if err == nil || !errors.As(err, &fe) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}

@@ -1,0 +1,228 @@
+package nvconf
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // pure Go: the cxray binary stays static
+)
+
+// MstflintPath is where Debian's mstflint installs the host NV database.
+const MstflintPath = "/usr/share/mstflint/mlxconfig_dbs/mlxconfig_host.db"
+
+// LoadSQLite reads mstflint's NV database (SQLite, tables tlvs and params).
+// The file is opened read-only and immutable, so a database on a read-only
+// filesystem works and nothing is ever written to it.
+func LoadSQLite(path string) (*DB, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("nvconf: %w", err)
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("nvconf: %s is a directory; give the mlxconfig_host.db file", path)
+	}
+	// Check the magic first so a wrong file gets a clear message rather than
+	// the driver's.
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("nvconf: %w", err)
+	}
+	magic := make([]byte, 16)
+	n, _ := f.Read(magic)
+	f.Close()
+	if n < 16 || string(magic[:15]) != "SQLite format 3" {
+		return nil, fmt.Errorf("nvconf: %s is not an SQLite database; give mstflint's mlxconfig_host.db (%s)", path, MstflintPath)
+	}
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?mode=ro&immutable=1"
+	conn, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("nvconf: open %s: %w", path, err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tlvs, descr, problems, err := readSQLite(ctx, conn)
+	if err != nil {
+		return nil, fmt.Errorf("nvconf: %s: %w", path, err)
+	}
+	db, err := NewDB(path, tlvs, descr)
+	if err != nil {
+		return nil, fmt.Errorf("nvconf: %w", err)
+	}
+	db.Warnings = append(problems, db.Warnings...)
+	return db, nil
+}
+
+// readSQLite reads both tables. Columns are looked up by name, so newer
+// databases with extra columns load too.
+func readSQLite(ctx context.Context, conn *sql.DB) ([]*TLV, bool, []string, error) {
+	rows, err := queryMaps(ctx, conn, "SELECT * FROM tlvs ORDER BY rowid")
+	if err != nil {
+		return nil, false, nil, fmt.Errorf("table tlvs: %w (is this an mlxconfig database?)", err)
+	}
+	byName := map[string]*TLV{}
+	var tlvs []*TLV
+	descr := false
+	for i, r := range rows {
+		t := &TLV{Name: r["name"], Target: r["target"], Title: r["mlxconfig_name"], Descr: r["description"]}
+		if t.Descr != "" {
+			descr = true
+		}
+		var err error
+		id, err := atoi(r, "id")
+		if err == nil {
+			t.ID = uint32(id)
+			var c, sz, cp int
+			if c, err = atoi(r, "class"); err == nil {
+				t.Class = Class(c)
+				if sz, err = atoi(r, "size"); err == nil {
+					t.Size = sz
+					cp, err = atoi(r, "cap")
+					t.Cap = cp != 0
+				}
+			}
+		}
+		if err != nil {
+			return nil, false, nil, fmt.Errorf("tlvs row %d (%s): %w", i+1, t.Name, err)
+		}
+		t.Version, _ = strconv.Atoi(strings.TrimSpace(r["version"]))
+		if byName[t.Name] == nil {
+			byName[t.Name] = t
+		}
+		tlvs = append(tlvs, t)
+	}
+	prow, err := queryMaps(ctx, conn, "SELECT * FROM params ORDER BY rowid")
+	if err != nil {
+		return nil, false, nil, fmt.Errorf("table params: %w", err)
+	}
+	var problems []string
+	for i, r := range prow {
+		t := byName[r["tlv_name"]]
+		if t == nil {
+			problems = append(problems, fmt.Sprintf("params row %d (%s): TLV %q is not in table tlvs", i+1, r["name"], r["tlv_name"]))
+			continue
+		}
+		p, err := paramFromRow(r)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("params row %d (%s.%s): %v", i+1, r["tlv_name"], r["name"], err))
+			continue
+		}
+		if p.Descr != "" {
+			descr = true
+		}
+		t.Params = append(t.Params, p)
+	}
+	if len(problems) > 0 && len(problems) == len(prow) {
+		return nil, false, nil, errors.New(problems[0])
+	}
+	return tlvs, descr, problems, nil
+}
+
+// paramFromRow builds a parameter from a params row.
+func paramFromRow(r map[string]string) (*Param, error) {
+	p := &Param{
+		Name: r["name"], MlxName: r["mlxconfig_name"], OffsetText: r["offset"], SizeText: r["size"],
+		Dependency: r["dependency"], ValidBit: r["valid_bit"], TempVars: r["temp_vars"],
+		MinVal: r["min_val"], MaxVal: r["max_val"], Rule: r["rule"], Regex: r["regex"], Descr: r["description"],
+	}
+	var err error
+	if p.Type, err = ParseType(r["type"]); err != nil {
+		return nil, err
+	}
+	if p.Offset, err = ParseByteBit(p.OffsetText); err != nil {
+		return nil, fmt.Errorf("offset: %w", err)
+	}
+	if p.Size, err = ParseByteBit(p.SizeText); err != nil {
+		return nil, fmt.Errorf("size: %w", err)
+	}
+	if v := strings.TrimSpace(r["supported_from_version"]); v != "" {
+		if p.FromVersion, err = strconv.Atoi(v); err != nil {
+			return nil, fmt.Errorf("supported_from_version %q is not a number", v)
+		}
+	}
+	if v := strings.TrimSpace(r["array_length"]); v != "" {
+		if p.ArrayLen, err = strconv.Atoi(v); err != nil {
+			return nil, fmt.Errorf("array_length %q is not a number", v)
+		}
+	}
+	if tv := strings.TrimSpace(r["textual_values"]); tv != "" {
+		if p.Enum, err = ParseEnum(tv); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// ParseEnum reads "NAME=0xV,NAME=V,..." (the database's textual_values).
+func ParseEnum(s string) ([]EnumValue, error) {
+	var out []EnumValue
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		n, v, ok := strings.Cut(part, "=")
+		if !ok {
+			return nil, fmt.Errorf("textual value %q is not NAME=VALUE", part)
+		}
+		u, err := strconv.ParseUint(strings.TrimSpace(v), 0, 64)
+		if err != nil {
+			return nil, fmt.Errorf("textual value %q: %q is not a number", part, v)
+		}
+		out = append(out, EnumValue{Name: strings.TrimSpace(n), Value: u})
+	}
+	return out, nil
+}
+
+func atoi(r map[string]string, col string) (int, error) {
+	v := strings.TrimSpace(r[col])
+	n, err := strconv.ParseInt(v, 0, 64)
+	if err != nil || n < 0 || n > 1<<32-1 {
+		return 0, fmt.Errorf("column %s: %q is not a non-negative number", col, v)
+	}
+	return int(n), nil
+}
+
+// maxRows bounds what one table may hold (the 2026 host database has 1,541
+// params): a hostile file cannot make cxray read forever.
+const maxRows = 100000
+
+// queryMaps runs a query and returns each row as column -> text (NULL is "").
+func queryMaps(ctx context.Context, conn *sql.DB, q string) ([]map[string]string, error) {
+	rows, err := conn.QueryContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]string
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if len(out) >= maxRows {
+			return nil, fmt.Errorf("more than %d rows", maxRows)
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		m := make(map[string]string, len(cols))
+		for i, c := range cols {
+			m[strings.ToLower(c)] = vals[i].String
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
