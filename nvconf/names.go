@@ -2,8 +2,8 @@ package nvconf
 
 import (
 	"fmt"
+	"github.com/cxray/cxray/prm"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -162,7 +162,7 @@ func (db *DB) resolveBase(base, orig string, l Layout) (*Param, Instance, error)
 		}
 	}
 	msg := fmt.Sprintf("unknown parameter %q", orig)
-	if s := closest(strings.ToUpper(base), db.MlxNames(), 3); len(s) > 0 {
+	if s := prm.Closest(strings.ToUpper(base), db.MlxNames(), 3); len(s) > 0 {
 		msg += "; did you mean " + strings.Join(s, ", ") + "?"
 	} else {
 		msg += "; 'cxray config show-params --filter WORD' lists them"
@@ -184,64 +184,4 @@ func paramNames(t *TLV) string {
 		names[i] = p.Name
 	}
 	return strings.Join(names, ", ")
-}
-
-// closest returns up to n candidates nearest to name by edit distance, or
-// sharing a long substring with it.
-func closest(name string, cands []string, n int) []string {
-	type sc struct {
-		s string
-		d int
-	}
-	var all []sc
-	for _, c := range cands {
-		d := editDistance(name, c)
-		if d > max(2, len(name)/4) && !(len(name) >= 4 && strings.Contains(c, name)) {
-			continue
-		}
-		// Rank by twice the distance; a name the user's is the start of
-		// (NUM_OF_VF -> NUM_OF_VFS) first, one containing it next.
-		score := 2 * d
-		switch {
-		case len(name) >= 4 && strings.HasPrefix(c, name):
-			score = 1
-		case len(name) >= 4 && strings.Contains(c, name):
-			score = min(score, 3)
-		}
-		all = append(all, sc{c, score})
-	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].d != all[j].d {
-			return all[i].d < all[j].d
-		}
-		return all[i].s < all[j].s
-	})
-	var out []string
-	for i := 0; i < len(all) && i < n; i++ {
-		out = append(out, all[i].s)
-	}
-	return out
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

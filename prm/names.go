@@ -55,8 +55,9 @@ func parseBig(s string) (*big.Int, bool) {
 // name's length (at least 2 edits) are dropped.
 func Closest(name string, candidates []string, max int) []string {
 	type scored struct {
-		s string
-		d int
+		s      string
+		d      int
+		prefix bool
 	}
 	low := strings.ToLower(name)
 	limit := len(name) / 3
@@ -67,18 +68,20 @@ func Closest(name string, candidates []string, max int) []string {
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
 		d := editDistance(low, lc)
-		if strings.HasPrefix(lc, low) || strings.HasPrefix(low, lc) {
-			if d > 1 {
-				d = 1 + d/4
-			}
+		prefix := strings.HasPrefix(lc, low) || strings.HasPrefix(low, lc)
+		if prefix && d > 1 {
+			d = 1 + d/4
 		}
 		if d <= limit {
-			out = append(out, scored{c, d})
+			out = append(out, scored{c, d, prefix})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].d != out[j].d {
 			return out[i].d < out[j].d
+		}
+		if out[i].prefix != out[j].prefix {
+			return out[i].prefix // a completion beats a substitution
 		}
 		return out[i].s < out[j].s
 	})
