@@ -96,8 +96,12 @@ func (a *app) emuStatus(ctx context.Context, n devname.Name, db *prm.DB) ([]stat
 }
 
 // emuOSMAC is the address the emulated netdev uses (what sysfs would show):
-// the adapter's base MAC plus the function number, as the driver assigns.
+// the scenario's override, or the adapter's base MAC plus the function
+// number, as the driver assigns.
 func emuOSMAC(f *scenario.Function) string {
+	if f.MAC != 0 {
+		return prm.FormatMAC(f.MAC)
+	}
 	base := f.Adapter.Spec.Spec.BaseMAC
 	if base == 0 {
 		return ""

@@ -62,6 +62,9 @@ type Function struct {
 	Adapter *Adapter
 	// View is the firmware as this function sees it.
 	View *fw.View
+	// MAC is the netdev's OS address when the scenario overrides it (0:
+	// the permanent one).
+	MAC uint64
 }
 
 // Build powers on every device of a scenario.
@@ -162,7 +165,7 @@ func BuildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool) (*Adapte
 		dev := emu.New(emu.Config{Identity: id, Firmware: view, Clock: clk})
 		dev.SetFaults(df)
 		a.Functions = append(a.Functions, &Function{BDF: fs.BDF, Port: fs.Port, Netdev: fs.Netdev, RDMA: fs.RDMA,
-			Device: dev, Adapter: a, View: view})
+			MAC: fs.MAC, Device: dev, Adapter: a, View: view})
 	}
 	return a, nil
 }

@@ -23,7 +23,8 @@
 //	    seed: 99                 # default scenario seed × 1000 + index
 //	    bdf: 0000:03:00.0        # first function; default 0000:<03+index>:00.0
 //	    functions: 2             # a count, or a list of
-//	                             #   {bdf, port, netdev, rdma}; default 1
+//	                             #   {bdf, port, netdev, rdma, mac}; default 1;
+//	                             #   mac: the OS address (MAC drift)
 //	    firmware:
 //	      version: 28.39.1010
 //	      pending_version: 28.40.1000  # image in flash waiting for a reset

@@ -86,6 +86,9 @@ type FunctionSpec struct {
 	Port   int    // the local port (1-based) this function's netdev drives
 	Netdev string // network interface name, for the sysfs view
 	RDMA   string // RDMA device name, for the sysfs view
+	// MAC is the address the OS gives the netdev when it is not the
+	// permanent one (an administrator's override: MAC drift); 0: permanent.
+	MAC uint64
 }
 
 // Load reads and parses a scenario file.
@@ -854,6 +857,15 @@ func (p *parser) functions(i int, d *DeviceSpec, bdf string, bdfNode, n *yaml.No
 				"port":   func(v *yaml.Node) { p.intv(v, w+".port", 1, len(d.Spec.Ports), &f.Port) },
 				"netdev": func(v *yaml.Node) { p.ifname(v, w+".netdev", &f.Netdev) },
 				"rdma":   func(v *yaml.Node) { p.ifname(v, w+".rdma", &f.RDMA) },
+				"mac": func(v *yaml.Node) {
+					var m string
+					p.str(v, w+".mac", 64, &m)
+					if mv, err := parseHexID(m, 6); err != nil {
+						p.fail(v, "%s.mac: %v; write it as b8:3f:d2:a1:b2:c0", w, err)
+					} else {
+						f.MAC = mv
+					}
+				},
 			})
 		}
 		if f.Netdev == "" {
