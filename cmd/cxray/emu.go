@@ -29,7 +29,10 @@ func splitEmuName(n devname.Name) (string, string) {
 
 func (a *app) buildEmulation(n devname.Name, db *prm.DB) (*scenario.Emulation, string, error) {
 	name, fn := splitEmuName(n)
-	e, err := scenario.Resolve(name, scenario.Options{DB: db})
+	// The emulated firmware answers from its own register database (the
+	// built-in one), whatever database the user decodes with: a real
+	// adapter does not change with --adb either.
+	e, err := scenario.Resolve(name, scenario.Options{})
 	if err != nil {
 		return nil, "", usageWrap(err)
 	}
