@@ -10,6 +10,7 @@ import (
 
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/pci/devname"
 	"github.com/cxray/cxray/prm"
 )
@@ -32,6 +33,7 @@ type opened struct {
 	// emu is the emulation behind an emulated device (its clock, its
 	// other functions).
 	emu     *scenario.Emulation
+	kernel  *kernel.Device
 	closeFn func()
 }
 

@@ -114,6 +114,7 @@ func (a *app) healthOptions(ctx context.Context, cc *configCtx, o *opened, inter
 	}
 	opt := health.Options{Interval: interval, Sleep: wait, Now: nowOf(o.emu), OSMACs: a.osMACs(o)}
 	if d.Backend == "kernel" {
+		opt.RDMA = rdmaSource(o)
 		return opt // no registers: the register checks say what they could not do
 	}
 	opt.Modules = func(ctx context.Context, ports []int) ([]health.Module, error) {
@@ -154,15 +155,15 @@ func (a *app) healthOptions(ctx context.Context, cc *configCtx, o *opened, inter
 		}
 		return nvFindings(res)
 	}
-	if rdmaSource != nil {
-		opt.RDMA = rdmaSource(o)
-	}
+	opt.RDMA = rdmaSource(o)
 	return opt
 }
 
 // rdmaSource gives the RDMA hw_counters of an opened device, when a backend
-// has them (the kernel's sysfs, or the emulator's model).
-var rdmaSource func(o *opened) func(ctx context.Context, port int) (map[string]uint64, error)
+// has them (the kernel's sysfs, or the emulator's model); nil otherwise.
+var rdmaSource = func(o *opened) func(ctx context.Context, port int) (map[string]uint64, error) {
+	return kernelRDMA(o)
+}
 
 // nvFindings lists pending settings and suspicious combinations.
 func nvFindings(res *nvconf.QueryResult) ([]string, []string, error) {

@@ -94,5 +94,19 @@ func (a *app) openKernel(ctx context.Context, n devname.Name, db *prm.DB) (*open
 	if err != nil {
 		return nil, deviceErr(err)
 	}
-	return &opened{dev: dev.New(n.Given, d.BDF, "kernel", db, d, d.Close), name: n}, nil
+	return &opened{dev: dev.New(n.Given, d.BDF, "kernel", db, d, d.Close), name: n, kernel: d}, nil
+}
+
+// kernelRDMA reads a port's hw_counters through the kernel backend.
+func kernelRDMA(o *opened) func(ctx context.Context, port int) (map[string]uint64, error) {
+	if o.kernel == nil {
+		return nil
+	}
+	return func(ctx context.Context, port int) (map[string]uint64, error) {
+		p, err := o.kernel.Port(ctx, port)
+		if err != nil {
+			return nil, err
+		}
+		return p.HWCounters, nil
+	}
 }

@@ -1,0 +1,194 @@
+// Package roce reads and advises on RoCE retransmission: the ROCE_ACCL
+// switches (adaptive retransmission, TX window, slow restart ...), the
+// LOG_TX_PSN_WINDOW NV setting, and the retransmission counters; and works
+// out the transmit window a link's bandwidth-delay product needs.
+//
+// What the device does not expose is said plainly: there is no per-QP or
+// receive-side window setting in any public interface (see
+// shared/research/prm-topics.md §3), only the global log2 TX window.
+package roce
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/prm"
+)
+
+// Feature is one ROCE_ACCL switch.
+type Feature struct {
+	Name      string `json:"name"`
+	Supported bool   `json:"supported"`
+	Enabled   bool   `json:"enabled"`
+	Meaning   string `json:"meaning"`
+}
+
+// features are the ROCE_ACCL switches, by their enable field name.
+var features = []struct{ name, meaning string }{
+	{"roce_adp_retrans", "adaptive retransmission: the retransmission timeout follows the measured RTT instead of a fixed floor"},
+	{"roce_tx_window", "transmission window: limits unacknowledged packets in flight to the PSN window (LOG_TX_PSN_WINDOW)"},
+	{"roce_slow_restart", "slow restart: after a retransmission, restart sending slowly instead of at full rate"},
+	{"roce_slow_restart_idle", "slow restart after idle: ramp up again after a quiet period"},
+	{"min_ack_timeout_limit_disabled", "no minimum ACK timeout: allow timeouts below the firmware's floor"},
+	{"adaptive_routing_forced_en", "adaptive routing forced on for new QPs"},
+	{"selective_repeat_forced_en", "selective repeat forced on for new QPs: resend only lost packets, not go-back-N"},
+}
+
+// Features reads ROCE_ACCL. On a query the *_field_select bits say which
+// features the device supports.
+func Features(ctx context.Context, d *dev.Device) ([]Feature, error) {
+	r, err := d.Get(ctx, "ROCE_ACCL", nil, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []Feature
+	for _, f := range features {
+		sel, err1 := r.Decoded.Get(selectName(f.name))
+		en, err2 := r.Decoded.Get(enableName(f.name))
+		if err1 != nil || err2 != nil {
+			continue // this database revision lacks the feature
+		}
+		out = append(out, Feature{Name: f.name, Supported: sel.Uint() == 1, Enabled: en.Uint() == 1, Meaning: f.meaning})
+	}
+	return out, nil
+}
+
+func selectName(f string) string { return f + "_field_select" }
+
+func enableName(f string) string {
+	if f == "min_ack_timeout_limit_disabled" || strings.HasSuffix(f, "_en") {
+		return f
+	}
+	return f + "_en"
+}
+
+// FeatureNames lists the switch names `roce set` accepts.
+func FeatureNames() []string {
+	out := make([]string, len(features))
+	for i, f := range features {
+		out[i] = f.name
+	}
+	return out
+}
+
+// SetAssignments are the ROCE_ACCL fields that change one feature: its
+// select bit and its enable bit.
+func SetAssignments(feature string, on bool) ([]prm.Assignment, error) {
+	for _, f := range features {
+		if f.name == feature {
+			v := "0"
+			if on {
+				v = "1"
+			}
+			return []prm.Assignment{{Path: selectName(f.name), Value: "1"}, {Path: enableName(f.name), Value: v}}, nil
+		}
+	}
+	return nil, fmt.Errorf("no RoCE feature %q; features: %s", feature, strings.Join(FeatureNames(), ", "))
+}
+
+// Advice is what `roce advise` works out.
+type Advice struct {
+	RateGbps     float64 `json:"rate_gbps"`
+	RTTMicros    float64 `json:"rtt_us"`
+	MTU          int     `json:"mtu"`
+	Loss         float64 `json:"loss,omitempty"`
+	BDPBytes     float64 `json:"bdp_bytes"`
+	BDPPackets   float64 `json:"bdp_packets"`
+	MinLogWindow int     `json:"min_log_tx_psn_window"`
+	// Current is the device's LOG_TX_PSN_WINDOW (-1 unknown); 0 means the
+	// device default, whose size is not published.
+	Current         int      `json:"current_log_tx_psn_window"`
+	Limiting        *bool    `json:"limiting,omitempty"`
+	MaxRateGbps     *float64 `json:"max_rate_gbps_with_current,omitempty"`
+	ExpectedResends float64  `json:"expected_resent_packets_per_loss,omitempty"`
+	Notes           []string `json:"notes"`
+}
+
+// MaxLogWindow is the largest value LOG_TX_PSN_WINDOW holds (6 bits); 63
+// means "the device maximum".
+const MaxLogWindow = 63
+
+// Advise computes the window a link needs. rate is in bits per second, rtt
+// in seconds, mtu the RoCE path MTU in bytes (256..4096), loss the packet
+// loss probability (0 if unknown), current the device's setting (-1
+// unknown).
+func Advise(rate, rtt float64, mtu int, loss float64, current int) (*Advice, error) {
+	switch {
+	case rate <= 0 || math.IsInf(rate, 0) || math.IsNaN(rate):
+		return nil, fmt.Errorf("--rate must be positive, e.g. 400G or 100G")
+	case rtt <= 0 || rtt > 1 || math.IsNaN(rtt):
+		return nil, fmt.Errorf("--rtt must be between 0 and 1s, e.g. 8us")
+	case mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096:
+		return nil, fmt.Errorf("--mtu %d: the RoCE path MTU is 256, 512, 1024, 2048 or 4096", mtu)
+	case loss < 0 || loss >= 1 || math.IsNaN(loss):
+		return nil, fmt.Errorf("--loss must be a probability in [0, 1), e.g. 1e-5")
+	}
+	a := &Advice{RateGbps: rate / 1e9, RTTMicros: rtt * 1e6, MTU: mtu, Loss: loss, Current: current}
+	a.BDPBytes = rate / 8 * rtt
+	a.BDPPackets = math.Ceil(a.BDPBytes / float64(mtu))
+	a.MinLogWindow = int(math.Ceil(math.Log2(math.Max(a.BDPPackets, 1))))
+	a.Notes = append(a.Notes, fmt.Sprintf("the bandwidth-delay product is %.0f bytes = %.0f packets of %d bytes: a window of 2^%d = %d packets covers it",
+		a.BDPBytes, a.BDPPackets, mtu, a.MinLogWindow, 1<<a.MinLogWindow))
+	switch {
+	case current < 0:
+		a.Notes = append(a.Notes, "the device's LOG_TX_PSN_WINDOW is unknown; give -d DEV to compare")
+	case current == 0:
+		a.Notes = append(a.Notes, "LOG_TX_PSN_WINDOW is 0: the device default, whose size NVIDIA does not publish; set it explicitly to know what you run with")
+	case current >= MaxLogWindow:
+		a.Notes = append(a.Notes, "LOG_TX_PSN_WINDOW is 63: the device maximum")
+		f := false
+		a.Limiting = &f
+	default:
+		win := math.Pow(2, float64(current))
+		lim := win < a.BDPPackets
+		a.Limiting = &lim
+		max := win * float64(mtu) * 8 / rtt / 1e9
+		if max > a.RateGbps {
+			max = a.RateGbps
+		}
+		a.MaxRateGbps = &max
+		if lim {
+			a.Notes = append(a.Notes, fmt.Sprintf("the current window 2^%d = %.0f packets is smaller than the BDP: one connection can reach only %.1f Gb/s of %.0f; raise LOG_TX_PSN_WINDOW to at least %d ('cxray roce set log_tx_psn_window=%d')",
+				current, win, max, a.RateGbps, a.MinLogWindow, a.MinLogWindow))
+		} else {
+			a.Notes = append(a.Notes, fmt.Sprintf("the current window 2^%d = %.0f packets covers the BDP: it does not limit a connection", current, win))
+		}
+	}
+	if loss > 0 {
+		// With go-back-N, a loss resends the window in flight behind it.
+		w := a.BDPPackets
+		if current > 0 && current < MaxLogWindow {
+			w = math.Min(w, math.Pow(2, float64(current)))
+		}
+		a.ExpectedResends = w
+		a.Notes = append(a.Notes, fmt.Sprintf("with go-back-N each loss resends up to %.0f packets in flight; at loss %g that is %.2g%% extra traffic: selective repeat (selective_repeat_forced_en) avoids it where supported",
+			w, loss, 100*loss*w))
+	}
+	a.Notes = append(a.Notes, "a window much larger than the BDP lets every connection fill switch buffers under congestion (incast): size it to the BDP, not the maximum",
+		"the device exposes only this global transmit window: there is no per-QP or receive-side window setting")
+	return a, nil
+}
+
+// ParseRate reads "400G", "100Gb/s", "25g", "1e11".
+func ParseRate(s string) (float64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(t, "/s"), "bps"), "b")
+	mult := 1.0
+	switch {
+	case strings.HasSuffix(t, "t"):
+		mult, t = 1e12, strings.TrimSuffix(t, "t")
+	case strings.HasSuffix(t, "g"):
+		mult, t = 1e9, strings.TrimSuffix(t, "g")
+	case strings.HasSuffix(t, "m"):
+		mult, t = 1e6, strings.TrimSuffix(t, "m")
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("rate %q: write it as 400G, 100G or 25G (bits per second)", s)
+	}
+	return v * mult, nil
+}

@@ -1,0 +1,73 @@
+package roce
+
+import (
+	"math"
+	"testing"
+)
+
+// The advice for a table of links, checked against the formula computed
+// here: BDP = rate/8 * RTT, packets = ceil(BDP/MTU), window = ceil(log2).
+func TestAdviseTable(t *testing.T) {
+	cases := []struct {
+		rate, rtt float64
+		mtu       int
+	}{
+		{400e9, 8e-6, 4096}, {400e9, 20e-6, 4096}, {100e9, 10e-6, 1024}, {25e9, 2e-6, 4096},
+		{200e9, 50e-6, 2048}, {100e9, 1e-3, 4096}, {10e9, 1e-6, 256},
+	}
+	for _, c := range cases {
+		a, err := Advise(c.rate, c.rtt, c.mtu, 0, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bdp := c.rate / 8 * c.rtt
+		pk := math.Ceil(bdp / float64(c.mtu))
+		want := int(math.Ceil(math.Log2(pk)))
+		if a.BDPPackets != pk || a.MinLogWindow != want || math.Pow(2, float64(want)) < pk || math.Pow(2, float64(want-1)) >= pk {
+			t.Errorf("%+v: got %v packets, window %d; want %v, %d", c, a.BDPPackets, a.MinLogWindow, pk, want)
+		}
+		// One below the minimum limits; the minimum does not.
+		lo, _ := Advise(c.rate, c.rtt, c.mtu, 0, want-1)
+		ok, _ := Advise(c.rate, c.rtt, c.mtu, 0, want)
+		if want > 1 && (lo.Limiting == nil || !*lo.Limiting || *ok.Limiting) {
+			t.Errorf("%+v: window %d limiting=%v, %d limiting=%v", c, want-1, *lo.Limiting, want, *ok.Limiting)
+		}
+		if want > 1 {
+			if exp := math.Pow(2, float64(want-1)) * float64(c.mtu) * 8 / c.rtt / 1e9; math.Abs(*lo.MaxRateGbps-exp) > 1e-6 {
+				t.Errorf("max rate %v, want %v", *lo.MaxRateGbps, exp)
+			}
+		}
+	}
+	for _, bad := range [][4]float64{{0, 1e-6, 4096, 0}, {1e9, 0, 4096, 0}, {1e9, 1e-6, 1500, 0}, {1e9, 1e-6, 4096, 1}} {
+		if _, err := Advise(bad[0], bad[1], int(bad[2]), bad[3], -1); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for in, want := range map[string]float64{"400G": 400e9, "100Gb/s": 100e9, "25g": 25e9, "1.6T": 1.6e12, "1e10": 1e10, "800Gbps": 800e9} {
+		if got, err := ParseRate(in); err != nil || got != want {
+			t.Errorf("%s: %v %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"fast", "400x", "-1G", ""} {
+		if _, err := ParseRate(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestSetAssignments(t *testing.T) {
+	as, err := SetAssignments("roce_tx_window", true)
+	if err != nil || len(as) != 2 || as[0].Path != "roce_tx_window_field_select" || as[1].Path != "roce_tx_window_en" || as[1].Value != "1" {
+		t.Errorf("%v %v", as, err)
+	}
+	as, _ = SetAssignments("min_ack_timeout_limit_disabled", false)
+	if as[1].Path != "min_ack_timeout_limit_disabled" || as[1].Value != "0" {
+		t.Errorf("%v", as)
+	}
+	if _, err := SetAssignments("warp_drive", true); err == nil {
+		t.Error("unknown feature accepted")
+	}
+}
