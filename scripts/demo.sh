@@ -12,6 +12,12 @@ cx=bin/cxray
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
 
+# The main job: the first look at an adapter. A healthy one exits 0 ...
+step $cx health -d emu
+# ... and one with a frozen module, a hot ASIC and a pending NV change says
+# what is wrong and what to do (exit 1).
+step $cx health -d emu:examples/troubled.yaml --interval 10s || true
+
 # The adapters: firmware, PSID, names, MAC and GUID read from the firmware.
 step $cx status -d emu:examples/two-adapters.yaml
 # Registers by name, decoded; index fields defaulted where obvious.
