@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,7 +56,7 @@ prints. Needs root and /dev/fuse.`,
 func (a *app) emuCtlCmd() *cobra.Command {
 	var socket, bdf string
 	c := &cobra.Command{
-		Use:   "ctl status | fault NAME=VALUE... | clear | advance DURATION",
+		Use:   "ctl status | fault NAME=VALUE... | clear | module N FAULT... | nv NAME=VALUE... | advance DURATION",
 		Short: "Control a running 'cxray emu serve': faults and the clock",
 		Long: `Talk to a running 'cxray emu serve':
   status                 the emulated functions and their active faults
@@ -63,6 +64,10 @@ func (a *app) emuCtlCmd() *cobra.Command {
                          ` + strings.Join(ctl.FaultNames(), ", ") + `
                          (register_status=0x9020:4 makes MGIR answer status 4; =none clears)
   clear                  switch every fault off
+  module N [FAULT...]    set the faults of cage N (none clears): i2c_hang,
+                         no_ddm, frozen_monitors, checksum_error, ...
+  nv NAME=VALUE...       NV store faults: no_access=true, erase_exceeded=true,
+                         reject_writes=TLV[,TLV] (* for all)
   advance DURATION       move a manual clock (10m, 1h)`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -84,13 +89,36 @@ func (a *app) emuCtlCmd() *cobra.Command {
 					}
 					req.Set[k] = v
 				}
+			case "module":
+				if len(args) < 2 {
+					return usageErr("module needs a cage number and its faults (none for no fault)")
+				}
+				m, err := strconv.Atoi(args[1])
+				if err != nil || m < 0 {
+					return usageErr("module %q: give the cage number (0, 1, ...)", args[1])
+				}
+				req.Module = m
+				for _, f := range args[2:] {
+					if f != "none" {
+						req.ModuleFaults = append(req.ModuleFaults, f)
+					}
+				}
+			case "nv":
+				req.NV = map[string]string{}
+				for _, kv := range args[1:] {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok {
+						return usageErr("%q is not NAME=VALUE", kv)
+					}
+					req.NV[k] = v
+				}
 			case "advance":
 				if len(args) != 2 {
 					return usageErr("advance needs one duration, e.g. 10m")
 				}
 				req.Duration = args[1]
 			default:
-				return usageErr("unknown ctl command %q; use status, fault, clear or advance", args[0])
+				return usageErr("unknown ctl command %q; use status, fault, clear, module, nv or advance", args[0])
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

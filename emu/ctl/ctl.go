@@ -20,6 +20,8 @@ import (
 
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/fw"
+	"github.com/cxray/cxray/emu/nvstore"
+	emuoptics "github.com/cxray/cxray/emu/optics"
 	"github.com/cxray/cxray/emu/scenario"
 )
 
@@ -35,6 +37,13 @@ type Request struct {
 	Set map[string]string `json:"set,omitempty"`
 	// Duration is how far advance moves a manual clock ("10m").
 	Duration string `json:"duration,omitempty"`
+	// Module and ModuleFaults (op module): the cage and its faults (names
+	// of emu/optics; empty clears them).
+	Module       int      `json:"module,omitempty"`
+	ModuleFaults []string `json:"module_faults,omitempty"`
+	// NV (op nv): NV store faults: no_access, reject_writes (TLV names, *
+	// for all), erase_exceeded.
+	NV map[string]string `json:"nv,omitempty"`
 }
 
 // Function describes one emulated function in a status reply.
@@ -152,6 +161,44 @@ func (s *Server) Do(req Request) Response {
 				f.Adapter.Firmware.SetFaults(fw.Faults{})
 			}
 		}
+	case "module":
+		mf, err := emuoptics.ParseFaults(req.ModuleFaults)
+		if err != nil {
+			return fail("%v; module faults: %s", err, strings.Join(emuoptics.FaultNames(), ", "))
+		}
+		for _, a := range adapters(fns) {
+			if a.Optics == nil {
+				return fail("adapter %s has no modules", a.Name)
+			}
+			if err := a.Optics.SetFaults(req.Module, mf); err != nil {
+				return fail("%v", err)
+			}
+		}
+	case "nv":
+		for _, a := range adapters(fns) {
+			st, ok := nvstore.Lookup(a.Firmware)
+			if !ok {
+				return fail("adapter %s has no NV store", a.Name)
+			}
+			nf := nvstore.Faults{}
+			for k, v := range req.NV {
+				switch k {
+				case "no_access":
+					nf.NoAccess = v == "true"
+				case "erase_exceeded":
+					nf.EraseExceeded = v == "true"
+				case "reject_writes":
+					if v != "" {
+						nf.RejectWrites = strings.Split(v, ",")
+					}
+				default:
+					return fail("unknown NV fault %q; known: no_access, reject_writes, erase_exceeded", k)
+				}
+			}
+			if err := st.SetFaults(nf); err != nil {
+				return fail("%v", err)
+			}
+		}
 	case "advance":
 		d, err := time.ParseDuration(req.Duration)
 		if err != nil || d <= 0 {
@@ -162,9 +209,22 @@ func (s *Server) Do(req Request) Response {
 		}
 		s.e.Manual.Advance(d)
 	default:
-		return fail("unknown operation %q; use status, fault, clear or advance", req.Op)
+		return fail("unknown operation %q; use status, fault, clear, module, nv or advance", req.Op)
 	}
 	return s.status()
+}
+
+// adapters are the distinct adapters of some functions.
+func adapters(fns []*scenario.Function) []*scenario.Adapter {
+	var out []*scenario.Adapter
+	seen := map[*scenario.Adapter]bool{}
+	for _, f := range fns {
+		if f.Adapter != nil && !seen[f.Adapter] {
+			seen[f.Adapter] = true
+			out = append(out, f.Adapter)
+		}
+	}
+	return out
 }
 
 func (s *Server) select_(bdf string) ([]*scenario.Function, error) {

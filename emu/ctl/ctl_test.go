@@ -3,6 +3,7 @@ package ctl_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,5 +94,34 @@ func TestControlSocket(t *testing.T) {
 	}
 	if _, err := ctl.Call(ctx, filepath.Join(t.TempDir(), "none.sock"), ctl.Request{Op: "status"}); err == nil || !strings.Contains(err.Error(), "cxray emu serve") {
 		t.Errorf("no emulator: %v", err)
+	}
+}
+
+func TestControlModulesAndNV(t *testing.T) {
+	db, _ := builtin.Load()
+	sc, _ := scenario.FromProfile("cx7-2p400g")
+	e, err := scenario.Build(sc, scenario.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ctl.Listen(filepath.Join(t.TempDir(), "s.sock"), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if r := srv.Do(ctl.Request{Op: "module", Module: 0, ModuleFaults: []string{"i2c_hang"}}); !r.OK {
+		t.Fatal(r.Error)
+	}
+	if f, _ := e.Adapters[0].Optics.Faults(0); !strings.Contains(fmt.Sprintf("%+v", f), "true") {
+		t.Errorf("module fault not set: %+v", f)
+	}
+	if r := srv.Do(ctl.Request{Op: "module", Module: 0, ModuleFaults: []string{"melting"}}); r.OK {
+		t.Error("unknown module fault accepted")
+	}
+	if r := srv.Do(ctl.Request{Op: "nv", NV: map[string]string{"no_access": "true"}}); !r.OK {
+		t.Fatal(r.Error)
+	}
+	if r := srv.Do(ctl.Request{Op: "nv", NV: map[string]string{"gremlins": "true"}}); r.OK {
+		t.Error("unknown NV fault accepted")
 	}
 }
