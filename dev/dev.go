@@ -91,6 +91,7 @@ func (d *Device) request(reg *prm.Register, index, op []prm.Assignment, size int
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	index, op = leafPaths(p, index, prm.AccessIndex), leafPaths(p, op, prm.AccessOP)
 	given := map[string]bool{}
 	for _, a := range append(append([]prm.Assignment{}, index...), op...) {
 		given[strings.ToLower(a.Path)] = true
@@ -137,6 +138,30 @@ func (d *Device) request(reg *prm.Register, index, op []prm.Assignment, size int
 	}
 	sort.Strings(defaulted)
 	return p, buf, defaulted, nil
+}
+
+// leafPaths lets users name nested index and op fields by their own name
+// (group_opcode for page_data.pddr_troubleshooting_page_ext.group_opcode),
+// as mstreg does, when exactly one such field has that name.
+func leafPaths(p *prm.Plan, as []prm.Assignment, acc prm.Access) []prm.Assignment {
+	out := make([]prm.Assignment, len(as))
+	copy(out, as)
+	for i, a := range out {
+		if _, err := p.Resolve(a.Path, p.NewBuffer()); err == nil {
+			continue
+		}
+		var match string
+		n := 0
+		for _, l := range p.Leaves() {
+			if l.Access == acc && (l.Step.Name == a.Path || strings.HasSuffix(l.Path, "."+a.Path)) {
+				match, n = l.Path, n+1
+			}
+		}
+		if n == 1 {
+			out[i].Path = match
+		}
+	}
+	return out
 }
 
 func checkAccess(p *prm.Plan, a prm.Assignment, buf []byte, want prm.Access) error {

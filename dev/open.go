@@ -33,11 +33,22 @@ type StackOptions struct {
 
 // OpenStack builds the access path over cs.
 func OpenStack(ctx context.Context, cs pci.ConfigSpace, o StackOptions) (*Stack, error) {
-	gw, err := vsec.Open(cs, &vsec.Options{Clock: o.Clock, SemaphoreTimeout: o.SemaphoreTimeout})
+	gwWait, icWait := o.SemaphoreTimeout, o.SemaphoreTimeout
+	if gwWait == 0 {
+		gwWait, icWait = vsec.DefaultSemaphoreTimeout, icmd.DefaultSemaphoreTimeout
+	}
+	// Give up on a held semaphore before the caller's deadline, so the
+	// error names the holder instead of saying "deadline exceeded".
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl) * 8 / 10; left > 0 {
+			gwWait, icWait = min(gwWait, left), min(icWait, left)
+		}
+	}
+	gw, err := vsec.Open(cs, &vsec.Options{Clock: o.Clock, SemaphoreTimeout: gwWait})
 	if err != nil {
 		return nil, err
 	}
-	ic, err := icmd.Open(ctx, gw, &icmd.Options{SemaphoreTimeout: o.SemaphoreTimeout})
+	ic, err := icmd.Open(ctx, gw, &icmd.Options{SemaphoreTimeout: icWait})
 	if err != nil {
 		return nil, err
 	}

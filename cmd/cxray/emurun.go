@@ -163,7 +163,12 @@ func emuRunDevices(payload []byte) ([]sysfs.DeviceEntry, error) {
 	}
 	var out []sysfs.DeviceEntry
 	for _, f := range e.Functions() {
-		d := sysfs.DeviceEntry{BDF: f.BDF, Dev: f.Device, NUMANode: -1, Driver: "mlx5_core"}
+		// The IDs come from the identity, as enumeration saw them: a function
+		// removed later (or at power-on) keeps its sysfs IDs.
+		id := f.Device.Identity()
+		d := sysfs.DeviceEntry{BDF: f.BDF, Dev: f.Device, NUMANode: -1, Driver: "mlx5_core",
+			Vendor: id.VendorID, Device: id.DeviceID, SubVendor: id.SubsystemVendorID, SubDevice: id.SubsystemID,
+			Class: id.ClassCode, Revision: id.Revision}
 		if f.Netdev != "" {
 			d.Netdevs = []string{f.Netdev}
 		}

@@ -224,3 +224,20 @@ func TestRegUnits(t *testing.T) {
 		t.Errorf("temperature %v raw %v", u, r.Fields.Temperature)
 	}
 }
+
+func TestStatusUnreadableDevice(t *testing.T) {
+	sc := filepath.Join(t.TempDir(), "r.yaml")
+	os.WriteFile(sc, []byte("devices:\n  - profile: cx7-2p400g\n    faults: {removed: true}\n"), 0o644)
+	out, _, code := cli(t, "", "status", "-d", "emu:"+sc, "--timeout", "3s")
+	if code != 3 || !strings.Contains(out, "removed") {
+		t.Errorf("exit %d: %s", code, out)
+	}
+}
+
+// Nested index fields can be named by their own name, as mstreg allows.
+func TestIndexLeafName(t *testing.T) {
+	out, errs, code := cli(t, "", "reg", "get", "PDDR", "-d", "emu", "--index", "page_select=1,group_opcode=1", "--field", "page_data.pddr_troubleshooting_page_ext.group_opcode")
+	if code != 0 || !strings.Contains(out, "Advanced_debug_opcodes") {
+		t.Errorf("exit %d %s %s", code, out, errs)
+	}
+}

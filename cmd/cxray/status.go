@@ -58,8 +58,22 @@ needs root on real adapters.`,
 			if err != nil {
 				return err
 			}
+			// A device named with -d that could not be read is a device
+			// error (exit 3), after the report says why.
+			failed := df.name != "" && len(entries) > 0
+			for _, e := range entries {
+				if e.Error == "" || e.Firmware != "" {
+					failed = false
+				}
+			}
 			if a.json() {
-				return a.writeJSON(map[string]any{"source_revision": db.Revision, "devices": entries})
+				if err := a.writeJSON(map[string]any{"source_revision": db.Revision, "devices": entries}); err != nil {
+					return err
+				}
+				if failed {
+					return &exitError{exitDevice, errQuiet}
+				}
+				return nil
 			}
 			if len(entries) == 0 {
 				fmt.Fprintln(a.stdout, "no ConnectX adapters found on this machine; try the emulator: cxray status -d emu")
@@ -82,6 +96,9 @@ needs root on real adapters.`,
 			t.flush()
 			for _, n := range notes {
 				fmt.Fprintln(a.stdout, n)
+			}
+			if failed {
+				return &exitError{exitDevice, errQuiet}
 			}
 			return nil
 		},

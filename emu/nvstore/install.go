@@ -30,6 +30,7 @@ func Install(f *fw.Firmware, d Defaults) (*Store, error) {
 		return s.(*Store), nil
 	}
 	spec := f.Spec()
+	d = d.Merge(identityDefaults(spec))
 	s, err := New(Options{PRM: f.DB(), Ports: len(spec.Ports), Modules: len(spec.Modules), Defaults: d})
 	if err != nil {
 		return nil, err
@@ -66,4 +67,25 @@ func Lookup(f *fw.Firmware) (*Store, bool) {
 		return nil, false
 	}
 	return s.(*Store), true
+}
+
+// identityDefaults are the board's base MAC and GUID as the NV store keeps
+// them (nv_base_mac_guid, what mstflint q shows as Base MAC/GUID), with one
+// MAC and GUID per port allocated. The adapter's spec is the one truth, so
+// MGIR, PGUID and the NV store agree.
+func identityDefaults(spec fw.Spec) Defaults {
+	d := Defaults{Factory: map[string]string{}}
+	put := func(field string, v uint64) {
+		d.Factory["nv_base_mac_guid."+field] = fmt.Sprintf("%016x", v) // 8 bytes, big-endian
+	}
+	if spec.BaseMAC != 0 {
+		put("base_mac", spec.BaseMAC)
+	}
+	if spec.BaseGUID != 0 {
+		put("base_guid", spec.BaseGUID)
+	}
+	n := fmt.Sprint(max(len(spec.Ports), 1))
+	d.Factory["nv_base_mac_guid_cap.num_of_allocated_macs"] = n
+	d.Factory["nv_base_mac_guid_cap.num_of_allocated_guids"] = n
+	return d
 }

@@ -1,0 +1,33 @@
+// Package conformance checks cxray against NVIDIA's unmodified mstflint
+// tools (mstflint, mstreg, mstlink, mstconfig) on the same emulated adapter.
+//
+// The tests build the cxray binary once, run one `cxray emu run` (or `cxray
+// emu serve`, to switch faults mid-run) per scenario of testdata/, and
+// inside that one private namespace let both tools read the same emulated
+// device; a shell script keeps each command's output, status and time, and
+// the tests compare the readings field by field in Go:
+//
+//   - TestFlintQueryVsStatus: `mstflint q` and `cxray status` (FW version,
+//     PSID, base MAC, release date; Base GUID/MAC once the emulator fills
+//     the NV TLVs mstflint reads them from);
+//   - TestMstregVsRegGet: every leaf `mstreg --get` prints of MGIR, PMAOS,
+//     PAOS, PTYS and PDDR (pages 0, 1, 3) against `cxray reg get -o json
+//     --raw`, paired by position and name (CompareRegister);
+//   - TestMstlinkVsRegisters, TestMstlinkModuleVsPDDR,
+//     TestMstlinkModuleVsCxrayModule: what `mstlink` and `mstlink -m` print
+//     against the registers cxray reads and `cxray module`;
+//   - TestMstconfigVsConfigQuery: `mstconfig q` against `cxray config query`;
+//   - TestConcurrentPeersAndCxray: four mstreg and two cxray loops at once;
+//   - TestFaultsThroughBothTools: held semaphores, register status 4 and 7,
+//     surprise removal.
+//
+// They need root and /dev/fuse (mount namespaces, FUSE) and the mstflint
+// package; without them they skip, loudly. -short shortens the concurrency
+// storm and skips the slow held-ICMD-semaphore case. CXRAY_CONCURRENCY_ITERS=N
+// sets the storm's runs (N per mstreg, 2N per cxray loop), and
+// CXRAY_CONCURRENCY_INJECT_WEDGE=1 plays a dead semaphore holder in its
+// first attempt, to exercise the wedge handling.
+//
+// The package itself holds the parsers of the peer tools' outputs and the
+// register comparison, unit-tested on captured outputs without a device.
+package conformance
