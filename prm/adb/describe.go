@@ -22,13 +22,31 @@ type Descriptions struct {
 	cache map[string]map[string]string
 }
 
-// OpenDescriptions reads an ADB and indexes its nodes.
+// OpenDescriptions prepares descriptions from an ADB. The file is read and
+// indexed on the first Node call: most commands never show a description,
+// and reading 650 KB on every start would cost them for nothing.
 func OpenDescriptions(path string) (*Descriptions, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	d := &Descriptions{Path: path, Revision: PeekRevision(data), data: data, spans: map[string][2]int{}, cache: map[string]map[string]string{}}
+	head := make([]byte, 64<<10)
+	n, _ := f.Read(head)
+	f.Close()
+	return &Descriptions{Path: path, Revision: PeekRevision(head[:n]), cache: map[string]map[string]string{}}, nil
+}
+
+// load reads and indexes the file (under d.mu).
+func (d *Descriptions) load() {
+	if d.spans != nil {
+		return
+	}
+	d.spans = map[string][2]int{}
+	data, err := os.ReadFile(d.Path)
+	if err != nil {
+		return // descriptions are a nicety: none, rather than an error
+	}
+	d.data = data
 	open := []byte("<node ")
 	for off := 0; ; {
 		i := bytes.Index(data[off:], open)
@@ -46,7 +64,6 @@ func OpenDescriptions(path string) (*Descriptions, error) {
 		}
 		off = end
 	}
-	return d, nil
 }
 
 // PeekRevision reads source_doc_version from the top of an ADB.
@@ -85,6 +102,7 @@ func (d *Descriptions) Node(name string) map[string]string {
 	if m, ok := d.cache[name]; ok {
 		return m
 	}
+	d.load()
 	m := map[string]string{}
 	if sp, ok := d.spans[name]; ok {
 		dec := xml.NewDecoder(bytes.NewReader(d.data[sp[0]:sp[1]]))
