@@ -2,7 +2,8 @@
 # Installs what cxray's build, demo and tests need on a fresh Debian machine:
 # NVIDIA's open tools and databases (mstflint), the kernel's mlx5_ifc.h
 # (linux-headers-*-common, through linux-headers-amd64), FUSE for the
-# emulated sysfs, and the Go modules. Safe to run again.
+# emulated sysfs, Prometheus (server and promtool) for the exporter's
+# tests, and the Go modules. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,8 @@ need=()
 [ -f /usr/share/mstflint/prm_dbs/hca/ext/register_access_table.adb ] || need+=(mstflint)
 ls /usr/src/linux-headers-*-common/include/linux/mlx5/mlx5_ifc.h >/dev/null 2>&1 || need+=(linux-headers-amd64)
 command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
+# prometheus and promtool: the exporter's end-to-end test and metric checks.
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "setup: need ${need[*]}; run as root or: sudo apt-get install -y ${need[*]}" >&2

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/emu/rdma"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/pci/devname"
 	"github.com/cxray/cxray/prm"
@@ -110,4 +112,60 @@ func emuOSMAC(f *scenario.Function) string {
 		return ""
 	}
 	return prm.FormatMAC(base + uint64(dev.PCIFunction(f.BDF)))
+}
+
+// rdmaModels builds the RDMA counter model of each adapter of an emulation,
+// on the path its scenario gives (emu/rdma).
+type rdmaModels struct {
+	e *scenario.Emulation
+	m map[*scenario.Adapter]*rdma.Model
+}
+
+func newRDMAModels(e *scenario.Emulation) *rdmaModels {
+	return &rdmaModels{e: e, m: map[*scenario.Adapter]*rdma.Model{}}
+}
+
+func rdmaConfig(s scenario.RDMASpec) rdma.Config {
+	return rdma.Config{Loss: s.Loss, RTT: s.RTT, LogWindow: s.LogWindow, Share: s.Share, Priority: s.Priority}
+}
+
+// model returns the adapter's model, building it on first use.
+func (r *rdmaModels) model(a *scenario.Adapter) (*rdma.Model, error) {
+	if m := r.m[a]; m != nil {
+		return m, nil
+	}
+	var cfg rdma.Config
+	if a.Spec != nil {
+		cfg = rdmaConfig(a.Spec.RDMA)
+	}
+	m, err := rdma.New(a, r.e.Clock, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if a.Spec != nil {
+		for port, ps := range a.Spec.PortRDMA {
+			c := rdmaConfig(ps)
+			if c.LogWindow == 0 {
+				c.LogWindow = cfg.LogWindow
+			}
+			if err := m.SetPortConfig(port, c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	r.m[a] = m
+	return m, nil
+}
+
+// counters reads a function's local port through its adapter's model.
+func (r *rdmaModels) counters(f *scenario.Function, port int) (map[string]uint64, error) {
+	m, err := r.model(f.Adapter)
+	if err != nil {
+		return nil, err
+	}
+	ports := f.View.Ports()
+	if port < 1 || port > len(ports) {
+		return nil, fmt.Errorf("no local port %d on %s", port, f.BDF)
+	}
+	return m.Counters(ports[port-1], r.e.Clock.Now())
 }

@@ -162,6 +162,15 @@ func (a *app) healthOptions(ctx context.Context, cc *configCtx, o *opened, inter
 // rdmaSource gives the RDMA hw_counters of an opened device, when a backend
 // has them (the kernel's sysfs, or the emulator's model); nil otherwise.
 var rdmaSource = func(o *opened) func(ctx context.Context, port int) (map[string]uint64, error) {
+	if o.emu != nil {
+		models := newRDMAModels(o.emu)
+		for _, f := range o.emu.Functions() {
+			if f.BDF == o.dev.BDF {
+				return func(_ context.Context, port int) (map[string]uint64, error) { return models.counters(f, port) }
+			}
+		}
+		return nil
+	}
 	return kernelRDMA(o)
 }
 

@@ -54,3 +54,34 @@ func TestRoceSet(t *testing.T) {
 		t.Errorf("window dry run: %d %s %s", code, out, errs)
 	}
 }
+
+// The emulated RDMA counters follow the scenario's path: loss and a small
+// window show as retransmissions in roce status and in health.
+func TestRoceEmulatedRetransmissions(t *testing.T) {
+	sc := healthScenario(t, "    rdma: {loss: 1e-4, rtt: 20us}\n    nv: {configured: {LOG_TX_PSN_WINDOW: 6}}\n")
+	out, errs, code := cli(t, "", "roce", "status", "-d", "emu:"+sc, "--interval", "10s", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	var st struct {
+		Rates map[string]float64 `json:"retransmission_rates_per_s"`
+	}
+	mustJSON(t, out, &st)
+	if st.Rates["port1.duplicate_request"] <= 0 || st.Rates["port1.local_ack_timeout_err"] <= 0 {
+		t.Errorf("no retransmissions with loss: %v", st.Rates)
+	}
+	r, code := runHealth(t, "-d", "emu:"+sc)
+	if c := check(r, "counters"); code != 1 || c.Status != "warn" || !strings.Contains(strings.Join(c.Details, " "), "duplicate_request") {
+		t.Errorf("health counters %+v", c)
+	}
+	// Without loss and with a window that covers the path: quiet.
+	clean := healthScenario(t, "    rdma: {loss: 0, rtt: 8us}\n")
+	out, _, _ = cli(t, "", "roce", "status", "-d", "emu:"+clean, "--interval", "10s", "-o", "json")
+	var quiet struct {
+		Rates map[string]float64 `json:"retransmission_rates_per_s"`
+	}
+	mustJSON(t, out, &quiet)
+	if len(quiet.Rates) != 0 {
+		t.Errorf("retransmissions on a clean path: %v", quiet.Rates)
+	}
+}

@@ -75,6 +75,8 @@
 //	    roce:                    # ROCE_ACCL feature names (fields without _field_select)
 //	      supported: [roce_adp_retrans, roce_tx_window]
 //	      enabled: [roce_adp_retrans]
+//	    rdma: {loss: 1e-5, rtt: 8us}   # RoCE path the emulated RDMA counters follow:
+//	                             #   loss, rtt, log_window (0: NV), share, priority
 //	    nv:                      # NV configuration (mlxconfig names) over the profile's
 //	      configured: {SRIOV_EN: True, NUM_OF_VFS: 8}   # Next Boot and Current
 //	      pending: {LOG_TX_PSN_WINDOW: 10}              # Next Boot only (set, not applied)

@@ -70,6 +70,10 @@ type DeviceSpec struct {
 	// RegisterStatus makes registers (by name) answer a status at the
 	// device level, before the firmware sees them.
 	RegisterStatus map[string]uint8
+	// RDMA is the path of the adapter's RoCE traffic, PortRDMA per-port
+	// overrides (by local port): what the emulated RDMA counters follow.
+	RDMA     RDMASpec
+	PortRDMA map[int]RDMASpec
 	// NV is the NV configuration over the profile's defaults; NVFaults
 	// its faults.
 	NV       nvstore.Defaults
@@ -78,6 +82,17 @@ type DeviceSpec struct {
 	FirmwareFaults fw.Faults
 	// Line is where the device is defined in the file (0 when built in).
 	Line int
+}
+
+// RDMASpec is a RoCE path: packet loss probability, round trip, the log2
+// PSN window (0: the NV setting in effect), the RoCE share of the port's
+// frames and its priority (0: defaults). emu/rdma documents the model.
+type RDMASpec struct {
+	Loss      float64
+	RTT       time.Duration
+	LogWindow int
+	Share     float64
+	Priority  int
 }
 
 // FunctionSpec is one PCI function of an adapter.
@@ -261,6 +276,7 @@ func (p *parser) device(i int, n *yaml.Node) {
 		},
 		"faults": func(v *yaml.Node) { p.faults(v, where+".faults", d) },
 		"nv":     func(v *yaml.Node) { p.nv(v, where+".nv", d) },
+		"rdma":   func(v *yaml.Node) { p.rdma(v, where+".rdma", &d.RDMA) },
 	})
 	if macNode != nil && mac != "" {
 		v, err := parseHexID(mac, 6)
@@ -293,6 +309,18 @@ func (p *parser) device(i int, n *yaml.Node) {
 		}
 	}
 	p.sc.Devices = append(p.sc.Devices, d)
+}
+
+// rdma reads the path RoCE traffic takes (the emu/rdma model of the RDMA
+// retransmission counters).
+func (p *parser) rdma(n *yaml.Node, where string, r *RDMASpec) {
+	p.mapping(n, where, map[string]field{
+		"loss":       func(v *yaml.Node) { p.float(v, where+".loss", 0, 0.5, &r.Loss) },
+		"rtt":        func(v *yaml.Node) { p.duration(v, where+".rtt", time.Second, &r.RTT) },
+		"log_window": func(v *yaml.Node) { p.intv(v, where+".log_window", 1, 15, &r.LogWindow) },
+		"share":      func(v *yaml.Node) { p.float(v, where+".share", 0, 1, &r.Share) },
+		"priority":   func(v *yaml.Node) { p.intv(v, where+".priority", 0, 7, &r.Priority) },
+	})
 }
 
 // nv reads the NV configuration the adapter powers on with: factory,
@@ -418,6 +446,16 @@ func (p *parser) port(n *yaml.Node, where string, d *DeviceSpec) {
 		"lanes":     func(v *yaml.Node) { p.intv(v, where+".lanes", 1, 8, &ps.Lanes) },
 		"protocols": func(v *yaml.Node) { p.protocols(v, where+".protocols", &ps.Protocols) },
 		"traffic":   func(v *yaml.Node) { p.traffic(v, where+".traffic", &ps.Traffic) },
+		"rdma": func(v *yaml.Node) {
+			var r RDMASpec
+			p.rdma(v, where+".rdma", &r)
+			if idx >= 0 {
+				if d.PortRDMA == nil {
+					d.PortRDMA = map[int]RDMASpec{}
+				}
+				d.PortRDMA[idx+1] = r
+			}
+		},
 	})
 	if idx >= 0 {
 		d.Spec.Ports[idx] = ps

@@ -1,0 +1,485 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/exporter"
+	"github.com/cxray/cxray/kernel"
+	"github.com/cxray/cxray/pci/devname"
+	"github.com/cxray/cxray/prm"
+)
+
+// exporterOptions are the flags of `cxray exporter`.
+type exporterOptions struct {
+	listen         string
+	webConfig      string
+	devices        []string
+	all            bool
+	collectors     []string
+	noCollectors   []string
+	include        string
+	exclude        string
+	scrapeTimeout  time.Duration
+	openTimeout    time.Duration
+	logLevel       string
+	allowNoDevices bool
+}
+
+// exporterContext is how long `cxray exporter` serves: until SIGINT or
+// SIGTERM. Tests replace it (and exporterReady, told the listening address)
+// to run the command in-process.
+var (
+	exporterContext = func() (context.Context, context.CancelFunc) {
+		return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	}
+	exporterReady func(net.Addr)
+)
+
+// defaultExporterListen is the exporter's address unless told otherwise:
+// loopback only, so that nothing is exposed by accident.
+const defaultExporterListen = "127.0.0.1:9879"
+
+func (a *app) exporterCmd() *cobra.Command {
+	o := exporterOptions{}
+	var names []string
+	for _, n := range exporter.CollectorNames() {
+		names = append(names, fmt.Sprintf("  %-12s %s", n, exporter.CollectorHelp()[n]))
+	}
+	c := &cobra.Command{
+		Use:   "exporter [--listen ADDR] [--web.config FILE] [-d DEV ... | --all]",
+		Short: "Serve adapter telemetry to Prometheus: identity, temperatures, optics, ports, counters, RDMA",
+		Long: `Serve what cxray reads from ConnectX adapters as Prometheus metrics on
+/metrics. Each scrape reads every device within the scrape's deadline, one
+goroutine per device, so a slow or failing device never holds up the others; a
+device that disappears shows as cxray_device_up 0. Nothing is ever written to
+a device. docs/exporter.md lists every metric.
+
+Backends, per device:
+  direct    -d 0000:03:00.0 (or mlx5_0, eth2) or --all, as root: PRM registers
+            through the PCI config space; RDMA hw_counters from the kernel's
+            sysfs when the driver is loaded
+  kernel    -d kernel:mlx5_0, and automatically when direct access is not
+            possible (not root, kernel lockdown): sysfs, hwmon, devlink,
+            ethtool netlink (module optics need CAP_NET_ADMIN)
+  emulator  -d emu, emu:PROFILE, emu:FILE.yaml (--all: every function of the
+            scenario); RDMA counters from the emulator's model (emu/rdma)
+
+Collectors (--collectors to choose, --collectors.exclude to drop):
+` + strings.Join(names, "\n") + `
+
+It listens on 127.0.0.1:9879 unless --listen says otherwise. TLS and basic
+authentication come from an exporter-toolkit web configuration file
+(--web.config; see https://github.com/prometheus/exporter-toolkit).`,
+		Example: `  cxray exporter --all
+  cxray exporter -d kernel:mlx5_0 -d kernel:mlx5_1 --listen :9879 --web.config /etc/cxray/web.yml
+  cxray exporter -d emu:examples/fleet-16.yaml --all --metrics.exclude '_dbm$'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := exporterContext()
+			defer stop()
+			return a.runExporter(ctx, &o, exporterReady)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.listen, "listen", defaultExporterListen, "address to serve /metrics on (host:port; :9879 for every interface)")
+	f.StringVar(&o.webConfig, "web.config", "", "exporter-toolkit web configuration file (TLS, basic auth)")
+	f.StringArrayVarP(&o.devices, "device", "d", nil, "device to read (repeat): PCI address, mlx5_0, interface, kernel:mlx5_0, emu, emu:PROFILE, emu:FILE.yaml")
+	f.BoolVar(&o.all, "all", false, "read every ConnectX function of the machine (or, with -d emu:FILE.yaml, of the scenario)")
+	f.StringSliceVar(&o.collectors, "collectors", nil, "collectors to run (default all): "+strings.Join(exporter.CollectorNames(), ", "))
+	f.StringSliceVar(&o.noCollectors, "collectors.exclude", nil, "collectors not to run")
+	f.StringVar(&o.include, "metrics.include", "", "serve only metric families whose names match this regular expression")
+	f.StringVar(&o.exclude, "metrics.exclude", "", "leave out metric families whose names match this regular expression (e.g. '^cxray_ppcnt_' or '_dbm$')")
+	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", exporter.DefaultTimeout, "deadline of one scrape (Prometheus' own scrape_timeout wins when shorter)")
+	f.DurationVar(&o.openTimeout, "timeout", 10*time.Second, "give up opening a device at start after this long")
+	f.StringVar(&o.logLevel, "log.level", "info", "log level: debug, info, warn, error")
+	return c
+}
+
+// runExporter serves until ctx ends. ready, when set, is told the address
+// once the listener is up (tests listen on port 0).
+func (a *app) runExporter(ctx context.Context, o *exporterOptions, ready func(net.Addr)) error {
+	log, err := exporterLogger(a, o.logLevel)
+	if err != nil {
+		return err
+	}
+	eo, err := o.exporterOptions(log)
+	if err != nil {
+		return err
+	}
+	if o.webConfig != "" {
+		if err := web.Validate(o.webConfig); err != nil {
+			return usageErr("--web.config %s: %v", o.webConfig, err)
+		}
+	}
+	db, err := a.db()
+	if err != nil {
+		return err
+	}
+	octx, cancel := context.WithTimeout(ctx, o.openTimeout)
+	srcs, err := a.exporterSources(octx, o, db, log)
+	cancel()
+	if err != nil {
+		closeSources(srcs)
+		return err
+	}
+	e, err := exporter.New(srcs, eo)
+	if err != nil {
+		closeSources(srcs)
+		return usageWrap(err)
+	}
+	defer e.Close()
+
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", e.Handler())
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        "cxray exporter",
+		Description: "ConnectX adapter telemetry: " + strings.Join(e.Devices(), ", "),
+		Version:     version,
+		Links:       []web.LandingLinks{{Address: "/metrics", Text: "Metrics"}},
+	})
+	if err != nil {
+		return err
+	}
+	mux.Handle("/", landing)
+	l, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return usageErr("--listen %s: %v; pick a free port (the default is %s)", o.listen, err, defaultExporterListen)
+	}
+	if !isLoopback(l.Addr()) && o.webConfig == "" {
+		log.Warn("serving on a non-loopback address without TLS or authentication; give --web.config to add them", "address", l.Addr().String())
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	noSocket := false
+	flags := &web.FlagConfig{WebListenAddresses: &[]string{o.listen}, WebSystemdSocket: &noSocket, WebConfigFile: &o.webConfig}
+	go func() { errc <- web.Serve(l, srv, flags, log) }()
+	log.Info("cxray exporter serving", "address", l.Addr().String(), "devices", len(srcs))
+	if ready != nil {
+		ready(l.Addr())
+	}
+	select {
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return deviceErr(fmt.Errorf("serving %s: %w", o.listen, err))
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		<-errc
+		return nil
+	}
+}
+
+func isLoopback(a net.Addr) bool {
+	t, ok := a.(*net.TCPAddr)
+	return ok && t.IP.IsLoopback()
+}
+
+func closeSources(srcs []exporter.Source) {
+	for _, s := range srcs {
+		s.Close()
+	}
+}
+
+func exporterLogger(a *app, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageErr("--log.level %s: give debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// exporterOptions turns the flags into the exporter's options.
+func (o *exporterOptions) exporterOptions(log *slog.Logger) (exporter.Options, error) {
+	eo := exporter.Options{Timeout: o.scrapeTimeout, Logger: log, Version: version}
+	if o.scrapeTimeout <= 0 || o.scrapeTimeout > 10*time.Minute {
+		return eo, usageErr("--scrape-timeout %v: give a duration between 100ms and 10m", o.scrapeTimeout)
+	}
+	if o.openTimeout <= 0 {
+		return eo, usageErr("--timeout %v: give a positive duration", o.openTimeout)
+	}
+	names := exporter.CollectorNames()
+	if len(o.collectors) > 0 {
+		names = o.collectors
+	}
+	drop := map[string]bool{}
+	for _, n := range o.noCollectors {
+		drop[strings.TrimSpace(n)] = true
+	}
+	for n := range drop {
+		if !contains(exporter.CollectorNames(), n) {
+			return eo, usageErr("--collectors.exclude %s: no such collector; collectors: %s", n, strings.Join(exporter.CollectorNames(), ", "))
+		}
+	}
+	for _, n := range names {
+		if !drop[strings.TrimSpace(n)] {
+			eo.Collectors = append(eo.Collectors, n)
+		}
+	}
+	if len(eo.Collectors) == 0 {
+		return eo, usageErr("no collector left to run; --collectors and --collectors.exclude leave none of %s", strings.Join(exporter.CollectorNames(), ", "))
+	}
+	for _, r := range []struct {
+		flag, expr string
+		dst        **regexp.Regexp
+	}{{"--metrics.include", o.include, &eo.Include}, {"--metrics.exclude", o.exclude, &eo.Exclude}} {
+		if r.expr == "" {
+			continue
+		}
+		re, err := regexp.Compile(r.expr)
+		if err != nil {
+			return eo, usageErr("%s %q: %v (a Go regular expression over metric names)", r.flag, r.expr, err)
+		}
+		*r.dst = re
+	}
+	// Check the collector names now, with the flag's name in the message.
+	if _, err := exporter.New(nil, eo); err != nil {
+		return eo, usageErr("--collectors: %v", strings.TrimPrefix(err.Error(), "exporter: "))
+	}
+	return eo, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// exporterSources opens the devices to read, choosing each one's backend.
+func (a *app) exporterSources(ctx context.Context, o *exporterOptions, db *prm.DB, log *slog.Logger) ([]exporter.Source, error) {
+	if len(o.devices) == 0 && !o.all {
+		return nil, usageErr("no device given; add -d DEV (repeatable: a PCI address, mlx5_0, kernel:mlx5_0, emu:FILE.yaml) or --all for every adapter of this machine")
+	}
+	var out []exporter.Source
+	if len(o.devices) == 0 {
+		srcs, err := a.machineSources(ctx, db, log)
+		return srcs, err
+	}
+	for _, given := range o.devices {
+		n, err := sys.Parse(given)
+		if err != nil {
+			var nf *devname.NotFoundError
+			if errors.As(err, &nf) {
+				return out, deviceErr(err)
+			}
+			return out, usageWrap(err)
+		}
+		switch n.Kind {
+		case devname.Emu:
+			srcs, err := a.emulatedSources(n, o.all, db)
+			out = append(out, srcs...)
+			if err != nil {
+				return out, err
+			}
+		case devname.Kernel:
+			s, err := kernelSource(ctx, n.Kernel)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, s)
+		default:
+			if o.all {
+				return out, usageErr("--all with -d works for emulated scenarios (emu:FILE.yaml); for this machine's adapters leave out -d")
+			}
+			s, err := a.hostSource(ctx, given, n.BDF, db, log)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// machineSources reads every ConnectX physical function of the machine:
+// directly when that is possible, else through the kernel.
+func (a *app) machineSources(ctx context.Context, db *prm.DB, log *slog.Logger) ([]exporter.Source, error) {
+	if why := directBlocked(); why != "" {
+		names, err := kernel.List(ctx, kernelOptions())
+		if err != nil {
+			return nil, deviceErr(err)
+		}
+		if len(names) == 0 {
+			return nil, deviceErr(fmt.Errorf("no ConnectX function driven by mlx5_core found, and %s; load the driver (modprobe mlx5_core), or use -d emu for the emulator", why))
+		}
+		log.Info("reading through the kernel backend", "reason", why)
+		var out []exporter.Source
+		for _, nm := range names {
+			s, err := kernelSource(ctx, nm)
+			if err != nil {
+				closeSources(out)
+				return nil, err
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	fs, err := sys.List()
+	if err != nil {
+		return nil, deviceErr(err)
+	}
+	var out []exporter.Source
+	for _, f := range fs {
+		if f.VF {
+			continue
+		}
+		s, err := a.hostSource(ctx, f.BDF, f.BDF, db, log)
+		if err != nil {
+			closeSources(out)
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, deviceErr(errors.New("no ConnectX adapters found on this machine; use -d emu for the emulator"))
+	}
+	return out, nil
+}
+
+// directBlocked says why direct register access cannot work here ("" when
+// it can): it needs root (the config space is written to reach the
+// gateway), and kernel lockdown blocks config-space writes even for root.
+func directBlocked() string {
+	if !dev.IsRoot() {
+		return "direct register access needs root"
+	}
+	b, err := os.ReadFile(filepath.Join(sys.Root, "kernel/security/lockdown"))
+	if err == nil {
+		s := string(b)
+		if i, j := strings.IndexByte(s, '['), strings.IndexByte(s, ']'); i >= 0 && j > i && s[i+1:j] != "none" {
+			return "kernel lockdown (" + s[i+1:j] + ") blocks PCI config-space writes"
+		}
+	}
+	return ""
+}
+
+// hostSource opens a function of this machine: directly (root, no
+// lockdown), with the kernel's hw_counters for RDMA when the driver has
+// them; else through the kernel backend.
+func (a *app) hostSource(ctx context.Context, given, bdf string, db *prm.DB, log *slog.Logger) (exporter.Source, error) {
+	why := directBlocked()
+	if why == "" {
+		open := func(ctx context.Context) (*dev.Device, error) {
+			d, st, err := dev.OpenPCI(ctx, sys, given, bdf, db)
+			if err != nil {
+				return nil, err
+			}
+			return exporter.ReadOnly(d, st.Regs, db), nil
+		}
+		d, err := open(ctx)
+		switch {
+		case err == nil:
+			d.Close()
+			ro := exporter.RegisterOptions{Name: bdf, Backend: "direct", Open: open}
+			if kd, kerr := kernel.Open(ctx, bdf, kernelOptions()); kerr == nil && kd.RDMA != "" {
+				ro.RDMADevice = kd.RDMA
+				ro.RDMA = func(ctx context.Context, port int) (map[string]uint64, error) {
+					p, err := kd.Port(ctx, port)
+					var nf *kernel.NotFoundError
+					if errors.As(err, &nf) {
+						return nil, fmt.Errorf("%w: %v", exporter.ErrUnsupported, err)
+					}
+					if err != nil {
+						return nil, err
+					}
+					return p.HWCounters, nil
+				}
+				if id, err := kd.Identity(ctx); err == nil && len(id.Netdevs) > 0 {
+					ro.Netdev = id.Netdevs[0]
+				}
+			}
+			return exporter.NewRegisterSource(ro), nil
+		case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EPERM):
+			why = fmt.Sprintf("direct access to %s was refused (%v)", bdf, err)
+		default:
+			return nil, deviceErr(fmt.Errorf("%v; 'cxray status' lists the adapters, -d kernel:%s reads it through the kernel", err, bdf))
+		}
+	}
+	log.Info("reading through the kernel backend", "device", bdf, "reason", why)
+	return kernelSource(ctx, bdf)
+}
+
+func kernelSource(ctx context.Context, name string) (exporter.Source, error) {
+	d, err := kernel.Open(ctx, name, kernelOptions())
+	if err != nil {
+		return nil, deviceErr(err)
+	}
+	return exporter.NewKernelSource(d), nil
+}
+
+// emulatedSources opens the emulated functions a name asks for (every one
+// with all), each with the emulator's RDMA counter model.
+func (a *app) emulatedSources(n devname.Name, all bool, db *prm.DB) ([]exporter.Source, error) {
+	e, fn, err := a.buildEmulation(n, db)
+	if err != nil {
+		return nil, err
+	}
+	funcs := e.Functions()
+	switch {
+	case all && fn != "":
+		return nil, usageErr("-d %s names one function; leave out --all, or the @%s", n.Given, fn)
+	case fn != "":
+		f, err := e.Function(fn)
+		if err != nil {
+			return nil, usageWrap(err)
+		}
+		funcs = []*scenario.Function{f}
+	case !all:
+		funcs = funcs[:1]
+	}
+	return emulatedFunctionSources(e, funcs, db, n.Given)
+}
+
+// emulatedFunctionSources makes sources of emulated functions: registers
+// through the same access path as hardware (read-only), RDMA counters from
+// emu/rdma on the path the scenario gives (default: no loss, 8 µs).
+func emulatedFunctionSources(e *scenario.Emulation, funcs []*scenario.Function, db *prm.DB, given string) ([]exporter.Source, error) {
+	models := newRDMAModels(e)
+	var out []exporter.Source
+	for _, f := range funcs {
+		f := f
+		if _, err := models.model(f.Adapter); err != nil {
+			return out, deviceErr(err)
+		}
+		out = append(out, exporter.NewRegisterSource(exporter.RegisterOptions{
+			Name: f.BDF, Backend: "emulator", RDMADevice: f.RDMA, Netdev: f.Netdev,
+			Open: func(ctx context.Context) (*dev.Device, error) {
+				d, st, err := dev.OpenConfigSpace(ctx, given+"@"+f.BDF, f.BDF, "emulator", db, f.Device, emuStackOptions)
+				if err != nil {
+					return nil, err
+				}
+				return exporter.ReadOnly(d, st.Regs, db), nil
+			},
+			RDMA: func(ctx context.Context, port int) (map[string]uint64, error) {
+				if port < 1 || port > len(f.View.Ports()) {
+					return nil, fmt.Errorf("%w: no local port %d", exporter.ErrUnsupported, port)
+				}
+				return models.counters(f, port)
+			},
+		}))
+	}
+	return out, nil
+}

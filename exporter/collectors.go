@@ -1,0 +1,276 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cxray/cxray/optics"
+)
+
+// collector is one concern: it reads one kind of thing from a Source and
+// owns the metric families that show it.
+type collector struct {
+	name    string
+	help    string
+	collect func(ctx context.Context, s *sink, src Source) error
+}
+
+// allCollectors run in this order on each device: identity first (it is
+// cheap and tells whether the device answers at all), the slow module
+// reads last but one.
+var allCollectors = []collector{
+	{"identity", "device info (PSID, firmware, part number, GUIDs) and interfaces with their MACs", collectIdentity},
+	{"temperature", "ASIC and module temperatures from the firmware's sensors, with thresholds", collectTemperature},
+	{"port", "port link state, administrative state, speed and lanes", collectPort},
+	{"counters", "port counters: PPCNT IEEE 802.3, RFC 2863 and physical-layer groups (registers), IB PMA counters (kernel)", collectCounters},
+	{"module", "module diagnostics: temperature, voltage, per-lane bias, Tx and Rx power (W and dBm), thresholds, flags", collectModule},
+	{"rdma", "RDMA hw_counters, RoCE retransmission and congestion (kernel, or the emulator's model)", collectRDMA},
+}
+
+func collectIdentity(ctx context.Context, s *sink, src Source) error {
+	in, err := src.Info(ctx)
+	if in == nil {
+		return err
+	}
+	s.add(famInfo, 1, src.Backend(), in.Model, in.DeviceID, in.HCAType, in.PSID, in.Firmware, in.FirmwareStored, in.PartNumber,
+		in.NodeGUID, in.SysImageGUID, in.HWRev, in.NodeDesc, in.RDMA)
+	if in.Firmware != "" && in.FirmwareStored != "" {
+		s.add(famPending, boolf(in.Firmware != in.FirmwareStored))
+	}
+	for _, n := range in.Netdevs {
+		s.add(famNetdev, 1, n.Name, n.Address, n.PermanentAddress, n.OperState)
+		if n.Address != "" && n.PermanentAddress != "" {
+			s.add(famNetdevChanged, boolf(!strings.EqualFold(n.Address, n.PermanentAddress)), n.Name)
+		}
+	}
+	return err
+}
+
+func collectTemperature(ctx context.Context, s *sink, src Source) error {
+	ts, err := src.Temperatures(ctx)
+	for _, t := range ts {
+		mod := ""
+		if t.Module >= 0 {
+			mod = strconv.Itoa(t.Module)
+		}
+		s.add(famTemp, t.Celsius, t.Sensor, t.Kind, mod)
+		if t.Highest != nil {
+			s.add(famTempHighest, *t.Highest, t.Sensor, t.Kind, mod)
+		}
+		if t.High != nil {
+			s.add(famTempThreshold, *t.High, t.Sensor, t.Kind, mod, "high")
+		}
+		if t.Low != nil {
+			s.add(famTempThreshold, *t.Low, t.Sensor, t.Kind, mod, "low")
+		}
+	}
+	return err
+}
+
+func collectPort(ctx context.Context, s *sink, src Source) error {
+	ps, err := src.Ports(ctx)
+	for _, p := range ps {
+		port := strconv.Itoa(p.Port)
+		mod := ""
+		if p.Module >= 0 {
+			mod = strconv.Itoa(p.Module)
+		}
+		s.add(famPortInfo, 1, port, p.LinkLayer, p.Netdev, mod)
+		if p.OperUp != nil {
+			s.add(famPortUp, boolf(*p.OperUp), port)
+		}
+		if p.AdminUp != nil {
+			s.add(famPortAdminUp, boolf(*p.AdminUp), port)
+		}
+		if p.SpeedBytesPerSecond != nil {
+			s.add(famPortSpeed, *p.SpeedBytesPerSecond, port)
+		}
+		if p.Lanes > 0 {
+			s.add(famPortLanes, float64(p.Lanes), port)
+		}
+		if p.StateID != nil {
+			s.add(famPortState, float64(*p.StateID), port)
+		}
+		if p.PhysStateID != nil {
+			s.add(famPortPhysState, float64(*p.PhysStateID), port)
+		}
+	}
+	return err
+}
+
+func collectCounters(ctx context.Context, s *sink, src Source) error {
+	sets, err := src.PortCounters(ctx)
+	emitCounters(s, sets)
+	return err
+}
+
+func collectRDMA(ctx context.Context, s *sink, src Source) error {
+	sets, err := src.RDMACounters(ctx)
+	emitCounters(s, sets)
+	return err
+}
+
+func emitCounters(s *sink, sets []CounterSet) {
+	for _, cs := range sets {
+		port := strconv.Itoa(cs.Port)
+		for _, name := range sortedKeys(cs.Values) {
+			f, scale := counterFamily(cs.Kind, name)
+			s.add(f, cs.Values[name]*scale, port)
+		}
+	}
+}
+
+func collectModule(ctx context.Context, s *sink, src Source) error {
+	ms, err := src.Modules(ctx)
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, m := range ms {
+		port := strconv.Itoa(m.Port)
+		if m.Present != nil {
+			s.add(famModPresent, boolf(*m.Present), port)
+		}
+		if m.Err != "" {
+			errs = append(errs, fmt.Errorf("port %d module: %s", m.Port, m.Err))
+		}
+		if m.Reading != nil {
+			moduleMetrics(s, port, m)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// thresholdNames in the order Limits holds them.
+var thresholdNames = [4]string{"high_alarm", "high_warning", "low_warning", "low_alarm"}
+
+func moduleMetrics(s *sink, port string, m Module) {
+	r := m.Reading
+	mod := ""
+	if m.Module >= 0 {
+		mod = strconv.Itoa(m.Module)
+	}
+	standard := r.Standard
+	s.add(famModInfo, 1, port, mod, r.Source, standard, r.Identifier.Name, r.Vendor.Name, r.Vendor.PN, r.Vendor.SN, r.Vendor.Rev, r.Media.Type)
+	s.add(famModDDM, boolf(r.DDM), port)
+	if !r.DDM {
+		return
+	}
+	if r.Temperature != nil {
+		s.add(famModTemp, r.Temperature.C, port)
+	}
+	if r.Voltage != nil {
+		s.add(famModVolt, r.Voltage.V, port)
+	}
+	for _, l := range r.Lanes {
+		lane := strconv.Itoa(l.Lane)
+		if l.TxBias != nil {
+			s.add(famModBias, l.TxBias.MA/1000, port, lane)
+		}
+		if l.TxPower != nil {
+			s.add(famModTxW, l.TxPower.MW/1000, port, lane)
+			s.add(famModTxDBm, float64(l.TxPower.DBm), port, lane)
+		}
+		if l.RxPower != nil {
+			s.add(famModRxW, l.RxPower.MW/1000, port, lane)
+			s.add(famModRxDBm, float64(l.RxPower.DBm), port, lane)
+		}
+		for _, sig := range []struct {
+			name string
+			on   *bool
+		}{{"tx_fault", l.TxFault}, {"tx_los", l.TxLOS}, {"rx_los", l.RxLOS}, {"tx_cdr_lol", l.TxLOL}, {"rx_cdr_lol", l.RxLOL}} {
+			if sig.on != nil {
+				s.add(famLaneSignal, boolf(*sig.on), port, lane, sig.name)
+			}
+		}
+		if f := l.Flags; f != nil {
+			for _, q := range []struct {
+				name string
+				f    *optics.Flags
+			}{{"tx_bias", f.TxBias}, {"tx_power", f.TxPower}, {"rx_power", f.RxPower}} {
+				if q.f != nil {
+					flagMetrics(s, famLaneAlarm, famLaneWarning, *q.f, port, lane, q.name)
+				}
+			}
+		}
+	}
+	if f := r.Flags; f != nil {
+		flagMetrics(s, famModAlarm, famModWarning, f.Temperature, port, "temperature")
+		flagMetrics(s, famModAlarm, famModWarning, f.Voltage, port, "voltage")
+	}
+	th := r.Thresholds
+	if th == nil {
+		return
+	}
+	if l := th.Temperature; l != nil {
+		limits(s, famModTempTh, port, [4]*float64{tempC(l.HighAlarm), tempC(l.HighWarning), tempC(l.LowWarning), tempC(l.LowAlarm)}, 1)
+	}
+	if l := th.Voltage; l != nil {
+		limits(s, famModVoltTh, port, [4]*float64{voltV(l.HighAlarm), voltV(l.HighWarning), voltV(l.LowWarning), voltV(l.LowAlarm)}, 1)
+	}
+	if l := th.TxBias; l != nil {
+		limits(s, famModBiasTh, port, [4]*float64{curMA(l.HighAlarm), curMA(l.HighWarning), curMA(l.LowWarning), curMA(l.LowAlarm)}, 0.001)
+	}
+	for _, p := range []struct {
+		l      *optics.Limits[optics.Power]
+		w, dbm family
+	}{{th.TxPower, famModTxWTh, famModTxDBmTh}, {th.RxPower, famModRxWTh, famModRxDBmTh}} {
+		if p.l == nil {
+			continue
+		}
+		ps := [4]*optics.Power{p.l.HighAlarm, p.l.HighWarning, p.l.LowWarning, p.l.LowAlarm}
+		for i, v := range ps {
+			if v == nil {
+				continue
+			}
+			s.add(p.w, v.MW/1000, port, thresholdNames[i])
+			s.add(p.dbm, float64(v.DBm), port, thresholdNames[i])
+		}
+	}
+}
+
+func limits(s *sink, f family, port string, vals [4]*float64, scale float64) {
+	for i, v := range vals {
+		if v != nil {
+			s.add(f, *v*scale, port, thresholdNames[i])
+		}
+	}
+}
+
+func flagMetrics(s *sink, alarm, warning family, f optics.Flags, labels ...string) {
+	s.add(alarm, boolf(f.HighAlarm), append(labels, "high")...)
+	s.add(alarm, boolf(f.LowAlarm), append(labels, "low")...)
+	s.add(warning, boolf(f.HighWarning), append(labels, "high")...)
+	s.add(warning, boolf(f.LowWarning), append(labels, "low")...)
+}
+
+func tempC(t *optics.Temperature) *float64 {
+	if t == nil {
+		return nil
+	}
+	return &t.C
+}
+
+func voltV(v *optics.Voltage) *float64 {
+	if v == nil {
+		return nil
+	}
+	return &v.V
+}
+
+func curMA(c *optics.Current) *float64 {
+	if c == nil {
+		return nil
+	}
+	return &c.MA
+}
+
+func boolf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

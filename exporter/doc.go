@@ -1,0 +1,40 @@
+// Package exporter is cxray's Prometheus exporter: it reads ConnectX
+// functions through one of cxray's backends and serves what it read as
+// Prometheus metrics, one scrape at a time. `cxray exporter` wires it to the
+// command line; docs/exporter.md lists every metric.
+//
+// # Shape
+//
+// A Source is one device as the exporter sees it, whatever the backend:
+// RegisterSource reads PRM registers through a dev.Device (direct access
+// to a PCI function as root, or the in-process emulator), KernelSource reads
+// what the mlx5 drivers expose (sysfs, hwmon, devlink, ethtool netlink; no
+// root needed but CAP_NET_ADMIN for module EEPROM). Both hand back the same
+// plain values (Info, Temperature, Port, Module, CounterSet), so one set of
+// collectors turns either into metrics.
+//
+// A collector is one concern (identity, temperature, port, module,
+// counters, rdma) and owns its metric families. Collectors can be switched
+// off by name, and metric families filtered by regular expressions, to
+// keep the number of series in check.
+//
+// # Scrapes
+//
+// Every scrape has a deadline (the flag, or what Prometheus says in
+// X-Prometheus-Scrape-Timeout-Seconds, whichever is shorter). Each device
+// is read by its own goroutine under that deadline, collector after
+// collector; what a device has not delivered by then is left out and
+// reported as a timeout, so a slow or failing device never holds up the
+// others. A device whose previous read is still running is not read again
+// (it is reported busy): there is at most one reader per device, so a
+// stuck device cannot pile up goroutines. A device that disappears is
+// reported by cxray_device_up 0 and the error counters, and is re-opened
+// on the next scrape.
+//
+// # Read-only
+//
+// The exporter never changes a device: RegisterSource reads registers
+// with Get only, through an accessor that refuses every other method
+// (ReadOnlyAccessor), and the kernel backend sends only GET requests and
+// writes no file. The HTTP side serves GET and HEAD only.
+package exporter

@@ -1,0 +1,453 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Options tune an Exporter. The zero value serves every collector with a
+// 10 s deadline.
+type Options struct {
+	// Collectors are the collectors to run, by name (CollectorNames); nil
+	// runs them all.
+	Collectors []string
+	// Include and Exclude filter metric families by name (the exporter's
+	// own cxray_device_up and cxray_scrape_* are always served). A family
+	// is served when it matches Include (nil: every family) and does not
+	// match Exclude.
+	Include, Exclude *regexp.Regexp
+	// Timeout is a scrape's deadline when Prometheus gives none shorter
+	// (0: DefaultTimeout).
+	Timeout time.Duration
+	// Logger gets read errors as they start and stop (nil: discarded).
+	Logger *slog.Logger
+	// Version labels cxray_exporter_build_info.
+	Version string
+	// NoRuntimeMetrics leaves out the Go runtime and process metrics.
+	NoRuntimeMetrics bool
+}
+
+// DefaultTimeout is the scrape deadline when neither the flag nor
+// Prometheus sets one (Prometheus' own default scrape timeout).
+const DefaultTimeout = 10 * time.Second
+
+// Shares of a scrape's budget: device reads must end by readShare of it,
+// the exporter stops waiting at waitShare and encodes in the rest (a fifth
+// of the budget: on a busy two-CPU host, turning thousands of samples into
+// compressed text takes tens of milliseconds, more when other work competes).
+const (
+	readShare = 0.75
+	waitShare = 0.8
+)
+
+// Exporter reads a set of devices on each scrape.
+type Exporter struct {
+	opts       Options
+	log        *slog.Logger
+	devices    []*device
+	collectors []collector
+	static     *prometheus.Registry
+
+	descMu sync.Mutex
+	descs  map[string]*prometheus.Desc
+	allow  sync.Map // family name -> bool
+}
+
+// device is one Source with what the exporter keeps across scrapes.
+type device struct {
+	src Source
+	// busy holds a token while a read of the device runs: one reader at a
+	// time, and none started while an earlier one is still stuck.
+	busy chan struct{}
+
+	mu          sync.Mutex
+	errors      map[string]float64 // collector -> failed scrapes
+	lastErr     map[string]string  // collector -> last error logged
+	unsupported map[string]bool
+}
+
+// New builds an exporter over sources; it owns them from now on (Close
+// closes them).
+func New(sources []Source, o Options) (*Exporter, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	cs, err := pickCollectors(o.Collectors)
+	if err != nil {
+		return nil, err
+	}
+	e := &Exporter{opts: o, log: o.Logger, collectors: cs, descs: map[string]*prometheus.Desc{}}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	seen := map[string]bool{}
+	for _, s := range sources {
+		if seen[s.Name()] {
+			return nil, fmt.Errorf("exporter: device %s is given twice; give each device once", s.Name())
+		}
+		seen[s.Name()] = true
+		e.devices = append(e.devices, &device{src: s, busy: make(chan struct{}, 1),
+			errors: map[string]float64{}, lastErr: map[string]string{}, unsupported: map[string]bool{}})
+	}
+	e.static = prometheus.NewRegistry()
+	version := o.Version
+	if version == "" {
+		version = "dev"
+	}
+	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: famBuild.name, Help: famBuild.help, ConstLabels: prometheus.Labels{"version": version}})
+	build.Set(1)
+	e.static.MustRegister(build)
+	if !o.NoRuntimeMetrics {
+		e.static.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	return e, nil
+}
+
+// Close closes every source.
+func (e *Exporter) Close() error {
+	var errs []error
+	for _, d := range e.devices {
+		if err := d.src.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Handler serves /metrics (and a landing page at / when the caller adds
+// one). Only GET and HEAD are answered.
+func (e *Exporter) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "cxray exporter is read-only: only GET and HEAD are served", http.StatusMethodNotAllowed)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), e.budget(r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds")))
+		defer cancel()
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(scrapeCollector{e, ctx})
+		g := prometheus.Gatherers{e.static, reg}
+		promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, ErrorLog: promLogger{e.log}}).ServeHTTP(w, r)
+	})
+}
+
+// budget is a scrape's deadline: the flag, or less when Prometheus will
+// give up sooner (its header says when; a little is kept for the answer
+// to travel).
+func (e *Exporter) budget(header string) time.Duration {
+	b := e.opts.Timeout
+	if header != "" {
+		if s, err := strconv.ParseFloat(header, 64); err == nil && s > 0 {
+			p := time.Duration(s*float64(time.Second)) - 100*time.Millisecond
+			if p < b {
+				b = max(p, 100*time.Millisecond)
+			}
+		}
+	}
+	return b
+}
+
+// scrapeCollector is one scrape as a prometheus.Collector. It describes
+// nothing (an "unchecked" collector): its families depend on what the
+// devices report.
+type scrapeCollector struct {
+	e   *Exporter
+	ctx context.Context
+}
+
+func (scrapeCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (s scrapeCollector) Collect(ch chan<- prometheus.Metric) { s.e.collect(s.ctx, ch) }
+
+// result is what one device delivered in one scrape. The reader adds to
+// it; once the exporter stops waiting it is sealed and later additions are
+// dropped.
+type result struct {
+	mu      sync.Mutex
+	sealed  bool
+	metrics []prometheus.Metric
+	status  map[string]runStatus
+	busy    bool
+	took    time.Duration // set when the reader finished
+	done    chan struct{}
+}
+
+type runStatus struct {
+	dur time.Duration
+	err error
+}
+
+func (r *result) add(name string, ms []prometheus.Metric, st runStatus) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sealed {
+		return
+	}
+	r.metrics = append(r.metrics, ms...)
+	r.status[name] = st
+}
+
+// seal ends the result; took is how long the device took, or elapsed
+// when its reader has not finished.
+func (r *result) seal(elapsed time.Duration) ([]prometheus.Metric, map[string]runStatus, bool, time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sealed = true
+	took := r.took
+	if took == 0 {
+		took = elapsed
+	}
+	return r.metrics, r.status, r.busy, took
+}
+
+// errDeadline and errBusy explain a collector that did not run.
+var (
+	errDeadline = errors.New("the scrape's deadline came first; raise --scrape-timeout (or Prometheus' scrape_timeout), or look for a slow device (cxray status)")
+	errBusy     = errors.New("a previous read of the device is still running (the device is slow or stuck); it is not read again until that read ends")
+)
+
+func (e *Exporter) collect(ctx context.Context, ch chan<- prometheus.Metric) {
+	start := time.Now()
+	deadline, _ := ctx.Deadline()
+	budget := deadline.Sub(start)
+	readCtx, cancelRead := context.WithDeadline(ctx, start.Add(time.Duration(float64(budget)*readShare)))
+	defer cancelRead()
+	waitCtx, cancelWait := context.WithDeadline(ctx, start.Add(time.Duration(float64(budget)*waitShare)))
+	defer cancelWait()
+
+	results := make([]*result, len(e.devices))
+	for i, d := range e.devices {
+		r := &result{status: map[string]runStatus{}, done: make(chan struct{})}
+		results[i] = r
+		go e.read(readCtx, d, r)
+	}
+	for _, r := range results {
+		select {
+		case <-r.done:
+		case <-waitCtx.Done():
+		}
+	}
+	cancelRead()
+	elapsed := time.Since(start)
+	for i, d := range e.devices {
+		ms, status, busy, took := results[i].seal(elapsed)
+		for _, m := range ms {
+			ch <- m
+		}
+		e.report(ch, d, status, busy, took)
+	}
+}
+
+// read runs the collectors on one device in order until the deadline.
+func (e *Exporter) read(ctx context.Context, d *device, r *result) {
+	start := time.Now()
+	defer close(r.done)
+	defer func() {
+		r.mu.Lock()
+		r.took = max(time.Since(start), time.Nanosecond)
+		r.mu.Unlock()
+	}()
+	select {
+	case d.busy <- struct{}{}:
+	default:
+		r.mu.Lock()
+		r.busy = true
+		r.mu.Unlock()
+		return
+	}
+	defer func() { <-d.busy }()
+	if s, ok := d.src.(ScrapeStarter); ok {
+		s.StartScrape()
+	}
+	for _, c := range e.collectors {
+		if ctx.Err() != nil {
+			return
+		}
+		t0 := time.Now()
+		s := &sink{e: e, device: d.src.Name()}
+		err := c.collect(ctx, s, d.src)
+		if err != nil && ctx.Err() != nil && !errors.Is(err, ErrUnsupported) {
+			err = fmt.Errorf("%w (%v)", errDeadline, err)
+		}
+		r.add(c.name, s.out, runStatus{dur: time.Since(t0), err: err})
+	}
+}
+
+// report emits the exporter's own metrics for a device and logs changes.
+func (e *Exporter) report(ch chan<- prometheus.Metric, d *device, status map[string]runStatus, busy bool, took time.Duration) {
+	name := d.src.Name()
+	s := &sink{e: e, device: name, meta: true}
+	up := 0.0
+	d.mu.Lock()
+	for _, c := range e.collectors {
+		st, ran := status[c.name]
+		if ran && errors.Is(st.err, ErrUnsupported) {
+			d.unsupported[c.name] = true
+		}
+		if d.unsupported[c.name] {
+			continue
+		}
+		err := st.err
+		switch {
+		case busy:
+			err = errBusy
+		case !ran:
+			err = errDeadline
+		}
+		ok := 0.0
+		if err == nil {
+			ok, up = 1, 1
+			if d.lastErr[c.name] != "" {
+				e.log.Info("device reads again", "device", name, "collector", c.name)
+			}
+			d.lastErr[c.name] = ""
+		} else {
+			d.errors[c.name]++
+			if msg := err.Error(); msg != d.lastErr[c.name] {
+				e.log.Warn("read failed", "device", name, "collector", c.name, "err", msg)
+				d.lastErr[c.name] = msg
+			}
+		}
+		s.add(famSuccess, ok, c.name)
+		s.add(famDuration, st.dur.Seconds(), c.name)
+		s.add(famErrors, d.errors[c.name], c.name)
+	}
+	d.mu.Unlock()
+	s.add(famUp, up, d.src.Backend())
+	s.add(famDeviceDuration, took.Seconds())
+	for _, m := range s.out {
+		ch <- m
+	}
+}
+
+// sink collects one device's metrics.
+type sink struct {
+	e      *Exporter
+	device string
+	meta   bool // the exporter's own families: never filtered
+	out    []prometheus.Metric
+}
+
+// add emits a sample of f; labels are the values after device.
+func (s *sink) add(f family, v float64, labels ...string) {
+	if !s.meta && !s.e.allowed(f.name) {
+		return
+	}
+	desc := s.e.desc(f)
+	m, err := prometheus.NewConstMetric(desc, f.typ, v, append([]string{s.device}, labels...)...)
+	if err != nil {
+		m = prometheus.NewInvalidMetric(desc, err)
+	}
+	s.out = append(s.out, m)
+}
+
+func (e *Exporter) desc(f family) *prometheus.Desc {
+	e.descMu.Lock()
+	defer e.descMu.Unlock()
+	d := e.descs[f.name]
+	if d == nil {
+		d = prometheus.NewDesc(f.name, f.help, f.labels, nil)
+		e.descs[f.name] = d
+	}
+	return d
+}
+
+// allowed applies the family filters.
+func (e *Exporter) allowed(name string) bool {
+	if v, ok := e.allow.Load(name); ok {
+		return v.(bool)
+	}
+	ok := (e.opts.Include == nil || e.opts.Include.MatchString(name)) && (e.opts.Exclude == nil || !e.opts.Exclude.MatchString(name))
+	e.allow.Store(name, ok)
+	return ok
+}
+
+// Devices names the devices read, in order.
+func (e *Exporter) Devices() []string {
+	out := make([]string, len(e.devices))
+	for i, d := range e.devices {
+		out[i] = d.src.Name()
+	}
+	return out
+}
+
+// pickCollectors resolves collector names.
+func pickCollectors(names []string) ([]collector, error) {
+	if names == nil {
+		return allCollectors, nil
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		found := false
+		for _, c := range allCollectors {
+			if c.name == n {
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("exporter: no collector %q; collectors: %s", n, strings.Join(CollectorNames(), ", "))
+		}
+		want[n] = true
+	}
+	if len(want) == 0 {
+		return nil, fmt.Errorf("exporter: no collector chosen; give some of %s", strings.Join(CollectorNames(), ", "))
+	}
+	var out []collector
+	for _, c := range allCollectors {
+		if want[c.name] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// CollectorNames lists the collectors, in the order they run.
+func CollectorNames() []string {
+	out := make([]string, len(allCollectors))
+	for i, c := range allCollectors {
+		out[i] = c.name
+	}
+	return out
+}
+
+// CollectorHelp says what each collector reads, for the command's help.
+func CollectorHelp() map[string]string {
+	out := map[string]string{}
+	for _, c := range allCollectors {
+		out[c.name] = c.help
+	}
+	return out
+}
+
+// promLogger passes promhttp's errors to slog.
+type promLogger struct{ l *slog.Logger }
+
+func (p promLogger) Println(v ...any) { p.l.Error(strings.TrimSpace(fmt.Sprintln(v...))) }
+
+// sortedKeys returns a map's keys in order, for stable output.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
