@@ -21,7 +21,19 @@ if [ ${#need[@]} -gt 0 ]; then
 	echo "setup: installing ${need[*]}" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
-	apt-get install -y -qq "${need[@]}" >/dev/null
+	# Install without starting services: the prometheus package would start
+	# a server (and node exporter) listening on every interface; the tests
+	# start their own, on loopback only.
+	policy=/usr/sbin/policy-rc.d
+	ours=false
+	if [ ! -e "$policy" ]; then
+		printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && ours=true
+	fi
+	apt-get install -y -qq "${need[@]}" >/dev/null || { $ours && rm -f "$policy"; exit 1; }
+	$ours && rm -f "$policy"
+	if command -v systemctl >/dev/null 2>&1; then
+		systemctl disable --now prometheus prometheus-node-exporter >/dev/null 2>&1 || true
+	fi
 fi
 
 export PATH="$PATH:/usr/local/go/bin"
