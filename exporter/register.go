@@ -11,6 +11,7 @@ import (
 
 	"github.com/cxray/cxray/access/regaccess"
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/modread"
 	"github.com/cxray/cxray/monitor"
 	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/pci/devname"
@@ -588,7 +589,7 @@ func (s *RegisterSource) module(ctx context.Context, d *dev.Device, p regPort) (
 	}
 	lanes := p.lanes
 	var eeErr error
-	im, err := optics.ReadImage(ctx, &MCIAReader{Device: d, Module: p.module})
+	im, err := optics.ReadImage(ctx, &modread.MCIAReader{Device: d, Module: p.module})
 	if err == nil {
 		dec, derr := optics.Decode(im)
 		if derr == nil {
@@ -605,7 +606,7 @@ func (s *RegisterSource) module(ctx context.Context, d *dev.Device, p regPort) (
 		}
 		eeErr = err
 	}
-	fwm, err := ReadPDDRModule(ctx, d, p.port, lanes)
+	fwm, err := modread.ReadPDDRModule(ctx, d, p.port, lanes)
 	switch {
 	case err == nil && fwm.CableType != optics.CableUnplugged && fwm.CableType != optics.CableUnidentified:
 		m.Reading = fwm

@@ -17,6 +17,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/clock"
+	"github.com/cxray/cxray/modread"
 	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/pci/devname"
 	"github.com/cxray/cxray/prm"
@@ -308,7 +309,7 @@ func readPortModule(ctx context.Context, d *dev.Device, port int, raw bool) (*mo
 
 	// The module's own memory, through MCIA.
 	if r.OperStatus != "unplugged" {
-		im, err := optics.ReadImage(ctx, &mciaReader{d: d, module: r.Module})
+		im, err := optics.ReadImage(ctx, &modread.MCIAReader{Device: d, Module: r.Module})
 		switch {
 		case errors.Is(err, regaccess.ErrRegisterNotSupported):
 			r.EEPROMError = "the firmware does not offer MCIA (module EEPROM access); showing its own view only"
@@ -337,7 +338,7 @@ func readPortModule(ctx context.Context, d *dev.Device, port int, raw bool) (*mo
 	}
 
 	// The firmware's view, PDDR page 3, powers in µW.
-	fwm, err := readPDDRModule(ctx, d, port, lanes)
+	fwm, err := modread.ReadPDDRModule(ctx, d, port, lanes)
 	switch {
 	case err == nil:
 		r.Firmware = fwm
@@ -389,100 +390,6 @@ func moduleEnum(d *prm.Decoded, path string) string {
 		return n
 	}
 	return strconv.FormatUint(v.Uint(), 10)
-}
-
-// readPDDRModule reads PDDR page 3 asking for powers in µW
-// (module_info_ext=1, an RW field of the request, so the request is built
-// here through the codec rather than by dev.Get, which sets index fields only).
-func readPDDRModule(ctx context.Context, d *dev.Device, port, lanes int) (*optics.Module, error) {
-	reg, err := d.DB.Register("PDDR")
-	if err != nil {
-		return nil, err
-	}
-	p, err := d.DB.RegisterPlan(reg)
-	if err != nil {
-		return nil, err
-	}
-	buf := p.NewBuffer()
-	as := []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(port & 0xFF)}, {Path: "page_select", Value: "Module_info_page"}}
-	if _, err := p.Resolve("lp_msb", buf); err == nil {
-		as = append(as, prm.Assignment{Path: "lp_msb", Value: strconv.Itoa(port >> 8)})
-	}
-	if _, err := p.Resolve("module_info_ext", buf); err == nil {
-		as = append(as, prm.Assignment{Path: "module_info_ext", Value: "1"})
-	}
-	if err := p.Encode(buf, as); err != nil {
-		return nil, err
-	}
-	out, err := d.GetRaw(ctx, uint16(reg.ID), buf)
-	if err != nil {
-		return nil, err
-	}
-	dec, err := p.Decode(out)
-	if err != nil {
-		return nil, err
-	}
-	return optics.FromPDDR(dec, lanes)
-}
-
-// mciaChunk is the most bytes read per MCIA access: what the Linux driver
-// uses, which every ConnectX firmware accepts (older ones refuse more).
-const mciaChunk = 32
-
-// mciaReader reads module memory through MCIA.
-type mciaReader struct {
-	d      *dev.Device
-	module int
-}
-
-// mciaStatus explains the MCIA module status codes (PRM mcia status).
-var mciaStatus = map[uint64]string{
-	0x1:  "no response from the module's EEPROM",
-	0x2:  "module type not supported by the device",
-	0x3:  "no module in the cage",
-	0x9:  "I2C error while reading the module",
-	0x10: "module is disabled",
-	0x11: "page access failed: the page is not supported or protected",
-}
-
-func (r *mciaReader) ReadPage(ctx context.Context, a optics.PageAddr, length int) ([]byte, error) {
-	out := make([]byte, 0, length)
-	for len(out) < length {
-		n := min(mciaChunk, length-len(out))
-		idx := []prm.Assignment{
-			{Path: "module", Value: strconv.Itoa(r.module)},
-			{Path: "i2c_device_address", Value: strconv.Itoa(int(a.I2C))},
-			{Path: "page_number", Value: strconv.Itoa(int(a.Page))},
-			{Path: "bank_number", Value: strconv.Itoa(int(a.Bank))},
-			{Path: "device_address", Value: strconv.Itoa(int(a.Offset) + len(out))},
-			{Path: "size", Value: strconv.Itoa(n)},
-		}
-		rd, err := r.d.Get(ctx, "MCIA", idx, nil, 0)
-		if err != nil {
-			return nil, err
-		}
-		if v, err := rd.Decoded.Get("status"); err == nil && v.Uint() != 0 {
-			why := mciaStatus[v.Uint()]
-			if why == "" {
-				why = "unknown module status"
-			}
-			return nil, fmt.Errorf("MCIA %s: module status 0x%x (%s)", a, v.Uint(), why)
-		}
-		dw, err := rd.Decoded.Get("dword")
-		if err != nil {
-			return nil, fmt.Errorf("MCIA reply has no data: %w", err)
-		}
-		for i := 0; i < dw.Len() && len(out) < length && i*4 < n; i++ {
-			w := dw.Kid(i).Uint()
-			for j := 0; j < 4 && i*4+j < n; j++ {
-				out = append(out, byte(w>>(24-8*j)))
-			}
-		}
-		if len(out) == 0 {
-			return nil, errors.New("MCIA returned no data")
-		}
-	}
-	return out, nil
 }
 
 // ---- text output

@@ -1,4 +1,7 @@
-package exporter
+// Package modread reads an optical module over access registers: its
+// EEPROM pages through MCIA, and the firmware's decoded view in PDDR page 3.
+// cxray module, health and the exporter share it.
+package modread
 
 import (
 	"context"
