@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/internal/atomicfile"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -408,37 +409,7 @@ func Write(path string, f *File) error {
 	if err != nil {
 		return err
 	}
-	return WriteAtomic(path, append(b, '\n'))
-}
-
-// WriteAtomic writes data to path through a temporary file and a rename.
-func WriteAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	name := tmp.Name()
-	defer os.Remove(name)
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(path, append(b, '\n'))
 }
 
 // Read reads and checks a snapshot file.

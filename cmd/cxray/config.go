@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cxray/cxray/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -574,11 +575,7 @@ func writeFileAtomic(path string, b []byte) error {
 	if path == "-" {
 		return errors.New("'-' is not a file")
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, b)
 }
 
 // ---- apply

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/internal/atomicfile"
 	"github.com/cxray/cxray/monitor"
-	"github.com/cxray/cxray/snapshot"
 )
 
 func (a *app) plotCmd() *cobra.Command {
@@ -69,7 +69,7 @@ are drawn as dashed lines; add more with --threshold NAME=VALUE.`,
 			if err := monitor.Plot(&buf, out, title, plotted, ths); err != nil {
 				return usageWrap(err)
 			}
-			if err := snapshot.WriteAtomic(out, buf.Bytes()); err != nil {
+			if err := atomicfile.Write(out, buf.Bytes()); err != nil {
 				return deviceErr(err)
 			}
 			if a.json() {
