@@ -443,20 +443,11 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, plan *nvconf.SetPl
 		}
 		return nil
 	}
-	if !yes {
-		var names []string
-		for _, w := range plan.Writes {
-			names = append(names, w.Inst.String())
-		}
-		ok, err := a.confirm(fmt.Sprintf("Write %s (Next Boot) on %s?", strings.Join(names, ", "), t.o.name.Given))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return usageErr("not confirmed; nothing was written")
-		}
+	var names []string
+	for _, w := range plan.Writes {
+		names = append(names, w.Inst.String())
 	}
-	path, err := cc.writeBackup(ctx, t, backupPath, plan)
+	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Write %s (Next Boot) on %s?", strings.Join(names, ", "), t.o.name.Given), backupPath, plan)
 	if err != nil {
 		return err
 	}
@@ -515,6 +506,21 @@ func backupDir() (string, error) {
 		return "", fmt.Errorf("no place for the NV backup (%v); give one with --backup FILE or $%s", err, EnvBackupDir)
 	}
 	return filepath.Join(home, ".local", "state", "cxray", "backups"), nil
+}
+
+// confirmAndBackup asks before an NV write (unless yes) and writes the
+// backup every NV write is preceded by; it returns the backup's path.
+func (cc *configCtx) confirmAndBackup(ctx context.Context, t *nvTarget, yes bool, question, backupPath string, plan *nvconf.SetPlan) (string, error) {
+	if !yes {
+		ok, err := cc.a.confirm(question)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", usageErr("not confirmed; nothing was written")
+		}
+	}
+	return cc.writeBackup(ctx, t, backupPath, plan)
 }
 
 // writeBackup saves the NV configuration before a write: the whole NV area
@@ -900,16 +906,7 @@ func (cc *configCtx) runReset(ctx context.Context, t *nvTarget, names []string, 
 		fmt.Fprintf(a.stdout, "Dry run: would reset %s; nothing written.\n", describeReset(all, tnames))
 		return nil
 	}
-	if !yes {
-		ok, err := a.confirm(fmt.Sprintf("Reset %s to the defaults (Next Boot) on %s?", describeReset(all, tnames), t.o.name.Given))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return usageErr("not confirmed; nothing was written")
-		}
-	}
-	path, err := cc.writeBackup(ctx, t, backupPath, nil)
+	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Reset %s to the defaults (Next Boot) on %s?", describeReset(all, tnames), t.o.name.Given), backupPath, nil)
 	if err != nil {
 		return err
 	}
@@ -1188,16 +1185,7 @@ func (cc *configCtx) runRestore(ctx context.Context, t *nvTarget, file string, w
 		fmt.Fprintln(a.stdout, "Dry run: nothing written.")
 		return nil
 	}
-	if !yes {
-		ok, err := a.confirm(fmt.Sprintf("Write %d and reset %d TLV(s) (Next Boot) on %s?", len(writes), len(resets), t.o.name.Given))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return usageErr("not confirmed; nothing was written")
-		}
-	}
-	path, err := cc.writeBackup(ctx, t, backupPath, nil)
+	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Write %d and reset %d TLV(s) (Next Boot) on %s?", len(writes), len(resets), t.o.name.Given), backupPath, nil)
 	if err != nil {
 		return err
 	}
