@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -83,5 +84,85 @@ func TestOpenKernelRefusesRegisters(t *testing.T) {
 	}
 	if _, err := o.dev.GetRaw(context.Background(), 0x9042, make([]byte, 160)); !errors.Is(err, kernel.ErrNoRegisters) {
 		t.Errorf("read: %v", err)
+	}
+}
+
+// TestKernelModule: `cxray module -d kernel:NAME` reads the module through
+// ethtool netlink and decodes it with the same code as MCIA; the
+// firmware's view is named as unavailable, not as a fault. The fixture's
+// module is a test pattern, so it fails its checksum and its thresholds.
+func TestKernelModule(t *testing.T) {
+	k := withKernelFixture(t)
+	type report struct {
+		Modules []struct {
+			Port          int    `json:"port"`
+			Netdev        string `json:"netdev"`
+			Access        string `json:"eeprom_access"`
+			EEPROMError   string `json:"eeprom_error"`
+			FirmwareError string `json:"firmware_error"`
+			EEPROM        *struct {
+				Standard   string `json:"standard"`
+				Identifier struct {
+					Value int `json:"value"`
+				} `json:"identifier"`
+				Vendor struct {
+					Name string `json:"name"`
+				} `json:"vendor"`
+				Lanes []json.RawMessage `json:"lanes"`
+			} `json:"eeprom"`
+			Raw *struct {
+				Pages []json.RawMessage `json:"pages"`
+			} `json:"raw"`
+			Verify *struct {
+				Monitors int `json:"eeprom_monitors"`
+			} `json:"verify"`
+			Verdicts []struct {
+				Code string `json:"code"`
+			} `json:"verdicts"`
+		} `json:"modules"`
+		AdapterFirmware string `json:"adapter_firmware"`
+	}
+	cli := func(args ...string) (int, report, string) {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"module", "-d", "kernel:mlx5_0", "-o", "json"}, args...), nil, &out, &errb)
+		var r report
+		if code <= 1 {
+			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+				t.Fatalf("%v: %v\n%s", args, err, out.String())
+			}
+		}
+		return code, r, errb.String()
+	}
+
+	code, r, _ := cli("--raw", "--verify", "--interval", "1ms")
+	if code != exitProblem || len(r.Modules) != 1 || r.AdapterFirmware != "28.39.1002" {
+		t.Fatalf("exit %d: %+v", code, r)
+	}
+	m := r.Modules[0]
+	if m.Port != 1 || m.Netdev != "ens1f0np0" || m.Access != "ethtool" || m.EEPROMError != "" || m.EEPROM == nil ||
+		m.EEPROM.Standard != "CMIS" || m.EEPROM.Identifier.Value != 0x19 || m.EEPROM.Vendor.Name != "NVIDIA" || len(m.EEPROM.Lanes) == 0 {
+		t.Fatalf("%+v", m)
+	}
+	if !strings.Contains(m.FirmwareError, "PDDR") || m.Raw == nil || len(m.Raw.Pages) < 2 || m.Verify == nil || m.Verify.Monitors == 0 {
+		t.Errorf("firmware %q raw %v verify %v", m.FirmwareError, m.Raw, m.Verify)
+	}
+	codes := map[string]bool{}
+	for _, v := range m.Verdicts {
+		codes[v.Code] = true
+	}
+	if !codes["eeprom_checksum"] || !codes["threshold_alarm"] {
+		t.Errorf("verdicts %v", codes)
+	}
+
+	// The function has one interface: port 2 is a usage error naming it.
+	if code, _, stderr := cli("--port", "2"); code != exitUsage || !strings.Contains(stderr, "ens1f0np0") {
+		t.Errorf("--port 2: exit %d %s", code, stderr)
+	}
+
+	// No module on the interface: the read error is reported per port.
+	delete(k.Modules, "ens1f0np0")
+	code, r, _ = cli()
+	if code > 1 || len(r.Modules) != 1 || r.Modules[0].EEPROMError == "" || r.Modules[0].EEPROM != nil {
+		t.Errorf("no module: exit %d %+v", code, r)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/clock"
+	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/modread"
 	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/pci/devname"
@@ -48,6 +49,10 @@ firmware's decoded view (PDDR page 3, what mlxlink -m shows) is read as well.
 
 Values near a threshold are marked ~, past a warning *, past an alarm !.
 
+With -d kernel:NAME the EEPROM is read through the kernel (ethtool netlink,
+CAP_NET_ADMIN) and decoded the same way; the kernel does not offer the
+firmware's view, so --verify then only re-reads the EEPROM.
+
 --verify compares the EEPROM with the firmware's view number by number within
 each quantity's resolution, then reads both again after --interval to catch
 monitors that have stopped updating. --raw adds a hex dump of every page read.
@@ -57,7 +62,8 @@ firmware or cxray (a misreading) is at fault, and what to do next; it then
 exits 1. Exit 3 means the device itself could not be read.`,
 		Example: `  cxray module -d emu
   cxray module -d 0000:03:00.0 --all -o json
-  cxray module -d mlx5_0 --port 1 --verify --raw`,
+  cxray module -d mlx5_0 --port 1 --verify --raw
+  cxray module -d kernel:mlx5_0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.all && cmd.Flags().Changed("port") {
@@ -85,6 +91,8 @@ exits 1. Exit 3 means the device itself could not be read.`,
 type moduleReport struct {
 	Port          int              `json:"port"`
 	Module        int              `json:"module"`
+	Netdev        string           `json:"netdev,omitempty"`
+	EEPROMAccess  string           `json:"eeprom_access"`
 	OperStatus    string           `json:"oper_status,omitempty"`
 	ErrorType     string           `json:"error_type,omitempty"`
 	EEPROM        *optics.Module   `json:"eeprom,omitempty"`
@@ -127,39 +135,25 @@ func (a *app) runModule(o *moduleOptions) error {
 	}
 	defer od.Close()
 	d := od.dev
-	if d.Backend == "kernel" {
-		// The kernel backend answers no registers (no MCIA, PDDR or PMAOS);
-		// its ethtool netlink page reader feeds the same decoder, but this
-		// command is not wired to it yet.
-		return deviceErr(fmt.Errorf("device %s: cxray module reads the module through registers (MCIA, PDDR, PMAOS), which the read-only kernel backend does not offer; use the PCI address as root, or -d emu", o.df.name))
-	}
-	fwVersion := adapterFirmware(ctx, d)
-	ports := []int{o.port}
-	if o.all {
-		if ports, err = modulePorts(ctx, d); err != nil {
-			return classify(err)
-		}
-	}
 	var reports []*moduleReport
-	for _, p := range ports {
-		r, err := readPortModule(ctx, d, p, o.raw)
-		if err != nil {
-			return classify(err)
+	var fwVersion string
+	if d.Backend == "kernel" && od.kernel != nil {
+		// No registers here: the module's memory comes through ethtool
+		// netlink, and the firmware's own view (PDDR) is not offered.
+		if reports, err = readKernelModules(ctx, od.kernel, o, clk); err != nil {
+			return err
 		}
-		r.obs.AdapterFirmware = fwVersion
-		reports = append(reports, r)
+		if id, err := od.kernel.Identity(ctx); err == nil {
+			fwVersion = id.FirmwareVersion
+		}
+	} else {
+		if reports, err = readRegisterModules(ctx, d, o, clk); err != nil {
+			return err
+		}
+		fwVersion = adapterFirmware(ctx, d)
 	}
-	if o.verify {
-		if err := clk.Sleep(ctx, o.interval); err != nil {
-			return deviceErr(fmt.Errorf("waiting %v between the two reads: %w; raise --timeout", o.interval, err))
-		}
-		for _, r := range reports {
-			second, err := readPortModule(ctx, d, r.Port, false)
-			if err != nil {
-				return classify(err)
-			}
-			r.verifyWith(second, o.interval)
-		}
+	for _, r := range reports {
+		r.obs.AdapterFirmware = fwVersion
 	}
 	total := 0
 	for _, r := range reports {
@@ -186,6 +180,125 @@ func (a *app) runModule(o *moduleOptions) error {
 		return errProblem
 	}
 	return nil
+}
+
+// readRegisterModules reads the asked ports through registers: MCIA for
+// the EEPROM, PDDR for the firmware's view, and again after the interval
+// with --verify.
+func readRegisterModules(ctx context.Context, d *dev.Device, o *moduleOptions, clk clock.Clock) ([]*moduleReport, error) {
+	ports := []int{o.port}
+	if o.all {
+		var err error
+		if ports, err = modulePorts(ctx, d); err != nil {
+			return nil, classify(err)
+		}
+	}
+	var reports []*moduleReport
+	for _, p := range ports {
+		r, err := readPortModule(ctx, d, p, o.raw)
+		if err != nil {
+			return nil, classify(err)
+		}
+		reports = append(reports, r)
+	}
+	if o.verify {
+		if err := clk.Sleep(ctx, o.interval); err != nil {
+			return nil, deviceErr(fmt.Errorf("waiting %v between the two reads: %w; raise --timeout", o.interval, err))
+		}
+		for _, r := range reports {
+			second, err := readPortModule(ctx, d, r.Port, false)
+			if err != nil {
+				return nil, classify(err)
+			}
+			r.verifyWith(second, o.interval)
+		}
+	}
+	return reports, nil
+}
+
+// readKernelModules reads the asked ports through the kernel backend: the
+// module's memory over ethtool netlink, decoded by the same code as MCIA.
+// A PCI function has one port, so port N is the function's Nth
+// interface; the firmware's own view (PDDR) is not offered by the kernel,
+// so --verify only re-reads the EEPROM to catch frozen monitors.
+func readKernelModules(ctx context.Context, k *kernel.Device, o *moduleOptions, clk clock.Clock) ([]*moduleReport, error) {
+	nds, err := k.Netdevs(ctx)
+	if err != nil {
+		return nil, deviceErr(err)
+	}
+	if len(nds) == 0 {
+		return nil, deviceErr(fmt.Errorf("device %s: the function has no network interface, and the kernel reads module EEPROM through one (ethtool); bring mlx5_core's Ethernet or IPoIB side up, or read through registers with the PCI address as root", o.df.name))
+	}
+	ports := []int{o.port}
+	if o.all {
+		ports = ports[:0]
+		for i := range nds {
+			ports = append(ports, i+1)
+		}
+	}
+	read := func(port int, raw bool) (*moduleReport, error) {
+		if port > len(nds) {
+			return nil, usageErr("--port %d: %s has %d network interface(s) (%s); 'cxray module --all' reads every one", port, o.df.name, len(nds), netdevNames(nds))
+		}
+		r := &moduleReport{Port: port, Module: port - 1, Netdev: nds[port-1].Name, EEPROMAccess: "ethtool", Marks: []optics.Mark{}}
+		r.obs.Module = r.Module
+		r.FirmwareError = "the kernel backend does not offer the firmware's view (PDDR); read through registers for it"
+		mr, err := k.Module(ctx, r.Netdev)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, deviceErr(err)
+		case err != nil:
+			var pe *kernel.PermissionError
+			if errors.As(err, &pe) {
+				return nil, deviceErr(err)
+			}
+			r.EEPROMError = err.Error()
+			r.obs.EEPROMErr = err
+			return r, nil
+		}
+		r.EEPROM = mr.Module
+		r.obs.EEPROM = mr.Module
+		if mr.Error != "" {
+			r.EEPROMError = mr.Error
+			r.obs.EEPROMErr = &optics.DecodeError{Kind: mr.ErrorKind, Msg: mr.Error}
+		}
+		if raw {
+			r.Raw = mr.Image
+		}
+		if r.EEPROM != nil && r.obs.EEPROMErr == nil {
+			r.Marks = append(r.Marks, optics.Marks(r.EEPROM)...)
+		}
+		return r, nil
+	}
+	var reports []*moduleReport
+	for _, p := range ports {
+		r, err := read(p, o.raw)
+		if err != nil {
+			return nil, err
+		}
+		reports = append(reports, r)
+	}
+	if o.verify {
+		if err := clk.Sleep(ctx, o.interval); err != nil {
+			return nil, deviceErr(fmt.Errorf("waiting %v between the two reads: %w; raise --timeout", o.interval, err))
+		}
+		for _, r := range reports {
+			second, err := read(r.Port, false)
+			if err != nil {
+				return nil, err
+			}
+			r.verifyWith(second, o.interval)
+		}
+	}
+	return reports, nil
+}
+
+func netdevNames(nds []kernel.Netdev) string {
+	names := make([]string, len(nds))
+	for i, n := range nds {
+		names[i] = n.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // openModuleDevice opens the device like openDevice, and also returns the
@@ -276,7 +389,7 @@ func modulePorts(ctx context.Context, d *dev.Device) ([]int, error) {
 
 // readPortModule reads everything about one port's module.
 func readPortModule(ctx context.Context, d *dev.Device, port int, raw bool) (*moduleReport, error) {
-	r := &moduleReport{Port: port, Module: port - 1, Marks: []optics.Mark{}}
+	r := &moduleReport{Port: port, Module: port - 1, EEPROMAccess: "MCIA", Marks: []optics.Mark{}}
 	lanes := 0
 	pm, err := d.Get(ctx, "PMLP", []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(port)}}, nil, 0)
 	var se *regaccess.StatusError
@@ -396,6 +509,9 @@ func moduleEnum(d *prm.Decoded, path string) string {
 
 func printModule(w io.Writer, r *moduleReport, o *moduleOptions) {
 	head := fmt.Sprintf("Port %d · module %d", r.Port, r.Module)
+	if r.Netdev != "" {
+		head = fmt.Sprintf("Port %d · %s", r.Port, r.Netdev)
+	}
 	if r.OperStatus != "" {
 		head += " · " + r.OperStatus
 	}
@@ -403,7 +519,7 @@ func printModule(w io.Writer, r *moduleReport, o *moduleOptions) {
 		head += " (" + r.ErrorType + ")"
 	}
 	fmt.Fprintln(w, head)
-	m, src := r.EEPROM, "EEPROM (MCIA)"
+	m, src := r.EEPROM, "EEPROM ("+r.EEPROMAccess+")"
 	if m == nil || r.obs.EEPROMErr != nil {
 		if r.EEPROMError != "" {
 			fmt.Fprintf(w, "  EEPROM: %s\n", r.EEPROMError)
@@ -427,7 +543,7 @@ func printModule(w io.Writer, r *moduleReport, o *moduleOptions) {
 		printModuleVerify(w, r.Verify)
 	}
 	if o.raw && r.Raw != nil {
-		printModuleRaw(w, r.Raw)
+		printModuleRaw(w, r.Raw, r.EEPROMAccess)
 	}
 	if len(r.Verdicts) == 0 {
 		fmt.Fprintln(w, "  Verdict        no problem found")
@@ -848,8 +964,8 @@ func moduleWriteTrimmed(w io.Writer, s string) {
 	}
 }
 
-func printModuleRaw(w io.Writer, im *optics.Image) {
-	fmt.Fprintln(w, "  Raw pages (MCIA)")
+func printModuleRaw(w io.Writer, im *optics.Image, access string) {
+	fmt.Fprintf(w, "  Raw pages (%s)\n", access)
 	for _, p := range im.Pages {
 		for off := 0; off < len(p.Data); off += 16 {
 			label := ""
