@@ -182,22 +182,14 @@ func (a *app) runModule(o *moduleOptions) error {
 	return nil
 }
 
-// readRegisterModules reads the asked ports through registers: MCIA for
-// the EEPROM, PDDR for the firmware's view, and again after the interval
-// with --verify.
-func readRegisterModules(ctx context.Context, d *dev.Device, o *moduleOptions, clk clock.Clock) ([]*moduleReport, error) {
-	ports := []int{o.port}
-	if o.all {
-		var err error
-		if ports, err = modulePorts(ctx, d); err != nil {
-			return nil, classify(err)
-		}
-	}
+// readModules reads each port with read, then, with --verify, waits the
+// interval on clk and reads each again to compare.
+func readModules(ctx context.Context, ports []int, o *moduleOptions, clk clock.Clock, read func(port int, raw bool) (*moduleReport, error)) ([]*moduleReport, error) {
 	var reports []*moduleReport
 	for _, p := range ports {
-		r, err := readPortModule(ctx, d, p, o.raw)
+		r, err := read(p, o.raw)
 		if err != nil {
-			return nil, classify(err)
+			return nil, err
 		}
 		reports = append(reports, r)
 	}
@@ -206,14 +198,33 @@ func readRegisterModules(ctx context.Context, d *dev.Device, o *moduleOptions, c
 			return nil, deviceErr(fmt.Errorf("waiting %v between the two reads: %w; raise --timeout", o.interval, err))
 		}
 		for _, r := range reports {
-			second, err := readPortModule(ctx, d, r.Port, false)
+			second, err := read(r.Port, false)
 			if err != nil {
-				return nil, classify(err)
+				return nil, err
 			}
 			r.verifyWith(second, o.interval)
 		}
 	}
 	return reports, nil
+}
+
+// readRegisterModules reads the asked ports through registers: MCIA for
+// the EEPROM, PDDR for the firmware's view.
+func readRegisterModules(ctx context.Context, d *dev.Device, o *moduleOptions, clk clock.Clock) ([]*moduleReport, error) {
+	ports := []int{o.port}
+	if o.all {
+		var err error
+		if ports, err = modulePorts(ctx, d); err != nil {
+			return nil, classify(err)
+		}
+	}
+	return readModules(ctx, ports, o, clk, func(port int, raw bool) (*moduleReport, error) {
+		r, err := readPortModule(ctx, d, port, raw)
+		if err != nil {
+			return nil, classify(err)
+		}
+		return r, nil
+	})
 }
 
 // readKernelModules reads the asked ports through the kernel backend: the
@@ -236,7 +247,7 @@ func readKernelModules(ctx context.Context, k *kernel.Device, o *moduleOptions, 
 			ports = append(ports, i+1)
 		}
 	}
-	read := func(port int, raw bool) (*moduleReport, error) {
+	return readModules(ctx, ports, o, clk, func(port int, raw bool) (*moduleReport, error) {
 		if port > len(nds) {
 			return nil, usageErr("--port %d: %s has %d network interface(s) (%s); 'cxray module --all' reads every one", port, o.df.name, len(nds), netdevNames(nds))
 		}
@@ -244,14 +255,11 @@ func readKernelModules(ctx context.Context, k *kernel.Device, o *moduleOptions, 
 		r.obs.Module = r.Module
 		r.FirmwareError = "the kernel backend does not offer the firmware's view (PDDR); read through registers for it"
 		mr, err := k.Module(ctx, r.Netdev)
+		var pe *kernel.PermissionError
 		switch {
-		case err != nil && ctx.Err() != nil:
+		case err != nil && (ctx.Err() != nil || errors.As(err, &pe)):
 			return nil, deviceErr(err)
 		case err != nil:
-			var pe *kernel.PermissionError
-			if errors.As(err, &pe) {
-				return nil, deviceErr(err)
-			}
 			r.EEPROMError = err.Error()
 			r.obs.EEPROMErr = err
 			return r, nil
@@ -269,28 +277,7 @@ func readKernelModules(ctx context.Context, k *kernel.Device, o *moduleOptions, 
 			r.Marks = append(r.Marks, optics.Marks(r.EEPROM)...)
 		}
 		return r, nil
-	}
-	var reports []*moduleReport
-	for _, p := range ports {
-		r, err := read(p, o.raw)
-		if err != nil {
-			return nil, err
-		}
-		reports = append(reports, r)
-	}
-	if o.verify {
-		if err := clk.Sleep(ctx, o.interval); err != nil {
-			return nil, deviceErr(fmt.Errorf("waiting %v between the two reads: %w; raise --timeout", o.interval, err))
-		}
-		for _, r := range reports {
-			second, err := read(r.Port, false)
-			if err != nil {
-				return nil, err
-			}
-			r.verifyWith(second, o.interval)
-		}
-	}
-	return reports, nil
+	})
 }
 
 func netdevNames(nds []kernel.Netdev) string {
