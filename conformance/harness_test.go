@@ -83,6 +83,7 @@ func need(t *testing.T, tools ...string) {
 			goTool = "/usr/local/go/bin/go"
 		}
 		cmd := exec.Command(goTool, "build", "-o", filepath.Join(binDir, "cxray"), "github.com/cxray/cxray/cmd/cxray")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped: one static binary
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build ./cmd/cxray: %v\n%s", err, out)

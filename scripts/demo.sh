@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="$PATH:/usr/local/go/bin"
 mkdir -p bin
-go build -o bin/cxray ./cmd/cxray
+CGO_ENABLED=0 go build -o bin/cxray ./cmd/cxray
 cx=bin/cxray
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }

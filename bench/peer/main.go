@@ -185,7 +185,9 @@ func host(n int, bdf, update string) error {
 	}
 	defer os.RemoveAll(dir)
 	fmt.Fprintln(os.Stderr, "peer: building cxray")
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "cxray"), "github.com/cxray/cxray/cmd/cxray").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "cxray"), "github.com/cxray/cxray/cmd/cxray")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped: one static binary
+	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build ./cmd/cxray: %v\n%s", err, out)
 	}
 	cx := filepath.Join(dir, "cxray")

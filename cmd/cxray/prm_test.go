@@ -239,7 +239,10 @@ func TestSearch(t *testing.T) {
 // BenchmarkStartupShowPDDR runs the real binary, as a user would.
 func BenchmarkStartupShowPDDR(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "cxray")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	// Built as shipped: static, without cgo (README).
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
 	for _, src := range []string{"builtin", ""} {
