@@ -12,7 +12,7 @@ import (
 	"github.com/cxray/cxray/access/vsec"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/pci"
-	"github.com/cxray/cxray/pci/devname"
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/prm"
 )
 

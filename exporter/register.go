@@ -14,7 +14,7 @@ import (
 	"github.com/cxray/cxray/modread"
 	"github.com/cxray/cxray/monitor"
 	"github.com/cxray/cxray/optics"
-	"github.com/cxray/cxray/pci/devname"
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/units"
 )

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/cxray/cxray/pci/devname"
+	"github.com/cxray/cxray/dev/devname"
 )
 
 // Identity is what sysfs says about the function and its RDMA device.

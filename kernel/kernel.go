@@ -14,7 +14,7 @@ import (
 	"github.com/mdlayher/netlink"
 
 	"github.com/cxray/cxray/access/regaccess"
-	"github.com/cxray/cxray/pci/devname"
+	"github.com/cxray/cxray/dev/devname"
 )
 
 // Options say where the backend reads from. The zero value reads the

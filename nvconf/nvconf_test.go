@@ -4,9 +4,11 @@ import (
 	"errors"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cxray/cxray/internal/prmhistory"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/nvconf/builtin"
 	prmbuiltin "github.com/cxray/cxray/prm/builtin"
@@ -287,7 +289,8 @@ func TestExpr(t *testing.T) {
 // Every expression of both real databases parses.
 func TestDatabaseExpressions(t *testing.T) {
 	dbs := []*nvconf.DB{load(t)}
-	if newer, err := nvconf.LoadSQLite("/work/shared/prm-history/mlxconfig_host-2026-05.db"); err == nil {
+	hist, _ := prmhistory.Dir()
+	if newer, err := nvconf.LoadSQLite(filepath.Join(hist, "mlxconfig_host-2026-05.db")); err == nil {
 		dbs = append(dbs, newer)
 	} else if !os.IsNotExist(errors.Unwrap(err)) {
 		t.Logf("the 2026 database is not here: %v", err)

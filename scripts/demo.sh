@@ -33,7 +33,7 @@ step $cx reg get MGIR -d emu:examples/semaphore-held.yaml --timeout 3s || true
 step $cx prm show PMAOS --brief
 step $cx prm encode PAOS local_port=1 admin_status=up ase=1
 hist=""
-for d in ../shared/prm-history /work/shared/prm-history; do [ -f "$d/hca-ext-rev0.64.adb" ] && hist=$d && break; done
+for d in ../shared/prm-history; do [ -f "$d/hca-ext-rev0.64.adb" ] && hist=$d && break; done
 if [ -n "$hist" ]; then
 	step $cx prm diff "$hist/hca-ext-rev0.57.adb" "$hist/hca-ext-rev0.64.adb" config_item || true
 fi

@@ -8,7 +8,7 @@ export PATH="$PATH:/usr/local/go/bin"
 
 # The seven PRM revisions live in the shared folder beside the repository.
 if [ -z "${CXRAY_PRM_HISTORY:-}" ]; then
-	for d in ../shared/prm-history /work/shared/prm-history; do
+	for d in ../shared/prm-history; do
 		if ls "$d"/hca-ext-rev*.adb >/dev/null 2>&1; then export CXRAY_PRM_HISTORY="$(cd "$d" && pwd)"; break; fi
 	done
 fi

@@ -23,7 +23,7 @@ import (
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/exporter"
 	"github.com/cxray/cxray/kernel"
-	"github.com/cxray/cxray/pci/devname"
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/prm"
 )
 

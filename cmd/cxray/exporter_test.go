@@ -24,7 +24,7 @@ import (
 	"github.com/cxray/cxray/exporter"
 	"github.com/cxray/cxray/exporter/exportertest"
 	"github.com/cxray/cxray/optics"
-	"github.com/cxray/cxray/pci/devname"
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/prm"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/kernel"
-	"github.com/cxray/cxray/pci/devname"
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/prm"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
-	"github.com/cxray/cxray/pci/devname"
+	"github.com/cxray/cxray/dev/devname"
 )
 
 // withKernelFixture points device names and the kernel backend at the

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/pci/devname"
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/prm"
 )
 

@@ -22,7 +22,7 @@ import (
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/sysfs"
 	"github.com/cxray/cxray/pci"
-	"github.com/cxray/cxray/pci/devname"
+	"github.com/cxray/cxray/dev/devname"
 )
 
 const (

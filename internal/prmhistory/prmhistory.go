@@ -13,15 +13,16 @@ import (
 // Env names the variable that points at the folder.
 const Env = "CXRAY_PRM_HISTORY"
 
-// Dir returns the folder holding hca-ext-rev*.adb: $CXRAY_PRM_HISTORY, or a
-// shared/prm-history beside the repository.
+// Dir returns the folder holding hca-ext-rev*.adb: $CXRAY_PRM_HISTORY, or
+// ../shared/prm-history relative to the repository's root (where the
+// project's shared folder sits beside its checkout). No other place is
+// searched: a path of one machine does not belong in the code.
 func Dir() (string, bool) {
 	cands := []string{os.Getenv(Env)}
 	if _, file, _, ok := runtime.Caller(0); ok {
 		repo := filepath.Join(filepath.Dir(file), "..", "..")
 		cands = append(cands, filepath.Join(repo, "..", "shared", "prm-history"))
 	}
-	cands = append(cands, "/work/shared/prm-history")
 	for _, c := range cands {
 		if c == "" {
 			continue

@@ -9,14 +9,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cxray/cxray/internal/prmhistory"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
 )
 
 // The PRM revisions kept from mstflint's history, oldest first.
 var revisions = []string{"0.51", "0.56", "0.57", "0.59", "0.61", "0.62", "0.64"}
-
-const historyDir = "/work/shared/prm-history"
 
 var (
 	dbMu    sync.Mutex
@@ -32,7 +31,7 @@ func history(t *testing.T, rev string) *prm.DB {
 	if db, ok := dbCache[rev]; ok {
 		return db
 	}
-	path := fmt.Sprintf("%s/hca-ext-rev%s.adb", historyDir, rev)
+	path := fmt.Sprintf("%s/hca-ext-rev%s.adb", prmhistory.Require(t), rev)
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("PRM history not available: %v", err)
 	}
