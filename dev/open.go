@@ -10,9 +10,9 @@ import (
 	"github.com/cxray/cxray/access/icmd"
 	"github.com/cxray/cxray/access/regaccess"
 	"github.com/cxray/cxray/access/vsec"
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/pci"
-	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/prm"
 )
 

@@ -11,10 +11,10 @@ import (
 
 	"github.com/cxray/cxray/access/regaccess"
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/modread"
 	"github.com/cxray/cxray/monitor"
 	"github.com/cxray/cxray/optics"
-	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/units"
 )

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/emu/nvstore"
 	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/prm"
 )
 

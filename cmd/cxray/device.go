@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/kernel"
-	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/prm"
 )
 

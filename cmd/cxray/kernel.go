@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/prm"
 )
 

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
-	"github.com/cxray/cxray/dev/devname"
 )
 
 // withKernelFixture points device names and the kernel backend at the

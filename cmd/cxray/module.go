@@ -15,12 +15,12 @@ import (
 
 	"github.com/cxray/cxray/access/regaccess"
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/modread"
 	"github.com/cxray/cxray/optics"
-	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/prm"
 )
 

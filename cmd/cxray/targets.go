@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/prm"
 )
 

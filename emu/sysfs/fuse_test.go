@@ -19,10 +19,10 @@ import (
 	"github.com/cxray/cxray/access/icmd"
 	"github.com/cxray/cxray/access/regaccess"
 	"github.com/cxray/cxray/access/vsec"
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/sysfs"
 	"github.com/cxray/cxray/pci"
-	"github.com/cxray/cxray/dev/devname"
 )
 
 const (
