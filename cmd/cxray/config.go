@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cxray/cxray/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,8 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cxray/cxray/internal/atomicfile"
+
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/nvconf/builtin"
 	"github.com/cxray/cxray/prm"
@@ -89,12 +91,12 @@ func (cc *configCtx) db() (*nvconf.DB, error) {
 
 // nvTarget is an opened device with its NV session.
 type nvTarget struct {
-	o  *opened
+	ad *adapter.Adapter
 	s  *nvconf.Session
 	nv *nvconf.DB
 }
 
-func (t *nvTarget) Close() { t.o.Close() }
+func (t *nvTarget) Close() { t.ad.Close() }
 
 // open opens -d and starts the NV session.
 func (cc *configCtx) open(ctx context.Context, df deviceFlags) (*nvTarget, error) {
@@ -109,16 +111,21 @@ func (cc *configCtx) open(ctx context.Context, df deviceFlags) (*nvTarget, error
 	if df.name == "" {
 		return nil, usageErr("no device given; add -d DEV (a PCI address, mlx5_0, an interface name, or emu for the emulator)")
 	}
-	o, err := cc.a.openConfigDevice(ctx, df.name, db)
+	ad, err := cc.a.open(ctx, df.name, db)
 	if err != nil {
 		return nil, err
 	}
-	s, err := nvconf.Open(ctx, o.dev, nv)
+	d, err := registers(ctx, ad)
 	if err != nil {
-		o.Close()
+		ad.Close()
+		return nil, err
+	}
+	s, err := nvconf.Open(ctx, d, nv)
+	if err != nil {
+		ad.Close()
 		return nil, cfgErr(err)
 	}
-	return &nvTarget{o: o, s: s, nv: nv}, nil
+	return &nvTarget{ad: ad, s: s, nv: nv}, nil
 }
 
 // cfgErr maps nvconf errors to exit codes: refused names and values are
@@ -143,13 +150,10 @@ func cfgErr(err error) error {
 	return classify(err)
 }
 
-func (t *nvTarget) deviceLine() string {
-	s := t.o.name.Given
-	if t.o.dev.BDF != "" && t.o.dev.BDF != s {
-		s += " (" + t.o.dev.BDF + ")"
-	}
-	if fw := adapterFirmware(context.Background(), t.o.dev); fw != "" {
-		s += ", firmware " + fw
+func (t *nvTarget) deviceLine(ctx context.Context) string {
+	s := describe(t.ad)
+	if id, err := t.ad.Identity(ctx); err == nil && id.Firmware != "" {
+		s += ", firmware " + id.Firmware
 	}
 	return s
 }
@@ -208,7 +212,7 @@ the reason), as mstconfig does.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := df.context()
+			ctx, cancel := df.context(cc.a)
 			defer cancel()
 			t, err := cc.open(ctx, df)
 			if err != nil {
@@ -248,7 +252,7 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 			Pending     []string      `json:"pending"`
 			Unsupported []string      `json:"unsupported,omitempty"`
 			Notes       []string      `json:"notes,omitempty"`
-		}{Device: t.o.name.Given, NVDB: t.nv.Source, ReadDefault: res.ReadDefault, ReadCurrent: res.ReadCurrent,
+		}{Device: t.ad.Name(), NVDB: t.nv.Source, ReadDefault: res.ReadDefault, ReadCurrent: res.ReadCurrent,
 			Parameters: []settingJSON{}, Pending: []string{}, Unsupported: res.Unsupported, Notes: t.s.Notes}
 		for _, s := range res.Settings {
 			j := settingJSON{Name: s.Name, TLV: s.TLV, Instance: s.Instance, Type: s.Ref.Param.Type.String(), Next: toValueJSON(s.Next),
@@ -264,7 +268,7 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 		return a.writeJSON(out)
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "Device:      %s\n", t.deviceLine())
+	fmt.Fprintf(w, "Device:      %s\n", t.deviceLine(a.ctx))
 	fmt.Fprintf(w, "Parameters:  %s (%d TLVs)\n", t.nv.Source, len(t.nv.TLVs))
 	for _, n := range t.s.Notes {
 		fmt.Fprintf(w, "Note:        %s\n", n)
@@ -317,7 +321,7 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 		parts = append(parts, fmt.Sprintf("%s %s -> %s", s.Name, valText(s.Current), valText(s.Next)))
 	}
 	fmt.Fprintf(w, "* %d pending until the next firmware reset: %s.\n", len(pending), strings.Join(parts, ", "))
-	fmt.Fprintf(w, "  Apply now with 'cxray config apply -d %s' (MFRL) where the firmware allows it, or reboot (some parameters need a power cycle).\n", t.o.name.Given)
+	fmt.Fprintf(w, "  Apply now with 'cxray config apply -d %s' (MFRL) where the firmware allows it, or reboot (some parameters need a power cycle).\n", t.ad.Name())
 	return nil
 }
 
@@ -370,7 +374,7 @@ power cycle.`,
 			if err != nil {
 				return usageWrap(err)
 			}
-			ctx, cancel := df.context()
+			ctx, cancel := df.context(cc.a)
 			defer cancel()
 			t, err := cc.open(ctx, df)
 			if err != nil {
@@ -412,7 +416,7 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, plan *nvconf.SetPl
 		Backup      string      `json:"backup,omitempty"`
 		Written     bool        `json:"written"`
 		TakesEffect string      `json:"takes_effect,omitempty"`
-	}{Device: t.o.name.Given, Changes: nonNilChanges(changes), Unchanged: plan.Unchanged, Writes: nonNilWrites(writes), DryRun: dryRun}
+	}{Device: t.ad.Name(), Changes: nonNilChanges(changes), Unchanged: plan.Unchanged, Writes: nonNilWrites(writes), DryRun: dryRun}
 	if !a.json() {
 		if len(changes) > 0 {
 			hdr := []string{"PARAMETER", "CURRENT", "NEXT BOOT", "NEW"}
@@ -447,7 +451,7 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, plan *nvconf.SetPl
 	for _, w := range plan.Writes {
 		names = append(names, w.Inst.String())
 	}
-	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Write %s (Next Boot) on %s?", strings.Join(names, ", "), t.o.name.Given), backupPath, plan)
+	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Write %s (Next Boot) on %s?", strings.Join(names, ", "), t.ad.Name()), backupPath, plan)
 	if err != nil {
 		return err
 	}
@@ -469,7 +473,7 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, plan *nvconf.SetPl
 func (cc *configCtx) printTakesEffect(t *nvTarget) {
 	fmt.Fprintf(cc.a.stdout, "Takes effect at the next firmware reset; until then the adapter runs with its Current values.\n"+
 		"  Now: 'cxray config apply -d %s' (MFRL firmware reset; interrupts traffic; where the firmware allows it).\n"+
-		"  Or:  reboot after 'cxray config apply --at-reboot -d %s', or power-cycle the host.\n", t.o.name.Given, t.o.name.Given)
+		"  Or:  reboot after 'cxray config apply --at-reboot -d %s', or power-cycle the host.\n", t.ad.Name(), t.ad.Name())
 }
 
 func nonNilChanges(c []changeOut) []changeOut {
@@ -553,10 +557,10 @@ func (cc *configCtx) writeBackup(ctx context.Context, t *nvTarget, path string, 
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return "", usageErr("cannot create the backup directory %s (%v); give a writable --backup FILE or $%s; nothing was written", dir, err, EnvBackupDir)
 		}
-		name := strings.NewReplacer("/", "_", ":", "_", "@", "_").Replace(t.o.name.Given)
+		name := strings.NewReplacer("/", "_", ":", "_", "@", "_").Replace(t.ad.Name())
 		path = filepath.Join(dir, fmt.Sprintf("%s-%s.nvbackup", name, time.Now().UTC().Format("20060102T150405.000000000Z")))
 	}
-	info := cc.backupInfo(t)
+	info := cc.backupInfo(ctx, t)
 	if partial {
 		info.Lines = append(info.Lines, "partial: the firmware cannot list its NV area (MNVGN); this holds the TLVs the write changed")
 	}
@@ -567,9 +571,9 @@ func (cc *configCtx) writeBackup(ctx context.Context, t *nvTarget, path string, 
 	return path, nil
 }
 
-func (cc *configCtx) backupInfo(t *nvTarget) nvconf.BackupInfo {
+func (cc *configCtx) backupInfo(ctx context.Context, t *nvTarget) nvconf.BackupInfo {
 	return nvconf.BackupInfo{Lines: []string{
-		"device: " + t.deviceLine(),
+		"device: " + t.deviceLine(ctx),
 		"taken: " + time.Now().UTC().Format(time.RFC3339),
 		"parameter database: " + t.nv.Source,
 	}}
@@ -602,7 +606,7 @@ pending (on hardware a link-toggle reset happens when the PCIe link toggles:
 mstfwreset or a reboot).`,
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
-			ctx, cancel := df.context()
+			ctx, cancel := df.context(cc.a)
 			defer cancel()
 			t, err := cc.open(ctx, df)
 			if err != nil {
@@ -659,7 +663,7 @@ func (cc *configCtx) runApply(ctx context.Context, t *nvTarget, yes, dryRun, atR
 		StillPending  []string `json:"still_pending"`
 		ArmedAtReboot bool     `json:"armed_for_reboot"`
 		DryRun        bool     `json:"dry_run"`
-	}{Device: t.o.name.Given, Trigger: triggerNames[trig], Pending: nonNilStr(pending), Applied: []string{}, StillPending: []string{}, DryRun: dryRun}
+	}{Device: t.ad.Name(), Trigger: triggerNames[trig], Pending: nonNilStr(pending), Applied: []string{}, StillPending: []string{}, DryRun: dryRun}
 	if !before.ReadCurrent {
 		pending = nil
 	}
@@ -684,9 +688,9 @@ func (cc *configCtx) runApply(ctx context.Context, t *nvTarget, yes, dryRun, atR
 		return nil
 	}
 	if !yes {
-		q := fmt.Sprintf("Reset the firmware of %s now (traffic stops for a moment)?", t.o.name.Given)
+		q := fmt.Sprintf("Reset the firmware of %s now (traffic stops for a moment)?", t.ad.Name())
 		if trig == nvconf.TriggerPERST {
-			q = fmt.Sprintf("Arm a firmware reset of %s for the next reboot?", t.o.name.Given)
+			q = fmt.Sprintf("Arm a firmware reset of %s for the next reboot?", t.ad.Name())
 		}
 		ok, err := a.confirm(q)
 		if err != nil {
@@ -728,7 +732,7 @@ func (cc *configCtx) runApply(ctx context.Context, t *nvTarget, yes, dryRun, atR
 		fmt.Fprintf(a.stdout, "Applied: Current now equals Next Boot (%d parameter(s) took effect).\n", len(out.Applied))
 	default:
 		fmt.Fprintf(a.stdout, "The reset is armed but has not happened: still pending %s. It happens at the next PCIe link toggle (mstfwreset -d %s reset) or reboot.\n",
-			strings.Join(out.StillPending, ", "), t.o.name.Given)
+			strings.Join(out.StillPending, ", "), t.ad.Name())
 	}
 	return nil
 }
@@ -759,7 +763,7 @@ firmware reset, like set.`,
 			if all == (len(args) > 0) {
 				return usageErr("name the TLVs or parameters to reset, or give --all (not both)")
 			}
-			ctx, cancel := df.context()
+			ctx, cancel := df.context(cc.a)
 			defer cancel()
 			t, err := cc.open(ctx, df)
 			if err != nil {
@@ -884,7 +888,7 @@ func (cc *configCtx) runReset(ctx context.Context, t *nvTarget, names []string, 
 		DryRun  bool      `json:"dry_run"`
 		Backup  string    `json:"backup,omitempty"`
 		Written bool      `json:"written"`
-	}{Device: t.o.name.Given, All: all, TLVs: nonNilStr(tnames), Changes: changes, DryRun: dryRun}
+	}{Device: t.ad.Name(), All: all, TLVs: nonNilStr(tnames), Changes: changes, DryRun: dryRun}
 	if out.Changes == nil {
 		out.Changes = []changeJ{}
 	}
@@ -906,7 +910,7 @@ func (cc *configCtx) runReset(ctx context.Context, t *nvTarget, names []string, 
 		fmt.Fprintf(a.stdout, "Dry run: would reset %s; nothing written.\n", describeReset(all, tnames))
 		return nil
 	}
-	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Reset %s to the defaults (Next Boot) on %s?", describeReset(all, tnames), t.o.name.Given), backupPath, nil)
+	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Reset %s to the defaults (Next Boot) on %s?", describeReset(all, tnames), t.ad.Name()), backupPath, nil)
 	if err != nil {
 		return err
 	}
@@ -978,7 +982,7 @@ restore with 'cxray config restore'.`,
 			if format != "cxray" && format != "raw" {
 				return usageErr("--format %s: the formats are cxray and raw", format)
 			}
-			ctx, cancel := df.context()
+			ctx, cancel := df.context(cc.a)
 			defer cancel()
 			t, err := cc.open(ctx, df)
 			if err != nil {
@@ -995,7 +999,7 @@ restore with 'cxray config restore'.`,
 					return cfgErr(err)
 				}
 			} else {
-				b = nvconf.WriteBackup(tlvs, t.nv, t.s.HeaderCodec(), cc.backupInfo(t))
+				b = nvconf.WriteBackup(tlvs, t.nv, t.s.HeaderCodec(), cc.backupInfo(ctx, t))
 			}
 			if args[0] == "-" {
 				_, err := cc.a.stdout.Write(b)
@@ -1009,7 +1013,7 @@ restore with 'cxray config restore'.`,
 				for _, r := range tlvs {
 					names = append(names, t.nv.DescribeType(r.Header.Type))
 				}
-				return cc.a.writeJSON(map[string]any{"device": t.o.name.Given, "file": args[0], "format": format, "tlvs": nonNilStr(names)})
+				return cc.a.writeJSON(map[string]any{"device": t.ad.Name(), "file": args[0], "format": format, "tlvs": nonNilStr(names)})
 			}
 			if len(tlvs) == 0 {
 				fmt.Fprintf(cc.a.stdout, "The NV configuration area is empty (everything has its default); wrote an empty backup to %s.\n", args[0])
@@ -1067,7 +1071,7 @@ backup of the current configuration is written before anything changes, and
 the result is read back (MNVGN) and compared with the file.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			ctx, cancel := df.context()
+			ctx, cancel := df.context(cc.a)
 			defer cancel()
 			t, err := cc.open(ctx, df)
 			if err != nil {
@@ -1160,7 +1164,7 @@ func (cc *configCtx) runRestore(ctx context.Context, t *nvTarget, file string, w
 		DryRun    bool     `json:"dry_run"`
 		Backup    string   `json:"backup,omitempty"`
 		Written   bool     `json:"written"`
-	}{Device: t.o.name.Given, File: file, Write: names(writes), Reset: names(resets), Unchanged: d.Same, DryRun: dryRun}
+	}{Device: t.ad.Name(), File: file, Write: names(writes), Reset: names(resets), Unchanged: d.Same, DryRun: dryRun}
 	if !a.json() {
 		for _, r := range writes {
 			fmt.Fprintf(a.stdout, "write  %s\n", t.nv.DescribeType(r.Header.Type))
@@ -1185,7 +1189,7 @@ func (cc *configCtx) runRestore(ctx context.Context, t *nvTarget, file string, w
 		fmt.Fprintln(a.stdout, "Dry run: nothing written.")
 		return nil
 	}
-	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Write %d and reset %d TLV(s) (Next Boot) on %s?", len(writes), len(resets), t.o.name.Given), backupPath, nil)
+	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Write %d and reset %d TLV(s) (Next Boot) on %s?", len(writes), len(resets), t.ad.Name()), backupPath, nil)
 	if err != nil {
 		return err
 	}
@@ -1278,7 +1282,7 @@ existing file wins; emu, 0000:03:00.0, mlx5_0 ...). Exit status 1 when they
 differ.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			ctx, cancel := context.WithTimeout(cc.a.ctx, timeout)
 			defer cancel()
 			nv, err := cc.db()
 			if err != nil {
@@ -1310,12 +1314,16 @@ func (cc *configCtx) loadSide(ctx context.Context, arg string, nv *nvconf.DB, db
 	if fi, err := os.Stat(arg); (err == nil && !fi.IsDir()) || arg == "-" {
 		return readTLVFile(arg, hc, nv, cc.a.stdin)
 	}
-	o, err := cc.a.openConfigDevice(ctx, arg, db)
+	ad, err := cc.a.open(ctx, arg, db)
 	if err != nil {
 		return nil, fmt.Errorf("%s is neither a file nor a device: %w", arg, err)
 	}
-	defer o.Close()
-	s, err := nvconf.Open(ctx, o.dev, nv)
+	defer ad.Close()
+	d, err := registers(ctx, ad)
+	if err != nil {
+		return nil, err
+	}
+	s, err := nvconf.Open(ctx, d, nv)
 	if err != nil {
 		return nil, cfgErr(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/cxray/cxray/internal/emuadapter"
 )
 
 // cfgcli runs the CLI with the config command present: main.go registers it
@@ -16,7 +19,7 @@ import (
 func cfgcli(t testing.TB, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	a := &app{stdout: &out, stderr: &errb, stdin: strings.NewReader(stdin)}
+	a := &app{ctx: context.Background(), stdout: &out, stderr: &errb, stdin: strings.NewReader(stdin)}
 	root := a.rootCmd()
 	if c, _, err := root.Find([]string{"config"}); err != nil || c == root || c.Name() != "config" {
 		root.AddCommand(a.configCmd())
@@ -46,7 +49,7 @@ func nvEnv(t *testing.T) (state, backups string) {
 	t.Helper()
 	dir := t.TempDir()
 	state, backups = filepath.Join(dir, "nvstate.json"), filepath.Join(dir, "backups")
-	t.Setenv(EnvEmuNVState, state)
+	t.Setenv(emuadapter.EnvNVState, state)
 	t.Setenv(EnvBackupDir, backups)
 	t.Setenv(EnvNVDB, "builtin")
 	return state, backups

@@ -488,7 +488,7 @@ func TestExporterLoad(t *testing.T) {
 		}
 		dur = d
 	}
-	a := &app{}
+	a := &app{ctx: context.Background()}
 	db, err := a.db()
 	if err != nil {
 		t.Fatal(err)

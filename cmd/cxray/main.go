@@ -4,10 +4,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -56,6 +61,10 @@ var errProblem = &exitError{exitProblem, errors.New("problem found")}
 
 // app holds what every command shares.
 type app struct {
+	// ctx is cancelled by SIGINT, SIGTERM and SIGHUP: every device
+	// operation runs under it, so a stopped cxray finishes or abandons its
+	// transaction and releases the adapter's semaphores on the way out.
+	ctx            context.Context
 	stdout, stderr io.Writer
 	stdin          io.Reader
 	output         string // table or json
@@ -68,11 +77,47 @@ func main() {
 	// In the helper process that `cxray emu run` re-executes inside its
 	// mount namespace this serves the emulated devices and never returns.
 	nsrun.Child(emuRunDevices)
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	ctx, stop := signalContext()
+	code := runContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// signalContext is cancelled by the first SIGINT, SIGTERM or SIGHUP; the
+// command then unwinds, closing its devices (which releases their
+// semaphores). A second signal gives the unwinding a moment, then exits.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	var once sync.Once
+	stop := func() { once.Do(func() { signal.Stop(ch); cancel() }) }
+	go func() {
+		first, ok := <-ch
+		if !ok {
+			return
+		}
+		cancel()
+		select {
+		case <-ch:
+			// Give in-flight releases a moment: the access layer bounds
+			// them, so this is short.
+			time.Sleep(200 * time.Millisecond)
+			fmt.Fprintln(os.Stderr, "cxray: stopped by a second signal")
+			os.Exit(128 + int(first.(syscall.Signal)))
+		case <-time.After(30 * time.Second):
+			os.Exit(128 + int(first.(syscall.Signal)))
+		}
+	}()
+	return ctx, stop
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr, stdin: stdin}
+	return runContext(context.Background(), args, stdin, stdout, stderr)
+}
+
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{ctx: ctx, stdout: stdout, stderr: stderr, stdin: stdin}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -87,6 +132,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if errors.As(err, &ee) && ee.err == errQuiet {
 		return ee.code
+	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "cxray: stopped by a signal; the device was released")
+		return exitDevice
 	}
 	fmt.Fprintf(stderr, "cxray: %v\n", err)
 	if errors.As(err, &ee) {

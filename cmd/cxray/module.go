@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -13,15 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cxray/cxray/access/regaccess"
-	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/dev/devname"
-	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/kernel"
-	"github.com/cxray/cxray/modread"
+	"github.com/cxray/cxray/modules"
 	"github.com/cxray/cxray/optics"
-	"github.com/cxray/cxray/prm"
 )
 
 // moduleOptions are the flags of `cxray module`.
@@ -87,37 +79,6 @@ exits 1. Exit 3 means the device itself could not be read.`,
 	return c
 }
 
-// moduleReport is one port's module in the output.
-type moduleReport struct {
-	Port          int              `json:"port"`
-	Module        int              `json:"module"`
-	Netdev        string           `json:"netdev,omitempty"`
-	EEPROMAccess  string           `json:"eeprom_access"`
-	OperStatus    string           `json:"oper_status,omitempty"`
-	ErrorType     string           `json:"error_type,omitempty"`
-	EEPROM        *optics.Module   `json:"eeprom,omitempty"`
-	EEPROMError   string           `json:"eeprom_error,omitempty"`
-	Firmware      *optics.Module   `json:"firmware,omitempty"`
-	FirmwareError string           `json:"firmware_error,omitempty"`
-	Marks         []optics.Mark    `json:"marks"`
-	Raw           *optics.Image    `json:"raw,omitempty"`
-	Verify        *verifyReport    `json:"verify,omitempty"`
-	Verdicts      []optics.Verdict `json:"verdicts"`
-
-	obs optics.Observation
-}
-
-// verifyReport is what --verify found.
-type verifyReport struct {
-	Comparisons      []optics.Comparison `json:"comparisons"`
-	Agree            bool                `json:"agree"`
-	IntervalS        float64             `json:"interval_s"`
-	EEPROMChanged    int                 `json:"eeprom_monitors_changed"`
-	EEPROMMonitors   int                 `json:"eeprom_monitors"`
-	FirmwareChanged  int                 `json:"firmware_monitors_changed"`
-	FirmwareMonitors int                 `json:"firmware_monitors"`
-}
-
 func (a *app) runModule(o *moduleOptions) error {
 	db, err := a.db()
 	if err != nil {
@@ -127,42 +88,26 @@ func (a *app) runModule(o *moduleOptions) error {
 	if o.verify {
 		timeout += o.interval
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(a.ctx, timeout)
 	defer cancel()
-	od, clk, err := a.openModuleDevice(ctx, o.df.name, db)
+	ad, err := a.open(ctx, o.df.name, db)
 	if err != nil {
 		return err
 	}
-	defer od.Close()
-	d := od.dev
-	var reports []*moduleReport
-	var fwVersion string
-	if d.Backend == "kernel" && od.kernel != nil {
-		// No registers here: the module's memory comes through ethtool
-		// netlink, and the firmware's own view (PDDR) is not offered.
-		if reports, err = readKernelModules(ctx, od.kernel, o, clk); err != nil {
-			return err
-		}
-		if id, err := od.kernel.Identity(ctx); err == nil {
-			fwVersion = id.FirmwareVersion
-		}
-	} else {
-		if reports, err = readRegisterModules(ctx, d, o, clk); err != nil {
-			return err
-		}
-		fwVersion = adapterFirmware(ctx, d)
+	defer ad.Close()
+	mo := modules.Options{Raw: o.raw, Verify: o.verify, Interval: o.interval}
+	if !o.all {
+		mo.Ports = []int{o.port}
 	}
-	for _, r := range reports {
-		r.obs.AdapterFirmware = fwVersion
+	reports, err := modules.Read(ctx, ad, mo)
+	if err != nil {
+		return classify(err)
 	}
-	total := 0
-	for _, r := range reports {
-		r.Verdicts = optics.Diagnose(r.obs)
-		if r.Verdicts == nil {
-			r.Verdicts = []optics.Verdict{}
-		}
-		total += len(r.Verdicts)
+	fwVersion := ""
+	if id, err := ad.Identity(ctx); err == nil {
+		fwVersion = id.Firmware
 	}
+	total := modules.Verdicts(reports)
 	if a.json() {
 		if err := a.writeJSON(map[string]any{"device": o.df.name, "source_revision": db.Revision, "adapter_firmware": fwVersion,
 			"modules": reports, "verdicts": total}); err != nil {
@@ -182,319 +127,9 @@ func (a *app) runModule(o *moduleOptions) error {
 	return nil
 }
 
-// readModules reads each port with read, then, with --verify, waits the
-// interval on clk and reads each again to compare.
-func readModules(ctx context.Context, ports []int, o *moduleOptions, clk clock.Clock, read func(port int, raw bool) (*moduleReport, error)) ([]*moduleReport, error) {
-	var reports []*moduleReport
-	for _, p := range ports {
-		r, err := read(p, o.raw)
-		if err != nil {
-			return nil, err
-		}
-		reports = append(reports, r)
-	}
-	if o.verify {
-		if err := clk.Sleep(ctx, o.interval); err != nil {
-			return nil, deviceErr(fmt.Errorf("waiting %v between the two reads: %w; raise --timeout", o.interval, err))
-		}
-		for _, r := range reports {
-			second, err := read(r.Port, false)
-			if err != nil {
-				return nil, err
-			}
-			r.verifyWith(second, o.interval)
-		}
-	}
-	return reports, nil
-}
-
-// readRegisterModules reads the asked ports through registers: MCIA for
-// the EEPROM, PDDR for the firmware's view.
-func readRegisterModules(ctx context.Context, d *dev.Device, o *moduleOptions, clk clock.Clock) ([]*moduleReport, error) {
-	ports := []int{o.port}
-	if o.all {
-		var err error
-		if ports, err = modulePorts(ctx, d); err != nil {
-			return nil, classify(err)
-		}
-	}
-	return readModules(ctx, ports, o, clk, func(port int, raw bool) (*moduleReport, error) {
-		r, err := readPortModule(ctx, d, port, raw)
-		if err != nil {
-			return nil, classify(err)
-		}
-		return r, nil
-	})
-}
-
-// readKernelModules reads the asked ports through the kernel backend: the
-// module's memory over ethtool netlink, decoded by the same code as MCIA.
-// A PCI function has one port, so port N is the function's Nth
-// interface; the firmware's own view (PDDR) is not offered by the kernel,
-// so --verify only re-reads the EEPROM to catch frozen monitors.
-func readKernelModules(ctx context.Context, k *kernel.Device, o *moduleOptions, clk clock.Clock) ([]*moduleReport, error) {
-	nds, err := k.Netdevs(ctx)
-	if err != nil {
-		return nil, deviceErr(err)
-	}
-	if len(nds) == 0 {
-		return nil, deviceErr(fmt.Errorf("device %s: the function has no network interface, and the kernel reads module EEPROM through one (ethtool); bring mlx5_core's Ethernet or IPoIB side up, or read through registers with the PCI address as root", o.df.name))
-	}
-	ports := []int{o.port}
-	if o.all {
-		ports = ports[:0]
-		for i := range nds {
-			ports = append(ports, i+1)
-		}
-	}
-	return readModules(ctx, ports, o, clk, func(port int, raw bool) (*moduleReport, error) {
-		if port > len(nds) {
-			return nil, usageErr("--port %d: %s has %d network interface(s) (%s); 'cxray module --all' reads every one", port, o.df.name, len(nds), netdevNames(nds))
-		}
-		r := &moduleReport{Port: port, Module: port - 1, Netdev: nds[port-1].Name, EEPROMAccess: "ethtool", Marks: []optics.Mark{}}
-		r.obs.Module = r.Module
-		r.FirmwareError = "the kernel backend does not offer the firmware's view (PDDR); read through registers for it"
-		mr, err := k.Module(ctx, r.Netdev)
-		var pe *kernel.PermissionError
-		switch {
-		case err != nil && (ctx.Err() != nil || errors.As(err, &pe)):
-			return nil, deviceErr(err)
-		case err != nil:
-			r.EEPROMError = err.Error()
-			r.obs.EEPROMErr = err
-			return r, nil
-		}
-		r.EEPROM = mr.Module
-		r.obs.EEPROM = mr.Module
-		if mr.Error != "" {
-			r.EEPROMError = mr.Error
-			r.obs.EEPROMErr = &optics.DecodeError{Kind: mr.ErrorKind, Msg: mr.Error}
-		}
-		if raw {
-			r.Raw = mr.Image
-		}
-		if r.EEPROM != nil && r.obs.EEPROMErr == nil {
-			r.Marks = append(r.Marks, optics.Marks(r.EEPROM)...)
-		}
-		return r, nil
-	})
-}
-
-func netdevNames(nds []kernel.Netdev) string {
-	names := make([]string, len(nds))
-	for i, n := range nds {
-		names[i] = n.Name
-	}
-	return strings.Join(names, ", ")
-}
-
-// openModuleDevice opens the device like openDevice, and also returns the
-// clock the --verify interval runs on: the emulation's own clock when it is
-// manual (so the wait moves emulated time and the check is instant and
-// repeatable), the wall clock otherwise.
-func (a *app) openModuleDevice(ctx context.Context, name string, db *prm.DB) (*opened, clock.Clock, error) {
-	if !scenario.IsEmulatorName(name) {
-		o, err := a.openDevice(ctx, name, db)
-		return o, clock.Real{}, err
-	}
-	n, err := sys.Parse(name)
-	if err != nil {
-		return nil, nil, usageWrap(err)
-	}
-	if n.Kind != devname.Emu {
-		o, err := a.openDevice(ctx, name, db)
-		return o, clock.Real{}, err
-	}
-	e, fn, err := a.buildEmulation(n, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	f := e.Functions()[0]
-	if fn != "" {
-		if f, err = e.Function(fn); err != nil {
-			return nil, nil, usageWrap(err)
-		}
-	}
-	d, _, err := dev.OpenConfigSpace(ctx, n.Given, f.BDF, "emulator", db, f.Device, emuStackOptions)
-	if err != nil {
-		return nil, nil, deviceErr(err)
-	}
-	var clk clock.Clock = clock.Real{}
-	if e.Manual != nil {
-		clk = e.Manual
-	}
-	return &opened{dev: d, name: n}, clk, nil
-}
-
-// adapterFirmware is the running firmware version, for messages ("" when
-// MGIR cannot be read).
-func adapterFirmware(ctx context.Context, d *dev.Device) string {
-	r, err := d.Get(ctx, "MGIR", nil, nil, 0)
-	if err != nil {
-		return ""
-	}
-	var v [3]uint64
-	for i, f := range []string{"fw_info.extended_major", "fw_info.extended_minor", "fw_info.extended_sub_minor"} {
-		x, err := r.Decoded.Get(f)
-		if err != nil {
-			return ""
-		}
-		v[i] = x.Uint()
-	}
-	return fmt.Sprintf("%d.%d.%04d", v[0], v[1], v[2])
-}
-
-// reachablePorts lists the local ports this function reaches: 1..num_ports
-// (MGIR), less those the firmware says do not exist here.
-func modulePorts(ctx context.Context, d *dev.Device) ([]int, error) {
-	n := 1
-	if r, err := d.Get(ctx, "MGIR", nil, nil, 0); err == nil {
-		if v, err := r.Decoded.Get("hw_info.num_ports"); err == nil && v.Uint() > 0 {
-			n = int(min(v.Uint(), 64))
-		}
-	}
-	var ports []int
-	for p := 1; p <= n; p++ {
-		_, err := d.Get(ctx, "PMLP", []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(p)}}, nil, 0)
-		var se *regaccess.StatusError
-		switch {
-		case err == nil:
-			ports = append(ports, p)
-		case errors.As(err, &se) && se.Status == regaccess.StatusBadParameter:
-			// Another function's port.
-		case errors.Is(err, regaccess.ErrRegisterNotSupported):
-			ports = append(ports, p) // no PMLP: try the port anyway
-		default:
-			return nil, err
-		}
-	}
-	if len(ports) == 0 {
-		return nil, fmt.Errorf("this function reaches no port (MGIR num_ports %d, PMLP refused every one)", n)
-	}
-	return ports, nil
-}
-
-// readPortModule reads everything about one port's module.
-func readPortModule(ctx context.Context, d *dev.Device, port int, raw bool) (*moduleReport, error) {
-	r := &moduleReport{Port: port, Module: port - 1, EEPROMAccess: "MCIA", Marks: []optics.Mark{}}
-	lanes := 0
-	pm, err := d.Get(ctx, "PMLP", []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(port)}}, nil, 0)
-	var se *regaccess.StatusError
-	switch {
-	case errors.As(err, &se) && se.Status == regaccess.StatusBadParameter:
-		return nil, usageErr("--port %d: this function has no local port %d; 'cxray module --all' reads every port it reaches", port, port)
-	case err == nil:
-		if v, err := pm.Decoded.Get("lane_module_mapping[0].module"); err == nil {
-			r.Module = int(v.Uint())
-		}
-		if v, err := pm.Decoded.Get("width"); err == nil {
-			lanes = int(v.Uint())
-		}
-	case errors.Is(err, regaccess.ErrRegisterNotSupported):
-		// No PMLP: port N uses module N-1, the usual wiring.
-	default:
-		return nil, fmt.Errorf("port %d: %w", port, err)
-	}
-	r.obs.Module = r.Module
-	idx := []prm.Assignment{{Path: "module", Value: strconv.Itoa(r.Module)}}
-	if st, err := d.Get(ctx, "PMAOS", idx, nil, 0); err == nil {
-		r.OperStatus = moduleEnum(st.Decoded, "oper_status")
-		if r.OperStatus == "module_plugged_with_error" {
-			r.ErrorType = moduleEnum(st.Decoded, "error_type")
-		}
-	} else if !errors.Is(err, regaccess.ErrRegisterNotSupported) {
-		return nil, fmt.Errorf("module %d: %w", r.Module, err)
-	}
-	r.obs.OperStatus, r.obs.ErrorType = r.OperStatus, r.ErrorType
-
-	// The module's own memory, through MCIA.
-	if r.OperStatus != "unplugged" {
-		im, err := optics.ReadImage(ctx, &modread.MCIAReader{Device: d, Module: r.Module})
-		switch {
-		case errors.Is(err, regaccess.ErrRegisterNotSupported):
-			r.EEPROMError = "the firmware does not offer MCIA (module EEPROM access); showing its own view only"
-			r.obs.FirmwareUnsupportsEE = true
-			r.obs.EEPROMErr = errors.New(r.EEPROMError)
-		case err != nil:
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("module %d: %w", r.Module, err)
-			}
-			r.EEPROMError = err.Error()
-			r.obs.EEPROMErr = err
-		default:
-			m, derr := optics.Decode(im)
-			r.EEPROM = m
-			r.obs.EEPROM, r.obs.EEPROMErr = m, derr
-			if derr != nil {
-				r.EEPROMError = derr.Error()
-			}
-			if m.Standard != "" && len(m.Lanes) > 0 {
-				lanes = len(m.Lanes)
-			}
-		}
-		if raw {
-			r.Raw = im
-		}
-	}
-
-	// The firmware's view, PDDR page 3, powers in µW.
-	fwm, err := modread.ReadPDDRModule(ctx, d, port, lanes)
-	switch {
-	case err == nil:
-		r.Firmware = fwm
-		r.obs.Firmware = fwm
-	case ctx.Err() != nil:
-		return nil, err
-	default:
-		r.FirmwareError = err.Error()
-		r.obs.FirmwareErr = err
-	}
-	if r.EEPROM != nil && r.obs.EEPROMErr == nil {
-		r.Marks = append(r.Marks, optics.Marks(r.EEPROM)...)
-	} else if r.Firmware != nil {
-		r.Marks = append(r.Marks, optics.Marks(r.Firmware)...)
-	}
-	return r, nil
-}
-
-// verifyWith compares the sources and the two reads.
-func (r *moduleReport) verifyWith(second *moduleReport, interval time.Duration) {
-	v := &verifyReport{IntervalS: interval.Seconds(), Comparisons: optics.Compare(r.obs.EEPROM, r.obs.Firmware)}
-	if r.obs.EEPROMErr != nil {
-		v.Comparisons = []optics.Comparison{}
-	}
-	v.Agree = true
-	for _, c := range v.Comparisons {
-		if !c.OK {
-			v.Agree = false
-		}
-	}
-	r.obs.Verified = true
-	r.obs.Comparisons = v.Comparisons
-	r.obs.Interval = interval
-	if second.obs.EEPROMErr == nil {
-		r.obs.EEPROM2 = second.obs.EEPROM
-	}
-	r.obs.Firmware2 = second.obs.Firmware
-	v.EEPROMChanged, v.EEPROMMonitors = optics.Changed(r.obs.EEPROM, r.obs.EEPROM2)
-	v.FirmwareChanged, v.FirmwareMonitors = optics.Changed(r.obs.Firmware, r.obs.Firmware2)
-	r.Verify = v
-}
-
-func moduleEnum(d *prm.Decoded, path string) string {
-	v, err := d.Get(path)
-	if err != nil {
-		return ""
-	}
-	if n, ok := v.EnumName(); ok {
-		return n
-	}
-	return strconv.FormatUint(v.Uint(), 10)
-}
-
 // ---- text output
 
-func printModule(w io.Writer, r *moduleReport, o *moduleOptions) {
+func printModule(w io.Writer, r *modules.Report, o *moduleOptions) {
 	head := fmt.Sprintf("Port %d · module %d", r.Port, r.Module)
 	if r.Netdev != "" {
 		head = fmt.Sprintf("Port %d · %s", r.Port, r.Netdev)
@@ -506,16 +141,9 @@ func printModule(w io.Writer, r *moduleReport, o *moduleOptions) {
 		head += " (" + r.ErrorType + ")"
 	}
 	fmt.Fprintln(w, head)
-	m, src := r.EEPROM, "EEPROM ("+r.EEPROMAccess+")"
-	if m == nil || r.obs.EEPROMErr != nil {
-		if r.EEPROMError != "" {
-			fmt.Fprintf(w, "  EEPROM: %s\n", r.EEPROMError)
-		}
-		if r.Firmware != nil && r.Firmware.CableType != optics.CableUnplugged && r.Firmware.CableType != optics.CableUnidentified {
-			m, src = r.Firmware, "firmware view (PDDR page 3)"
-		} else {
-			m = nil
-		}
+	m, src := r.Shown()
+	if r.EEPROMError != "" && (m == nil || m == r.Firmware) {
+		fmt.Fprintf(w, "  EEPROM: %s\n", r.EEPROMError)
 	}
 	if m != nil {
 		printModuleIdentity(w, m, src)
@@ -909,7 +537,7 @@ func moduleFirmwareSummary(m *optics.Module) string {
 	return s
 }
 
-func printModuleVerify(w io.Writer, v *verifyReport) {
+func printModuleVerify(w io.Writer, v *modules.Verify) {
 	state := "the EEPROM and the firmware's view agree"
 	if !v.Agree {
 		state = "the EEPROM and the firmware's view DISAGREE"

@@ -10,6 +10,7 @@ import (
 
 	emuoptics "github.com/cxray/cxray/emu/optics"
 	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/modules"
 	"github.com/cxray/cxray/optics"
 )
 
@@ -24,7 +25,7 @@ type moduleJSON struct {
 		EEPROMErr  string          `json:"eeprom_error"`
 		Firmware   *optics.Module  `json:"firmware"`
 		Raw        json.RawMessage `json:"raw"`
-		Verify     *verifyReport   `json:"verify"`
+		Verify     *modules.Verify `json:"verify"`
 		Verdicts   []optics.Verdict
 	} `json:"modules"`
 	Verdicts int `json:"verdicts"`

@@ -7,20 +7,17 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/monitor"
 )
-
-// extraCollectors are collectors other packages add (module readings).
-var extraCollectors = map[string]monitor.Collector{}
 
 func (a *app) monitorCmd() *cobra.Command {
 	var df deviceFlags
@@ -63,7 +60,11 @@ with fixed indexes: PDDR[page_select=0,local_port=1].`,
 			if interval <= 0 {
 				return usageErr("-i %s: give a positive interval", interval)
 			}
-			cols, err := monitor.Collectors(splitList(what), extraCollectors)
+			db, err := a.db()
+			if err != nil {
+				return err
+			}
+			cols, err := monitor.Collectors(splitList(what), db)
 			if err != nil {
 				return usageWrap(err)
 			}
@@ -75,47 +76,33 @@ with fixed indexes: PDDR[page_select=0,local_port=1].`,
 				}
 				as = append(as, al)
 			}
-			db, err := a.db()
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+			ctx := a.ctx
 			octx, cancel := context.WithTimeout(ctx, df.timeout)
 			targets, err := a.openTargets(octx, df.name, all, db)
 			cancel()
 			if err != nil {
 				return err
 			}
-			defer closeAll(targets)
-			emu := targets[0].emu
-			if emu != nil && emu.Manual != nil && count == 0 {
+			defer adapter.CloseAll(targets)
+			clk := targets[0].Clock()
+			if _, manual := clk.(*clock.Manual); manual && count == 0 {
 				return usageErr("the scenario's clock is manual, so samples are instant: give --count N (each sample advances the emulated clock by -i)")
 			}
-			m := &monitor.Monitor{Collectors: cols, Alerts: as, FrozenAfter: frozenAfter, Now: nowOf(emu)}
+			m := &monitor.Monitor{Collectors: cols, Alerts: as, FrozenAfter: frozenAfter, Now: clk.Now}
 			var ts []*monitor.Target
-			for _, o := range targets {
-				ports := 1
-				ictx, cancel := context.WithTimeout(ctx, df.timeout)
-				if id, err := o.dev.Identity(ictx); err == nil && id.Ports > 0 {
-					ports = id.Ports
-				}
-				cancel()
-				name := o.dev.BDF
+			for _, ad := range targets {
+				name := ad.BDF()
 				if name == "" {
-					name = o.name.Given
+					name = ad.Name()
 				}
-				ts = append(ts, &monitor.Target{Name: name, Device: o.dev, Ports: ports})
+				ts = append(ts, &monitor.Target{Name: name, Adapter: ad})
 			}
 			w, closeW, err := a.sampleWriter(format, out, maxSize)
 			if err != nil {
 				return err
 			}
 			defer closeW()
-			wait := sleeper(emu)
-			if wait == nil {
-				wait = sleepCtx
-			}
+			wait := clk.Sleep
 			problems := false
 			for i := 0; count == 0 || i < count; i++ {
 				if i > 0 {
@@ -167,17 +154,6 @@ func splitList(xs []string) []string {
 		}
 	}
 	return out
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // sampleWriter returns a function that writes a batch of samples in the
