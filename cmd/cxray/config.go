@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -29,8 +29,6 @@ import (
 const (
 	// EnvNVDB names the NV parameter database (an SQLite file, or "builtin").
 	EnvNVDB = "CXRAY_NVDB"
-	// EnvBackupDir is where set, reset and restore write their backups.
-	EnvBackupDir = "CXRAY_BACKUP_DIR"
 )
 
 // configCtx is what the config subcommands share.
@@ -43,7 +41,7 @@ func (a *app) configCmd() *cobra.Command {
 	cc := &configCtx{a: a}
 	c := &cobra.Command{
 		Use:   "config",
-		Short: "NV configuration (mlxconfig): query, set, apply, reset, backup, restore, diff",
+		Short: "NV configuration (mlxconfig): query, set, apply, reset, backup, restore, recover, diff",
 		Long: `Read and change the adapter's non-volatile configuration (the TLVs mlxconfig
 and mstconfig work with), by parameter name: SRIOV_EN, NUM_OF_VFS, LINK_TYPE_P1,
 LOG_TX_PSN_WINDOW ...
@@ -61,7 +59,7 @@ the one built into cxray; --nvdb FILE or $CXRAY_NVDB picks another ('builtin'
 for the built-in one).`,
 	}
 	c.PersistentFlags().StringVar(&cc.nvdb, "nvdb", "", "NV parameter database: mstflint's mlxconfig_host.db (SQLite) or 'builtin'; default $CXRAY_NVDB, the installed one, or the built-in")
-	c.AddCommand(cc.queryCmd(), cc.setCmd(), cc.applyCmd(), cc.resetCmd(), cc.backupCmd(), cc.restoreCmd(), cc.diffCmd(), cc.showParamsCmd())
+	c.AddCommand(cc.queryCmd(), cc.setCmd(), cc.applyCmd(), cc.resetCmd(), cc.backupCmd(), cc.restoreCmd(), cc.recoverCmd(), cc.diffCmd(), cc.showParamsCmd())
 	return c
 }
 
@@ -98,8 +96,34 @@ type nvTarget struct {
 
 func (t *nvTarget) Close() { t.ad.Close() }
 
-// open opens -d and starts the NV session.
+// open opens -d and starts the NV session. An interrupted earlier write
+// on the adapter is said on standard error.
 func (cc *configCtx) open(ctx context.Context, df deviceFlags) (*nvTarget, error) {
+	t, err := cc.openSession(ctx, df)
+	if err != nil {
+		return nil, err
+	}
+	if ie := t.interrupted(); ie != nil {
+		fmt.Fprintf(cc.a.stderr, "cxray: warning: %v\n", ie)
+	}
+	return t, nil
+}
+
+// openWrite is open for the commands that write: they refuse to build on
+// an interrupted write until it is finished or rolled back.
+func (cc *configCtx) openWrite(ctx context.Context, df deviceFlags) (*nvTarget, error) {
+	t, err := cc.openSession(ctx, df)
+	if err != nil {
+		return nil, err
+	}
+	if ie := t.interrupted(); ie != nil {
+		t.Close()
+		return nil, deviceErr(ie)
+	}
+	return t, nil
+}
+
+func (cc *configCtx) openSession(ctx context.Context, df deviceFlags) (*nvTarget, error) {
 	nv, err := cc.db()
 	if err != nil {
 		return nil, err
@@ -123,31 +147,25 @@ func (cc *configCtx) open(ctx context.Context, df deviceFlags) (*nvTarget, error
 	s, err := nvconf.Open(ctx, d, nv)
 	if err != nil {
 		ad.Close()
-		return nil, cfgErr(err)
+		return nil, classify(err)
 	}
 	return &nvTarget{ad: ad, s: s, nv: nv}, nil
 }
 
-// cfgErr maps nvconf errors to exit codes: refused names and values are
-// usage errors (2), the rest device errors (3).
-func cfgErr(err error) error {
-	if err == nil {
+// key names the adapter's NV lock and journal.
+func (t *nvTarget) key() string { return nvconf.KeyFor(t.ad.Backend(), t.ad.Name(), t.ad.BDF()) }
+
+// interrupted is the adapter's interrupted write, if the journal has one.
+func (t *nvTarget) interrupted() *nvconf.InterruptedError {
+	j, err := nvconf.DefaultJournal()
+	if err != nil {
 		return nil
 	}
-	var (
-		ve *nvconf.ValidationError
-		ne *nvconf.NameError
-		va *nvconf.ValueError
-		fe *nvconf.FileError
-		ee *exitError
-	)
-	switch {
-	case errors.As(err, &ee):
-		return err
-	case errors.As(err, &ve), errors.As(err, &ne), errors.As(err, &va), errors.As(err, &fe):
-		return usageWrap(err)
+	e, err := j.Pending(t.key())
+	if err != nil || e == nil {
+		return nil
 	}
-	return classify(err)
+	return nvconf.Interrupted(e, t.nv)
 }
 
 func (t *nvTarget) deviceLine(ctx context.Context) string {
@@ -222,7 +240,7 @@ the reason), as mstconfig does.`,
 			// Current is read even without -e, so pending changes can be named.
 			res, err := t.s.Query(ctx, nvconf.QueryOptions{Names: args, Filter: re, Extended: true, All: all})
 			if err != nil {
-				return cfgErr(err)
+				return classify(err)
 			}
 			return cc.printQuery(t, res, extended)
 		},
@@ -332,191 +350,34 @@ func valText(v *nvconf.Value) string {
 	return v.Text
 }
 
-// ---- set
+// ---- the guarded write every NV change goes through
 
-type changeOut struct {
-	Name    string `json:"name"`
-	TLV     string `json:"tlv"`
-	Current string `json:"current,omitempty"`
-	Before  string `json:"next_boot_before"`
-	After   string `json:"next_boot_after"`
+// guarded is one NV change: what the user is asked, what was shown, and
+// how to work it out again and perform it under the adapter's NV lock.
+type guarded struct {
+	op       string
+	question string
+	// shown is what the user saw (and confirmed): the change in words.
+	shown []string
+	// replan works the change out again under the lock, from what the
+	// device holds now: the words, the TLVs it touches (for the
+	// backup), and the journal entry.
+	replan func(ctx context.Context) (shown []string, changing []nvconf.Instance, entry *nvconf.JournalEntry, err error)
+	// apply performs the replanned change.
+	apply func(ctx context.Context) error
 }
 
-type writeOut struct {
-	TLV     string   `json:"tlv"`
-	Type    string   `json:"type"`
-	Version int      `json:"version"`
-	Data    []string `json:"data"`
-}
+// nvApplyTime bounds the writes of one change once they have started.
+const nvApplyTime = 30 * time.Second
 
-func (cc *configCtx) setCmd() *cobra.Command {
-	var df deviceFlags
-	var yes, dryRun bool
-	var backup string
-	c := &cobra.Command{
-		Use:   "set PARAM=VALUE...",
-		Short: "Change parameters (validated, backed up, whole-TLV write, verified; Next Boot)",
-		Long: `Change parameters for the next boot: cxray reads each TLV, checks every value
-(type, enum values, the device's limits and rules) before touching the device,
-writes a backup of the NV configuration, writes whole TLVs with the valid bits
-of the changed parameters set, and reads them back.
-
-Values: True/False or 1/0 for booleans, enum names or numbers (ETH or 2),
-numbers in decimal or 0x... Per-port parameters are NAME_P1, NAME_P2; array
-elements NAME[i].
-
-The change takes effect at the next firmware reset: 'cxray config apply' where
-the firmware allows it, a reboot after 'cxray config apply --at-reboot', or a
-power cycle.`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			as, err := nvconf.ParseAssignments(args)
-			if err != nil {
-				return usageWrap(err)
-			}
-			ctx, cancel := df.context(cc.a)
-			defer cancel()
-			t, err := cc.open(ctx, df)
-			if err != nil {
-				return err
-			}
-			defer t.Close()
-			plan, err := t.s.PlanSet(ctx, as)
-			if err != nil {
-				return cfgErr(err)
-			}
-			return cc.runSet(ctx, t, plan, yes, dryRun, backup)
-		},
-	}
-	df.add(c)
-	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "validate and print the TLVs that would be written; write nothing")
-	c.Flags().StringVar(&backup, "backup", "", "write the backup to this file (default: a new file in $CXRAY_BACKUP_DIR or ~/.local/state/cxray/backups)")
-	return c
-}
-
-func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, plan *nvconf.SetPlan, yes, dryRun bool, backupPath string) error {
-	a := cc.a
-	hc := t.s.HeaderCodec()
-	var changes []changeOut
-	var writes []writeOut
-	for _, w := range plan.Writes {
-		for _, c := range w.Changes {
-			changes = append(changes, changeOut{Name: c.Name, TLV: w.Inst.String(), Current: c.Current, Before: c.Before, After: c.After})
-		}
-		img, _ := nvconf.RawTLV{Header: nvconf.Header{Type: w.Inst.Type(), Version: w.Version, WriterID: t.s.Writer}, Data: w.After}.Image(hc)
-		writes = append(writes, writeOut{TLV: w.Inst.String(), Type: fmt.Sprintf("0x%08x", w.Inst.Type()), Version: w.Version, Data: strings.Fields(nvconf.Dwords(img))})
-	}
-	result := struct {
-		Device      string      `json:"device"`
-		Changes     []changeOut `json:"changes"`
-		Unchanged   []string    `json:"unchanged,omitempty"`
-		Writes      []writeOut  `json:"writes"`
-		DryRun      bool        `json:"dry_run"`
-		Backup      string      `json:"backup,omitempty"`
-		Written     bool        `json:"written"`
-		TakesEffect string      `json:"takes_effect,omitempty"`
-	}{Device: t.ad.Name(), Changes: nonNilChanges(changes), Unchanged: plan.Unchanged, Writes: nonNilWrites(writes), DryRun: dryRun}
-	if !a.json() {
-		if len(changes) > 0 {
-			hdr := []string{"PARAMETER", "CURRENT", "NEXT BOOT", "NEW"}
-			tb := a.newTable(hdr...)
-			for _, c := range changes {
-				tb.row(c.Name, dashIfEmpty(c.Current), c.Before, c.After)
-			}
-			tb.flush()
-		}
-		for _, u := range plan.Unchanged {
-			fmt.Fprintf(a.stdout, "%s already has that value for the next boot; nothing to write for it.\n", u)
-		}
-	}
-	if len(plan.Writes) == 0 {
-		if a.json() {
-			return a.writeJSON(result)
-		}
-		fmt.Fprintln(a.stdout, "Nothing to write.")
-		return nil
-	}
-	if dryRun {
-		if a.json() {
-			return a.writeJSON(result)
-		}
-		fmt.Fprintln(a.stdout, "Dry run: the values are valid; these TLVs (MNVDA header + data) would be written:")
-		for _, w := range writes {
-			fmt.Fprintf(a.stdout, "  %s  %s\n", w.TLV, strings.Join(w.Data, " "))
-		}
-		return nil
-	}
-	var names []string
-	for _, w := range plan.Writes {
-		names = append(names, w.Inst.String())
-	}
-	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Write %s (Next Boot) on %s?", strings.Join(names, ", "), t.ad.Name()), backupPath, plan)
-	if err != nil {
-		return err
-	}
-	result.Backup = path
-	if err := t.s.ApplySet(ctx, plan); err != nil {
-		return cfgErr(fmt.Errorf("%w (backup: %s; 'cxray config restore %s' puts it back)", err, path, path))
-	}
-	result.Written = true
-	result.TakesEffect = "next firmware reset"
-	if a.json() {
-		return a.writeJSON(result)
-	}
-	fmt.Fprintf(a.stdout, "Backup: %s\n", path)
-	fmt.Fprintf(a.stdout, "Written and verified: %d TLV(s) hold the new values for the next boot.\n", len(plan.Writes))
-	cc.printTakesEffect(t)
-	return nil
-}
-
-func (cc *configCtx) printTakesEffect(t *nvTarget) {
-	fmt.Fprintf(cc.a.stdout, "Takes effect at the next firmware reset; until then the adapter runs with its Current values.\n"+
-		"  Now: 'cxray config apply -d %s' (MFRL firmware reset; interrupts traffic; where the firmware allows it).\n"+
-		"  Or:  reboot after 'cxray config apply --at-reboot -d %s', or power-cycle the host.\n", t.ad.Name(), t.ad.Name())
-}
-
-func nonNilChanges(c []changeOut) []changeOut {
-	if c == nil {
-		return []changeOut{}
-	}
-	return c
-}
-
-func nonNilWrites(w []writeOut) []writeOut {
-	if w == nil {
-		return []writeOut{}
-	}
-	return w
-}
-
-func dashIfEmpty(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// backupDir is where automatic backups go.
-func backupDir() (string, error) {
-	if d := os.Getenv(EnvBackupDir); d != "" {
-		return d, nil
-	}
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "cxray", "backups"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("no place for the NV backup (%v); give one with --backup FILE or $%s", err, EnvBackupDir)
-	}
-	return filepath.Join(home, ".local", "state", "cxray", "backups"), nil
-}
-
-// confirmAndBackup asks before an NV write (unless yes) and writes the
-// backup every NV write is preceded by; it returns the backup's path.
-func (cc *configCtx) confirmAndBackup(ctx context.Context, t *nvTarget, yes bool, question, backupPath string, plan *nvconf.SetPlan) (string, error) {
+// write runs a guarded change: confirm, take the lock, re-plan (a writer
+// that went first is built upon, or, when the user confirmed something
+// else, the change is refused), back up, journal, write, verify. The
+// writes run to the end even when a signal comes: stopping between an
+// invalidate and a write would leave the TLV at its default.
+func (cc *configCtx) write(ctx context.Context, t *nvTarget, g guarded, yes bool, backupPath string) (string, error) {
 	if !yes {
-		ok, err := cc.a.confirm(question)
+		ok, err := cc.a.confirm(g.question)
 		if err != nil {
 			return "", err
 		}
@@ -524,41 +385,58 @@ func (cc *configCtx) confirmAndBackup(ctx context.Context, t *nvTarget, yes bool
 			return "", usageErr("not confirmed; nothing was written")
 		}
 	}
-	return cc.writeBackup(ctx, t, backupPath, plan)
+	unlock, err := nvconf.Lock(ctx, t.key())
+	if err != nil {
+		return "", deviceErr(err)
+	}
+	defer unlock()
+	t.s.ForgetAll()
+	shown, changing, entry, err := g.replan(ctx)
+	if err != nil {
+		return "", classify(err)
+	}
+	if !yes && !slices.Equal(shown, g.shown) {
+		return "", deviceErr(fmt.Errorf("the NV configuration of %s changed while you were asked (another tool wrote it); nothing was written; run the command again to see the change as it is now", t.ad.Name()))
+	}
+	path, err := cc.writeBackup(ctx, t, backupPath, changing)
+	if err != nil {
+		return "", err
+	}
+	entry.Key, entry.Device, entry.Op, entry.Backup, entry.Started, entry.Tool = t.key(), t.ad.Name(), g.op, path, time.Now().UTC(), version
+	j, err := nvconf.DefaultJournal()
+	if err != nil {
+		return "", usageWrap(err)
+	}
+	if err := j.Begin(entry); err != nil {
+		return "", usageWrap(err)
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), nvApplyTime)
+	defer cancel()
+	if err := g.apply(wctx); err != nil {
+		return path, classify(fmt.Errorf("%w (backup: %s; 'cxray config recover -d %s' finishes or rolls back the change)", err, path, t.ad.Name()))
+	}
+	if err := j.Done(entry.Key); err != nil {
+		fmt.Fprintf(cc.a.stderr, "cxray: warning: the change is complete but its journal entry stays: %v\n", err)
+	}
+	return path, nil
 }
 
 // writeBackup saves the NV configuration before a write: the whole NV area
 // (MNVGN), or, when the firmware cannot list it, the TLVs about to change.
-func (cc *configCtx) writeBackup(ctx context.Context, t *nvTarget, path string, plan *nvconf.SetPlan) (string, error) {
-	tlvs, err := t.s.Walk(ctx)
-	partial := false
+func (cc *configCtx) writeBackup(ctx context.Context, t *nvTarget, path string, changing []nvconf.Instance) (string, error) {
+	tlvs, partial, err := t.s.BackupTLVs(ctx, changing)
 	if err != nil {
-		var nv *nvconf.NVError
-		if !errors.As(err, &nv) {
-			return "", cfgErr(err)
-		}
-		partial = true
-		tlvs = nil
-		if plan != nil {
-			for _, w := range plan.Writes {
-				it, err := t.s.Read(ctx, w.Inst, nvconf.ModeNext)
-				if err != nil {
-					return "", cfgErr(fmt.Errorf("backup before writing: %w; nothing was written", err))
-				}
-				tlvs = append(tlvs, nvconf.RawTLV{Header: nvconf.Header{Type: w.Inst.Type(), Version: it.Header.Version, WriterID: it.Header.WriterID}, Data: it.Data})
-			}
-		}
+		return "", classify(err)
 	}
 	if path == "" {
-		dir, err := backupDir()
+		dir, err := nvconf.BackupDir()
 		if err != nil {
 			return "", usageWrap(err)
 		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return "", usageErr("cannot create the backup directory %s (%v); give a writable --backup FILE or $%s; nothing was written", dir, err, EnvBackupDir)
+			return "", usageErr("cannot create the backup directory %s (%v); give a writable --backup FILE or $%s; nothing was written", dir, err, nvconf.EnvBackupDir)
 		}
-		name := strings.NewReplacer("/", "_", ":", "_", "@", "_").Replace(t.ad.Name())
-		path = filepath.Join(dir, fmt.Sprintf("%s-%s.nvbackup", name, time.Now().UTC().Format("20060102T150405.000000000Z")))
+		path = nvconf.BackupPath(dir, t.ad.Name(), time.Now())
 	}
 	info := cc.backupInfo(ctx, t)
 	if partial {
@@ -588,11 +466,206 @@ func writeFileAtomic(path string, b []byte) error {
 	return atomicfile.Write(path, b)
 }
 
+func (cc *configCtx) printTakesEffect(t *nvTarget) {
+	fmt.Fprintf(cc.a.stdout, "Takes effect at the next firmware reset; until then the adapter runs with its Current values.\n"+
+		"  Now: 'cxray config apply -d %s' (MFRL firmware reset; interrupts traffic; where the firmware allows it).\n"+
+		"  Or:  reboot after 'cxray config apply --at-reboot -d %s', or power-cycle the host.\n", t.ad.Name(), t.ad.Name())
+}
+
+func nonNilStr(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// ---- set
+
+type changeOut struct {
+	Name    string `json:"name"`
+	TLV     string `json:"tlv"`
+	Current string `json:"current,omitempty"`
+	Before  string `json:"next_boot_before"`
+	After   string `json:"next_boot_after"`
+}
+
+type writeOut struct {
+	TLV     string   `json:"tlv"`
+	Type    string   `json:"type"`
+	Version int      `json:"version"`
+	Data    []string `json:"data"`
+}
+
+type configSetOptions struct {
+	df          deviceFlags
+	yes, dryRun bool
+	backup      string
+}
+
+func (cc *configCtx) setCmd() *cobra.Command {
+	var o configSetOptions
+	c := &cobra.Command{
+		Use:   "set PARAM=VALUE...",
+		Short: "Change parameters (validated, backed up, whole-TLV write, verified; Next Boot)",
+		Long: `Change parameters for the next boot: cxray reads each TLV, checks every value
+(type, enum values, the device's limits and rules) before touching the device,
+writes a backup of the NV configuration, writes whole TLVs with the valid bits
+of the changed parameters set, and reads them back. A lock per adapter keeps
+two cxray runs from interleaving their writes, and a journal lets the next run
+find a write that was cut short ('cxray config recover').
+
+Values: True/False or 1/0 for booleans, enum names or numbers (ETH or 2),
+numbers in decimal or 0x... Per-port parameters are NAME_P1, NAME_P2; array
+elements NAME[i].
+
+The change takes effect at the next firmware reset: 'cxray config apply' where
+the firmware allows it, a reboot after 'cxray config apply --at-reboot', or a
+power cycle.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error { return cc.runSetCmd(&o, args) },
+	}
+	o.df.add(c)
+	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "validate and print the TLVs that would be written; write nothing")
+	c.Flags().StringVar(&o.backup, "backup", "", "write the backup to this file (default: a new file in $CXRAY_BACKUP_DIR or ~/.local/state/cxray/backups)")
+	return c
+}
+
+func (cc *configCtx) runSetCmd(o *configSetOptions, args []string) error {
+	as, err := nvconf.ParseAssignments(args)
+	if err != nil {
+		return usageWrap(err)
+	}
+	ctx, cancel := o.df.context(cc.a)
+	defer cancel()
+	t, err := cc.openWrite(ctx, o.df)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	return cc.runSet(ctx, t, as, o.yes, o.dryRun, o.backup)
+}
+
+// setWords is a set plan in words, as the user confirms it.
+func setWords(plan *nvconf.SetPlan) []string {
+	var out []string
+	for _, w := range plan.Writes {
+		for _, c := range w.Changes {
+			out = append(out, fmt.Sprintf("%s %s: %s -> %s", w.Inst, c.Name, c.Before, c.After))
+		}
+	}
+	return out
+}
+
+func setEntry(t *nvTarget, plan *nvconf.SetPlan) *nvconf.JournalEntry {
+	e := &nvconf.JournalEntry{}
+	for _, w := range plan.Writes {
+		e.Writes = append(e.Writes, nvconf.RawTLV{Header: nvconf.Header{Type: w.Inst.Type(), Version: w.Version, WriterID: t.s.Writer, Length: len(w.After)}, Data: w.After})
+	}
+	return e
+}
+
+// runSet plans, shows and performs a set (roce set shares it).
+func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, as []nvconf.Assignment, yes, dryRun bool, backupPath string) error {
+	a := cc.a
+	plan, err := t.s.PlanSet(ctx, as)
+	if err != nil {
+		return classify(err)
+	}
+	hc := t.s.HeaderCodec()
+	changes := []changeOut{}
+	writes := []writeOut{}
+	var names []string
+	for _, w := range plan.Writes {
+		names = append(names, w.Inst.String())
+		for _, c := range w.Changes {
+			changes = append(changes, changeOut{Name: c.Name, TLV: w.Inst.String(), Current: c.Current, Before: c.Before, After: c.After})
+		}
+		img, _ := nvconf.RawTLV{Header: nvconf.Header{Type: w.Inst.Type(), Version: w.Version, WriterID: t.s.Writer}, Data: w.After}.Image(hc)
+		writes = append(writes, writeOut{TLV: w.Inst.String(), Type: fmt.Sprintf("0x%08x", w.Inst.Type()), Version: w.Version, Data: strings.Fields(nvconf.Dwords(img))})
+	}
+	result := struct {
+		Device      string      `json:"device"`
+		Changes     []changeOut `json:"changes"`
+		Unchanged   []string    `json:"unchanged,omitempty"`
+		Writes      []writeOut  `json:"writes"`
+		DryRun      bool        `json:"dry_run"`
+		Backup      string      `json:"backup,omitempty"`
+		Written     bool        `json:"written"`
+		TakesEffect string      `json:"takes_effect,omitempty"`
+	}{Device: t.ad.Name(), Changes: changes, Unchanged: plan.Unchanged, Writes: writes, DryRun: dryRun}
+	if !a.json() {
+		if len(changes) > 0 {
+			tb := a.newTable("PARAMETER", "CURRENT", "NEXT BOOT", "NEW")
+			for _, c := range changes {
+				tb.row(c.Name, dashIfEmpty(c.Current), c.Before, c.After)
+			}
+			tb.flush()
+		}
+		for _, u := range plan.Unchanged {
+			fmt.Fprintf(a.stdout, "%s already has that value for the next boot; nothing to write for it.\n", u)
+		}
+	}
+	if len(plan.Writes) == 0 || dryRun {
+		if a.json() {
+			return a.writeJSON(result)
+		}
+		if len(plan.Writes) == 0 {
+			fmt.Fprintln(a.stdout, "Nothing to write.")
+			return nil
+		}
+		fmt.Fprintln(a.stdout, "Dry run: the values are valid; these TLVs (MNVDA header + data) would be written:")
+		for _, w := range writes {
+			fmt.Fprintf(a.stdout, "  %s  %s\n", w.TLV, strings.Join(w.Data, " "))
+		}
+		return nil
+	}
+	var final *nvconf.SetPlan
+	path, err := cc.write(ctx, t, guarded{
+		op: "set", question: fmt.Sprintf("Write %s (Next Boot) on %s?", strings.Join(names, ", "), t.ad.Name()), shown: setWords(plan),
+		replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
+			p, err := t.s.PlanSet(ctx, as)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			final = p
+			var insts []nvconf.Instance
+			for _, w := range p.Writes {
+				insts = append(insts, w.Inst)
+			}
+			return setWords(p), insts, setEntry(t, p), nil
+		},
+		apply: func(ctx context.Context) error { return t.s.ApplySet(ctx, final) },
+	}, yes, backupPath)
+	if err != nil {
+		return err
+	}
+	result.Backup, result.Written, result.TakesEffect = path, true, "next firmware reset"
+	if a.json() {
+		return a.writeJSON(result)
+	}
+	fmt.Fprintf(a.stdout, "Backup: %s\n", path)
+	fmt.Fprintf(a.stdout, "Written and verified: %d TLV(s) hold the new values for the next boot.\n", len(final.Writes))
+	cc.printTakesEffect(t)
+	return nil
+}
+
 // ---- apply
 
+type configApplyOptions struct {
+	df                    deviceFlags
+	yes, dryRun, atReboot bool
+}
+
 func (cc *configCtx) applyCmd() *cobra.Command {
-	var df deviceFlags
-	var yes, dryRun, atReboot bool
+	var o configApplyOptions
 	c := &cobra.Command{
 		Use:   "apply",
 		Short: "Apply Next Boot now with a firmware reset (MFRL), or arm it for the next reboot",
@@ -605,55 +678,27 @@ Afterwards cxray reads Current back and says what took effect and what is still
 pending (on hardware a link-toggle reset happens when the PCIe link toggles:
 mstfwreset or a reboot).`,
 		Args: cobra.NoArgs,
-		RunE: func(_ *cobra.Command, _ []string) error {
-			ctx, cancel := df.context(cc.a)
-			defer cancel()
-			t, err := cc.open(ctx, df)
-			if err != nil {
-				return err
-			}
-			defer t.Close()
-			return cc.runApply(ctx, t, yes, dryRun, atReboot)
-		},
+		RunE: func(_ *cobra.Command, _ []string) error { return cc.runApply(&o) },
 	}
-	df.add(c)
-	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be applied and which reset would be sent; send nothing")
-	c.Flags().BoolVar(&atReboot, "at-reboot", false, "arm the reset for the next host reboot (PERST) instead of now")
+	o.df.add(c)
+	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be applied and which reset would be sent; send nothing")
+	c.Flags().BoolVar(&o.atReboot, "at-reboot", false, "arm the reset for the next host reboot (PERST) instead of now")
 	return c
 }
 
-var triggerNames = map[uint8]string{
-	nvconf.TriggerLivePatch: "live_patch", nvconf.TriggerImmediate: "immediate",
-	nvconf.TriggerLinkToggle: "pcie_link_toggle", nvconf.TriggerPERST: "perst_reboot",
-}
-
-func (cc *configCtx) runApply(ctx context.Context, t *nvTarget, yes, dryRun, atReboot bool) error {
+func (cc *configCtx) runApply(o *configApplyOptions) error {
 	a := cc.a
-	before, err := t.s.Query(ctx, nvconf.QueryOptions{Extended: true})
+	ctx, cancel := o.df.context(a)
+	defer cancel()
+	t, err := cc.openWrite(ctx, o.df)
 	if err != nil {
-		return cfgErr(err)
+		return err
 	}
-	var pending []string
-	for _, s := range before.Settings {
-		if s.Pending {
-			pending = append(pending, fmt.Sprintf("%s %s -> %s", s.Name, valText(s.Current), valText(s.Next)))
-		}
-	}
-	caps, err := t.s.FirmwareResetCaps(ctx)
+	defer t.Close()
+	plan, err := t.s.PlanApply(ctx, o.atReboot)
 	if err != nil {
-		return cfgErr(err)
-	}
-	// The PCIe link-toggle trigger where offered: the reset happens when
-	// the link toggles (at once on the emulator; mstfwreset toggles it on
-	// hardware). The immediate trigger of newer firmware must be chosen by
-	// a person (the PRM says so), so cxray never picks it.
-	trig := nvconf.TriggerPERST
-	if !atReboot && caps.Triggers&nvconf.TriggerLinkToggle != 0 {
-		trig = nvconf.TriggerLinkToggle
-	}
-	if caps.Triggers != 0 && caps.Triggers&trig == 0 {
-		return deviceErr(fmt.Errorf("the firmware does not offer the %s reset (MFRL triggers 0x%02x); reboot or power-cycle the host to apply Next Boot", triggerNames[trig], caps.Triggers))
+		return classify(err)
 	}
 	out := struct {
 		Device        string   `json:"device"`
@@ -663,11 +708,8 @@ func (cc *configCtx) runApply(ctx context.Context, t *nvTarget, yes, dryRun, atR
 		StillPending  []string `json:"still_pending"`
 		ArmedAtReboot bool     `json:"armed_for_reboot"`
 		DryRun        bool     `json:"dry_run"`
-	}{Device: t.ad.Name(), Trigger: triggerNames[trig], Pending: nonNilStr(pending), Applied: []string{}, StillPending: []string{}, DryRun: dryRun}
-	if !before.ReadCurrent {
-		pending = nil
-	}
-	if before.ReadCurrent && len(pending) == 0 && !atReboot {
+	}{Device: t.ad.Name(), Trigger: plan.TriggerName(), Pending: nonNilStr(plan.Pending), Applied: []string{}, StillPending: []string{}, DryRun: o.dryRun}
+	if plan.Nothing() {
 		if a.json() {
 			return a.writeJSON(out)
 		}
@@ -675,21 +717,21 @@ func (cc *configCtx) runApply(ctx context.Context, t *nvTarget, yes, dryRun, atR
 		return nil
 	}
 	if !a.json() {
-		if len(pending) > 0 {
-			fmt.Fprintf(a.stdout, "Pending: %s\n", strings.Join(pending, ", "))
+		if len(plan.Pending) > 0 {
+			fmt.Fprintf(a.stdout, "Pending: %s\n", strings.Join(plan.Pending, ", "))
 		}
-		fmt.Fprintf(a.stdout, "Firmware reset: %s (MFRL reset_trigger 0x%02x)\n", triggerNames[trig], trig)
+		fmt.Fprintf(a.stdout, "Firmware reset: %s (MFRL reset_trigger 0x%02x)\n", plan.TriggerName(), plan.Trigger)
 	}
-	if dryRun {
+	if o.dryRun {
 		if a.json() {
 			return a.writeJSON(out)
 		}
 		fmt.Fprintln(a.stdout, "Dry run: no reset sent.")
 		return nil
 	}
-	if !yes {
+	if !o.yes {
 		q := fmt.Sprintf("Reset the firmware of %s now (traffic stops for a moment)?", t.ad.Name())
-		if trig == nvconf.TriggerPERST {
+		if plan.Trigger == nvconf.TriggerPERST {
 			q = fmt.Sprintf("Arm a firmware reset of %s for the next reboot?", t.ad.Name())
 		}
 		ok, err := a.confirm(q)
@@ -700,56 +742,38 @@ func (cc *configCtx) runApply(ctx context.Context, t *nvTarget, yes, dryRun, atR
 			return usageErr("not confirmed; no reset sent")
 		}
 	}
-	if err := t.s.FirmwareReset(ctx, trig); err != nil {
-		return cfgErr(err)
-	}
-	after, err := t.s.Query(ctx, nvconf.QueryOptions{Extended: true})
+	res, err := t.s.Apply(ctx, plan)
 	if err != nil {
-		return cfgErr(fmt.Errorf("the reset was requested, but reading the configuration back failed: %w", err))
+		return classify(err)
 	}
-	still := map[string]bool{}
-	for _, s := range after.Settings {
-		if s.Pending {
-			still[s.Name] = true
-			out.StillPending = append(out.StillPending, s.Name)
-		}
-	}
-	for _, s := range before.Settings {
-		if s.Pending && !still[s.Name] {
-			out.Applied = append(out.Applied, s.Name)
-		}
-	}
-	out.ArmedAtReboot = trig == nvconf.TriggerPERST
+	out.Applied, out.StillPending, out.ArmedAtReboot = res.Applied, res.StillPending, res.ArmedAtReboot
 	if a.json() {
 		return a.writeJSON(out)
 	}
 	switch {
-	case trig == nvconf.TriggerPERST:
+	case res.ArmedAtReboot:
 		fmt.Fprintln(a.stdout, "Armed: the firmware resets at the next reboot (PERST) and then uses the Next Boot values.")
-	case !after.ReadCurrent:
+	case !res.ReadCurrent:
 		fmt.Fprintln(a.stdout, "Reset requested. This firmware cannot report Current values (MNVGC), so cxray cannot tell whether it has happened; a reboot makes sure.")
-	case len(out.StillPending) == 0:
-		fmt.Fprintf(a.stdout, "Applied: Current now equals Next Boot (%d parameter(s) took effect).\n", len(out.Applied))
+	case len(res.StillPending) == 0:
+		fmt.Fprintf(a.stdout, "Applied: Current now equals Next Boot (%d parameter(s) took effect).\n", len(res.Applied))
 	default:
 		fmt.Fprintf(a.stdout, "The reset is armed but has not happened: still pending %s. It happens at the next PCIe link toggle (mstfwreset -d %s reset) or reboot.\n",
-			strings.Join(out.StillPending, ", "), t.ad.Name())
+			strings.Join(res.StillPending, ", "), t.ad.Name())
 	}
 	return nil
 }
 
-func nonNilStr(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // ---- reset
 
+type configResetOptions struct {
+	df               deviceFlags
+	yes, dryRun, all bool
+	backup           string
+}
+
 func (cc *configCtx) resetCmd() *cobra.Command {
-	var df deviceFlags
-	var yes, dryRun, all bool
-	var backup string
+	var o configResetOptions
 	c := &cobra.Command{
 		Use:   "reset [TLV|PARAM...] [--all]",
 		Short: "Return TLVs (MNVDI) or the whole NV configuration (MNVIA) to the defaults, for the next boot",
@@ -759,126 +783,44 @@ firmware defaults again (MNVDI), or everything with --all (MNVIA, what
 (SRIOV_EN, LINK_TYPE_P1): the whole TLV is reset, and cxray lists every
 parameter that changes. A backup is written first. Takes effect at the next
 firmware reset, like set.`,
-		RunE: func(_ *cobra.Command, args []string) error {
-			if all == (len(args) > 0) {
-				return usageErr("name the TLVs or parameters to reset, or give --all (not both)")
-			}
-			ctx, cancel := df.context(cc.a)
-			defer cancel()
-			t, err := cc.open(ctx, df)
-			if err != nil {
-				return err
-			}
-			defer t.Close()
-			return cc.runReset(ctx, t, args, all, yes, dryRun, backup)
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return cc.runReset(&o, args) },
 	}
-	df.add(c)
-	c.Flags().BoolVar(&all, "all", false, "reset the whole NV configuration (MNVIA)")
-	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "list what would return to its default; write nothing")
-	c.Flags().StringVar(&backup, "backup", "", "write the backup to this file")
+	o.df.add(c)
+	c.Flags().BoolVar(&o.all, "all", false, "reset the whole NV configuration (MNVIA)")
+	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "list what would return to its default; write nothing")
+	c.Flags().StringVar(&o.backup, "backup", "", "write the backup to this file")
 	return c
 }
 
-// resetTargets resolves TLV or parameter names to instances.
-func resetTargets(t *nvTarget, names []string) ([]nvconf.Instance, error) {
-	var out []nvconf.Instance
-	seen := map[uint32]bool{}
-	add := func(in nvconf.Instance) {
-		if !seen[in.Type()] {
-			seen[in.Type()] = true
-			out = append(out, in)
-		}
+func resetWords(p *nvconf.ResetPlan) []string {
+	out := p.Names()
+	for _, c := range p.Changes {
+		out = append(out, fmt.Sprintf("%s: %s -> %s", c.Name, c.Before, c.After))
 	}
-	for _, n := range names {
-		if tl := t.nv.TLV(n); tl != nil {
-			for _, in := range t.s.Layout.Instances(tl) {
-				add(in)
-			}
-			continue
-		}
-		if p := t.nv.ParamByMlxName(n); p != nil && (p.TLV.Class == nvconf.ClassPort || p.TLV.Class == nvconf.ClassModule) {
-			for _, in := range t.s.Layout.Instances(p.TLV) {
-				add(in)
-			}
-			continue
-		}
-		r, err := t.nv.Resolve(n, t.s.Layout)
-		if err != nil {
-			return nil, err
-		}
-		add(r.Inst)
-	}
-	return out, nil
+	return out
 }
 
-func (cc *configCtx) runReset(ctx context.Context, t *nvTarget, names []string, all, yes, dryRun bool, backupPath string) error {
+func (cc *configCtx) runReset(o *configResetOptions, names []string) error {
 	a := cc.a
-	var ins []nvconf.Instance
-	if all {
-		for _, tl := range t.nv.TLVs {
-			if tl.Cap || !tl.HasUserParams() {
-				continue
-			}
-			ins = append(ins, t.s.Layout.Instances(tl)...)
-		}
-	} else {
-		var err error
-		if ins, err = resetTargets(t, names); err != nil {
-			return cfgErr(err)
-		}
+	if o.all == (len(names) > 0) {
+		return usageErr("name the TLVs or parameters to reset, or give --all (not both)")
+	}
+	ctx, cancel := o.df.context(a)
+	defer cancel()
+	t, err := cc.openWrite(ctx, o.df)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	plan, err := t.s.PlanReset(ctx, names, o.all)
+	if err != nil {
+		return classify(err)
 	}
 	type changeJ struct {
 		Name   string `json:"name"`
 		Before string `json:"next_boot_before"`
 		After  string `json:"next_boot_after"`
-	}
-	var changes []changeJ
-	var targets []nvconf.Instance
-	for _, in := range ins {
-		sp, err := t.s.Support(ctx, in)
-		if err != nil {
-			return cfgErr(err)
-		}
-		if !sp.Read {
-			if !all {
-				return usageErr("the firmware does not support %s; nothing to reset", in)
-			}
-			continue
-		}
-		targets = append(targets, in)
-		if !t.s.ReadDefault {
-			continue
-		}
-		next, err := t.s.Read(ctx, in, nvconf.ModeNext)
-		if err != nil {
-			return cfgErr(err)
-		}
-		def, err := t.s.Read(ctx, in, nvconf.ModeFactory)
-		if err != nil {
-			return cfgErr(err)
-		}
-		for _, p := range in.TLV.Params {
-			if p.MlxName == "" {
-				continue
-			}
-			for i := 0; i < p.Elems(); i++ {
-				b := displayValue(p, next.Data, def.Data, i)
-				d := p.FormatData(def.Data, i)
-				if b != d {
-					name := p.MlxName + in.Suffix()
-					if p.IsArray() {
-						name += fmt.Sprintf("[%d]", i)
-					}
-					changes = append(changes, changeJ{Name: name, Before: b, After: d})
-				}
-			}
-		}
-	}
-	var tnames []string
-	for _, in := range targets {
-		tnames = append(tnames, in.String())
 	}
 	out := struct {
 		Device  string    `json:"device"`
@@ -888,87 +830,67 @@ func (cc *configCtx) runReset(ctx context.Context, t *nvTarget, names []string, 
 		DryRun  bool      `json:"dry_run"`
 		Backup  string    `json:"backup,omitempty"`
 		Written bool      `json:"written"`
-	}{Device: t.ad.Name(), All: all, TLVs: nonNilStr(tnames), Changes: changes, DryRun: dryRun}
-	if out.Changes == nil {
-		out.Changes = []changeJ{}
+	}{Device: t.ad.Name(), All: o.all, TLVs: plan.Names(), Changes: []changeJ{}, DryRun: o.dryRun}
+	for _, c := range plan.Changes {
+		out.Changes = append(out.Changes, changeJ{Name: c.Name, Before: c.Before, After: c.After})
 	}
 	if !a.json() {
-		if len(changes) > 0 {
+		if len(out.Changes) > 0 {
 			tb := a.newTable("PARAMETER", "NEXT BOOT", "DEFAULT")
-			for _, c := range changes {
+			for _, c := range out.Changes {
 				tb.row(c.Name, c.Before, c.After)
 			}
 			tb.flush()
-		} else if t.s.ReadDefault {
+		} else if plan.KnownDefaults {
 			fmt.Fprintln(a.stdout, "Every parameter of these TLVs already has its default for the next boot.")
 		}
 	}
-	if dryRun {
+	if o.dryRun {
 		if a.json() {
 			return a.writeJSON(out)
 		}
-		fmt.Fprintf(a.stdout, "Dry run: would reset %s; nothing written.\n", describeReset(all, tnames))
+		fmt.Fprintf(a.stdout, "Dry run: would reset %s; nothing written.\n", plan.Describe())
 		return nil
 	}
-	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Reset %s to the defaults (Next Boot) on %s?", describeReset(all, tnames), t.ad.Name()), backupPath, nil)
+	final := plan
+	path, err := cc.write(ctx, t, guarded{
+		op: "reset", question: fmt.Sprintf("Reset %s to the defaults (Next Boot) on %s?", plan.Describe(), t.ad.Name()), shown: resetWords(plan),
+		replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
+			p, err := t.s.PlanReset(ctx, names, o.all)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			final = p
+			e := &nvconf.JournalEntry{All: p.All}
+			for _, in := range p.Targets {
+				e.Resets = append(e.Resets, in.Type())
+			}
+			return resetWords(p), p.Targets, e, nil
+		},
+		apply: func(ctx context.Context) error { return t.s.Reset(ctx, final) },
+	}, o.yes, o.backup)
 	if err != nil {
 		return err
 	}
-	out.Backup = path
-	if all {
-		if err := t.s.InvalidateAll(ctx); err != nil {
-			return cfgErr(fmt.Errorf("%w (backup: %s)", err, path))
-		}
-	} else {
-		for _, in := range targets {
-			if err := t.s.Invalidate(ctx, in); err != nil {
-				return cfgErr(fmt.Errorf("%w (backup: %s)", err, path))
-			}
-		}
-	}
-	// Verify: nothing of the reset TLVs is stored any more.
-	if stored, err := t.s.Walk(ctx); err == nil {
-		reset := map[uint32]bool{}
-		for _, in := range targets {
-			reset[in.Type()] = true
-		}
-		for _, r := range stored {
-			if all || reset[r.Header.Type] {
-				return deviceErr(fmt.Errorf("the reset was sent but %s is still stored; the firmware may refuse to erase it (backup: %s)", t.nv.DescribeType(r.Header.Type), path))
-			}
-		}
-	}
-	out.Written = true
+	out.Backup, out.Written = path, true
 	if a.json() {
 		return a.writeJSON(out)
 	}
 	fmt.Fprintf(a.stdout, "Backup: %s\n", path)
-	fmt.Fprintf(a.stdout, "Reset %s: the defaults apply from the next boot.\n", describeReset(all, tnames))
+	fmt.Fprintf(a.stdout, "Reset %s: the defaults apply from the next boot.\n", final.Describe())
 	cc.printTakesEffect(t)
 	return nil
 }
 
-// displayValue is what query shows for element i: the stored value, or the
-// default when the field's valid bit is clear.
-func displayValue(p *nvconf.Param, data, def []byte, i int) string {
-	if !p.ValidBitSet(data) && def != nil {
-		return p.FormatData(def, i)
-	}
-	return p.FormatData(data, i)
-}
-
-func describeReset(all bool, names []string) string {
-	if all {
-		return "the whole NV configuration"
-	}
-	return strings.Join(names, ", ")
-}
-
 // ---- backup
 
+type configBackupOptions struct {
+	df     deviceFlags
+	format string
+}
+
 func (cc *configCtx) backupCmd() *cobra.Command {
-	var df deviceFlags
-	var format string
+	var o configBackupOptions
 	c := &cobra.Command{
 		Use:   "backup FILE",
 		Short: "Save the stored NV configuration (MNVGN walk) to FILE ('-' for stdout)",
@@ -978,54 +900,56 @@ TLV's bytes plus its parameters decoded as comments); --format raw writes
 mstflint's MLNX_RAW_TLV_FILE format, which 'mstconfig set_raw' reads. Both
 restore with 'cxray config restore'.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			if format != "cxray" && format != "raw" {
-				return usageErr("--format %s: the formats are cxray and raw", format)
-			}
-			ctx, cancel := df.context(cc.a)
-			defer cancel()
-			t, err := cc.open(ctx, df)
-			if err != nil {
-				return err
-			}
-			defer t.Close()
-			tlvs, err := t.s.Walk(ctx)
-			if err != nil {
-				return cfgErr(err)
-			}
-			var b []byte
-			if format == "raw" {
-				if b, err = nvconf.WriteRawFile(tlvs, t.s.HeaderCodec()); err != nil {
-					return cfgErr(err)
-				}
-			} else {
-				b = nvconf.WriteBackup(tlvs, t.nv, t.s.HeaderCodec(), cc.backupInfo(ctx, t))
-			}
-			if args[0] == "-" {
-				_, err := cc.a.stdout.Write(b)
-				return err
-			}
-			if err := writeFileAtomic(args[0], b); err != nil {
-				return usageErr("cannot write %s: %v", args[0], err)
-			}
-			if cc.a.json() {
-				var names []string
-				for _, r := range tlvs {
-					names = append(names, t.nv.DescribeType(r.Header.Type))
-				}
-				return cc.a.writeJSON(map[string]any{"device": t.ad.Name(), "file": args[0], "format": format, "tlvs": nonNilStr(names)})
-			}
-			if len(tlvs) == 0 {
-				fmt.Fprintf(cc.a.stdout, "The NV configuration area is empty (everything has its default); wrote an empty backup to %s.\n", args[0])
-				return nil
-			}
-			fmt.Fprintf(cc.a.stdout, "Saved %d TLV(s) to %s (%s format).\n", len(tlvs), args[0], format)
-			return nil
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return cc.runBackup(&o, args[0]) },
 	}
-	df.add(c)
-	c.Flags().StringVar(&format, "format", "cxray", "file format: cxray (readable) or raw (mstflint's MLNX_RAW_TLV_FILE)")
+	o.df.add(c)
+	c.Flags().StringVar(&o.format, "format", "cxray", "file format: cxray (readable) or raw (mstflint's MLNX_RAW_TLV_FILE)")
 	return c
+}
+
+func (cc *configCtx) runBackup(o *configBackupOptions, file string) error {
+	if o.format != "cxray" && o.format != "raw" {
+		return usageErr("--format %s: the formats are cxray and raw", o.format)
+	}
+	ctx, cancel := o.df.context(cc.a)
+	defer cancel()
+	t, err := cc.open(ctx, o.df)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	tlvs, err := t.s.Walk(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	var b []byte
+	if o.format == "raw" {
+		if b, err = nvconf.WriteRawFile(tlvs, t.s.HeaderCodec()); err != nil {
+			return classify(err)
+		}
+	} else {
+		b = nvconf.WriteBackup(tlvs, t.nv, t.s.HeaderCodec(), cc.backupInfo(ctx, t))
+	}
+	if file == "-" {
+		_, err := cc.a.stdout.Write(b)
+		return err
+	}
+	if err := writeFileAtomic(file, b); err != nil {
+		return usageErr("cannot write %s: %v", file, err)
+	}
+	if cc.a.json() {
+		var names []string
+		for _, r := range tlvs {
+			names = append(names, t.nv.DescribeType(r.Header.Type))
+		}
+		return cc.a.writeJSON(map[string]any{"device": t.ad.Name(), "file": file, "format": o.format, "tlvs": nonNilStr(names)})
+	}
+	if len(tlvs) == 0 {
+		fmt.Fprintf(cc.a.stdout, "The NV configuration area is empty (everything has its default); wrote an empty backup to %s.\n", file)
+		return nil
+	}
+	fmt.Fprintf(cc.a.stdout, "Saved %d TLV(s) to %s (%s format).\n", len(tlvs), file, o.format)
+	return nil
 }
 
 // readTLVFile reads a backup in either format.
@@ -1055,98 +979,72 @@ func readTLVFile(path string, hc *nvconf.HeaderCodec, nv *nvconf.DB, stdin io.Re
 
 // ---- restore
 
+type configRestoreOptions struct {
+	df                 deviceFlags
+	yes, dryRun, merge bool
+	resetMissing       bool
+	backup             string
+}
+
 func (cc *configCtx) restoreCmd() *cobra.Command {
-	var df deviceFlags
-	var yes, dryRun, merge bool
-	var backup string
+	var o configRestoreOptions
 	c := &cobra.Command{
 		Use:   "restore FILE",
 		Short: "Write a backup back (cxray or MLNX_RAW_TLV_FILE format), for the next boot",
-		Long: `Make the adapter's stored NV configuration equal to a backup: TLVs that differ
-are written, TLVs stored on the adapter but not in the file are reset to their
-defaults (unless --merge, which only writes the file's TLVs). The file is
-cxray's backup format or mstflint's MLNX_RAW_TLV_FILE (from 'mstconfig backup'
-or get_raw). Every TLV is checked against the parameter database first; a
-backup of the current configuration is written before anything changes, and
-the result is read back (MNVGN) and compared with the file.`,
+		Long: `Write the TLVs of a backup that differ from what the adapter stores. The file
+is cxray's backup format or mstflint's MLNX_RAW_TLV_FILE (from 'mstconfig
+backup' or get_raw). Every TLV is checked against the parameter database first;
+a backup of the current configuration is written before anything changes, and
+the result is read back (MNVGN) and compared with the file.
+
+TLVs the adapter stores but the file does not hold are left as they are: a
+file says nothing about what it does not hold (and a file cut short must not
+reset what it lost). --reset-missing returns them to their defaults as well;
+they are listed first.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			ctx, cancel := df.context(cc.a)
-			defer cancel()
-			t, err := cc.open(ctx, df)
-			if err != nil {
-				return err
-			}
-			defer t.Close()
-			want, err := readTLVFile(args[0], t.s.HeaderCodec(), t.nv, cc.a.stdin)
-			if err != nil {
-				return err
-			}
-			return cc.runRestore(ctx, t, args[0], want, merge, yes, dryRun, backup)
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return cc.runRestoreCmd(&o, args[0]) },
 	}
-	df.add(c)
-	c.Flags().BoolVar(&merge, "merge", false, "only write the file's TLVs; leave other stored TLVs as they are")
-	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be written and reset; write nothing")
-	c.Flags().StringVar(&backup, "backup", "", "write the backup of the current configuration to this file")
+	o.df.add(c)
+	c.Flags().BoolVar(&o.resetMissing, "reset-missing", false, "also reset the TLVs stored on the adapter but not in the file")
+	c.Flags().BoolVar(&o.merge, "merge", false, "only write the file's TLVs (the default; kept for older scripts)")
+	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be written and reset; write nothing")
+	c.Flags().StringVar(&o.backup, "backup", "", "write the backup of the current configuration to this file")
 	return c
 }
 
-func (cc *configCtx) runRestore(ctx context.Context, t *nvTarget, file string, want []nvconf.RawTLV, merge, yes, dryRun bool, backupPath string) error {
+func restoreWords(p *nvconf.RestorePlan, nv *nvconf.DB) []string {
+	var out []string
+	for _, r := range p.Resets {
+		out = append(out, "reset "+nv.DescribeType(r.Header.Type))
+	}
+	for _, r := range p.Writes {
+		out = append(out, "write "+nv.DescribeType(r.Header.Type))
+		out = append(out, p.Deltas[r.Header.Type]...)
+	}
+	return out
+}
+
+func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 	a := cc.a
-	// Check every TLV before writing any.
-	var problems []string
-	seen := map[uint32]bool{}
-	for _, r := range want {
-		name := t.nv.DescribeType(r.Header.Type)
-		if seen[r.Header.Type] {
-			problems = append(problems, fmt.Sprintf("%s appears twice in the file", name))
-		}
-		seen[r.Header.Type] = true
-		in, ok := t.nv.InstanceOf(r.Header.Type)
-		if !ok {
-			problems = append(problems, fmt.Sprintf("type 0x%08x is not in the parameter database (%s); use a newer one with --nvdb", r.Header.Type, t.nv.Source))
-			continue
-		}
-		if len(r.Data) != in.TLV.Size {
-			problems = append(problems, fmt.Sprintf("%s holds %d bytes; the file has %d", name, in.TLV.Size, len(r.Data)))
-			continue
-		}
-		if nvconf.SplitType(r.Header.Type).Class == in.TLV.Class {
-			sp, err := t.s.Support(ctx, in)
-			if err != nil {
-				return cfgErr(err)
-			}
-			if !sp.Write {
-				problems = append(problems, fmt.Sprintf("the firmware does not allow writing %s", name))
-			}
-		}
+	if o.merge && o.resetMissing {
+		return usageErr("--merge and --reset-missing exclude each other; --merge is the default")
 	}
-	if len(problems) > 0 {
-		return cfgErr(&nvconf.ValidationError{Problems: problems})
-	}
-	have, err := t.s.Walk(ctx)
+	ctx, cancel := o.df.context(a)
+	defer cancel()
+	t, err := cc.openWrite(ctx, o.df)
 	if err != nil {
-		return cfgErr(err)
+		return err
 	}
-	d := nvconf.Compare(have, want)
-	var writes []nvconf.RawTLV
-	for _, r := range want {
-		for _, c := range d.Changed {
-			if c[1].Header.Type == r.Header.Type {
-				writes = append(writes, r)
-			}
-		}
-		for _, o := range d.OnlyB {
-			if o.Header.Type == r.Header.Type {
-				writes = append(writes, r)
-			}
-		}
+	defer t.Close()
+	want, err := readTLVFile(file, t.s.HeaderCodec(), t.nv, a.stdin)
+	if err != nil {
+		return err
 	}
-	var resets []nvconf.RawTLV
-	if !merge {
-		resets = d.OnlyA
+	ro := nvconf.RestoreOptions{ResetMissing: o.resetMissing}
+	plan, err := t.s.PlanRestore(ctx, want, ro)
+	if err != nil {
+		return classify(err)
 	}
 	names := func(rs []nvconf.RawTLV) []string {
 		out := []string{}
@@ -1158,115 +1056,223 @@ func (cc *configCtx) runRestore(ctx context.Context, t *nvTarget, file string, w
 	out := struct {
 		Device    string   `json:"device"`
 		File      string   `json:"file"`
-		Write     []string `json:"write"`
 		Reset     []string `json:"reset"`
+		Write     []string `json:"write"`
+		Kept      []string `json:"kept"`
 		Unchanged int      `json:"unchanged"`
 		DryRun    bool     `json:"dry_run"`
 		Backup    string   `json:"backup,omitempty"`
 		Written   bool     `json:"written"`
-	}{Device: t.ad.Name(), File: file, Write: names(writes), Reset: names(resets), Unchanged: d.Same, DryRun: dryRun}
+	}{Device: t.ad.Name(), File: file, Reset: names(plan.Resets), Write: names(plan.Writes), Kept: names(plan.Kept), Unchanged: plan.Unchanged, DryRun: o.dryRun}
 	if !a.json() {
-		for _, r := range writes {
-			fmt.Fprintf(a.stdout, "write  %s\n", t.nv.DescribeType(r.Header.Type))
-			cc.printTLVDelta(have, r, t.nv)
-		}
-		for _, r := range resets {
+		for _, r := range plan.Resets {
 			fmt.Fprintf(a.stdout, "reset  %s (stored now, not in the file)\n", t.nv.DescribeType(r.Header.Type))
 		}
-		fmt.Fprintf(a.stdout, "%d TLV(s) already as in the file.\n", d.Same)
+		for _, r := range plan.Writes {
+			fmt.Fprintf(a.stdout, "write  %s\n", t.nv.DescribeType(r.Header.Type))
+			for _, l := range plan.Deltas[r.Header.Type] {
+				fmt.Fprintf(a.stdout, "         %s\n", l)
+			}
+		}
+		for _, r := range plan.Kept {
+			fmt.Fprintf(a.stdout, "keep   %s (stored now, not in the file; --reset-missing resets it)\n", t.nv.DescribeType(r.Header.Type))
+		}
+		fmt.Fprintf(a.stdout, "%d TLV(s) already as in the file.\n", plan.Unchanged)
 	}
-	if len(writes) == 0 && len(resets) == 0 {
+	if plan.Empty() || o.dryRun {
 		if a.json() {
 			return a.writeJSON(out)
 		}
-		fmt.Fprintln(a.stdout, "Nothing to do: the stored configuration equals the file.")
-		return nil
-	}
-	if dryRun {
-		if a.json() {
-			return a.writeJSON(out)
+		if plan.Empty() {
+			fmt.Fprintln(a.stdout, "Nothing to do: the stored configuration holds the file's TLVs.")
+		} else {
+			fmt.Fprintln(a.stdout, "Dry run: nothing written.")
 		}
-		fmt.Fprintln(a.stdout, "Dry run: nothing written.")
 		return nil
 	}
-	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Write %d and reset %d TLV(s) (Next Boot) on %s?", len(writes), len(resets), t.ad.Name()), backupPath, nil)
+	final := plan
+	path, err := cc.write(ctx, t, guarded{
+		op: "restore", question: fmt.Sprintf("Write %d and reset %d TLV(s) (Next Boot) on %s?", len(plan.Writes), len(plan.Resets), t.ad.Name()),
+		shown: restoreWords(plan, t.nv),
+		replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
+			p, err := t.s.PlanRestore(ctx, want, ro)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			final = p
+			e := &nvconf.JournalEntry{Writes: p.Writes}
+			var insts []nvconf.Instance
+			for _, r := range append(append([]nvconf.RawTLV{}, p.Resets...), p.Writes...) {
+				if in, ok := t.nv.InstanceOf(r.Header.Type); ok {
+					insts = append(insts, in)
+				}
+			}
+			for _, r := range p.Resets {
+				e.Resets = append(e.Resets, r.Header.Type)
+			}
+			return restoreWords(p, t.nv), insts, e, nil
+		},
+		apply: func(ctx context.Context) error { return t.s.Restore(ctx, final) },
+	}, o.yes, o.backup)
 	if err != nil {
 		return err
 	}
-	out.Backup = path
-	for _, r := range resets {
-		if err := t.s.InvalidateType(ctx, r.Header.Type); err != nil {
-			return cfgErr(fmt.Errorf("%w (backup of the configuration before: %s)", err, path))
-		}
-	}
-	for _, r := range writes {
-		if err := t.s.WriteRaw(ctx, r); err != nil {
-			return cfgErr(fmt.Errorf("%w (backup of the configuration before: %s)", err, path))
-		}
-	}
-	now, err := t.s.Walk(ctx)
-	if err != nil {
-		return cfgErr(fmt.Errorf("restored, but reading the configuration back failed: %w", err))
-	}
-	check := nvconf.Compare(now, want)
-	if len(check.Changed) > 0 || len(check.OnlyB) > 0 || (!merge && len(check.OnlyA) > 0) {
-		return deviceErr(fmt.Errorf("restored, but the stored configuration differs from %s (%d changed, %d missing, %d extra); the firmware may have adjusted values (backup of the configuration before: %s)",
-			file, len(check.Changed), len(check.OnlyB), len(check.OnlyA), path))
-	}
-	out.Written = true
+	out.Backup, out.Written = path, true
 	if a.json() {
 		return a.writeJSON(out)
 	}
 	fmt.Fprintf(a.stdout, "Backup of the configuration before: %s\n", path)
-	fmt.Fprintf(a.stdout, "Restored and verified: the stored configuration equals %s.\n", file)
+	fmt.Fprintf(a.stdout, "Restored and verified: the stored configuration holds the TLVs of %s.\n", file)
 	cc.printTakesEffect(t)
 	return nil
 }
 
-// printTLVDelta lists the parameters a restore changes in one TLV.
-func (cc *configCtx) printTLVDelta(have []nvconf.RawTLV, r nvconf.RawTLV, nv *nvconf.DB) {
-	in, ok := nv.InstanceOf(r.Header.Type)
-	if !ok {
-		return
-	}
-	var old []byte
-	for _, h := range have {
-		if h.Header.Type == r.Header.Type {
-			old = h.Data
-		}
-	}
-	for _, l := range paramDelta(in, old, r.Data) {
-		fmt.Fprintf(cc.a.stdout, "         %s\n", l)
-	}
+// ---- recover
+
+type configRecoverOptions struct {
+	df                            deviceFlags
+	finish, rollback, yes, dryRun bool
 }
 
-// paramDelta lists "NAME: a -> b" for the user-visible parameters that
-// differ between two images of a TLV (old may be nil: not stored).
-func paramDelta(in nvconf.Instance, a, b []byte) []string {
-	var out []string
-	for _, p := range in.TLV.Params {
-		if p.MlxName == "" {
-			continue
-		}
-		for i := 0; i < p.Elems(); i++ {
-			x := "(not stored)"
-			if a != nil && len(a) >= in.TLV.Size {
-				x = p.FormatData(a, i)
-			}
-			y := "(not stored)"
-			if b != nil && len(b) >= in.TLV.Size {
-				y = p.FormatData(b, i)
-			}
-			if x != y {
-				name := p.MlxName + in.Suffix()
-				if p.IsArray() {
-					name += fmt.Sprintf("[%d]", i)
-				}
-				out = append(out, fmt.Sprintf("%s: %s -> %s", name, x, y))
-			}
-		}
+func (cc *configCtx) recoverCmd() *cobra.Command {
+	var o configRecoverOptions
+	c := &cobra.Command{
+		Use:   "recover -d DEV [--finish|--rollback]",
+		Short: "Find an NV write that was cut short, and finish it or roll it back from its backup",
+		Long: `Every NV write (set, reset, restore) records what it is about to do in a journal
+before its first TLV and clears it after the last is verified. A write cut short
+(cxray killed, a crash, power lost) leaves its entry, and the adapter may hold
+some TLVs new and some old. Without a flag, recover says whether such a write is
+pending (exit 1 when one is). --finish writes what the interrupted write meant
+to; --rollback puts the TLVs it touched back as the backup taken before it
+holds them.`,
+		Args: cobra.NoArgs,
+		RunE: func(_ *cobra.Command, _ []string) error { return cc.runRecover(&o) },
 	}
-	return out
+	o.df.add(c)
+	c.Flags().BoolVar(&o.finish, "finish", false, "complete the interrupted write")
+	c.Flags().BoolVar(&o.rollback, "rollback", false, "undo it from the backup taken before it")
+	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be written; write nothing")
+	return c
+}
+
+func (cc *configCtx) runRecover(o *configRecoverOptions) error {
+	a := cc.a
+	if o.finish && o.rollback {
+		return usageErr("--finish and --rollback exclude each other")
+	}
+	ctx, cancel := o.df.context(a)
+	defer cancel()
+	t, err := cc.open(ctx, o.df)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	j, err := nvconf.DefaultJournal()
+	if err != nil {
+		return usageWrap(err)
+	}
+	e, err := j.Pending(t.key())
+	if err != nil {
+		return usageWrap(err)
+	}
+	if e == nil {
+		if a.json() {
+			return a.writeJSON(map[string]any{"device": t.ad.Name(), "pending": false})
+		}
+		fmt.Fprintf(a.stdout, "No interrupted NV write on %s.\n", t.ad.Name())
+		return nil
+	}
+	ie := nvconf.Interrupted(e, t.nv)
+	if !o.finish && !o.rollback {
+		if a.json() {
+			if err := a.writeJSON(map[string]any{"device": t.ad.Name(), "pending": true, "op": e.Op, "started": e.Started, "backup": e.Backup, "tlvs": ie.Names}); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintln(a.stdout, ie.Error())
+		}
+		return errProblem
+	}
+	var want []nvconf.RawTLV
+	resetTypes := e.Resets
+	all := e.All
+	if o.rollback {
+		// Back to the backup, for the TLVs the write touched.
+		bk, err := readTLVFile(e.Backup, t.s.HeaderCodec(), t.nv, a.stdin)
+		if err != nil {
+			return fmt.Errorf("the backup of the interrupted write cannot be read: %w", err)
+		}
+		touched := map[uint32]bool{}
+		for _, w := range e.Writes {
+			touched[w.Header.Type] = true
+		}
+		for _, typ := range e.Resets {
+			touched[typ] = true
+		}
+		inBackup := map[uint32]bool{}
+		for _, r := range bk {
+			if touched[r.Header.Type] || all {
+				want = append(want, r)
+				inBackup[r.Header.Type] = true
+			}
+		}
+		resetTypes, all = nil, false
+		for typ := range touched {
+			if !inBackup[typ] {
+				resetTypes = append(resetTypes, typ)
+			}
+		}
+	} else {
+		want = e.Writes
+	}
+	verb := map[bool]string{true: "roll back", false: "finish"}[o.rollback]
+	if !a.json() {
+		fmt.Fprintf(a.stdout, "%s\nTo %s: reset %d TLV(s), write %d.\n", ie.Error(), verb, len(resetTypes), len(want))
+	}
+	if o.dryRun {
+		return nil
+	}
+	_, err = cc.write(ctx, t, guarded{
+		op: "recover", question: fmt.Sprintf("%s the interrupted %s on %s?", verb, e.Op, t.ad.Name()),
+		replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
+			ne := &nvconf.JournalEntry{Writes: want, Resets: resetTypes, All: all}
+			var insts []nvconf.Instance
+			for _, r := range want {
+				if in, ok := t.nv.InstanceOf(r.Header.Type); ok {
+					insts = append(insts, in)
+				}
+			}
+			return nil, insts, ne, nil
+		},
+		apply: func(ctx context.Context) error {
+			if all {
+				if err := t.s.InvalidateAll(ctx); err != nil {
+					return err
+				}
+			}
+			for _, typ := range resetTypes {
+				if err := t.s.InvalidateType(ctx, typ); err != nil {
+					return err
+				}
+			}
+			for _, r := range want {
+				if err := t.s.WriteRaw(ctx, r); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}, true, "")
+	if err != nil {
+		return err
+	}
+	if a.json() {
+		return a.writeJSON(map[string]any{"device": t.ad.Name(), "pending": false, "recovered": verb})
+	}
+	fmt.Fprintf(a.stdout, "Done: the interrupted %s is %s.\n", e.Op, map[bool]string{true: "rolled back", false: "finished"}[o.rollback])
+	return nil
 }
 
 // ---- diff
@@ -1325,11 +1331,11 @@ func (cc *configCtx) loadSide(ctx context.Context, arg string, nv *nvconf.DB, db
 	}
 	s, err := nvconf.Open(ctx, d, nv)
 	if err != nil {
-		return nil, cfgErr(err)
+		return nil, classify(err)
 	}
 	tlvs, err := s.Walk(ctx)
 	if err != nil {
-		return nil, cfgErr(err)
+		return nil, classify(err)
 	}
 	return tlvs, nil
 }
@@ -1349,11 +1355,11 @@ func (cc *configCtx) printDiff(args []string, sides [2][]nvconf.RawTLV, nv *nvco
 		if in, ok := nv.InstanceOf(r.Header.Type); ok {
 			switch where {
 			case "a":
-				e.Changes = paramDelta(in, r.Data, nil)
+				e.Changes = nvconf.ParamDelta(in, r.Data, nil)
 			case "b":
-				e.Changes = paramDelta(in, nil, r.Data)
+				e.Changes = nvconf.ParamDelta(in, nil, r.Data)
 			default:
-				e.Changes = paramDelta(in, other, r.Data)
+				e.Changes = nvconf.ParamDelta(in, other, r.Data)
 			}
 		}
 		entries = append(entries, e)

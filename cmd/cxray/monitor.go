@@ -2,13 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
-	"encoding/json"
-	"fmt"
-	"io"
 	"os"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -159,14 +153,14 @@ func splitList(xs []string) []string {
 // sampleWriter returns a function that writes a batch of samples in the
 // chosen format, to --out or standard output.
 func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sample) error, func(), error) {
-	var sink func(line []byte) error
+	o := monitor.WriterOptions{Format: format}
 	closeFn := func() {}
 	if out != "" {
 		lf, err := monitor.OpenLog(out, maxSize, 3)
 		if err != nil {
 			return nil, nil, usageWrap(err)
 		}
-		sink = func(line []byte) error {
+		o.Sink = func(line []byte) error {
 			if err := lf.WriteLine(line); err != nil {
 				return err
 			}
@@ -174,107 +168,15 @@ func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sa
 		}
 		closeFn = func() { lf.Close() }
 	} else {
-		sink = func(line []byte) error {
-			_, err := a.stdout.Write(append(line, '\n'))
-			return err
+		o.Stdout = a.stdout
+		if f, ok := a.stdout.(*os.File); ok && isTerminal(f) {
+			o.Live = true
 		}
 	}
-	switch format {
-	case "jsonl":
-		return func(ss []monitor.Sample) error {
-			for _, s := range ss {
-				b, err := json.Marshal(s)
-				if err != nil {
-					return err
-				}
-				if err := sink(b); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, closeFn, nil
-	case "csv":
-		var cols []string
-		return func(ss []monitor.Sample) error {
-			for _, s := range ss {
-				if cols == nil {
-					for k := range s.Values {
-						cols = append(cols, k)
-					}
-					sort.Strings(cols)
-					if err := sink(csvLine(append([]string{"time", "device", "alerts", "frozen", "errors"}, cols...))); err != nil {
-						return err
-					}
-				}
-				row := []string{s.Time.Format(time.RFC3339Nano), s.Device, strings.Join(s.Alerts, "; "), strings.Join(s.Frozen, "; "), strings.Join(s.Errors, "; ")}
-				for _, c := range cols {
-					if v, ok := s.Values[c]; ok {
-						row = append(row, strconv.FormatFloat(v, 'f', -1, 64))
-					} else {
-						row = append(row, "")
-					}
-				}
-				if err := sink(csvLine(row)); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, closeFn, nil
+	w, err := monitor.NewWriter(o)
+	if err != nil {
+		closeFn()
+		return nil, nil, usageWrap(err)
 	}
-	// table
-	live := false
-	if f, ok := a.stdout.(*os.File); ok && out == "" && isTerminal(f) {
-		live = true
-	}
-	prev := map[string]monitor.Sample{}
-	return func(ss []monitor.Sample) error {
-		var b strings.Builder
-		if live {
-			b.WriteString("\033[H\033[2J")
-		}
-		for _, s := range ss {
-			fmt.Fprintf(&b, "%s  %s\n", s.Time.Format(time.RFC3339), s.Device)
-			writeSampleTable(&b, s, prev[s.Device])
-			prev[s.Device] = s
-		}
-		if out != "" {
-			return sink([]byte(strings.TrimRight(b.String(), "\n")))
-		}
-		_, err := io.WriteString(a.stdout, b.String())
-		return err
-	}, closeFn, nil
-}
-
-func csvLine(fields []string) []byte {
-	var b strings.Builder
-	w := csv.NewWriter(&b)
-	w.Write(fields)
-	w.Flush()
-	return []byte(strings.TrimRight(b.String(), "\n"))
-}
-
-func writeSampleTable(w io.Writer, s, prev monitor.Sample) {
-	keys := make([]string, 0, len(s.Values))
-	for k := range s.Values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	dt := s.Time.Sub(prev.Time).Seconds()
-	for _, k := range keys {
-		v := s.Values[k]
-		line := fmt.Sprintf("  %-60s %16s", k, strconv.FormatFloat(v, 'f', -1, 64))
-		if p, ok := prev.Values[k]; ok && dt > 0 && strings.Contains(k, ".ppcnt.") {
-			line += fmt.Sprintf("  %12.4g/s", (v-p)/dt)
-		}
-		fmt.Fprintln(w, line)
-	}
-	for _, x := range s.Alerts {
-		fmt.Fprintf(w, "  ALERT %s\n", x)
-	}
-	for _, x := range s.Frozen {
-		fmt.Fprintf(w, "  FROZEN %s\n", x)
-	}
-	for _, x := range s.Errors {
-		fmt.Fprintf(w, "  error: %s\n", x)
-	}
+	return w, closeFn, nil
 }

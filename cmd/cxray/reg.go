@@ -45,18 +45,6 @@ func parseKV(list []string, flag string) ([]prm.Assignment, error) {
 
 // ---- list
 
-// capGroups are the capability registers and the ID ranges their masks
-// cover: bit n of group g is register base + 128*g + n.
-var capGroups = []struct {
-	reg    string
-	base   uint32
-	groups int
-}{
-	{"MCAM", 0x9000, 3},
-	{"PCAM", 0x5000, 1},
-	{"QCAM", 0x4000, 1},
-}
-
 func (a *app) regListCmd() *cobra.Command {
 	var df deviceFlags
 	var filter string
@@ -76,8 +64,7 @@ func (a *app) regListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			supported := map[uint32]bool{}
-			covered := map[uint32]bool{}
+			var caps dev.Capabilities
 			if df.name != "" {
 				ctx, cancel := df.context(a)
 				defer cancel()
@@ -90,7 +77,7 @@ func (a *app) regListCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if err := readCaps(ctx, d, supported, covered); err != nil {
+				if caps, err = d.Capabilities(ctx); err != nil {
 					return classify(err)
 				}
 			}
@@ -106,8 +93,7 @@ func (a *app) regListCmd() *cobra.Command {
 					continue
 				}
 				it := item{Name: r.Name, ID: r.ID, SizeBytes: r.Size}
-				if covered[r.ID] {
-					s := supported[r.ID]
+				if s, ok := caps.Supports(r.ID); ok {
 					it.Supported = &s
 				}
 				items = append(items, it)
@@ -145,63 +131,6 @@ func (a *app) regListCmd() *cobra.Command {
 	df.add(c)
 	c.Flags().StringVar(&filter, "filter", "", "only names matching this regular expression")
 	return c
-}
-
-// readCaps reads the capability masks. A capability register the firmware
-// lacks leaves its range uncovered.
-func readCaps(ctx context.Context, d *dev.Device, supported, covered map[uint32]bool) error {
-	for _, cg := range capGroups {
-		for g := 0; g < cg.groups; g++ {
-			r, err := d.Get(ctx, cg.reg, []prm.Assignment{{Path: "access_reg_group", Value: fmt.Sprint(g)}, {Path: "feature_group", Value: "0"}}, nil, 0)
-			if err != nil {
-				if dev.IsNotSupported(err) {
-					continue
-				}
-				var fe *prm.FieldError
-				if ok := asFieldErr(err, &fe); ok {
-					continue // this database's layout of the register differs
-				}
-				return err
-			}
-			var mask prm.Value
-			found := false
-			for i := 0; i < r.Decoded.Root().Len(); i++ {
-				k := r.Decoded.Root().Kid(i)
-				if strings.HasSuffix(k.Step().Name, "access_reg_cap_mask") {
-					mask, found = k, true
-					break
-				}
-			}
-			if !found {
-				continue
-			}
-			// The mask is big-endian: its last bit is register base+0.
-			bits := mask.Raw()
-			if mask.Kind() == prm.KindArray && !mask.IsText() {
-				bits = nil
-				for j := 0; j < mask.Len(); j++ {
-					u := mask.Kid(j).Uint()
-					bits = append(bits, byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
-				}
-			}
-			nbits := len(bits) * 8
-			for n := 0; n < nbits; n++ {
-				id := cg.base + uint32(128*g+n)
-				covered[id] = true
-				byteIdx := len(bits) - 1 - n/8
-				supported[id] = bits[byteIdx]>>(n%8)&1 == 1
-			}
-		}
-	}
-	return nil
-}
-
-func asFieldErr(err error, fe **prm.FieldError) bool {
-	e, ok := err.(*prm.FieldError)
-	if ok {
-		*fe = e
-	}
-	return ok
 }
 
 // ---- get

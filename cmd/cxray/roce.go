@@ -254,16 +254,12 @@ verified; takes effect at the next firmware reset) or ROCE_ACCL switches
 			ctx, cancel := df.context(a)
 			defer cancel()
 			if len(nvSets) > 0 {
-				t, err := cc.open(ctx, df)
+				t, err := cc.openWrite(ctx, df)
 				if err != nil {
 					return err
 				}
 				defer t.Close()
-				plan, err := t.s.PlanSet(ctx, nvSets)
-				if err != nil {
-					return cfgErr(err)
-				}
-				return cc.runSet(ctx, t, plan, yes, dryRun, backup)
+				return cc.runSet(ctx, t, nvSets, yes, dryRun, backup)
 			}
 			db, err := a.db()
 			if err != nil {
