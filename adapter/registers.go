@@ -370,11 +370,29 @@ func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, er
 		x := u.Apply(v.Uint(), v.Step().Width).Value
 		return &x, true
 	}
-	var ok bool
-	if t.Celsius, ok = c("temperature"); !ok {
+	raw, ok := uintOf(r.Decoded, "temperature")
+	if !ok {
 		return nil, fmt.Errorf("MTMP has no temperature field in this database")
 	}
-	t.Highest, _ = c("max_temperature")
+	switch {
+	case raw == 0x8000:
+		// The most negative 16-bit value: the "no reading" pattern of a
+		// signed field, not -4096 °C.
+		t.Invalid = "the sensor reads 0x8000, the pattern of no reading"
+	case raw == 0 && module >= 0:
+		// The kernel treats a module sensor that reads zero as absent
+		// (drivers/net/ethernet/mellanox/mlx5/core/hwmon.c): an empty
+		// cage, or a module without a temperature monitor.
+		t.Invalid = "the module sensor reads 0: an empty cage, or a module without a temperature monitor"
+	default:
+		t.Celsius, _ = c("temperature")
+	}
+	if mte, ok := uintOf(r.Decoded, "mte"); !ok || mte == 1 {
+		t.Highest, _ = c("max_temperature")
+		if v, ok := uintOf(r.Decoded, "max_temperature"); ok && (v == 0x8000 || (v == 0 && module >= 0)) {
+			t.Highest = nil
+		}
+	}
 	if v, ok := c("temperature_threshold_hi"); ok && *v != 0 {
 		t.High = v
 	}

@@ -104,6 +104,11 @@ func (e *Emulator) Open(ctx context.Context, em *scenario.Emulation, funcs []*sc
 	if stack == (dev.StackOptions{}) {
 		stack = StackOptions
 	}
+	// On a manual clock the client waits on the same clock as the device,
+	// so its polls move emulated time and slow-firmware faults end.
+	if em.Manual != nil && stack.Clock == nil {
+		stack.Clock = em.Manual
+	}
 	models := newRDMAModels(em)
 	clk := emuClock(em)
 	var out []*adapter.Adapter
