@@ -31,13 +31,27 @@ type Device struct {
 	// Backend says how the device is reached.
 	Backend Backend
 	DB      *prm.DB
-	acc     Accessor
+	// Reference, when set, is the database the firmware is expected to
+	// know (the built-in one): a request is never shorter than its layout
+	// of the register, so an older --adb still reads firmware whose
+	// registers grew since (MCIA: 144 bytes in Rev 0.51, 148 in 0.57).
+	// Firmware answers a longer request with its own layout.
+	Reference *prm.DB
+	acc       Accessor
 	close   func() error
 }
 
 // New wraps an accessor. closeFn (may be nil) runs on Close.
 func New(name, bdf string, backend Backend, db *prm.DB, acc Accessor, closeFn func() error) *Device {
 	return &Device{Name: name, BDF: bdf, Backend: backend, DB: db, acc: acc, close: closeFn}
+}
+
+// WithDB is the device read through another database's layouts (the
+// same backend; closing either closes both).
+func (d *Device) WithDB(db *prm.DB) *Device {
+	c := *d
+	c.DB = db
+	return &c
 }
 
 // Close releases the backend.
@@ -116,12 +130,13 @@ func (d *Device) request(reg *prm.Register, index, op []prm.Assignment, size int
 	for _, a := range append(append([]prm.Assignment{}, index...), op...) {
 		given[strings.ToLower(a.Path)] = true
 	}
-	buf := p.NewBuffer()
-	if size > len(buf) {
-		buf = make([]byte, size)
-	} else if reg.Size > len(buf) {
-		buf = make([]byte, reg.Size)
+	n := max(len(p.NewBuffer()), size, reg.Size)
+	if d.Reference != nil && d.Reference != d.DB {
+		if rr, err := d.Reference.Register(reg.Name); err == nil && rr.ID == reg.ID {
+			n = max(n, rr.Size)
+		}
 	}
+	buf := make([]byte, n)
 	var defaulted, missing, hints []string
 	all := append([]prm.Assignment{}, index...)
 	for _, l := range requiredIndex(p) {
@@ -273,6 +288,14 @@ func (d *Device) GetFields(ctx context.Context, name string, index, fields []prm
 
 func (d *Device) get(ctx context.Context, name string, index, op, fields []prm.Assignment, size int) (*Reading, error) {
 	reg, err := d.DB.Register(name)
+	var nf *prm.NotFoundError
+	if errors.As(err, &nf) && d.Reference != nil && d.Reference != d.DB {
+		// A register the user's database lacks (PGUID before Rev 0.56)
+		// is read with the reference layout the firmware answers with.
+		if _, rerr := d.Reference.Register(name); rerr == nil {
+			return d.WithDB(d.Reference).get(ctx, name, index, op, fields, size)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -516,3 +539,7 @@ func (d *Device) ApplySet(ctx context.Context, wp *WritePlan, index []prm.Assign
 
 // IsNotSupported says the firmware does not implement the register.
 func IsNotSupported(err error) bool { return errors.Is(err, ErrNotSupported) }
+
+// DatabaseProblem marks IndexError as the database's: an index field the
+// user's database has and no default covers.
+func (*IndexError) DatabaseProblem() {}

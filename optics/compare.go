@@ -54,7 +54,9 @@ func Compare(ee, fw *Module) []Comparison {
 	if fw.Vendor.Rev != "" || ee.Vendor.Rev != "" {
 		text("vendor revision", ee.Vendor.Rev, fw.Vendor.Rev)
 	}
-	if fw.Vendor.OUI != "00:00:00" {
+	// The firmware's view gives no OUI in older databases' page layout
+	// (Rev 0.51 has no vendor_oui): nothing to compare then.
+	if fw.Vendor.OUI != "00:00:00" && fw.Vendor.OUI != "" {
 		text("vendor OUI", ee.Vendor.OUI, fw.Vendor.OUI)
 	}
 	if ee.Media.WavelengthNM > 0 && fw.Media.WavelengthNM > 0 {
