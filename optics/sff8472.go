@@ -179,7 +179,7 @@ func finite(v float64) float64 {
 }
 
 func (c cal8472) temp(raw uint16) *Temperature {
-	if !c.ext {
+	if !c.ext || sentinel16(raw, true) != "" {
 		return tempOf(int16(raw))
 	}
 	v := c.tempSlope*float64(int16(raw)) + c.tempOffset
@@ -187,7 +187,7 @@ func (c cal8472) temp(raw uint16) *Temperature {
 }
 
 func (c cal8472) volt(raw uint16) *Voltage {
-	if !c.ext {
+	if !c.ext || sentinel16(raw, false) != "" {
 		return voltOf(raw)
 	}
 	v := max(c.voltSlope*float64(raw)+c.voltOffset, 0)
@@ -195,7 +195,7 @@ func (c cal8472) volt(raw uint16) *Voltage {
 }
 
 func (c cal8472) bias(raw uint16) *Current {
-	if !c.ext {
+	if !c.ext || sentinel16(raw, false) != "" {
 		return biasOf(raw, 1)
 	}
 	v := max(c.biasSlope*float64(raw)+c.biasOffset, 0)
@@ -203,7 +203,7 @@ func (c cal8472) bias(raw uint16) *Current {
 }
 
 func (c cal8472) tx(raw uint16) *Power {
-	if !c.ext {
+	if !c.ext || sentinel16(raw, false) != "" {
 		return powerRaw(raw)
 	}
 	v := c.txSlope*float64(raw) + c.txOffset
@@ -213,7 +213,7 @@ func (c cal8472) tx(raw uint16) *Power {
 // rx applies the Rx power polynomial: the sum of Rx_PWR(i)·ADCⁱ for i = 0..4
 // (SFF-8472 §9.3), in 0.1 µW.
 func (c cal8472) rx(raw uint16) *Power {
-	if !c.ext {
+	if !c.ext || sentinel16(raw, false) != "" {
 		return powerRaw(raw)
 	}
 	x := float64(raw)
