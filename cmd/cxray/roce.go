@@ -175,8 +175,15 @@ func (a *app) roceAdviseCmd() *cobra.Command {
 			if err != nil {
 				return usageWrap(err)
 			}
+			limiting := adv.Limiting != nil && *adv.Limiting
 			if a.json() {
-				return a.writeJSON(adv)
+				if err := a.writeJSON(adv); err != nil {
+					return err
+				}
+				if limiting {
+					return errProblem
+				}
+				return nil
 			}
 			fmt.Fprintf(a.stdout, "link %.0f Gb/s, RTT %g µs, MTU %d: BDP %.0f bytes = %.0f packets\n", adv.RateGbps, adv.RTTMicros, adv.MTU, adv.BDPBytes, adv.BDPPackets)
 			fmt.Fprintf(a.stdout, "smallest LOG_TX_PSN_WINDOW that covers it: %d (%d packets)\n", adv.MinLogWindow, 1<<adv.MinLogWindow)
@@ -186,7 +193,7 @@ func (a *app) roceAdviseCmd() *cobra.Command {
 			for _, n := range adv.Notes[1:] {
 				fmt.Fprintf(a.stdout, "- %s\n", n)
 			}
-			if adv.Limiting != nil && *adv.Limiting {
+			if limiting {
 				return errProblem
 			}
 			return nil
