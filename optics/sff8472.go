@@ -28,12 +28,21 @@ func decode8472(im *Image, m *Module) {
 	// Media: byte 8 says whether it is a cable; lengths and wavelength
 	// say the rest.
 	cable := a0.u8(8)
+	eth, conn := a0.u8(6), a0.u8(2)
 	switch {
 	case cable&0x04 != 0:
 		m.Media.Type = "passive-copper"
 	case cable&0x08 != 0:
 		m.Media.Type = "active-cable"
+	case eth&0x08 != 0 || conn == 0x22:
+		// 1000BASE-T (byte 6 bit 3), or an RJ45 connector.
+		m.Media.Type = "base-t"
+	case eth&0x04 != 0 || conn == 0x21:
+		// 1000BASE-CX (byte 6 bit 2), or a copper pigtail.
+		m.Media.Type = "passive-copper"
 	}
+	// Byte 18 is the OM4 length in 10 m for optics, and the copper
+	// length in metres for copper modules (SFF-8472 §8.4).
 	copperLen := m.Media.Type != ""
 	add := func(medium string, v byte, unit float64) {
 		if v != 0 {

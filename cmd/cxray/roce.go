@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/roce"
@@ -277,7 +278,7 @@ verified; takes effect at the next firmware reset) or ROCE_ACCL switches
 				return err
 			}
 			defer ad.Close()
-			return a.writeRegister(ctx, ad, "ROCE_ACCL", nil, regSets, yes, dryRun)
+			return a.writeRegister(ctx, ad, "ROCE_ACCL", nil, regSets, dev.SetOptions{}, yes, dryRun)
 		},
 	}
 	df.add(c)
