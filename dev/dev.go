@@ -38,7 +38,7 @@ type Device struct {
 	// Firmware answers a longer request with its own layout.
 	Reference *prm.DB
 	acc       Accessor
-	close   func() error
+	close     func() error
 }
 
 // New wraps an accessor. closeFn (may be nil) runs on Close.
