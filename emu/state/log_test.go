@@ -177,7 +177,7 @@ func TestLogConcurrentAppenders(t *testing.T) {
 // the next append replaces it.
 func TestLogTornLastRecord(t *testing.T) {
 	for _, tail := range []string{
-		`1234abcd {"k":"plug","t":"2024-01-01T00:`, // no newline
+		`1234abcd {"k":"plug","t":"2024-01-01T00:`,                   // no newline
 		"00000000 {\"k\":\"plug\",\"t\":\"2024-01-01T00:00:00Z\"}\n", // checksum
 		"\x00\x00\x00\x00\x00\x00",                                   // zeros a power loss left
 	} {

@@ -384,8 +384,8 @@ type childTB struct {
 	err error
 }
 
-func (c *childTB) Helper()                          {}
-func (c *childTB) Fatal(args ...any)                { c.err = errors.New("fatal"); panic(args) }
+func (c *childTB) Helper()                           {}
+func (c *childTB) Fatal(args ...any)                 { c.err = errors.New("fatal"); panic(args) }
 func (c *childTB) Fatalf(format string, args ...any) { c.err = errors.New(format); panic(args) }
 
 // Edited scenarios get a state of their own; the old one is listed stale
