@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -135,6 +136,7 @@ func helper(tok string, build Builder) int {
 	if build == nil {
 		return fail("no device builder: the program must pass one to nsrun.Child")
 	}
+	defer runExitHooks()
 	entries, err := build(req.Payload)
 	if err != nil {
 		return fail("build the emulated devices: %v", err)
@@ -196,6 +198,34 @@ func helper(tok string, build Builder) int {
 	}
 	send(report{Event: evExit, Code: code})
 	return code
+}
+
+var (
+	exitMu    sync.Mutex
+	exitHooks []func()
+)
+
+// AtExit registers fn to run when the namespace helper ends by itself:
+// after the command exited (however it was stopped: a signal to Run is
+// passed on to the command, which then exits) and the file system is
+// unmounted, or when setup failed after the Builder ran. A Builder uses it
+// to release what it started, such as a control socket. Hooks run in
+// reverse order of registration. (Nothing runs when the helper is killed
+// outright, SIGKILL included.)
+func AtExit(fn func()) {
+	exitMu.Lock()
+	exitHooks = append(exitHooks, fn)
+	exitMu.Unlock()
+}
+
+func runExitHooks() {
+	exitMu.Lock()
+	hs := exitHooks
+	exitHooks = nil
+	exitMu.Unlock()
+	for i := len(hs) - 1; i >= 0; i-- {
+		hs[i]()
+	}
 }
 
 // isolateLocks gives this run its own, empty mstflint lock directory: a

@@ -78,6 +78,14 @@ func Dir() (string, error) {
 	return filepath.Join(home, ".local", "state", "cxray", "emu"), nil
 }
 
+// Error is a problem with a kept state itself (its directory, a log that
+// is damaged, locked or of another scenario), as opposed to the scenario
+// named: the message says what to do.
+type Error struct{ Err error }
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
 // Identity is which state an emulator name uses.
 type Identity struct {
 	// Name is the canonical emulator name: emu:PROFILE, or emu:ABSPATH.
@@ -196,8 +204,25 @@ func Open(name string, o Options) (*State, error) {
 	return OpenIdentity(id, o)
 }
 
-// OpenIdentity is Open for a name Identify has resolved.
+// OpenIdentity is Open for a name Identify has resolved. Problems of the
+// state (not of the scenario) are *Error.
 func OpenIdentity(id *Identity, o Options) (*State, error) {
+	s, err := openIdentity(id, o)
+	var be *buildError
+	if errors.As(err, &be) {
+		return nil, be.err // the scenario's own error
+	}
+	if err != nil {
+		return nil, &Error{err}
+	}
+	return s, nil
+}
+
+type buildError struct{ err error }
+
+func (e *buildError) Error() string { return e.err.Error() }
+
+func openIdentity(id *Identity, o Options) (*State, error) {
 	path := o.Path
 	if path == "" {
 		dir := o.Dir
@@ -238,7 +263,7 @@ func OpenIdentity(id *Identity, o Options) (*State, error) {
 	e, err := scenario.Build(sc, scenario.Options{DB: o.DB, Strict: o.Strict, Clock: s.clk, Firmware: s.wrap})
 	if err != nil {
 		lg.Close()
-		return nil, err
+		return nil, &buildError{err}
 	}
 	s.e = e
 	for _, a := range e.Adapters {
@@ -545,12 +570,21 @@ func List(dir string) ([]Info, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ListFiles(paths), nil
+}
+
+// ListFiles describes the states kept in the given log files (those that
+// exist), sorted by key.
+func ListFiles(paths []string) []Info {
 	var out []Info
 	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
 		out = append(out, describe(p))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out, nil
+	return out
 }
 
 // Describe describes the state kept in one log file.
@@ -611,6 +645,15 @@ func Remove(dir, name string) ([]string, error) {
 		}
 		dir = d
 	}
+	paths, err := filepath.Glob(filepath.Join(dir, "*.log"))
+	if err != nil {
+		return nil, err
+	}
+	return RemoveFiles(paths, name)
+}
+
+// RemoveFiles is Remove over the given log files.
+func RemoveFiles(paths []string, name string) ([]string, error) {
 	var match func(Info) bool
 	if name != "" {
 		profile, file, err := scenario.Locate(name)
@@ -624,13 +667,10 @@ func Remove(dir, name string) ([]string, error) {
 			}
 			match = func(in Info) bool { return in.Source == abs }
 		} else {
-			match = func(in Info) bool { return in.Key == "profile-"+profile }
+			match = func(in Info) bool { return in.Source == "profile "+profile }
 		}
 	}
-	infos, err := List(dir)
-	if err != nil {
-		return nil, err
-	}
+	infos := ListFiles(paths)
 	var removed []string
 	var errs []error
 	for _, in := range infos {
