@@ -202,23 +202,11 @@ func emuRunDevices(payload []byte) ([]sysfs.DeviceEntry, error) {
 		go srv.Serve()
 		fmt.Fprintln(os.Stderr, serveBanner(len(e.Functions()), p.Socket, os.Getpid(), st))
 	}
-	var out []sysfs.DeviceEntry
-	for _, f := range e.Functions() {
-		// The IDs come from the identity, as enumeration saw them: a function
-		// removed later (or at power-on) keeps its sysfs IDs.
-		id := f.Device.Identity()
-		d := sysfs.DeviceEntry{BDF: f.BDF, Dev: f.Device, NUMANode: -1, Driver: "mlx5_core",
-			Vendor: id.VendorID, Device: id.DeviceID, SubVendor: id.SubsystemVendorID, SubDevice: id.SubsystemID,
-			Class: id.ClassCode, Revision: id.Revision}
-		if f.Netdev != "" {
-			d.Netdevs = []string{f.Netdev}
-		}
-		if f.RDMA != "" {
-			d.RDMA = []string{f.RDMA}
-		}
-		out = append(out, d)
+	var do func(func() error) error
+	if st != nil {
+		do = st.Do
 	}
-	return out, nil
+	return emuadapter.SysfsEntries(e, do), nil
 }
 
 // serveBanner is what `emu serve` prints once its devices are up: every

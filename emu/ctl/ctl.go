@@ -62,11 +62,11 @@ type Function struct {
 
 // Response answers a Request.
 type Response struct {
-	OK        bool       `json:"ok"`
-	Error     string     `json:"error,omitempty"`
-	PID       int        `json:"pid,omitempty"`
-	Clock     string     `json:"clock,omitempty"`
-	Manual    bool       `json:"manual_clock"`
+	OK     bool   `json:"ok"`
+	Error  string `json:"error,omitempty"`
+	PID    int    `json:"pid,omitempty"`
+	Clock  string `json:"clock,omitempty"`
+	Manual bool   `json:"manual_clock"`
 	// State is the log the emulator keeps its state in ("" when it keeps
 	// none).
 	State     string     `json:"state,omitempty"`
