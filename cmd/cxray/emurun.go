@@ -48,7 +48,11 @@ func (a *app) emuRunCmd() *cobra.Command {
 		Long: `Run CMD in a private mount namespace in which the emulated PCI functions are
 served with FUSE over /sys/bus/pci/devices: unmodified tools (mstflint, mstreg,
 mstlink, mstconfig, and cxray's own PCI path) open
-/sys/bus/pci/devices/0000:03:00.0/config and talk to the emulator. Everything
+/sys/bus/pci/devices/0000:03:00.0/config and talk to the emulator.
+/sys/class/net and /sys/class/infiniband are emulated too, so the names
+'cxray status' lists (-d mlx5_0, -d ens1f0np0) and the kernel backend
+(-d kernel:mlx5_0) work. The devices are the same kept devices as -d emu on
+the same profile or scenario ('cxray emu status'). Everything
 is torn down when CMD exits or on a signal; the exit status is CMD's.
 Needs root (mount namespaces) and /dev/fuse.`,
 		Example: `  cxray emu run -- mstflint -d 0000:03:00.0 q

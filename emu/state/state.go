@@ -601,7 +601,7 @@ func describe(p string) Info {
 		in.Problem = err.Error()
 		return in
 	}
-	in.Name, in.Source, in.Created, in.Manual = hdr.Name, hdr.Source, hdr.Created, hdr.Manual
+	in.Key, in.Name, in.Source, in.Created, in.Manual = hdr.Key, hdr.Name, hdr.Source, hdr.Created, hdr.Manual
 	in.Clock = hdr.Origin
 	for _, r := range recs {
 		if r.Kind == KindClock {
