@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -228,7 +229,11 @@ func mismatch(have, want Header) string {
 	case have.Key != want.Key || have.Source != want.Source:
 		return fmt.Sprintf("it is the state of %s (%s), not of %s (%s)", have.Name, have.Source, want.Name, want.Source)
 	case have.SHA256 != want.SHA256:
-		return fmt.Sprintf("the scenario changed since the state was made (sha256 %.12s, now %.12s)", have.SHA256, want.SHA256)
+		what := "the scenario"
+		if strings.HasPrefix(want.Source, "profile ") {
+			what = "the " + want.Source + " (a new cxray?)"
+		}
+		return fmt.Sprintf("%s changed since the state was made (sha256 %.12s, now %.12s)", what, have.SHA256, want.SHA256)
 	case have.Manual != want.Manual:
 		return "the scenario's clock mode changed since the state was made"
 	}

@@ -250,7 +250,7 @@ func TestLogRefusesAnother(t *testing.T) {
 		want string
 	}{
 		{other, "it is the state of emu:test (profile test), not of emu:x"},
-		{changed, "the scenario changed since the state was made"},
+		{changed, "the profile test (a new cxray?) changed since the state was made"},
 		{clk, "clock mode changed"},
 	} {
 		if _, err := OpenLog(path, c.h); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "cxray emu reset") {

@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -465,3 +466,52 @@ func TestDir(t *testing.T) {
 }
 
 var _ = scenario.DefaultStart
+
+// Every example and test scenario, every function of it: a write through
+// the function is kept, on the right function, for the next command.
+// Faults are this process's switches, so both copies switch theirs off.
+func TestStateEveryScenario(t *testing.T) {
+	files, _ := filepath.Glob("../../examples/*.yaml")
+	more, _ := filepath.Glob("../scenario/testdata/*.yaml")
+	files = append(files, more...)
+	if len(files) < 5 {
+		t.Fatalf("found only %v", files)
+	}
+	noFaults := func(s *State) {
+		for _, a := range s.Emulation().Adapters {
+			a.Firmware.SetFaults(fw.Faults{})
+			for _, f := range a.Functions {
+				f.Device.ClearFaults()
+			}
+		}
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			dir := t.TempDir()
+			w := openT(t, "emu:"+file, dir)
+			noFaults(w)
+			fns := w.Emulation().Functions()
+			// Function i takes its port down with admin_status and sets its
+			// own event mode, so a write replayed on the wrong function shows.
+			for i, f := range fns {
+				r := client(t, w, f.BDF)
+				r.set("PAOS", "local_port=1", "admin_status=down_by_configuration", "ase=1", fmt.Sprintf("e=%d", 1+i%2), "ee=1")
+			}
+			w.Close()
+			s := openT(t, "emu:"+file, dir)
+			noFaults(s)
+			for i, f := range s.Emulation().Functions() {
+				r := client(t, s, f.BDF)
+				if got, want := r.get("PAOS", "admin_status", "local_port=1"), r.enum("PAOS", "admin_status", "down_by_configuration"); got != want {
+					t.Errorf("%s: admin_status %d, want %d", f.BDF, got, want)
+				}
+				if got := r.get("PAOS", "e", "local_port=1"); got != uint64(1+i%2) {
+					t.Errorf("%s: e %d, want %d", f.BDF, got, 1+i%2)
+				}
+			}
+			if s.Records() != len(fns) {
+				t.Errorf("%d records for %d functions", s.Records(), len(fns))
+			}
+		})
+	}
+}
