@@ -295,17 +295,6 @@ func Take(ctx context.Context, a *adapter.Adapter, p *Profile, o Options) (*Devi
 	return out, nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // sample reads one instance and appends its values.
 func sample(ctx context.Context, d *dev.Device, in instance, r *Register, o Options, n int) {
 	r.Register, r.Key = in.reg, in.key

@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -352,32 +350,11 @@ func valText(v *nvconf.Value) string {
 
 // ---- the guarded write every NV change goes through
 
-// guarded is one NV change: what the user is asked, what was shown, and
-// how to work it out again and perform it under the adapter's NV lock.
-type guarded struct {
-	op       string
-	question string
-	// shown is what the user saw (and confirmed): the change in words.
-	shown []string
-	// replan works the change out again under the lock, from what the
-	// device holds now: the words, the TLVs it touches (for the
-	// backup), and the journal entry.
-	replan func(ctx context.Context) (shown []string, changing []nvconf.Instance, entry *nvconf.JournalEntry, err error)
-	// apply performs the replanned change.
-	apply func(ctx context.Context) error
-}
-
-// nvApplyTime bounds the writes of one change once they have started.
-const nvApplyTime = 30 * time.Second
-
-// write runs a guarded change: confirm, take the lock, re-plan (a writer
-// that went first is built upon, or, when the user confirmed something
-// else, the change is refused), back up, journal, write, verify. The
-// writes run to the end even when a signal comes: stopping between an
-// invalidate and a write would leave the TLV at its default.
-func (cc *configCtx) write(ctx context.Context, t *nvTarget, g guarded, yes bool, backupPath string) (string, error) {
+// commit asks (unless yes), then has nvconf commit the change: lock,
+// replan, backup, journal, write, verify.
+func (cc *configCtx) commit(ctx context.Context, t *nvTarget, question string, c nvconf.Change, yes bool, backupPath string) (string, error) {
 	if !yes {
-		ok, err := cc.a.confirm(g.question)
+		ok, err := cc.a.confirm(question)
 		if err != nil {
 			return "", err
 		}
@@ -385,68 +362,13 @@ func (cc *configCtx) write(ctx context.Context, t *nvTarget, g guarded, yes bool
 			return "", usageErr("not confirmed; nothing was written")
 		}
 	}
-	unlock, err := nvconf.Lock(ctx, t.key())
-	if err != nil {
-		return "", deviceErr(err)
-	}
-	defer unlock()
-	t.s.ForgetAll()
-	shown, changing, entry, err := g.replan(ctx)
-	if err != nil {
-		return "", classify(err)
-	}
-	if !yes && !slices.Equal(shown, g.shown) {
-		return "", deviceErr(fmt.Errorf("the NV configuration of %s changed while you were asked (another tool wrote it); nothing was written; run the command again to see the change as it is now", t.ad.Name()))
-	}
-	path, err := cc.writeBackup(ctx, t, backupPath, changing)
-	if err != nil {
-		return "", err
-	}
-	entry.Key, entry.Device, entry.Op, entry.Backup, entry.Started, entry.Tool = t.key(), t.ad.Name(), g.op, path, time.Now().UTC(), version
-	j, err := nvconf.DefaultJournal()
-	if err != nil {
+	c.Key, c.Device, c.Confirmed = t.key(), t.ad.Name(), !yes
+	path, err := t.s.Commit(ctx, c, nvconf.BackupOptions{Path: backupPath, Info: cc.backupInfo(ctx, t), Tool: version})
+	var be *nvconf.BackupError
+	if errors.As(err, &be) {
 		return "", usageWrap(err)
 	}
-	if err := j.Begin(entry); err != nil {
-		return "", usageWrap(err)
-	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), nvApplyTime)
-	defer cancel()
-	if err := g.apply(wctx); err != nil {
-		return path, classify(fmt.Errorf("%w (backup: %s; 'cxray config recover -d %s' finishes or rolls back the change)", err, path, t.ad.Name()))
-	}
-	if err := j.Done(entry.Key); err != nil {
-		fmt.Fprintf(cc.a.stderr, "cxray: warning: the change is complete but its journal entry stays: %v\n", err)
-	}
-	return path, nil
-}
-
-// writeBackup saves the NV configuration before a write: the whole NV area
-// (MNVGN), or, when the firmware cannot list it, the TLVs about to change.
-func (cc *configCtx) writeBackup(ctx context.Context, t *nvTarget, path string, changing []nvconf.Instance) (string, error) {
-	tlvs, partial, err := t.s.BackupTLVs(ctx, changing)
-	if err != nil {
-		return "", classify(err)
-	}
-	if path == "" {
-		dir, err := nvconf.BackupDir()
-		if err != nil {
-			return "", usageWrap(err)
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return "", usageErr("cannot create the backup directory %s (%v); give a writable --backup FILE or $%s; nothing was written", dir, err, nvconf.EnvBackupDir)
-		}
-		path = nvconf.BackupPath(dir, t.ad.Name(), time.Now())
-	}
-	info := cc.backupInfo(ctx, t)
-	if partial {
-		info.Lines = append(info.Lines, "partial: the firmware cannot list its NV area (MNVGN); this holds the TLVs the write changed")
-	}
-	b := nvconf.WriteBackup(tlvs, t.nv, t.s.HeaderCodec(), info)
-	if err := writeFileAtomic(path, b); err != nil {
-		return "", usageErr("cannot write the backup %s (%v); give a writable --backup FILE; nothing was written", path, err)
-	}
-	return path, nil
+	return path, classify(err)
 }
 
 func (cc *configCtx) backupInfo(ctx context.Context, t *nvTarget) nvconf.BackupInfo {
@@ -458,7 +380,7 @@ func (cc *configCtx) backupInfo(ctx context.Context, t *nvTarget) nvconf.BackupI
 }
 
 // writeFileAtomic writes via a temporary file and a rename, so a crash never
-// leaves half a backup under the final name.
+// leaves half a file under the final name.
 func writeFileAtomic(path string, b []byte) error {
 	if path == "-" {
 		return errors.New("'-' is not a file")
@@ -627,10 +549,10 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, as []nvconf.Assign
 		}
 		return nil
 	}
-	var final *nvconf.SetPlan
-	path, err := cc.write(ctx, t, guarded{
-		op: "set", question: fmt.Sprintf("Write %s (Next Boot) on %s?", strings.Join(names, ", "), t.ad.Name()), shown: setWords(plan),
-		replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
+	final := plan
+	path, err := cc.commit(ctx, t, fmt.Sprintf("Write %s (Next Boot) on %s?", strings.Join(names, ", "), t.ad.Name()), nvconf.Change{
+		Op: "set", Shown: setWords(plan),
+		Replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
 			p, err := t.s.PlanSet(ctx, as)
 			if err != nil {
 				return nil, nil, nil, err
@@ -642,7 +564,7 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, as []nvconf.Assign
 			}
 			return setWords(p), insts, setEntry(t, p), nil
 		},
-		apply: func(ctx context.Context) error { return t.s.ApplySet(ctx, final) },
+		Apply: func(ctx context.Context) error { return t.s.ApplySet(ctx, final) },
 	}, yes, backupPath)
 	if err != nil {
 		return err
@@ -853,9 +775,9 @@ func (cc *configCtx) runReset(o *configResetOptions, names []string) error {
 		return nil
 	}
 	final := plan
-	path, err := cc.write(ctx, t, guarded{
-		op: "reset", question: fmt.Sprintf("Reset %s to the defaults (Next Boot) on %s?", plan.Describe(), t.ad.Name()), shown: resetWords(plan),
-		replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
+	path, err := cc.commit(ctx, t, fmt.Sprintf("Reset %s to the defaults (Next Boot) on %s?", plan.Describe(), t.ad.Name()), nvconf.Change{
+		Op: "reset", Shown: resetWords(plan),
+		Replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
 			p, err := t.s.PlanReset(ctx, names, o.all)
 			if err != nil {
 				return nil, nil, nil, err
@@ -867,7 +789,7 @@ func (cc *configCtx) runReset(o *configResetOptions, names []string) error {
 			}
 			return resetWords(p), p.Targets, e, nil
 		},
-		apply: func(ctx context.Context) error { return t.s.Reset(ctx, final) },
+		Apply: func(ctx context.Context) error { return t.s.Reset(ctx, final) },
 	}, o.yes, o.backup)
 	if err != nil {
 		return err
@@ -1091,10 +1013,9 @@ func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 		return nil
 	}
 	final := plan
-	path, err := cc.write(ctx, t, guarded{
-		op: "restore", question: fmt.Sprintf("Write %d and reset %d TLV(s) (Next Boot) on %s?", len(plan.Writes), len(plan.Resets), t.ad.Name()),
-		shown: restoreWords(plan, t.nv),
-		replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
+	path, err := cc.commit(ctx, t, fmt.Sprintf("Write %d and reset %d TLV(s) (Next Boot) on %s?", len(plan.Writes), len(plan.Resets), t.ad.Name()), nvconf.Change{
+		Op: "restore", Shown: restoreWords(plan, t.nv),
+		Replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
 			p, err := t.s.PlanRestore(ctx, want, ro)
 			if err != nil {
 				return nil, nil, nil, err
@@ -1112,7 +1033,7 @@ func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 			}
 			return restoreWords(p, t.nv), insts, e, nil
 		},
-		apply: func(ctx context.Context) error { return t.s.Restore(ctx, final) },
+		Apply: func(ctx context.Context) error { return t.s.Restore(ctx, final) },
 	}, o.yes, o.backup)
 	if err != nil {
 		return err
@@ -1195,76 +1116,33 @@ func (cc *configCtx) runRecover(o *configRecoverOptions) error {
 		}
 		return errProblem
 	}
-	var want []nvconf.RawTLV
-	resetTypes := e.Resets
-	all := e.All
+	var backup []nvconf.RawTLV
 	if o.rollback {
-		// Back to the backup, for the TLVs the write touched.
-		bk, err := readTLVFile(e.Backup, t.s.HeaderCodec(), t.nv, a.stdin)
-		if err != nil {
+		if backup, err = readTLVFile(e.Backup, t.s.HeaderCodec(), t.nv, a.stdin); err != nil {
 			return fmt.Errorf("the backup of the interrupted write cannot be read: %w", err)
 		}
-		touched := map[uint32]bool{}
-		for _, w := range e.Writes {
-			touched[w.Header.Type] = true
-		}
-		for _, typ := range e.Resets {
-			touched[typ] = true
-		}
-		inBackup := map[uint32]bool{}
-		for _, r := range bk {
-			if touched[r.Header.Type] || all {
-				want = append(want, r)
-				inBackup[r.Header.Type] = true
-			}
-		}
-		resetTypes, all = nil, false
-		for typ := range touched {
-			if !inBackup[typ] {
-				resetTypes = append(resetTypes, typ)
-			}
-		}
-	} else {
-		want = e.Writes
 	}
+	rec := nvconf.PlanRecover(e, o.rollback, backup)
 	verb := map[bool]string{true: "roll back", false: "finish"}[o.rollback]
 	if !a.json() {
-		fmt.Fprintf(a.stdout, "%s\nTo %s: reset %d TLV(s), write %d.\n", ie.Error(), verb, len(resetTypes), len(want))
+		fmt.Fprintf(a.stdout, "%s\nTo %s: reset %d TLV(s), write %d.\n", ie.Error(), verb, len(rec.Resets), len(rec.Writes))
 	}
 	if o.dryRun {
 		return nil
 	}
-	_, err = cc.write(ctx, t, guarded{
-		op: "recover", question: fmt.Sprintf("%s the interrupted %s on %s?", verb, e.Op, t.ad.Name()),
-		replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
-			ne := &nvconf.JournalEntry{Writes: want, Resets: resetTypes, All: all}
+	_, err = cc.commit(ctx, t, fmt.Sprintf("%s the interrupted %s on %s?", verb, e.Op, t.ad.Name()), nvconf.Change{
+		Op: "recover",
+		Replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
 			var insts []nvconf.Instance
-			for _, r := range want {
+			for _, r := range rec.Writes {
 				if in, ok := t.nv.InstanceOf(r.Header.Type); ok {
 					insts = append(insts, in)
 				}
 			}
-			return nil, insts, ne, nil
+			return nil, insts, &nvconf.JournalEntry{Writes: rec.Writes, Resets: rec.Resets, All: rec.All}, nil
 		},
-		apply: func(ctx context.Context) error {
-			if all {
-				if err := t.s.InvalidateAll(ctx); err != nil {
-					return err
-				}
-			}
-			for _, typ := range resetTypes {
-				if err := t.s.InvalidateType(ctx, typ); err != nil {
-					return err
-				}
-			}
-			for _, r := range want {
-				if err := t.s.WriteRaw(ctx, r); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-	}, true, "")
+		Apply: func(ctx context.Context) error { return t.s.Recover(ctx, rec) },
+	}, o.yes, "")
 	if err != nil {
 		return err
 	}
@@ -1343,44 +1221,8 @@ func (cc *configCtx) loadSide(ctx context.Context, arg string, nv *nvconf.DB, db
 func (cc *configCtx) printDiff(args []string, sides [2][]nvconf.RawTLV, nv *nvconf.DB) error {
 	a := cc.a
 	d := nvconf.Compare(sides[0], sides[1])
-	type entryJ struct {
-		TLV     string   `json:"tlv"`
-		Type    string   `json:"type"`
-		In      string   `json:"in"` // a, b or both
-		Changes []string `json:"changes,omitempty"`
-	}
-	var entries []entryJ
-	add := func(r nvconf.RawTLV, where string, other []byte) {
-		e := entryJ{TLV: nv.DescribeType(r.Header.Type), Type: fmt.Sprintf("0x%08x", r.Header.Type), In: where}
-		if in, ok := nv.InstanceOf(r.Header.Type); ok {
-			switch where {
-			case "a":
-				e.Changes = nvconf.ParamDelta(in, r.Data, nil)
-			case "b":
-				e.Changes = nvconf.ParamDelta(in, nil, r.Data)
-			default:
-				e.Changes = nvconf.ParamDelta(in, other, r.Data)
-			}
-		}
-		entries = append(entries, e)
-	}
-	for _, r := range d.OnlyA {
-		add(r, "a", nil)
-	}
-	for _, r := range d.OnlyB {
-		add(r, "b", nil)
-	}
-	for _, c := range d.Changed {
-		add(c[1], "both", c[0].Data)
-		if len(entries[len(entries)-1].Changes) == 0 {
-			entries[len(entries)-1].Changes = []string{fmt.Sprintf("version %d -> %d, or bytes outside the named parameters differ", c[0].Header.Version, c[1].Header.Version)}
-		}
-	}
-	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Type < entries[j].Type })
+	entries := nv.Differences(d)
 	if a.json() {
-		if entries == nil {
-			entries = []entryJ{}
-		}
 		if err := a.writeJSON(map[string]any{"a": args[0], "b": args[1], "same": d.Same, "differences": entries}); err != nil {
 			return err
 		}
@@ -1441,84 +1283,10 @@ the built-in set does not). --filter searches names, TLVs and descriptions.`,
 	return c
 }
 
-type paramJSON struct {
-	Name        string            `json:"name"`
-	Field       string            `json:"field"`
-	TLV         string            `json:"tlv"`
-	Class       string            `json:"class"`
-	TypeDword   string            `json:"type_dword"`
-	Type        string            `json:"type"`
-	Offset      string            `json:"offset"`
-	Size        string            `json:"size"`
-	Values      map[string]uint64 `json:"values,omitempty"`
-	Allowed     string            `json:"allowed"`
-	Min         string            `json:"min,omitempty"`
-	Max         string            `json:"max,omitempty"`
-	Dependency  string            `json:"dependency,omitempty"`
-	Rule        string            `json:"rule,omitempty"`
-	ValidBit    string            `json:"valid_bit,omitempty"`
-	FromVersion int               `json:"from_tlv_version,omitempty"`
-	ArrayLength int               `json:"array_length,omitempty"`
-	Capability  bool              `json:"capability,omitempty"`
-	Description string            `json:"description,omitempty"`
-}
-
-// descrText turns the database's "\;" line separators into line breaks.
-func descrText(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), `\;`)
-	for i, l := range lines {
-		lines[i] = strings.TrimSpace(l)
-	}
-	return strings.TrimSpace(strings.Join(lines, "\n"))
-}
-
-func displayPattern(p *nvconf.Param) string {
-	n := p.DisplayName()
-	switch p.TLV.Class {
-	case nvconf.ClassPort:
-		n += "_P<n>"
-	case nvconf.ClassModule:
-		n += "_M<n>"
-	}
-	if p.IsArray() {
-		n += fmt.Sprintf("[0..%d]", p.ArrayLen-1)
-	}
-	return n
-}
-
 func (cc *configCtx) printParams(nv *nvconf.DB, re *regexp.Regexp, internal bool) error {
 	a := cc.a
-	var list []paramJSON
-	for _, t := range nv.TLVs {
-		for _, p := range t.Params {
-			if p.MlxName == "" && !internal {
-				continue
-			}
-			name := displayPattern(p)
-			if re != nil && !re.MatchString(name) && !re.MatchString(t.Name) && !re.MatchString(p.Descr) && !re.MatchString(t.Title) {
-				continue
-			}
-			typ := nvconf.Instance{TLV: t, Port: 1}.Type()
-			j := paramJSON{Name: name, Field: p.FullName(), TLV: t.Name, Class: t.Class.String(), TypeDword: fmt.Sprintf("0x%08x", typ),
-				Type: p.Type.String(), Offset: p.OffsetText, Size: p.SizeText, Allowed: p.Allowed(), Min: p.MinVal, Max: p.MaxVal,
-				Rule: p.Rule, ValidBit: p.ValidBit, FromVersion: p.FromVersion, ArrayLength: p.ArrayLen, Capability: t.Cap, Description: descrText(p.Descr)}
-			if d := strings.TrimSpace(p.Dependency); d != "" && !strings.EqualFold(d, "ignore_dependency") {
-				j.Dependency = d
-			}
-			if len(p.Enum) > 0 {
-				j.Values = map[string]uint64{}
-				for _, e := range p.Enum {
-					j.Values[e.Name] = e.Value
-				}
-			}
-			list = append(list, j)
-		}
-	}
-	sort.SliceStable(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	list := nv.Params(re, internal)
 	if a.json() {
-		if list == nil {
-			list = []paramJSON{}
-		}
 		return a.writeJSON(map[string]any{"nvdb": nv.Source, "descriptions": nv.HasDescriptions, "parameters": list})
 	}
 	rows := [][]string{{"PARAMETER", "TLV", "TYPE", "VALUES"}}
@@ -1538,7 +1306,7 @@ func (cc *configCtx) printParams(nv *nvconf.DB, re *regexp.Regexp, internal bool
 		rows = append(rows, []string{j.Name, j.TLV, j.Type, vals})
 		var d []string
 		if j.Description != "" {
-			d = append(d, descrText(j.Description))
+			d = append(d, j.Description)
 		}
 		if j.Dependency != "" {
 			d = append(d, "available when: "+j.Dependency)

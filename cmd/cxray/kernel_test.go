@@ -167,3 +167,71 @@ func TestKernelModule(t *testing.T) {
 		t.Errorf("no module: exit %d %+v", code, r)
 	}
 }
+
+// TestKernelBackendCommands: health, roce status, monitor and status run
+// on -d kernel: with what the kernel offers, and say which parts are not
+// available on this backend instead of failing.
+func TestKernelBackendCommands(t *testing.T) {
+	withKernelFixture(t)
+	// health: identity, ports, temperatures and counters from sysfs; the
+	// register-only configuration check is skipped with the reason.
+	out, errs, code := cli(t, "", "health", "-d", "kernel:mlx5_0", "--interval", "1ms", "-o", "json")
+	var hr struct {
+		Devices []struct {
+			Backend string `json:"backend"`
+			Checks  []struct {
+				Name    string `json:"name"`
+				Status  string `json:"status"`
+				Summary string `json:"summary"`
+			} `json:"checks"`
+		} `json:"devices"`
+	}
+	mustJSON(t, out, &hr)
+	if code != exitProblem || len(hr.Devices) != 1 || hr.Devices[0].Backend != "kernel" {
+		t.Fatalf("health: exit %d %s %s", code, out, errs)
+	}
+	st := map[string]string{}
+	sum := map[string]string{}
+	for _, c := range hr.Devices[0].Checks {
+		st[c.Name], sum[c.Name] = c.Status, c.Summary
+	}
+	// The fixture's devlink has 28.41.1000 stored: pending, a warning.
+	for name, want := range map[string]string{"identity": "warn", "access": "warn", "ports": "ok", "temperatures": "ok", "configuration": "skipped", "mac": "warn"} {
+		if st[name] != want {
+			t.Errorf("health %s: %s (%s), want %s", name, st[name], sum[name], want)
+		}
+	}
+	if !strings.Contains(sum["configuration"], "not available on this backend") {
+		t.Errorf("configuration: %q", sum["configuration"])
+	}
+	// roce status: the switches and the window need registers; the
+	// retransmission counters come from hw_counters.
+	out, errs, code = cli(t, "", "roce", "status", "-d", "kernel:mlx5_0", "--interval", "1ms", "-o", "json")
+	var rr struct {
+		FeaturesErr string             `json:"features_error"`
+		Rates       map[string]float64 `json:"retransmission_rates_per_s"`
+		RatesErr    string             `json:"retransmission_rates_error"`
+	}
+	mustJSON(t, out, &rr)
+	if code != exitOK || !strings.Contains(rr.FeaturesErr, "not available on the kernel backend") || rr.RatesErr != "" || rr.Rates == nil {
+		t.Errorf("roce status: exit %d %+v %s", code, rr, errs)
+	}
+	// monitor: temperatures and the IB counters.
+	out, errs, code = cli(t, "", "monitor", "-d", "kernel:mlx5_0", "--what", "temp,counters", "--count", "1", "-i", "1ms", "-o", "json")
+	var s struct {
+		Values map[string]float64 `json:"values"`
+	}
+	mustJSON(t, strings.SplitN(out, "\n", 2)[0], &s)
+	if code != exitOK || s.Values["temp.asic_c"] != 61.25 || len(s.Values) < 5 {
+		t.Errorf("monitor: exit %d %v %s", code, s.Values, errs)
+	}
+	found := false
+	for k := range s.Values {
+		if strings.HasPrefix(k, "port1.ib.") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("monitor: no IB counters in %v", s.Values)
+	}
+}

@@ -204,6 +204,11 @@ func (e *Emulator) open(ctx context.Context, em *scenario.Emulation, do func(fun
 	if do == nil {
 		do = func(fn func() error) error { return fn() }
 	}
+	// On a manual clock the client waits on the same clock as the device,
+	// so its polls move emulated time and slow-firmware faults end.
+	if em.Manual != nil && stack.Clock == nil {
+		stack.Clock = em.Manual
+	}
 	models := newRDMAModels(em)
 	clk := emuClock(em)
 	var out []*adapter.Adapter
