@@ -9,7 +9,7 @@ import (
 	"github.com/cxray/cxray/emu/rdma"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/emu/sysfs"
-	"github.com/cxray/cxray/kernel"
+	"github.com/cxray/cxray/prm"
 )
 
 // SysfsEntries are an emulation's functions as `emu run` and `emu serve`
@@ -109,8 +109,8 @@ func rdmaAttrs(f *scenario.Function, do func(func() error) error, models *rdmaMo
 	}
 	if spec.BaseGUID != 0 {
 		// As PGUID answers: the adapter's GUID is node and system GUID.
-		a["node_guid"] = text(kernel.FormatGUID(spec.BaseGUID))
-		a["sys_image_guid"] = text(kernel.FormatGUID(spec.BaseGUID))
+		a["node_guid"] = text(prm.FormatGUID(spec.BaseGUID))
+		a["sys_image_guid"] = text(prm.FormatGUID(spec.BaseGUID))
 	}
 	port := "ports/1/"
 	a[port+"link_layer"] = text("Ethernet")
