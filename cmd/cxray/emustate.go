@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -10,18 +9,7 @@ import (
 
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/emu/state"
-	"github.com/cxray/cxray/internal/emuadapter"
 )
-
-// stateDir is where the emulator keeps its states, "" when it keeps none;
-// file is set when EnvNVState names the logs instead.
-func stateDir() (dir, file string, err error) {
-	if f := os.Getenv(emuadapter.EnvNVState); f != "" {
-		return "", f, nil
-	}
-	dir, err = state.Dir()
-	return dir, "", err
-}
 
 func (a *app) emuStatusCmd() *cobra.Command {
 	return &cobra.Command{
@@ -34,15 +22,12 @@ writes, resets, module plugs), the emulated clock, and whether a process (an
 stale once the file changes: the new content starts a state of its own.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			dir, file, err := stateDir()
+			dir, err := state.Dir()
 			if err != nil {
 				return deviceErr(err)
 			}
 			var infos []state.Info
-			switch {
-			case file != "":
-				infos = state.ListFiles(emuadapter.StateFiles())
-			case dir != "":
+			if dir != "" {
 				if infos, err = state.List(dir); err != nil {
 					return deviceErr(err)
 				}
@@ -51,17 +36,13 @@ stale once the file changes: the new content starts a state of its own.`,
 				infos = []state.Info{}
 			}
 			if a.json() {
-				return a.writeJSON(map[string]any{"dir": dir, "file": file, "keeps_state": dir != "" || file != "", "states": infos})
+				return a.writeJSON(map[string]any{"dir": dir, "keeps_state": dir != "", "states": infos})
 			}
-			switch {
-			case dir == "" && file == "":
+			if dir == "" {
 				fmt.Fprintf(a.stdout, "The emulator keeps no state (%s=%s): every command powers on a fresh one.\n", state.EnvDir, state.Off)
 				return nil
-			case file != "":
-				fmt.Fprintf(a.stdout, "Emulator states at %s (%s)\n", file, emuadapter.EnvNVState)
-			default:
-				fmt.Fprintf(a.stdout, "Emulator states in %s\n", dir)
 			}
+			fmt.Fprintf(a.stdout, "Emulator states in %s\n", dir)
 			if len(infos) == 0 {
 				fmt.Fprintln(a.stdout, "None yet: the first command on -d emu (or emu run/serve) makes one.")
 				return nil
@@ -122,7 +103,7 @@ scenario describes it. A state in use by a running 'emu serve' or 'emu run'
   cxray emu reset examples/two-adapters.yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			dir, file, err := stateDir()
+			dir, err := state.Dir()
 			if err != nil {
 				return deviceErr(err)
 			}
@@ -138,8 +119,6 @@ scenario describes it. A state in use by a running 'emu serve' or 'emu run'
 			}
 			var removed []string
 			switch {
-			case file != "":
-				removed, err = state.RemoveFiles(emuadapter.StateFiles(), name)
 			case dir == "":
 				if !a.json() {
 					fmt.Fprintf(a.stdout, "The emulator keeps no state (%s=%s): nothing to reset.\n", state.EnvDir, state.Off)
@@ -158,7 +137,7 @@ scenario describes it. A state in use by a running 'emu serve' or 'emu run'
 				for _, p := range removed {
 					fmt.Fprintf(a.stdout, "Removed %s\n", p)
 				}
-				if len(removed) == 0 && err == nil && (dir != "" || file != "") {
+				if len(removed) == 0 && err == nil && dir != "" {
 					fmt.Fprintln(a.stdout, "No kept state to reset.")
 				}
 			}

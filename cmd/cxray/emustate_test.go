@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/emu/state"
-	"github.com/cxray/cxray/internal/emuadapter"
 )
 
 var blanks = regexp.MustCompile(`[ \t]+`)
@@ -26,7 +25,6 @@ func privateState(t *testing.T) string {
 	dir := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", dir)
 	t.Setenv(state.EnvDir, "")
-	t.Setenv(emuadapter.EnvNVState, "")
 	t.Setenv(EnvNVDB, "builtin")
 	return filepath.Join(dir, "cxray", "emu")
 }

@@ -10,8 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,38 +28,6 @@ import (
 // between commands (emu/state: default $XDG_STATE_HOME/cxray/emu); "off"
 // keeps none, so every command gets a freshly powered-on emulator.
 const EnvState = state.EnvDir
-
-// EnvNVState, when set, names the state log of the default profile (emu);
-// the others are kept beside it, PATH.KEY.log: a test's private devices.
-//
-// Deprecated: it was the NV-only state file; set EnvState to a private
-// directory instead.
-const EnvNVState = "CXRAY_EMU_NV_STATE"
-
-// StateFiles lists the log files EnvNVState stands for ("" when unset).
-func StateFiles() []string {
-	p := os.Getenv(EnvNVState)
-	if p == "" {
-		return nil
-	}
-	more, _ := filepath.Glob(p + ".*.log")
-	return append([]string{p}, more...)
-}
-
-func nvStatePath(name string) (string, error) {
-	p := os.Getenv(EnvNVState)
-	if p == "" {
-		return "", nil
-	}
-	id, err := state.Identify(name)
-	if err != nil {
-		return "", err
-	}
-	if id.Key == "profile-"+scenario.DefaultProfile {
-		return p, nil
-	}
-	return p + "." + id.Key + ".log", nil
-}
 
 // Emulator opens emulated functions. The zero value is ready: it keeps
 // each profile's or scenario file's state between commands (OpenState).
@@ -82,9 +48,6 @@ type Emulator struct {
 // KeepsState says whether emulator names keep their state here (not when
 // EnvState is "off").
 func KeepsState() bool {
-	if os.Getenv(EnvNVState) != "" {
-		return true
-	}
 	d, err := state.Dir()
 	return d != "" || err != nil
 }
@@ -93,11 +56,7 @@ func KeepsState() bool {
 // emu:FILE.yaml): the one `-d emu`, `emu run` and `emu serve` share for
 // the same profile or scenario file. Close it when done.
 func OpenState(name string, b scenario.Options) (*state.State, error) {
-	path, err := nvStatePath(name)
-	if err != nil {
-		return nil, err
-	}
-	return state.Open(name, state.Options{DB: b.DB, Strict: b.Strict, Path: path})
+	return state.Open(name, state.Options{DB: b.DB, Strict: b.Strict})
 }
 
 // StackOptions keep the emulator quick to give up on held semaphores, so

@@ -25,7 +25,6 @@ func private(t *testing.T) string {
 	dir := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", dir)
 	t.Setenv(EnvState, "")
-	t.Setenv(EnvNVState, "")
 	return filepath.Join(dir, "cxray", "emu")
 }
 
@@ -109,23 +108,6 @@ func TestEmulatorKeepsState(t *testing.T) {
 	}
 	if got := operState(t, openOne(t, &Emulator{}, "emu")); got != "up" {
 		t.Errorf("state off: %s", got)
-	}
-}
-
-// The deprecated single-file variable still gives a test private devices:
-// the default profile's log at its path, the others beside it.
-func TestEnvNVState(t *testing.T) {
-	private(t)
-	p := filepath.Join(t.TempDir(), "nv.json")
-	t.Setenv(EnvNVState, p)
-	paosDown(t, openOne(t, &Emulator{}, "emu"))
-	openOne(t, &Emulator{}, "emu:cx6dx-2p100g")
-	files := StateFiles()
-	if len(files) != 2 || files[0] != p || files[1] != p+".profile-cx6dx-2p100g.log" {
-		t.Errorf("files %v", files)
-	}
-	if infos := state.ListFiles(files); len(infos) != 2 || infos[1].Records != 1 {
-		t.Errorf("%+v", infos)
 	}
 }
 
