@@ -15,6 +15,7 @@ import (
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
 	"github.com/cxray/cxray/prm/source"
+	"github.com/cxray/cxray/prm/units"
 )
 
 func (a *app) prmCmd() *cobra.Command {
@@ -303,13 +304,7 @@ func showJSON(db *prm.DB, t *target, leaves []prm.Leaf) any {
 	}
 	for _, l := range leaves {
 		if l.Joined {
-			j := showJoined{Path: l.Path, BitOffset: l.Bit, BitWidth: l.Width, Format: "number"}
-			for _, p := range l.Step.Parts {
-				j.Parts = append(j.Parts, p.Name)
-			}
-			if l.Step.Join == prm.JoinMAC {
-				j.Format = "mac"
-			}
+			j := showJoined{Path: l.Path, BitOffset: l.Bit, BitWidth: l.Width, Format: l.Step.Join.String(), Parts: l.Step.PartNames()}
 			out.Joined = append(out.Joined, j)
 			continue
 		}
@@ -368,14 +363,10 @@ func (a *app) showTable(db *prm.DB, t *target, leaves []prm.Leaf, brief bool) {
 		access := l.AccessOrDefault().String()
 		values := enumText(l.Enum())
 		if l.Joined {
-			parts := []string{}
-			for _, p := range l.Step.Parts {
-				parts = append(parts, p.Name)
-			}
 			access = "joined"
-			values = strings.Join(parts, " + ")
-			if l.Step.Join == prm.JoinMAC {
-				values += " (MAC)"
+			values = strings.Join(l.Step.PartNames(), " + ")
+			if j := l.Step.Join; j != prm.JoinNumber {
+				values += " (" + j.String() + ")"
 			}
 		}
 		detail := ""
@@ -539,8 +530,12 @@ func (a *app) prmDecodeCmd() *cobra.Command {
 		Short: "Decode register bytes (a hex dump) into fields",
 		Long: `Decode register bytes into named fields with enum names, text and joined
 values. The bytes come from the arguments, --file FILE, or standard input
-("-" or no HEX). Any common dump form works: dwords (0x00000218 ...), runs of
-hex digits, hexdump -C, xxd, mstreg "Address | Data" rows.`,
+("-" or no HEX). Dumps are read as people paste them: dwords (0x00000218 ...),
+runs of hex digits, hexdump -C, xxd, od -t x1, mstreg's and mlxreg's whole
+--get output (the "Address | Data" dword table, or the "Field Name | Data"
+field table of --reg_name), cxray's own reg get tables (with or without --raw,
+--id) and JSON, and rdma -j ... -r data. Address columns are honoured; a gap is
+zero-filled with a note.`,
 		Example: `  cxray prm decode PMAOS 0x00010101 0x00000000 0x00000000 0x00000000
   cxray prm decode MGIR --file mgir.txt -o json`,
 		Args: cobra.MinimumNArgs(1),
@@ -557,9 +552,24 @@ hex digits, hexdump -C, xxd, mstreg "Address | Data" rows.`,
 			if err != nil {
 				return err
 			}
-			buf, err := hexdump.Parse(text)
+			dump, err := hexdump.ReadBytes([]byte(text))
 			if err != nil {
 				return usageErr("%v", err)
+			}
+			if dump.Register != "" && !strings.EqualFold(dump.Register, t.name()) {
+				return usageErr("the dump names register %s, not %s; run 'cxray prm decode %s' on it", dump.Register, t.name(), dump.Register)
+			}
+			buf := dump.Bytes
+			if dump.Fields != nil {
+				// Field values (mstreg --reg_name, cxray reg get): the
+				// layout turns them into bytes; fields not given are zero.
+				if buf, err = dump.Encode(t.plan); err != nil {
+					return usageErr("%v", err)
+				}
+				pad = true
+			}
+			for _, n := range dump.Notes {
+				fmt.Fprintf(a.stderr, "cxray: note: %s\n", n)
 			}
 			buf, err = fitLength(t, buf, pad)
 			if err != nil {
@@ -628,12 +638,23 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 		if a.json() {
 			return a.writeJSON(json.RawMessage(v.AppendJSON(nil, opt)))
 		}
-		fmt.Fprintln(a.stdout, withUnit(t.name(), prm.Row{Path: field, Value: v, Text: prm.FormatValue(v)}, raw))
+		if k := v.Kind(); k == prm.KindStruct || k == prm.KindUnion && v.Member() != prm.MemberNone || k == prm.KindArray && !v.IsText() {
+			// A structure: its fields, one per row (never "0x").
+			tb := a.newTable()
+			for _, r := range d.Rows() {
+				if prm.HasPrefixPath(r.Path, v.Path()) {
+					tb.row(r.Path, units.Text(t.name(), r.Path, r.Value, raw))
+				}
+			}
+			tb.flush()
+			return nil
+		}
+		fmt.Fprintln(a.stdout, units.Text(t.name(), v.Path(), v, raw))
 		return nil
 	}
 	if a.json() {
 		out := map[string]any{"name": t.name(), "size_bytes": len(d.Raw), "source_revision": db.Revision,
-			"fields": json.RawMessage(d.AppendJSON(nil, opt)), "units": scaledFields(t.name(), d)}
+			"fields": json.RawMessage(d.AppendJSON(nil, opt)), "units": units.Fields(t.name(), d)}
 		if t.reg != nil {
 			out["id"] = t.reg.ID
 		}
@@ -642,7 +663,7 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 	rows := d.Rows()
 	tb := a.newTable("FIELD", "VALUE")
 	for _, r := range rows {
-		tb.row(r.Path, withUnit(t.name(), r, raw))
+		tb.row(r.Path, units.Text(t.name(), r.Path, r.Value, raw))
 	}
 	tb.flush()
 	return nil

@@ -241,6 +241,7 @@ func parseField(a map[string]string, line int) (*prm.Field, error) {
 	if f.Name == "" {
 		return nil, errors.New("<field> without a name")
 	}
+	f.Format = prm.DetectFormat(f.Descr)
 	var err error
 	if f.Offset, err = ParseSize(a["offset"]); err != nil {
 		return nil, fmt.Errorf("field %s: offset: %v", f.Name, err)
