@@ -308,7 +308,6 @@ func (r *Report) compare(dk string, br, nr *Register, b, n *Field, oldPath strin
 	}
 }
 
-
 func lastTime(r *Register) time.Time {
 	if len(r.Times) == 0 {
 		return time.Time{}
