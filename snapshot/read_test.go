@@ -72,7 +72,7 @@ func TestParseForeign(t *testing.T) {
 		string(b) + string(b): "two files joined",
 		strings.Replace(string(b), `"version": 1`, `"version": "1"`, 1): "has the wrong type",
 		strings.Replace(string(b), `"version": 1`, `"version": 9`, 1):   "newer than this cxray reads",
-		"":                    "empty",
+		"": "empty",
 	} {
 		if in == string(b) {
 			t.Fatal("no edit")
