@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -148,9 +147,6 @@ func (e *RecordingError) Error() string {
 
 // maxRecordingLine bounds one line of a monitor file.
 const maxRecordingLine = 16 << 20
-
-// csvFixed are the columns a monitor CSV starts with.
-var csvFixed = []string{"time", "device", "alerts", "frozen", "errors"}
 
 // ReadRecording reads a monitor file written with --format jsonl or csv.
 // A torn last line (the file was cut while a line was being written) is
@@ -312,7 +308,7 @@ func (rec *Recording) readCSV(lines []string, torn bool) error {
 
 // CSVHeader reports the header of an existing monitor CSV file, so that a
 // monitor appending to it writes rows in those columns instead of a second
-// header. It returns nil (and no error) when the file does not exist or is
+// header (pass it as WriterOptions.Header). It returns nil (and no error) when the file does not exist or is
 // empty, and an error when it is not a monitor CSV (appending CSV to it
 // would mix formats). The header is the last header line of the file (a
 // file written before headers were reused may repeat it).
@@ -350,26 +346,4 @@ func CSVHeader(path string) ([]string, error) {
 		return nil, fmt.Errorf("monitor file: %w", err)
 	}
 	return hdr, nil
-}
-
-// CSVRow formats a sample in the columns of a CSV header (what CSVHeader
-// returned, or a new one): keys the header lacks are left out and
-// returned, so the caller can say they are not recorded.
-func CSVRow(header []string, s Sample) (row []string, dropped []string) {
-	row = []string{s.Time.Format(time.RFC3339Nano), s.Device, strings.Join(s.Alerts, "; "), strings.Join(s.Frozen, "; "), strings.Join(s.Errors, "; ")}
-	in := map[string]bool{}
-	for _, c := range header[min(len(csvFixed), len(header)):] {
-		in[c] = true
-		if v, ok := s.Values[c]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			row = append(row, strconv.FormatFloat(v, 'f', -1, 64))
-		} else {
-			row = append(row, "")
-		}
-	}
-	for k := range s.Values {
-		if !in[k] {
-			dropped = append(dropped, k)
-		}
-	}
-	return row, dropped
 }

@@ -43,14 +43,14 @@ func FuzzAlert(f *testing.F) {
 	})
 }
 
-// Whatever the text, ParseWhat does not panic; a register entry it
+// Whatever the text, ParseRegister does not panic; a register entry it
 // accepts prints back as REG[field=value,...] into the same entry.
 func FuzzWhat(f *testing.F) {
 	for _, s := range []string{"PDDR[page_select=3,local_port=1]", "mtmp", "PPCNT[grp=0x12]", "X[a=]", "Y[=1]", "Z["} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		w, err := ParseWhat(s)
+		w, err := ParseRegister(s)
 		if err != nil {
 			return
 		}
@@ -62,11 +62,11 @@ func FuzzWhat(f *testing.F) {
 			}
 			text += "[" + strings.Join(parts, ",") + "]"
 		}
-		w2, err := ParseWhat(text)
+		w2, err := ParseRegister(text)
 		if err != nil {
 			t.Fatalf("%q parsed, but %q does not: %v", s, text, err)
 		}
-		if w2.Register != w.Register || !cmp.Equal(w.Index, w2.Index, cmpopts.EquateEmpty()) {
+		if w2.Register != w.Register || w2.Key() != w.Key() || !cmp.Equal(w.Index, w2.Index, cmpopts.EquateEmpty()) {
 			t.Fatalf("%q -> %+v; %q -> %+v", s, w, text, w2)
 		}
 	})

@@ -43,8 +43,9 @@ type Selection struct {
 // groups are monitor's own --what group names and the keys they make.
 var groups = map[string]func(k string) bool{
 	"temp":     func(k string) bool { return strings.HasPrefix(k, "temp.") },
-	"counters": func(k string) bool { return strings.Contains(k, ".ppcnt.") },
+	"counters": func(k string) bool { return strings.Contains(k, ".ppcnt.") || strings.Contains(k, ".ib.") },
 	"module":   func(k string) bool { return strings.HasPrefix(k, "module.") || strings.Contains(k, ".module.") },
+	"rdma":     func(k string) bool { return strings.Contains(k, ".rdma.") },
 }
 
 // matcher is one --what pattern.
@@ -137,7 +138,7 @@ func (m *matcher) match(k string) (ok, left bool) {
 }
 
 // SelectSeries picks the values whose keys match the patterns (none: all).
-// A pattern is monitor's group name (temp, counters, module), an exact key
+// A pattern is monitor's group name (temp, counters, module, rdma), an exact key
 // or its suffix after a dot (asic_c), a wildcard pattern (* and ?, as
 // alerts take them: port1.ppcnt.*errors*), or /regexp/ matching the whole
 // key. A wildcard word does not pick keys that only have it negated
@@ -194,9 +195,10 @@ func SelectSeries(samples []Sample, patterns []string) (*Selection, error) {
 	return sel, nil
 }
 
-// isCounter: cumulative counters of the counters group, and *_total keys.
+// isCounter: cumulative counters (monitor's counter and RDMA keys), and
+// *_total keys.
 func isCounter(k string) bool {
-	return strings.Contains(k, ".ppcnt.") || strings.HasSuffix(k, "_total")
+	return isCounterKey(k) || strings.HasSuffix(k, "_total")
 }
 
 // AutoThresholds finds threshold values recorded beside the plotted ones:

@@ -117,12 +117,6 @@ func signedOf(v uint64, width int) int64 {
 	return int64(v)
 }
 
-// FormatGUID prints a 64-bit GUID the way ibstat and cxray status do
-// (b83f:d203:00d2:0a20).
-func FormatGUID(g uint64) string {
-	return fmt.Sprintf("%04x:%04x:%04x:%04x", g>>48&0xffff, g>>32&0xffff, g>>16&0xffff, g&0xffff)
-}
-
 // ParseGUID reads "b83f:d203:00d2:0a20".
 func ParseGUID(s string) (uint64, error) {
 	parts := strings.Split(s, ":")
