@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,20 @@ type Change struct {
 	Delta *float64 `json:"delta,omitempty"`
 	Rate  *float64 `json:"rate_per_s,omitempty"`
 	Note  string   `json:"note,omitempty"`
+}
+
+// macOrGUID matches the texts of joined MACs and GUIDs: for them the text
+// is the value people compare, not the 48- or 64-bit number.
+var macOrGUID = regexp.MustCompile(`^([0-9a-f]{2}(:[0-9a-f]{2}){5}|[0-9a-f]{4}(:[0-9a-f]{4}){3})$`)
+
+// fieldVal is a recorded field's value as JSON shows it in a diff: the
+// number (a string of digits above 2^53), the text, or a MAC or GUID as
+// written.
+func fieldVal(f *Field) any {
+	if f.Value.IsNum && macOrGUID.MatchString(f.Text) {
+		return f.Text
+	}
+	return jsonVal(f.Value)
 }
 
 // jsonVal is a recorded value as JSON shows it in a diff: a number or a
@@ -268,7 +283,7 @@ func (r *Report) diffRegister(dk string, b, n *Register) {
 			delete(nf, match.Path)
 			continue
 		}
-		r.Disappeared = append(r.Disappeared, Change{Device: dk, Register: b.Key, Path: bf.Path, Class: bf.Class, Old: jsonVal(bf.Value), OldText: read(b.Register, bf).text})
+		r.Disappeared = append(r.Disappeared, Change{Device: dk, Register: b.Key, Path: bf.Path, Class: bf.Class, Old: fieldVal(bf), OldText: read(b.Register, bf).text})
 	}
 	paths := make([]string, 0, len(nf))
 	for p := range nf {
@@ -277,7 +292,7 @@ func (r *Report) diffRegister(dk string, b, n *Register) {
 	sort.Strings(paths)
 	for _, p := range paths {
 		f := nf[p]
-		r.Appeared = append(r.Appeared, Change{Device: dk, Register: n.Key, Path: p, Class: f.Class, New: jsonVal(f.Value), NewText: read(n.Register, f).text})
+		r.Appeared = append(r.Appeared, Change{Device: dk, Register: n.Key, Path: p, Class: f.Class, New: fieldVal(f), NewText: read(n.Register, f).text})
 	}
 }
 
@@ -291,7 +306,7 @@ func (r *Report) compare(dk string, br, nr *Register, b, n *Field, oldPath strin
 	}
 	ob, nw := read(br.Register, b), read(nr.Register, n)
 	c := Change{Device: dk, Register: nr.Key, Path: n.Path, OldPath: oldPath, Class: class,
-		Old: jsonVal(b.Value), New: jsonVal(n.Value), OldText: ob.text, NewText: nw.text, Unit: nw.unit}
+		Old: fieldVal(b), New: fieldVal(n), OldText: ob.text, NewText: nw.text, Unit: nw.unit}
 	if ob.num != nil && nw.num != nil && ob.unit == nw.unit {
 		d := *nw.num - *ob.num
 		if nw.unit != "" {
@@ -348,7 +363,7 @@ func (r *Report) stale(d *Device, rules Rules) {
 				}
 			}
 			if same {
-				r.Stale = append(r.Stale, Change{Device: devKey(d), Register: reg.Key, Path: f.Path, Class: f.Class, New: jsonVal(f.Value), NewText: read(reg.Register, &f).text,
+				r.Stale = append(r.Stale, Change{Device: devKey(d), Register: reg.Key, Path: f.Path, Class: f.Class, New: fieldVal(&f), NewText: read(reg.Register, &f).text,
 					Note: fmt.Sprintf("unchanged over %d samples in %s; a working device moves it: the reading may be frozen", len(f.Values), span.Round(time.Second))})
 			}
 		}

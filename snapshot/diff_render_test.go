@@ -25,6 +25,7 @@ func TestDiffRendering(t *testing.T) {
 		Field{Path: "mode", Width: 2, Class: Static, Value: Num(1), Text: "up (1)"},
 		Field{Path: "offset", Width: 16, Class: Dynamic, Value: Num(0xfff6), Text: "0xfff6 (-10)"},
 		Field{Path: "sensor_name", Width: 64, Class: Static, Value: Str("ASIC"), Text: `"ASIC"`},
+		Field{Path: "mac", Width: 48, Class: Static, Value: Num(0xb83fd2a1b2c0), Text: "b8:3f:d2:a1:b2:c0"},
 	)
 	n := oneReg("MTMP",
 		Field{Path: "temperature", Width: 16, Class: Dynamic, Value: Num(416), Text: "0x01a0 (416)"},
@@ -32,6 +33,7 @@ func TestDiffRendering(t *testing.T) {
 		Field{Path: "mode", Width: 2, Class: Static, Value: Num(2), Text: "down (2)"},
 		Field{Path: "offset", Width: 16, Class: Dynamic, Value: Num(0xfff8), Text: "0xfff8 (-8)"},
 		Field{Path: "sensor_name", Width: 64, Class: Static, Value: Str("QSFP"), Text: `"QSFP"`},
+		Field{Path: "mac", Width: 48, Class: Static, Value: Num(0xb83fd2a1b2d0), Text: "b8:3f:d2:a1:b2:d0"},
 	)
 	r := Diff(b, n, nil)
 	by := map[string]Change{}
@@ -74,7 +76,7 @@ func TestDiffRendering(t *testing.T) {
 	for _, c := range back.Static {
 		got[c["path"].(string)] = [2]any{c["old"], c["new"]}
 	}
-	want := map[string][2]any{"mte": {1.0, 0.0}, "mode": {1.0, 2.0}, "sensor_name": {"ASIC", "QSFP"}}
+	want := map[string][2]any{"mte": {1.0, 0.0}, "mode": {1.0, 2.0}, "sensor_name": {"ASIC", "QSFP"}, "mac": {"b8:3f:d2:a1:b2:c0", "b8:3f:d2:a1:b2:d0"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("JSON old/new are values (-want +got):\n%s", diff)
 	}
