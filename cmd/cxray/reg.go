@@ -271,7 +271,7 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 			"source_revision": ad.DB().Revision,
 			"defaulted":       nonNil(r.Defaulted),
 			"fields":          json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: raw})),
-			"units":           scaledFields(r.Register.Name, r.Decoded),
+			"units":           units.Fields(r.Register.Name, r.Decoded),
 		})
 	}
 	fmt.Fprintf(a.stdout, "%s (0x%04x) on %s", r.Register.Name, r.Register.ID, describe(ad))
@@ -290,26 +290,24 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 // withUnit is the row's text with its value in units, when the field has
 // known units ("406 = 50.75 °C").
 func withUnit(reg string, row prm.Row, raw bool) string {
-	text := rowText(row, raw)
 	if row.Value.Kind() != prm.KindUint {
-		return text
+		return rowText(row, raw)
 	}
-	if u, ok := units.Lookup(reg, row.Path); ok {
-		text += " = " + u.Apply(row.Value.Uint(), row.Value.Step().Width).String()
-	}
-	return text
+	return units.Text(reg, row.Path, row.Value, raw)
 }
 
-// scaledFields maps the paths of fields with known units to their values
-// in those units, for JSON.
-func scaledFields(reg string, d *prm.Decoded) map[string]units.Scaled {
-	out := map[string]units.Scaled{}
-	for _, row := range d.Rows() {
-		if row.Value.Kind() != prm.KindUint {
-			continue
+// inUnits rewrites a write plan's changes with their values in units, as
+// `reg get` shows them (MTMP thresholds in °C).
+func inUnits(wp *dev.WritePlan) []dev.Change {
+	out := make([]dev.Change, len(wp.Changes))
+	reg := wp.Reading.Register.Name
+	for i, c := range wp.Changes {
+		out[i] = c
+		if v, err := wp.Reading.Decoded.Get(c.Path); err == nil && v.Kind() == prm.KindUint {
+			out[i].Before = units.Text(reg, c.Path, v, false)
 		}
-		if u, ok := units.Lookup(reg, row.Path); ok {
-			out[row.Path] = u.Apply(row.Value.Uint(), row.Value.Step().Width)
+		if v, err := wp.After.Get(c.Path); err == nil && v.Kind() == prm.KindUint {
+			out[i].After = units.Text(reg, c.Path, v, false)
 		}
 	}
 	return out
@@ -420,6 +418,7 @@ func (a *app) writeRegister(ctx context.Context, ad *adapter.Adapter, name strin
 		return classify(err)
 	}
 	reg := wp.Reading.Register
+	wp.Changes = inUnits(wp)
 	if !a.json() {
 		fmt.Fprintf(a.stdout, "%s (0x%04x) on %s", reg.Name, reg.ID, describe(ad))
 		if len(wp.Reading.Defaulted) > 0 {
