@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,6 +33,7 @@ type rig struct {
 	rec *emu.Recorder
 	cs  *pci.Counting
 	rc  *regaccess.Client
+	ic  *icmd.Client
 }
 
 func newRig(t *testing.T, id emu.Identity) *rig {
@@ -40,7 +43,7 @@ func newRig(t *testing.T, id emu.Identity) *rig {
 	r.dev = emu.New(emu.Config{Identity: id, Firmware: emu.NewMapFirmware(sizes), Clock: clk})
 	r.dev.SetTrace(r.rec.Record)
 	r.cs = pci.NewCounting(r.dev)
-	r.rc = open(t, r.cs, clk, 0)
+	r.rc, r.ic = openICMD(t, r.cs, clk, 0)
 	return r
 }
 
@@ -48,15 +51,21 @@ func newRig(t *testing.T, id emu.Identity) *rig {
 // the default wait for another agent's gateway semaphore.
 func open(t *testing.T, cs pci.ConfigSpace, clk vsecClock, semTimeout time.Duration) *regaccess.Client {
 	t.Helper()
+	rc, _ := openICMD(t, cs, clk, semTimeout)
+	return rc
+}
+
+func openICMD(t *testing.T, cs pci.ConfigSpace, clk vsecClock, semTimeout time.Duration) (*regaccess.Client, *icmd.Client) {
+	t.Helper()
 	gw, err := vsec.Open(cs, &vsec.Options{Clock: clk, SemaphoreTimeout: semTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ic, err := icmd.Open(ctxT(t), gw, nil)
+	ic, err := icmd.Open(ctxT(t), gw, &icmd.Options{QueryCapabilities: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return regaccess.New(ic)
+	return regaccess.New(ic), ic
 }
 
 type vsecClock = interface {
@@ -70,10 +79,19 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
+// free: the device is idle but for the ICMD semaphore this client keeps
+// between commands, which Release then gives back.
 func (r *rig) free(t *testing.T) {
 	t.Helper()
-	if s := r.dev.State(); s.GatewaySemaphore != 0 || s.ICMDSemaphore != 0 || s.ICMDBusy {
+	s := r.dev.State()
+	if s.GatewaySemaphore != 0 || s.ICMDBusy || (s.ICMDSemaphore != 0 && !(r.ic.Held() && s.ICMDSemaphore == uint32(os.Getpid()))) {
 		t.Errorf("device not idle: %+v", s)
+	}
+	if err := r.ic.Release(ctxT(t)); err != nil {
+		t.Error(err)
+	}
+	if s := r.dev.State(); s.GatewaySemaphore != 0 || s.ICMDSemaphore != 0 {
+		t.Errorf("not free after Release: %+v", s)
 	}
 }
 
@@ -259,13 +277,15 @@ func TestConfigSpaceCounts(t *testing.T) {
 // device is idle at the end.
 func TestConcurrentAccess(t *testing.T) {
 	r := newRig(t, emu.Identity{})
-	ctx := ctxT(t)
-	// Waits for another "process" last as long as it takes: with virtual
-	// clocks, a bounded wait would depend on goroutine scheduling.
-	shared := open(t, r.dev, r.clk, time.Hour)
+	// Waits for another "process" last as long as the deadline, which is
+	// long: with virtual clocks, a short one would depend on goroutine
+	// scheduling (a waiter's backoff sleeps advance its clock at once).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	shared := open(t, r.dev, r.clk, 0)
 	clients := []*regaccess.Client{shared, shared, shared}
 	for i := 0; i < 3; i++ {
-		clients = append(clients, open(t, r.dev, emu.NewManualClock(time.Unix(0, 0)), time.Hour))
+		clients = append(clients, open(t, r.dev, emu.NewManualClock(time.Unix(0, 0)), 0))
 	}
 	const rounds = 15
 	var wg sync.WaitGroup
@@ -367,7 +387,8 @@ func (b *busyFW) AccessRegister(id uint16, m emu.Method, data []byte) ([]byte, u
 	return b.Firmware.AccessRegister(id, m, data)
 }
 
-// A busy firmware is asked again, a bounded number of times.
+// A busy firmware is asked again, with a growing wait in between, until
+// the caller's deadline; the error then says how often and how long.
 func TestBusyRetried(t *testing.T) {
 	clk := emu.NewManualClock(time.Unix(0, 0))
 	fw := &busyFW{Firmware: emu.NewMapFirmware(sizes), busy: 2}
@@ -376,10 +397,27 @@ func TestBusyRetried(t *testing.T) {
 	if _, err := rc.Access(ctxT(t), regaccess.Get, regPAOS, make([]byte, 0x10)); err != nil {
 		t.Fatalf("two busy answers then ok: %v", err)
 	}
-	fw.busy, fw.calls = 100, 0
-	_, err := rc.Access(ctxT(t), regaccess.Get, regPAOS, make([]byte, 0x10))
-	var se *regaccess.StatusError
-	if !errors.As(err, &se) || se.Status != regaccess.StatusBusy || fw.calls != 5 {
-		t.Errorf("always busy: %v after %d tries (want status 1 after 5)", err, fw.calls)
+	for _, dl := range []time.Duration{time.Second, 5 * time.Second} {
+		fw.busy, fw.calls = 1<<30, 0
+		ctx, cancel := context.WithTimeout(context.Background(), dl)
+		start := clk.Now()
+		_, err := rc.Access(ctx, regaccess.Get, regPAOS, make([]byte, 0x10))
+		cancel()
+		waited := clk.Now().Sub(start)
+		var se *regaccess.StatusError
+		if !errors.As(err, &se) || se.Status != regaccess.StatusBusy {
+			t.Fatalf("always busy: %v, want status 1", err)
+		}
+		if waited < dl*9/10 || waited > dl {
+			t.Errorf("deadline %v: gave up after %v of clock time", dl, waited)
+		}
+		// Backoff: from 2 ms doubling to 100 ms, so far fewer tries than
+		// 1 ms polling would make, and more than a fixed handful.
+		if fw.calls < 8 || fw.calls > int(dl/(50*time.Millisecond))+8 {
+			t.Errorf("deadline %v: %d tries", dl, fw.calls)
+		}
+		if !strings.Contains(err.Error(), fmt.Sprintf("busy %d times", fw.calls)) {
+			t.Errorf("error does not count the tries: %v", err)
+		}
 	}
 }

@@ -4,13 +4,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/emu/nsrun"
 )
 
@@ -60,6 +65,11 @@ type app struct {
 	stdin          io.Reader
 	output         string // table or json
 	adbPath        string
+	// ctx ends at the first SIGINT, SIGTERM or SIGHUP (its cause names
+	// the signal); device work under it finishes or abandons the current
+	// transaction and gives back the semaphores it holds. A second signal
+	// exits at once, after releasing what can be released in a second.
+	ctx context.Context
 }
 
 func (a *app) json() bool { return a.output == "json" }
@@ -68,16 +78,56 @@ func main() {
 	// In the helper process that `cxray emu run` re-executes inside its
 	// mount namespace this serves the emulated devices and never returns.
 	nsrun.Child(emuRunDevices)
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	ctx, stop := signalContext()
+	code := runContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	// A device a command left open gives back the ICMD semaphore it keeps
+	// between commands; an exiting process must not take it along.
+	dev.ReleaseAll(2 * time.Second)
+	os.Exit(code)
+}
+
+// signalContext returns a context cancelled by the first SIGINT, SIGTERM or
+// SIGHUP; the second makes the process exit at once (status 128+signal),
+// after giving devices a second to release what they hold.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		sig, ok := <-ch
+		if !ok {
+			return
+		}
+		cancel(fmt.Errorf("interrupted by %v", sig))
+		if sig, ok = <-ch; !ok {
+			return
+		}
+		dev.ReleaseAll(time.Second)
+		code := 1
+		if s, isSys := sig.(syscall.Signal); isSys {
+			code = 128 + int(s)
+		}
+		os.Exit(code)
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(ch)
+		cancel(nil)
+	}
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr, stdin: stdin}
+	return runContext(context.Background(), args, stdin, stdout, stderr)
+}
+
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr, stdin: stdin, ctx: ctx}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
