@@ -14,7 +14,8 @@
 // command, released after KeepIdle without a command, after KeepMax of
 // continuous holding (and then not retaken for a tenth of that, so tools
 // polling for it get their turn), on any error other than a firmware
-// status, when the caller's context has ended, and on Close.
+// status, when the caller's context has ended, and on Close. Close a
+// Client before the config space under it.
 package icmd
 
 import (
@@ -515,20 +516,21 @@ func (c *Client) finish(ctx context.Context, cs *cmdSession, err error) {
 }
 
 // release gives the ICMD semaphore back (if held) and the gateway session,
-// then the witness lock. Without a session one is acquired on ctx. If that
-// fails (another agent kept the gateway for the whole budget) the
-// semaphore is still ours: it stays held, with its witness lock, and the
-// idle timer tries again; only a final release (Close) lets go of the
-// witness lock regardless, so that a later cxray process can recognise
-// the semaphore as left behind and release it.
+// then the witness lock. Without a session one is acquired on ctx. If
+// another agent kept the gateway for the whole budget the semaphore is
+// still ours: it stays held, with its witness lock, and the idle timer
+// tries again. Any other failure (the device gone, its config file
+// closed), or a final release (Close), lets go of the witness lock
+// regardless, so that a later cxray process can recognise the semaphore
+// as left behind and release it.
 func (c *Client) release(ctx context.Context, cs *cmdSession, final bool) error {
 	var err error
 	if c.held {
 		if cs.s == nil {
 			cs.s, err = c.gw.Acquire(ctx)
 		}
-		if err != nil && !final {
-			c.arm(c.keepIdle)
+		if err != nil && !final && errors.Is(err, vsec.ErrSemaphoreBusy) {
+			c.arm(c.keepIdle) // the gateway is busy: try again shortly
 			return err
 		}
 		// Write 0 only over our own value: if a tool force-cleared the
