@@ -421,3 +421,62 @@ func TestBusyRetried(t *testing.T) {
 		}
 	}
 }
+
+// fuzzFW answers every access with the fuzzer's payload and status.
+type fuzzFW struct {
+	out    []byte
+	status uint8
+}
+
+func (f *fuzzFW) AccessRegister(id uint16, m emu.Method, data []byte) ([]byte, uint8) {
+	return f.out, f.status
+}
+
+// FuzzAccessReplies: whatever payload and status the firmware answers, the
+// whole stack (gateway, ICMD, access register) returns exactly that
+// payload, resized to the register, for status 0; a StatusError carrying
+// the status otherwise (busy ones after retrying until the deadline); and
+// leaves the device idle.
+func FuzzAccessReplies(f *testing.F) {
+	f.Add([]byte("0123456789abcdef"), uint8(0))
+	f.Add([]byte{}, uint8(1))
+	f.Add(bytes.Repeat([]byte{0xFF}, 40), uint8(7))
+	f.Fuzz(func(t *testing.T, out []byte, status uint8) {
+		clk := emu.NewManualClock(time.Unix(0, 0))
+		fw := &fuzzFW{out: out, status: status}
+		dev := emu.New(emu.Config{Firmware: fw, Clock: clk})
+		gw, err := vsec.Open(dev, &vsec.Options{Clock: clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A long real deadline: the busy retries sleep on the manual clock
+		// (2 s of it), so the real one never ends first.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		ic, err := icmd.Open(ctx, gw, &icmd.Options{QueryCapabilities: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bctx, bcancel := context.WithTimeout(ctx, 2*time.Second)
+		defer bcancel()
+		got, err := regaccess.New(ic).Access(bctx, regaccess.Get, regPAOS, make([]byte, 0x10))
+		st := status & 0x7F
+		var se *regaccess.StatusError
+		switch {
+		case st == 0:
+			want := make([]byte, 0x10)
+			copy(want, out)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("status 0: % x, %v; want % x", got, err, want)
+			}
+		case !errors.As(err, &se) || se.Status != st || se.RegisterID != regPAOS:
+			t.Fatalf("status %#x: %v", st, err)
+		}
+		if err := ic.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if s := dev.State(); s.GatewaySemaphore != 0 || s.ICMDSemaphore != 0 || s.ICMDBusy {
+			t.Fatalf("device left busy: %+v", s)
+		}
+	})
+}
