@@ -57,7 +57,7 @@ type scripted struct {
 	ops         int
 	semHeld     uint32 // the ticket the client holds: SEM read right after its write gave it back
 	lastSemW    uint32
-	wroteTicket uint32 // a ticket just written, not yet read back
+	wroteTicket uint32          // a ticket just written, not yet read back
 	flagData    map[uint32]bool // DATA values returned together with a set flag
 }
 
