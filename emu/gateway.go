@@ -38,6 +38,13 @@ const (
 
 	crHardwareID   = 0xF0014
 	crStaticConfig = 0xB5F04
+	// The flash cache-replacement registers of ConnectX-7 and later:
+	// non-zero while the firmware owns the flash, so tools reach it
+	// through the firmware (MFPA, MFBA) rather than the CR-space flash
+	// gateway, which the emulator does not model (mstflint's mflash,
+	// check_cache_replacement_guard).
+	crCacheRepOffset = 0xF0484
+	crCacheRepCmd    = 0xF0488
 )
 
 type gateway struct {

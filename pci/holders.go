@@ -29,19 +29,29 @@ const initPIDNS = "pid:[4026531836]"
 //
 // A holder on another host sharing the adapter (multi-host) is not seen;
 // the ICMD semaphore is reached through each function's own gateway.
+//
+// When the answer is false, why says what is known about the holder, for
+// the error the caller reports.
 func DeadPIDHolder(v uint32, bdf string) (why string, dead bool) {
-	if v == 0 || v > 1<<22 { // PID_MAX_LIMIT
+	if v == 0 {
 		return "", false
 	}
-	if ns, err := os.Readlink("/proc/self/ns/pid"); err != nil || ns != initPIDNS {
-		return "", false
+	if v > 1<<22 { // PID_MAX_LIMIT
+		return fmt.Sprintf("0x%x is not a process ID of this host (another host, a virtual machine, or a tool that does not write its PID)", v), false
 	}
 	if _, alive := procStart(int(v)); alive {
-		return "", false
+		name, _ := os.ReadFile("/proc/" + strconv.Itoa(int(v)) + "/comm")
+		return fmt.Sprintf("process %d (%s) is running", v, strings.TrimSpace(string(name))), false
+	}
+	if ns, err := os.Readlink("/proc/self/ns/pid"); err != nil || ns != initPIDNS {
+		return fmt.Sprintf("process %d does not exist in this PID namespace (%s), which cannot see the host's other processes", v, ns), false
 	}
 	users, err := FunctionUsers(bdf)
-	if err != nil || len(users) > 0 {
-		return "", false
+	switch {
+	case err != nil:
+		return fmt.Sprintf("process %d no longer exists; which processes have %s open is unknown (%v)", v, bdf, err), false
+	case len(users) > 0:
+		return fmt.Sprintf("process %d no longer exists, but process(es) %v have %s open and may hold it", v, users, bdf), false
 	}
 	return fmt.Sprintf("process %d no longer exists and no other process has %s open", v, bdf), true
 }

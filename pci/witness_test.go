@@ -3,6 +3,8 @@ package pci
 import (
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -135,8 +137,11 @@ func TestWitnessOrphaned(t *testing.T) {
 // as gone only in the initial PID namespace and when nothing else has the
 // function open.
 func TestDeadPIDHolder(t *testing.T) {
-	if _, dead := DeadPIDHolder(uint32(os.Getppid()), "0000:7f:1f.7"); dead {
-		t.Error("a live process was taken for a dead holder")
+	if why, dead := DeadPIDHolder(uint32(os.Getppid()), "0000:7f:1f.7"); dead || !strings.Contains(why, "is running") {
+		t.Errorf("a live process: dead=%v (%s)", dead, why)
+	}
+	if why, dead := DeadPIDHolder(0x7E57AB1E, "0000:7f:1f.7"); dead || !strings.Contains(why, "not a process ID") {
+		t.Errorf("a value above PID_MAX: dead=%v (%s)", dead, why)
 	}
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
@@ -163,7 +168,7 @@ func TestDeadPIDHolder(t *testing.T) {
 	}
 	defer user.Process.Kill()
 	f.Close()
-	if _, dead := DeadPIDHolder(uint32(gone.ProcessState.Pid()), "0000:7f:1f.7"); dead {
-		t.Error("a holder was taken for dead while another process has the function's lock file open")
+	if why, dead := DeadPIDHolder(uint32(gone.ProcessState.Pid()), "0000:7f:1f.7"); dead || (ns == initPIDNS && !strings.Contains(why, strconv.Itoa(user.Process.Pid))) {
+		t.Errorf("another process has the function's lock file open: dead=%v (%s)", dead, why)
 	}
 }

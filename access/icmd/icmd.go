@@ -136,6 +136,7 @@ type Client struct {
 	keepMax    time.Duration
 	witness    vsec.Witness
 	deadHolder func(uint32) (string, bool)
+	holderWhy  string // what deadHolder said about the last holder seen
 	caps       *Capabilities
 	ready      atomic.Bool // static configuration seen done; re-checked after a failure
 
@@ -411,6 +412,7 @@ func (c *Client) own(ctx context.Context, opcode uint16, probe func(*vsec.Sessio
 	b := vsec.NewBackoff(time.Millisecond, 16*time.Millisecond)
 	var checked uint32
 	var heldSince time.Time
+	c.holderWhy = ""
 	for {
 		s, err := c.gw.Acquire(ctx)
 		if err != nil {
@@ -434,9 +436,11 @@ func (c *Client) own(ctx context.Context, opcode uint16, probe func(*vsec.Sessio
 				}
 			}
 			if n == nil && c.deadHolder != nil {
-				if why, ok := c.deadHolder(holder); ok {
+				why, ok := c.deadHolder(holder)
+				if ok {
 					n = &vsec.Notice{Semaphore: "ICMD", Value: holder, Why: why}
 				}
+				c.holderWhy = why
 			}
 			if n != nil {
 				// Released the way the hardware allows: a write of 0.
@@ -656,17 +660,18 @@ func (c *Client) semBusy(opcode uint16, holder uint32, waited time.Duration, cau
 	}
 	held := ""
 	if len(heldFor) > 0 && holder != 0 {
-		held = fmt.Sprintf(", held by 0x%x (usually a process ID) for the last %v", holder, heldFor[0].Round(time.Millisecond))
-	}
-	dev := c.gw.Name()
-	if dev == "the device" {
-		dev = "DEV"
+		held = fmt.Sprintf("; it was held by 0x%x (%d: a holder's process ID, by mstflint's convention) for the last %v", holder, holder, heldFor[0].Round(time.Millisecond))
+		if c.holderWhy != "" {
+			held += " (" + c.holderWhy + ")"
+		}
 	}
 	return &Error{Op: "acquire ICMD semaphore", Kind: ErrSemaphoreBusy, Opcode: opcode, Err: cause, Device: c.gw.Name(),
-		Detail: fmt.Sprintf("%s: device in use by another tool: waited %v for the ICMD semaphore (semaphore space 0xA, address 0) to run command 0x%04x%s, %s",
-			c.gw.Name(), waited.Round(time.Millisecond), opcode, held, why),
-		Hint: "wait for the other tool (mstflint, mstreg, mstconfig, another cxray) to finish and retry, or give this command a longer --timeout; " +
-			"if that process is gone (ps -p PID), `mstconfig -d " + dev + " clear_semaphore` clears it (or a reset, mstfwreset)"}
+		Detail: fmt.Sprintf("%s: device in use by another tool: waited %v for the ICMD semaphore (semaphore space 0xA, address 0) to run command 0x%04x, %s%s",
+			c.gw.Name(), waited.Round(time.Millisecond), opcode, why, held),
+		Hint: "wait for the other tool (mstflint, mstreg, mstconfig, another cxray) to finish and retry, or give this command a longer --timeout. " +
+			"Once the holder is gone and nothing else has the adapter open, cxray releases the semaphore itself (run as root on the host, " +
+			"where it can see every process). mstflint 4.21's clear_semaphore cannot clear it (it needs this semaphore to open ICMD); " +
+			"if it never clears, reboot the host"}
 }
 
 func (c *Client) witnessBusy(opcode uint16, waited time.Duration, cause error) error {
