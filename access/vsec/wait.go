@@ -113,14 +113,14 @@ type Notice struct {
 }
 
 func (n Notice) String() string {
-	what := "ticket"
+	what := fmt.Sprintf("ticket 0x%x", n.Value)
 	if n.Semaphore == "ICMD" {
-		what = "PID"
+		what = fmt.Sprintf("PID %d", n.Value)
 	}
 	who := fmt.Sprintf("by cxray process %d, which no longer holds it (it was killed, or could not release it)", n.PID)
 	if n.PID == 0 {
 		who = "by a process that is gone: " + n.Why
 	}
-	return fmt.Sprintf("%s: released the %s semaphore left held (%s 0x%x) %s; the device is usable again",
-		n.Device, n.Semaphore, what, n.Value, who)
+	return fmt.Sprintf("%s: released the %s semaphore left held (%s) %s; the device is usable again",
+		n.Device, n.Semaphore, what, who)
 }
