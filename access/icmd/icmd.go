@@ -59,7 +59,7 @@ const (
 	// AbandonGrace is how long a command whose caller went away (a signal,
 	// the deadline) is still polled, so it finishes before the semaphore is
 	// given back rather than leaving BUSY set for the next tool.
-	AbandonGrace = 500 * time.Millisecond
+	AbandonGrace = 100 * time.Millisecond
 
 	// DefaultCommandTimeout and DefaultSemaphoreTimeout were fixed bounds.
 	// Waits now last as long as the caller's deadline (vsec.Until); the
