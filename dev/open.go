@@ -2,9 +2,13 @@ package dev
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -199,7 +203,7 @@ func (e *OpenError) Unwrap() error { return e.Err }
 // a semaphore a killed cxray left held is released by the next one.
 // Options, when given, tune the stack (Name and Witness are set here).
 func OpenPCI(ctx context.Context, sys devname.Sys, name, bdf string, db *prm.DB, opts ...StackOptions) (*Device, *Stack, error) {
-	if _, err := sys.Function(bdf); err != nil {
+	if err := checkMellanox(sys, bdf); err != nil {
 		return nil, nil, &OpenError{Name: name, Err: err}
 	}
 	path := filepath.Join(sys.Root, "bus/pci/devices", bdf, "config")
@@ -244,6 +248,26 @@ func OpenPCI(ctx context.Context, sys devname.Sys, name, bdf string, db *prm.DB,
 		return err
 	})
 	return d, st, nil
+}
+
+// checkMellanox refuses a function that is absent or not Mellanox's
+// before its config space is opened for writing. It reads only the vendor
+// file (sys.Function also lists the netdevs, RDMA devices and NUMA node,
+// which opening does not need: each is a sysfs round trip); the gateway
+// checks the vendor ID in config space again before any write.
+func checkMellanox(sys devname.Sys, bdf string) error {
+	b, err := os.ReadFile(filepath.Join(sys.Root, "bus/pci/devices", bdf, "vendor"))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return &devname.NotFoundError{Msg: fmt.Sprintf("no PCI function %s on this machine; run 'cxray status' to list the ConnectX adapters", bdf)}
+		}
+		return fmt.Errorf("read the vendor ID of %s: %w", bdf, err)
+	}
+	v, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(string(b)), "0x"), 16, 16)
+	if err != nil || v != devname.MellanoxVendor {
+		return fmt.Errorf("%s is vendor %s, not a Mellanox/NVIDIA function (0x15b3); cxray only talks to ConnectX adapters", bdf, strings.TrimSpace(string(b)))
+	}
+	return nil
 }
 
 // IsRoot says whether direct access can work at all.
