@@ -61,6 +61,13 @@ type StackOptions struct {
 	ICMDKeepIdle time.Duration
 }
 
+// IsZero reports whether o is the zero value (StackOptions holds funcs, so
+// it cannot be compared with ==).
+func (o StackOptions) IsZero() bool {
+	return o.Clock == nil && o.Name == "" && o.SemaphoreTimeout == 0 && o.Witness == nil &&
+		o.DeadHolder == nil && o.Notify == nil && o.ICMDKeepIdle == 0
+}
+
 // DefaultNotify prints a notice on standard error. Callers that report
 // otherwise set StackOptions.Notify.
 func DefaultNotify(n vsec.Notice) { fmt.Fprintf(os.Stderr, "cxray: notice: %s\n", n) }
@@ -176,7 +183,7 @@ func ReleaseAll(d time.Duration) {
 
 // OpenConfigSpace opens a device over an already-open config space (the
 // emulator's, in tests and for -d emu). Closing the device closes the stack.
-func OpenConfigSpace(ctx context.Context, name, bdf, backend string, db *prm.DB, cs pci.ConfigSpace, o StackOptions) (*Device, *Stack, error) {
+func OpenConfigSpace(ctx context.Context, name, bdf string, backend Backend, db *prm.DB, cs pci.ConfigSpace, o StackOptions) (*Device, *Stack, error) {
 	if o.Name == "" {
 		o.Name = bdf
 	}
@@ -242,7 +249,7 @@ func OpenPCI(ctx context.Context, sys devname.Sys, name, bdf string, db *prm.DB,
 		closeAll()
 		return nil, nil, &OpenError{Name: name, Err: err}
 	}
-	d := New(name, bdf, "direct", db, st.Regs, func() error {
+	d := New(name, bdf, BackendDirect, db, st.Regs, func() error {
 		err := st.Close()
 		closeAll()
 		return err

@@ -5,11 +5,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -61,15 +63,14 @@ var errProblem = &exitError{exitProblem, errors.New("problem found")}
 
 // app holds what every command shares.
 type app struct {
+	// ctx is cancelled by SIGINT, SIGTERM and SIGHUP: every device
+	// operation runs under it, so a stopped cxray finishes or abandons its
+	// transaction and releases the adapter's semaphores on the way out.
+	ctx            context.Context
 	stdout, stderr io.Writer
 	stdin          io.Reader
 	output         string // table or json
 	adbPath        string
-	// ctx ends at the first SIGINT, SIGTERM or SIGHUP (its cause names
-	// the signal); device work under it finishes or abandons the current
-	// transaction and gives back the semaphores it holds. A second signal
-	// exits at once, after releasing what can be released in a second.
-	ctx context.Context
 }
 
 func (a *app) json() bool { return a.output == "json" }
@@ -87,34 +88,33 @@ func main() {
 	os.Exit(code)
 }
 
-// signalContext returns a context cancelled by the first SIGINT, SIGTERM or
-// SIGHUP; the second makes the process exit at once (status 128+signal),
-// after giving devices a second to release what they hold.
+// signalContext is cancelled by the first SIGINT, SIGTERM or SIGHUP; the
+// command then unwinds, closing its devices (which releases their
+// semaphores). A second signal gives the unwinding a moment, then exits.
 func signalContext() (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	var once sync.Once
+	stop := func() { once.Do(func() { signal.Stop(ch); cancel() }) }
 	go func() {
-		sig, ok := <-ch
+		first, ok := <-ch
 		if !ok {
 			return
 		}
-		cancel(fmt.Errorf("interrupted by %v", sig))
-		if sig, ok = <-ch; !ok {
-			return
+		cancel()
+		select {
+		case <-ch:
+			// Give in-flight releases a moment: the access layer bounds
+			// them, so this is short.
+			dev.ReleaseAll(time.Second)
+			fmt.Fprintln(os.Stderr, "cxray: stopped by a second signal")
+			os.Exit(128 + int(first.(syscall.Signal)))
+		case <-time.After(30 * time.Second):
+			os.Exit(128 + int(first.(syscall.Signal)))
 		}
-		dev.ReleaseAll(time.Second)
-		code := 1
-		if s, isSys := sig.(syscall.Signal); isSys {
-			code = 128 + int(s)
-		}
-		os.Exit(code)
 	}()
-	return ctx, func() {
-		signal.Stop(ch)
-		close(ch)
-		cancel(nil)
-	}
+	return ctx, stop
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -122,12 +122,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr, stdin: stdin, ctx: ctx}
+	a := &app{ctx: ctx, stdout: stdout, stderr: stderr, stdin: stdin}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	err := root.Execute()
 	if err == nil {
 		return exitOK
 	}
@@ -138,11 +138,36 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if errors.As(err, &ee) && ee.err == errQuiet {
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "cxray: %v\n", err)
+	code := exitUsage // cobra's own errors: unknown command or flag
 	if errors.As(err, &ee) {
-		return ee.code
+		code = ee.code
 	}
-	return exitUsage // cobra's own errors: unknown command or flag
+	msg := err.Error()
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		msg, code = "stopped by a signal; the device was released", exitDevice
+	}
+	fmt.Fprintf(stderr, "cxray: %s\n", msg)
+	// In JSON mode the error is a JSON document on standard output too, so
+	// scripts that parse it always get one.
+	if a.output == "json" || wantsJSON(args) {
+		b, _ := json.Marshal(map[string]any{"error": msg, "exit_code": code})
+		fmt.Fprintf(stdout, "%s\n", b)
+	}
+	return code
+}
+
+// wantsJSON says the arguments ask for -o json, for errors that come
+// before the flags are parsed.
+func wantsJSON(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "-ojson", a == "--output=json", a == "-o=json":
+			return true
+		case (a == "-o" || a == "--output") && i+1 < len(args) && args[i+1] == "json":
+			return true
+		}
+	}
+	return false
 }
 
 func (a *app) rootCmd() *cobra.Command {

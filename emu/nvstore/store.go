@@ -529,26 +529,21 @@ func (s *Store) Layout() nvconf.Layout { return s.layout }
 
 // ---- register behaviours
 
-// maxRegBytes accepts NV requests up to the header plus 256 data bytes and
-// more (mstflint's structures are that large); the ICMD mailbox bounds the
-// rest.
-const maxRegBytes = 1024
-
 // Behaviours returns the register behaviours, keyed by register name.
 func (s *Store) Behaviours() map[string]fw.Behaviour {
 	return map[string]fw.Behaviour{
 		"MNVQC": {Access: s.mnvqc},
 		"MNVGC": {Access: s.mnvgc},
-		"MNVDA": {Access: s.mnvda, MaxBytes: maxRegBytes},
-		"MNVDI": {Access: s.mnvdi, MaxBytes: maxRegBytes},
+		"MNVDA": {Access: s.mnvda},
+		"MNVDI": {Access: s.mnvdi},
 		"MNVIA": {Access: s.mnvia},
-		"MNVGN": {Access: s.mnvgn, MaxBytes: maxRegBytes},
+		"MNVGN": {Access: s.mnvgn},
 		"MFRL":  {Access: s.mfrl},
 	}
 }
 
 func (s *Store) noAccess(c *fw.Call) (uint8, bool) {
-	if !s.faults.NoAccess {
+	if !s.faults.NoAccess || c.Replaying() {
 		return 0, false
 	}
 	st := s.faults.NoAccessStatus
@@ -560,6 +555,9 @@ func (s *Store) noAccess(c *fw.Call) (uint8, bool) {
 
 // writeFault checks the write faults, counting the erase budget.
 func (s *Store) writeFault(c *fw.Call, tlv string) (uint8, bool) {
+	if c.Replaying() {
+		return 0, false // faults are the switches of the process that recorded the write
+	}
 	if s.faults.EraseExceeded {
 		return c.Fail(fw.StatusEraseExceeded, "NV flash erase count exceeded (fault)"), true
 	}
