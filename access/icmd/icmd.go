@@ -383,6 +383,13 @@ func (cs *cmdSession) release() {
 func (c *Client) own(ctx context.Context, opcode uint16, probe func(*vsec.Session) error) (*vsec.Session, error) {
 	start := c.clk.Now()
 	until := vsec.Until(ctx, c.clk, c.semTimeout)
+	if c.held && c.keepIdle > 0 && start.Sub(c.lastUse) >= c.keepIdle {
+		// Kept through an idle gap longer than KeepIdle: only on a clock
+		// without timers (a test's, the emulator's manual clock), where
+		// nothing could release it. Count the hold from now, so KeepMax
+		// measures commands run back to back, not the gap.
+		c.heldSince = start
+	}
 	if !c.held {
 		if wait := c.yieldUntil.Sub(start); wait > 0 {
 			if err := c.clk.Sleep(ctx, min(wait, until.Sub(start))); err != nil {

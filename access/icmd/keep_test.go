@@ -527,3 +527,23 @@ func TestDeadHolderByPID(t *testing.T) {
 		ic.Close(ctxT(t))
 	}
 }
+
+// On a clock without timers (the emulator's manual clock) an idle gap
+// longer than KeepIdle does not count towards KeepMax: commands a minute
+// apart on that clock do not make the client yield, which would move the
+// emulated time.
+func TestIdleGapWithoutTimers(t *testing.T) {
+	r := newRig(t)
+	ctx := ctxT(t)
+	for i := 0; i < 3; i++ {
+		before := r.clk.Now()
+		if _, err := r.ic.QueryCapabilities(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if moved := r.clk.Now().Sub(before); moved != 0 {
+			t.Fatalf("command %d moved the clock by %v", i, moved)
+		}
+		r.clk.Advance(time.Minute)
+	}
+	r.free(t)
+}
