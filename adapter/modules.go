@@ -11,9 +11,12 @@ import (
 	"github.com/cxray/cxray/prm"
 )
 
-// MCIAChunk is the most bytes read per MCIA access: what the Linux driver
-// uses and every ConnectX firmware accepts.
-const MCIAChunk = 32
+// MCIAChunk is the most bytes read per MCIA access. MCIA carries up to 32
+// dwords, but the PRM (mcia dword; MCAM mng_feature_cap_mask bit 34) lets
+// firmware without that bit take only 12: 48 bytes is the largest every
+// ConnectX firmware accepts. Each access is a whole ICMD command of the
+// register's full size, so a 128-byte half page costs 3 of them, not 4.
+const MCIAChunk = 48
 
 // MCIAReader reads a module's memory through the MCIA register; it is an
 // optics.PageReader.

@@ -19,14 +19,20 @@
 //   - TestMstconfigVsConfigQuery: `mstconfig q` against `cxray config query`;
 //   - TestConcurrentPeersAndCxray: four mstreg and two cxray loops at once;
 //   - TestFaultsThroughBothTools: held semaphores, register status 4 and 7,
-//     surprise removal.
+//     surprise removal;
+//   - TestAdviceClearsHeldSemaphore: the command cxray advises for a held
+//     gateway semaphore clears it, and mstflint's clear_semaphore cannot;
+//   - TestKilledCommandsLeaveTheDeviceUsable: cxray commands killed with
+//     SIGINT, SIGTERM, SIGHUP and SIGKILL at random points; the next cxray
+//     and mstreg must use the device (CXRAY_KILL_ROUNDS, CXRAY_KILL_REPORT).
 //
 // They need root and /dev/fuse (mount namespaces, FUSE) and the mstflint
 // package; without them they skip, loudly. -short shortens the concurrency
 // storm and skips the slow held-ICMD-semaphore case. CXRAY_CONCURRENCY_ITERS=N
 // sets the storm's runs (N per mstreg, 2N per cxray loop), and
 // CXRAY_CONCURRENCY_INJECT_WEDGE=1 plays a dead semaphore holder in its
-// first attempt, to exercise the wedge handling.
+// first attempt, which must wedge the storm and be cleared by the advice
+// cxray prints.
 //
 // The package itself holds the parsers of the peer tools' outputs and the
 // register comparison, unit-tested on captured outputs without a device.

@@ -160,3 +160,40 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// TestAdviceClearsHeldSemaphore: a gateway semaphore held by an agent that
+// never gives it back (a tool that died holding it: cxray cannot know, so
+// it waits out its deadline) makes cxray fail with advice; the command it
+// advises clears the semaphore on the emulator as on hardware, and both
+// tools read the device again, with the fault still on. mstflint's own
+// clear_semaphore cannot clear this semaphore (it needs it to open the
+// device), on hardware and here, which is why cxray does not advise it.
+func TestAdviceClearsHeldSemaphore(t *testing.T) {
+	need(t, "mstreg", "mstflint", "mstmcra")
+	script := `run inject cxray emu ctl --socket "$SOCK" fault gateway_semaphore_held=true
+TMO=60 run flint_clear mstflint -d ` + fbdf + ` clear_semaphore
+TMO=30 run cxray_held ` + cxrayPAOS + ` --timeout 2s
+advice=$(grep -o '` + "`mst[a-z]* [^`]*`" + `' "$OUT/cxray_held.err" | head -1 | tr -d '` + "`" + `')
+echo "$advice" >"$OUT/advice"
+TMO=60 run advice sh -c "$advice"
+TMO=30 run after_cxray ` + cxrayPAOS + `
+TMO=60 run after_mstreg ` + mstregPAOS + `
+`
+	s := emuServe(t, "plain.yaml", script, 5*time.Minute)
+	s.ok(t, "inject")
+	if fc := s.step(t, "flint_clear"); fc.rc == 0 {
+		t.Errorf("mstflint clear_semaphore succeeded on a held gateway semaphore; cxray's advice should then name it:\n%s", fc)
+	}
+	held := s.step(t, "cxray_held")
+	if held.rc != 3 || !strings.Contains(held.stderr, "gateway semaphore") || !strings.Contains(held.stderr, "waited") {
+		t.Fatalf("cxray did not report the held gateway semaphore:\n%s", held)
+	}
+	advice := strings.TrimSpace(readFile(s, "advice"))
+	if advice != "mstmcra -c "+fbdf {
+		t.Errorf("advice %q, want `mstmcra -c %s`", advice, fbdf)
+	}
+	s.ok(t, "advice")
+	s.ok(t, "after_cxray")
+	s.ok(t, "after_mstreg")
+	t.Logf("%s\nadvice `%s` cleared it; both tools read the device again", firstLine(held.stderr), advice)
+}

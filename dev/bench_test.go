@@ -13,7 +13,7 @@ import (
 
 // BenchmarkRegGet reads MGIR and PDDR from the emulated ConnectX-7 through
 // the same access path as hardware and reports the config-space operations
-// per read next to the protocol's minimum (26 + 3w + 2r for w request and r
+// per read next to the protocol's minimum (18 + 3w + 2r for w request and r
 // reply dwords; see access/regaccess TestConfigSpaceCounts for the
 // derivation) and mstflint 4.21's sequence (115 + 3w + 3r).
 func BenchmarkRegGet(b *testing.B) {
@@ -54,7 +54,7 @@ func BenchmarkRegGet(b *testing.B) {
 			b.ReportMetric(float64(n.Ops())/float64(b.N), "cfgops/op")
 			b.ReportMetric(float64(n.Reads)/float64(b.N), "cfgreads/op")
 			b.ReportMetric(float64(n.Writes)/float64(b.N), "cfgwrites/op")
-			b.ReportMetric(float64(26+3*w+2*w), "protocol-min")
+			b.ReportMetric(float64(18+3*w+2*w), "protocol-min")
 			b.ReportMetric(float64(115+3*w+3*w), "mstflint-seq")
 		})
 	}

@@ -100,8 +100,10 @@ func New(cfg Config) *Device {
 	}
 	d.buildHeader()
 	d.cr = map[uint32]uint32{
-		crHardwareID:   uint32(d.id.HardwareRevision)<<16 | uint32(d.id.HardwareID),
-		crStaticConfig: 0, // bit 31 clear: static configuration done, ICMD ready
+		crHardwareID:     uint32(d.id.HardwareRevision)<<16 | uint32(d.id.HardwareID),
+		crStaticConfig:   0,       // bit 31 clear: static configuration done, ICMD ready
+		crCacheRepOffset: 0x10000, // the firmware owns the flash (cache replacement on)
+		crCacheRepCmd:    0x0B << 24,
 	}
 	d.reset()
 	return d

@@ -244,18 +244,32 @@ func TestRemovalAndReset(t *testing.T) {
 	}
 }
 
+// A held fault is an agent that took the semaphore and never gives it
+// back: other values do not stick, but a write of 0 clears it, as on
+// hardware (mstmcra -c, mstconfig clear_semaphore); clearing the fault
+// frees it as well.
 func TestSemaphoreFaults(t *testing.T) {
 	d, _ := newDev(nil)
 	d.SetFaults(Faults{GatewaySemaphoreHeld: true, ICMDSemaphoreHeld: true})
-	wr32(t, d, gSem, 0)
 	wr32(t, d, gSem, 3)
 	if v := rd32(t, d, gSem); v != ForeignHolder {
 		t.Fatalf("gateway semaphore = %#x with fault on, want the foreign holder", v)
 	}
-	gwWrite32(t, d, spaceSemaphore, 0, 0)
+	gwWrite32(t, d, spaceSemaphore, 0, 7)
 	if _, v := gwRead32(t, d, spaceSemaphore, 0); v != ForeignHolder {
 		t.Fatalf("ICMD semaphore = %#x with fault on", v)
 	}
+	gwWrite32(t, d, spaceSemaphore, 0, 0)
+	wr32(t, d, gSem, 0)
+	if s := d.State(); s.GatewaySemaphore != 0 || s.ICMDSemaphore != 0 {
+		t.Fatalf("a write of 0 did not clear the held semaphores: %+v", s)
+	}
+	wr32(t, d, gSem, 3)
+	if v := rd32(t, d, gSem); v != 3 {
+		t.Errorf("after a forced clear the semaphore reads %#x, want it takeable (3)", v)
+	}
+	wr32(t, d, gSem, 0)
+	d.SetFaults(Faults{GatewaySemaphoreHeld: true, ICMDSemaphoreHeld: true})
 	d.ClearFaults()
 	if s := d.State(); s.GatewaySemaphore != 0 || s.ICMDSemaphore != 0 {
 		t.Errorf("semaphores still held after clearing: %+v", s)

@@ -8,11 +8,13 @@ import (
 // Faults are failure modes that can be switched on and off at run time.
 // Clearing a fault leaves the device usable.
 type Faults struct {
-	// GatewaySemaphoreHeld: another agent holds the gateway semaphore
-	// (it reads ForeignHolder; writes to it are ignored).
+	// GatewaySemaphoreHeld: another agent takes the gateway semaphore when
+	// the fault goes on and never gives it back (it reads ForeignHolder;
+	// other values do not stick). As on hardware, a write of 0 clears it
+	// anyway, as `mstmcra -c` does; switching the fault off frees it too.
 	GatewaySemaphoreHeld bool
-	// ICMDSemaphoreHeld: another agent holds the ICMD semaphore (space 0xA,
-	// address 0).
+	// ICMDSemaphoreHeld: the same for the ICMD semaphore (space 0xA,
+	// address 0); `mstconfig clear_semaphore` writes the 0 that clears it.
 	ICMDSemaphoreHeld bool
 	// ICMDStuckBusy: ICMD commands never complete (BUSY stays set). When the
 	// fault is cleared (as for the slow faults) the pending command runs.

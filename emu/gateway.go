@@ -38,6 +38,13 @@ const (
 
 	crHardwareID   = 0xF0014
 	crStaticConfig = 0xB5F04
+	// The flash cache-replacement registers of ConnectX-7 and later:
+	// non-zero while the firmware owns the flash, so tools reach it
+	// through the firmware (MFPA, MFBA) rather than the CR-space flash
+	// gateway, which the emulator does not model (mstflint's mflash,
+	// check_cache_replacement_guard).
+	crCacheRepOffset = 0xF0484
+	crCacheRepCmd    = 0xF0488
 )
 
 type gateway struct {
@@ -102,7 +109,7 @@ func (d *Device) gwWrite(r int64, v uint32) {
 		d.gw.space = uint16(v)
 		d.emit(Event{Kind: EvSpaceSelect, Space: d.gw.space})
 	case gwSem:
-		d.semWrite(&d.gw.sem, v, d.flt.GatewaySemaphoreHeld, EvSemTaken, EvSemReleased)
+		d.semWrite(&d.gw.sem, v, EvSemTaken, EvSemReleased)
 	case gwAddr:
 		d.transaction(v)
 	case gwData:
@@ -111,11 +118,13 @@ func (d *Device) gwWrite(r int64, v uint32) {
 }
 
 // semWrite applies semaphore-cell semantics: 0 frees, a non-zero value sticks
-// only when the cell is free. While a "held" fault is on the other agent keeps
-// it, so writes are ignored.
-func (d *Device) semWrite(cell *uint32, v uint32, heldFault bool, taken, released EventKind) {
+// only when the cell is free. This holds while a "held" fault is on too:
+// the other agent's value sticks until someone writes 0, which on hardware
+// anyone can (that is what `mstmcra -c` does to the gateway semaphore and
+// `mstconfig clear_semaphore` to the ICMD one). The emulated agent never
+// gives the semaphore back itself; switching the fault off does.
+func (d *Device) semWrite(cell *uint32, v uint32, taken, released EventKind) {
 	switch {
-	case heldFault:
 	case v == 0 && *cell != 0:
 		d.emit(Event{Kind: released, Value: *cell})
 		*cell = 0
@@ -201,9 +210,9 @@ func (d *Device) spaceWrite(sp uint16, addr, v uint32) bool {
 		}
 		cell := d.sems[addr]
 		if addr == 0 {
-			d.semWrite(&cell, v, d.flt.ICMDSemaphoreHeld, EvICMDSemTaken, EvICMDSemReleased)
+			d.semWrite(&cell, v, EvICMDSemTaken, EvICMDSemReleased)
 		} else {
-			d.semWrite(&cell, v, false, 0, 0)
+			d.semWrite(&cell, v, 0, 0)
 		}
 		d.sems[addr] = cell
 		return true

@@ -1,11 +1,13 @@
 package optics
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // I2C addresses of module memory (7-bit).
@@ -203,20 +205,59 @@ type PageReader interface {
 // CMIS upper pages and 11h in four banks) with room to spare.
 const maxReads = 16
 
-// ReadImage reads the pages a full decode needs, following what the module
-// says about itself: its identifier, flat memory, DDM support, banks and
-// active lanes. Only the first read (the lower page) must succeed; later
-// failures are kept in Image.Errors and the decode does what it can.
+// Bytes of each half page the decoders use, from the start of the half:
+// a read asks for no more (module memory is read over I2C, through MCIA,
+// a few dozen bytes at a time, and each MCIA access is a whole ICMD
+// command). The decode of a page read this far equals the decode of the
+// whole page (TestTrimmedReadsDecodeTheSame).
+const (
+	needCMISPage00  = 95  // 128..222: identification, its checksum at 222
+	needCMISPage01  = 33  // 128..160: versions, lengths, banks, monitor support
+	needCMISPage02  = 72  // 128..199: thresholds
+	needCMISPage11  = 86  // 128..213: flags, lane monitors, active control set
+	needSFF8636Up00 = 96  // 128..223: identification, CC_BASE and CC_EXT
+	needSFF8636Up03 = 72  // 128..199: thresholds
+	needSFF8472A0   = 96  // 0..95: ID fields, CC_BASE and CC_EXT
+	needFull        = 128 // lower pages (monitors, flags, applications), SFF-8472 A2h
+)
+
+// ReadImage reads the parts of the pages a full decode needs, following
+// what the module says about itself: its identifier, flat memory, DDM
+// support, banks and active lanes. Only the first read (the lower page)
+// must succeed; later failures are kept in Image.Errors and the decode does
+// what it can. Pages are read only as far as the decoders look (the raw
+// pages of the result may be shorter than 128 bytes); ReadFullImage reads
+// them whole.
 func ReadImage(ctx context.Context, r PageReader) (*Image, error) {
+	return readImage(ctx, r, nil, false)
+}
+
+// ReadFullImage is ReadImage reading every page it visits whole (for raw
+// dumps).
+func ReadFullImage(ctx context.Context, r PageReader) (*Image, error) {
+	return readImage(ctx, r, nil, true)
+}
+
+// ReadImageCached is ReadImage reusing the static pages kept in c from an
+// earlier read of the same module in this process (see StaticPages); c may
+// be nil.
+func ReadImageCached(ctx context.Context, r PageReader, c *StaticPages) (*Image, error) {
+	return readImage(ctx, r, c, false)
+}
+
+func readImage(ctx context.Context, r PageReader, cache *StaticPages, full bool) (*Image, error) {
 	im := &Image{}
 	reads := 0
 	var firstErr error
-	read := func(a PageAddr) bool {
+	read := func(a PageAddr, n int) bool {
 		if reads >= maxReads || ctx.Err() != nil {
 			return false
 		}
+		if full {
+			n = HalfSize
+		}
 		reads++
-		b, err := r.ReadPage(ctx, a, HalfSize)
+		b, err := r.ReadPage(ctx, a, n)
 		if err != nil {
 			im.Errors = append(im.Errors, PageError{PageAddr: canonical(a), Err: err.Error()})
 			if firstErr == nil {
@@ -228,7 +269,7 @@ func ReadImage(ctx context.Context, r PageReader) (*Image, error) {
 		return true
 	}
 	lower := PageAddr{I2C: AddrA0}
-	if !read(lower) {
+	if !read(lower, needFull) {
 		if firstErr != nil {
 			return im, fmt.Errorf("read the module's lower page: %w", firstErr)
 		}
@@ -241,32 +282,54 @@ func ReadImage(ctx context.Context, r PageReader) (*Image, error) {
 	if allSame(im.Half(lower), 0xFF) {
 		return im, nil // a hung bus reads ones: the rest would too
 	}
-	up := func(page, bank uint8) bool {
-		return read(PageAddr{I2C: AddrA0, Page: page, Bank: bank, Offset: HalfSize})
+	upper := func(page, bank uint8) PageAddr {
+		return PageAddr{I2C: AddrA0, Page: page, Bank: bank, Offset: HalfSize}
+	}
+	up := func(page, bank uint8, n int) bool { return read(upper(page, bank), n) }
+	// static reads a page that does not change while the module stays
+	// plugged, from the cache when the identification page just read is
+	// the one it was cached with.
+	var ident []byte
+	static := func(page uint8, n int) bool {
+		a := upper(page, 0)
+		if b := cache.get(ident, a, n); b != nil {
+			im.Add(a, b)
+			return true
+		}
+		if !up(page, 0, n) {
+			return false
+		}
+		cache.put(ident, a, im.Half(a))
+		return true
 	}
 	switch StandardOf(lo.u8(0)) {
 	case SFF8472:
 		// Everything SFF-8472 defines sits in the lower halves of A0h and
 		// A2h; A2h answers only when the module says it has diagnostics.
+		// The lower page read first is whole; its decode needs 96 bytes.
 		if lo.u8(92)&0x40 != 0 {
-			read(PageAddr{I2C: AddrA2})
+			read(PageAddr{I2C: AddrA2}, needFull)
 		}
 	case SFF8636:
-		up(0, 0)
+		if up(0, 0, needSFF8636Up00) {
+			ident = identity(im, lo.u8(0))
+		}
 		if lo.u8(2)&0x04 == 0 {
-			up(3, 0)
+			static(3, needSFF8636Up03)
 		}
 	case CMIS:
-		up(0, 0)
+		if up(0, 0, needCMISPage00) {
+			ident = identity(im, lo.u8(0))
+		}
 		if lo.u8(2)&0x80 != 0 {
 			break // flat memory: nothing beyond page 00h
 		}
-		up(1, 0)
-		up(2, 0)
+		static(1, needCMISPage01)
+		static(2, needCMISPage02)
 		// Page 11h of every bank the module has (one per 8 lanes).
 		banks := cmisBanks(im.view(AddrA0, 0, 1, true).u8(142))
 		for b := 0; b < banks; b++ {
-			if !up(0x11, uint8(b)) {
+			if !up(0x11, uint8(b), needCMISPage11) {
 				break
 			}
 		}
@@ -275,6 +338,64 @@ func ReadImage(ctx context.Context, r PageReader) (*Image, error) {
 		return im, err
 	}
 	return im, nil
+}
+
+// identity is what tells one module from another: its identifier and its
+// identification page (vendor, part and serial number, date code).
+func identity(im *Image, id byte) []byte {
+	p := im.Half(PageAddr{I2C: AddrA0, Offset: HalfSize})
+	if len(p) == 0 {
+		return nil
+	}
+	return append([]byte{id}, p...)
+}
+
+// StaticPages keeps a module's static pages (CMIS advertising 01h and
+// thresholds 02h, SFF-8636 thresholds 03h) between reads in one process,
+// so a monitor or exporter reading the module every few seconds does not
+// read them again each time. They are reused only when the module's
+// identification page, which is read every time, is the same byte for
+// byte: another module in the cage (a different serial number) invalidates
+// them. Keep one per module (cage); safe for concurrent use.
+type StaticPages struct {
+	mu    sync.Mutex
+	ident []byte
+	pages map[PageAddr][]byte
+}
+
+func (c *StaticPages) get(ident []byte, a PageAddr, n int) []byte {
+	if c == nil || ident == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !bytes.Equal(c.ident, ident) {
+		return nil
+	}
+	if b := c.pages[a]; len(b) >= n {
+		return b
+	}
+	return nil
+}
+
+func (c *StaticPages) put(ident []byte, a PageAddr, b []byte) {
+	if c == nil || ident == nil || len(b) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !bytes.Equal(c.ident, ident) {
+		c.ident = append([]byte(nil), ident...)
+		c.pages = map[PageAddr][]byte{}
+	}
+	c.pages[a] = append([]byte(nil), b...)
+}
+
+// Forget drops what is kept (a caller that saw the module unplugged).
+func (c *StaticPages) Forget() {
+	c.mu.Lock()
+	c.ident, c.pages = nil, nil
+	c.mu.Unlock()
 }
 
 // ErrNotRead is returned when a module's memory could not be read at all.

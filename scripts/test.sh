@@ -22,6 +22,8 @@ if [ -n "$unformatted" ]; then echo "gofmt needed on: $unformatted" >&2; exit 1;
 
 echo "test: go test"
 go test -count=1 ./...
+echo "test: go test -race (the concurrent parts)"
+go test -race -count=1 ./access/... ./emu/optics ./exporter ./monitor
 
 fuzztime="${FUZZTIME:-10s}"
 echo "test: fuzz targets, $fuzztime each"

@@ -49,7 +49,22 @@ func (c *Client) QueryCapabilities(ctx context.Context) (*Capabilities, error) {
 	if err != nil {
 		return nil, err
 	}
-	w0, w1 := binary.BigEndian.Uint32(out[0:]), binary.BigEndian.Uint32(out[4:])
+	return DecodeCapabilities(out), nil
+}
+
+// DecodeCapabilities decodes an ICMD_QUERY_CAP reply (at least 8 bytes, PRM
+// byte order); a shorter reply decodes as zeros for the missing dwords.
+func DecodeCapabilities(b []byte) *Capabilities {
+	var w [2]uint32
+	for i := range w {
+		if len(b) >= 4*i+4 {
+			w[i] = binary.BigEndian.Uint32(b[4*i:])
+		}
+	}
+	return decodeCapabilities(w[0], w[1])
+}
+
+func decodeCapabilities(w0, w1 uint32) *Capabilities {
 	bit := func(n uint) bool { return w0>>n&1 != 0 }
 	return &Capabilities{
 		Raw:      [2]uint32{w0, w1},
@@ -58,7 +73,7 @@ func (c *Client) QueryCapabilities(ctx context.Context) (*Capabilities, error) {
 		VirtualLinkDown: bit(22), CapabilityGroups: bit(20), SBCAMReg: bit(18), CWCAMReg: bit(17),
 		NCFGReg: bit(16), VirtNodeGUID: bit(15), NICCapReg: bit(13),
 		NumDiagnosticCounters: uint16(w1 >> 16),
-	}, nil
+	}
 }
 
 // FirmwareInfo is the reply of GET_FW_INFO.

@@ -15,6 +15,7 @@ var (
 	ErrBusy          = errors.New("ICMD busy with another command")
 	ErrTimeout       = errors.New("ICMD command timed out")
 	ErrTooLarge      = errors.New("ICMD command too large")
+	ErrClosed        = errors.New("ICMD client closed")
 )
 
 // Error is a failed ICMD operation.
@@ -22,6 +23,7 @@ type Error struct {
 	Op     string
 	Kind   error
 	Opcode uint16
+	Device string // the function, as the gateway names it
 	Detail string
 	Hint   string
 	Err    error

@@ -3,8 +3,11 @@ package icmd_test
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/access/icmd"
 	"github.com/cxray/cxray/access/vsec"
@@ -54,13 +57,32 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-// free fails the test if a semaphore was left held or a command is pending.
+// free fails the test if a semaphore is held by anyone but this client
+// keeping the ICMD semaphore between commands, and then checks that
+// Release gives that back too.
 func (r *rig) free(t *testing.T) {
+	t.Helper()
+	s := r.dev.State()
+	if s.GatewaySemaphore != 0 || (s.ICMDSemaphore != 0 && !(r.ic != nil && r.ic.Held() && s.ICMDSemaphore == pid())) {
+		t.Errorf("semaphores left held: %+v", s)
+	}
+	if r.ic != nil {
+		if err := r.ic.Release(ctxT(t)); err != nil {
+			t.Errorf("release: %v", err)
+		}
+	}
+	r.released(t)
+}
+
+// released fails the test unless both semaphores are free now.
+func (r *rig) released(t *testing.T) {
 	t.Helper()
 	if s := r.dev.State(); s.GatewaySemaphore != 0 || s.ICMDSemaphore != 0 {
 		t.Errorf("semaphores left held: %+v", s)
 	}
 }
+
+func pid() uint32 { return uint32(os.Getpid()) }
 
 func TestOpen(t *testing.T) {
 	r := newRig(t)
@@ -114,30 +136,36 @@ func TestFirmwareInfo(t *testing.T) {
 	}
 }
 
-// One command is one gateway session: the gateway semaphore is taken once and
-// encloses the ICMD semaphore, the command and the release.
+// One command is one gateway session: the gateway semaphore is taken once
+// and encloses the ICMD semaphore and the command. The ICMD semaphore is
+// kept for the next command (which only reads it back) and released by
+// Release, inside a session of its own.
 func TestOneSessionPerCommand(t *testing.T) {
 	r := newRig(t)
-	if _, err := r.ic.QueryCapabilities(ctxT(t)); err != nil {
+	for i := 0; i < 2; i++ {
+		if _, err := r.ic.QueryCapabilities(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.ic.Release(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
 	var seq []emu.EventKind
 	for _, e := range r.rec.Kinds(emu.EvSemTaken, emu.EvSemReleased, emu.EvICMDSemTaken, emu.EvICMDSemReleased, emu.EvICMDStart, emu.EvICMDDone) {
 		seq = append(seq, e.Kind)
 	}
-	want := []emu.EventKind{emu.EvSemTaken, emu.EvICMDSemTaken, emu.EvICMDStart, emu.EvICMDDone, emu.EvICMDSemReleased, emu.EvSemReleased}
-	if len(seq) != len(want) {
-		t.Fatalf("sequence %v, want %v", seq, want)
+	want := []emu.EventKind{
+		emu.EvSemTaken, emu.EvICMDSemTaken, emu.EvICMDStart, emu.EvICMDDone, emu.EvSemReleased,
+		emu.EvSemTaken, emu.EvICMDStart, emu.EvICMDDone, emu.EvSemReleased,
+		emu.EvSemTaken, emu.EvICMDSemReleased, emu.EvSemReleased,
 	}
-	for i := range want {
-		if seq[i] != want[i] {
-			t.Fatalf("sequence %v, want %v", seq, want)
-		}
+	if diff := cmp.Diff(want, seq); diff != "" {
+		t.Fatalf("event sequence (-want +got):\n%s", diff)
 	}
 	if r.rec.Count(emu.EvUnlocked) != 0 {
 		t.Error("a transaction ran without the gateway semaphore")
 	}
-	r.free(t)
+	r.released(t)
 }
 
 func TestUnknownOpcode(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/access/icmd"
+	"github.com/cxray/cxray/access/vsec"
 )
 
 // Errors for requests the client refuses before sending.
@@ -73,9 +74,14 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 	}
 	frame := EncodeRequest(r.Method, r.ID, r.Data)
 	var payload []byte
-	// A busy firmware (status 1) is asked again a few times, a little
-	// later each time; the request is resent whole, so nothing is skipped.
-	for try := 0; ; try++ {
+	// A busy firmware (status 1) is asked again, a little later each time,
+	// until the caller's deadline; the request is resent whole, so nothing
+	// is skipped.
+	clk := c.ic.Clock()
+	start := clk.Now()
+	until := vsec.Until(ctx, clk, busyLimit)
+	b := vsec.NewBackoff(busyBackoff, maxBusyBackoff)
+	for try := 1; ; try++ {
 		reply, err := c.ic.Send(ctx, icmd.OpAccessReg, frame[:HeaderSize+w], HeaderSize+rd)
 		if err != nil {
 			return nil, fmt.Errorf("regaccess: %s register 0x%04x: %w", r.Method, r.ID, err)
@@ -84,11 +90,12 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if status == StatusBusy && try < busyRetries {
-			if err := sleepCtx(ctx, time.Duration(try+1)*busyBackoff); err != nil {
-				return nil, &StatusError{Status: status, RegisterID: r.ID, Method: r.Method}
+		if status == StatusBusy {
+			if clk.Now().Before(until) && b.Sleep(ctx, clk, until) == nil {
+				continue
 			}
-			continue
+			return nil, fmt.Errorf("regaccess: %s: the firmware answered busy %d times in %v, until the command's deadline: %w",
+				c.ic.Gateway().Name(), try, clk.Now().Sub(start).Round(time.Millisecond), &StatusError{Status: status, RegisterID: r.ID, Method: r.Method})
 		}
 		if status != StatusOK {
 			return nil, &StatusError{Status: status, RegisterID: r.ID, Method: r.Method}
@@ -101,23 +108,13 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 	return out, nil
 }
 
-// Busy retries: up to busyRetries more tries, waiting 1, 2, 3 ... times
-// busyBackoff in between.
+// Busy retries: waits of 2, 4, 8 ... ms up to maxBusyBackoff between tries,
+// for as long as the caller's deadline allows (busyLimit without one).
 const (
-	busyRetries = 4
-	busyBackoff = 2 * time.Millisecond
+	busyBackoff    = 2 * time.Millisecond
+	maxBusyBackoff = 100 * time.Millisecond
+	busyLimit      = 0 // no cap below the deadline
 )
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 // checkCaps runs ICMD_QUERY_CAP once per client (until it succeeds) and
 // refuses firmware that restricts access register to a few registers, as
@@ -126,9 +123,12 @@ func (c *Client) checkCaps(ctx context.Context) error {
 	if c.capsOK.Load() {
 		return nil
 	}
-	caps, err := c.ic.QueryCapabilities(ctx)
-	if err != nil {
-		return fmt.Errorf("regaccess: query ICMD capabilities: %w", err)
+	caps := c.ic.Capabilities() // asked at open, in the open's session
+	if caps == nil {
+		var err error
+		if caps, err = c.ic.QueryCapabilities(ctx); err != nil {
+			return fmt.Errorf("regaccess: query ICMD capabilities: %w", err)
+		}
 	}
 	if !caps.AccessRegAll {
 		return fmt.Errorf("regaccess: the firmware does not allow generic register access over ICMD "+

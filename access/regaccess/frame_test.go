@@ -85,6 +85,10 @@ func TestStatusErrors(t *testing.T) {
 	}
 }
 
+// FuzzParseReply: any frame. A frame shorter than the header, of another
+// TLV type or for another register is refused; otherwise the status is the
+// operation TLV's [14:8] and the payload is the frame's bytes after the
+// header, at most size of them.
 func FuzzParseReply(f *testing.F) {
 	f.Add(EncodeRequest(Get, 0x9020, make([]byte, 16)), uint16(0x9020), 16)
 	f.Add([]byte{}, uint16(0), -1)
@@ -92,10 +96,50 @@ func FuzzParseReply(f *testing.F) {
 	f.Fuzz(func(t *testing.T, frame []byte, id uint16, size int) {
 		p, st, err := ParseReply(frame, id, size)
 		if err != nil {
+			if len(frame) >= HeaderSize && frame[0]>>3 == tlvOperation && binary.BigEndian.Uint16(frame[4:]) == id {
+				t.Fatalf("a well-formed reply for 0x%04x was refused: %v", id, err)
+			}
 			return
 		}
-		if len(p) > len(frame)-HeaderSize || len(p) > max(size, 0) || st > 0x7F {
-			t.Fatalf("payload %d bytes, status %d from a %d-byte frame, size %d", len(p), st, len(frame), size)
+		if len(frame) < HeaderSize || frame[0]>>3 != tlvOperation || binary.BigEndian.Uint16(frame[4:]) != id {
+			t.Fatalf("accepted a frame that is not a reply for 0x%04x: % x", id, frame)
+		}
+		if st != frame[2]&0x7F {
+			t.Fatalf("status %#x, frame says %#x", st, frame[2]&0x7F)
+		}
+		if len(p) != max(0, min(size, len(frame)-HeaderSize)) || !bytes.Equal(p, frame[HeaderSize:HeaderSize+len(p)]) {
+			t.Fatalf("payload %d bytes from a %d-byte frame with size %d", len(p), len(frame), size)
+		}
+	})
+}
+
+// FuzzFrameRoundTrip: a request, answered by a firmware that sets a status
+// and rewrites the payload (the response bit and the method may change),
+// parses back to that status and payload.
+func FuzzFrameRoundTrip(f *testing.F) {
+	f.Add(uint8(1), uint16(0x9020), []byte("0123456789abcdef"), uint8(0), []byte("fedcba9876543210"))
+	f.Add(uint8(2), uint16(0x5006), []byte{}, uint8(7), []byte{})
+	f.Fuzz(func(t *testing.T, m uint8, id uint16, data []byte, status uint8, reply []byte) {
+		data = data[:len(data)&^3]
+		req := EncodeRequest(Method(m), id, data)
+		if len(req) != HeaderSize+len(data) || !bytes.Equal(req[HeaderSize:], data) {
+			t.Fatalf("request frame % x for %d payload bytes", req, len(data))
+		}
+		if got := int(binary.BigEndian.Uint32(req[16:])>>16) & maxTLVDwords; got != (len(data)+4)/4 {
+			t.Fatalf("register TLV length %d dwords for %d bytes", got, len(data))
+		}
+		resp := append([]byte(nil), req...)
+		resp[2] = resp[2]&0x80 | status&0x7F
+		resp[6] |= 0x80 // the response bit
+		copy(resp[HeaderSize:], reply)
+		p, st, err := ParseReply(resp, id, len(data))
+		if err != nil || st != status&0x7F {
+			t.Fatalf("reply with status %#x: %v, status %#x", status, err, st)
+		}
+		want := append([]byte(nil), data...)
+		copy(want, reply)
+		if !bytes.Equal(p, want) {
+			t.Fatalf("payload % x, want % x", p, want)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package vsec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -20,6 +21,7 @@ var (
 	ErrSyndrome          = errors.New("gateway syndrome")
 	ErrBadAddress        = errors.New("bad gateway address")
 	ErrReleased          = errors.New("session already released")
+	ErrInterrupted       = errors.New("gateway work interrupted")
 )
 
 // SyndromeAddressOutOfRange is the CTRL[27:24] code for an address outside
@@ -31,6 +33,7 @@ const SyndromeAddressOutOfRange = 3
 type Error struct {
 	Op     string // "open", "acquire", "select space", "read", "write"
 	Kind   error  // one of the Err* kinds above
+	Device string // the function (Options.Name), if named
 	Space  Space  // address space involved, if any
 	Addr   uint32 // address involved, if any
 	Value  uint32 // holder ticket (semaphore busy) or syndrome code
@@ -53,11 +56,38 @@ func goneError(op string) *Error {
 		Hint:   "check `lspci` and dmesg; after a hot-plug or reset, rescan (echo 1 > /sys/bus/pci/rescan) and retry"}
 }
 
-func busyError(holder uint32, waited time.Duration, cause error) *Error {
-	return &Error{Op: "acquire", Kind: ErrSemaphoreBusy, Value: holder, Err: cause,
-		Detail: fmt.Sprintf("device in use by another tool: the gateway semaphore stayed held (holder 0x%08x) for %v", holder, waited),
-		Hint: "wait for the other tool (mstflint, mlxreg, mlxconfig, another cxray, or the mlx5 driver's crash dump) " +
-			"to finish and retry; if none is running, a crashed tool may have left it held: `mstflint -d DEV clear_semaphore` clears it"}
+// busyError: the semaphore stayed held by holder until the caller's
+// deadline (or its cancellation, cause).
+func (g *Gateway) busyError(holder uint32, waited, heldFor time.Duration, cause error) *Error {
+	why := "until the command's deadline"
+	if errors.Is(cause, context.Canceled) {
+		why = "when the command was interrupted"
+	} else if g.semTimeout > 0 && waited >= g.semTimeout {
+		why = fmt.Sprintf("the %v limit", g.semTimeout)
+	}
+	dev := "DEV"
+	if g.name != "" {
+		dev = g.name
+	}
+	return &Error{Op: "acquire", Kind: ErrSemaphoreBusy, Value: holder, Err: cause, Device: g.name,
+		Detail: fmt.Sprintf("%s: device in use by another tool: waited %v for the gateway semaphore (config 0x%x), "+
+			"held by ticket 0x%08x for the last %v, %s", g.Name(), waited.Round(time.Millisecond), g.base+offSem,
+			holder, heldFor.Round(time.Millisecond), why),
+		Hint: "wait for the other tool (mstflint, mstreg, mstconfig, the mlx5 driver's crash dump) to finish and retry, " +
+			"or give this command a longer --timeout; if none is running (check ps and dmesg), a tool that crashed left it held: " +
+			"`mstmcra -c " + dev + "` clears it (mstflint's clear_semaphore does not: it needs this semaphore itself)"}
+}
+
+// ctxError: the caller's context ended before a transaction could run.
+func (g *Gateway) ctxError(op string, sp Space, addr uint32, cause error) *Error {
+	if errors.Is(cause, context.Canceled) {
+		return &Error{Op: op, Kind: ErrInterrupted, Space: sp, Addr: addr, Err: cause, Device: g.name,
+			Detail: fmt.Sprintf("%s: the command was interrupted before the %s of %s address 0x%x", g.Name(), op, sp, addr),
+			Hint:   "nothing was left held; run the command again"}
+	}
+	return &Error{Op: op, Kind: ErrTimeout, Space: sp, Addr: addr, Err: cause, Device: g.name,
+		Detail: fmt.Sprintf("%s: the command's deadline passed before the %s of %s address 0x%x", g.Name(), op, sp, addr),
+		Hint:   "the device or another tool is slow; retry with a longer --timeout"}
 }
 
 func syndromeError(op string, sp Space, addr, code uint32) *Error {

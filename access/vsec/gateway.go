@@ -12,6 +12,7 @@ package vsec
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -41,17 +42,31 @@ const (
 
 // Defaults for Options.
 const (
-	DefaultSemaphoreTimeout = 2 * time.Second // mstflint: 2048 attempts ~1 ms apart
-	DefaultPollLimit        = 2048            // flag polls per dword, as mstflint and Linux
-	retrySleep              = time.Millisecond
-	pollSleepEvery          = 16 // sleep 1 ms after every 16 flag polls, as mstflint
+	DefaultPollLimit = 2048 // flag polls per dword, as mstflint and Linux
+	retrySleep       = time.Millisecond
+	pollSleepEvery   = 16 // sleep 1 ms after every 16 flag polls, as mstflint
+	maxSemBackoff    = 4 * time.Millisecond
+	// maxFreeReads bounds how often the semaphore may read 0 right after our
+	// ticket failed to stick (a holder released in between); a device that
+	// always does is broken, not busy.
+	maxFreeReads = 64
 )
+
+// DefaultSemaphoreTimeout was the fixed wait for a held gateway semaphore.
+// Waits now last as long as the caller's deadline (see Until); the constant
+// stays for callers that still pass it as an explicit cap.
+//
+// Deprecated: leave Options.SemaphoreTimeout zero.
+const DefaultSemaphoreTimeout = 2 * time.Second
 
 // Options tune a Gateway. The zero value is ready to use.
 type Options struct {
 	// Clock for sleeps and deadlines; nil means the wall clock.
 	Clock clock.Clock
-	// SemaphoreTimeout bounds the wait for a semaphore held by another agent.
+	// Name is the function in messages ("0000:03:00.0"); "" says "the device".
+	Name string
+	// SemaphoreTimeout, when positive, caps the wait for a semaphore another
+	// agent holds below the caller's deadline. Zero: the deadline alone.
 	SemaphoreTimeout time.Duration
 	// PollLimit bounds the flag polls per dword transaction.
 	PollLimit int
@@ -60,6 +75,14 @@ type Options struct {
 	// split it into two dword reads in address order, so DATA is read right
 	// after the flag is seen set, saving one config access per dword.
 	SingleDwordReads bool
+	// Witness, when set, records the tickets this process writes into the
+	// semaphore, so that a later process can release a semaphore this one
+	// left held when it was killed, and this one can release what a killed
+	// cxray left (pci.Witness, slot WitnessGateway). Nil: no recovery.
+	Witness Witness
+	// Notify receives a Notice when a semaphore is released from a dead
+	// holder; nil drops them (the caller should say what happened).
+	Notify func(Notice)
 }
 
 // Gateway is an opened gateway capability on one PCI function. It is safe for
@@ -72,14 +95,19 @@ type Gateway struct {
 	vendor, device uint16
 	capType        uint8
 	clk            clock.Clock
+	name           string
 	semTimeout     time.Duration
 	pollLimit      int
 	paired         bool
+	witness        Witness
+	notify         func(Notice)
 
 	turn chan struct{} // holds one token while a session is open
 
 	mu       sync.Mutex
 	verified map[Space]bool // spaces whose status bits have been seen non-zero
+	ctrl     uint32         // last known CTRL value: [31:16] are read-only status, written back as read
+	haveCtrl bool
 }
 
 // Open finds the gateway capability of the function behind cs. It checks the
@@ -91,12 +119,10 @@ func Open(cs pci.ConfigSpace, opts *Options) (*Gateway, error) {
 		o = *opts
 	}
 	g := &Gateway{
-		cs: cs, clk: clock.Or(o.Clock),
+		cs: cs, clk: clock.Or(o.Clock), name: o.Name,
 		semTimeout: o.SemaphoreTimeout, pollLimit: o.PollLimit, paired: !o.SingleDwordReads,
+		witness: o.Witness, notify: o.Notify,
 		turn: make(chan struct{}, 1), verified: map[Space]bool{},
-	}
-	if g.semTimeout <= 0 {
-		g.semTimeout = DefaultSemaphoreTimeout
 	}
 	if g.pollLimit <= 0 {
 		g.pollLimit = DefaultPollLimit
@@ -168,6 +194,25 @@ func (g *Gateway) CapType() uint8 { return g.capType }
 // Clock returns the clock used for sleeps and deadlines.
 func (g *Gateway) Clock() clock.Clock { return g.clk }
 
+// Name returns the function's name for messages ("the device" if unnamed).
+func (g *Gateway) Name() string {
+	if g.name == "" {
+		return "the device"
+	}
+	return g.name
+}
+
+// Notify passes a notice to Options.Notify (the ICMD client reports its
+// recoveries through the gateway's callback).
+func (g *Gateway) Notify(n Notice) {
+	if n.Device == "" {
+		n.Device = g.Name()
+	}
+	if g.notify != nil {
+		g.notify(n)
+	}
+}
+
 // Do runs fn in a session and releases it afterwards.
 func (g *Gateway) Do(ctx context.Context, fn func(*Session) error) error {
 	s, err := g.Acquire(ctx)
@@ -196,45 +241,100 @@ func (g *Gateway) Write32(ctx context.Context, sp Space, addr, v uint32) error {
 }
 
 // Acquire takes the gateway semaphore and returns a session holding it.
-// Another agent holding the semaphore is waited for until SemaphoreTimeout
-// (on the gateway's clock) or ctx ends; either gives an ErrSemaphoreBusy error.
+// Another agent holding the semaphore is waited for, with a backoff, until
+// ctx's deadline (capped by SemaphoreTimeout when set); a semaphore that a
+// dead cxray process left held is released (see Options.Witness) and
+// reported through Notify. Giving up is an ErrSemaphoreBusy error that
+// names the function, the holder and the time waited.
 func (g *Gateway) Acquire(ctx context.Context) (*Session, error) {
+	start := g.clk.Now()
+	until := Until(ctx, g.clk, g.semTimeout)
 	select {
 	case g.turn <- struct{}{}:
-	case <-ctx.Done():
-		return nil, &Error{Op: "acquire", Kind: ErrSemaphoreBusy, Err: ctx.Err(),
-			Detail: "another session of this process kept the gateway until the deadline",
-			Hint:   "retry with a longer deadline, or issue fewer operations at once"}
+	default:
+		select {
+		case g.turn <- struct{}{}:
+		case <-ctx.Done():
+			return nil, &Error{Op: "acquire", Kind: ErrSemaphoreBusy, Err: ctx.Err(), Device: g.name,
+				Detail: fmt.Sprintf("%s: another session of this process kept the gateway until the command's deadline (%v)", g.Name(), g.clk.Now().Sub(start).Round(time.Millisecond)),
+				Hint:   "retry with a longer deadline, or issue fewer operations at once"}
+		}
 	}
-	if err := g.takeSemaphore(ctx); err != nil {
+	if g.witness != nil {
+		if waited, err := LockWitness(ctx, g.clk, g.witness, until); err != nil {
+			<-g.turn
+			return nil, g.witnessBusy(waited, err)
+		}
+	}
+	if err := g.takeSemaphore(ctx, start, until); err != nil {
+		g.unlockWitness()
 		<-g.turn
 		return nil, err
 	}
 	return &Session{g: g}, nil
 }
 
+func (g *Gateway) unlockWitness() {
+	if g.witness != nil {
+		g.witness.Unlock()
+	}
+}
+
+func (g *Gateway) witnessBusy(waited time.Duration, cause error) *Error {
+	if !errors.Is(cause, context.DeadlineExceeded) && !errors.Is(cause, context.Canceled) {
+		return &Error{Op: "acquire", Kind: ErrSemaphoreBusy, Err: cause, Device: g.name,
+			Detail: fmt.Sprintf("%s: cannot lock the gateway's holder record", g.Name()),
+			Hint:   "check that " + pci.LockDir + " is writable (mstflint uses it too)"}
+	}
+	pid := g.witness.Recorder()
+	return &Error{Op: "acquire", Kind: ErrSemaphoreBusy, Err: cause, Device: g.name,
+		Detail: fmt.Sprintf("%s: the gateway stayed in use by another cxray process (pid %d) for %v, until the command's deadline",
+			g.Name(), pid, waited.Round(time.Millisecond)),
+		Hint: "wait for that cxray command to finish (ps -p PID), or give this one a longer --timeout"}
+}
+
 // takeSemaphore: read a ticket from COUNTER, write it to SEMAPHORE, read it
 // back; the semaphore is ours iff the ticket stuck. The first attempt skips
 // the "is it free" read (a write to a held semaphore is ignored), saving a
 // config access in the common, uncontended case.
-func (g *Gateway) takeSemaphore(ctx context.Context) error {
-	start := g.clk.Now()
-	deadline := start.Add(g.semTimeout)
+func (g *Gateway) takeSemaphore(ctx context.Context, start, until time.Time) error {
 	checkFirst := false
-	for {
+	b := NewBackoff(retrySleep, maxSemBackoff)
+	var checked uint32 // holder value already checked against the witness
+	var heldSince time.Time
+	for free := 0; ; {
 		taken, holder, err := g.trySemaphore(checkFirst)
 		if err != nil || taken {
 			return err
 		}
 		checkFirst = true
-		if !g.clk.Now().Before(deadline) {
-			return busyError(holder, g.clk.Now().Sub(start), nil)
-		}
 		if holder == 0 {
-			continue // released between our write and read-back: try again at once
+			// Released between our write and read-back: try again at once.
+			if free++; free > maxFreeReads {
+				return &Error{Op: "acquire", Kind: ErrSemaphoreBusy, Device: g.name,
+					Detail: fmt.Sprintf("%s: the gateway semaphore reads 0 right after every ticket written to it (%d times): it does not hold values", g.Name(), free),
+					Hint:   "the gateway is malfunctioning; reset the device (mstfwreset) or reboot"}
+			}
+			continue
 		}
-		if err := g.clk.Sleep(ctx, retrySleep); err != nil {
-			return busyError(holder, g.clk.Now().Sub(start), err)
+		if holder != checked {
+			checked, heldSince = holder, g.clk.Now()
+			if g.witness != nil {
+				if pid, ok := g.witness.Orphaned(holder); ok {
+					if err := g.wr("recover", offSem, 0); err != nil {
+						return err
+					}
+					g.Notify(Notice{Semaphore: "gateway", Value: holder, PID: pid, Waited: g.clk.Now().Sub(start)})
+					checkFirst = false
+					continue
+				}
+			}
+		}
+		if !g.clk.Now().Before(until) {
+			return g.busyError(holder, g.clk.Now().Sub(start), g.clk.Now().Sub(heldSince), ctx.Err())
+		}
+		if err := b.Sleep(ctx, g.clk, until); err != nil {
+			return g.busyError(holder, g.clk.Now().Sub(start), g.clk.Now().Sub(heldSince), err)
 		}
 	}
 }
@@ -253,13 +353,20 @@ func (g *Gateway) trySemaphore(checkFirst bool) (taken bool, holder uint32, err 
 		// Writing 0 would release someone else's semaphore; draw again.
 		ticket, err = g.rd("acquire", offCounter)
 		if err == nil && ticket == 0 {
-			return false, 0, &Error{Op: "acquire", Kind: ErrSemaphoreBusy,
-				Detail: "the gateway COUNTER register keeps returning 0, so no semaphore ticket can be drawn",
+			return false, 0, &Error{Op: "acquire", Kind: ErrSemaphoreBusy, Device: g.name,
+				Detail: fmt.Sprintf("%s: the gateway COUNTER register keeps returning 0, so no semaphore ticket can be drawn", g.Name()),
 				Hint:   "the gateway is malfunctioning; reset the device (mstfwreset) or reboot"}
 		}
 	}
 	if err != nil {
 		return false, 0, err
+	}
+	if g.witness != nil {
+		// Recorded before it is written: a process killed right after the
+		// write leaves a record the next one can match.
+		if err := g.witness.Record(ticket); err != nil {
+			return false, 0, err
+		}
 	}
 	if err := g.wr("acquire", offSem, ticket); err != nil {
 		return false, 0, err
@@ -321,5 +428,20 @@ func (g *Gateway) isVerified(sp Space) bool {
 func (g *Gateway) setVerified(sp Space) {
 	g.mu.Lock()
 	g.verified[sp] = true
+	g.mu.Unlock()
+}
+
+// knownCtrl returns the CTRL value last seen by any session of this
+// Gateway. Its [15:0] is stale (the next session selects its space anew);
+// its [31:16] are read-only status bits, written back as read.
+func (g *Gateway) knownCtrl() (uint32, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ctrl, g.haveCtrl
+}
+
+func (g *Gateway) setCtrl(v uint32) {
+	g.mu.Lock()
+	g.ctrl, g.haveCtrl = v, true
 	g.mu.Unlock()
 }

@@ -17,14 +17,23 @@ type Session struct {
 	released  bool
 }
 
-// Release gives the semaphore back. Calling it again does nothing.
+// Release gives the semaphore back. Calling it again does nothing. It is
+// one config write and needs no context, so it also runs after the
+// caller's context has ended. If the write fails the semaphore may stay
+// held; the witness lock is dropped all the same, so the next cxray
+// process can recognise and release it.
 func (s *Session) Release() error {
 	if s.released {
 		return nil
 	}
 	s.released = true
 	defer func() { <-s.g.turn }()
-	return s.g.wr("release", offSem, 0)
+	if s.haveCtrl {
+		s.g.setCtrl(s.ctrl)
+	}
+	err := s.g.wr("release", offSem, 0)
+	s.g.unlockWitness()
+	return err
 }
 
 // Read32 reads the dword at addr in space sp.
@@ -95,7 +104,7 @@ func (s *Session) prepare(ctx context.Context, op string, sp Space, addr uint32)
 			Hint: "acquire a new session (a bug in the caller)"}
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("vsec: %s %s address 0x%x: %w", op, sp, addr, err)
+		return s.g.ctxError(op, sp, addr, err)
 	}
 	if addr&3 != 0 || addr > addrMask {
 		return &Error{Op: op, Kind: ErrBadAddress, Space: sp, Addr: addr,
@@ -106,14 +115,18 @@ func (s *Session) prepare(ctx context.Context, op string, sp Space, addr uint32)
 }
 
 // selectSpace writes CTRL[15:0] = sp, keeping [31:16] as last read (they are
-// read-only; mstflint writes them back unchanged). The status bits [31:29]
-// are checked the first time a space is used on this Gateway; after that a
-// switch costs one config write.
+// read-only status; mstflint and Linux write them back unchanged). CTRL is
+// read once per Gateway, not per session: the next session only rewrites
+// the selector. The status bits [31:29] are checked the first time a space
+// is used on this Gateway; after that a switch costs one config write.
 func (s *Session) selectSpace(sp Space) error {
 	if s.haveSpace && s.space == sp {
 		return nil
 	}
 	g := s.g
+	if !s.haveCtrl {
+		s.ctrl, s.haveCtrl = g.knownCtrl()
+	}
 	if !s.haveCtrl {
 		v, err := g.rd("select space", offCtrl)
 		if err != nil {
@@ -190,7 +203,7 @@ func (s *Session) poll(ctx context.Context, op string, sp Space, addr uint32, wa
 	for i := 0; i < g.pollLimit; i++ {
 		if i > 0 && i%pollSleepEvery == 0 {
 			if err := g.clk.Sleep(ctx, retrySleep); err != nil {
-				return 0, 0, fmt.Errorf("vsec: %s %s address 0x%x: %w", op, sp, addr, err)
+				return 0, 0, g.ctxError(op, sp, addr, err)
 			}
 		}
 		if want && g.paired {

@@ -105,6 +105,9 @@ type pair struct {
 	// Same says both commands access the same registers in the same
 	// order, so their costs per register access compare like for like.
 	Same bool
+	// Baseline: the left column is not an mstflint tool but the smallest
+	// program (a Go hello world, built like cxray), for start-up alone.
+	Baseline bool
 }
 
 type plan struct {
@@ -194,6 +197,20 @@ func host(n int, bdf, update string) error {
 		return fmt.Errorf("go build ./cmd/cxray: %v\n%s", err, out)
 	}
 	cx := filepath.Join(dir, "cxray")
+	// The floor of any Go program's start-up on this machine: a hello
+	// world, static like cxray.
+	hello := filepath.Join(dir, "hello")
+	if err := os.MkdirAll(hello+".src", 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(hello+".src", "main.go"), []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"), 0o644); err != nil {
+		return err
+	}
+	hb := exec.Command("go", "build", "-o", hello, filepath.Join(hello+".src", "main.go"))
+	hb.Env = append(os.Environ(), "CGO_ENABLED=0", "GO111MODULE=off")
+	if out, err := hb.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build hello: %v\n%s", err, out)
+	}
 	sc := filepath.Join(dir, "bench.yaml")
 	if err := os.WriteFile(sc, []byte(scenarioYAML), 0o644); err != nil {
 		return err
@@ -244,6 +261,8 @@ func host(n int, bdf, update string) error {
 		{Name: "adapter query", Mst: []string{"mstflint", "-d", bdf, "q"}, Cxray: []string{cx, "status", "-d", bdf}},
 		// The fixed cost of starting each program, without the device.
 		{Name: "start-up only", Mst: []string{"mstreg", "-v"}, Cxray: []string{cx, "version"}, CxNote: "no device access"},
+		{Name: "start-up vs Go", Mst: []string{hello}, Cxray: []string{cx, "version"}, CxNote: "no device access", Baseline: true},
+		{Name: "prm show vs Go", Mst: []string{hello}, Cxray: []string{cx, "prm", "show", "PAOS"}, CxNote: "built-in database, installed descriptions", Baseline: true},
 	}...)
 	planPath := filepath.Join(dir, "plan.json")
 	b, _ := json.Marshal(pl)

@@ -17,6 +17,15 @@ const (
 	targetWall = 1.0 / 3 // cxray's wall time per command, relative to mstflint's
 )
 
+// Targets from issue 19.
+const (
+	target19RegMedian = 0.20 // single-register wall time against mstreg's, median over the five
+	target19RegMax    = 0.30 // ... and none above
+	target19ModWall   = 0.40 // cxray module against mstlink -m
+	target19ModOps    = 0.60
+	target19Startup   = 2.0 // start-up against a Go hello world
+)
+
 type stats struct {
 	ops, opsMin, opsMax float64 // config-space calls per command
 	cycles              float64 // dword config cycles per command
@@ -122,6 +131,39 @@ func render(pl plan, res results, env []string) string {
 			r.m.ms, r.c.ms, ratio(r.c.ms, r.m.ms))
 	}
 
+	p("\n### The targets of issue 19\n\n")
+	var regRatios []float64
+	tgt := func(what, measured, target string, ok bool) {
+		p("| %s | %s | %s | %s |\n", what, measured, target, yes(ok))
+	}
+	p("| target | measured | target | verdict |\n|---|---|---|---|\n")
+	var regText []string
+	for _, r := range rows {
+		if r.pair.Same && r.m.regs == 1 && r.m.ms > 0 {
+			regRatios = append(regRatios, r.c.ms/r.m.ms)
+			regText = append(regText, fmt.Sprintf("%s %.2f", r.name, r.c.ms/r.m.ms))
+		}
+	}
+	if len(regRatios) > 0 {
+		mx := 0.0
+		for _, x := range regRatios {
+			mx = max(mx, x)
+		}
+		tgt("single-register `reg get` wall time against mstreg's, median", fmt.Sprintf("%.2f (%s)", median(regRatios), strings.Join(regText, ", ")),
+			fmt.Sprintf("≤ %.2f", target19RegMedian), median(regRatios) <= target19RegMedian)
+		tgt("single-register `reg get`, the largest", fmt.Sprintf("%.2f", mx), fmt.Sprintf("≤ %.2f", target19RegMax), mx <= target19RegMax)
+	}
+	for _, r := range rows {
+		switch {
+		case r.name == "module info" && r.m.ms > 0 && r.m.ops > 0:
+			tgt("`cxray module` wall time against `mstlink -m`", ratio(r.c.ms, r.m.ms), fmt.Sprintf("≤ %.2f", target19ModWall), r.c.ms/r.m.ms <= target19ModWall)
+			tgt("`cxray module` config accesses against `mstlink -m`", ratio(r.c.ops, r.m.ops), fmt.Sprintf("≤ %.2f", target19ModOps), r.c.ops/r.m.ops <= target19ModOps)
+		case r.pair.Baseline && r.m.ms > 0:
+			tgt(fmt.Sprintf("start-up of `%s` against a Go hello world (%.1f ms)", short(r.pair.Cxray), r.m.ms),
+				fmt.Sprintf("%.1f ms, %.2f×", r.c.ms, r.c.ms/r.m.ms), fmt.Sprintf("≤ %.0f×", target19Startup), r.c.ms/r.m.ms <= target19Startup)
+		}
+	}
+
 	p("\n### Per register access, and the targets\n\n")
 	p("Targets (issue 4): cxray at most %.1f of mstflint's config accesses per register access, and at most 1/3 of its wall time per command. "+
 		"The access target is judged where both tools read the same registers: one register per command, and mstlink -m's 13 "+
@@ -130,6 +172,9 @@ func render(pl plan, res results, env []string) string {
 	p("| job | register accesses per command: mstflint | cxray | config accesses per register access: mstflint | cxray | ratio | target ≤ 0.6 | wall-time ratio | target ≤ 0.33 |\n")
 	p("|---|--:|--:|--:|--:|--:|---|--:|---|\n")
 	for _, r := range rows {
+		if r.pair.Baseline {
+			continue
+		}
 		mo, co := perReg(r.m.ops, r.m.regs), perReg(r.c.ops, r.c.regs)
 		wr := 0.0
 		if r.m.ms > 0 {

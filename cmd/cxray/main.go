@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/emu/nsrun"
 )
 
@@ -81,6 +82,9 @@ func main() {
 	ctx, stop := signalContext()
 	code := runContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	// A device a command left open gives back the ICMD semaphore it keeps
+	// between commands; an exiting process must not take it along.
+	dev.ReleaseAll(2 * time.Second)
 	os.Exit(code)
 }
 
@@ -103,7 +107,7 @@ func signalContext() (context.Context, func()) {
 		case <-ch:
 			// Give in-flight releases a moment: the access layer bounds
 			// them, so this is short.
-			time.Sleep(200 * time.Millisecond)
+			dev.ReleaseAll(time.Second)
 			fmt.Fprintln(os.Stderr, "cxray: stopped by a second signal")
 			os.Exit(128 + int(first.(syscall.Signal)))
 		case <-time.After(30 * time.Second):

@@ -210,3 +210,30 @@ func (f *Firmware) pguid(c *Call) uint8 {
 	put("port_guid", base+uint64(p.local))
 	return StatusOK
 }
+
+// Flash parameters MFPA reports: one 32 MB Macronix 3 V SPI flash
+// (JEDEC C2 20 19; the register holds the ID bytes in reverse order, as
+// mstflint's mflash reads them) with 4 KB sectors (log2 of KB). mstflint's
+// flash layer, which its clear_semaphore opens, needs a known flash.
+const (
+	mfpaJEDEC      = 0x1920C2
+	mfpaSectorLog2 = 2
+)
+
+// mfpa answers the flash parameters of bank 0 (the only flash); SET keeps
+// the RW boot_address.
+func (f *Firmware) mfpa(c *Call) uint8 {
+	if fs := c.Req("fs"); fs != 0 {
+		return c.Fail(StatusBadParam, "MFPA fs %d: the adapter has one flash (fs 0)", fs)
+	}
+	if c.Method == emu.MethodSet {
+		return c.Generic()
+	}
+	if st := c.Generic(); st != StatusOK {
+		return st
+	}
+	c.Put("flash_num", 1)
+	c.Put("jedec_id", mfpaJEDEC)
+	c.Put("sector_size", mfpaSectorLog2)
+	return StatusOK
+}

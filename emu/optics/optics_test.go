@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/fw"
 	emuoptics "github.com/cxray/cxray/emu/optics"
@@ -453,4 +456,101 @@ func TestConcurrentUse(t *testing.T) {
 		r.clk.Advance(time.Second)
 	}
 	<-done
+}
+
+// countingReader counts the bytes and reads a ReadImage asks for.
+type countingReader struct {
+	r            optics.PageReader
+	reads, bytes int
+}
+
+func (c *countingReader) ReadPage(ctx context.Context, a optics.PageAddr, n int) ([]byte, error) {
+	c.reads++
+	c.bytes += n
+	return c.r.ReadPage(ctx, a, n)
+}
+
+// ReadImage reads each page only as far as the decoders look; for every
+// module of the catalogue, with every fault, that decodes exactly as the
+// whole pages do, and asks for fewer bytes.
+func TestTrimmedReadsDecodeTheSame(t *testing.T) {
+	for _, kind := range emuoptics.Kinds() {
+		if kind == emuoptics.Empty {
+			continue
+		}
+		for _, fault := range append([]string{""}, emuoptics.FaultNames()...) {
+			t.Run(kind+"/"+fault, func(t *testing.T) {
+				body := "        type: " + kind + "\n"
+				if fault != "" {
+					body += "        faults: [" + fault + "]\n"
+				}
+				r := newRig(t, body)
+				full := &countingReader{r: r}
+				imFull, errFull := optics.ReadFullImage(context.Background(), full)
+				trim := &countingReader{r: r}
+				imTrim, errTrim := optics.ReadImage(context.Background(), trim)
+				if (errFull == nil) != (errTrim == nil) {
+					t.Fatalf("full read: %v, trimmed read: %v", errFull, errTrim)
+				}
+				if errFull != nil {
+					return
+				}
+				mFull, dFull := optics.Decode(imFull)
+				mTrim, dTrim := optics.Decode(imTrim)
+				if fmt.Sprint(dFull) != fmt.Sprint(dTrim) {
+					t.Fatalf("decode errors differ: %v / %v", dFull, dTrim)
+				}
+				if diff := cmp.Diff(mFull, mTrim, cmpopts.EquateNaNs()); diff != "" {
+					t.Errorf("trimmed pages decode differently (-full +trimmed):\n%s", diff)
+				}
+				if trim.reads != full.reads || trim.bytes > full.bytes {
+					t.Errorf("trimmed: %d reads, %d bytes; full: %d reads, %d bytes", trim.reads, trim.bytes, full.reads, full.bytes)
+				}
+			})
+		}
+	}
+}
+
+// Static pages are reused between reads of one module, and not once
+// another module is plugged in the cage.
+func TestStaticPagesReused(t *testing.T) {
+	r := newRig(t, "        type: qsfp112-400g-dr4\n")
+	var cache optics.StaticPages
+	first := &countingReader{r: r}
+	if _, err := optics.ReadImageCached(context.Background(), first, &cache); err != nil {
+		t.Fatal(err)
+	}
+	r.clk.Advance(5 * time.Second)
+	second := &countingReader{r: r}
+	im2, err := optics.ReadImageCached(context.Background(), second, &cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.reads != first.reads-2 {
+		t.Errorf("second read made %d page reads, first %d: pages 01h and 02h were not reused", second.reads, first.reads)
+	}
+	fresh, _ := optics.ReadImage(context.Background(), r)
+	m2, _ := optics.Decode(im2)
+	mf, _ := optics.Decode(fresh)
+	if diff := cmp.Diff(mf, m2, cmpopts.EquateNaNs()); diff != "" {
+		t.Errorf("a read with reused pages decodes differently (-fresh +cached):\n%s", diff)
+	}
+	// Another module (another serial number) in the cage: nothing reused.
+	if err := r.a.Optics.Plug(0, "osfp-400g-dr4"); err != nil {
+		t.Fatal(err)
+	}
+	third := &countingReader{r: r}
+	im3, err := optics.ReadImageCached(context.Background(), third, &cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.reads != first.reads {
+		t.Errorf("after a swap: %d page reads, want all %d (nothing reused)", third.reads, first.reads)
+	}
+	m3, _ := optics.Decode(im3)
+	fresh3, _ := optics.ReadImage(context.Background(), r)
+	mf3, _ := optics.Decode(fresh3)
+	if diff := cmp.Diff(mf3, m3, cmpopts.EquateNaNs()); diff != "" {
+		t.Errorf("after a module swap the cached read decodes differently (-fresh +cached):\n%s", diff)
+	}
 }

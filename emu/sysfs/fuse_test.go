@@ -157,6 +157,10 @@ func TestClientStackThroughFUSE(t *testing.T) {
 	if !bytes.Equal(got, img) {
 		t.Fatalf("MGIR through FUSE:\n got % x\nwant % x", got, img)
 	}
+	// The client keeps the ICMD semaphore between commands until Close.
+	if err := ic.Close(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
 	if s := dev.State(); s.GatewaySemaphore != 0 || s.ICMDSemaphore != 0 || s.ICMDBusy {
 		t.Errorf("device left busy: %+v", s)
 	}
@@ -355,6 +359,7 @@ func TestParallelClients(t *testing.T) {
 				if err != nil {
 					return err
 				}
+				defer ic.Close(ctxT(t)) // before the config file closes
 				rc := regaccess.New(ic)
 				for j := 0; j < 3; j++ {
 					got, err := rc.Access(ctxT(t), regaccess.Get, regMGIR, make([]byte, 160))

@@ -157,7 +157,7 @@ func (e *Emulator) OpenKept(ctx context.Context, st *state.State, funcs []*scena
 
 func (e *Emulator) open(ctx context.Context, em *scenario.Emulation, do func(func() error) error, funcs []*scenario.Function, name string, all bool, save func() error, o adapter.Options) ([]*adapter.Adapter, error) {
 	stack := e.Stack
-	if stack == (dev.StackOptions{}) {
+	if stack.IsZero() {
 		stack = StackOptions
 	}
 	if do == nil {
