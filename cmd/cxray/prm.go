@@ -14,6 +14,7 @@ import (
 	"github.com/cxray/cxray/hexdump"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
+	"github.com/cxray/cxray/prm/cmdb"
 	"github.com/cxray/cxray/prm/source"
 )
 
@@ -45,36 +46,52 @@ func (a *app) db() (*prm.DB, error) {
 	return db, nil
 }
 
-// target is what a NAME argument names: a register, or a layout node.
+// target is what a NAME argument names: a register, a layout node of the
+// register database, a command of the command database (plan is its in
+// layout, out its out layout), or one of its layouts (mkc, e_switch_cap).
 type target struct {
 	reg  *prm.Register
 	node *prm.Node
 	plan *prm.Plan
+	// db is the database the layout comes from (the register database, or
+	// the command database's layouts).
+	db      *prm.DB
+	cmd     *cmdb.Command
+	in, out *prm.Plan
 }
 
 func (t *target) name() string {
-	if t.reg != nil {
+	switch {
+	case t.reg != nil:
 		return t.reg.Name
+	case t.cmd != nil:
+		return t.cmd.Name
 	}
 	return t.node.Name
 }
 
 func (a *app) lookup(db *prm.DB, name string) (*target, error) {
-	if r, err := db.Register(name); err == nil {
+	r, err := db.Register(name)
+	if err == nil {
 		p, err := db.RegisterPlan(r)
 		if err != nil {
 			return nil, err
 		}
-		return &target{reg: r, node: p.Node, plan: p}, nil
-	} else if n := findNode(db, name); n != nil {
+		return &target{reg: r, node: p.Node, plan: p, db: db}, nil
+	}
+	if n := findNode(db, name); n != nil {
 		p, err := db.Plan(n.Name)
 		if err != nil {
 			return nil, err
 		}
-		return &target{node: n, plan: p}, nil
-	} else {
-		return nil, usageWrap(err)
+		return &target{node: n, plan: p, db: db}, nil
 	}
+	if t, ok, cerr := lookupCommandSide(name); cerr != nil {
+		return nil, cerr
+	} else if ok {
+		return t, nil
+	}
+	return nil, usageWrap(notFoundEverywhere(name, err))
 }
 
 // findNode accepts layout node names with or without the _ext suffix.
@@ -242,10 +259,13 @@ func (a *app) prmShowCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show a register's layout: offsets, bit ranges, widths, access, enums, meaning",
-		Long: `Show a register's layout. NAME is a register name or ID (PMAOS, 0x5012), or a
-layout node (config_item). Offsets are given both ways: ADDR/BITS as the PRM
-and mstreg print them (dword address, bits counted from the dword's LSB), and
-MSB as mlx5_ifc.h counts (bits from the most significant bit of byte 0).`,
+		Long: `Show a register's layout. NAME is a register name or ID (PMAOS, 0x5012), a
+layout node (config_item), a command (QUERY_HCA_CAP: its in and out
+mailboxes) or a layout of the command interface by the kernel's mlx5_ifc.h
+name (mkc, qpc, e_switch_cap, cmd_hca_cap, initial_seg). Offsets are given
+both ways: ADDR/BITS as the PRM and mstreg print them (dword address, bits
+counted from the dword's LSB), and MSB as mlx5_ifc.h counts (bits from the
+most significant bit of byte 0).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			db, err := a.db()
@@ -256,6 +276,10 @@ MSB as mlx5_ifc.h counts (bits from the most significant bit of byte 0).`,
 			if err != nil {
 				return err
 			}
+			if t.cmd != nil {
+				return a.showCommand(t, path, brief, noDiagram)
+			}
+			db = t.db
 			var leaves []prm.Leaf
 			for _, l := range t.plan.Leaves() {
 				if prm.HasPrefixPath(l.Path, path) {
@@ -313,7 +337,7 @@ func showJSON(db *prm.DB, t *target, leaves []prm.Leaf) any {
 			out.Joined = append(out.Joined, j)
 			continue
 		}
-		f := showField{Path: l.Path, BitOffset: l.Bit, BitWidth: l.Width, Access: l.AccessOrDefault().String(),
+		f := showField{Path: l.Path, BitOffset: l.Bit, BitWidth: l.Width, Access: leafAccess(db, l),
 			Enum: map[string]uint64{}, When: l.When, Variable: l.Variable, Description: db.FieldDescr(l.Field())}
 		if l.Count > 0 {
 			f.Count = l.Count
@@ -365,7 +389,7 @@ func (a *app) showTable(db *prm.DB, t *target, leaves []prm.Leaf, brief bool) {
 				bits = fmt.Sprintf("%d bits", n)
 			}
 		}
-		access := l.AccessOrDefault().String()
+		access := leafAccess(db, l)
 		values := enumText(l.Enum())
 		if l.Joined {
 			parts := []string{}
@@ -443,9 +467,11 @@ func writeRows(w io.Writer, rows [][]string, details []string) {
 func (a *app) prmSearchCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "search WORD",
-		Short: "Search register names, field names and descriptions",
+		Short: "Search register and command names, field names and descriptions",
 		Long: `Search register names, field paths and, when the database has them,
-descriptions, for WORD (case-insensitive; a regular expression is accepted).`,
+descriptions, for WORD (case-insensitive; a regular expression is accepted);
+then command names and the fields of the command interface's layouts
+(mlx5_ifc.h: mailboxes, contexts, capability pages).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			re, err := compileFilter(args[0])
@@ -456,19 +482,13 @@ descriptions, for WORD (case-insensitive; a regular expression is accepted).`,
 			if err != nil {
 				return err
 			}
-			type hit struct {
-				Register string `json:"register"`
-				Path     string `json:"path,omitempty"`
-				Match    string `json:"match"` // register, field or description
-				Text     string `json:"text,omitempty"`
-			}
-			hits := []hit{}
+			hits := []searchHit{}
 			for _, r := range db.Registers {
 				if re.MatchString(r.Name) {
-					hits = append(hits, hit{Register: r.Name, Match: "register"})
+					hits = append(hits, searchHit{Register: r.Name, Match: "register"})
 				}
 				if d := db.NodeDescr(db.Node(r)); d != "" && re.MatchString(d) {
-					hits = append(hits, hit{Register: r.Name, Match: "description", Text: snippet(d, re)})
+					hits = append(hits, searchHit{Register: r.Name, Match: "description", Text: snippet(d, re)})
 				}
 				p, err := db.RegisterPlan(r)
 				if err != nil {
@@ -479,20 +499,26 @@ descriptions, for WORD (case-insensitive; a regular expression is accepted).`,
 						continue
 					}
 					if re.MatchString(l.Step.Name) {
-						hits = append(hits, hit{Register: r.Name, Path: l.Path, Match: "field"})
+						hits = append(hits, searchHit{Register: r.Name, Path: l.Path, Match: "field"})
 						continue
 					}
 					if d := db.FieldDescr(l.Field()); d != "" && re.MatchString(d) {
-						hits = append(hits, hit{Register: r.Name, Path: l.Path, Match: "description", Text: snippet(d, re)})
+						hits = append(hits, searchHit{Register: r.Name, Path: l.Path, Match: "description", Text: snippet(d, re)})
 					}
 				}
 			}
-			if a.json() {
-				return a.writeJSON(map[string]any{"query": args[0], "source_revision": db.Revision, "has_descriptions": db.HasDescriptions, "hits": hits})
+			cmdHits, cdb, err := searchCommands(re)
+			if err != nil {
+				return err
 			}
-			t := a.newTable("REGISTER", "FIELD", "MATCH", "TEXT")
+			hits = append(hits, cmdHits...)
+			if a.json() {
+				return a.writeJSON(map[string]any{"query": args[0], "source_revision": db.Revision, "has_descriptions": db.HasDescriptions,
+					"command_revision": cdb.Revision, "hits": hits})
+			}
+			t := a.newTable("NAME", "FIELD", "MATCH", "TEXT")
 			for _, h := range hits {
-				t.row(h.Register, h.Path, h.Match, h.Text)
+				t.row(h.name(), h.Path, h.Match, h.Text)
 			}
 			t.flush()
 			fmt.Fprintf(a.stdout, "%d matches", len(hits))
@@ -533,16 +559,19 @@ func snippet(text string, re *regexp.Regexp) string {
 
 func (a *app) prmDecodeCmd() *cobra.Command {
 	var file, field string
-	var raw, pad bool
+	var raw, pad, inBox bool
 	c := &cobra.Command{
 		Use:   "decode NAME [HEX...]",
 		Short: "Decode register bytes (a hex dump) into fields",
 		Long: `Decode register bytes into named fields with enum names, text and joined
 values. The bytes come from the arguments, --file FILE, or standard input
 ("-" or no HEX). Any common dump form works: dwords (0x00000218 ...), runs of
-hex digits, hexdump -C, xxd, mstreg "Address | Data" rows.`,
+hex digits, hexdump -C, xxd, mstreg "Address | Data" rows. NAME may be a
+command layout (qpc, mkc, nvmf_frontend_namespace_context) or a command,
+whose out mailbox is decoded (its in mailbox with --in).`,
 		Example: `  cxray prm decode PMAOS 0x00010101 0x00000000 0x00000000 0x00000000
-  cxray prm decode MGIR --file mgir.txt -o json`,
+  cxray prm decode MGIR --file mgir.txt -o json
+  cxray prm decode qpc --file dump.txt`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			db, err := a.db()
@@ -553,6 +582,10 @@ hex digits, hexdump -C, xxd, mstreg "Address | Data" rows.`,
 			if err != nil {
 				return err
 			}
+			if err := t.pickMailbox(inBox, "decode"); err != nil {
+				return err
+			}
+			db = t.db
 			text, err := a.hexInput(args[1:], file)
 			if err != nil {
 				return err
@@ -576,6 +609,7 @@ hex digits, hexdump -C, xxd, mstreg "Address | Data" rows.`,
 	c.Flags().StringVar(&field, "field", "", "print only this field (path)")
 	c.Flags().BoolVar(&raw, "raw", false, "print enum fields as numbers")
 	c.Flags().BoolVar(&pad, "pad", false, "accept a short dump and treat the missing bytes as zero")
+	c.Flags().BoolVar(&inBox, "in", false, "for a command: decode its in mailbox (default: the out mailbox)")
 	return c
 }
 
@@ -637,6 +671,7 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 		if t.reg != nil {
 			out["id"] = t.reg.ID
 		}
+		t.commandJSON(out)
 		return a.writeJSON(out)
 	}
 	rows := d.Rows()
@@ -660,9 +695,11 @@ func (a *app) prmEncodeCmd() *cobra.Command {
 base (42, 0x2a, 0b101010, -1 as two's complement), enum names, text for ASCII
 fields (psid=MT_0000000838), or aa:bb:cc:dd:ee:ff for joined MAC fields. Bits
 no field owns stay zero. Fields inside a union name the member
-(page_data.pddr_module_info_ext.temperature); the selector is set for you.`,
+(page_data.pddr_module_info_ext.temperature); the selector is set for you.
+NAME may be a command: its in mailbox is built, with the opcode set.`,
 		Example: `  cxray prm encode PAOS local_port=1 admin_status=up ase=1
-  cxray prm encode PMAOS module=0 admin_status=enabled ase=1 -o json`,
+  cxray prm encode PMAOS module=0 admin_status=enabled ase=1 -o json
+  cxray prm encode QUERY_HCA_CAP op_mod=0x13`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			db, err := a.db()
@@ -677,6 +714,13 @@ no field owns stay zero. Fields inside a union name the member
 			if err != nil {
 				return usageWrap(err)
 			}
+			if t.cmd != nil {
+				if err := t.pickMailbox(true, "encode"); err != nil {
+					return err
+				}
+				as = withOpcode(t.cmd, as)
+			}
+			db = t.db
 			buf := t.plan.NewBuffer()
 			if size > 0 {
 				if size < len(buf) || size%4 != 0 {
@@ -719,6 +763,7 @@ func (a *app) printEncoded(db *prm.DB, t *target, d *prm.Decoded) error {
 		if t.reg != nil {
 			out["id"] = t.reg.ID
 		}
+		t.commandJSON(out)
 		return a.writeJSON(out)
 	}
 	fmt.Fprintf(a.stdout, "%s, %d bytes:\n", t.name(), len(d.Raw))

@@ -384,3 +384,23 @@ func (b *builder) check() error {
 	}
 	return nil
 }
+
+var kernelLayouts = sync.OnceValues(func() (*prm.DB, error) {
+	return facts.ReadWith(Source+" (mlx5_ifc.h)", ifcFacts, func([]string) error { return nil })
+})
+
+// KernelLayouts is the generated part of the database alone: the layouts
+// exactly as the kernel header has them, without the NVMe-oF additions, for
+// comparing with another kernel's header.
+func KernelLayouts() (*prm.DB, error) { return kernelLayouts() }
+
+// HeaderLayouts reads another kernel's mlx5_ifc.h (and device.h next to it)
+// the way the built-in layouts were made, so the two compare field by
+// field, enum values included.
+func HeaderLayouts(headerPath string) (*prm.DB, error) {
+	b, err := Generate(headerPath)
+	if err != nil {
+		return nil, err
+	}
+	return facts.ReadWith(headerPath, string(b), func([]string) error { return nil })
+}
