@@ -32,6 +32,8 @@ type Device struct {
 	DB      *prm.DB
 	acc     Accessor
 	close   func() error
+	// cmds is the command interface, when one is attached (command.go).
+	cmds Commander
 }
 
 // New wraps an accessor. closeFn (may be nil) runs on Close.

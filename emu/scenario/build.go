@@ -65,6 +65,17 @@ type Function struct {
 	// MAC is the netdev's OS address when the scenario overrides it (0:
 	// the permanent one).
 	MAC uint64
+	// Config is the config space a client opens: Device itself, or, on a
+	// device whose scenario says lockdown: true, Device behind
+	// emu.Lockdown, which refuses writes as a locked-down kernel does.
+	Config ConfigSpace
+}
+
+// ConfigSpace is a PCI function's config space as clients use it (the
+// shape of pci.ConfigSpace).
+type ConfigSpace interface {
+	ReadAt(p []byte, off int64) (int, error)
+	WriteAt(p []byte, off int64) (int, error)
 }
 
 // Build powers on every device of a scenario.
@@ -164,8 +175,12 @@ func BuildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool) (*Adapte
 		}
 		dev := emu.New(emu.Config{Identity: id, Firmware: view, Clock: clk})
 		dev.SetFaults(df)
+		var cs ConfigSpace = dev
+		if d.Lockdown {
+			cs = emu.NewLockdown(dev)
+		}
 		a.Functions = append(a.Functions, &Function{BDF: fs.BDF, Port: fs.Port, Netdev: fs.Netdev, RDMA: fs.RDMA,
-			MAC: fs.MAC, Device: dev, Adapter: a, View: view})
+			MAC: fs.MAC, Device: dev, Adapter: a, View: view, Config: cs})
 	}
 	return a, nil
 }
