@@ -225,7 +225,7 @@ func TestAccessRegSharesTheGatewayStore(t *testing.T) {
 	}
 	fc := r.device(t, 0)
 	for _, c := range []struct {
-		name          string
+		name           string
 		writer, reader *dev.Device
 		value          string
 	}{{"fwctl write, gateway read", fc, gw, "down_by_configuration"}, {"gateway write, fwctl read", gw, fc, "up"}} {
