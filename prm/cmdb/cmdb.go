@@ -155,6 +155,9 @@ type DB struct {
 	Commands []*Command // sorted by name
 	CapTypes []CapType  // sorted by value
 	Statuses []Status   // sorted by value
+	// Consts are named values of the kernel headers that no field carries
+	// as its enum (the MKEY access modes, event types), in file order.
+	Consts []Const
 
 	byName   map[string]*Command
 	byOpcode map[uint16]*Command
@@ -246,6 +249,35 @@ func (db *DB) CapType(name string) (CapType, error) {
 		names[i] = strings.ToLower(c.Name)
 	}
 	return CapType{}, &prm.NotFoundError{Msg: fmt.Sprintf("no capability type %q; types: %s", name, strings.Join(names, ", "))}
+}
+
+// Const is a named value of the kernel headers (MLX5_MKC_ACCESS_MODE_MTT).
+type Const struct {
+	Name  string
+	Value int64
+}
+
+// ConstsWithPrefix returns the constants whose names start with prefix,
+// with the prefix cut off (MLX5_MKC_ACCESS_MODE_ gives PA, MTT, ...).
+func (db *DB) ConstsWithPrefix(prefix string) []Const {
+	var out []Const
+	for _, c := range db.Consts {
+		if rest, ok := strings.CutPrefix(c.Name, prefix); ok && rest != "" {
+			out = append(out, Const{Name: rest, Value: c.Value})
+		}
+	}
+	return out
+}
+
+// ConstName returns the name (without prefix) of the constant of that
+// prefix with value v, or "".
+func (db *DB) ConstName(prefix string, v int64) string {
+	for _, c := range db.ConstsWithPrefix(prefix) {
+		if c.Value == v {
+			return c.Name
+		}
+	}
+	return ""
 }
 
 // StatusName returns the name of a status code ("" when unknown).

@@ -254,6 +254,9 @@ func TestKnownFacts(t *testing.T) {
 	if _, err := db.CapType("warp_drive"); err == nil || !strings.Contains(err.Error(), "eswitch") {
 		t.Errorf("unknown type: %v", err)
 	}
+	if db.ConstName("MLX5_MKC_ACCESS_MODE_", 1) != "MTT" || db.ConstName("MLX5_EVENT_TYPE_", 0xe) != "ESW_FUNCTIONS_CHANGED" || db.ConstName("MLX5_VPORT_ADMIN_STATE_", 2) != "AUTO" {
+		t.Errorf("constants: %q %q %q", db.ConstName("MLX5_MKC_ACCESS_MODE_", 1), db.ConstName("MLX5_EVENT_TYPE_", 0xe), db.ConstName("MLX5_VPORT_ADMIN_STATE_", 2))
+	}
 	if db.StatusName(3) != "BAD_PARAM_ERR" || db.StatusName(0x51) != "BAD_OUTP_LEN_ERR" || db.StatusName(0x77) != "" {
 		t.Errorf("status names: %q %q %q", db.StatusName(3), db.StatusName(0x51), db.StatusName(0x77))
 	}

@@ -68,7 +68,24 @@ func Generate(headerPath string) ([]byte, error) {
 			fmt.Fprintf(&buf, "stat\t%s\t%d\n", e.Name, e.Value)
 		}
 	}
+	seen := map[string]bool{}
+	for _, e := range append(append([]ifc.Enumerator{}, h.Enumerators()...), devEnums...) {
+		for _, p := range constPrefixes {
+			if strings.HasPrefix(e.Name, p) && e.Value >= 0 && !seen[e.Name] {
+				seen[e.Name] = true
+				fmt.Fprintf(&buf, "const\t%s\t%d\n", e.Name, e.Value)
+			}
+		}
+	}
 	return buf.Bytes(), nil
+}
+
+// constPrefixes are the enumerators kept as named constants: values of
+// fields the header splits or leaves untyped (the MKEY access mode is two
+// fields), of op_mods, and of events, which the feature packages name.
+var constPrefixes = []string{
+	"MLX5_MKC_ACCESS_MODE_", "MLX5_VPORT_ADMIN_STATE_", "MLX5_VPORT_STATE_OP_MOD_",
+	"MLX5_ROCE_VERSION_", "MLX5_ROCE_L3_TYPE_", "MLX5_EVENT_TYPE_", "MLX5_HCA_CAP_OPMOD_",
 }
 
 func revision(path string) string {

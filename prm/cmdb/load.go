@@ -129,6 +129,15 @@ func (b *builder) generated(cols []string) error {
 			return fmt.Errorf("stat %s: bad value %q", cols[1], cols[2])
 		}
 		b.db.Statuses = append(b.db.Statuses, Status{Name: cols[1], Value: uint8(v)})
+	case "const":
+		if len(cols) != 3 {
+			return fmt.Errorf("const needs name and value")
+		}
+		v, err := strconv.ParseInt(cols[2], 0, 64)
+		if err != nil {
+			return fmt.Errorf("const %s: bad value %q", cols[1], cols[2])
+		}
+		b.db.Consts = append(b.db.Consts, Const{Name: cols[1], Value: v})
 	default:
 		return fmt.Errorf("unknown record %s", cols[0])
 	}
