@@ -130,3 +130,11 @@ func IsRefused(err error) bool {
 	var ce *CommandError
 	return errors.As(err, &ce) && ce.Refused != ""
 }
+
+// IsCommandStatus says the firmware ran the command and answered a
+// non-zero status (the object does not exist, the capability type is not
+// offered ...): the device works, this question has no answer.
+func IsCommandStatus(err error) bool {
+	var ce *fwctl.CommandError
+	return errors.As(err, &ce)
+}

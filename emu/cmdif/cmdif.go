@@ -18,7 +18,7 @@
 //   - QUERY_Q_COUNTER: the RDMA counters of emu/rdma, one counter set per
 //     local port (ids 1, 2, ...).
 //   - QUERY_NVMF_NAMESPACE_CONTEXT: counters of the scenario's namespaces,
-//     moving with the emulated clock.
+//     moving with the emulated clock; QUERY_XRQ: their XRQs.
 //   - QUERY_QP and QUERY_MKEY: a few objects of the emulated driver.
 //   - ACCESS_REG: into the same firmware (the function's fw.View) the
 //     config-space gateway reaches, so both paths see one device.
@@ -310,6 +310,7 @@ var handlers = map[string]func(*call){
 	"QUERY_VPORT_STATE":            (*call).queryVportState,
 	"QUERY_Q_COUNTER":              (*call).queryQCounter,
 	"QUERY_NVMF_NAMESPACE_CONTEXT": (*call).queryNVMFNamespace,
+	"QUERY_XRQ":                    (*call).queryXRQ,
 	"QUERY_QP":                     (*call).queryQP,
 	"QUERY_MKEY":                   (*call).queryMKey,
 	"ACCESS_REG":                   (*call).accessReg,

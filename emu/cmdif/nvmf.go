@@ -53,3 +53,29 @@ func (c *call) queryNVMFNamespace() {
 		kv("ns_ctx.num_backend_error_cmd", count(ns.BackendErrorPerSec)),
 	)
 }
+
+// queryXRQ answers QUERY_XRQ for the function's NVMe-oF offload XRQs: the
+// XRQ context with the NVMe-oF offload type (MLX5_XRQC_OFFLOAD_NVMF, OFED)
+// and its offload context, sized as the emulated nvmf_cap allows.
+func (c *call) queryXRQ() {
+	xrqn := uint32(c.get("xrqn"))
+	for _, x := range c.ep.nvmf.XRQs {
+		if x.XRQN != xrqn {
+			continue
+		}
+		c.set(kv("xrq_context.state", "GOOD"), kv("xrq_context.offload", xrqOffloadNVMF), kv("xrq_context.user_index", xrqn),
+			kv("xrq_context.cqn", 0x400+xrqn),
+			kv("xrq_context.nvme_offload_context.nvmf_offload_type", 0xf), // write, read, read-write, read-write-flush
+			kv("xrq_context.nvme_offload_context.log_max_namespace", 5),
+			kv("xrq_context.nvme_offload_context.ioccsz", 4),
+			kv("xrq_context.nvme_offload_context.log_max_io_size", 17),
+			kv("xrq_context.nvme_offload_context.nvme_memory_log_page_size", 0),
+			kv("xrq_context.nvme_offload_context.nvme_queue_size", 1024))
+		return
+	}
+	c.fail(statusBadParam, syndNoXRQ)
+}
+
+// xrqOffloadNVMF is xrqc.offload for an NVMe-oF XRQ (OFED
+// MLX5_XRQC_OFFLOAD_NVMF, research/prm-topics.md §1.4).
+const xrqOffloadNVMF = 2
