@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/cmdb"
 )
@@ -270,4 +271,44 @@ func (m *MKey) Rows() [][]string {
 		{"start", fmt.Sprintf("0x%x", m.Start)}, {"length", length}, {"page size", fmt.Sprint(m.PageSize)},
 		{"pd", fmt.Sprint(m.PD)}, {"qp", qpn}, {"free", fmt.Sprint(m.Free)},
 	}
+}
+
+// FromRawQP decodes a QP from the kernel's raw resource (kernel backend,
+// RDMA netlink RES_QP_GET_RAW; kernel.ParseRawResources). The payload of
+// the dump's segment for the QP is taken to start with the QP context, as
+// the research notes (research/fwctl-and-commands.md §7) describe mlx5's
+// answer; it has not been checked on hardware.
+func FromRawQP(r kernel.RawResource) (*QP, error) {
+	if r.Kind != kernel.ResQP {
+		return nil, fmt.Errorf("objects: a %s resource is not a QP", r.Kind)
+	}
+	p, err := kernel.ObjectPayload(r.Raw, r.DumpIndex())
+	if err != nil {
+		return nil, err
+	}
+	q, err := DecodeQPBytes(p)
+	if err != nil {
+		return nil, fmt.Errorf("objects: QP 0x%x raw resource: %w", r.ID, err)
+	}
+	q.QPN = r.ID
+	return q, nil
+}
+
+// FromRawMR decodes a memory key from the kernel's raw MR resource, as
+// FromRawQP does a QP.
+func FromRawMR(r kernel.RawResource) (*MKey, error) {
+	if r.Kind != kernel.ResMR {
+		return nil, fmt.Errorf("objects: a %s resource is not an MR", r.Kind)
+	}
+	p, err := kernel.ObjectPayload(r.Raw, r.DumpIndex())
+	if err != nil {
+		return nil, err
+	}
+	m, err := DecodeMKeyBytes(p)
+	if err != nil {
+		return nil, fmt.Errorf("objects: MR %d raw resource: %w", r.ID, err)
+	}
+	m.Index = r.LKey >> 8
+	m.Key = m.Index<<8 | m.Key
+	return m, nil
 }

@@ -2,6 +2,7 @@ package objects
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/cxray/cxray/access/fwctl"
 	"github.com/cxray/cxray/emu/cmdif"
 	"github.com/cxray/cxray/emu/cmdif/cmdiftest"
+	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/cmdb"
 )
@@ -97,5 +99,38 @@ func TestDecodeBytes(t *testing.T) {
 	m, err := DecodeMKeyBytes(mb)
 	if err != nil || m.AccessMode != "SW_ICM" || !m.WholeAddressSpace || m.Key != 0x42 {
 		t.Errorf("mkc from bytes: %+v %v", m, err)
+	}
+}
+
+// A QP and an MR from the kernel's raw resources: the dump's resource
+// segment for the object carries its context.
+func TestFromRawResources(t *testing.T) {
+	db, _ := cmdb.Load()
+	p, _ := db.Plan("qpc")
+	ctxb := p.NewBuffer()
+	p.Encode(ctxb, []prm.Assignment{{Path: "state", Value: "RTR"}, {Path: "next_rcv_psn", Value: "0x42"}})
+	seg := func(index uint32, payload []byte) []byte {
+		b := make([]byte, 16+len(payload))
+		binary.BigEndian.PutUint32(b, uint32(len(b)/4)<<16|0x1001)
+		binary.BigEndian.PutUint32(b[8:], index)
+		copy(b[16:], payload)
+		return b
+	}
+	q, err := FromRawQP(kernel.RawResource{Kind: kernel.ResQP, ID: 0x51, Raw: seg(0x51, ctxb)})
+	if err != nil || q.State != "RTR" || q.NextRecvPSN != 0x42 || q.QPN != 0x51 {
+		t.Errorf("QP from raw: %+v %v", q, err)
+	}
+	if _, err := FromRawQP(kernel.RawResource{Kind: kernel.ResQP, ID: 0x52, Raw: seg(0x51, ctxb)}); err == nil {
+		t.Error("a dump of another QP decoded")
+	}
+	if _, err := FromRawQP(kernel.RawResource{Kind: kernel.ResMR}); err == nil {
+		t.Error("an MR decoded as a QP")
+	}
+	mp, _ := db.Plan("mkc")
+	mb := mp.NewBuffer()
+	mp.Encode(mb, []prm.Assignment{{Path: "mkey_7_0", Value: "0x33"}, {Path: "rr", Value: "1"}, {Path: "len", Value: "4096"}})
+	m, err := FromRawMR(kernel.RawResource{Kind: kernel.ResMR, ID: 4, LKey: 0x1233, Raw: seg(0x12, mb)})
+	if err != nil || m.Key != 0x1233 || !m.RemoteRead || m.Length != 4096 {
+		t.Errorf("MR from raw: %+v %v", m, err)
 	}
 }
