@@ -466,3 +466,41 @@ func TestEveryScenario(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRPC: whatever mailbox arrives, the endpoint answers without
+// panicking: an errno, or an out mailbox of at least the header and at
+// most the room given, whose status 0 comes only with a command the
+// driver allows at that scope.
+//
+//	go test -fuzz=FuzzRPC ./emu/cmdif
+func FuzzRPC(f *testing.F) {
+	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 0x13, 0, 0, 0, 0, 0, 0, 0, 0}, uint8(1), 0x1010)
+	f.Add([]byte{0x08, 0x05, 0, 0, 0, 0, 0, 1, 0, 0, 0x90, 0x20, 0, 0, 0, 0}, uint8(1), 0x100)
+	f.Add([]byte{0x07, 0x28, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2}, uint8(3), 0x80)
+	f.Add([]byte{0x05, 0x0b, 0, 0, 0, 0, 0, 0, 0, 0, 1, 8}, uint8(0), 16)
+	r := profile(f, "cx7-2p400g")
+	db, _ := cmdb.Load()
+	f.Fuzz(func(t *testing.T, in []byte, scope uint8, outLen int) {
+		if outLen < 0 || outLen > 1<<14 || len(in) > 1<<12 {
+			return
+		}
+		out, err := r.eps[0].RPC(context.Background(), cmdb.Scope(scope), in, outLen)
+		if err != nil {
+			var errno syscall.Errno
+			if !errors.As(err, &errno) {
+				t.Fatalf("error %v is not an errno", err)
+			}
+			return
+		}
+		if len(out) < cmdb.HeaderBytes || len(out) > max(outLen, cmdb.HeaderBytes) {
+			t.Fatalf("%d-byte answer for %d bytes of room", len(out), outLen)
+		}
+		if out[0] == 0 {
+			c, ok := db.CommandByOpcode(cmdb.Opcode(in))
+			rule, allowed := c.Policy(cmdb.OpMod(in))
+			if !ok || !allowed || cmdb.Scope(scope) < rule.Scope {
+				t.Fatalf("opcode 0x%x op_mod 0x%x succeeded at scope %d", cmdb.Opcode(in), cmdb.OpMod(in), scope)
+			}
+		}
+	})
+}

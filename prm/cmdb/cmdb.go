@@ -166,9 +166,7 @@ type DB struct {
 // Command finds a command by name (case-insensitive, with or without the
 // MLX5_CMD_OP_ prefix) or by opcode written as a number ("0x100").
 func (db *DB) Command(name string) (*Command, error) {
-	key := strings.ToUpper(strings.TrimSpace(name))
-	key = strings.TrimPrefix(key, "MLX5_CMD_OP_")
-	if c, ok := db.byName[key]; ok {
+	if c, ok := db.byName[cmdKey(name)]; ok {
 		return c, nil
 	}
 	if v, err := strconv.ParseUint(strings.TrimSpace(name), 0, 16); err == nil {
@@ -181,6 +179,12 @@ func (db *DB) Command(name string) (*Command, error) {
 		msg += "; did you mean " + strings.Join(s, ", ") + "?"
 	}
 	return nil, &prm.NotFoundError{Msg: msg}
+}
+
+// cmdKey is how command names are compared: case-insensitively, with or
+// without the kernel's prefix.
+func cmdKey(name string) string {
+	return strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(name)), "MLX5_CMD_OP_")
 }
 
 // CommandByOpcode finds a command by opcode.

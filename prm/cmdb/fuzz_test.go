@@ -65,3 +65,43 @@ func FuzzHandwritten(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGeneratedFacts: the generated-facts records (op, cap, stat, const)
+// never panic the reader, and every op record of a database that builds
+// is found by its opcode and name with the layouts it names.
+//
+//	go test -fuzz=FuzzGeneratedFacts ./prm/cmdb
+func FuzzGeneratedFacts(f *testing.F) {
+	f.Add(fuzzBase + "op\tQUERY_Y\t0x10\tbase\t-\ncap\tT\t3\tbase\nstat\tOK\t0\nconst\tMLX5_X\t-1\n")
+	f.Add(fuzzBase + "op\tQUERY_Y\t65536\t-\t-\n")
+	f.Add(fuzzBase + "cap\tT\t99999\t-\nstat\tS\t300\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		if len(text) > 1<<14 {
+			return
+		}
+		db, err := Build("fuzz", text, "", "")
+		if err != nil {
+			return
+		}
+		for _, l := range strings.Split(text, "\n") {
+			cols := strings.Split(l, "\t")
+			if cols[0] != "op" || len(cols) != 5 {
+				continue
+			}
+			c, err := db.Command(cols[1])
+			if err != nil {
+				t.Fatalf("op %s accepted but not found: %v", cols[1], err)
+			}
+			if byOp, ok := db.CommandByOpcode(c.Opcode); !ok || byOp.Opcode != c.Opcode {
+				t.Fatalf("opcode 0x%x of %s not found", c.Opcode, c.Name)
+			}
+			for _, n := range []string{c.In, c.Out} {
+				if n != "" {
+					if _, err := db.Plan(n); err != nil {
+						t.Fatalf("%s names layout %s that does not compile: %v", c.Name, n, err)
+					}
+				}
+			}
+		}
+	})
+}

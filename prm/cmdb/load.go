@@ -154,7 +154,7 @@ func undash(s string) string {
 // addCommand adds an opcode or, when a command of that name exists, fills
 // in the layouts it lacks. The same name with another opcode is an error.
 func (b *builder) addCommand(name string, op uint16, in, out, origin string) error {
-	if c, ok := b.db.byName[name]; ok {
+	if c, ok := b.db.byName[cmdKey(name)]; ok {
 		if c.Opcode != op {
 			return fmt.Errorf("command %s is 0x%x here but 0x%x in %s", name, op, c.Opcode, c.Origin)
 		}
@@ -167,7 +167,7 @@ func (b *builder) addCommand(name string, op uint16, in, out, origin string) err
 		return nil
 	}
 	c := &Command{Name: name, Opcode: op, In: in, Out: out, Origin: origin}
-	b.db.byName[name] = c
+	b.db.byName[cmdKey(name)] = c
 	if _, dup := b.db.byOpcode[op]; !dup {
 		b.db.byOpcode[op] = c
 	}
@@ -329,7 +329,7 @@ func (b *builder) handwritten(file, text, origin string) error {
 			if len(cols) != 5 {
 				return bad("scope needs command, op_mod class, scope and kind")
 			}
-			c, ok := b.db.byName[cols[1]]
+			c, ok := b.db.byName[cmdKey(cols[1])]
 			if !ok {
 				return bad("scope %s: no such command (add an op line)", cols[1])
 			}
@@ -381,8 +381,16 @@ func (b *builder) check() error {
 	}
 	for _, c := range b.db.Commands {
 		for _, n := range []string{c.In, c.Out} {
-			if n != "" && b.nodes[n] == nil {
+			if n == "" {
+				continue
+			}
+			if b.nodes[n] == nil {
 				return fmt.Errorf("cmdb: command %s: layout %s is not defined", c.Name, n)
+			}
+			// A mailbox the codec cannot lay out is a broken database,
+			// not something to find when the command is sent.
+			if _, err := b.db.Layouts.Plan(n); err != nil {
+				return fmt.Errorf("cmdb: command %s: layout %s: %w", c.Name, n, err)
 			}
 		}
 	}

@@ -93,6 +93,9 @@ func (p *parser) enums() []Enumerator {
 				known = err == nil
 				next = v
 			}
+			if known && (next > maxValue || next < -maxValue) {
+				known = false // counted past what expressions may hold
+			}
 			if known {
 				out = append(out, Enumerator{Name: name.text, Value: next, Enum: tag, Block: block, File: p.file, Line: name.line})
 				if p.macros != nil && len(p.macros) < maxMacros {

@@ -1,8 +1,10 @@
 package ifc
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -90,4 +92,51 @@ func TestInstalledEnums(t *testing.T) {
 			t.Errorf("device.h %s = %#x (found %v), want %#x", name, v, ok, want)
 		}
 	}
+}
+
+// FuzzScanEnums: the scanner never panics, and what it reads written back
+// as explicit enumerators reads back the same (names, values, blocks).
+//
+//	go test -fuzz=FuzzScanEnums ./prm/ifc
+func FuzzScanEnums(f *testing.F) {
+	f.Add([]byte("enum t { A, B = 5, C, D = B + 1 };\nenum { X = 1 << 3, Y };\n"))
+	f.Add([]byte("#define N 4\nenum { P = N * 2, Q = (P - 1), R = UNKNOWN, S };\n"))
+	f.Add([]byte("enum mlx5_cap_type cap; enum { };"))
+	f.Add([]byte("enum { BIG = 1 << 40, NEXT };"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if len(src) > 1<<14 {
+			return
+		}
+		es, err := ScanEnums("f.h", src)
+		if err != nil {
+			return
+		}
+		var b strings.Builder
+		block := -1
+		for _, e := range es {
+			if e.Block != block {
+				if block >= 0 {
+					b.WriteString("};\n")
+				}
+				block = e.Block
+				b.WriteString("enum {\n")
+			}
+			fmt.Fprintf(&b, "%s = %d,\n", e.Name, e.Value)
+		}
+		if block >= 0 {
+			b.WriteString("};\n")
+		}
+		back, err := ScanEnums("back.h", []byte(b.String()))
+		if err != nil {
+			t.Fatalf("rewritten enums do not scan: %v\n%s", err, b.String())
+		}
+		if len(back) != len(es) {
+			t.Fatalf("%d enumerators read back as %d", len(es), len(back))
+		}
+		for i := range es {
+			if back[i].Name != es[i].Name || back[i].Value != es[i].Value {
+				t.Fatalf("%v read back as %v", es[i], back[i])
+			}
+		}
+	})
 }
