@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cxray/cxray/access/regaccess"
 	"github.com/cxray/cxray/prm"
@@ -27,18 +28,32 @@ type Device struct {
 	// Name is what the user gave (-d), BDF the PCI address when known.
 	Name string
 	BDF  string
-	// Backend says how the device is reached ("direct", "emulator").
-	Backend string
+	// Backend says how the device is reached.
+	Backend Backend
 	DB      *prm.DB
-	acc     Accessor
-	close   func() error
+	// Reference, when set, is the database the firmware is expected to
+	// know (the built-in one): a request is never shorter than its layout
+	// of the register, so an older --adb still reads firmware whose
+	// registers grew since (MCIA: 144 bytes in Rev 0.51, 148 in 0.57).
+	// Firmware answers a longer request with its own layout.
+	Reference *prm.DB
+	acc       Accessor
+	close     func() error
 	// cmds is the command interface, when one is attached (command.go).
 	cmds Commander
 }
 
 // New wraps an accessor. closeFn (may be nil) runs on Close.
-func New(name, bdf, backend string, db *prm.DB, acc Accessor, closeFn func() error) *Device {
+func New(name, bdf string, backend Backend, db *prm.DB, acc Accessor, closeFn func() error) *Device {
 	return &Device{Name: name, BDF: bdf, Backend: backend, DB: db, acc: acc, close: closeFn}
+}
+
+// WithDB is the device read through another database's layouts (the
+// same backend; closing either closes both).
+func (d *Device) WithDB(db *prm.DB) *Device {
+	c := *d
+	c.DB = db
+	return &c
 }
 
 // Close releases the backend.
@@ -62,6 +77,25 @@ var DefaultIndex = map[string]string{
 	// (used only by the per-priority and per-TC groups).
 	"grp_profile": "0",
 	"prio_tc":     "0",
+	// Added by later PRM revisions, each with a default that keeps the
+	// older meaning: plane_ind 0 is the aggregated (non-planarized) port
+	// (PAOS, PMLP, PPCNT, PTYS, PDDR from Rev 0.59), lp_gl 0 reads
+	// local_port as a local port number (PPCNT), module_ind_type 0 is a
+	// pluggable module (PDDR).
+	"plane_ind":       "0",
+	"lp_gl":           "0",
+	"module_ind_type": "0",
+}
+
+// RegisterIndex are defaults for index fields whose names are too generic
+// to default everywhere, by register.
+var RegisterIndex = map[string]map[string]string{
+	// MTMP from Rev 0.59: asic_index, ig and i address a switch's
+	// internal diodes; 0 is the whole ASIC, the only answer an HCA has.
+	"MTMP": {"asic_index": "0", "ig": "0", "i": "0"},
+	// ROCE_ACCL from Rev 0.62: the adaptive-retransmission profile is
+	// only read when adp_retrans_timeouts_profile_select is set.
+	"ROCE_ACCL": {"adp_retx_profile_id": "0"},
 }
 
 // Reading is a register read from a device.
@@ -98,19 +132,24 @@ func (d *Device) request(reg *prm.Register, index, op []prm.Assignment, size int
 	for _, a := range append(append([]prm.Assignment{}, index...), op...) {
 		given[strings.ToLower(a.Path)] = true
 	}
-	buf := p.NewBuffer()
-	if size > len(buf) {
-		buf = make([]byte, size)
-	} else if reg.Size > len(buf) {
-		buf = make([]byte, reg.Size)
+	n := max(len(p.NewBuffer()), size, reg.Size)
+	if d.Reference != nil && d.Reference != d.DB {
+		if rr, err := d.Reference.Register(reg.Name); err == nil && rr.ID == reg.ID {
+			n = max(n, rr.Size)
+		}
 	}
+	buf := make([]byte, n)
 	var defaulted, missing, hints []string
 	all := append([]prm.Assignment{}, index...)
-	for _, l := range p.Leaves() {
-		if l.Access != prm.AccessIndex || l.When != "" || given[strings.ToLower(l.Path)] {
+	for _, l := range requiredIndex(p) {
+		if given[strings.ToLower(l.Path)] {
 			continue
 		}
-		if v, ok := DefaultIndex[l.Step.Name]; ok {
+		v, ok := DefaultIndex[l.Step.Name]
+		if rv, rok := RegisterIndex[reg.Name][l.Step.Name]; rok {
+			v, ok = rv, true
+		}
+		if ok {
 			all = append(all, prm.Assignment{Path: l.Path, Value: v})
 			defaulted = append(defaulted, l.Path+"="+v)
 			continue
@@ -140,6 +179,52 @@ func (d *Device) request(reg *prm.Register, index, op []prm.Assignment, size int
 	}
 	sort.Strings(defaulted)
 	return p, buf, defaulted, nil
+}
+
+// requiredIndex lists the index fields every request of a layout must
+// carry: those outside unions (an index field inside a union member is
+// only meaningful with that member, and older databases give their unions
+// no selector to tell). Cached per plan: it is asked on every read.
+func requiredIndex(p *prm.Plan) []prm.Leaf {
+	if v, ok := indexCache.Load(p); ok {
+		return v.([]prm.Leaf)
+	}
+	inUnion := map[string]bool{}
+	var walk func(s *prm.Step, path string, under bool)
+	walk = func(s *prm.Step, path string, under bool) {
+		switch s.Kind {
+		case prm.KindStruct:
+			for _, c := range s.Children {
+				walk(c, joinPath(path, c.Name), under)
+			}
+		case prm.KindUnion:
+			for _, c := range s.Children {
+				walk(c, joinPath(path, c.Name), true)
+			}
+		default:
+			if under {
+				inUnion[path] = true
+			}
+		}
+	}
+	walk(p.Root, "", false)
+	var out []prm.Leaf
+	for _, l := range p.Leaves() {
+		if l.Access == prm.AccessIndex && l.When == "" && l.Count == 0 && !inUnion[l.Path] {
+			out = append(out, l)
+		}
+	}
+	indexCache.Store(p, out)
+	return out
+}
+
+var indexCache sync.Map // *prm.Plan -> []prm.Leaf
+
+func joinPath(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
 }
 
 // leafPaths lets users name nested index and op fields by their own name
@@ -192,13 +277,57 @@ func accessName(a prm.Access) string {
 // size is the buffer size for registers that end in a variable array (0: the
 // database's size).
 func (d *Device) Get(ctx context.Context, name string, index, op []prm.Assignment, size int) (*Reading, error) {
+	return d.get(ctx, name, index, op, nil, size)
+}
+
+// GetFields reads a register whose query takes fields that are not
+// INDEX fields in the database (PDDR's module_info_ext, MCQI's
+// data_size): index fields as for Get, then fields written into the
+// request as given. It is still a GET.
+func (d *Device) GetFields(ctx context.Context, name string, index, fields []prm.Assignment) (*Reading, error) {
+	return d.get(ctx, name, index, nil, fields, 0)
+}
+
+func (d *Device) get(ctx context.Context, name string, index, op, fields []prm.Assignment, size int) (*Reading, error) {
 	reg, err := d.DB.Register(name)
+	var nf *prm.NotFoundError
+	if errors.As(err, &nf) && d.Reference != nil && d.Reference != d.DB {
+		// A register the user's database lacks (PGUID before Rev 0.56)
+		// is read with the reference layout the firmware answers with.
+		if _, rerr := d.Reference.Register(name); rerr == nil {
+			return d.WithDB(d.Reference).get(ctx, name, index, op, fields, size)
+		}
+	}
 	if err != nil {
 		return nil, err
+	}
+	if len(fields) > 0 {
+		// The fields that are INDEX fields in this database select the
+		// instance like any index; the others are written as given.
+		p, err := d.DB.RegisterPlan(reg)
+		if err != nil {
+			return nil, err
+		}
+		probe := p.NewBuffer()
+		var rest []prm.Assignment
+		index = append([]prm.Assignment(nil), index...)
+		for _, f := range leafPaths(p, fields, prm.AccessIndex) {
+			if t, err := p.Resolve(f.Path, probe); err == nil && t.Step.Access == prm.AccessIndex {
+				index = append(index, f)
+			} else {
+				rest = append(rest, f)
+			}
+		}
+		fields = rest
 	}
 	p, buf, defaulted, err := d.request(reg, index, op, size)
 	if err != nil {
 		return nil, err
+	}
+	if len(fields) > 0 {
+		if err := p.Encode(buf, fields); err != nil {
+			return nil, err
+		}
 	}
 	out, err := d.acc.Access(ctx, regaccess.Get, uint16(reg.ID), buf)
 	if err != nil {
@@ -209,6 +338,18 @@ func (d *Device) Get(ctx context.Context, name string, index, op []prm.Assignmen
 		return nil, &AccessError{Register: reg.Name, Op: "decode", Err: err}
 	}
 	return &Reading{Register: reg, Plan: p, Decoded: dec, Defaulted: defaulted, Request: buf}, nil
+}
+
+// CheckRequest builds the request a Get would send and reports what is
+// wrong with it (an unknown register or field, a missing index field)
+// without touching the device, so commands can refuse bad input at start.
+func (d *Device) CheckRequest(name string, index, op []prm.Assignment) error {
+	reg, err := d.DB.Register(name)
+	if err != nil {
+		return err
+	}
+	_, _, _, err = d.request(reg, index, op, 0)
+	return err
 }
 
 // GetRaw reads a register by ID and length, for registers not in the
@@ -256,6 +397,27 @@ type WritePlan struct {
 	After   *prm.Decoded
 	Bytes   []byte // the exact buffer to send
 	Changes []Change
+	// Unverifiable lists the changed fields a read-back cannot confirm:
+	// operation and write-only fields (ase, rst, clr), which the firmware
+	// acts on and clears by design.
+	Unverifiable []string
+}
+
+// EnumError refuses a value that is not one of an enum field's values.
+type EnumError struct {
+	Register, Path, Value string
+	Names                 []string
+}
+
+func (e *EnumError) Error() string {
+	return fmt.Sprintf("%s.%s=%s: not one of its values (%s); nothing was written; give --raw to write a value outside the list", e.Register, e.Path, e.Value, strings.Join(e.Names, ", "))
+}
+
+// SetOptions tune PrepareSetWith.
+type SetOptions struct {
+	// AnyValue lets a number outside an enum field's values through
+	// (reserved values, newer firmware's).
+	AnyValue bool
 }
 
 // ROError refuses writes to fields the firmware owns.
@@ -280,6 +442,12 @@ func plural(n int, one, many string) string {
 // with fields replaced. It refuses RO and INDEX fields among fields (index
 // fields go in index) and writes nothing.
 func (d *Device) PrepareSet(ctx context.Context, name string, index, fields []prm.Assignment) (*WritePlan, error) {
+	return d.PrepareSetWith(ctx, name, index, fields, SetOptions{})
+}
+
+// PrepareSetWith is PrepareSet with options. A value outside an enum
+// field's values is refused unless o.AnyValue.
+func (d *Device) PrepareSetWith(ctx context.Context, name string, index, fields []prm.Assignment, o SetOptions) (*WritePlan, error) {
 	reg, err := d.DB.Register(name)
 	if err != nil {
 		return nil, err
@@ -303,6 +471,11 @@ func (d *Device) PrepareSet(ctx context.Context, name string, index, fields []pr
 			ro = append(ro, a.Path)
 		case prm.AccessIndex:
 			return nil, &prm.FieldError{Path: a.Path, Msg: "is an INDEX field; give it with --index, it selects which instance is written"}
+		}
+		if f := t.Step.Field; f != nil && len(f.Enum) > 0 && t.Step.Kind == prm.KindUint && !o.AnyValue {
+			if err := checkEnum(p, reg.Name, a, t.Path, f.Enum); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if len(ro) > 0 {
@@ -332,9 +505,36 @@ func (d *Device) PrepareSet(ctx context.Context, name string, index, fields []pr
 	for _, r := range after.Rows() {
 		if old[r.Path] != r.Text {
 			wp.Changes = append(wp.Changes, Change{Path: r.Path, Before: old[r.Path], After: r.Text})
+			if acc := r.Value.Step().Access; acc == prm.AccessOP || acc == prm.AccessWO {
+				wp.Unverifiable = append(wp.Unverifiable, r.Path)
+			}
 		}
 	}
 	return wp, nil
+}
+
+// checkEnum refuses a value an enum field does not list.
+func checkEnum(p *prm.Plan, reg string, a prm.Assignment, path string, enum []prm.EnumValue) error {
+	buf := p.NewBuffer()
+	if err := p.Encode(buf, []prm.Assignment{{Path: path, Value: a.Value}}); err != nil {
+		return nil // the encoder says what is wrong with it
+	}
+	dec, err := p.Decode(buf)
+	if err != nil {
+		return nil
+	}
+	v, err := dec.Get(path)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(enum))
+	for _, e := range enum {
+		if e.Value == v.Uint() {
+			return nil
+		}
+		names = append(names, fmt.Sprintf("%s=%d", e.Name, e.Value))
+	}
+	return &EnumError{Register: reg, Path: path, Value: a.Value, Names: names}
 }
 
 // indexAssignments lists the index fields of the request that produced r.
@@ -399,4 +599,8 @@ func (d *Device) ApplySet(ctx context.Context, wp *WritePlan, index []prm.Assign
 }
 
 // IsNotSupported says the firmware does not implement the register.
-func IsNotSupported(err error) bool { return errors.Is(err, regaccess.ErrRegisterNotSupported) }
+func IsNotSupported(err error) bool { return errors.Is(err, ErrNotSupported) }
+
+// DatabaseProblem marks IndexError as the database's: an index field the
+// user's database has and no default covers.
+func (*IndexError) DatabaseProblem() {}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/cxray/cxray/prm"
 )
 
 // Identity is what the firmware says about the adapter: read from MGIR
@@ -52,27 +54,18 @@ func (d *Device) Identity(ctx context.Context) (Identity, error) {
 		id.DeviceID = uint16(v)
 	}
 	if v, ok := num("hw_info.manufacturing_base_mac"); ok && v != 0 {
-		id.BaseMAC = formatMAC(v)
-		id.PermanentMAC = formatMAC(v + uint64(PCIFunction(d.BDF)))
+		id.BaseMAC = prm.FormatMAC(v)
+		id.PermanentMAC = prm.FormatMAC(v + uint64(PCIFunction(d.BDF)))
 	}
 	// PGUID's node_guid is 128 bits; the GUID is its low 64.
 	if g, err := d.Get(ctx, "PGUID", nil, nil, 0); err == nil {
 		if v, err := g.Decoded.Get("node_guid"); err == nil && v.Len() == 4 {
 			if guid := v.Kid(2).Uint()<<32 | v.Kid(3).Uint(); guid != 0 {
-				id.NodeGUID = FormatGUID(guid)
+				id.NodeGUID = prm.FormatGUID(guid)
 			}
 		}
 	}
 	return id, nil
-}
-
-func formatMAC(v uint64) string {
-	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", byte(v>>40), byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
-}
-
-// FormatGUID prints a GUID as ibstat does (b83f:d203:00a1:b2c0).
-func FormatGUID(g uint64) string {
-	return fmt.Sprintf("%04x:%04x:%04x:%04x", g>>48, g>>32&0xffff, g>>16&0xffff, g&0xffff)
 }
 
 // PCIFunction is the function number of a BDF (0000:03:00.1 -> 1).

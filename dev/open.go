@@ -57,7 +57,7 @@ func OpenStack(ctx context.Context, cs pci.ConfigSpace, o StackOptions) (*Stack,
 
 // OpenConfigSpace opens a device over an already-open config space (the
 // emulator's, in tests and for -d emu).
-func OpenConfigSpace(ctx context.Context, name, bdf, backend string, db *prm.DB, cs pci.ConfigSpace, o StackOptions) (*Device, *Stack, error) {
+func OpenConfigSpace(ctx context.Context, name, bdf string, backend Backend, db *prm.DB, cs pci.ConfigSpace, o StackOptions) (*Device, *Stack, error) {
 	st, err := OpenStack(ctx, cs, o)
 	if err != nil {
 		return nil, nil, &OpenError{Name: name, Err: err}
@@ -99,7 +99,7 @@ func OpenPCI(ctx context.Context, sys devname.Sys, name, bdf string, db *prm.DB)
 		cfg.Close()
 		return nil, nil, &OpenError{Name: name, Err: err}
 	}
-	d := New(name, bdf, "direct", db, st.Regs, func() error {
+	d := New(name, bdf, BackendDirect, db, st.Regs, func() error {
 		lock.Close()
 		return cfg.Close()
 	})

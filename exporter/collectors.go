@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/optics"
 )
 
@@ -31,22 +32,43 @@ var allCollectors = []collector{
 }
 
 func collectIdentity(ctx context.Context, s *sink, src Source) error {
-	in, err := src.Info(ctx)
+	in, err := src.Identity(ctx)
 	if in == nil {
 		return err
 	}
-	s.add(famInfo, 1, src.Backend(), in.Model, in.DeviceID, in.HCAType, in.PSID, in.Firmware, in.FirmwareStored, in.PartNumber,
-		in.NodeGUID, in.SysImageGUID, in.HWRev, in.NodeDesc, in.RDMA)
-	if in.Firmware != "" && in.FirmwareStored != "" {
-		s.add(famPending, boolf(in.Firmware != in.FirmwareStored))
+	var errs []error
+	if err != nil && !adapter.IsPartial(err) {
+		errs = append(errs, err)
 	}
-	for _, n := range in.Netdevs {
-		s.add(famNetdev, 1, n.Name, n.Address, n.PermanentAddress, n.OperState)
-		if n.Address != "" && n.PermanentAddress != "" {
-			s.add(famNetdevChanged, boolf(!strings.EqualFold(n.Address, n.PermanentAddress)), n.Name)
+	os, oerr := src.OS(ctx)
+	rdma := ""
+	if oerr == nil && len(os.RDMA) > 0 {
+		rdma = os.RDMA[0]
+	} else if oerr != nil && !errors.Is(oerr, ErrUnsupported) {
+		errs = append(errs, oerr)
+	}
+	deviceID := ""
+	if in.DeviceID != 0 {
+		deviceID = fmt.Sprintf("0x%04x", in.DeviceID)
+	}
+	s.add(famInfo, 1, src.Backend(), in.Model, deviceID, in.HCAType, in.PSID, in.Firmware, in.FirmwareStored, in.PartNumber,
+		in.NodeGUID, in.SysImageGUID, in.HWRev, in.NodeDesc, rdma)
+	if in.Firmware != "" && in.FirmwareStored != "" {
+		s.add(famPending, boolf(in.FirmwarePending != ""))
+	}
+	if oerr == nil {
+		for _, n := range os.Netdevs {
+			perm := n.PermanentAddress
+			if perm == "" {
+				perm = in.PermanentMAC
+			}
+			s.add(famNetdev, 1, n.Name, n.Address, perm, n.OperState)
+			if n.Address != "" && perm != "" && !n.Representor {
+				s.add(famNetdevChanged, boolf(!strings.EqualFold(n.Address, perm)), n.Name)
+			}
 		}
 	}
-	return err
+	return errors.Join(errs...)
 }
 
 func collectTemperature(ctx context.Context, s *sink, src Source) error {
@@ -56,7 +78,9 @@ func collectTemperature(ctx context.Context, s *sink, src Source) error {
 		if t.Module >= 0 {
 			mod = strconv.Itoa(t.Module)
 		}
-		s.add(famTemp, t.Celsius, t.Sensor, t.Kind, mod)
+		if t.Celsius != nil {
+			s.add(famTemp, *t.Celsius, t.Sensor, t.Kind, mod)
+		}
 		if t.Highest != nil {
 			s.add(famTempHighest, *t.Highest, t.Sensor, t.Kind, mod)
 		}
@@ -72,30 +96,36 @@ func collectTemperature(ctx context.Context, s *sink, src Source) error {
 
 func collectPort(ctx context.Context, s *sink, src Source) error {
 	ps, err := src.Ports(ctx)
+	if err != nil {
+		return err
+	}
 	for _, p := range ps {
-		port := strconv.Itoa(p.Port)
 		mod := ""
 		if p.Module >= 0 {
 			mod = strconv.Itoa(p.Module)
 		}
-		s.add(famPortInfo, 1, port, p.LinkLayer, p.Netdev, mod)
-		if p.OperUp != nil {
-			s.add(famPortUp, boolf(*p.OperUp), port)
-		}
-		if p.AdminUp != nil {
-			s.add(famPortAdminUp, boolf(*p.AdminUp), port)
-		}
-		if p.SpeedBytesPerSecond != nil {
-			s.add(famPortSpeed, *p.SpeedBytesPerSecond, port)
-		}
+		s.add(famPortInfo, 1, strconv.Itoa(p.Local), p.LinkLayer, p.Netdev, mod)
 		if p.Lanes > 0 {
-			s.add(famPortLanes, float64(p.Lanes), port)
+			s.add(famPortLanes, float64(p.Lanes), strconv.Itoa(p.Local))
 		}
-		if p.StateID != nil {
-			s.add(famPortState, float64(*p.StateID), port)
+	}
+	ls, err := src.Links(ctx)
+	for _, l := range ls {
+		port := strconv.Itoa(l.Port)
+		if l.OperUp != nil {
+			s.add(famPortUp, boolf(*l.OperUp), port)
 		}
-		if p.PhysStateID != nil {
-			s.add(famPortPhysState, float64(*p.PhysStateID), port)
+		if l.AdminUp != nil {
+			s.add(famPortAdminUp, boolf(*l.AdminUp), port)
+		}
+		if l.SpeedGbps != nil {
+			s.add(famPortSpeed, *l.SpeedGbps*1e9/8, port)
+		}
+		if l.StateID != nil {
+			s.add(famPortState, float64(*l.StateID), port)
+		}
+		if l.PhysStateID != nil {
+			s.add(famPortPhysState, float64(*l.PhysStateID), port)
 		}
 	}
 	return err
@@ -113,12 +143,12 @@ func collectRDMA(ctx context.Context, s *sink, src Source) error {
 	return err
 }
 
-func emitCounters(s *sink, sets []CounterSet) {
+func emitCounters(s *sink, sets []adapter.CounterSet) {
 	for _, cs := range sets {
 		port := strconv.Itoa(cs.Port)
 		for _, name := range sortedKeys(cs.Values) {
 			f, scale := counterFamily(cs.Kind, name)
-			s.add(f, cs.Values[name]*scale, port)
+			s.add(f, float64(cs.Values[name])*scale, port)
 		}
 	}
 }
@@ -134,11 +164,19 @@ func collectModule(ctx context.Context, s *sink, src Source) error {
 		if m.Present != nil {
 			s.add(famModPresent, boolf(*m.Present), port)
 		}
-		if m.Err != "" {
-			errs = append(errs, fmt.Errorf("port %d module: %s", m.Port, m.Err))
+		best := m.Best()
+		if best == nil && (m.Present == nil || *m.Present) {
+			why := "no usable reading"
+			switch {
+			case m.EEPROMErr != nil && m.FirmwareErr != nil:
+				why = fmt.Sprintf("EEPROM: %v; the firmware's view: %v", m.EEPROMErr, m.FirmwareErr)
+			case m.EEPROMErr != nil:
+				why = "EEPROM: " + m.EEPROMErr.Error()
+			}
+			errs = append(errs, fmt.Errorf("port %d module: %s", m.Port, why))
 		}
-		if m.Reading != nil {
-			moduleMetrics(s, port, m)
+		if best != nil {
+			moduleMetrics(s, port, m.Module, best)
 		}
 	}
 	return errors.Join(errs...)
@@ -147,11 +185,10 @@ func collectModule(ctx context.Context, s *sink, src Source) error {
 // thresholdNames in the order Limits holds them.
 var thresholdNames = [4]string{"high_alarm", "high_warning", "low_warning", "low_alarm"}
 
-func moduleMetrics(s *sink, port string, m Module) {
-	r := m.Reading
+func moduleMetrics(s *sink, port string, module int, r *optics.Module) {
 	mod := ""
-	if m.Module >= 0 {
-		mod = strconv.Itoa(m.Module)
+	if module >= 0 {
+		mod = strconv.Itoa(module)
 	}
 	standard := r.Standard
 	s.add(famModInfo, 1, port, mod, r.Source, standard, r.Identifier.Name, r.Vendor.Name, r.Vendor.PN, r.Vendor.SN, r.Vendor.Rev, r.Media.Type)
@@ -159,22 +196,37 @@ func moduleMetrics(s *sink, port string, m Module) {
 	if !r.DDM {
 		return
 	}
-	if r.Temperature != nil {
+	noReading := func(q, lane, pattern string) { s.add(famModNoReading, 1, port, q, lane, pattern) }
+	if t := r.Temperature; t != nil && !t.Valid() {
+		noReading("temperature", "", t.NA)
+	}
+	if v := r.Voltage; v != nil && !v.Valid() {
+		noReading("voltage", "", v.NA)
+	}
+	if r.Temperature.Valid() {
 		s.add(famModTemp, r.Temperature.C, port)
 	}
-	if r.Voltage != nil {
+	if r.Voltage.Valid() {
 		s.add(famModVolt, r.Voltage.V, port)
 	}
 	for _, l := range r.Lanes {
 		lane := strconv.Itoa(l.Lane)
-		if l.TxBias != nil {
+		for _, x := range []struct {
+			q string
+			na string
+		}{{"tx_bias", naOf(l.TxBias)}, {"tx_power", naOf(l.TxPower)}, {"rx_power", naOf(l.RxPower)}} {
+			if x.na != "" {
+				noReading(x.q, lane, x.na)
+			}
+		}
+		if l.TxBias.Valid() {
 			s.add(famModBias, l.TxBias.MA/1000, port, lane)
 		}
-		if l.TxPower != nil {
+		if l.TxPower.Valid() {
 			s.add(famModTxW, l.TxPower.MW/1000, port, lane)
 			s.add(famModTxDBm, float64(l.TxPower.DBm), port, lane)
 		}
-		if l.RxPower != nil {
+		if l.RxPower.Valid() {
 			s.add(famModRxW, l.RxPower.MW/1000, port, lane)
 			s.add(famModRxDBm, float64(l.RxPower.DBm), port, lane)
 		}
@@ -223,7 +275,7 @@ func moduleMetrics(s *sink, port string, m Module) {
 		}
 		ps := [4]*optics.Power{p.l.HighAlarm, p.l.HighWarning, p.l.LowWarning, p.l.LowAlarm}
 		for i, v := range ps {
-			if v == nil {
+			if !v.Valid() {
 				continue
 			}
 			s.add(p.w, v.MW/1000, port, thresholdNames[i])
@@ -247,22 +299,37 @@ func flagMetrics(s *sink, alarm, warning family, f optics.Flags, labels ...strin
 	s.add(warning, boolf(f.LowWarning), append(labels, "low")...)
 }
 
+// naOf is a reading's no-reading pattern, "" for a reading or none.
+func naOf(x interface{ Valid() bool }) string {
+	switch v := x.(type) {
+	case *optics.Current:
+		if v != nil {
+			return v.NA
+		}
+	case *optics.Power:
+		if v != nil {
+			return v.NA
+		}
+	}
+	return ""
+}
+
 func tempC(t *optics.Temperature) *float64 {
-	if t == nil {
+	if !t.Valid() {
 		return nil
 	}
 	return &t.C
 }
 
 func voltV(v *optics.Voltage) *float64 {
-	if v == nil {
+	if !v.Valid() {
 		return nil
 	}
 	return &v.V
 }
 
 func curMA(c *optics.Current) *float64 {
-	if c == nil {
+	if !c.Valid() {
 		return nil
 	}
 	return &c.MA

@@ -270,9 +270,6 @@ func (e *Exporter) read(ctx context.Context, d *device, r *result) {
 		return
 	}
 	defer func() { <-d.busy }()
-	if s, ok := d.src.(ScrapeStarter); ok {
-		s.StartScrape()
-	}
 	for _, c := range e.collectors {
 		if ctx.Err() != nil {
 			return

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cxray/cxray/access/regaccess"
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/exporter/exportertest"
 	"github.com/cxray/cxray/optics"
 )
@@ -56,55 +56,69 @@ func (f *fakeSource) wait(ctx context.Context) error {
 	return nil
 }
 
-func (f *fakeSource) Info(ctx context.Context) (*Info, error) {
+func (f *fakeSource) Identity(ctx context.Context) (*adapter.Identity, error) {
 	if err := f.wait(ctx); err != nil {
 		return nil, err
 	}
-	return &Info{PSID: "MT_0000000834", Firmware: "28.39.1010", FirmwareStored: "28.40.1000", PartNumber: "PN-" + f.name,
-		Netdevs: []Netdev{{Name: "eth0", Address: "02:00:00:00:00:01", PermanentAddress: "b8:3f:d2:00:00:01"}}}, nil
+	return &adapter.Identity{PSID: "MT_0000000834", Firmware: "28.39.1010", FirmwareStored: "28.40.1000", FirmwarePending: "28.40.1000", PartNumber: "PN-" + f.name,
+		PermanentMAC: "b8:3f:d2:00:00:01"}, nil
 }
 
-func (f *fakeSource) Temperatures(ctx context.Context) ([]Temperature, error) {
+func (f *fakeSource) OS(ctx context.Context) (*adapter.OS, error) {
 	if err := f.wait(ctx); err != nil {
 		return nil, err
 	}
-	hi := 105.0
-	return []Temperature{{Sensor: "asic", Kind: "asic", Module: -1, Celsius: 55.5, High: &hi}}, nil
+	return &adapter.OS{Netdevs: []adapter.Netdev{{Name: "eth0", Address: "02:00:00:00:00:01", PermanentAddress: "b8:3f:d2:00:00:01"}}}, nil
 }
 
-func (f *fakeSource) Ports(ctx context.Context) ([]Port, error) {
+func (f *fakeSource) Temperatures(ctx context.Context) ([]adapter.Temperature, error) {
 	if err := f.wait(ctx); err != nil {
 		return nil, err
 	}
-	up, speed := true, 5e10
-	return []Port{{Port: 1, Module: 0, Lanes: 4, OperUp: &up, AdminUp: &up, SpeedBytesPerSecond: &speed}}, nil
+	hi, c := 105.0, 55.5
+	return []adapter.Temperature{{Sensor: "asic", Kind: "asic", Module: -1, Celsius: &c, High: &hi}}, nil
 }
 
-func (f *fakeSource) Modules(ctx context.Context) ([]Module, error) {
+func (f *fakeSource) Ports(ctx context.Context) ([]adapter.Port, error) {
+	if err := f.wait(ctx); err != nil {
+		return nil, err
+	}
+	return []adapter.Port{{Local: 1, Module: 0, Lanes: 4}}, nil
+}
+
+func (f *fakeSource) Links(ctx context.Context) ([]adapter.Link, error) {
+	if err := f.wait(ctx); err != nil {
+		return nil, err
+	}
+	up, speed := true, 400.0
+	return []adapter.Link{{Port: 1, OperUp: &up, AdminUp: &up, SpeedGbps: &speed}}, nil
+}
+
+func (f *fakeSource) Modules(ctx context.Context) ([]*adapter.ModuleReading, error) {
 	if err := f.wait(ctx); err != nil {
 		return nil, err
 	}
 	yes := true
 	m := &optics.Module{Source: optics.SourceEEPROM, DDM: true, Temperature: &optics.Temperature{C: 40},
 		Lanes: []optics.Lane{{Lane: 1, RxPower: &optics.Power{MW: 0, DBm: optics.ToDBm(0)}, TxPower: &optics.Power{MW: 1, DBm: 0}}}}
-	return []Module{{Port: 1, Module: 0, Present: &yes, Reading: m}}, nil
+	return []*adapter.ModuleReading{{Port: 1, Module: 0, Present: &yes, EEPROM: m}}, nil
 }
 
-func (f *fakeSource) PortCounters(ctx context.Context) ([]CounterSet, error) {
+func (f *fakeSource) PortCounters(ctx context.Context) ([]adapter.CounterSet, error) {
 	if err := f.wait(ctx); err != nil {
 		return nil, err
 	}
-	return []CounterSet{{Port: 1, Kind: "ppcnt", Values: map[string]float64{"a_frames_transmitted_ok": 100, "a_octets_received_ok": 6400, "time_since_last_clear": 2500, "rs_fec_corrected_symbols_total": 3}}}, nil
+	return []adapter.CounterSet{{Port: 1, Kind: "ppcnt", Values: map[string]uint64{"a_frames_transmitted_ok": 100, "a_octets_received_ok": 6400, "time_since_last_clear": 2500, "rs_fec_corrected_symbols_total": 3}}}, nil
 }
 
-func (f *fakeSource) RDMACounters(ctx context.Context) ([]CounterSet, error) {
+func (f *fakeSource) RDMACounters(ctx context.Context) ([]adapter.CounterSet, error) {
 	if f.noRDMA {
 		return nil, fmt.Errorf("hw_counters: %w", ErrUnsupported)
 	}
 	if err := f.wait(ctx); err != nil {
 		return nil, err
 	}
-	return []CounterSet{{Port: 1, Kind: "rdma", Values: map[string]float64{"local_ack_timeout_err": 9, "duplicate_request": 117}}}, nil
+	return []adapter.CounterSet{{Port: 1, Kind: "rdma", Values: map[string]uint64{"local_ack_timeout_err": 9, "duplicate_request": 117}}}, nil
 }
 
 func scrape(t *testing.T, h http.Handler, header string) (*exportertest.Scrape, time.Duration) {
@@ -290,7 +304,8 @@ func TestFiltersAndCollectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ = scrape(t, e.Handler(), "")
-	if len(s.Find("cxray_temperature_celsius")) != 0 || len(s.Find("cxray_scrape_collector_success")) != 2 || src.calls.Load() != 2 {
+	// identity reads the identity and the OS view, rdma its counters.
+	if len(s.Find("cxray_temperature_celsius")) != 0 || len(s.Find("cxray_scrape_collector_success")) != 2 || src.calls.Load() != 3 {
 		t.Errorf("collectors: %v, %d calls", s.Families(), src.calls.Load())
 	}
 	if _, err := New(nil, Options{Collectors: []string{"optics"}}); err == nil || !strings.Contains(err.Error(), "identity, temperature, port, counters, module, rdma") {
@@ -362,31 +377,6 @@ func TestConcurrentScrapes(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-}
-
-func TestReadOnlyAccessor(t *testing.T) {
-	var got []regaccess.Method
-	acc := ReadOnlyAccessor{accessorFunc(func(ctx context.Context, m regaccess.Method, id uint16, data []byte) ([]byte, error) {
-		got = append(got, m)
-		return data, nil
-	})}
-	if _, err := acc.Access(context.Background(), regaccess.Get, 0x9020, make([]byte, 4)); err != nil {
-		t.Fatal(err)
-	}
-	_, err := acc.Access(context.Background(), regaccess.Set, 0x5006, make([]byte, 4))
-	var we *WriteRefusedError
-	if !errors.As(err, &we) || we.ID != 0x5006 || !strings.Contains(err.Error(), "only reads") {
-		t.Errorf("set: %v", err)
-	}
-	if len(got) != 1 || got[0] != regaccess.Get {
-		t.Errorf("passed through: %v", got)
-	}
-}
-
-type accessorFunc func(ctx context.Context, m regaccess.Method, id uint16, data []byte) ([]byte, error)
-
-func (f accessorFunc) Access(ctx context.Context, m regaccess.Method, id uint16, data []byte) ([]byte, error) {
-	return f(ctx, m, id, data)
 }
 
 func TestCounterFamilyNames(t *testing.T) {

@@ -5,16 +5,19 @@ package health
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/modules"
+	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/prm"
-	"github.com/cxray/cxray/prm/units"
+	"github.com/cxray/cxray/roce"
 )
 
 // Status is a check's verdict.
@@ -49,81 +52,73 @@ type Check struct {
 
 // Report is the health of one device.
 type Report struct {
-	Device  string  `json:"device"`
-	BDF     string  `json:"bdf"`
-	Backend string  `json:"backend"`
-	Status  Status  `json:"status"`
-	Checks  []Check `json:"checks"`
+	Device  string      `json:"device"`
+	BDF     string      `json:"bdf"`
+	Backend dev.Backend `json:"backend"`
+	Status  Status      `json:"status"`
+	Checks  []Check     `json:"checks"`
 }
 
-// Module is what the modules check needs from one port's module.
-type Module struct {
-	Port     int
-	Verdicts []optics.Verdict
-}
-
-// Options supply what the device's registers cannot: module readings,
-// NV configuration, the OS view, RDMA counters, the clock between samples.
+// Options tune Run.
 type Options struct {
-	// Modules reads each port's module twice, Interval apart (using
-	// Sleep), to catch frozen monitors, and diagnoses it. The counters are
-	// sampled before and after, so one wait serves both.
-	Modules func(ctx context.Context, ports []int) ([]Module, error)
-	// NV returns the parameters whose Next Boot differs from Current
-	// ("NAME current -> next") and suspicious combinations.
-	NV func(ctx context.Context) (pending, suspicious []string, err error)
-	// OSMACs are the interfaces' current MACs (netdev -> MAC).
-	OSMACs map[string]string
-	// RDMA returns the RDMA hw_counters of a port, when the backend has them.
-	RDMA func(ctx context.Context, port int) (map[string]uint64, error)
-	// Sleep waits between the two counter samples (the emulator passes one
-	// that advances its clock); Interval is how long.
-	Sleep    func(ctx context.Context, d time.Duration) error
+	// Interval is the time between the two samples of counters and module
+	// monitors (on the adapter's clock); 0 is one second.
 	Interval time.Duration
-	// Now is the clock of the device (for firmware age).
-	Now func() time.Time
+	// NV is the parameter database for the configuration check; nil
+	// skips it.
+	NV *nvconf.DB
 }
 
-// Run performs every check. A check that cannot run says why and is
-// skipped; only the identity read is essential.
-func Run(ctx context.Context, d *dev.Device, o Options) *Report {
-	r := &Report{Device: d.Name, BDF: d.BDF, Backend: d.Backend}
+// Run performs every check on one adapter. A check the backend cannot
+// serve says so and is skipped; only the identity read is essential.
+func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
+	r := &Report{Device: a.Name(), BDF: a.BDF(), Backend: a.Backend()}
 	if o.Interval <= 0 {
 		o.Interval = time.Second
 	}
-	if o.Sleep == nil {
-		o.Sleep = sleep
-	}
-	id, idCheck := identity(ctx, d)
+	id, idCheck := identity(ctx, a)
 	r.add(idCheck)
-	r.add(access(d))
+	r.add(access(a))
 	if idCheck.Status == Fail {
 		r.finish()
 		return r
 	}
-	ports := make([]int, 0, id.Ports)
-	for p := 1; p <= max(id.Ports, 1); p++ {
-		ports = append(ports, p)
-	}
-	r.add(portsCheck(ctx, d, ports))
-	before, errA := counters(ctx, d, ports, o)
+	r.add(portsCheck(ctx, a))
+	before, errA := counters(ctx, a)
 	// The module check reads twice around the same interval the counters
 	// use, so frozen monitors show without a second wait.
-	var mods []Module
-	var modErr error
-	if o.Modules != nil {
-		mods, modErr = o.Modules(ctx, ports)
-	} else if errA == nil {
-		errA = o.Sleep(ctx, o.Interval)
+	mods, modErr := modules.Read(ctx, a, modules.Options{Verify: true, Interval: o.Interval})
+	if modErr != nil && errA == nil {
+		errA = a.Sleep(ctx, o.Interval)
 	}
-	after, errB := counters(ctx, d, ports, o)
-	r.add(modulesCheck(mods, modErr, o.Modules != nil))
-	r.add(temperatures(ctx, d, ports))
-	r.add(configuration(ctx, o))
+	after, errB := counters(ctx, a)
+	r.add(modulesCheck(mods, modErr))
+	r.add(temperatures(ctx, a))
+	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
-	r.add(macDrift(id, o.OSMACs))
+	r.add(macDrift(ctx, a, id))
 	r.finish()
 	return r
+}
+
+// unreadable is the line of a check whose reads failed: a database that
+// does not match the firmware is named as such, with what to do, never
+// blamed on the device.
+func unreadable(c Check, what string, err error) Check {
+	c.Status = Warn
+	if prm.IsDatabaseProblem(err) {
+		c.Summary = fmt.Sprintf("%s could not be read with this register database (database: %v)", what, err)
+		c.Next = "the register database does not match what the firmware answers: use one that matches it (--adb with NVIDIA MFT's newest, or --adb builtin); 'cxray prm diff' shows what changed"
+		return c
+	}
+	c.Summary = fmt.Sprintf("%s could not be read: %v", what, err)
+	return c
+}
+
+// unsupported is the line of a check the backend cannot serve.
+func unsupported(c Check, err error) Check {
+	c.Status, c.Summary = Skip, "not available on this backend: "+err.Error()
+	return c
 }
 
 func (r *Report) add(c Check) { r.Checks = append(r.Checks, c) }
@@ -137,44 +132,56 @@ func (r *Report) finish() {
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // ---- identity
 
-func identity(ctx context.Context, d *dev.Device) (dev.Identity, Check) {
+func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check) {
 	c := Check{Name: "identity"}
-	id, err := d.Identity(ctx)
-	if err != nil {
-		c.Status, c.Summary = Fail, "cannot read the firmware's identity (MGIR): "+err.Error()
+	id, err := a.Identity(ctx)
+	if id == nil {
+		c.Status, c.Summary = Fail, "cannot read the firmware's identity: "+err.Error()
 		c.Next = "check the device name with 'cxray status' and that no other tool holds the adapter; the other checks were not run"
-		return id, c
+		return &adapter.Identity{}, c
 	}
 	c.Status = OK
-	c.Summary = fmt.Sprintf("firmware %s, PSID %s, PRM database %s", id.Firmware, id.PSID, d.DB.Revision)
-	built, ok := firmwareDate(ctx, d)
-	revDate, known := RevisionDate(d.DB.Revision)
-	switch {
-	case !ok || !known:
-		c.Details = append(c.Details, "the firmware build date or the database revision date is unknown; cannot compare their ages")
-	case built.Sub(revDate) > MaxDatabaseLag:
+	db := a.DB()
+	c.Summary = fmt.Sprintf("firmware %s, PSID %s", dash(id.Firmware), dash(id.PSID))
+	if a.HasRegisters() {
+		c.Summary += ", PRM database " + db.Revision
+	}
+	if err != nil {
+		c.Details = append(c.Details, "partly read: "+err.Error())
+	}
+	if id.FirmwarePending != "" {
 		c.Status = Warn
-		c.Summary += fmt.Sprintf("; the database (%s, %s) is older than the firmware (built %s) by %s", d.DB.Revision,
-			revDate.Format("2006-01"), built.Format("2006-01-02"), monthsText(built.Sub(revDate)))
-		c.Details = append(c.Details, renamesSince(d.DB.Revision)...)
-		c.Next = "fields may have been renamed, moved or added since; use the newest ADB you have (--adb, e.g. NVIDIA MFT's) and see what changed with 'cxray prm diff OLD.adb NEW.adb REG'"
+		c.Summary += fmt.Sprintf("; firmware %s is written and waits for a firmware reset", id.FirmwarePending)
+		c.Next = "activate it with a firmware reset (mlxfwreset, or a cold reboot), or it runs at the next one unplanned"
+	}
+	if !a.HasRegisters() {
+		return id, c
+	}
+	revDate, known := RevisionDate(db.Revision)
+	switch {
+	case id.FirmwareBuilt.IsZero() || !known:
+		c.Details = append(c.Details, "the firmware build date or the database revision date is unknown; cannot compare their ages")
+	case id.FirmwareBuilt.Sub(revDate) > MaxDatabaseLag:
+		c.Status = Warn
+		c.Summary += fmt.Sprintf("; the database (%s, %s) is older than the firmware (built %s) by %s", db.Revision,
+			revDate.Format("2006-01"), id.FirmwareBuilt.Format("2006-01-02"), monthsText(id.FirmwareBuilt.Sub(revDate)))
+		c.Details = append(c.Details, renamesSince(db.Revision)...)
+		if c.Next == "" {
+			c.Next = "fields may have been renamed, moved or added since; use the newest ADB you have (--adb, e.g. NVIDIA MFT's) and see what changed with 'cxray prm diff OLD.adb NEW.adb REG'"
+		}
 	default:
-		c.Details = append(c.Details, fmt.Sprintf("firmware built %s, database revision of %s", built.Format("2006-01-02"), revDate.Format("2006-01")))
+		c.Details = append(c.Details, fmt.Sprintf("firmware built %s, database revision of %s", id.FirmwareBuilt.Format("2006-01-02"), revDate.Format("2006-01")))
 	}
 	return id, c
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // MaxDatabaseLag is how much newer than the PRM database the firmware may
@@ -187,87 +194,73 @@ func monthsText(d time.Duration) string {
 	return fmt.Sprintf("%d months", int(d.Hours()/24/30.4))
 }
 
-// firmwareDate reads MGIR's build date (BCD digits).
-func firmwareDate(ctx context.Context, d *dev.Device) (time.Time, bool) {
-	r, err := d.Get(ctx, "MGIR", nil, nil, 0)
-	if err != nil {
-		return time.Time{}, false
-	}
-	bcd := func(p string) (int, bool) {
-		v, err := r.Decoded.Get(p)
-		if err != nil {
-			return 0, false
-		}
-		n, err := strconv.Atoi(strconv.FormatUint(v.Uint(), 16))
-		return n, err == nil
-	}
-	y, ok1 := bcd("fw_info.year")
-	m, ok2 := bcd("fw_info.month")
-	day, ok3 := bcd("fw_info.day")
-	if !ok1 || !ok2 || !ok3 || y < 2000 || m < 1 || m > 12 || day < 1 || day > 31 {
-		return time.Time{}, false
-	}
-	return time.Date(y, time.Month(m), day, 0, 0, 0, 0, time.UTC), true
-}
-
 // ---- access
 
-func access(d *dev.Device) Check {
+func access(a *adapter.Adapter) Check {
 	c := Check{Name: "access", Status: OK}
-	switch d.Backend {
-	case "direct":
+	switch a.Backend() {
+	case dev.BackendDirect:
 		c.Summary = "direct access through the PCI config-space gateway: every register is readable"
-	case "emulator":
+	case dev.BackendEmulator:
 		c.Summary = "the built-in emulator (same protocol as hardware)"
-	case "kernel":
+	case dev.BackendFwctl:
+		c.Summary = "the kernel's fwctl device: registers and read-only commands through the driver"
+	case dev.BackendKernel:
 		c.Status = Warn
 		c.Summary = "the read-only kernel backend: no registers, so ports, modules and counters come from sysfs and netlink only"
 		c.Next = "run as root with the PCI address (-d 0000:03:00.0) for register-level checks; if root fails with 'lockdown', Secure Boot blocks config-space writes"
 	default:
-		c.Summary = d.Backend
+		c.Summary = string(a.Backend())
 	}
+	c.Details = append(c.Details, a.Notes()...)
 	return c
 }
 
 // ---- ports
 
-func portsCheck(ctx context.Context, d *dev.Device, ports []int) Check {
+func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 	c := Check{Name: "ports", Status: OK}
+	links, err := a.Links(ctx)
+	if len(links) == 0 {
+		if errors.Is(err, adapter.ErrUnsupported) {
+			return unsupported(c, err)
+		}
+		c = unreadable(c, "the ports", err)
+		if c.Next == "" {
+			c.Next = "run 'cxray status' and 'cxray reg get PAOS' for details"
+		}
+		return c
+	}
+	if err != nil {
+		c.Status = Warn
+		c.Details = append(c.Details, "partly read: "+err.Error())
+	}
 	var up []string
-	for _, p := range ports {
-		idx := []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(p)}}
-		paos, err := d.Get(ctx, "PAOS", idx, nil, 0)
-		if err != nil {
-			c.Details = append(c.Details, fmt.Sprintf("port %d: PAOS unreadable: %v", p, err))
+	disabled := 0
+	for _, l := range links {
+		switch {
+		case l.OperUp == nil:
+			c.Status = worse(c.Status, Warn)
+			c.Details = append(c.Details, fmt.Sprintf("port %d: its state could not be read", l.Port))
+			continue
+		case !*l.OperUp && l.AdminUp != nil && !*l.AdminUp:
+			disabled++
+			c.Details = append(c.Details, fmt.Sprintf("port %d is disabled (admin_status %s)", l.Port, l.AdminStatus))
+			continue
+		case !*l.OperUp:
+			c.Status = Fail
+			c.Details = append(c.Details, fmt.Sprintf("port %d is %s while enabled", l.Port, orWord(l.OperStatus, "down")))
+			c.Next = "check the module and cable of the port ('cxray module --port N'), the link partner, and PDDR's troubleshooting page ('cxray reg get PDDR --index page_select=1,local_port=N')"
 			continue
 		}
-		// By number: the values are the PRM's in every revision, the enum
-		// names are not (Rev 0.51 has none for oper_status).
-		admin, oper := numOf(paos.Decoded, "admin_status"), numOf(paos.Decoded, "oper_status")
-		if oper != paosUp {
-			if admin == paosUp || admin == paosUpOnce {
-				c.Status = Fail
-				c.Details = append(c.Details, fmt.Sprintf("port %d is %s while enabled", p, enumOf(paos.Decoded, "oper_status")))
-				c.Next = "check the module and cable of the port ('cxray module --port N'), the link partner, and PDDR's troubleshooting page ('cxray reg get PDDR --index page_select=1,local_port=N')"
-			} else {
-				c.Details = append(c.Details, fmt.Sprintf("port %d is disabled (admin_status %s)", p, enumOf(paos.Decoded, "admin_status")))
-			}
+		if l.SpeedGbps == nil || *l.SpeedGbps == 0 {
+			up = append(up, fmt.Sprintf("port %d up", l.Port))
 			continue
 		}
-		ptys, err := d.Get(ctx, "PTYS", append(idx, prm.Assignment{Path: "proto_mask", Value: "4"}), nil, 0)
-		if err != nil {
-			up = append(up, fmt.Sprintf("port %d up", p))
-			continue
-		}
-		rate, _ := ptys.Decoded.Get("data_rate_oper")
-		maxRate, _ := ptys.Decoded.Get("max_port_rate")
-		gbps := float64(rate.Uint()) / 10
-		up = append(up, fmt.Sprintf("port %d up at %gG", p, gbps))
-		if maxRate.Uint() > 0 && gbps < float64(maxRate.Uint()) {
-			if c.Status == OK {
-				c.Status = Warn
-			}
-			c.Details = append(c.Details, fmt.Sprintf("port %d runs at %gG, below the port's %dG", p, gbps, maxRate.Uint()))
+		up = append(up, fmt.Sprintf("port %d up at %gG", l.Port, *l.SpeedGbps))
+		if l.MaxSpeedGbps != nil && *l.SpeedGbps < *l.MaxSpeedGbps {
+			c.Status = worse(c.Status, Warn)
+			c.Details = append(c.Details, fmt.Sprintf("port %d runs at %gG, below the port's %gG", l.Port, *l.SpeedGbps, *l.MaxSpeedGbps))
 			if c.Next == "" {
 				c.Next = "a slower link usually means a slower module or cable, or a partner that advertises less: compare 'cxray module --port N' and PTYS's eth_proto_lp_advertise"
 			}
@@ -275,44 +268,38 @@ func portsCheck(ctx context.Context, d *dev.Device, ports []int) Check {
 	}
 	c.Summary = strings.Join(up, ", ")
 	if c.Summary == "" {
+		// No port up is never a pass: disabled on purpose is still worth
+		// a look, and a failure above already says more.
 		c.Summary = "no port is up"
+		c.Status = worse(c.Status, Warn)
+		if disabled > 0 && c.Next == "" {
+			c.Next = "every port of this function is administratively down; bring it up with 'cxray reg set PAOS admin_status=up ase=1' or 'ip link set IFACE up' if that is not intended"
+		}
 	}
 	return c
 }
 
-// PAOS status values.
-const (
-	paosUp     = 1
-	paosUpOnce = 3
-)
-
-func numOf(d *prm.Decoded, path string) uint64 {
-	v, err := d.Get(path)
-	if err != nil {
-		return ^uint64(0)
+func worse(a, b Status) Status {
+	if b.rank() > a.rank() {
+		return b
 	}
-	return v.Uint()
+	return a
 }
 
-func enumOf(d *prm.Decoded, path string) string {
-	v, err := d.Get(path)
-	if err != nil {
-		return ""
+func orWord(s, def string) string {
+	if s == "" {
+		return def
 	}
-	if n, ok := v.EnumName(); ok {
-		return n
-	}
-	return strconv.FormatUint(v.Uint(), 10)
+	return s
 }
 
 // ---- modules
 
-func modulesCheck(mods []Module, err error, asked bool) Check {
+func modulesCheck(mods []*modules.Report, err error) Check {
 	c := Check{Name: "modules", Status: OK}
 	switch {
-	case !asked:
-		c.Status, c.Summary = Skip, "module readings are not available through this backend"
-		return c
+	case errors.Is(err, adapter.ErrUnsupported):
+		return unsupported(c, err)
 	case err != nil:
 		c.Status, c.Summary = Warn, "modules could not be read: "+err.Error()
 		c.Next = "run 'cxray module --all' for details"
@@ -324,7 +311,8 @@ func modulesCheck(mods []Module, err error, asked bool) Check {
 			n++
 			st := Warn
 			switch v.Code {
-			case "i2c_hang", "frozen_monitors", "threshold_alarm", "eeprom_checksum", "unsupported_module":
+			case optics.VerdictI2CHang, optics.VerdictFrozen, optics.VerdictThresholdAlarm, optics.VerdictChecksum,
+				optics.VerdictUnsupported, optics.VerdictModuleError:
 				st = Fail
 			}
 			if st.rank() > c.Status.rank() {
@@ -344,26 +332,31 @@ func modulesCheck(mods []Module, err error, asked bool) Check {
 
 // ---- temperatures
 
-func temperatures(ctx context.Context, d *dev.Device, ports []int) Check {
+func temperatures(ctx context.Context, a *adapter.Adapter) Check {
 	c := Check{Name: "temperatures", Status: OK}
-	u, _ := units.Lookup("MTMP", "temperature")
+	ts, err := a.Temperatures(ctx)
+	if len(ts) == 0 && errors.Is(err, adapter.ErrUnsupported) {
+		return unsupported(c, err)
+	}
 	var parts []string
-	read := func(sensor int, label string) {
-		r, err := d.Get(ctx, "MTMP", []prm.Assignment{{Path: "sensor_index", Value: strconv.Itoa(sensor)}}, nil, 0)
-		if err != nil {
-			return // an empty cage has no sensor
+	for _, t := range ts {
+		label := "ASIC"
+		if t.Kind == "module" {
+			label = fmt.Sprintf("module %d", t.Module)
+		} else if t.Index > 0 {
+			label = t.Sensor
 		}
-		t, err1 := r.Decoded.Get("temperature")
-		hi, err2 := r.Decoded.Get("temperature_threshold_hi")
-		if err1 != nil {
-			return
+		if t.Celsius == nil {
+			parts = append(parts, label+" n/a")
+			c.Details = append(c.Details, fmt.Sprintf("%s: no reading (%s)", label, orWord(t.Invalid, "not given")))
+			continue
 		}
-		tc := u.Apply(t.Uint(), t.Step().Width).Value
+		tc := *t.Celsius
 		parts = append(parts, fmt.Sprintf("%s %.1f °C", label, tc))
-		if err2 != nil || hi.Uint() == 0 {
-			return
+		if t.High == nil {
+			continue
 		}
-		hc := u.Apply(hi.Uint(), hi.Step().Width).Value
+		hc := *t.High
 		switch {
 		case tc >= hc:
 			c.Status = Fail
@@ -377,29 +370,42 @@ func temperatures(ctx context.Context, d *dev.Device, ports []int) Check {
 			c.Details = append(c.Details, fmt.Sprintf("%s at %.1f °C is within 10 °C of its alarm threshold %.1f °C", label, tc, hc))
 		}
 	}
-	read(0, "ASIC")
-	for _, p := range ports {
-		read(63+p, fmt.Sprintf("module %d", p-1))
+	if err != nil {
+		c.Details = append(c.Details, "partly read: "+err.Error())
 	}
 	c.Summary = strings.Join(parts, ", ")
 	if c.Summary == "" {
 		c.Status, c.Summary = Skip, "no temperature sensor answered"
+		if err != nil {
+			c = unreadable(c, "the temperatures", err)
+		}
 	}
 	return c
 }
 
 // ---- configuration
 
-func configuration(ctx context.Context, o Options) Check {
+func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check {
 	c := Check{Name: "configuration", Status: OK}
-	if o.NV == nil {
-		c.Status, c.Summary = Skip, "NV configuration is not readable through this backend"
+	d, err := a.Registers(ctx)
+	if err != nil {
+		if errors.Is(err, adapter.ErrUnsupported) {
+			c.Status, c.Summary = Skip, "not available on this backend: NV configuration is read through registers"
+			return c
+		}
+		c.Status, c.Summary = Warn, "NV configuration could not be read: "+err.Error()
 		return c
 	}
-	pending, suspicious, err := o.NV(ctx)
+	if nv == nil {
+		c.Status, c.Summary = Skip, "no NV parameter database was given"
+		return c
+	}
+	pending, suspicious, err := NVFindings(ctx, d, nv)
 	if err != nil {
-		c.Status, c.Summary = Warn, "NV configuration could not be read: "+err.Error()
-		c.Next = "run 'cxray config query -e' for details"
+		c = unreadable(c, "the NV configuration", err)
+		if c.Next == "" {
+			c.Next = "run 'cxray config query -e' for details"
+		}
 		return c
 	}
 	if len(pending) > 0 {
@@ -423,6 +429,37 @@ func configuration(ctx context.Context, o Options) Check {
 	return c
 }
 
+// NVFindings reads the NV configuration and lists the parameters whose
+// Next Boot differs from Current ("NAME: X now, Y after the next
+// firmware reset") and suspicious combinations.
+func NVFindings(ctx context.Context, d *dev.Device, nv *nvconf.DB) (pending, suspicious []string, err error) {
+	s, err := nvconf.Open(ctx, d, nv)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := s.Query(ctx, nvconf.QueryOptions{Extended: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	val := map[string]string{}
+	for _, st := range res.Settings {
+		if st.Next != nil {
+			val[st.Name] = st.Next.Text
+		}
+		if st.Pending && st.Current != nil && st.Next != nil {
+			pending = append(pending, fmt.Sprintf("%s: %s now, %s after the next firmware reset", st.Name, st.Current.Text, st.Next.Text))
+		}
+	}
+	on := func(name string) bool { return strings.HasPrefix(val[name], "True") }
+	if on("SRIOV_EN") && strings.HasPrefix(val["NUM_OF_VFS"], "0") {
+		suspicious = append(suspicious, "SR-IOV is enabled (SRIOV_EN) with NUM_OF_VFS=0: no virtual function can be created")
+	}
+	if strings.HasPrefix(val["ROCE_CONTROL"], "ROCE_DISABLE") {
+		suspicious = append(suspicious, "RoCE is disabled (ROCE_CONTROL=ROCE_DISABLE): RDMA over Ethernet will not work")
+	}
+	return pending, suspicious, nil
+}
+
 // ---- counters
 
 // sample is one read of the error counters of every port.
@@ -431,46 +468,40 @@ type sample struct {
 	rdma   map[string]uint64
 }
 
-// errorCounters are PPCNT counters that stay at zero on a healthy link,
-// by group; rs_fec_uncorrectable_blocks fails, the others warn.
+// errorCounters are counters that stay at zero on a healthy link: PPCNT's
+// by group, and the IB PMA counters the kernel shows;
+// rs_fec_uncorrectable_blocks fails, the others warn.
 var errorCounters = map[string][]string{
 	"0":  {"a_frame_check_sequence_errors", "a_symbol_error_during_carrier", "a_alignment_errors"},
 	"1":  {"if_in_errors", "if_out_errors", "if_in_discards"},
 	"18": {"symbol_errors", "sync_headers_errors", "rs_fec_uncorrectable_blocks"},
+	"ib": {"symbol_error", "port_rcv_errors", "link_error_recovery", "link_downed", "local_link_integrity_errors", "excessive_buffer_overrun_errors"},
 }
 
-// RetransmissionCounters are the RDMA counters that move when RoCE
-// retransmits (kernel hw_counters names).
-var RetransmissionCounters = []string{"duplicate_request", "out_of_sequence", "packet_seq_err", "local_ack_timeout_err",
-	"rnr_nak_retry_err", "implied_nak_seq_err", "roce_adp_retrans", "roce_adp_retrans_to", "roce_slow_restart"}
-
-func counters(ctx context.Context, d *dev.Device, ports []int, o Options) (*sample, error) {
+func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
 	s := &sample{values: map[string]uint64{}, rdma: map[string]uint64{}}
-	for _, p := range ports {
-		for g, names := range errorCounters {
-			r, err := d.Get(ctx, "PPCNT", []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(p)}, {Path: "grp", Value: g}}, nil, 0)
-			if err != nil {
-				return nil, err
-			}
-			want := map[string]bool{}
-			for _, n := range names {
-				want[n] = true
-			}
-			for _, row := range r.Decoded.Rows() {
-				if row.Value.Kind() != prm.KindJoined {
-					continue
-				}
-				if name := row.Path[strings.LastIndexByte(row.Path, '.')+1:]; want[name] {
-					s.values[fmt.Sprintf("port%d.%s", p, name)] = row.Value.Uint()
-				}
+	sets, err := a.PortCounters(ctx)
+	if err != nil && len(sets) == 0 {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, names := range errorCounters {
+		for _, n := range names {
+			want[n] = true
+		}
+	}
+	for _, cs := range sets {
+		for n, v := range cs.Values {
+			if want[n] {
+				s.values[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
 			}
 		}
-		if o.RDMA != nil {
-			if m, err := o.RDMA(ctx, p); err == nil {
-				for _, n := range RetransmissionCounters {
-					if v, ok := m[n]; ok {
-						s.rdma[fmt.Sprintf("port%d.%s", p, n)] = v
-					}
+	}
+	if rs, rerr := a.RDMACounters(ctx); rerr == nil || len(rs) > 0 {
+		for _, cs := range rs {
+			for _, n := range roce.RetransmissionCounters {
+				if v, ok := cs.Values[n]; ok {
+					s.rdma[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
 				}
 			}
 		}
@@ -481,8 +512,11 @@ func counters(ctx context.Context, d *dev.Device, ports []int, o Options) (*samp
 func countersCheck(a, b *sample, errA, errB error, interval time.Duration) Check {
 	c := Check{Name: "counters", Status: OK}
 	if errA != nil || errB != nil || a == nil || b == nil {
-		c.Status, c.Summary = Warn, fmt.Sprintf("counters could not be sampled twice: %v", firstErr(errA, errB))
-		return c
+		err := firstErr(errA, errB)
+		if errors.Is(err, adapter.ErrUnsupported) {
+			return unsupported(c, err)
+		}
+		return unreadable(c, "the counters (sampled twice)", err)
 	}
 	secs := interval.Seconds()
 	var moving []string
@@ -545,21 +579,29 @@ func sortedKeys(m map[string]uint64) []string {
 
 // ---- MAC drift
 
-func macDrift(id dev.Identity, os map[string]string) Check {
+func macDrift(ctx context.Context, a *adapter.Adapter, id *adapter.Identity) Check {
 	c := Check{Name: "mac", Status: OK}
-	if id.PermanentMAC == "" {
-		c.Status, c.Summary = Skip, "the firmware reports no permanent MAC"
+	os, err := a.OS(ctx)
+	if err != nil {
+		if errors.Is(err, adapter.ErrUnsupported) {
+			c.Status, c.Summary = Skip, "no network interface of this function is known"
+			return c
+		}
+		c.Status, c.Summary = Warn, "the interfaces could not be read: "+err.Error()
 		return c
 	}
-	if len(os) == 0 {
+	drift := Drift(id.PermanentMAC, os.Netdevs)
+	switch {
+	case id.PermanentMAC == "" && len(drift) == 0:
+		c.Status, c.Summary = Skip, "the permanent MAC is not known"
+		return c
+	case len(os.Netdevs) == 0:
 		c.Status, c.Summary = Skip, "no network interface of this function is known"
 		return c
 	}
-	for _, nd := range sortedStrKeys(os) {
-		if !strings.EqualFold(os[nd], id.PermanentMAC) {
-			c.Status = Warn
-			c.Details = append(c.Details, fmt.Sprintf("%s uses %s; the firmware's permanent MAC is %s", nd, os[nd], id.PermanentMAC))
-		}
+	for _, d := range drift {
+		c.Status = Warn
+		c.Details = append(c.Details, fmt.Sprintf("%s uses %s; the permanent MAC is %s", d.Netdev, d.Address, d.Permanent))
 	}
 	if c.Status == OK {
 		c.Summary = "the OS uses the permanent MAC " + id.PermanentMAC
@@ -570,11 +612,31 @@ func macDrift(id dev.Identity, os map[string]string) Check {
 	return c
 }
 
-func sortedStrKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// MACDrift is an interface whose address is not its permanent one.
+type MACDrift struct {
+	Netdev    string `json:"netdev"`
+	Address   string `json:"address"`
+	Permanent string `json:"permanent"`
+}
+
+// Drift lists the interfaces whose current address differs from the
+// permanent MAC: the firmware's (permanent) when known, else the one the
+// kernel reports for the interface. Representors are left out: they
+// carry addresses of their own.
+func Drift(permanent string, nds []adapter.Netdev) []MACDrift {
+	var out []MACDrift
+	for _, n := range nds {
+		if n.Representor || n.Address == "" {
+			continue
+		}
+		want := permanent
+		if want == "" {
+			want = n.PermanentAddress
+		}
+		if want != "" && !strings.EqualFold(n.Address, want) {
+			out = append(out, MACDrift{Netdev: n.Name, Address: n.Address, Permanent: want})
+		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Netdev < out[j].Netdev })
 	return out
 }

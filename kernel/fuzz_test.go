@@ -12,6 +12,7 @@ import (
 
 	"github.com/cxray/cxray/kernel/kerneltest"
 	"github.com/cxray/cxray/optics"
+	"github.com/cxray/cxray/prm"
 )
 
 // FuzzSysfsParsers feeds one attribute text to every sysfs parser: none may
@@ -42,7 +43,7 @@ func FuzzSysfsParsers(f *testing.F) {
 			}
 		}
 		if g, err := parseGUID(s); err == nil {
-			if w, err := parseGUID(FormatGUID(g)); err != nil || w != g {
+			if w, err := parseGUID(prm.FormatGUID(g)); err != nil || w != g {
 				t.Errorf("GUID %q: %x does not read back", s, g)
 			}
 		}

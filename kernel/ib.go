@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/prm"
 )
 
 // Identity is what sysfs says about the function and its RDMA device.
@@ -101,7 +102,7 @@ func (d *Device) Identity(ctx context.Context) (*Identity, error) {
 			id.problem(g.file, err)
 			continue
 		}
-		*g.dst = FormatGUID(v)
+		*g.dst = prm.FormatGUID(v)
 	}
 	return id, nil
 }

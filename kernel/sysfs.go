@@ -215,11 +215,6 @@ func parseGUID(s string) (uint64, error) {
 	return v, nil
 }
 
-// FormatGUID prints a GUID the way sysfs and cxray status do.
-func FormatGUID(g uint64) string {
-	return fmt.Sprintf("%04x:%04x:%04x:%04x", g>>48, g>>32&0xffff, g>>16&0xffff, g&0xffff)
-}
-
 // parseHex reads a "0x"-prefixed hexadecimal attribute (lid, sm_lid,
 // cap_mask, hw_rev, PCI IDs).
 func parseHex(s string, bits int) (uint64, error) {

@@ -6,13 +6,15 @@ package monitor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/units"
 )
@@ -29,18 +31,23 @@ type Sample struct {
 	Errors []string `json:"errors,omitempty"`
 }
 
-// Collector reads one group of values from a device.
+// Collector reads one group of values from an adapter.
 type Collector interface {
 	Name() string
-	Collect(ctx context.Context, d *dev.Device, ports int, out map[string]float64) []string
+	Collect(ctx context.Context, a *adapter.Adapter, out map[string]float64) []string
 	// Moves says whether a key is expected to change on a working device,
 	// so that a reading stuck for many samples is reported as frozen.
 	Moves(key string) bool
 }
 
-// Collectors builds the collectors for a --what list: temp, counters,
-// module, or register names (optionally REG[k=v,...]).
-func Collectors(what []string, extra map[string]Collector) ([]Collector, error) {
+// Groups are the --what names that are not registers.
+var Groups = []string{"temp", "counters", "module", "rdma"}
+
+// Collectors builds the collectors for a --what list: the groups, or
+// register names (optionally REG[k=v,...]). Register names and their
+// fields are checked against db (nil: not checked), so a typo is an error
+// at start, not a reading that never comes.
+func Collectors(what []string, db *prm.DB) ([]Collector, error) {
 	var out []Collector
 	for _, w := range what {
 		w = strings.TrimSpace(w)
@@ -50,106 +57,279 @@ func Collectors(what []string, extra map[string]Collector) ([]Collector, error) 
 			out = append(out, tempCollector{})
 		case w == "counters":
 			out = append(out, counterCollector{})
-		case extra[w] != nil:
-			out = append(out, extra[w])
+		case w == "module":
+			out = append(out, moduleCollector{})
+		case w == "rdma":
+			out = append(out, rdmaCollector{})
 		default:
-			rc, err := parseRegCollector(w)
+			rc, err := ParseRegister(w)
 			if err != nil {
 				return nil, err
+			}
+			if db != nil {
+				if err := rc.check(db); err != nil {
+					return nil, err
+				}
 			}
 			out = append(out, rc)
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("nothing to monitor; --what takes temp, counters, module or register names")
+		return nil, fmt.Errorf("nothing to monitor; --what takes %s, or register names", strings.Join(Groups, ", "))
 	}
 	return out, nil
 }
 
-// tempCollector reads MTMP: the ASIC (sensor 0) and the modules (64+).
+// tempCollector reads every sensor the adapter has: the ASIC's and its
+// ports' modules'.
 type tempCollector struct{}
 
 func (tempCollector) Name() string { return "temp" }
 
 func (tempCollector) Moves(key string) bool {
-	return strings.HasSuffix(key, "_c") && !strings.Contains(key, "threshold")
+	return strings.HasPrefix(key, "temp.") && strings.HasSuffix(key, "_c") && !strings.Contains(key, "threshold")
 }
 
-func (tempCollector) Collect(ctx context.Context, d *dev.Device, ports int, out map[string]float64) []string {
-	var errs []string
-	read := func(sensor int, key string) {
-		r, err := d.Get(ctx, "MTMP", []prm.Assignment{{Path: "sensor_index", Value: strconv.Itoa(sensor)}}, nil, 0)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %v", key, err))
-			return
-		}
-		u, _ := units.Lookup("MTMP", "temperature")
-		if v, err := r.Decoded.Get("temperature"); err == nil {
-			out[key] = u.Apply(v.Uint(), v.Step().Width).Value
-		}
-		if v, err := r.Decoded.Get("temperature_threshold_hi"); err == nil && v.Uint() != 0 {
-			out[strings.TrimSuffix(key, "_c")+"_threshold_hi_c"] = u.Apply(v.Uint(), v.Step().Width).Value
-		}
+// TempKey is the value key of a sensor: temp.asic_c for the main ASIC
+// sensor, temp.module<N>_c for a module, temp.sensor<I>_c for the others.
+func TempKey(t adapter.Temperature) string {
+	switch {
+	case t.Kind == "module" && t.Module >= 0:
+		return fmt.Sprintf("temp.module%d_c", t.Module)
+	case t.Kind == "asic" && t.Index <= 0:
+		return "temp.asic_c"
+	case t.Index >= 0:
+		return fmt.Sprintf("temp.sensor%d_c", t.Index)
 	}
-	read(0, "temp.asic_c")
-	for m := 0; m < ports; m++ {
-		read(64+m, fmt.Sprintf("temp.module%d_c", m))
+	return "temp." + strings.ToLower(strings.ReplaceAll(t.Sensor, " ", "_")) + "_c"
+}
+
+func (tempCollector) Collect(ctx context.Context, a *adapter.Adapter, out map[string]float64) []string {
+	ts, err := a.Temperatures(ctx)
+	var errs []string
+	if err != nil {
+		errs = append(errs, "temp: "+err.Error())
+	}
+	for _, t := range ts {
+		key := TempKey(t)
+		if t.Celsius == nil {
+			// A sentinel is not a reading: leave it out, say why.
+			errs = append(errs, fmt.Sprintf("%s: no reading (%s)", key, t.Invalid))
+			continue
+		}
+		out[key] = *t.Celsius
+		if t.High != nil {
+			out[strings.TrimSuffix(key, "_c")+"_threshold_hi_c"] = *t.High
+		}
 	}
 	return errs
 }
 
-// counterCollector reads PPCNT per port: IEEE 802.3, RFC 2863 and the
-// physical-layer group, every joined 64-bit counter.
+// counterCollector reads every port's counters: PPCNT's IEEE 802.3, RFC
+// 2863 and physical-layer groups (registers), the IB PMA counters
+// (kernel).
 type counterCollector struct{}
 
 func (counterCollector) Name() string { return "counters" }
 
 func (counterCollector) Moves(string) bool { return false }
 
-var counterGroups = []string{"0", "1", "18"}
-
-func (counterCollector) Collect(ctx context.Context, d *dev.Device, ports int, out map[string]float64) []string {
+func (counterCollector) Collect(ctx context.Context, a *adapter.Adapter, out map[string]float64) []string {
+	sets, err := a.PortCounters(ctx)
 	var errs []string
-	for p := 1; p <= ports; p++ {
-		for _, g := range counterGroups {
-			r, err := d.Get(ctx, "PPCNT", []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(p)}, {Path: "grp", Value: g}}, nil, 0)
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("port%d PPCNT group %s: %v", p, g, err))
-				continue
-			}
-			for _, row := range r.Decoded.Rows() {
-				if row.Value.Kind() != prm.KindJoined {
-					continue
-				}
-				out[fmt.Sprintf("port%d.ppcnt.%s", p, lastName(row.Path))] = float64(row.Value.Uint())
-			}
+	if err != nil {
+		errs = append(errs, "counters: "+err.Error())
+	}
+	for _, cs := range sets {
+		for name, v := range cs.Values {
+			out[fmt.Sprintf("port%d.%s.%s", cs.Port, cs.Kind, name)] = float64(v)
 		}
 	}
 	return errs
 }
 
-func lastName(path string) string { return path[strings.LastIndexByte(path, '.')+1:] }
+// rdmaCollector reads the RDMA hw_counters of every port.
+type rdmaCollector struct{}
 
-// regCollector reads one register instance: every number field, in units
-// where they are known. "PDDR[page_select=0,local_port=1]".
-type regCollector struct {
-	reg   string
-	index []prm.Assignment
-	key   string
+func (rdmaCollector) Name() string { return "rdma" }
+
+func (rdmaCollector) Moves(string) bool { return false }
+
+func (rdmaCollector) Collect(ctx context.Context, a *adapter.Adapter, out map[string]float64) []string {
+	sets, err := a.RDMACounters(ctx)
+	var errs []string
+	if err != nil {
+		errs = append(errs, "rdma: "+err.Error())
+	}
+	for _, cs := range sets {
+		for name, v := range cs.Values {
+			out[fmt.Sprintf("port%d.rdma.%s", cs.Port, name)] = float64(v)
+		}
+	}
+	return errs
 }
 
-func parseRegCollector(w string) (regCollector, error) {
-	name, rest, hasIdx := strings.Cut(w, "[")
-	rc := regCollector{reg: strings.ToUpper(name), key: strings.ToLower(name)}
+// moduleCollector reads every port's module through the same reader as
+// `cxray module`: temperature, voltage, per-lane bias and powers, and the
+// module's own thresholds.
+type moduleCollector struct{}
+
+func (moduleCollector) Name() string { return "module" }
+
+func (moduleCollector) Moves(key string) bool {
+	if !strings.Contains(key, ".module.") || strings.Contains(key, "threshold") {
+		return false
+	}
+	return strings.HasSuffix(key, "temperature_c") || strings.HasSuffix(key, "voltage_v") || strings.HasSuffix(key, "tx_bias_ma") ||
+		strings.HasSuffix(key, "_power_mw")
+}
+
+func (moduleCollector) Collect(ctx context.Context, a *adapter.Adapter, out map[string]float64) []string {
+	ms, err := a.Modules(ctx, adapter.ModuleOptions{})
+	var errs []string
+	if err != nil {
+		errs = append(errs, "module: "+err.Error())
+	}
+	for _, m := range ms {
+		pfx := fmt.Sprintf("port%d.module.", m.Port)
+		best := m.Best()
+		if best == nil {
+			why := "no module"
+			if m.EEPROMErr != nil {
+				why = m.EEPROMErr.Error()
+			}
+			if m.Present == nil || *m.Present {
+				errs = append(errs, fmt.Sprintf("port%d module: %s", m.Port, why))
+			}
+			continue
+		}
+		errs = append(errs, ModuleValues(pfx, best, out)...)
+	}
+	return errs
+}
+
+// ModuleValues adds a module's readings under pfx: temperature_c,
+// voltage_v, lane<N>.tx_bias_ma / tx_power_mw / rx_power_mw, and the
+// thresholds as threshold.<quantity>.<limit>.
+//
+// A reading that is its field's no-reading pattern (0xFFFF) is left out,
+// so it never feeds an alert, a rate or a frozen-reading check; it is
+// listed in the returned strings instead.
+func ModuleValues(pfx string, m *optics.Module, out map[string]float64) (noReading []string) {
+	nr := func(key, pattern string) { noReading = append(noReading, fmt.Sprintf("%s: no reading (%s)", key, pattern)) }
+	if t := m.Temperature; t.Valid() {
+		out[pfx+"temperature_c"] = t.C
+	} else if t != nil {
+		nr(pfx+"temperature_c", t.NA)
+	}
+	if v := m.Voltage; v.Valid() {
+		out[pfx+"voltage_v"] = v.V
+	} else if v != nil {
+		nr(pfx+"voltage_v", v.NA)
+	}
+	for _, l := range m.Lanes {
+		lp := fmt.Sprintf("%slane%d.", pfx, l.Lane)
+		if l.TxBias.Valid() {
+			out[lp+"tx_bias_ma"] = l.TxBias.MA
+		} else if l.TxBias != nil {
+			nr(lp+"tx_bias_ma", l.TxBias.NA)
+		}
+		if l.TxPower.Valid() {
+			out[lp+"tx_power_mw"] = l.TxPower.MW
+		} else if l.TxPower != nil {
+			nr(lp+"tx_power_mw", l.TxPower.NA)
+		}
+		if l.RxPower.Valid() {
+			out[lp+"rx_power_mw"] = l.RxPower.MW
+		} else if l.RxPower != nil {
+			nr(lp+"rx_power_mw", l.RxPower.NA)
+		}
+	}
+	th := m.Thresholds
+	if th == nil {
+		return
+	}
+	lim := func(q string, hi, hw, lw, lo *float64) {
+		for _, x := range []struct {
+			n string
+			v *float64
+		}{{"high_alarm", hi}, {"high_warning", hw}, {"low_warning", lw}, {"low_alarm", lo}} {
+			if x.v != nil {
+				out[pfx+"threshold."+q+"."+x.n] = *x.v
+			}
+		}
+	}
+	if l := th.Temperature; l != nil {
+		lim("temperature_c", tempC(l.HighAlarm), tempC(l.HighWarning), tempC(l.LowWarning), tempC(l.LowAlarm))
+	}
+	if l := th.Voltage; l != nil {
+		lim("voltage_v", volt(l.HighAlarm), volt(l.HighWarning), volt(l.LowWarning), volt(l.LowAlarm))
+	}
+	if l := th.TxBias; l != nil {
+		lim("tx_bias_ma", cur(l.HighAlarm), cur(l.HighWarning), cur(l.LowWarning), cur(l.LowAlarm))
+	}
+	if l := th.TxPower; l != nil {
+		lim("tx_power_mw", pow(l.HighAlarm), pow(l.HighWarning), pow(l.LowWarning), pow(l.LowAlarm))
+	}
+	if l := th.RxPower; l != nil {
+		lim("rx_power_mw", pow(l.HighAlarm), pow(l.HighWarning), pow(l.LowWarning), pow(l.LowAlarm))
+	}
+	return noReading
+}
+
+func tempC(t *optics.Temperature) *float64 {
+	if !t.Valid() {
+		return nil
+	}
+	return &t.C
+}
+
+func volt(v *optics.Voltage) *float64 {
+	if !v.Valid() {
+		return nil
+	}
+	return &v.V
+}
+
+func cur(c *optics.Current) *float64 {
+	if !c.Valid() {
+		return nil
+	}
+	return &c.MA
+}
+
+func pow(p *optics.Power) *float64 {
+	if !p.Valid() {
+		return nil
+	}
+	return &p.MW
+}
+
+// RegCollector reads one register instance: every number field, in units
+// where they are known. "PDDR[page_select=0,local_port=1]".
+type RegCollector struct {
+	Register string
+	Index    []prm.Assignment
+	key      string
+}
+
+// ParseRegister reads a --what register: REG or REG[field=value,...].
+func ParseRegister(w string) (RegCollector, error) {
+	name, rest, hasIdx := strings.Cut(strings.TrimSpace(w), "[")
+	name = strings.TrimSpace(name)
+	rc := RegCollector{Register: strings.ToUpper(name), key: strings.ToLower(name)}
+	if name == "" || strings.ContainsAny(name, "]=,. ") {
+		return rc, fmt.Errorf("--what %q: not a group (%s) or a register name; write REG or REG[field=value,...]", w, strings.Join(Groups, ", "))
+	}
 	if hasIdx {
-		if !strings.HasSuffix(rest, "]") {
+		if !strings.HasSuffix(rest, "]") || strings.Contains(strings.TrimSuffix(rest, "]"), "]") {
 			return rc, fmt.Errorf("--what %s: write REG[field=value,...]", w)
 		}
 		as, err := prm.ParseAssignments(strings.Split(strings.TrimSuffix(rest, "]"), ","))
 		if err != nil {
 			return rc, fmt.Errorf("--what %s: %v", w, err)
 		}
-		rc.index = as
+		rc.Index = as
 		for _, a := range as {
 			rc.key += "." + a.Path + "_" + a.Value
 		}
@@ -157,14 +337,35 @@ func parseRegCollector(w string) (regCollector, error) {
 	return rc, nil
 }
 
-func (c regCollector) Name() string { return c.reg }
+// Key is the prefix of the collector's value keys.
+func (c RegCollector) Key() string { return c.key }
 
-func (c regCollector) Moves(string) bool { return false }
+// check refuses an unknown register or field and a missing index, the
+// way a read would, but at start.
+func (c RegCollector) check(db *prm.DB) error {
+	d := adapterlessDevice(db)
+	if err := d.CheckRequest(c.Register, c.Index, nil); err != nil {
+		var nf *prm.NotFoundError
+		if errors.As(err, &nf) {
+			return fmt.Errorf("--what %s: not a group (%s) and %v", c.Register, strings.Join(Groups, ", "), err)
+		}
+		return fmt.Errorf("--what %s: %v", c.Register, err)
+	}
+	return nil
+}
 
-func (c regCollector) Collect(ctx context.Context, d *dev.Device, _ int, out map[string]float64) []string {
-	r, err := d.Get(ctx, c.reg, c.index, nil, 0)
+func (c RegCollector) Name() string { return c.Register }
+
+func (c RegCollector) Moves(string) bool { return false }
+
+func (c RegCollector) Collect(ctx context.Context, a *adapter.Adapter, out map[string]float64) []string {
+	d, err := a.Registers(ctx)
 	if err != nil {
-		return []string{fmt.Sprintf("%s: %v", c.reg, err)}
+		return []string{fmt.Sprintf("%s: %v", c.Register, err)}
+	}
+	r, err := d.Get(ctx, c.Register, c.Index, nil, 0)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: %v", c.Register, err)}
 	}
 	for _, row := range r.Decoded.Rows() {
 		k := row.Value.Kind()
@@ -172,7 +373,7 @@ func (c regCollector) Collect(ctx context.Context, d *dev.Device, _ int, out map
 			continue
 		}
 		v := float64(row.Value.Uint())
-		if u, ok := units.Lookup(c.reg, row.Path); ok {
+		if u, ok := units.Lookup(c.Register, row.Path); ok {
 			v = u.Apply(row.Value.Uint(), row.Value.Step().Width).Value
 		}
 		out[c.key+"."+row.Path] = v
@@ -182,9 +383,8 @@ func (c regCollector) Collect(ctx context.Context, d *dev.Device, _ int, out map
 
 // Target is one device being monitored.
 type Target struct {
-	Name   string
-	Device *dev.Device
-	Ports  int
+	Name    string
+	Adapter *adapter.Adapter
 	// Gone is set once the device stopped answering; it is retried each
 	// interval and reported back when it answers again.
 	Gone bool
@@ -216,7 +416,7 @@ func (m *Monitor) Sample(ctx context.Context, targets []*Target) []Sample {
 	for _, t := range targets {
 		s := Sample{Time: m.Now().UTC(), Device: t.Name, Values: map[string]float64{}}
 		for _, c := range m.Collectors {
-			s.Errors = append(s.Errors, c.Collect(ctx, t.Device, t.Ports, s.Values)...)
+			s.Errors = append(s.Errors, c.Collect(ctx, t.Adapter, s.Values)...)
 		}
 		switch {
 		case len(s.Values) == 0 && len(s.Errors) > 0:
@@ -280,3 +480,6 @@ func (m *Monitor) moves(key string) bool {
 	}
 	return false
 }
+
+// adapterlessDevice is a device with no backend, for checking requests.
+func adapterlessDevice(db *prm.DB) *dev.Device { return dev.New("", "", "", db, nil, nil) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/scenario"
@@ -84,7 +85,12 @@ func TestMonitorFrozenAndGone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ts = append(ts, &Target{Name: f.BDF, Device: d, Ports: 1})
+		ad := adapter.New(adapter.Config{Name: f.BDF, BDF: f.BDF, Backend: dev.BackendEmulator, DB: db, Registers: d, Clock: clk})
+		ts = append(ts, &Target{Name: f.BDF, Adapter: ad})
+	}
+	sensors, err := ts[0].Adapter.Temperatures(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
 	m := &Monitor{Collectors: []Collector{tempCollector{}}, FrozenAfter: 3, Now: clk.Now}
 	e.Adapters[0].Firmware.SetFaults(fw.Faults{FreezeTemperatures: true})
@@ -99,8 +105,8 @@ func TestMonitorFrozenAndGone(t *testing.T) {
 		}
 		clk.Advance(10 * time.Minute)
 	}
-	if len(frozen) != 2 { // ASIC and module 0, each once
-		t.Errorf("frozen reports %v", frozen)
+	if len(frozen) != len(sensors) || len(sensors) < 2 { // every sensor (ASIC and modules), each once
+		t.Errorf("frozen reports %v for sensors %v", frozen, sensors)
 	}
 	// The first adapter is pulled out: reported, the second goes on.
 	f0 := e.Functions()[0].Device

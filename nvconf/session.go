@@ -2,10 +2,8 @@ package nvconf
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/cxray/cxray/access/regaccess"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/prm"
 )
@@ -80,13 +78,7 @@ func (e *NVError) Error() string {
 func (e *NVError) Unwrap() error { return e.Err }
 
 // statusOf extracts the firmware status from an access error.
-func statusOf(err error) (uint8, bool) {
-	var se *regaccess.StatusError
-	if errors.As(err, &se) {
-		return se.Status, true
-	}
-	return 0, false
-}
+func statusOf(err error) (uint8, bool) { return dev.StatusOf(err) }
 
 // nvErr explains an NV register failure.
 func nvErr(op string, err error) error {
@@ -94,13 +86,13 @@ func nvErr(op string, err error) error {
 	e := &NVError{Op: op, Status: st, Err: err}
 	if ok {
 		switch st {
-		case regaccess.StatusBadConfig:
+		case dev.StatusBadConfig:
 			e.Hint = "the firmware rejected the configuration: a value is outside what this adapter accepts, or the TLV is locked; nothing was changed"
-		case regaccess.StatusEraseExceeded:
+		case dev.StatusEraseExceeded:
 			e.Hint = "the NV configuration flash reached its erase limit; stop repeated writes (cxray config writes only what changes) and contact NVIDIA support"
-		case regaccess.StatusConfigCorrupt:
+		case dev.StatusConfigCorrupt:
 			e.Hint = "the NV configuration area is corrupt; 'cxray config reset --all' restores the defaults"
-		case regaccess.StatusLengthTooSmall:
+		case dev.StatusLengthTooSmall:
 			e.Hint = "the firmware expects a longer TLV than the parameter database describes; use a newer database (--nvdb)"
 		}
 	}
@@ -145,9 +137,9 @@ func Open(ctx context.Context, d *dev.Device, db *DB) (*Session, error) {
 	if _, err := s.querySupport(ctx, 0); err != nil {
 		st, isStatus := statusOf(err)
 		switch {
-		case isStatus && st == regaccess.StatusRegisterNotSupported:
+		case isStatus && st == dev.StatusRegisterNotSupported:
 			return nil, &NVError{Op: "check NV access", Status: st, Err: err, Hint: "this firmware does not offer NV configuration registers (MNVQC); update the firmware, or on a BlueField DPU run cxray on the Arm side"}
-		case isStatus && (st == regaccess.StatusBadParameter || st == regaccess.StatusInternalError):
+		case isStatus && (st == dev.StatusBadParameter || st == dev.StatusInternalError):
 			return nil, &NVError{Op: "check NV access", Status: st, Err: err, Hint: "the firmware refuses NV configuration access from this function: use the first physical function (usually function 0), or check that the host is allowed to configure the adapter (a restricted/multi-host setup or DPU mode)"}
 		case isStatus:
 			return nil, &NVError{Op: "check NV access", Status: st, Err: err, Hint: "the firmware answered the NV capability query with an error; retry, and if it persists reset the adapter (mstfwreset) or update the firmware"}
@@ -155,7 +147,7 @@ func Open(ctx context.Context, d *dev.Device, db *DB) (*Session, error) {
 		return nil, err
 	}
 	buf := make([]byte, s.gc.Plan.Bytes)
-	if out, err := d.Transfer(ctx, regaccess.Get, s.gc.Reg.Name, buf, 0, 0); err == nil {
+	if out, err := d.Transfer(ctx, dev.Get, s.gc.Reg.Name, buf, 0, 0); err == nil {
 		s.ReadDefault = s.gc.Get(out, "nvda_read_factory_settings") != 0
 		s.ReadCurrent = s.gc.Get(out, "nvda_read_current_settings") != 0
 		s.OtherHost = s.gc.Get(out, "priv_nv_other_host") != 0
@@ -177,7 +169,7 @@ func (s *Session) querySupport(ctx context.Context, typ uint32) (Support, error)
 	if err := s.qc.Set(buf, "type", uint64(typ)); err != nil {
 		return Support{}, err
 	}
-	out, err := s.Dev.Transfer(ctx, regaccess.Get, s.qc.Reg.Name, buf, 0, 0)
+	out, err := s.Dev.Transfer(ctx, dev.Get, s.qc.Reg.Name, buf, 0, 0)
 	if err != nil {
 		return Support{}, err
 	}
@@ -234,9 +226,9 @@ func (s *Session) Read(ctx context.Context, in Instance, mode Mode) (*Item, erro
 		return nil, err
 	}
 	it := &Item{Inst: in, Mode: mode, Data: make([]byte, in.TLV.Size)}
-	out, err := s.Dev.Transfer(ctx, regaccess.Get, s.da.Reg.Name, buf, off, 0)
+	out, err := s.Dev.Transfer(ctx, dev.Get, s.da.Reg.Name, buf, off, 0)
 	if err != nil {
-		if st, ok := statusOf(err); ok && st == regaccess.StatusResourceNotAvailable {
+		if st, ok := statusOf(err); ok && st == dev.StatusResourceNotAvailable {
 			it.Absent = true
 			s.reads[readKey{typ, mode}] = it
 			return it, nil
@@ -273,7 +265,7 @@ func (s *Session) writeType(ctx context.Context, typ uint32, data []byte, versio
 		return err
 	}
 	copy(buf[off:], data)
-	if _, err := s.Dev.Transfer(ctx, regaccess.Set, s.da.Reg.Name, buf, 0, off); err != nil {
+	if _, err := s.Dev.Transfer(ctx, dev.Set, s.da.Reg.Name, buf, 0, off); err != nil {
 		return nvErr(op, err)
 	}
 	s.forget(typ)
@@ -301,7 +293,7 @@ func (s *Session) Invalidate(ctx context.Context, in Instance) error {
 	if err := s.di.EncodeHeader(buf, Header{Type: typ, WriterID: s.Writer, OverEn: true}); err != nil {
 		return err
 	}
-	if _, err := s.Dev.Transfer(ctx, regaccess.Set, s.di.Reg.Name, buf, 0, 0); err != nil {
+	if _, err := s.Dev.Transfer(ctx, dev.Set, s.di.Reg.Name, buf, 0, 0); err != nil {
 		return nvErr(fmt.Sprintf("reset %s", in), err)
 	}
 	s.forget(typ)
@@ -313,7 +305,7 @@ func (s *Session) InvalidateAll(ctx context.Context) error {
 	buf := make([]byte, s.ia.Plan.Bytes)
 	_ = s.ia.Set(buf, "target", 0)
 	s.ia.SetIf(buf, "writer_id", uint64(s.Writer))
-	if _, err := s.Dev.Transfer(ctx, regaccess.Set, s.ia.Reg.Name, buf, 0, 0); err != nil {
+	if _, err := s.Dev.Transfer(ctx, dev.Set, s.ia.Reg.Name, buf, 0, 0); err != nil {
 		return nvErr("reset all NV configuration", err)
 	}
 	s.ForgetAll()
@@ -339,12 +331,12 @@ func (s *Session) Walk(ctx context.Context) ([]RawTLV, error) {
 		if err := s.gn.Set(buf, "nv_pointer", ptr); err != nil {
 			return nil, err
 		}
-		got, err := s.Dev.Transfer(ctx, regaccess.Get, s.gn.Reg.Name, buf, 0, 0)
+		got, err := s.Dev.Transfer(ctx, dev.Get, s.gn.Reg.Name, buf, 0, 0)
 		if err != nil {
-			if st, ok := statusOf(err); ok && st == regaccess.StatusResourceNotAvailable && ptr == 0 {
+			if st, ok := statusOf(err); ok && st == dev.StatusResourceNotAvailable && ptr == 0 {
 				return nil, nil // "NV data area may be empty"
 			}
-			if st, ok := statusOf(err); ok && st == regaccess.StatusRegisterNotSupported {
+			if st, ok := statusOf(err); ok && st == dev.StatusRegisterNotSupported {
 				return nil, &NVError{Op: "walk the NV configuration (MNVGN)", Status: st, Err: err, Hint: "this firmware cannot list its stored TLVs; back up with an older firmware's tools or read parameters with 'cxray config query'"}
 			}
 			return nil, nvErr("walk the NV configuration (MNVGN)", err)
@@ -383,7 +375,7 @@ func (s *Session) InvalidateType(ctx context.Context, typ uint32) error {
 	if err := s.di.EncodeHeader(buf, Header{Type: typ, WriterID: s.Writer, OverEn: true}); err != nil {
 		return err
 	}
-	if _, err := s.Dev.Transfer(ctx, regaccess.Set, s.di.Reg.Name, buf, 0, 0); err != nil {
+	if _, err := s.Dev.Transfer(ctx, dev.Set, s.di.Reg.Name, buf, 0, 0); err != nil {
 		return nvErr("reset "+s.DB.DescribeType(typ), err)
 	}
 	s.forget(typ)
@@ -410,7 +402,7 @@ type ResetCaps struct {
 // FirmwareResetCaps reads MFRL.
 func (s *Session) FirmwareResetCaps(ctx context.Context) (ResetCaps, error) {
 	buf := make([]byte, s.frl.Plan.Bytes)
-	out, err := s.Dev.Transfer(ctx, regaccess.Get, s.frl.Reg.Name, buf, 0, 0)
+	out, err := s.Dev.Transfer(ctx, dev.Get, s.frl.Reg.Name, buf, 0, 0)
 	if err != nil {
 		return ResetCaps{}, nvErr("read the firmware reset capabilities (MFRL)", err)
 	}
@@ -424,7 +416,7 @@ func (s *Session) FirmwareReset(ctx context.Context, trigger uint8) error {
 	if err := s.frl.Set(buf, "reset_trigger", uint64(trigger)); err != nil {
 		return err
 	}
-	if _, err := s.Dev.Transfer(ctx, regaccess.Set, s.frl.Reg.Name, buf, 0, 0); err != nil {
+	if _, err := s.Dev.Transfer(ctx, dev.Set, s.frl.Reg.Name, buf, 0, 0); err != nil {
 		return nvErr("request a firmware reset (MFRL)", err)
 	}
 	s.ForgetAll()

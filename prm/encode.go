@@ -489,6 +489,12 @@ func FormatMAC(v uint64) string {
 	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", byte(v>>40), byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
 }
 
+// FormatGUID prints a 64-bit GUID as sysfs and ibstat do
+// (b83f:d203:00a1:b2c0).
+func FormatGUID(g uint64) string {
+	return fmt.Sprintf("%04x:%04x:%04x:%04x", g>>48, g>>32&0xffff, g>>16&0xffff, g&0xffff)
+}
+
 // Assignments lists path=value for every stored value of the decoded
 // register (derived joined values are left out: their halves are listed).
 // Encoding them into a zeroed buffer gives back every field's bits.

@@ -10,12 +10,17 @@ package roce
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -130,7 +135,9 @@ func Advise(rate, rtt float64, mtu int, loss float64, current int) (*Advice, err
 	a := &Advice{RateGbps: rate / 1e9, RTTMicros: rtt * 1e6, MTU: mtu, Loss: loss, Current: current}
 	a.BDPBytes = rate / 8 * rtt
 	a.BDPPackets = math.Ceil(a.BDPBytes / float64(mtu))
-	a.MinLogWindow = int(math.Ceil(math.Log2(math.Max(a.BDPPackets, 1))))
+	// 0 would mean "the device default", not a window of one packet:
+	// advice is never 0.
+	a.MinLogWindow = max(1, int(math.Ceil(math.Log2(math.Max(a.BDPPackets, 1)))))
 	a.Notes = append(a.Notes, fmt.Sprintf("the bandwidth-delay product is %.0f bytes = %.0f packets of %d bytes: a window of 2^%d = %d packets covers it",
 		a.BDPBytes, a.BDPPackets, mtu, a.MinLogWindow, 1<<a.MinLogWindow))
 	switch {
@@ -173,11 +180,13 @@ func Advise(rate, rtt float64, mtu int, loss float64, current int) (*Advice, err
 	return a, nil
 }
 
-// ParseRate reads "400G", "100Gb/s", "25g", "1e11".
+// ParseRate reads "400G", "100Gb/s", "25g", "800M", "1T" as bits per
+// second. A number without a unit is refused: "400" could mean 400G or
+// 400 bit/s, and guessing wrong gives advice a million times off.
 func ParseRate(s string) (float64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	t = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(t, "/s"), "bps"), "b")
-	mult := 1.0
+	mult := 0.0
 	switch {
 	case strings.HasSuffix(t, "t"):
 		mult, t = 1e12, strings.TrimSuffix(t, "t")
@@ -185,10 +194,186 @@ func ParseRate(s string) (float64, error) {
 		mult, t = 1e9, strings.TrimSuffix(t, "g")
 	case strings.HasSuffix(t, "m"):
 		mult, t = 1e6, strings.TrimSuffix(t, "m")
+	case strings.HasSuffix(t, "k"):
+		mult, t = 1e3, strings.TrimSuffix(t, "k")
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("rate %q: write it as 400G, 100G or 25G (bits per second)", s)
+	switch {
+	case err == nil && mult == 0:
+		return 0, fmt.Errorf("rate %q has no unit; give one: 400G, 100G, 25G (Gb/s), 800M (Mb/s) or 1T (Tb/s)", s)
+	case err != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v):
+		return 0, fmt.Errorf("rate %q: write it as 400G, 100G or 25G (bits per second; M, G and T units)", s)
 	}
 	return v * mult, nil
+}
+
+// RetransmissionCounters are the RDMA counters that move when RoCE
+// retransmits (kernel hw_counters names).
+var RetransmissionCounters = []string{"duplicate_request", "out_of_sequence", "packet_seq_err", "local_ack_timeout_err",
+	"rnr_nak_retry_err", "implied_nak_seq_err", "roce_adp_retrans", "roce_adp_retrans_to", "roce_slow_restart"}
+
+// CounterMeaning says what a moving retransmission counter suggests.
+var CounterMeaning = map[string]string{
+	"duplicate_request":     "the responder received requests again: the requester retransmitted (loss, or a timeout shorter than the RTT)",
+	"out_of_sequence":       "packets arrived with a PSN gap: loss on the path or reordering",
+	"packet_seq_err":        "NAK-sequence errors received: the peer saw a gap and asked for a resend",
+	"local_ack_timeout_err": "ACKs did not come in time: loss, congestion, or a window that keeps packets waiting",
+	"rnr_nak_retry_err":     "the receiver had no receive buffer posted (RNR): the application is slow to post receives",
+	"implied_nak_seq_err":   "a read response implied a lost request",
+	"roce_adp_retrans":      "adaptive retransmission fired",
+	"roce_adp_retrans_to":   "adaptive retransmission hit its timeout",
+	"roce_slow_restart":     "slow restart engaged after retransmission",
+}
+
+// WindowParam is the NV parameter of the transmit PSN window.
+const WindowParam = "LOG_TX_PSN_WINDOW"
+
+// Window reads LOG_TX_PSN_WINDOW: Next Boot and Current (-1 unknown).
+func Window(ctx context.Context, d *dev.Device, nv *nvconf.DB) (next, current int, err error) {
+	s, err := nvconf.Open(ctx, d, nv)
+	if err != nil {
+		return -1, -1, err
+	}
+	res, err := s.Query(ctx, nvconf.QueryOptions{Names: []string{WindowParam}, Extended: true})
+	if err != nil {
+		return -1, -1, err
+	}
+	next, current = -1, -1
+	for _, st := range res.Settings {
+		if st.Name != WindowParam {
+			continue
+		}
+		if st.Next != nil && st.Next.Numeric {
+			next = int(st.Next.Raw)
+		}
+		if st.Current != nil && st.Current.Numeric {
+			current = int(st.Current.Raw)
+		}
+	}
+	return next, current, nil
+}
+
+// Rates samples the retransmission counters of every owned port twice,
+// interval apart on the adapter's clock, and returns those that moved,
+// per second, keyed "port<N>.<counter>".
+func Rates(ctx context.Context, a *adapter.Adapter, interval time.Duration) (map[string]float64, error) {
+	first, err := a.RDMACounters(ctx)
+	if err != nil && len(first) == 0 {
+		return nil, err
+	}
+	if err := a.Sleep(ctx, interval); err != nil {
+		return nil, err
+	}
+	second, err := a.RDMACounters(ctx)
+	if err != nil && len(second) == 0 {
+		return nil, err
+	}
+	before := map[int]map[string]uint64{}
+	for _, cs := range first {
+		before[cs.Port] = cs.Values
+	}
+	out := map[string]float64{}
+	for _, cs := range second {
+		for _, n := range RetransmissionCounters {
+			b, ok1 := before[cs.Port][n]
+			v, ok2 := cs.Values[n]
+			if ok1 && ok2 && v > b {
+				out[fmt.Sprintf("port%d.%s", cs.Port, n)] = float64(v-b) / interval.Seconds()
+			}
+		}
+	}
+	return out, nil
+}
+
+// PortRate is the first owned port's operating speed in bits per second.
+func PortRate(ctx context.Context, a *adapter.Adapter) (float64, error) {
+	ls, err := a.Links(ctx)
+	if len(ls) == 0 {
+		if err == nil {
+			err = errors.New("the function reports no port")
+		}
+		return 0, err
+	}
+	if ls[0].SpeedGbps == nil || *ls[0].SpeedGbps == 0 {
+		return 0, fmt.Errorf("port %d reports no speed (is it up?)", ls[0].Port)
+	}
+	return *ls[0].SpeedGbps * 1e9, nil
+}
+
+// Report is `roce status`: the switches, the window, the rates and, with
+// an RTT, the advice. A part the backend cannot serve carries its reason.
+type Report struct {
+	Device      string             `json:"device"`
+	Features    []Feature          `json:"features"`
+	FeaturesErr string             `json:"features_error,omitempty"`
+	Window      WindowReport       `json:"log_tx_psn_window"`
+	Rates       map[string]float64 `json:"retransmission_rates_per_s"`
+	RatesErr    string             `json:"retransmission_rates_error,omitempty"`
+	Advice      *Advice            `json:"advice,omitempty"`
+}
+
+// WindowReport is LOG_TX_PSN_WINDOW as read (-1 unknown).
+type WindowReport struct {
+	NextBoot int    `json:"next_boot"`
+	Current  int    `json:"current"`
+	Error    string `json:"error,omitempty"`
+}
+
+// StatusOptions tune Status.
+type StatusOptions struct {
+	NV       *nvconf.DB
+	Interval time.Duration
+	RTT      time.Duration // 0: no advice
+}
+
+// Status reads everything `roce status` shows. It fails only on a device
+// error of the register path; what a backend cannot serve is reported in
+// the parts.
+func Status(ctx context.Context, a *adapter.Adapter, o StatusOptions) (*Report, error) {
+	r := &Report{Device: a.Name(), Features: []Feature{}, Window: WindowReport{NextBoot: -1, Current: -1}}
+	d, derr := a.Registers(ctx)
+	if derr == nil {
+		feats, err := Features(ctx, d)
+		if err != nil && !errors.Is(err, dev.ErrNotSupported) {
+			return nil, err
+		}
+		if err != nil {
+			r.FeaturesErr = err.Error()
+		}
+		r.Features = append(r.Features, feats...)
+		if o.NV != nil {
+			next, cur, err := Window(ctx, d, o.NV)
+			r.Window = WindowReport{NextBoot: next, Current: cur}
+			if err != nil {
+				r.Window.Error = err.Error()
+			}
+		}
+	} else {
+		r.FeaturesErr = derr.Error()
+		r.Window.Error = derr.Error()
+	}
+	rates, err := Rates(ctx, a, o.Interval)
+	r.Rates = rates
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		r.RatesErr = err.Error()
+	}
+	if o.RTT > 0 {
+		if rate, err := PortRate(ctx, a); err == nil {
+			r.Advice, _ = Advise(rate, o.RTT.Seconds(), 4096, 0, r.Window.Current)
+		}
+	}
+	return r, nil
+}
+
+// SortedRates lists the rate keys in order.
+func SortedRates(m map[string]float64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/internal/atomicfile"
 	"github.com/cxray/cxray/prm"
@@ -41,11 +42,11 @@ type File struct {
 
 // Device is one adapter function in a snapshot.
 type Device struct {
-	Name     string       `json:"device"`
-	BDF      string       `json:"bdf"`
-	Backend  string       `json:"backend"`
-	Identity dev.Identity `json:"identity"`
-	Driver   string       `json:"driver,omitempty"`
+	Name     string           `json:"device"`
+	BDF      string           `json:"bdf"`
+	Backend  dev.Backend      `json:"backend"`
+	Identity adapter.Identity `json:"identity"`
+	Driver   string           `json:"driver,omitempty"`
 	// Registers in profile order; failures are recorded, not fatal.
 	Registers []Register `json:"registers"`
 	Error     string     `json:"error,omitempty"`
@@ -182,12 +183,19 @@ type instance struct {
 	key   string
 }
 
-// expand lists a profile's register instances for a device with n ports.
-func expand(p *Profile, ports int) []instance {
-	if ports <= 0 {
-		ports = 1
-	}
+// expand lists a profile's register instances for the ports a function
+// owns: per port its local ports, per module their modules, per sensor
+// the ASIC (sensor 0) and each module's sensor (64 + module).
+func expand(p *Profile, ports []adapter.Port) []instance {
 	var out []instance
+	var modules []int
+	seen := map[int]bool{}
+	for _, pt := range ports {
+		if pt.Module >= 0 && !seen[pt.Module] {
+			seen[pt.Module] = true
+			modules = append(modules, pt.Module)
+		}
+	}
 	for _, r := range p.Registers {
 		base := make([]prm.Assignment, 0, len(r.Index)+1)
 		keys := make([]string, 0, len(r.Index))
@@ -212,16 +220,16 @@ func expand(p *Profile, ports int) []instance {
 		}
 		switch r.Per {
 		case "port":
-			for p := 1; p <= ports; p++ {
-				add(prm.Assignment{Path: "local_port", Value: strconv.Itoa(p)})
+			for _, pt := range ports {
+				add(prm.Assignment{Path: "local_port", Value: strconv.Itoa(pt.Local)})
 			}
 		case "module":
-			for m := 0; m < ports; m++ {
+			for _, m := range modules {
 				add(prm.Assignment{Path: "module", Value: strconv.Itoa(m)})
 			}
 		case "sensor":
 			add(prm.Assignment{Path: "sensor_index", Value: "0"})
-			for m := 0; m < ports; m++ {
+			for _, m := range modules {
 				add(prm.Assignment{Path: "sensor_index", Value: strconv.Itoa(64 + m)})
 			}
 		default:
@@ -231,9 +239,10 @@ func expand(p *Profile, ports int) []instance {
 	return out
 }
 
-// Take reads the profile's registers from d. Registers that fail are
-// recorded with their error; only a device that cannot be identified fails.
-func Take(ctx context.Context, d *dev.Device, p *Profile, o Options) (*Device, error) {
+// Take reads the profile's registers from a. Registers that fail are
+// recorded with their error; only a device that cannot be identified, or
+// a backend without registers, fails.
+func Take(ctx context.Context, a *adapter.Adapter, p *Profile, o Options) (*Device, error) {
 	if o.Samples <= 0 {
 		o.Samples = 1
 	}
@@ -241,19 +250,27 @@ func Take(ctx context.Context, d *dev.Device, p *Profile, o Options) (*Device, e
 		o.Rules = DefaultRules()
 	}
 	if o.Now == nil {
-		o.Now = time.Now
+		o.Now = a.Clock().Now
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleep
+		o.Sleep = a.Sleep
 	}
-	out := &Device{Name: d.Name, BDF: d.BDF, Backend: d.Backend}
-	id, err := d.Identity(ctx)
+	out := &Device{Name: a.Name(), BDF: a.BDF(), Backend: a.Backend()}
+	d, err := a.Registers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out.Identity = id
-	out.Driver = driverVersion(d.BDF)
-	insts := expand(p, id.Ports)
+	id, err := a.Identity(ctx)
+	if id == nil {
+		return nil, err
+	}
+	out.Identity = *id
+	out.Driver = driverVersion(ctx, a)
+	ports, err := a.Ports(ctx)
+	if err != nil {
+		return nil, err
+	}
+	insts := expand(p, ports)
 	regs := make([]Register, len(insts))
 	for s := 0; s < o.Samples; s++ {
 		if s > 0 {
@@ -276,17 +293,6 @@ func Take(ctx context.Context, d *dev.Device, p *Profile, o Options) (*Device, e
 	}
 	out.Registers = regs
 	return out, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // sample reads one instance and appends its values.
@@ -385,21 +391,21 @@ func finish(r *Register, o Options) {
 	}
 }
 
-// driverVersion reads the bound driver's module version from sysfs.
-func driverVersion(bdf string) string {
-	if bdf == "" {
+// driverVersion is the bound driver with its module version, as the OS
+// view names it (sysfs on a host).
+func driverVersion(ctx context.Context, a *adapter.Adapter) string {
+	o, err := a.OS(ctx)
+	if err != nil || o.Driver == "" {
 		return ""
 	}
-	link, err := os.Readlink(filepath.Join("/sys/bus/pci/devices", bdf, "driver"))
-	if err != nil {
-		return ""
+	if a.Backend() == dev.BackendEmulator {
+		return o.Driver
 	}
-	name := filepath.Base(link)
-	b, err := os.ReadFile(filepath.Join("/sys/module", name, "version"))
+	b, err := os.ReadFile(filepath.Join("/sys/module", o.Driver, "version"))
 	if err != nil {
-		return name
+		return o.Driver
 	}
-	return name + " " + strings.TrimSpace(string(b))
+	return o.Driver + " " + strings.TrimSpace(string(b))
 }
 
 // Write writes the file atomically: a temporary file in the same directory,

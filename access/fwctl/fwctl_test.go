@@ -355,8 +355,24 @@ func TestRegisters(t *testing.T) {
 	}
 	s.answers = []func([]byte, int) ([]byte, error){reply(StatusBadSysState, 0x77, nil)}
 	_, err = r.Access(context.Background(), regaccess.Get, 0x1234, make([]byte, 8))
-	if !errors.Is(err, regaccess.ErrRegisterNotSupported) || !strings.Contains(err.Error(), "register 0x1234") {
+	var se *regaccess.StatusError
+	var ce *CommandError
+	if !errors.Is(err, regaccess.ErrRegisterNotSupported) || !strings.Contains(err.Error(), "register 0x1234") ||
+		!errors.As(err, &se) || se.Status != regaccess.StatusRegisterNotSupported || se.RegisterID != 0x1234 ||
+		!errors.As(err, &ce) || ce.Syndrome != 0x77 {
 		t.Errorf("unsupported register: %v", err)
+	}
+	// Each command status reads as the register status it stands for.
+	for cmd, reg := range map[uint8]uint8{1: 0x70, 2: 6, 3: 7, 4: 4, 5: 8, 6: 1} {
+		s.answers = []func([]byte, int) ([]byte, error){reply(cmd, 0, nil)}
+		_, err := r.Access(context.Background(), regaccess.Get, 0x5006, make([]byte, 16))
+		if !errors.As(err, &se) || se.Status != reg {
+			t.Errorf("command status 0x%x: %v, want register status 0x%x", cmd, err, reg)
+		}
+	}
+	s.answers = []func([]byte, int) ([]byte, error){reply(0x0f, 0, nil)}
+	if _, err := r.Access(context.Background(), regaccess.Get, 0x5006, make([]byte, 16)); errors.As(err, &se) || !errors.As(err, &ce) {
+		t.Errorf("no-resources status has no register equivalent: %v", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package fwctl
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/cxray/cxray/access/regaccess"
@@ -61,9 +62,53 @@ func (r *Registers) Access(ctx context.Context, method regaccess.Method, id uint
 	copy(in[accessRegHeader:], data)
 	out, err := r.c.exec(ctx, in, accessRegHeader+n, method == regaccess.Set)
 	if err != nil {
+		var ce *CommandError
+		if errors.As(err, &ce) {
+			return nil, registerError(ce, id, method)
+		}
 		return nil, err
 	}
 	reg := make([]byte, n)
 	copy(reg, out[accessRegHeader:])
 	return reg, nil
+}
+
+// RegisterError is an ACCESS_REG the firmware answered with a non-zero
+// command status. It carries the command status (with the syndrome) and
+// the access-register status that status stands for, as mstflint maps
+// them (mtcr_ul translate_cmd_status_to_reg_status), so code that speaks
+// the gateway's register statuses (dev's ErrNotSupported, ErrBusy,
+// ErrNoSuchInstance ...) reads an answer over fwctl the same way: errors.As
+// finds either.
+type RegisterError struct {
+	Command  *CommandError
+	Register *regaccess.StatusError // nil when the status has no register equivalent
+}
+
+func (e *RegisterError) Error() string { return e.Command.Error() }
+
+// Unwrap gives both views.
+func (e *RegisterError) Unwrap() []error {
+	if e.Register == nil {
+		return []error{e.Command}
+	}
+	return []error{e.Command, e.Register}
+}
+
+// regStatus maps a command status to the access-register status it means.
+var regStatus = map[uint8]uint8{
+	StatusInternal:    regaccess.StatusInternalError,
+	StatusBadOp:       regaccess.StatusMethodNotSupported,
+	StatusBadParam:    regaccess.StatusBadParameter,
+	StatusBadSysState: regaccess.StatusRegisterNotSupported,
+	StatusBadResource: regaccess.StatusResourceNotAvailable,
+	StatusBusy:        regaccess.StatusBusy,
+}
+
+func registerError(ce *CommandError, id uint16, m regaccess.Method) *RegisterError {
+	e := &RegisterError{Command: ce}
+	if st, ok := regStatus[ce.Status]; ok {
+		e.Register = &regaccess.StatusError{Status: st, RegisterID: id, Method: m}
+	}
+	return e
 }

@@ -4,17 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cxray/cxray/internal/atomicfile"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/cxray/cxray/internal/atomicfile"
+
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/nvconf/builtin"
 	"github.com/cxray/cxray/prm"
@@ -27,8 +27,6 @@ import (
 const (
 	// EnvNVDB names the NV parameter database (an SQLite file, or "builtin").
 	EnvNVDB = "CXRAY_NVDB"
-	// EnvBackupDir is where set, reset and restore write their backups.
-	EnvBackupDir = "CXRAY_BACKUP_DIR"
 )
 
 // configCtx is what the config subcommands share.
@@ -41,7 +39,7 @@ func (a *app) configCmd() *cobra.Command {
 	cc := &configCtx{a: a}
 	c := &cobra.Command{
 		Use:   "config",
-		Short: "NV configuration (mlxconfig): query, set, apply, reset, backup, restore, diff",
+		Short: "NV configuration (mlxconfig): query, set, apply, reset, backup, restore, recover, diff",
 		Long: `Read and change the adapter's non-volatile configuration (the TLVs mlxconfig
 and mstconfig work with), by parameter name: SRIOV_EN, NUM_OF_VFS, LINK_TYPE_P1,
 LOG_TX_PSN_WINDOW ...
@@ -59,7 +57,7 @@ the one built into cxray; --nvdb FILE or $CXRAY_NVDB picks another ('builtin'
 for the built-in one).`,
 	}
 	c.PersistentFlags().StringVar(&cc.nvdb, "nvdb", "", "NV parameter database: mstflint's mlxconfig_host.db (SQLite) or 'builtin'; default $CXRAY_NVDB, the installed one, or the built-in")
-	c.AddCommand(cc.queryCmd(), cc.setCmd(), cc.applyCmd(), cc.resetCmd(), cc.backupCmd(), cc.restoreCmd(), cc.diffCmd(), cc.showParamsCmd())
+	c.AddCommand(cc.queryCmd(), cc.setCmd(), cc.applyCmd(), cc.resetCmd(), cc.backupCmd(), cc.restoreCmd(), cc.recoverCmd(), cc.diffCmd(), cc.showParamsCmd())
 	return c
 }
 
@@ -89,15 +87,41 @@ func (cc *configCtx) db() (*nvconf.DB, error) {
 
 // nvTarget is an opened device with its NV session.
 type nvTarget struct {
-	o  *opened
+	ad *adapter.Adapter
 	s  *nvconf.Session
 	nv *nvconf.DB
 }
 
-func (t *nvTarget) Close() { t.o.Close() }
+func (t *nvTarget) Close() { t.ad.Close() }
 
-// open opens -d and starts the NV session.
+// open opens -d and starts the NV session. An interrupted earlier write
+// on the adapter is said on standard error.
 func (cc *configCtx) open(ctx context.Context, df deviceFlags) (*nvTarget, error) {
+	t, err := cc.openSession(ctx, df)
+	if err != nil {
+		return nil, err
+	}
+	if ie := t.interrupted(); ie != nil {
+		fmt.Fprintf(cc.a.stderr, "cxray: warning: %v\n", ie)
+	}
+	return t, nil
+}
+
+// openWrite is open for the commands that write: they refuse to build on
+// an interrupted write until it is finished or rolled back.
+func (cc *configCtx) openWrite(ctx context.Context, df deviceFlags) (*nvTarget, error) {
+	t, err := cc.openSession(ctx, df)
+	if err != nil {
+		return nil, err
+	}
+	if ie := t.interrupted(); ie != nil {
+		t.Close()
+		return nil, deviceErr(ie)
+	}
+	return t, nil
+}
+
+func (cc *configCtx) openSession(ctx context.Context, df deviceFlags) (*nvTarget, error) {
 	nv, err := cc.db()
 	if err != nil {
 		return nil, err
@@ -109,47 +133,43 @@ func (cc *configCtx) open(ctx context.Context, df deviceFlags) (*nvTarget, error
 	if df.name == "" {
 		return nil, usageErr("no device given; add -d DEV (a PCI address, mlx5_0, an interface name, or emu for the emulator)")
 	}
-	o, err := cc.a.openConfigDevice(ctx, df.name, db)
+	ad, err := cc.a.open(ctx, df.name, db)
 	if err != nil {
 		return nil, err
 	}
-	s, err := nvconf.Open(ctx, o.dev, nv)
+	d, err := registers(ctx, ad)
 	if err != nil {
-		o.Close()
-		return nil, cfgErr(err)
+		ad.Close()
+		return nil, err
 	}
-	return &nvTarget{o: o, s: s, nv: nv}, nil
+	s, err := nvconf.Open(ctx, d, nv)
+	if err != nil {
+		ad.Close()
+		return nil, classify(err)
+	}
+	return &nvTarget{ad: ad, s: s, nv: nv}, nil
 }
 
-// cfgErr maps nvconf errors to exit codes: refused names and values are
-// usage errors (2), the rest device errors (3).
-func cfgErr(err error) error {
-	if err == nil {
+// key names the adapter's NV lock and journal.
+func (t *nvTarget) key() string { return nvconf.KeyFor(t.ad.Backend(), t.ad.Name(), t.ad.BDF()) }
+
+// interrupted is the adapter's interrupted write, if the journal has one.
+func (t *nvTarget) interrupted() *nvconf.InterruptedError {
+	j, err := nvconf.DefaultJournal()
+	if err != nil {
 		return nil
 	}
-	var (
-		ve *nvconf.ValidationError
-		ne *nvconf.NameError
-		va *nvconf.ValueError
-		fe *nvconf.FileError
-		ee *exitError
-	)
-	switch {
-	case errors.As(err, &ee):
-		return err
-	case errors.As(err, &ve), errors.As(err, &ne), errors.As(err, &va), errors.As(err, &fe):
-		return usageWrap(err)
+	e, err := j.Pending(t.key())
+	if err != nil || e == nil {
+		return nil
 	}
-	return classify(err)
+	return nvconf.Interrupted(e, t.nv)
 }
 
-func (t *nvTarget) deviceLine() string {
-	s := t.o.name.Given
-	if t.o.dev.BDF != "" && t.o.dev.BDF != s {
-		s += " (" + t.o.dev.BDF + ")"
-	}
-	if fw := adapterFirmware(context.Background(), t.o.dev); fw != "" {
-		s += ", firmware " + fw
+func (t *nvTarget) deviceLine(ctx context.Context) string {
+	s := describe(t.ad)
+	if id, err := t.ad.Identity(ctx); err == nil && id.Firmware != "" {
+		s += ", firmware " + id.Firmware
 	}
 	return s
 }
@@ -208,7 +228,7 @@ the reason), as mstconfig does.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := df.context()
+			ctx, cancel := df.context(cc.a)
 			defer cancel()
 			t, err := cc.open(ctx, df)
 			if err != nil {
@@ -218,7 +238,7 @@ the reason), as mstconfig does.`,
 			// Current is read even without -e, so pending changes can be named.
 			res, err := t.s.Query(ctx, nvconf.QueryOptions{Names: args, Filter: re, Extended: true, All: all})
 			if err != nil {
-				return cfgErr(err)
+				return classify(err)
 			}
 			return cc.printQuery(t, res, extended)
 		},
@@ -248,7 +268,7 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 			Pending     []string      `json:"pending"`
 			Unsupported []string      `json:"unsupported,omitempty"`
 			Notes       []string      `json:"notes,omitempty"`
-		}{Device: t.o.name.Given, NVDB: t.nv.Source, ReadDefault: res.ReadDefault, ReadCurrent: res.ReadCurrent,
+		}{Device: t.ad.Name(), NVDB: t.nv.Source, ReadDefault: res.ReadDefault, ReadCurrent: res.ReadCurrent,
 			Parameters: []settingJSON{}, Pending: []string{}, Unsupported: res.Unsupported, Notes: t.s.Notes}
 		for _, s := range res.Settings {
 			j := settingJSON{Name: s.Name, TLV: s.TLV, Instance: s.Instance, Type: s.Ref.Param.Type.String(), Next: toValueJSON(s.Next),
@@ -264,7 +284,7 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 		return a.writeJSON(out)
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "Device:      %s\n", t.deviceLine())
+	fmt.Fprintf(w, "Device:      %s\n", t.deviceLine(a.ctx))
 	fmt.Fprintf(w, "Parameters:  %s (%d TLVs)\n", t.nv.Source, len(t.nv.TLVs))
 	for _, n := range t.s.Notes {
 		fmt.Fprintf(w, "Note:        %s\n", n)
@@ -317,7 +337,7 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 		parts = append(parts, fmt.Sprintf("%s %s -> %s", s.Name, valText(s.Current), valText(s.Next)))
 	}
 	fmt.Fprintf(w, "* %d pending until the next firmware reset: %s.\n", len(pending), strings.Join(parts, ", "))
-	fmt.Fprintf(w, "  Apply now with 'cxray config apply -d %s' (MFRL) where the firmware allows it, or reboot (some parameters need a power cycle).\n", t.o.name.Given)
+	fmt.Fprintf(w, "  Apply now with 'cxray config apply -d %s' (MFRL) where the firmware allows it, or reboot (some parameters need a power cycle).\n", t.ad.Name())
 	return nil
 }
 
@@ -326,6 +346,66 @@ func valText(v *nvconf.Value) string {
 		return "N/A"
 	}
 	return v.Text
+}
+
+// ---- the guarded write every NV change goes through
+
+// commit asks (unless yes), then has nvconf commit the change: lock,
+// replan, backup, journal, write, verify.
+func (cc *configCtx) commit(ctx context.Context, t *nvTarget, question string, c nvconf.Change, yes bool, backupPath string) (string, error) {
+	if !yes {
+		ok, err := cc.a.confirm(question)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", usageErr("not confirmed; nothing was written")
+		}
+	}
+	c.Key, c.Device, c.Confirmed = t.key(), t.ad.Name(), !yes
+	path, err := t.s.Commit(ctx, c, nvconf.BackupOptions{Path: backupPath, Info: cc.backupInfo(ctx, t), Tool: version})
+	var be *nvconf.BackupError
+	if errors.As(err, &be) {
+		return "", usageWrap(err)
+	}
+	return path, classify(err)
+}
+
+func (cc *configCtx) backupInfo(ctx context.Context, t *nvTarget) nvconf.BackupInfo {
+	return nvconf.BackupInfo{Lines: []string{
+		"device: " + t.deviceLine(ctx),
+		"taken: " + time.Now().UTC().Format(time.RFC3339),
+		"parameter database: " + t.nv.Source,
+	}}
+}
+
+// writeFileAtomic writes via a temporary file and a rename, so a crash never
+// leaves half a file under the final name.
+func writeFileAtomic(path string, b []byte) error {
+	if path == "-" {
+		return errors.New("'-' is not a file")
+	}
+	return atomicfile.Write(path, b)
+}
+
+func (cc *configCtx) printTakesEffect(t *nvTarget) {
+	fmt.Fprintf(cc.a.stdout, "Takes effect at the next firmware reset; until then the adapter runs with its Current values.\n"+
+		"  Now: 'cxray config apply -d %s' (MFRL firmware reset; interrupts traffic; where the firmware allows it).\n"+
+		"  Or:  reboot after 'cxray config apply --at-reboot -d %s', or power-cycle the host.\n", t.ad.Name(), t.ad.Name())
+}
+
+func nonNilStr(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // ---- set
@@ -345,17 +425,23 @@ type writeOut struct {
 	Data    []string `json:"data"`
 }
 
+type configSetOptions struct {
+	df          deviceFlags
+	yes, dryRun bool
+	backup      string
+}
+
 func (cc *configCtx) setCmd() *cobra.Command {
-	var df deviceFlags
-	var yes, dryRun bool
-	var backup string
+	var o configSetOptions
 	c := &cobra.Command{
 		Use:   "set PARAM=VALUE...",
 		Short: "Change parameters (validated, backed up, whole-TLV write, verified; Next Boot)",
 		Long: `Change parameters for the next boot: cxray reads each TLV, checks every value
 (type, enum values, the device's limits and rules) before touching the device,
 writes a backup of the NV configuration, writes whole TLVs with the valid bits
-of the changed parameters set, and reads them back.
+of the changed parameters set, and reads them back. A lock per adapter keeps
+two cxray runs from interleaving their writes, and a journal lets the next run
+find a write that was cut short ('cxray config recover').
 
 Values: True/False or 1/0 for booleans, enum names or numbers (ETH or 2),
 numbers in decimal or 0x... Per-port parameters are NAME_P1, NAME_P2; array
@@ -365,38 +451,62 @@ The change takes effect at the next firmware reset: 'cxray config apply' where
 the firmware allows it, a reboot after 'cxray config apply --at-reboot', or a
 power cycle.`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			as, err := nvconf.ParseAssignments(args)
-			if err != nil {
-				return usageWrap(err)
-			}
-			ctx, cancel := df.context()
-			defer cancel()
-			t, err := cc.open(ctx, df)
-			if err != nil {
-				return err
-			}
-			defer t.Close()
-			plan, err := t.s.PlanSet(ctx, as)
-			if err != nil {
-				return cfgErr(err)
-			}
-			return cc.runSet(ctx, t, plan, yes, dryRun, backup)
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return cc.runSetCmd(&o, args) },
 	}
-	df.add(c)
-	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "validate and print the TLVs that would be written; write nothing")
-	c.Flags().StringVar(&backup, "backup", "", "write the backup to this file (default: a new file in $CXRAY_BACKUP_DIR or ~/.local/state/cxray/backups)")
+	o.df.add(c)
+	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "validate and print the TLVs that would be written; write nothing")
+	c.Flags().StringVar(&o.backup, "backup", "", "write the backup to this file (default: a new file in $CXRAY_BACKUP_DIR or ~/.local/state/cxray/backups)")
 	return c
 }
 
-func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, plan *nvconf.SetPlan, yes, dryRun bool, backupPath string) error {
-	a := cc.a
-	hc := t.s.HeaderCodec()
-	var changes []changeOut
-	var writes []writeOut
+func (cc *configCtx) runSetCmd(o *configSetOptions, args []string) error {
+	as, err := nvconf.ParseAssignments(args)
+	if err != nil {
+		return usageWrap(err)
+	}
+	ctx, cancel := o.df.context(cc.a)
+	defer cancel()
+	t, err := cc.openWrite(ctx, o.df)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	return cc.runSet(ctx, t, as, o.yes, o.dryRun, o.backup)
+}
+
+// setWords is a set plan in words, as the user confirms it.
+func setWords(plan *nvconf.SetPlan) []string {
+	var out []string
 	for _, w := range plan.Writes {
+		for _, c := range w.Changes {
+			out = append(out, fmt.Sprintf("%s %s: %s -> %s", w.Inst, c.Name, c.Before, c.After))
+		}
+	}
+	return out
+}
+
+func setEntry(t *nvTarget, plan *nvconf.SetPlan) *nvconf.JournalEntry {
+	e := &nvconf.JournalEntry{}
+	for _, w := range plan.Writes {
+		e.Writes = append(e.Writes, nvconf.RawTLV{Header: nvconf.Header{Type: w.Inst.Type(), Version: w.Version, WriterID: t.s.Writer, Length: len(w.After)}, Data: w.After})
+	}
+	return e
+}
+
+// runSet plans, shows and performs a set (roce set shares it).
+func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, as []nvconf.Assignment, yes, dryRun bool, backupPath string) error {
+	a := cc.a
+	plan, err := t.s.PlanSet(ctx, as)
+	if err != nil {
+		return classify(err)
+	}
+	hc := t.s.HeaderCodec()
+	changes := []changeOut{}
+	writes := []writeOut{}
+	var names []string
+	for _, w := range plan.Writes {
+		names = append(names, w.Inst.String())
 		for _, c := range w.Changes {
 			changes = append(changes, changeOut{Name: c.Name, TLV: w.Inst.String(), Current: c.Current, Before: c.Before, After: c.After})
 		}
@@ -412,11 +522,10 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, plan *nvconf.SetPl
 		Backup      string      `json:"backup,omitempty"`
 		Written     bool        `json:"written"`
 		TakesEffect string      `json:"takes_effect,omitempty"`
-	}{Device: t.o.name.Given, Changes: nonNilChanges(changes), Unchanged: plan.Unchanged, Writes: nonNilWrites(writes), DryRun: dryRun}
+	}{Device: t.ad.Name(), Changes: changes, Unchanged: plan.Unchanged, Writes: writes, DryRun: dryRun}
 	if !a.json() {
 		if len(changes) > 0 {
-			hdr := []string{"PARAMETER", "CURRENT", "NEXT BOOT", "NEW"}
-			tb := a.newTable(hdr...)
+			tb := a.newTable("PARAMETER", "CURRENT", "NEXT BOOT", "NEW")
 			for _, c := range changes {
 				tb.row(c.Name, dashIfEmpty(c.Current), c.Before, c.After)
 			}
@@ -426,16 +535,13 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, plan *nvconf.SetPl
 			fmt.Fprintf(a.stdout, "%s already has that value for the next boot; nothing to write for it.\n", u)
 		}
 	}
-	if len(plan.Writes) == 0 {
+	if len(plan.Writes) == 0 || dryRun {
 		if a.json() {
 			return a.writeJSON(result)
 		}
-		fmt.Fprintln(a.stdout, "Nothing to write.")
-		return nil
-	}
-	if dryRun {
-		if a.json() {
-			return a.writeJSON(result)
+		if len(plan.Writes) == 0 {
+			fmt.Fprintln(a.stdout, "Nothing to write.")
+			return nil
 		}
 		fmt.Fprintln(a.stdout, "Dry run: the values are valid; these TLVs (MNVDA header + data) would be written:")
 		for _, w := range writes {
@@ -443,152 +549,45 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, plan *nvconf.SetPl
 		}
 		return nil
 	}
-	var names []string
-	for _, w := range plan.Writes {
-		names = append(names, w.Inst.String())
-	}
-	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Write %s (Next Boot) on %s?", strings.Join(names, ", "), t.o.name.Given), backupPath, plan)
+	final := plan
+	path, err := cc.commit(ctx, t, fmt.Sprintf("Write %s (Next Boot) on %s?", strings.Join(names, ", "), t.ad.Name()), nvconf.Change{
+		Op: "set", Shown: setWords(plan),
+		Replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
+			p, err := t.s.PlanSet(ctx, as)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			final = p
+			var insts []nvconf.Instance
+			for _, w := range p.Writes {
+				insts = append(insts, w.Inst)
+			}
+			return setWords(p), insts, setEntry(t, p), nil
+		},
+		Apply: func(ctx context.Context) error { return t.s.ApplySet(ctx, final) },
+	}, yes, backupPath)
 	if err != nil {
 		return err
 	}
-	result.Backup = path
-	if err := t.s.ApplySet(ctx, plan); err != nil {
-		return cfgErr(fmt.Errorf("%w (backup: %s; 'cxray config restore %s' puts it back)", err, path, path))
-	}
-	result.Written = true
-	result.TakesEffect = "next firmware reset"
+	result.Backup, result.Written, result.TakesEffect = path, true, "next firmware reset"
 	if a.json() {
 		return a.writeJSON(result)
 	}
 	fmt.Fprintf(a.stdout, "Backup: %s\n", path)
-	fmt.Fprintf(a.stdout, "Written and verified: %d TLV(s) hold the new values for the next boot.\n", len(plan.Writes))
+	fmt.Fprintf(a.stdout, "Written and verified: %d TLV(s) hold the new values for the next boot.\n", len(final.Writes))
 	cc.printTakesEffect(t)
 	return nil
 }
 
-func (cc *configCtx) printTakesEffect(t *nvTarget) {
-	fmt.Fprintf(cc.a.stdout, "Takes effect at the next firmware reset; until then the adapter runs with its Current values.\n"+
-		"  Now: 'cxray config apply -d %s' (MFRL firmware reset; interrupts traffic; where the firmware allows it).\n"+
-		"  Or:  reboot after 'cxray config apply --at-reboot -d %s', or power-cycle the host.\n", t.o.name.Given, t.o.name.Given)
-}
-
-func nonNilChanges(c []changeOut) []changeOut {
-	if c == nil {
-		return []changeOut{}
-	}
-	return c
-}
-
-func nonNilWrites(w []writeOut) []writeOut {
-	if w == nil {
-		return []writeOut{}
-	}
-	return w
-}
-
-func dashIfEmpty(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// backupDir is where automatic backups go.
-func backupDir() (string, error) {
-	if d := os.Getenv(EnvBackupDir); d != "" {
-		return d, nil
-	}
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "cxray", "backups"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("no place for the NV backup (%v); give one with --backup FILE or $%s", err, EnvBackupDir)
-	}
-	return filepath.Join(home, ".local", "state", "cxray", "backups"), nil
-}
-
-// confirmAndBackup asks before an NV write (unless yes) and writes the
-// backup every NV write is preceded by; it returns the backup's path.
-func (cc *configCtx) confirmAndBackup(ctx context.Context, t *nvTarget, yes bool, question, backupPath string, plan *nvconf.SetPlan) (string, error) {
-	if !yes {
-		ok, err := cc.a.confirm(question)
-		if err != nil {
-			return "", err
-		}
-		if !ok {
-			return "", usageErr("not confirmed; nothing was written")
-		}
-	}
-	return cc.writeBackup(ctx, t, backupPath, plan)
-}
-
-// writeBackup saves the NV configuration before a write: the whole NV area
-// (MNVGN), or, when the firmware cannot list it, the TLVs about to change.
-func (cc *configCtx) writeBackup(ctx context.Context, t *nvTarget, path string, plan *nvconf.SetPlan) (string, error) {
-	tlvs, err := t.s.Walk(ctx)
-	partial := false
-	if err != nil {
-		var nv *nvconf.NVError
-		if !errors.As(err, &nv) {
-			return "", cfgErr(err)
-		}
-		partial = true
-		tlvs = nil
-		if plan != nil {
-			for _, w := range plan.Writes {
-				it, err := t.s.Read(ctx, w.Inst, nvconf.ModeNext)
-				if err != nil {
-					return "", cfgErr(fmt.Errorf("backup before writing: %w; nothing was written", err))
-				}
-				tlvs = append(tlvs, nvconf.RawTLV{Header: nvconf.Header{Type: w.Inst.Type(), Version: it.Header.Version, WriterID: it.Header.WriterID}, Data: it.Data})
-			}
-		}
-	}
-	if path == "" {
-		dir, err := backupDir()
-		if err != nil {
-			return "", usageWrap(err)
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return "", usageErr("cannot create the backup directory %s (%v); give a writable --backup FILE or $%s; nothing was written", dir, err, EnvBackupDir)
-		}
-		name := strings.NewReplacer("/", "_", ":", "_", "@", "_").Replace(t.o.name.Given)
-		path = filepath.Join(dir, fmt.Sprintf("%s-%s.nvbackup", name, time.Now().UTC().Format("20060102T150405.000000000Z")))
-	}
-	info := cc.backupInfo(t)
-	if partial {
-		info.Lines = append(info.Lines, "partial: the firmware cannot list its NV area (MNVGN); this holds the TLVs the write changed")
-	}
-	b := nvconf.WriteBackup(tlvs, t.nv, t.s.HeaderCodec(), info)
-	if err := writeFileAtomic(path, b); err != nil {
-		return "", usageErr("cannot write the backup %s (%v); give a writable --backup FILE; nothing was written", path, err)
-	}
-	return path, nil
-}
-
-func (cc *configCtx) backupInfo(t *nvTarget) nvconf.BackupInfo {
-	return nvconf.BackupInfo{Lines: []string{
-		"device: " + t.deviceLine(),
-		"taken: " + time.Now().UTC().Format(time.RFC3339),
-		"parameter database: " + t.nv.Source,
-	}}
-}
-
-// writeFileAtomic writes via a temporary file and a rename, so a crash never
-// leaves half a backup under the final name.
-func writeFileAtomic(path string, b []byte) error {
-	if path == "-" {
-		return errors.New("'-' is not a file")
-	}
-	return atomicfile.Write(path, b)
-}
-
 // ---- apply
 
+type configApplyOptions struct {
+	df                    deviceFlags
+	yes, dryRun, atReboot bool
+}
+
 func (cc *configCtx) applyCmd() *cobra.Command {
-	var df deviceFlags
-	var yes, dryRun, atReboot bool
+	var o configApplyOptions
 	c := &cobra.Command{
 		Use:   "apply",
 		Short: "Apply Next Boot now with a firmware reset (MFRL), or arm it for the next reboot",
@@ -601,55 +600,27 @@ Afterwards cxray reads Current back and says what took effect and what is still
 pending (on hardware a link-toggle reset happens when the PCIe link toggles:
 mstfwreset or a reboot).`,
 		Args: cobra.NoArgs,
-		RunE: func(_ *cobra.Command, _ []string) error {
-			ctx, cancel := df.context()
-			defer cancel()
-			t, err := cc.open(ctx, df)
-			if err != nil {
-				return err
-			}
-			defer t.Close()
-			return cc.runApply(ctx, t, yes, dryRun, atReboot)
-		},
+		RunE: func(_ *cobra.Command, _ []string) error { return cc.runApply(&o) },
 	}
-	df.add(c)
-	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be applied and which reset would be sent; send nothing")
-	c.Flags().BoolVar(&atReboot, "at-reboot", false, "arm the reset for the next host reboot (PERST) instead of now")
+	o.df.add(c)
+	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be applied and which reset would be sent; send nothing")
+	c.Flags().BoolVar(&o.atReboot, "at-reboot", false, "arm the reset for the next host reboot (PERST) instead of now")
 	return c
 }
 
-var triggerNames = map[uint8]string{
-	nvconf.TriggerLivePatch: "live_patch", nvconf.TriggerImmediate: "immediate",
-	nvconf.TriggerLinkToggle: "pcie_link_toggle", nvconf.TriggerPERST: "perst_reboot",
-}
-
-func (cc *configCtx) runApply(ctx context.Context, t *nvTarget, yes, dryRun, atReboot bool) error {
+func (cc *configCtx) runApply(o *configApplyOptions) error {
 	a := cc.a
-	before, err := t.s.Query(ctx, nvconf.QueryOptions{Extended: true})
+	ctx, cancel := o.df.context(a)
+	defer cancel()
+	t, err := cc.openWrite(ctx, o.df)
 	if err != nil {
-		return cfgErr(err)
+		return err
 	}
-	var pending []string
-	for _, s := range before.Settings {
-		if s.Pending {
-			pending = append(pending, fmt.Sprintf("%s %s -> %s", s.Name, valText(s.Current), valText(s.Next)))
-		}
-	}
-	caps, err := t.s.FirmwareResetCaps(ctx)
+	defer t.Close()
+	plan, err := t.s.PlanApply(ctx, o.atReboot)
 	if err != nil {
-		return cfgErr(err)
-	}
-	// The PCIe link-toggle trigger where offered: the reset happens when
-	// the link toggles (at once on the emulator; mstfwreset toggles it on
-	// hardware). The immediate trigger of newer firmware must be chosen by
-	// a person (the PRM says so), so cxray never picks it.
-	trig := nvconf.TriggerPERST
-	if !atReboot && caps.Triggers&nvconf.TriggerLinkToggle != 0 {
-		trig = nvconf.TriggerLinkToggle
-	}
-	if caps.Triggers != 0 && caps.Triggers&trig == 0 {
-		return deviceErr(fmt.Errorf("the firmware does not offer the %s reset (MFRL triggers 0x%02x); reboot or power-cycle the host to apply Next Boot", triggerNames[trig], caps.Triggers))
+		return classify(err)
 	}
 	out := struct {
 		Device        string   `json:"device"`
@@ -659,11 +630,8 @@ func (cc *configCtx) runApply(ctx context.Context, t *nvTarget, yes, dryRun, atR
 		StillPending  []string `json:"still_pending"`
 		ArmedAtReboot bool     `json:"armed_for_reboot"`
 		DryRun        bool     `json:"dry_run"`
-	}{Device: t.o.name.Given, Trigger: triggerNames[trig], Pending: nonNilStr(pending), Applied: []string{}, StillPending: []string{}, DryRun: dryRun}
-	if !before.ReadCurrent {
-		pending = nil
-	}
-	if before.ReadCurrent && len(pending) == 0 && !atReboot {
+	}{Device: t.ad.Name(), Trigger: plan.TriggerName(), Pending: nonNilStr(plan.Pending), Applied: []string{}, StillPending: []string{}, DryRun: o.dryRun}
+	if plan.Nothing() {
 		if a.json() {
 			return a.writeJSON(out)
 		}
@@ -671,22 +639,22 @@ func (cc *configCtx) runApply(ctx context.Context, t *nvTarget, yes, dryRun, atR
 		return nil
 	}
 	if !a.json() {
-		if len(pending) > 0 {
-			fmt.Fprintf(a.stdout, "Pending: %s\n", strings.Join(pending, ", "))
+		if len(plan.Pending) > 0 {
+			fmt.Fprintf(a.stdout, "Pending: %s\n", strings.Join(plan.Pending, ", "))
 		}
-		fmt.Fprintf(a.stdout, "Firmware reset: %s (MFRL reset_trigger 0x%02x)\n", triggerNames[trig], trig)
+		fmt.Fprintf(a.stdout, "Firmware reset: %s (MFRL reset_trigger 0x%02x)\n", plan.TriggerName(), plan.Trigger)
 	}
-	if dryRun {
+	if o.dryRun {
 		if a.json() {
 			return a.writeJSON(out)
 		}
 		fmt.Fprintln(a.stdout, "Dry run: no reset sent.")
 		return nil
 	}
-	if !yes {
-		q := fmt.Sprintf("Reset the firmware of %s now (traffic stops for a moment)?", t.o.name.Given)
-		if trig == nvconf.TriggerPERST {
-			q = fmt.Sprintf("Arm a firmware reset of %s for the next reboot?", t.o.name.Given)
+	if !o.yes {
+		q := fmt.Sprintf("Reset the firmware of %s now (traffic stops for a moment)?", t.ad.Name())
+		if plan.Trigger == nvconf.TriggerPERST {
+			q = fmt.Sprintf("Arm a firmware reset of %s for the next reboot?", t.ad.Name())
 		}
 		ok, err := a.confirm(q)
 		if err != nil {
@@ -696,56 +664,38 @@ func (cc *configCtx) runApply(ctx context.Context, t *nvTarget, yes, dryRun, atR
 			return usageErr("not confirmed; no reset sent")
 		}
 	}
-	if err := t.s.FirmwareReset(ctx, trig); err != nil {
-		return cfgErr(err)
-	}
-	after, err := t.s.Query(ctx, nvconf.QueryOptions{Extended: true})
+	res, err := t.s.Apply(ctx, plan)
 	if err != nil {
-		return cfgErr(fmt.Errorf("the reset was requested, but reading the configuration back failed: %w", err))
+		return classify(err)
 	}
-	still := map[string]bool{}
-	for _, s := range after.Settings {
-		if s.Pending {
-			still[s.Name] = true
-			out.StillPending = append(out.StillPending, s.Name)
-		}
-	}
-	for _, s := range before.Settings {
-		if s.Pending && !still[s.Name] {
-			out.Applied = append(out.Applied, s.Name)
-		}
-	}
-	out.ArmedAtReboot = trig == nvconf.TriggerPERST
+	out.Applied, out.StillPending, out.ArmedAtReboot = res.Applied, res.StillPending, res.ArmedAtReboot
 	if a.json() {
 		return a.writeJSON(out)
 	}
 	switch {
-	case trig == nvconf.TriggerPERST:
+	case res.ArmedAtReboot:
 		fmt.Fprintln(a.stdout, "Armed: the firmware resets at the next reboot (PERST) and then uses the Next Boot values.")
-	case !after.ReadCurrent:
+	case !res.ReadCurrent:
 		fmt.Fprintln(a.stdout, "Reset requested. This firmware cannot report Current values (MNVGC), so cxray cannot tell whether it has happened; a reboot makes sure.")
-	case len(out.StillPending) == 0:
-		fmt.Fprintf(a.stdout, "Applied: Current now equals Next Boot (%d parameter(s) took effect).\n", len(out.Applied))
+	case len(res.StillPending) == 0:
+		fmt.Fprintf(a.stdout, "Applied: Current now equals Next Boot (%d parameter(s) took effect).\n", len(res.Applied))
 	default:
 		fmt.Fprintf(a.stdout, "The reset is armed but has not happened: still pending %s. It happens at the next PCIe link toggle (mstfwreset -d %s reset) or reboot.\n",
-			strings.Join(out.StillPending, ", "), t.o.name.Given)
+			strings.Join(res.StillPending, ", "), t.ad.Name())
 	}
 	return nil
 }
 
-func nonNilStr(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // ---- reset
 
+type configResetOptions struct {
+	df               deviceFlags
+	yes, dryRun, all bool
+	backup           string
+}
+
 func (cc *configCtx) resetCmd() *cobra.Command {
-	var df deviceFlags
-	var yes, dryRun, all bool
-	var backup string
+	var o configResetOptions
 	c := &cobra.Command{
 		Use:   "reset [TLV|PARAM...] [--all]",
 		Short: "Return TLVs (MNVDI) or the whole NV configuration (MNVIA) to the defaults, for the next boot",
@@ -755,126 +705,44 @@ firmware defaults again (MNVDI), or everything with --all (MNVIA, what
 (SRIOV_EN, LINK_TYPE_P1): the whole TLV is reset, and cxray lists every
 parameter that changes. A backup is written first. Takes effect at the next
 firmware reset, like set.`,
-		RunE: func(_ *cobra.Command, args []string) error {
-			if all == (len(args) > 0) {
-				return usageErr("name the TLVs or parameters to reset, or give --all (not both)")
-			}
-			ctx, cancel := df.context()
-			defer cancel()
-			t, err := cc.open(ctx, df)
-			if err != nil {
-				return err
-			}
-			defer t.Close()
-			return cc.runReset(ctx, t, args, all, yes, dryRun, backup)
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return cc.runReset(&o, args) },
 	}
-	df.add(c)
-	c.Flags().BoolVar(&all, "all", false, "reset the whole NV configuration (MNVIA)")
-	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "list what would return to its default; write nothing")
-	c.Flags().StringVar(&backup, "backup", "", "write the backup to this file")
+	o.df.add(c)
+	c.Flags().BoolVar(&o.all, "all", false, "reset the whole NV configuration (MNVIA)")
+	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "list what would return to its default; write nothing")
+	c.Flags().StringVar(&o.backup, "backup", "", "write the backup to this file")
 	return c
 }
 
-// resetTargets resolves TLV or parameter names to instances.
-func resetTargets(t *nvTarget, names []string) ([]nvconf.Instance, error) {
-	var out []nvconf.Instance
-	seen := map[uint32]bool{}
-	add := func(in nvconf.Instance) {
-		if !seen[in.Type()] {
-			seen[in.Type()] = true
-			out = append(out, in)
-		}
+func resetWords(p *nvconf.ResetPlan) []string {
+	out := p.Names()
+	for _, c := range p.Changes {
+		out = append(out, fmt.Sprintf("%s: %s -> %s", c.Name, c.Before, c.After))
 	}
-	for _, n := range names {
-		if tl := t.nv.TLV(n); tl != nil {
-			for _, in := range t.s.Layout.Instances(tl) {
-				add(in)
-			}
-			continue
-		}
-		if p := t.nv.ParamByMlxName(n); p != nil && (p.TLV.Class == nvconf.ClassPort || p.TLV.Class == nvconf.ClassModule) {
-			for _, in := range t.s.Layout.Instances(p.TLV) {
-				add(in)
-			}
-			continue
-		}
-		r, err := t.nv.Resolve(n, t.s.Layout)
-		if err != nil {
-			return nil, err
-		}
-		add(r.Inst)
-	}
-	return out, nil
+	return out
 }
 
-func (cc *configCtx) runReset(ctx context.Context, t *nvTarget, names []string, all, yes, dryRun bool, backupPath string) error {
+func (cc *configCtx) runReset(o *configResetOptions, names []string) error {
 	a := cc.a
-	var ins []nvconf.Instance
-	if all {
-		for _, tl := range t.nv.TLVs {
-			if tl.Cap || !tl.HasUserParams() {
-				continue
-			}
-			ins = append(ins, t.s.Layout.Instances(tl)...)
-		}
-	} else {
-		var err error
-		if ins, err = resetTargets(t, names); err != nil {
-			return cfgErr(err)
-		}
+	if o.all == (len(names) > 0) {
+		return usageErr("name the TLVs or parameters to reset, or give --all (not both)")
+	}
+	ctx, cancel := o.df.context(a)
+	defer cancel()
+	t, err := cc.openWrite(ctx, o.df)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	plan, err := t.s.PlanReset(ctx, names, o.all)
+	if err != nil {
+		return classify(err)
 	}
 	type changeJ struct {
 		Name   string `json:"name"`
 		Before string `json:"next_boot_before"`
 		After  string `json:"next_boot_after"`
-	}
-	var changes []changeJ
-	var targets []nvconf.Instance
-	for _, in := range ins {
-		sp, err := t.s.Support(ctx, in)
-		if err != nil {
-			return cfgErr(err)
-		}
-		if !sp.Read {
-			if !all {
-				return usageErr("the firmware does not support %s; nothing to reset", in)
-			}
-			continue
-		}
-		targets = append(targets, in)
-		if !t.s.ReadDefault {
-			continue
-		}
-		next, err := t.s.Read(ctx, in, nvconf.ModeNext)
-		if err != nil {
-			return cfgErr(err)
-		}
-		def, err := t.s.Read(ctx, in, nvconf.ModeFactory)
-		if err != nil {
-			return cfgErr(err)
-		}
-		for _, p := range in.TLV.Params {
-			if p.MlxName == "" {
-				continue
-			}
-			for i := 0; i < p.Elems(); i++ {
-				b := displayValue(p, next.Data, def.Data, i)
-				d := p.FormatData(def.Data, i)
-				if b != d {
-					name := p.MlxName + in.Suffix()
-					if p.IsArray() {
-						name += fmt.Sprintf("[%d]", i)
-					}
-					changes = append(changes, changeJ{Name: name, Before: b, After: d})
-				}
-			}
-		}
-	}
-	var tnames []string
-	for _, in := range targets {
-		tnames = append(tnames, in.String())
 	}
 	out := struct {
 		Device  string    `json:"device"`
@@ -884,87 +752,67 @@ func (cc *configCtx) runReset(ctx context.Context, t *nvTarget, names []string, 
 		DryRun  bool      `json:"dry_run"`
 		Backup  string    `json:"backup,omitempty"`
 		Written bool      `json:"written"`
-	}{Device: t.o.name.Given, All: all, TLVs: nonNilStr(tnames), Changes: changes, DryRun: dryRun}
-	if out.Changes == nil {
-		out.Changes = []changeJ{}
+	}{Device: t.ad.Name(), All: o.all, TLVs: plan.Names(), Changes: []changeJ{}, DryRun: o.dryRun}
+	for _, c := range plan.Changes {
+		out.Changes = append(out.Changes, changeJ{Name: c.Name, Before: c.Before, After: c.After})
 	}
 	if !a.json() {
-		if len(changes) > 0 {
+		if len(out.Changes) > 0 {
 			tb := a.newTable("PARAMETER", "NEXT BOOT", "DEFAULT")
-			for _, c := range changes {
+			for _, c := range out.Changes {
 				tb.row(c.Name, c.Before, c.After)
 			}
 			tb.flush()
-		} else if t.s.ReadDefault {
+		} else if plan.KnownDefaults {
 			fmt.Fprintln(a.stdout, "Every parameter of these TLVs already has its default for the next boot.")
 		}
 	}
-	if dryRun {
+	if o.dryRun {
 		if a.json() {
 			return a.writeJSON(out)
 		}
-		fmt.Fprintf(a.stdout, "Dry run: would reset %s; nothing written.\n", describeReset(all, tnames))
+		fmt.Fprintf(a.stdout, "Dry run: would reset %s; nothing written.\n", plan.Describe())
 		return nil
 	}
-	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Reset %s to the defaults (Next Boot) on %s?", describeReset(all, tnames), t.o.name.Given), backupPath, nil)
+	final := plan
+	path, err := cc.commit(ctx, t, fmt.Sprintf("Reset %s to the defaults (Next Boot) on %s?", plan.Describe(), t.ad.Name()), nvconf.Change{
+		Op: "reset", Shown: resetWords(plan),
+		Replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
+			p, err := t.s.PlanReset(ctx, names, o.all)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			final = p
+			e := &nvconf.JournalEntry{All: p.All}
+			for _, in := range p.Targets {
+				e.Resets = append(e.Resets, in.Type())
+			}
+			return resetWords(p), p.Targets, e, nil
+		},
+		Apply: func(ctx context.Context) error { return t.s.Reset(ctx, final) },
+	}, o.yes, o.backup)
 	if err != nil {
 		return err
 	}
-	out.Backup = path
-	if all {
-		if err := t.s.InvalidateAll(ctx); err != nil {
-			return cfgErr(fmt.Errorf("%w (backup: %s)", err, path))
-		}
-	} else {
-		for _, in := range targets {
-			if err := t.s.Invalidate(ctx, in); err != nil {
-				return cfgErr(fmt.Errorf("%w (backup: %s)", err, path))
-			}
-		}
-	}
-	// Verify: nothing of the reset TLVs is stored any more.
-	if stored, err := t.s.Walk(ctx); err == nil {
-		reset := map[uint32]bool{}
-		for _, in := range targets {
-			reset[in.Type()] = true
-		}
-		for _, r := range stored {
-			if all || reset[r.Header.Type] {
-				return deviceErr(fmt.Errorf("the reset was sent but %s is still stored; the firmware may refuse to erase it (backup: %s)", t.nv.DescribeType(r.Header.Type), path))
-			}
-		}
-	}
-	out.Written = true
+	out.Backup, out.Written = path, true
 	if a.json() {
 		return a.writeJSON(out)
 	}
 	fmt.Fprintf(a.stdout, "Backup: %s\n", path)
-	fmt.Fprintf(a.stdout, "Reset %s: the defaults apply from the next boot.\n", describeReset(all, tnames))
+	fmt.Fprintf(a.stdout, "Reset %s: the defaults apply from the next boot.\n", final.Describe())
 	cc.printTakesEffect(t)
 	return nil
 }
 
-// displayValue is what query shows for element i: the stored value, or the
-// default when the field's valid bit is clear.
-func displayValue(p *nvconf.Param, data, def []byte, i int) string {
-	if !p.ValidBitSet(data) && def != nil {
-		return p.FormatData(def, i)
-	}
-	return p.FormatData(data, i)
-}
-
-func describeReset(all bool, names []string) string {
-	if all {
-		return "the whole NV configuration"
-	}
-	return strings.Join(names, ", ")
-}
-
 // ---- backup
 
+type configBackupOptions struct {
+	df     deviceFlags
+	format string
+}
+
 func (cc *configCtx) backupCmd() *cobra.Command {
-	var df deviceFlags
-	var format string
+	var o configBackupOptions
 	c := &cobra.Command{
 		Use:   "backup FILE",
 		Short: "Save the stored NV configuration (MNVGN walk) to FILE ('-' for stdout)",
@@ -974,54 +822,56 @@ TLV's bytes plus its parameters decoded as comments); --format raw writes
 mstflint's MLNX_RAW_TLV_FILE format, which 'mstconfig set_raw' reads. Both
 restore with 'cxray config restore'.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			if format != "cxray" && format != "raw" {
-				return usageErr("--format %s: the formats are cxray and raw", format)
-			}
-			ctx, cancel := df.context()
-			defer cancel()
-			t, err := cc.open(ctx, df)
-			if err != nil {
-				return err
-			}
-			defer t.Close()
-			tlvs, err := t.s.Walk(ctx)
-			if err != nil {
-				return cfgErr(err)
-			}
-			var b []byte
-			if format == "raw" {
-				if b, err = nvconf.WriteRawFile(tlvs, t.s.HeaderCodec()); err != nil {
-					return cfgErr(err)
-				}
-			} else {
-				b = nvconf.WriteBackup(tlvs, t.nv, t.s.HeaderCodec(), cc.backupInfo(t))
-			}
-			if args[0] == "-" {
-				_, err := cc.a.stdout.Write(b)
-				return err
-			}
-			if err := writeFileAtomic(args[0], b); err != nil {
-				return usageErr("cannot write %s: %v", args[0], err)
-			}
-			if cc.a.json() {
-				var names []string
-				for _, r := range tlvs {
-					names = append(names, t.nv.DescribeType(r.Header.Type))
-				}
-				return cc.a.writeJSON(map[string]any{"device": t.o.name.Given, "file": args[0], "format": format, "tlvs": nonNilStr(names)})
-			}
-			if len(tlvs) == 0 {
-				fmt.Fprintf(cc.a.stdout, "The NV configuration area is empty (everything has its default); wrote an empty backup to %s.\n", args[0])
-				return nil
-			}
-			fmt.Fprintf(cc.a.stdout, "Saved %d TLV(s) to %s (%s format).\n", len(tlvs), args[0], format)
-			return nil
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return cc.runBackup(&o, args[0]) },
 	}
-	df.add(c)
-	c.Flags().StringVar(&format, "format", "cxray", "file format: cxray (readable) or raw (mstflint's MLNX_RAW_TLV_FILE)")
+	o.df.add(c)
+	c.Flags().StringVar(&o.format, "format", "cxray", "file format: cxray (readable) or raw (mstflint's MLNX_RAW_TLV_FILE)")
 	return c
+}
+
+func (cc *configCtx) runBackup(o *configBackupOptions, file string) error {
+	if o.format != "cxray" && o.format != "raw" {
+		return usageErr("--format %s: the formats are cxray and raw", o.format)
+	}
+	ctx, cancel := o.df.context(cc.a)
+	defer cancel()
+	t, err := cc.open(ctx, o.df)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	tlvs, err := t.s.Walk(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	var b []byte
+	if o.format == "raw" {
+		if b, err = nvconf.WriteRawFile(tlvs, t.s.HeaderCodec()); err != nil {
+			return classify(err)
+		}
+	} else {
+		b = nvconf.WriteBackup(tlvs, t.nv, t.s.HeaderCodec(), cc.backupInfo(ctx, t))
+	}
+	if file == "-" {
+		_, err := cc.a.stdout.Write(b)
+		return err
+	}
+	if err := writeFileAtomic(file, b); err != nil {
+		return usageErr("cannot write %s: %v", file, err)
+	}
+	if cc.a.json() {
+		var names []string
+		for _, r := range tlvs {
+			names = append(names, t.nv.DescribeType(r.Header.Type))
+		}
+		return cc.a.writeJSON(map[string]any{"device": t.ad.Name(), "file": file, "format": o.format, "tlvs": nonNilStr(names)})
+	}
+	if len(tlvs) == 0 {
+		fmt.Fprintf(cc.a.stdout, "The NV configuration area is empty (everything has its default); wrote an empty backup to %s.\n", file)
+		return nil
+	}
+	fmt.Fprintf(cc.a.stdout, "Saved %d TLV(s) to %s (%s format).\n", len(tlvs), file, o.format)
+	return nil
 }
 
 // readTLVFile reads a backup in either format.
@@ -1051,98 +901,72 @@ func readTLVFile(path string, hc *nvconf.HeaderCodec, nv *nvconf.DB, stdin io.Re
 
 // ---- restore
 
+type configRestoreOptions struct {
+	df                 deviceFlags
+	yes, dryRun, merge bool
+	resetMissing       bool
+	backup             string
+}
+
 func (cc *configCtx) restoreCmd() *cobra.Command {
-	var df deviceFlags
-	var yes, dryRun, merge bool
-	var backup string
+	var o configRestoreOptions
 	c := &cobra.Command{
 		Use:   "restore FILE",
 		Short: "Write a backup back (cxray or MLNX_RAW_TLV_FILE format), for the next boot",
-		Long: `Make the adapter's stored NV configuration equal to a backup: TLVs that differ
-are written, TLVs stored on the adapter but not in the file are reset to their
-defaults (unless --merge, which only writes the file's TLVs). The file is
-cxray's backup format or mstflint's MLNX_RAW_TLV_FILE (from 'mstconfig backup'
-or get_raw). Every TLV is checked against the parameter database first; a
-backup of the current configuration is written before anything changes, and
-the result is read back (MNVGN) and compared with the file.`,
+		Long: `Write the TLVs of a backup that differ from what the adapter stores. The file
+is cxray's backup format or mstflint's MLNX_RAW_TLV_FILE (from 'mstconfig
+backup' or get_raw). Every TLV is checked against the parameter database first;
+a backup of the current configuration is written before anything changes, and
+the result is read back (MNVGN) and compared with the file.
+
+TLVs the adapter stores but the file does not hold are left as they are: a
+file says nothing about what it does not hold (and a file cut short must not
+reset what it lost). --reset-missing returns them to their defaults as well;
+they are listed first.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			ctx, cancel := df.context()
-			defer cancel()
-			t, err := cc.open(ctx, df)
-			if err != nil {
-				return err
-			}
-			defer t.Close()
-			want, err := readTLVFile(args[0], t.s.HeaderCodec(), t.nv, cc.a.stdin)
-			if err != nil {
-				return err
-			}
-			return cc.runRestore(ctx, t, args[0], want, merge, yes, dryRun, backup)
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return cc.runRestoreCmd(&o, args[0]) },
 	}
-	df.add(c)
-	c.Flags().BoolVar(&merge, "merge", false, "only write the file's TLVs; leave other stored TLVs as they are")
-	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be written and reset; write nothing")
-	c.Flags().StringVar(&backup, "backup", "", "write the backup of the current configuration to this file")
+	o.df.add(c)
+	c.Flags().BoolVar(&o.resetMissing, "reset-missing", false, "also reset the TLVs stored on the adapter but not in the file")
+	c.Flags().BoolVar(&o.merge, "merge", false, "only write the file's TLVs (the default; kept for older scripts)")
+	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be written and reset; write nothing")
+	c.Flags().StringVar(&o.backup, "backup", "", "write the backup of the current configuration to this file")
 	return c
 }
 
-func (cc *configCtx) runRestore(ctx context.Context, t *nvTarget, file string, want []nvconf.RawTLV, merge, yes, dryRun bool, backupPath string) error {
+func restoreWords(p *nvconf.RestorePlan, nv *nvconf.DB) []string {
+	var out []string
+	for _, r := range p.Resets {
+		out = append(out, "reset "+nv.DescribeType(r.Header.Type))
+	}
+	for _, r := range p.Writes {
+		out = append(out, "write "+nv.DescribeType(r.Header.Type))
+		out = append(out, p.Deltas[r.Header.Type]...)
+	}
+	return out
+}
+
+func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 	a := cc.a
-	// Check every TLV before writing any.
-	var problems []string
-	seen := map[uint32]bool{}
-	for _, r := range want {
-		name := t.nv.DescribeType(r.Header.Type)
-		if seen[r.Header.Type] {
-			problems = append(problems, fmt.Sprintf("%s appears twice in the file", name))
-		}
-		seen[r.Header.Type] = true
-		in, ok := t.nv.InstanceOf(r.Header.Type)
-		if !ok {
-			problems = append(problems, fmt.Sprintf("type 0x%08x is not in the parameter database (%s); use a newer one with --nvdb", r.Header.Type, t.nv.Source))
-			continue
-		}
-		if len(r.Data) != in.TLV.Size {
-			problems = append(problems, fmt.Sprintf("%s holds %d bytes; the file has %d", name, in.TLV.Size, len(r.Data)))
-			continue
-		}
-		if nvconf.SplitType(r.Header.Type).Class == in.TLV.Class {
-			sp, err := t.s.Support(ctx, in)
-			if err != nil {
-				return cfgErr(err)
-			}
-			if !sp.Write {
-				problems = append(problems, fmt.Sprintf("the firmware does not allow writing %s", name))
-			}
-		}
+	if o.merge && o.resetMissing {
+		return usageErr("--merge and --reset-missing exclude each other; --merge is the default")
 	}
-	if len(problems) > 0 {
-		return cfgErr(&nvconf.ValidationError{Problems: problems})
-	}
-	have, err := t.s.Walk(ctx)
+	ctx, cancel := o.df.context(a)
+	defer cancel()
+	t, err := cc.openWrite(ctx, o.df)
 	if err != nil {
-		return cfgErr(err)
+		return err
 	}
-	d := nvconf.Compare(have, want)
-	var writes []nvconf.RawTLV
-	for _, r := range want {
-		for _, c := range d.Changed {
-			if c[1].Header.Type == r.Header.Type {
-				writes = append(writes, r)
-			}
-		}
-		for _, o := range d.OnlyB {
-			if o.Header.Type == r.Header.Type {
-				writes = append(writes, r)
-			}
-		}
+	defer t.Close()
+	want, err := readTLVFile(file, t.s.HeaderCodec(), t.nv, a.stdin)
+	if err != nil {
+		return err
 	}
-	var resets []nvconf.RawTLV
-	if !merge {
-		resets = d.OnlyA
+	ro := nvconf.RestoreOptions{ResetMissing: o.resetMissing}
+	plan, err := t.s.PlanRestore(ctx, want, ro)
+	if err != nil {
+		return classify(err)
 	}
 	names := func(rs []nvconf.RawTLV) []string {
 		out := []string{}
@@ -1154,115 +978,179 @@ func (cc *configCtx) runRestore(ctx context.Context, t *nvTarget, file string, w
 	out := struct {
 		Device    string   `json:"device"`
 		File      string   `json:"file"`
-		Write     []string `json:"write"`
 		Reset     []string `json:"reset"`
+		Write     []string `json:"write"`
+		Kept      []string `json:"kept"`
 		Unchanged int      `json:"unchanged"`
 		DryRun    bool     `json:"dry_run"`
 		Backup    string   `json:"backup,omitempty"`
 		Written   bool     `json:"written"`
-	}{Device: t.o.name.Given, File: file, Write: names(writes), Reset: names(resets), Unchanged: d.Same, DryRun: dryRun}
+	}{Device: t.ad.Name(), File: file, Reset: names(plan.Resets), Write: names(plan.Writes), Kept: names(plan.Kept), Unchanged: plan.Unchanged, DryRun: o.dryRun}
 	if !a.json() {
-		for _, r := range writes {
-			fmt.Fprintf(a.stdout, "write  %s\n", t.nv.DescribeType(r.Header.Type))
-			cc.printTLVDelta(have, r, t.nv)
-		}
-		for _, r := range resets {
+		for _, r := range plan.Resets {
 			fmt.Fprintf(a.stdout, "reset  %s (stored now, not in the file)\n", t.nv.DescribeType(r.Header.Type))
 		}
-		fmt.Fprintf(a.stdout, "%d TLV(s) already as in the file.\n", d.Same)
+		for _, r := range plan.Writes {
+			fmt.Fprintf(a.stdout, "write  %s\n", t.nv.DescribeType(r.Header.Type))
+			for _, l := range plan.Deltas[r.Header.Type] {
+				fmt.Fprintf(a.stdout, "         %s\n", l)
+			}
+		}
+		for _, r := range plan.Kept {
+			fmt.Fprintf(a.stdout, "keep   %s (stored now, not in the file; --reset-missing resets it)\n", t.nv.DescribeType(r.Header.Type))
+		}
+		fmt.Fprintf(a.stdout, "%d TLV(s) already as in the file.\n", plan.Unchanged)
 	}
-	if len(writes) == 0 && len(resets) == 0 {
+	if plan.Empty() || o.dryRun {
 		if a.json() {
 			return a.writeJSON(out)
 		}
-		fmt.Fprintln(a.stdout, "Nothing to do: the stored configuration equals the file.")
-		return nil
-	}
-	if dryRun {
-		if a.json() {
-			return a.writeJSON(out)
+		if plan.Empty() {
+			fmt.Fprintln(a.stdout, "Nothing to do: the stored configuration holds the file's TLVs.")
+		} else {
+			fmt.Fprintln(a.stdout, "Dry run: nothing written.")
 		}
-		fmt.Fprintln(a.stdout, "Dry run: nothing written.")
 		return nil
 	}
-	path, err := cc.confirmAndBackup(ctx, t, yes, fmt.Sprintf("Write %d and reset %d TLV(s) (Next Boot) on %s?", len(writes), len(resets), t.o.name.Given), backupPath, nil)
+	final := plan
+	path, err := cc.commit(ctx, t, fmt.Sprintf("Write %d and reset %d TLV(s) (Next Boot) on %s?", len(plan.Writes), len(plan.Resets), t.ad.Name()), nvconf.Change{
+		Op: "restore", Shown: restoreWords(plan, t.nv),
+		Replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
+			p, err := t.s.PlanRestore(ctx, want, ro)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			final = p
+			e := &nvconf.JournalEntry{Writes: p.Writes}
+			var insts []nvconf.Instance
+			for _, r := range append(append([]nvconf.RawTLV{}, p.Resets...), p.Writes...) {
+				if in, ok := t.nv.InstanceOf(r.Header.Type); ok {
+					insts = append(insts, in)
+				}
+			}
+			for _, r := range p.Resets {
+				e.Resets = append(e.Resets, r.Header.Type)
+			}
+			return restoreWords(p, t.nv), insts, e, nil
+		},
+		Apply: func(ctx context.Context) error { return t.s.Restore(ctx, final) },
+	}, o.yes, o.backup)
 	if err != nil {
 		return err
 	}
-	out.Backup = path
-	for _, r := range resets {
-		if err := t.s.InvalidateType(ctx, r.Header.Type); err != nil {
-			return cfgErr(fmt.Errorf("%w (backup of the configuration before: %s)", err, path))
-		}
-	}
-	for _, r := range writes {
-		if err := t.s.WriteRaw(ctx, r); err != nil {
-			return cfgErr(fmt.Errorf("%w (backup of the configuration before: %s)", err, path))
-		}
-	}
-	now, err := t.s.Walk(ctx)
-	if err != nil {
-		return cfgErr(fmt.Errorf("restored, but reading the configuration back failed: %w", err))
-	}
-	check := nvconf.Compare(now, want)
-	if len(check.Changed) > 0 || len(check.OnlyB) > 0 || (!merge && len(check.OnlyA) > 0) {
-		return deviceErr(fmt.Errorf("restored, but the stored configuration differs from %s (%d changed, %d missing, %d extra); the firmware may have adjusted values (backup of the configuration before: %s)",
-			file, len(check.Changed), len(check.OnlyB), len(check.OnlyA), path))
-	}
-	out.Written = true
+	out.Backup, out.Written = path, true
 	if a.json() {
 		return a.writeJSON(out)
 	}
 	fmt.Fprintf(a.stdout, "Backup of the configuration before: %s\n", path)
-	fmt.Fprintf(a.stdout, "Restored and verified: the stored configuration equals %s.\n", file)
+	fmt.Fprintf(a.stdout, "Restored and verified: the stored configuration holds the TLVs of %s.\n", file)
 	cc.printTakesEffect(t)
 	return nil
 }
 
-// printTLVDelta lists the parameters a restore changes in one TLV.
-func (cc *configCtx) printTLVDelta(have []nvconf.RawTLV, r nvconf.RawTLV, nv *nvconf.DB) {
-	in, ok := nv.InstanceOf(r.Header.Type)
-	if !ok {
-		return
-	}
-	var old []byte
-	for _, h := range have {
-		if h.Header.Type == r.Header.Type {
-			old = h.Data
-		}
-	}
-	for _, l := range paramDelta(in, old, r.Data) {
-		fmt.Fprintf(cc.a.stdout, "         %s\n", l)
-	}
+// ---- recover
+
+type configRecoverOptions struct {
+	df                            deviceFlags
+	finish, rollback, yes, dryRun bool
 }
 
-// paramDelta lists "NAME: a -> b" for the user-visible parameters that
-// differ between two images of a TLV (old may be nil: not stored).
-func paramDelta(in nvconf.Instance, a, b []byte) []string {
-	var out []string
-	for _, p := range in.TLV.Params {
-		if p.MlxName == "" {
-			continue
+func (cc *configCtx) recoverCmd() *cobra.Command {
+	var o configRecoverOptions
+	c := &cobra.Command{
+		Use:   "recover -d DEV [--finish|--rollback]",
+		Short: "Find an NV write that was cut short, and finish it or roll it back from its backup",
+		Long: `Every NV write (set, reset, restore) records what it is about to do in a journal
+before its first TLV and clears it after the last is verified. A write cut short
+(cxray killed, a crash, power lost) leaves its entry, and the adapter may hold
+some TLVs new and some old. Without a flag, recover says whether such a write is
+pending (exit 1 when one is). --finish writes what the interrupted write meant
+to; --rollback puts the TLVs it touched back as the backup taken before it
+holds them.`,
+		Args: cobra.NoArgs,
+		RunE: func(_ *cobra.Command, _ []string) error { return cc.runRecover(&o) },
+	}
+	o.df.add(c)
+	c.Flags().BoolVar(&o.finish, "finish", false, "complete the interrupted write")
+	c.Flags().BoolVar(&o.rollback, "rollback", false, "undo it from the backup taken before it")
+	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be written; write nothing")
+	return c
+}
+
+func (cc *configCtx) runRecover(o *configRecoverOptions) error {
+	a := cc.a
+	if o.finish && o.rollback {
+		return usageErr("--finish and --rollback exclude each other")
+	}
+	ctx, cancel := o.df.context(a)
+	defer cancel()
+	t, err := cc.open(ctx, o.df)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	j, err := nvconf.DefaultJournal()
+	if err != nil {
+		return usageWrap(err)
+	}
+	e, err := j.Pending(t.key())
+	if err != nil {
+		return usageWrap(err)
+	}
+	if e == nil {
+		if a.json() {
+			return a.writeJSON(map[string]any{"device": t.ad.Name(), "pending": false})
 		}
-		for i := 0; i < p.Elems(); i++ {
-			x := "(not stored)"
-			if a != nil && len(a) >= in.TLV.Size {
-				x = p.FormatData(a, i)
+		fmt.Fprintf(a.stdout, "No interrupted NV write on %s.\n", t.ad.Name())
+		return nil
+	}
+	ie := nvconf.Interrupted(e, t.nv)
+	if !o.finish && !o.rollback {
+		if a.json() {
+			if err := a.writeJSON(map[string]any{"device": t.ad.Name(), "pending": true, "op": e.Op, "started": e.Started, "backup": e.Backup, "tlvs": ie.Names}); err != nil {
+				return err
 			}
-			y := "(not stored)"
-			if b != nil && len(b) >= in.TLV.Size {
-				y = p.FormatData(b, i)
-			}
-			if x != y {
-				name := p.MlxName + in.Suffix()
-				if p.IsArray() {
-					name += fmt.Sprintf("[%d]", i)
-				}
-				out = append(out, fmt.Sprintf("%s: %s -> %s", name, x, y))
-			}
+		} else {
+			fmt.Fprintln(a.stdout, ie.Error())
+		}
+		return errProblem
+	}
+	var backup []nvconf.RawTLV
+	if o.rollback {
+		if backup, err = readTLVFile(e.Backup, t.s.HeaderCodec(), t.nv, a.stdin); err != nil {
+			return fmt.Errorf("the backup of the interrupted write cannot be read: %w", err)
 		}
 	}
-	return out
+	rec := nvconf.PlanRecover(e, o.rollback, backup)
+	verb := map[bool]string{true: "roll back", false: "finish"}[o.rollback]
+	if !a.json() {
+		fmt.Fprintf(a.stdout, "%s\nTo %s: reset %d TLV(s), write %d.\n", ie.Error(), verb, len(rec.Resets), len(rec.Writes))
+	}
+	if o.dryRun {
+		return nil
+	}
+	_, err = cc.commit(ctx, t, fmt.Sprintf("%s the interrupted %s on %s?", verb, e.Op, t.ad.Name()), nvconf.Change{
+		Op: "recover",
+		Replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
+			var insts []nvconf.Instance
+			for _, r := range rec.Writes {
+				if in, ok := t.nv.InstanceOf(r.Header.Type); ok {
+					insts = append(insts, in)
+				}
+			}
+			return nil, insts, &nvconf.JournalEntry{Writes: rec.Writes, Resets: rec.Resets, All: rec.All}, nil
+		},
+		Apply: func(ctx context.Context) error { return t.s.Recover(ctx, rec) },
+	}, o.yes, "")
+	if err != nil {
+		return err
+	}
+	if a.json() {
+		return a.writeJSON(map[string]any{"device": t.ad.Name(), "pending": false, "recovered": verb})
+	}
+	fmt.Fprintf(a.stdout, "Done: the interrupted %s is %s.\n", e.Op, map[bool]string{true: "rolled back", false: "finished"}[o.rollback])
+	return nil
 }
 
 // ---- diff
@@ -1278,7 +1166,7 @@ existing file wins; emu, 0000:03:00.0, mlx5_0 ...). Exit status 1 when they
 differ.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			ctx, cancel := context.WithTimeout(cc.a.ctx, timeout)
 			defer cancel()
 			nv, err := cc.db()
 			if err != nil {
@@ -1310,18 +1198,22 @@ func (cc *configCtx) loadSide(ctx context.Context, arg string, nv *nvconf.DB, db
 	if fi, err := os.Stat(arg); (err == nil && !fi.IsDir()) || arg == "-" {
 		return readTLVFile(arg, hc, nv, cc.a.stdin)
 	}
-	o, err := cc.a.openConfigDevice(ctx, arg, db)
+	ad, err := cc.a.open(ctx, arg, db)
 	if err != nil {
 		return nil, fmt.Errorf("%s is neither a file nor a device: %w", arg, err)
 	}
-	defer o.Close()
-	s, err := nvconf.Open(ctx, o.dev, nv)
+	defer ad.Close()
+	d, err := registers(ctx, ad)
 	if err != nil {
-		return nil, cfgErr(err)
+		return nil, err
+	}
+	s, err := nvconf.Open(ctx, d, nv)
+	if err != nil {
+		return nil, classify(err)
 	}
 	tlvs, err := s.Walk(ctx)
 	if err != nil {
-		return nil, cfgErr(err)
+		return nil, classify(err)
 	}
 	return tlvs, nil
 }
@@ -1329,44 +1221,8 @@ func (cc *configCtx) loadSide(ctx context.Context, arg string, nv *nvconf.DB, db
 func (cc *configCtx) printDiff(args []string, sides [2][]nvconf.RawTLV, nv *nvconf.DB) error {
 	a := cc.a
 	d := nvconf.Compare(sides[0], sides[1])
-	type entryJ struct {
-		TLV     string   `json:"tlv"`
-		Type    string   `json:"type"`
-		In      string   `json:"in"` // a, b or both
-		Changes []string `json:"changes,omitempty"`
-	}
-	var entries []entryJ
-	add := func(r nvconf.RawTLV, where string, other []byte) {
-		e := entryJ{TLV: nv.DescribeType(r.Header.Type), Type: fmt.Sprintf("0x%08x", r.Header.Type), In: where}
-		if in, ok := nv.InstanceOf(r.Header.Type); ok {
-			switch where {
-			case "a":
-				e.Changes = paramDelta(in, r.Data, nil)
-			case "b":
-				e.Changes = paramDelta(in, nil, r.Data)
-			default:
-				e.Changes = paramDelta(in, other, r.Data)
-			}
-		}
-		entries = append(entries, e)
-	}
-	for _, r := range d.OnlyA {
-		add(r, "a", nil)
-	}
-	for _, r := range d.OnlyB {
-		add(r, "b", nil)
-	}
-	for _, c := range d.Changed {
-		add(c[1], "both", c[0].Data)
-		if len(entries[len(entries)-1].Changes) == 0 {
-			entries[len(entries)-1].Changes = []string{fmt.Sprintf("version %d -> %d, or bytes outside the named parameters differ", c[0].Header.Version, c[1].Header.Version)}
-		}
-	}
-	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Type < entries[j].Type })
+	entries := nv.Differences(d)
 	if a.json() {
-		if entries == nil {
-			entries = []entryJ{}
-		}
 		if err := a.writeJSON(map[string]any{"a": args[0], "b": args[1], "same": d.Same, "differences": entries}); err != nil {
 			return err
 		}
@@ -1427,84 +1283,10 @@ the built-in set does not). --filter searches names, TLVs and descriptions.`,
 	return c
 }
 
-type paramJSON struct {
-	Name        string            `json:"name"`
-	Field       string            `json:"field"`
-	TLV         string            `json:"tlv"`
-	Class       string            `json:"class"`
-	TypeDword   string            `json:"type_dword"`
-	Type        string            `json:"type"`
-	Offset      string            `json:"offset"`
-	Size        string            `json:"size"`
-	Values      map[string]uint64 `json:"values,omitempty"`
-	Allowed     string            `json:"allowed"`
-	Min         string            `json:"min,omitempty"`
-	Max         string            `json:"max,omitempty"`
-	Dependency  string            `json:"dependency,omitempty"`
-	Rule        string            `json:"rule,omitempty"`
-	ValidBit    string            `json:"valid_bit,omitempty"`
-	FromVersion int               `json:"from_tlv_version,omitempty"`
-	ArrayLength int               `json:"array_length,omitempty"`
-	Capability  bool              `json:"capability,omitempty"`
-	Description string            `json:"description,omitempty"`
-}
-
-// descrText turns the database's "\;" line separators into line breaks.
-func descrText(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), `\;`)
-	for i, l := range lines {
-		lines[i] = strings.TrimSpace(l)
-	}
-	return strings.TrimSpace(strings.Join(lines, "\n"))
-}
-
-func displayPattern(p *nvconf.Param) string {
-	n := p.DisplayName()
-	switch p.TLV.Class {
-	case nvconf.ClassPort:
-		n += "_P<n>"
-	case nvconf.ClassModule:
-		n += "_M<n>"
-	}
-	if p.IsArray() {
-		n += fmt.Sprintf("[0..%d]", p.ArrayLen-1)
-	}
-	return n
-}
-
 func (cc *configCtx) printParams(nv *nvconf.DB, re *regexp.Regexp, internal bool) error {
 	a := cc.a
-	var list []paramJSON
-	for _, t := range nv.TLVs {
-		for _, p := range t.Params {
-			if p.MlxName == "" && !internal {
-				continue
-			}
-			name := displayPattern(p)
-			if re != nil && !re.MatchString(name) && !re.MatchString(t.Name) && !re.MatchString(p.Descr) && !re.MatchString(t.Title) {
-				continue
-			}
-			typ := nvconf.Instance{TLV: t, Port: 1}.Type()
-			j := paramJSON{Name: name, Field: p.FullName(), TLV: t.Name, Class: t.Class.String(), TypeDword: fmt.Sprintf("0x%08x", typ),
-				Type: p.Type.String(), Offset: p.OffsetText, Size: p.SizeText, Allowed: p.Allowed(), Min: p.MinVal, Max: p.MaxVal,
-				Rule: p.Rule, ValidBit: p.ValidBit, FromVersion: p.FromVersion, ArrayLength: p.ArrayLen, Capability: t.Cap, Description: descrText(p.Descr)}
-			if d := strings.TrimSpace(p.Dependency); d != "" && !strings.EqualFold(d, "ignore_dependency") {
-				j.Dependency = d
-			}
-			if len(p.Enum) > 0 {
-				j.Values = map[string]uint64{}
-				for _, e := range p.Enum {
-					j.Values[e.Name] = e.Value
-				}
-			}
-			list = append(list, j)
-		}
-	}
-	sort.SliceStable(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	list := nv.Params(re, internal)
 	if a.json() {
-		if list == nil {
-			list = []paramJSON{}
-		}
 		return a.writeJSON(map[string]any{"nvdb": nv.Source, "descriptions": nv.HasDescriptions, "parameters": list})
 	}
 	rows := [][]string{{"PARAMETER", "TLV", "TYPE", "VALUES"}}
@@ -1524,7 +1306,7 @@ func (cc *configCtx) printParams(nv *nvconf.DB, re *regexp.Regexp, internal bool
 		rows = append(rows, []string{j.Name, j.TLV, j.Type, vals})
 		var d []string
 		if j.Description != "" {
-			d = append(d, descrText(j.Description))
+			d = append(d, j.Description)
 		}
 		if j.Dependency != "" {
 			d = append(d, "available when: "+j.Dependency)

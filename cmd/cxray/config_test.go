@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/cxray/cxray/internal/emuadapter"
+	"github.com/cxray/cxray/nvconf"
 )
 
 // cfgcli runs the CLI with the config command present: main.go registers it
@@ -16,7 +20,7 @@ import (
 func cfgcli(t testing.TB, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	a := &app{stdout: &out, stderr: &errb, stdin: strings.NewReader(stdin)}
+	a := &app{ctx: context.Background(), stdout: &out, stderr: &errb, stdin: strings.NewReader(stdin)}
 	root := a.rootCmd()
 	if c, _, err := root.Find([]string{"config"}); err != nil || c == root || c.Name() != "config" {
 		root.AddCommand(a.configCmd())
@@ -46,8 +50,8 @@ func nvEnv(t *testing.T) (state, backups string) {
 	t.Helper()
 	dir := t.TempDir()
 	state, backups = filepath.Join(dir, "nvstate.json"), filepath.Join(dir, "backups")
-	t.Setenv(EnvEmuNVState, state)
-	t.Setenv(EnvBackupDir, backups)
+	t.Setenv(emuadapter.EnvNVState, state)
+	t.Setenv(nvconf.EnvBackupDir, backups)
 	t.Setenv(EnvNVDB, "builtin")
 	return state, backups
 }
@@ -326,9 +330,18 @@ func TestConfigBackupRestore(t *testing.T) {
 		if code != exitProblem || !strings.Contains(out, "NUM_OF_VFS: 8 -> 64") || !strings.Contains(out, "only in "+a+": nv_vpi_link_type (port 2)") {
 			t.Errorf("diff before restore: exit %d\n%s", code, out)
 		}
+		// By default a TLV the file does not hold is kept, and said so.
 		out, errs, code := cfgcli(t, "", "config", "restore", "-d", "emu", format, "--yes")
-		if code != 0 || !strings.Contains(out, "Restored and verified") || !strings.Contains(out, "reset  nv_sw_offload_conf") {
+		if code != 0 || !strings.Contains(out, "Restored and verified") || !strings.Contains(out, "keep   nv_sw_offload_conf") || strings.Contains(out, "reset  ") {
 			t.Fatalf("restore %s: exit %d\n%s%s", format, code, out, errs)
+		}
+		if out, _, code := cfgcli(t, "", "config", "diff", a, "emu"); code != exitProblem || !strings.Contains(out, "only in emu: nv_sw_offload_conf") {
+			t.Errorf("after a restore that keeps: exit %d\n%s", code, out)
+		}
+		// --reset-missing resets it too, listed first.
+		out, errs, code = cfgcli(t, "", "config", "restore", "-d", "emu", format, "--yes", "--reset-missing")
+		if code != 0 || !strings.Contains(out, "Restored and verified") || !strings.HasPrefix(out, "reset  nv_sw_offload_conf") {
+			t.Fatalf("restore --reset-missing %s: exit %d\n%s%s", format, code, out, errs)
 		}
 		b := filepath.Join(dir, "b.nvbackup")
 		cfgcli(t, "", "config", "backup", "-d", "emu", b)

@@ -8,10 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
-	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/internal/emuadapter"
 	"github.com/cxray/cxray/kernel"
+	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -22,60 +24,64 @@ type deviceFlags struct {
 }
 
 func (f *deviceFlags) add(c *cobra.Command) {
-	c.Flags().StringVarP(&f.name, "device", "d", "", "device: PCI address (0000:03:00.0), RDMA name (mlx5_0), interface (eth2), emu, emu:PROFILE, emu:FILE.yaml")
+	c.Flags().StringVarP(&f.name, "device", "d", "", "device: PCI address (0000:03:00.0), RDMA name (mlx5_0), interface (eth2), kernel:mlx5_0, emu, emu:PROFILE, emu:FILE.yaml")
 	c.Flags().DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on the device after this long")
-}
-
-// opened is a device with what the CLI needs to say about it.
-type opened struct {
-	dev  *dev.Device
-	name devname.Name
-	// emu is the emulation behind an emulated device (its clock, its
-	// other functions).
-	emu     *scenario.Emulation
-	kernel  *kernel.Device
-	closeFn func()
-}
-
-func (o *opened) Close() {
-	if o.dev != nil {
-		o.dev.Close()
-	}
-	if o.closeFn != nil {
-		o.closeFn()
-	}
 }
 
 // sys is the sysfs tree device names resolve in; tests replace it.
 var sys = devname.Default
 
-// openDevice resolves -d and opens the device.
-func (a *app) openDevice(ctx context.Context, given string, db *prm.DB) (*opened, error) {
-	if given == "" {
-		return nil, usageErr("no device given; add -d DEV (a PCI address such as 0000:03:00.0, mlx5_0, an interface name, or emu for the emulator; 'cxray status' lists them)")
-	}
-	n, err := sys.Parse(given)
+// kernelOptions says where the kernel backend reads: the sysfs tree device
+// names resolve in, and the machine's netlink. Tests replace it to add fake
+// netlink connections.
+var kernelOptions = func() kernel.Options { return kernel.Options{Root: sys.Root} }
+
+// emulator opens -d emu names: the only place the command layer hands the
+// emulator to the adapter layer. Tests tune it.
+var emulator = &emuadapter.Emulator{}
+
+// adapterOptions is how every command opens devices.
+func (a *app) adapterOptions(db *prm.DB) adapter.Options {
+	return adapter.Options{DB: db, Sys: sys, Kernel: kernelOptions(), Emulator: emulator}
+}
+
+// open opens the one function -d names.
+func (a *app) open(ctx context.Context, given string, db *prm.DB) (*adapter.Adapter, error) {
+	ad, err := adapter.Open(ctx, given, a.adapterOptions(db))
 	if err != nil {
-		var nf *devname.NotFoundError
-		if errors.As(err, &nf) {
-			return nil, deviceErr(err)
+		return nil, classify(err)
+	}
+	return ad, nil
+}
+
+// openTargets opens the function -d names, or with all every function (of
+// the machine, or of the emulated scenario -d names).
+func (a *app) openTargets(ctx context.Context, given string, all bool, db *prm.DB) ([]*adapter.Adapter, error) {
+	if !all {
+		if given == "" {
+			return nil, usageErr("add -d DEV, or --all for every adapter ('cxray status' lists them; -d emu tries the emulator)")
 		}
-		return nil, usageWrap(err)
+		ad, err := a.open(ctx, given, db)
+		if err != nil {
+			return nil, err
+		}
+		return []*adapter.Adapter{ad}, nil
 	}
-	switch n.Kind {
-	case devname.Emu:
-		return a.openEmu(ctx, n, db)
-	case devname.Kernel:
-		return a.openKernel(ctx, n, db)
-	}
-	if !dev.IsRoot() {
-		return nil, deviceErr(fmt.Errorf("device %s: direct access to %s needs root (it opens the PCI config space for writing); run with sudo, or use -d emu to try cxray on the emulator", given, n.BDF))
-	}
-	d, _, err := dev.OpenPCI(ctx, sys, given, n.BDF, db)
+	as, err := adapter.OpenAll(ctx, given, a.adapterOptions(db))
 	if err != nil {
-		return nil, deviceErr(err)
+		return nil, classify(err)
 	}
-	return &opened{dev: d, name: n}, nil
+	return as, nil
+}
+
+// registers is the register path of an adapter, or the reason this
+// backend has none (exit 3).
+func registers(ctx context.Context, ad *adapter.Adapter) (*dev.Device, error) {
+	d, err := ad.Registers(ctx)
+	if err != nil {
+		return nil, classify(err)
+	}
+	return d, nil
 }
 
 // deviceErr marks an error as a device or access error (exit 3).
@@ -90,8 +96,8 @@ func deviceErr(err error) error {
 	return &exitError{exitDevice, err}
 }
 
-// classify maps errors from dev to exit codes: bad names and values are
-// usage errors, the rest device errors.
+// classify maps errors to exit codes: bad names and values are usage
+// errors (2), the rest device errors (3).
 func classify(err error) error {
 	if err == nil {
 		return nil
@@ -101,17 +107,44 @@ func classify(err error) error {
 		fe *prm.FieldError
 		nf *prm.NotFoundError
 		ro *dev.ROError
+		en *dev.EnumError
+		ue *adapter.UsageError
+		np *adapter.NoPortError
+		ve *nvconf.ValidationError
+		ne *nvconf.NameError
+		va *nvconf.ValueError
+		fl *nvconf.FileError
 		ee *exitError
 	)
 	switch {
 	case errors.As(err, &ee):
 		return err
-	case errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &nf), errors.As(err, &ro):
+	case errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &nf), errors.As(err, &ro), errors.As(err, &en), errors.As(err, &ue), errors.As(err, &np),
+		errors.As(err, &ve), errors.As(err, &ne), errors.As(err, &va), errors.As(err, &fl):
 		return usageWrap(err)
 	}
 	return deviceErr(err)
 }
 
-func (f *deviceFlags) context() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), f.timeout)
+func (f *deviceFlags) context(a *app) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(a.ctx, f.timeout)
+}
+
+// describe names an adapter in messages: the name given, with its PCI
+// address when that differs.
+func describe(ad *adapter.Adapter) string {
+	s := ad.Name()
+	if ad.BDF() != "" && ad.BDF() != s {
+		s += " (" + ad.BDF() + ")"
+	}
+	return s
+}
+
+// unsupportedNote is what a command prints for a part the backend cannot
+// serve.
+func unsupportedNote(err error) string {
+	if errors.Is(err, adapter.ErrUnsupported) {
+		return "not available on this backend (" + err.Error() + ")"
+	}
+	return fmt.Sprint(err)
 }

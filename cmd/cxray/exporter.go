@@ -4,24 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
-	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/exporter"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/prm"
@@ -47,8 +42,8 @@ type exporterOptions struct {
 // SIGTERM. Tests replace it (and exporterReady, told the listening address)
 // to run the command in-process.
 var (
-	exporterContext = func() (context.Context, context.CancelFunc) {
-		return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	exporterContext = func(parent context.Context) (context.Context, context.CancelFunc) {
+		return context.WithCancel(parent)
 	}
 	exporterReady func(net.Addr)
 )
@@ -93,7 +88,7 @@ authentication come from an exporter-toolkit web configuration file
   cxray exporter -d emu:examples/fleet-16.yaml --all --metrics.exclude '_dbm$'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := exporterContext()
+			ctx, stop := exporterContext(a.ctx)
 			defer stop()
 			return a.runExporter(ctx, &o, exporterReady)
 		},
@@ -268,218 +263,104 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// exporterSources opens the devices to read, choosing each one's backend.
+// exporterSources opens the devices to read, each read-only, through
+// the backend that works: directly as root, else through the kernel. A
+// device that cannot be opened at start is served as down and retried
+// (exporter.Lazy); only a name that cannot mean a device is an error.
 func (a *app) exporterSources(ctx context.Context, o *exporterOptions, db *prm.DB, log *slog.Logger) ([]exporter.Source, error) {
 	if len(o.devices) == 0 && !o.all {
 		return nil, usageErr("no device given; add -d DEV (repeatable: a PCI address, mlx5_0, kernel:mlx5_0, emu:FILE.yaml) or --all for every adapter of this machine")
 	}
+	opts := a.adapterOptions(db)
+	opts.ReadOnly, opts.Fallback = true, true
 	var out []exporter.Source
 	if len(o.devices) == 0 {
-		srcs, err := a.machineSources(ctx, db, log)
-		return srcs, err
-	}
-	for _, given := range o.devices {
-		n, err := sys.Parse(given)
-		if err != nil {
-			var nf *devname.NotFoundError
-			if errors.As(err, &nf) {
-				return out, deviceErr(err)
-			}
-			return out, usageWrap(err)
-		}
-		switch n.Kind {
-		case devname.Emu:
-			srcs, err := a.emulatedSources(n, o.all, db)
-			out = append(out, srcs...)
-			if err != nil {
-				return out, err
-			}
-		case devname.Kernel:
-			s, err := kernelSource(ctx, n.Kernel)
-			if err != nil {
-				return out, err
-			}
-			out = append(out, s)
-		default:
-			if o.all {
-				return out, usageErr("--all with -d works for emulated scenarios (emu:FILE.yaml); for this machine's adapters leave out -d")
-			}
-			s, err := a.hostSource(ctx, given, n.BDF, db, log)
-			if err != nil {
-				return out, err
-			}
-			out = append(out, s)
-		}
-	}
-	return out, nil
-}
-
-// machineSources reads every ConnectX physical function of the machine:
-// directly when that is possible, else through the kernel.
-func (a *app) machineSources(ctx context.Context, db *prm.DB, log *slog.Logger) ([]exporter.Source, error) {
-	if why := directBlocked(); why != "" {
-		names, err := kernel.List(ctx, kernelOptions())
+		fns, err := sys.List()
 		if err != nil {
 			return nil, deviceErr(err)
 		}
-		if len(names) == 0 {
-			return nil, deviceErr(fmt.Errorf("no ConnectX function driven by mlx5_core found, and %s; load the driver (modprobe mlx5_core), or use -d emu for the emulator", why))
+		// Where direct access cannot work, only the functions the kernel
+		// driver has can be read, through it.
+		why := opts.DirectBlocked()
+		if why != "" {
+			log.Info("reading through the kernel backend", "reason", why)
 		}
-		log.Info("reading through the kernel backend", "reason", why)
-		var out []exporter.Source
-		for _, nm := range names {
-			s, err := kernelSource(ctx, nm)
-			if err != nil {
-				closeSources(out)
-				return nil, err
+		for _, f := range fns {
+			switch {
+			case f.VF:
+			case why != "" && f.Driver != "mlx5_core":
+				log.Info("skipping a function no driver holds", "device", f.BDF, "reason", why)
+			default:
+				out = append(out, a.lazySource(ctx, f.BDF, f.BDF, opts, log))
 			}
-			out = append(out, s)
+		}
+		if len(out) == 0 {
+			if why != "" {
+				return nil, deviceErr(fmt.Errorf("no ConnectX function driven by mlx5_core found, and %s; load the driver (modprobe mlx5_core), or use -d emu for the emulator", why))
+			}
+			return nil, deviceErr(errors.New("no ConnectX adapters found on this machine; use -d emu for the emulator"))
 		}
 		return out, nil
 	}
-	fs, err := sys.List()
-	if err != nil {
-		return nil, deviceErr(err)
-	}
-	var out []exporter.Source
-	for _, f := range fs {
-		if f.VF {
+	for _, given := range o.devices {
+		n, err := opts.Parse(given)
+		if err != nil {
+			return out, classify(err)
+		}
+		if n.Kind == devname.Emu {
+			var ads []*adapter.Adapter
+			if o.all {
+				ads, err = adapter.OpenAll(ctx, given, opts)
+			} else {
+				var ad *adapter.Adapter
+				if ad, err = adapter.Open(ctx, given, opts); err == nil {
+					ads = []*adapter.Adapter{ad}
+				}
+			}
+			if err != nil {
+				return out, classify(err)
+			}
+			for _, ad := range ads {
+				out = append(out, exporter.FromAdapter(ad))
+			}
 			continue
 		}
-		s, err := a.hostSource(ctx, f.BDF, f.BDF, db, log)
+		if o.all {
+			return out, usageErr("--all with -d works for emulated scenarios (emu:FILE.yaml); for this machine's adapters leave out -d")
+		}
+		label := n.BDF
+		if n.Kind == devname.Kernel {
+			label = n.Kernel
+			if kd, err := kernel.Open(ctx, n.Kernel, kernelOptions()); err == nil {
+				label = kd.BDF
+			} else {
+				var nf *kernel.NotFoundError
+				if errors.As(err, &nf) {
+					return out, deviceErr(err)
+				}
+			}
+		}
+		out = append(out, a.lazySource(ctx, given, label, opts, log))
+	}
+	return out, nil
+}
+
+// lazySource opens a device of this machine now, and serves it as down
+// (retrying on each scrape) when that fails.
+func (a *app) lazySource(_ context.Context, given, label string, opts adapter.Options, log *slog.Logger) exporter.Source {
+	open := func(ctx context.Context) (exporter.Source, error) {
+		ad, err := adapter.Open(ctx, given, opts)
 		if err != nil {
-			closeSources(out)
 			return nil, err
 		}
-		out = append(out, s)
-	}
-	if len(out) == 0 {
-		return nil, deviceErr(errors.New("no ConnectX adapters found on this machine; use -d emu for the emulator"))
-	}
-	return out, nil
-}
-
-// directBlocked says why direct register access cannot work here ("" when
-// it can): it needs root (the config space is written to reach the
-// gateway), and kernel lockdown blocks config-space writes even for root.
-func directBlocked() string {
-	if !dev.IsRoot() {
-		return "direct register access needs root"
-	}
-	b, err := os.ReadFile(filepath.Join(sys.Root, "kernel/security/lockdown"))
-	if err == nil {
-		s := string(b)
-		if i, j := strings.IndexByte(s, '['), strings.IndexByte(s, ']'); i >= 0 && j > i && s[i+1:j] != "none" {
-			return "kernel lockdown (" + s[i+1:j] + ") blocks PCI config-space writes"
+		for _, n := range ad.Notes() {
+			log.Info("device", "device", label, "note", n)
 		}
+		return exporter.FromAdapter(ad), nil
 	}
-	return ""
-}
-
-// hostSource opens a function of this machine: directly (root, no
-// lockdown), with the kernel's hw_counters for RDMA when the driver has
-// them; else through the kernel backend.
-func (a *app) hostSource(ctx context.Context, given, bdf string, db *prm.DB, log *slog.Logger) (exporter.Source, error) {
-	why := directBlocked()
-	if why == "" {
-		open := func(ctx context.Context) (*dev.Device, error) {
-			d, st, err := dev.OpenPCI(ctx, sys, given, bdf, db)
-			if err != nil {
-				return nil, err
-			}
-			return exporter.ReadOnly(d, st.Regs, db), nil
-		}
-		d, err := open(ctx)
-		switch {
-		case err == nil:
-			d.Close()
-			ro := exporter.RegisterOptions{Name: bdf, Backend: "direct", Open: open}
-			if kd, kerr := kernel.Open(ctx, bdf, kernelOptions()); kerr == nil && kd.RDMA != "" {
-				ro.RDMADevice = kd.RDMA
-				ro.RDMA = func(ctx context.Context, port int) (map[string]uint64, error) {
-					p, err := kd.Port(ctx, port)
-					var nf *kernel.NotFoundError
-					if errors.As(err, &nf) {
-						return nil, fmt.Errorf("%w: %v", exporter.ErrUnsupported, err)
-					}
-					if err != nil {
-						return nil, err
-					}
-					return p.HWCounters, nil
-				}
-				if id, err := kd.Identity(ctx); err == nil && len(id.Netdevs) > 0 {
-					ro.Netdev = id.Netdevs[0]
-				}
-			}
-			return exporter.NewRegisterSource(ro), nil
-		case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EPERM):
-			why = fmt.Sprintf("direct access to %s was refused (%v)", bdf, err)
-		default:
-			return nil, deviceErr(fmt.Errorf("%v; 'cxray status' lists the adapters, -d kernel:%s reads it through the kernel", err, bdf))
-		}
+	backend := string(dev.BackendDirect)
+	if strings.HasPrefix(given, "kernel:") {
+		backend = string(dev.BackendKernel)
 	}
-	log.Info("reading through the kernel backend", "device", bdf, "reason", why)
-	return kernelSource(ctx, bdf)
-}
-
-func kernelSource(ctx context.Context, name string) (exporter.Source, error) {
-	d, err := kernel.Open(ctx, name, kernelOptions())
-	if err != nil {
-		return nil, deviceErr(err)
-	}
-	return exporter.NewKernelSource(d), nil
-}
-
-// emulatedSources opens the emulated functions a name asks for (every one
-// with all), each with the emulator's RDMA counter model.
-func (a *app) emulatedSources(n devname.Name, all bool, db *prm.DB) ([]exporter.Source, error) {
-	e, fn, err := a.buildEmulation(n, db)
-	if err != nil {
-		return nil, err
-	}
-	funcs := e.Functions()
-	switch {
-	case all && fn != "":
-		return nil, usageErr("-d %s names one function; leave out --all, or the @%s", n.Given, fn)
-	case fn != "":
-		f, err := e.Function(fn)
-		if err != nil {
-			return nil, usageWrap(err)
-		}
-		funcs = []*scenario.Function{f}
-	case !all:
-		funcs = funcs[:1]
-	}
-	return emulatedFunctionSources(e, funcs, db, n.Given)
-}
-
-// emulatedFunctionSources makes sources of emulated functions: registers
-// through the same access path as hardware (read-only), RDMA counters from
-// emu/rdma on the path the scenario gives (default: no loss, 8 µs).
-func emulatedFunctionSources(e *scenario.Emulation, funcs []*scenario.Function, db *prm.DB, given string) ([]exporter.Source, error) {
-	models := newRDMAModels(e)
-	var out []exporter.Source
-	for _, f := range funcs {
-		f := f
-		if _, err := models.model(f.Adapter); err != nil {
-			return out, deviceErr(err)
-		}
-		out = append(out, exporter.NewRegisterSource(exporter.RegisterOptions{
-			Name: f.BDF, Backend: "emulator", RDMADevice: f.RDMA, Netdev: f.Netdev,
-			Open: func(ctx context.Context) (*dev.Device, error) {
-				d, st, err := dev.OpenConfigSpace(ctx, given+"@"+f.BDF, f.BDF, "emulator", db, f.Device, emuStackOptions)
-				if err != nil {
-					return nil, err
-				}
-				return exporter.ReadOnly(d, st.Regs, db), nil
-			},
-			RDMA: func(ctx context.Context, port int) (map[string]uint64, error) {
-				if port < 1 || port > len(f.View.Ports()) {
-					return nil, fmt.Errorf("%w: no local port %d", exporter.ErrUnsupported, port)
-				}
-				return models.counters(f, port)
-			},
-		}))
-	}
-	return out, nil
+	return exporter.Lazy(label, backend, open)
 }

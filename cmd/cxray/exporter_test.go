@@ -18,12 +18,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/emu/rdma"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/exporter"
 	"github.com/cxray/cxray/exporter/exportertest"
+	"github.com/cxray/cxray/modules"
 	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/prm"
 )
@@ -69,10 +69,10 @@ func startExporter(t testing.TB, args ...string) *runningExporter {
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan net.Addr, 1)
 	savedCtx, savedReady := exporterContext, exporterReady
-	exporterContext = func() (context.Context, context.CancelFunc) { return ctx, func() {} }
+	exporterContext = func(context.Context) (context.Context, context.CancelFunc) { return ctx, func() {} }
 	exporterReady = func(a net.Addr) { addrc <- a }
 	r := &runningExporter{cancel: cancel, done: make(chan error, 1), stderr: &syncBuffer{}}
-	a := &app{stdout: &bytes.Buffer{}, stderr: r.stderr, stdin: strings.NewReader("")}
+	a := &app{ctx: context.Background(), stdout: &bytes.Buffer{}, stderr: r.stderr, stdin: strings.NewReader("")}
 	root := a.rootCmd()
 	root.AddCommand(a.exporterCmd())
 	root.SetArgs(append([]string{"exporter", "--listen", "127.0.0.1:0"}, args...))
@@ -349,8 +349,16 @@ func (c *checker) register(reg string, index map[string]string, out []byte) {
 		if n, ok := r.Fields["sensor_name"].(string); ok && strings.TrimSpace(n) != "" {
 			sensor = strings.TrimSpace(n)
 		}
-		c.eq(sensor+" temperature", r.Units["temperature"].Value, "cxray_temperature_celsius", "sensor", sensor)
-		c.eq(sensor+" highest", r.Units["max_temperature"].Value, "cxray_temperature_highest_celsius", "sensor", sensor)
+		if idx, _ := strconv.Atoi(index["sensor_index"]); idx >= 64 && r.Units["temperature"].Value == 0 {
+			// A module sensor reading 0 is an empty cage: no reading,
+			// so no sample (the sentinel is never a value).
+			if len(c.s.Find("cxray_temperature_celsius", "device", c.device, "sensor", sensor)) != 0 {
+				c.t.Errorf("%s %s: a reading of 0 (empty cage) was published", c.device, sensor)
+			}
+		} else {
+			c.eq(sensor+" temperature", r.Units["temperature"].Value, "cxray_temperature_celsius", "sensor", sensor)
+			c.eq(sensor+" highest", r.Units["max_temperature"].Value, "cxray_temperature_highest_celsius", "sensor", sensor)
+		}
 		c.eq(sensor+" high threshold", r.Units["temperature_threshold_hi"].Value, "cxray_temperature_threshold_celsius", "sensor", sensor, "threshold", "high")
 	case "PAOS":
 		port := index["local_port"]
@@ -533,7 +541,7 @@ func TestExporterFleetMatchesCLI(t *testing.T) {
 // emulated clock moved an hour (temperatures, optics and counters have all
 // moved), with the exporter and the CLI's own code reading one emulation.
 func TestExporterFleetMatchesCLIAnHourLater(t *testing.T) {
-	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	a := &app{ctx: context.Background(), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
 	db, err := a.db()
 	if err != nil {
 		t.Fatal(err)
@@ -550,34 +558,33 @@ func TestExporterFleetMatchesCLIAnHourLater(t *testing.T) {
 	total := 0
 	for _, f := range e.Functions() {
 		c := &checker{t: t, s: s, device: f.BDF}
-		d, _, err := dev.OpenConfigSpace(ctx, name+"@"+f.BDF, f.BDF, "emulator", db, f.Device, emuStackOptions)
+		ads, err := emulator.Open(ctx, e, []*scenario.Function{f}, name, true, nil, adapter.Options{DB: db})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ports, err := modulePorts(ctx, d)
+		ad := ads[0]
+		reports, err := modules.Read(ctx, ad, modules.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var reports []*moduleReport
 		var mods []int
-		for _, p := range ports {
-			r, err := readPortModule(ctx, d, p, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			reports = append(reports, r)
+		for _, r := range reports {
 			mods = append(mods, r.Module)
 		}
 		out, _ := json.Marshal(map[string]any{"modules": reports})
 		c.modules(out)
-		for _, q := range regQueries(len(ports), mods) {
+		d, err := ad.Registers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range regQueries(len(reports), mods) {
 			var buf bytes.Buffer
-			ca := &app{stdout: &buf, stderr: io.Discard, output: "json"}
+			ca := &app{ctx: ctx, stdout: &buf, stderr: io.Discard, output: "json"}
 			rd, err := d.Get(ctx, q.reg, assignments(q.index), nil, 0)
 			if err != nil {
 				t.Fatalf("%s %s: %v", f.BDF, q.reg, err)
 			}
-			if err := ca.printReading(&opened{dev: d, name: devname.Name{Given: name}}, rd, "", false); err != nil {
+			if err := ca.printReading(ad, rd, "", false); err != nil {
 				t.Fatal(err)
 			}
 			c.register(q.reg, q.index, buf.Bytes())
@@ -596,7 +603,7 @@ func TestExporterFleetMatchesCLIAnHourLater(t *testing.T) {
 				c.eq("rdma "+k, float64(v), "cxray_rdma_"+k+"_total", "port", strconv.Itoa(lp+1))
 			}
 		}
-		d.Close()
+		ad.Close()
 		total += c.n
 	}
 	if v, _ := s.Value("cxray_ppcnt_a_frames_transmitted_ok_total", "device", "0000:03:00.0", "port", "1"); v < 1e9 {
@@ -620,9 +627,13 @@ func assignments(index map[string]string) []prm.Assignment {
 // through the command's own source wiring, on a loopback port.
 func serveEmulation(t testing.TB, e *scenario.Emulation, db *prm.DB, given string) string {
 	t.Helper()
-	srcs, err := emulatedFunctionSources(e, e.Functions(), db, given)
+	ads, err := emulator.Open(context.Background(), e, e.Functions(), given, true, nil, adapter.Options{DB: db, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var srcs []exporter.Source
+	for _, ad := range ads {
+		srcs = append(srcs, exporter.FromAdapter(ad))
 	}
 	ex, err := exporter.New(srcs, exporter.Options{Timeout: 5 * time.Second, NoRuntimeMetrics: true})
 	if err != nil {
@@ -672,7 +683,7 @@ func TestExporterUsage(t *testing.T) {
 		{[]string{"-d", "emu", "-d", "emu:cx6dx-2p100g"}, "given twice"},
 	} {
 		var out, errb bytes.Buffer
-		a := &app{stdout: &out, stderr: &errb}
+		a := &app{ctx: context.Background(), stdout: &out, stderr: &errb}
 		root := a.rootCmd()
 		root.AddCommand(a.exporterCmd())
 		root.SetArgs(append([]string{"exporter", "--listen", "127.0.0.1:0"}, c.args...))

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
@@ -27,16 +25,26 @@ func withKernelFixture(t *testing.T) *kerneltest.Kernel {
 	return k
 }
 
+// kernelStatusJSON runs `cxray status -d NAME -o json` on the fixture.
+func kernelStatusJSON(t *testing.T, name string) ([]statusEntry, int, string) {
+	t.Helper()
+	out, errs, code := cli(t, "", "status", "-d", name, "-o", "json")
+	var doc struct {
+		Devices []statusEntry `json:"devices"`
+	}
+	if code <= 1 {
+		mustJSON(t, out, &doc)
+	}
+	return doc.Devices, code, errs
+}
+
 func TestKernelStatus(t *testing.T) {
 	withKernelFixture(t)
-	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
-	n, err := sys.Parse("kernel:mlx5_0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	es, err := a.kernelStatus(context.Background(), n)
-	if err != nil || len(es) != 1 {
-		t.Fatal(es, err)
+	es, code, errs := kernelStatusJSON(t, "kernel:mlx5_0")
+	// The fixture's interface uses a MAC other than the permanent one:
+	// status flags it and exits 1, as health does.
+	if code != exitProblem || len(es) != 1 {
+		t.Fatalf("exit %d %v: %s", code, es, errs)
 	}
 	e := es[0]
 	if e.BDF != "0000:c1:00.0" || e.Device != "kernel:mlx5_0" || e.Model != "ConnectX-7" || e.DeviceID != 0x1021 || e.Backend != "kernel" ||
@@ -46,11 +54,9 @@ func TestKernelStatus(t *testing.T) {
 		t.Errorf("%+v", e)
 	}
 	// A name that is not there: a device error naming what to do.
-	n, _ = sys.Parse("kernel:mlx5_7")
-	_, err = a.kernelStatus(context.Background(), n)
-	var ee *exitError
-	if !errors.As(err, &ee) || ee.code != exitDevice || !strings.Contains(err.Error(), "cxray status") {
-		t.Errorf("unknown device: %v", err)
+	_, code, errs = kernelStatusJSON(t, "kernel:mlx5_7")
+	if code != exitDevice || !strings.Contains(errs, "cxray status") {
+		t.Errorf("unknown device: exit %d %s", code, errs)
 	}
 }
 
@@ -59,31 +65,26 @@ func TestKernelStatus(t *testing.T) {
 func TestKernelStatusWithoutDevlink(t *testing.T) {
 	k := withKernelFixture(t)
 	k.NoDevlink = true
-	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
-	n, _ := sys.Parse("kernel:mlx5_1")
-	es, err := a.kernelStatus(context.Background(), n)
-	if err != nil || es[0].Firmware != "28.39.1002" || es[0].PSID != "MT_0000000838" || !strings.Contains(es[0].Error, "devlink") || es[0].MACDrift {
-		t.Fatalf("%+v %v", es, err)
+	es, code, errs := kernelStatusJSON(t, "kernel:mlx5_1")
+	if code != exitOK || len(es) != 1 || es[0].Firmware != "28.39.1002" || es[0].PSID != "MT_0000000838" || !strings.Contains(es[0].Error, "devlink") || es[0].MACDrift {
+		t.Fatalf("exit %d %+v %s", code, es, errs)
 	}
 }
 
-// TestOpenKernelRefusesRegisters: register reads and writes through the
-// kernel backend fail with the advice to use direct access.
-func TestOpenKernelRefusesRegisters(t *testing.T) {
+// TestKernelRefusesRegisters: register reads and writes through the
+// kernel backend fail (exit 3) with the advice to use direct access.
+func TestKernelRefusesRegisters(t *testing.T) {
 	withKernelFixture(t)
-	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
-	n, _ := sys.Parse("kernel:mlx5_0")
-	o, err := a.openKernel(context.Background(), n, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
-	if _, err := o.dev.SetRaw(context.Background(), 0x5006, make([]byte, 16)); !errors.Is(err, kernel.ErrReadOnly) ||
-		!strings.Contains(err.Error(), "kernel: the kernel backend is read-only; use direct access (-d 0000:c1:00.0 as root) to write registers") {
-		t.Errorf("write: %v", err)
-	}
-	if _, err := o.dev.GetRaw(context.Background(), 0x9042, make([]byte, 160)); !errors.Is(err, kernel.ErrNoRegisters) {
-		t.Errorf("read: %v", err)
+	for _, args := range [][]string{
+		{"reg", "get", "MGIR", "-d", "kernel:mlx5_0"},
+		{"reg", "set", "PAOS", "admin_status=up", "-d", "kernel:mlx5_0", "--yes"},
+		{"reg", "get", "--id", "0x9042", "--len", "160", "-d", "kernel:mlx5_0"},
+		{"config", "query", "-d", "kernel:mlx5_0"},
+	} {
+		_, errs, code := cli(t, "", args...)
+		if code != exitDevice || !strings.Contains(errs, "not available on the kernel backend") || !strings.Contains(errs, "-d 0000:c1:00.0 as root") {
+			t.Errorf("%v: exit %d %s", args, code, errs)
+		}
 	}
 }
 
@@ -164,5 +165,73 @@ func TestKernelModule(t *testing.T) {
 	code, r, _ = cli()
 	if code > 1 || len(r.Modules) != 1 || r.Modules[0].EEPROMError == "" || r.Modules[0].EEPROM != nil {
 		t.Errorf("no module: exit %d %+v", code, r)
+	}
+}
+
+// TestKernelBackendCommands: health, roce status, monitor and status run
+// on -d kernel: with what the kernel offers, and say which parts are not
+// available on this backend instead of failing.
+func TestKernelBackendCommands(t *testing.T) {
+	withKernelFixture(t)
+	// health: identity, ports, temperatures and counters from sysfs; the
+	// register-only configuration check is skipped with the reason.
+	out, errs, code := cli(t, "", "health", "-d", "kernel:mlx5_0", "--interval", "1ms", "-o", "json")
+	var hr struct {
+		Devices []struct {
+			Backend string `json:"backend"`
+			Checks  []struct {
+				Name    string `json:"name"`
+				Status  string `json:"status"`
+				Summary string `json:"summary"`
+			} `json:"checks"`
+		} `json:"devices"`
+	}
+	mustJSON(t, out, &hr)
+	if code != exitProblem || len(hr.Devices) != 1 || hr.Devices[0].Backend != "kernel" {
+		t.Fatalf("health: exit %d %s %s", code, out, errs)
+	}
+	st := map[string]string{}
+	sum := map[string]string{}
+	for _, c := range hr.Devices[0].Checks {
+		st[c.Name], sum[c.Name] = c.Status, c.Summary
+	}
+	// The fixture's devlink has 28.41.1000 stored: pending, a warning.
+	for name, want := range map[string]string{"identity": "warn", "access": "warn", "ports": "ok", "temperatures": "ok", "configuration": "skipped", "mac": "warn"} {
+		if st[name] != want {
+			t.Errorf("health %s: %s (%s), want %s", name, st[name], sum[name], want)
+		}
+	}
+	if !strings.Contains(sum["configuration"], "not available on this backend") {
+		t.Errorf("configuration: %q", sum["configuration"])
+	}
+	// roce status: the switches and the window need registers; the
+	// retransmission counters come from hw_counters.
+	out, errs, code = cli(t, "", "roce", "status", "-d", "kernel:mlx5_0", "--interval", "1ms", "-o", "json")
+	var rr struct {
+		FeaturesErr string             `json:"features_error"`
+		Rates       map[string]float64 `json:"retransmission_rates_per_s"`
+		RatesErr    string             `json:"retransmission_rates_error"`
+	}
+	mustJSON(t, out, &rr)
+	if code != exitOK || !strings.Contains(rr.FeaturesErr, "not available on the kernel backend") || rr.RatesErr != "" || rr.Rates == nil {
+		t.Errorf("roce status: exit %d %+v %s", code, rr, errs)
+	}
+	// monitor: temperatures and the IB counters.
+	out, errs, code = cli(t, "", "monitor", "-d", "kernel:mlx5_0", "--what", "temp,counters", "--count", "1", "-i", "1ms", "-o", "json")
+	var s struct {
+		Values map[string]float64 `json:"values"`
+	}
+	mustJSON(t, strings.SplitN(out, "\n", 2)[0], &s)
+	if code != exitOK || s.Values["temp.asic_c"] != 61.25 || len(s.Values) < 5 {
+		t.Errorf("monitor: exit %d %v %s", code, s.Values, errs)
+	}
+	found := false
+	for k := range s.Values {
+		if strings.HasPrefix(k, "port1.ib.") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("monitor: no IB counters in %v", s.Values)
 	}
 }

@@ -4,10 +4,16 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -56,6 +62,10 @@ var errProblem = &exitError{exitProblem, errors.New("problem found")}
 
 // app holds what every command shares.
 type app struct {
+	// ctx is cancelled by SIGINT, SIGTERM and SIGHUP: every device
+	// operation runs under it, so a stopped cxray finishes or abandons its
+	// transaction and releases the adapter's semaphores on the way out.
+	ctx            context.Context
 	stdout, stderr io.Writer
 	stdin          io.Reader
 	output         string // table or json
@@ -68,11 +78,47 @@ func main() {
 	// In the helper process that `cxray emu run` re-executes inside its
 	// mount namespace this serves the emulated devices and never returns.
 	nsrun.Child(emuRunDevices)
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	ctx, stop := signalContext()
+	code := runContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// signalContext is cancelled by the first SIGINT, SIGTERM or SIGHUP; the
+// command then unwinds, closing its devices (which releases their
+// semaphores). A second signal gives the unwinding a moment, then exits.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	var once sync.Once
+	stop := func() { once.Do(func() { signal.Stop(ch); cancel() }) }
+	go func() {
+		first, ok := <-ch
+		if !ok {
+			return
+		}
+		cancel()
+		select {
+		case <-ch:
+			// Give in-flight releases a moment: the access layer bounds
+			// them, so this is short.
+			time.Sleep(200 * time.Millisecond)
+			fmt.Fprintln(os.Stderr, "cxray: stopped by a second signal")
+			os.Exit(128 + int(first.(syscall.Signal)))
+		case <-time.After(30 * time.Second):
+			os.Exit(128 + int(first.(syscall.Signal)))
+		}
+	}()
+	return ctx, stop
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr, stdin: stdin}
+	return runContext(context.Background(), args, stdin, stdout, stderr)
+}
+
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{ctx: ctx, stdout: stdout, stderr: stderr, stdin: stdin}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -88,11 +134,36 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if errors.As(err, &ee) && ee.err == errQuiet {
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "cxray: %v\n", err)
+	code := exitUsage // cobra's own errors: unknown command or flag
 	if errors.As(err, &ee) {
-		return ee.code
+		code = ee.code
 	}
-	return exitUsage // cobra's own errors: unknown command or flag
+	msg := err.Error()
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		msg, code = "stopped by a signal; the device was released", exitDevice
+	}
+	fmt.Fprintf(stderr, "cxray: %s\n", msg)
+	// In JSON mode the error is a JSON document on standard output too, so
+	// scripts that parse it always get one.
+	if a.output == "json" || wantsJSON(args) {
+		b, _ := json.Marshal(map[string]any{"error": msg, "exit_code": code})
+		fmt.Fprintf(stdout, "%s\n", b)
+	}
+	return code
+}
+
+// wantsJSON says the arguments ask for -o json, for errors that come
+// before the flags are parsed.
+func wantsJSON(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "-ojson", a == "--output=json", a == "-o=json":
+			return true
+		case (a == "-o" || a == "--output") && i+1 < len(args) && args[i+1] == "json":
+			return true
+		}
+	}
+	return false
 }
 
 func (a *app) rootCmd() *cobra.Command {

@@ -11,5 +11,14 @@ import (
 // `cxray emu run`, as the real binary's main does.
 func TestMain(m *testing.M) {
 	nsrun.Child(emuRunDevices)
-	os.Exit(m.Run())
+	// State (NV journals, backups, the emulator's kept state) goes to a
+	// directory of the test run, never the user's.
+	dir, err := os.MkdirTemp("", "cxray-test-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }

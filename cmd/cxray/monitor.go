@@ -2,25 +2,18 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
-	"encoding/json"
-	"fmt"
-	"io"
 	"os"
-	"os/signal"
+	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/monitor"
 )
-
-// extraCollectors are collectors other packages add (module readings).
-var extraCollectors = map[string]monitor.Collector{}
 
 func (a *app) monitorCmd() *cobra.Command {
 	var df deviceFlags
@@ -51,9 +44,23 @@ with fixed indexes: PDDR[page_select=0,local_port=1].`,
 		Example: `  cxray monitor -d 0000:03:00.0 -i 60s --format jsonl --out temps.jsonl
   cxray monitor -d emu --what temp,counters --alert 'temp.asic_c > 70' --count 10`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if a.json() {
 				format = "jsonl"
+			}
+			if out != "" && !cmd.Flags().Changed("format") && !a.json() {
+				// A file's extension says its format; a file without one
+				// that does has to say it.
+				switch strings.ToLower(filepath.Ext(out)) {
+				case ".jsonl", ".ndjson", ".json":
+					format = "jsonl"
+				case ".csv":
+					format = "csv"
+				case ".txt", ".log":
+					format = "table"
+				default:
+					return usageErr("--out %s: give --format jsonl, csv or table (plot reads jsonl); the file's extension says none", out)
+				}
 			}
 			switch format {
 			case "table", "jsonl", "csv":
@@ -63,7 +70,11 @@ with fixed indexes: PDDR[page_select=0,local_port=1].`,
 			if interval <= 0 {
 				return usageErr("-i %s: give a positive interval", interval)
 			}
-			cols, err := monitor.Collectors(splitList(what), extraCollectors)
+			db, err := a.db()
+			if err != nil {
+				return err
+			}
+			cols, err := monitor.Collectors(splitList(what), db)
 			if err != nil {
 				return usageWrap(err)
 			}
@@ -75,47 +86,33 @@ with fixed indexes: PDDR[page_select=0,local_port=1].`,
 				}
 				as = append(as, al)
 			}
-			db, err := a.db()
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+			ctx := a.ctx
 			octx, cancel := context.WithTimeout(ctx, df.timeout)
 			targets, err := a.openTargets(octx, df.name, all, db)
 			cancel()
 			if err != nil {
 				return err
 			}
-			defer closeAll(targets)
-			emu := targets[0].emu
-			if emu != nil && emu.Manual != nil && count == 0 {
+			defer adapter.CloseAll(targets)
+			clk := targets[0].Clock()
+			if _, manual := clk.(*clock.Manual); manual && count == 0 {
 				return usageErr("the scenario's clock is manual, so samples are instant: give --count N (each sample advances the emulated clock by -i)")
 			}
-			m := &monitor.Monitor{Collectors: cols, Alerts: as, FrozenAfter: frozenAfter, Now: nowOf(emu)}
+			m := &monitor.Monitor{Collectors: cols, Alerts: as, FrozenAfter: frozenAfter, Now: clk.Now}
 			var ts []*monitor.Target
-			for _, o := range targets {
-				ports := 1
-				ictx, cancel := context.WithTimeout(ctx, df.timeout)
-				if id, err := o.dev.Identity(ictx); err == nil && id.Ports > 0 {
-					ports = id.Ports
-				}
-				cancel()
-				name := o.dev.BDF
+			for _, ad := range targets {
+				name := ad.BDF()
 				if name == "" {
-					name = o.name.Given
+					name = ad.Name()
 				}
-				ts = append(ts, &monitor.Target{Name: name, Device: o.dev, Ports: ports})
+				ts = append(ts, &monitor.Target{Name: name, Adapter: ad})
 			}
 			w, closeW, err := a.sampleWriter(format, out, maxSize)
 			if err != nil {
 				return err
 			}
 			defer closeW()
-			wait := sleeper(emu)
-			if wait == nil {
-				wait = sleepCtx
-			}
+			wait := clk.Sleep
 			problems := false
 			for i := 0; count == 0 || i < count; i++ {
 				if i > 0 {
@@ -129,6 +126,11 @@ with fixed indexes: PDDR[page_select=0,local_port=1].`,
 				sctx, cancel := context.WithTimeout(ctx, df.timeout)
 				samples := m.Sample(sctx, ts)
 				cancel()
+				if i == 0 {
+					if err := checkAlerts(as, samples); err != nil {
+						return err
+					}
+				}
 				for _, s := range samples {
 					if len(s.Alerts)+len(s.Frozen) > 0 {
 						problems = true
@@ -157,6 +159,32 @@ with fixed indexes: PDDR[page_select=0,local_port=1].`,
 	return c
 }
 
+// checkAlerts refuses an --alert that matches none of the keys the first
+// samples hold.
+func checkAlerts(as []*monitor.Alert, samples []monitor.Sample) error {
+	all := map[string]float64{}
+	for _, s := range samples {
+		for k, v := range s.Values {
+			all[k] = v
+		}
+	}
+	if len(all) == 0 {
+		return nil // the device did not answer: nothing to judge by
+	}
+	for _, al := range as {
+		if !al.MatchesAny(all) {
+			keys := make([]string, 0, len(all))
+			for k := range all {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			return usageErr("--alert %q matches none of the values read (%s%s); a key matches exactly, as a suffix after a dot, or with * wildcards",
+				al.Text, strings.Join(keys[:min(8, len(keys))], ", "), map[bool]string{true: ", ...", false: ""}[len(keys) > 8])
+		}
+	}
+	return nil
+}
+
 func splitList(xs []string) []string {
 	var out []string
 	for _, x := range xs {
@@ -169,28 +197,17 @@ func splitList(xs []string) []string {
 	return out
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // sampleWriter returns a function that writes a batch of samples in the
 // chosen format, to --out or standard output.
 func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sample) error, func(), error) {
-	var sink func(line []byte) error
+	o := monitor.WriterOptions{Format: format}
 	closeFn := func() {}
 	if out != "" {
 		lf, err := monitor.OpenLog(out, maxSize, 3)
 		if err != nil {
 			return nil, nil, usageWrap(err)
 		}
-		sink = func(line []byte) error {
+		o.Sink = func(line []byte) error {
 			if err := lf.WriteLine(line); err != nil {
 				return err
 			}
@@ -198,107 +215,15 @@ func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sa
 		}
 		closeFn = func() { lf.Close() }
 	} else {
-		sink = func(line []byte) error {
-			_, err := a.stdout.Write(append(line, '\n'))
-			return err
+		o.Stdout = a.stdout
+		if f, ok := a.stdout.(*os.File); ok && isTerminal(f) {
+			o.Live = true
 		}
 	}
-	switch format {
-	case "jsonl":
-		return func(ss []monitor.Sample) error {
-			for _, s := range ss {
-				b, err := json.Marshal(s)
-				if err != nil {
-					return err
-				}
-				if err := sink(b); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, closeFn, nil
-	case "csv":
-		var cols []string
-		return func(ss []monitor.Sample) error {
-			for _, s := range ss {
-				if cols == nil {
-					for k := range s.Values {
-						cols = append(cols, k)
-					}
-					sort.Strings(cols)
-					if err := sink(csvLine(append([]string{"time", "device", "alerts", "frozen", "errors"}, cols...))); err != nil {
-						return err
-					}
-				}
-				row := []string{s.Time.Format(time.RFC3339Nano), s.Device, strings.Join(s.Alerts, "; "), strings.Join(s.Frozen, "; "), strings.Join(s.Errors, "; ")}
-				for _, c := range cols {
-					if v, ok := s.Values[c]; ok {
-						row = append(row, strconv.FormatFloat(v, 'f', -1, 64))
-					} else {
-						row = append(row, "")
-					}
-				}
-				if err := sink(csvLine(row)); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, closeFn, nil
+	w, err := monitor.NewWriter(o)
+	if err != nil {
+		closeFn()
+		return nil, nil, usageWrap(err)
 	}
-	// table
-	live := false
-	if f, ok := a.stdout.(*os.File); ok && out == "" && isTerminal(f) {
-		live = true
-	}
-	prev := map[string]monitor.Sample{}
-	return func(ss []monitor.Sample) error {
-		var b strings.Builder
-		if live {
-			b.WriteString("\033[H\033[2J")
-		}
-		for _, s := range ss {
-			fmt.Fprintf(&b, "%s  %s\n", s.Time.Format(time.RFC3339), s.Device)
-			writeSampleTable(&b, s, prev[s.Device])
-			prev[s.Device] = s
-		}
-		if out != "" {
-			return sink([]byte(strings.TrimRight(b.String(), "\n")))
-		}
-		_, err := io.WriteString(a.stdout, b.String())
-		return err
-	}, closeFn, nil
-}
-
-func csvLine(fields []string) []byte {
-	var b strings.Builder
-	w := csv.NewWriter(&b)
-	w.Write(fields)
-	w.Flush()
-	return []byte(strings.TrimRight(b.String(), "\n"))
-}
-
-func writeSampleTable(w io.Writer, s, prev monitor.Sample) {
-	keys := make([]string, 0, len(s.Values))
-	for k := range s.Values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	dt := s.Time.Sub(prev.Time).Seconds()
-	for _, k := range keys {
-		v := s.Values[k]
-		line := fmt.Sprintf("  %-60s %16s", k, strconv.FormatFloat(v, 'f', -1, 64))
-		if p, ok := prev.Values[k]; ok && dt > 0 && strings.Contains(k, ".ppcnt.") {
-			line += fmt.Sprintf("  %12.4g/s", (v-p)/dt)
-		}
-		fmt.Fprintln(w, line)
-	}
-	for _, x := range s.Alerts {
-		fmt.Fprintf(w, "  ALERT %s\n", x)
-	}
-	for _, x := range s.Frozen {
-		fmt.Fprintf(w, "  FROZEN %s\n", x)
-	}
-	for _, x := range s.Errors {
-		fmt.Fprintf(w, "  error: %s\n", x)
-	}
+	return w, closeFn, nil
 }

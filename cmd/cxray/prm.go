@@ -513,8 +513,14 @@ then command names and the fields of the command interface's layouts
 			}
 			hits = append(hits, cmdHits...)
 			if a.json() {
-				return a.writeJSON(map[string]any{"query": args[0], "source_revision": db.Revision, "has_descriptions": db.HasDescriptions,
-					"command_revision": cdb.Revision, "hits": hits})
+				if err := a.writeJSON(map[string]any{"query": args[0], "source_revision": db.Revision, "has_descriptions": db.HasDescriptions,
+					"command_revision": cdb.Revision, "hits": hits}); err != nil {
+					return err
+				}
+				if len(hits) == 0 {
+					return errProblem // the same exit as the table's
+				}
+				return nil
 			}
 			t := a.newTable("NAME", "FIELD", "MATCH", "TEXT")
 			for _, h := range hits {

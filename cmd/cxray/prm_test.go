@@ -3,13 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/cxray/cxray/internal/prmhistory"
-	"github.com/cxray/cxray/prm/ifc"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/prm/ifc"
 )
 
 // cli runs cxray in-process and returns stdout, stderr and the exit code.

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/hexdump"
-	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/units"
 )
@@ -45,18 +45,6 @@ func parseKV(list []string, flag string) ([]prm.Assignment, error) {
 
 // ---- list
 
-// capGroups are the capability registers and the ID ranges their masks
-// cover: bit n of group g is register base + 128*g + n.
-var capGroups = []struct {
-	reg    string
-	base   uint32
-	groups int
-}{
-	{"MCAM", 0x9000, 3},
-	{"PCAM", 0x5000, 1},
-	{"QCAM", 0x4000, 1},
-}
-
 func (a *app) regListCmd() *cobra.Command {
 	var df deviceFlags
 	var filter string
@@ -76,17 +64,20 @@ func (a *app) regListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			supported := map[uint32]bool{}
-			covered := map[uint32]bool{}
+			var caps dev.Capabilities
 			if df.name != "" {
-				ctx, cancel := df.context()
+				ctx, cancel := df.context(a)
 				defer cancel()
-				o, err := a.openDevice(ctx, df.name, db)
+				ad, err := a.open(ctx, df.name, db)
 				if err != nil {
 					return err
 				}
-				defer o.Close()
-				if err := readCaps(ctx, o.dev, supported, covered); err != nil {
+				defer ad.Close()
+				d, err := registers(ctx, ad)
+				if err != nil {
+					return err
+				}
+				if caps, err = d.Capabilities(ctx); err != nil {
 					return classify(err)
 				}
 			}
@@ -102,8 +93,7 @@ func (a *app) regListCmd() *cobra.Command {
 					continue
 				}
 				it := item{Name: r.Name, ID: r.ID, SizeBytes: r.Size}
-				if covered[r.ID] {
-					s := supported[r.ID]
+				if s, ok := caps.Supports(r.ID); ok {
 					it.Supported = &s
 				}
 				items = append(items, it)
@@ -143,71 +133,18 @@ func (a *app) regListCmd() *cobra.Command {
 	return c
 }
 
-// readCaps reads the capability masks. A capability register the firmware
-// lacks leaves its range uncovered.
-func readCaps(ctx context.Context, d *dev.Device, supported, covered map[uint32]bool) error {
-	for _, cg := range capGroups {
-		for g := 0; g < cg.groups; g++ {
-			r, err := d.Get(ctx, cg.reg, []prm.Assignment{{Path: "access_reg_group", Value: fmt.Sprint(g)}, {Path: "feature_group", Value: "0"}}, nil, 0)
-			if err != nil {
-				if dev.IsNotSupported(err) {
-					continue
-				}
-				var fe *prm.FieldError
-				if ok := asFieldErr(err, &fe); ok {
-					continue // this database's layout of the register differs
-				}
-				return err
-			}
-			var mask prm.Value
-			found := false
-			for i := 0; i < r.Decoded.Root().Len(); i++ {
-				k := r.Decoded.Root().Kid(i)
-				if strings.HasSuffix(k.Step().Name, "access_reg_cap_mask") {
-					mask, found = k, true
-					break
-				}
-			}
-			if !found {
-				continue
-			}
-			// The mask is big-endian: its last bit is register base+0.
-			bits := mask.Raw()
-			if mask.Kind() == prm.KindArray && !mask.IsText() {
-				bits = nil
-				for j := 0; j < mask.Len(); j++ {
-					u := mask.Kid(j).Uint()
-					bits = append(bits, byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
-				}
-			}
-			nbits := len(bits) * 8
-			for n := 0; n < nbits; n++ {
-				id := cg.base + uint32(128*g+n)
-				covered[id] = true
-				byteIdx := len(bits) - 1 - n/8
-				supported[id] = bits[byteIdx]>>(n%8)&1 == 1
-			}
-		}
-	}
-	return nil
-}
-
-func asFieldErr(err error, fe **prm.FieldError) bool {
-	e, ok := err.(*prm.FieldError)
-	if ok {
-		*fe = e
-	}
-	return ok
-}
-
 // ---- get
 
+type regGetOptions struct {
+	df          deviceFlags
+	index, op   []string
+	field, data string
+	raw         bool
+	id, length  int
+}
+
 func (a *app) regGetCmd() *cobra.Command {
-	var df deviceFlags
-	var index, op []string
-	var field, data string
-	var raw bool
-	var id, length int
+	var o regGetOptions
 	c := &cobra.Command{
 		Use:   "get REG",
 		Short: "Read a register, decoded",
@@ -216,51 +153,57 @@ func (a *app) regGetCmd() *cobra.Command {
   cxray reg get PDDR -d mlx5_0 --index page_select=Module_info_page --field page_data
   cxray reg get --id 0x9020 --len 160 -d emu`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			db, err := a.db()
-			if err != nil {
-				return err
-			}
-			idx, err := parseKV(index, "--index")
-			if err != nil {
-				return err
-			}
-			ops, err := parseKV(op, "--op")
-			if err != nil {
-				return err
-			}
-			if len(args) == 0 && id == 0 {
-				return usageErr("name a register (cxray reg get MGIR), or give --id and --len for one the database lacks")
-			}
-			ctx, cancel := df.context()
-			defer cancel()
-			o, err := a.openDevice(ctx, df.name, db)
-			if err != nil {
-				return err
-			}
-			defer o.Close()
-			if id != 0 {
-				return a.getRaw(ctx, o, uint16(id), length, data)
-			}
-			r, err := o.dev.Get(ctx, args[0], idx, ops, length)
-			if err != nil {
-				return classify(err)
-			}
-			return a.printReading(o, r, field, raw)
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return a.runRegGet(&o, args) },
 	}
-	df.add(c)
-	c.Flags().StringArrayVar(&index, "index", nil, "index field=value (repeat, or comma-separate)")
-	c.Flags().StringArrayVar(&op, "op", nil, "operation field=value (clr=1 ...)")
-	c.Flags().StringVar(&field, "field", "", "print only this field (path)")
-	c.Flags().BoolVar(&raw, "raw", false, "print enum fields as numbers")
-	c.Flags().IntVar(&id, "id", 0, "register ID, for registers not in the database")
-	c.Flags().IntVar(&length, "len", 0, "register length in bytes (with --id; or a larger buffer for variable registers)")
-	c.Flags().StringVar(&data, "data", "", "with --id: bytes to send (hex), e.g. the index fields")
+	o.df.add(c)
+	c.Flags().StringArrayVar(&o.index, "index", nil, "index field=value (repeat, or comma-separate)")
+	c.Flags().StringArrayVar(&o.op, "op", nil, "operation field=value (clr=1 ...)")
+	c.Flags().StringVar(&o.field, "field", "", "print only this field (path)")
+	c.Flags().BoolVar(&o.raw, "raw", false, "print enum fields as numbers")
+	c.Flags().IntVar(&o.id, "id", 0, "register ID, for registers not in the database")
+	c.Flags().IntVar(&o.length, "len", 0, "register length in bytes (with --id; or a larger buffer for variable registers)")
+	c.Flags().StringVar(&o.data, "data", "", "with --id: bytes to send (hex), e.g. the index fields")
 	return c
 }
 
-func (a *app) getRaw(ctx context.Context, o *opened, id uint16, length int, data string) error {
+func (a *app) runRegGet(o *regGetOptions, args []string) error {
+	db, err := a.db()
+	if err != nil {
+		return err
+	}
+	idx, err := parseKV(o.index, "--index")
+	if err != nil {
+		return err
+	}
+	ops, err := parseKV(o.op, "--op")
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 && o.id == 0 {
+		return usageErr("name a register (cxray reg get MGIR), or give --id and --len for one the database lacks")
+	}
+	ctx, cancel := o.df.context(a)
+	defer cancel()
+	ad, err := a.open(ctx, o.df.name, db)
+	if err != nil {
+		return err
+	}
+	defer ad.Close()
+	d, err := registers(ctx, ad)
+	if err != nil {
+		return err
+	}
+	if o.id != 0 {
+		return a.getRaw(ctx, ad, d, uint16(o.id), o.length, o.data)
+	}
+	r, err := d.Get(ctx, args[0], idx, ops, o.length)
+	if err != nil {
+		return classify(err)
+	}
+	return a.printReading(ad, r, o.field, o.raw)
+}
+
+func (a *app) getRaw(ctx context.Context, ad *adapter.Adapter, d *dev.Device, id uint16, length int, data string) error {
 	if length <= 0 || length%4 != 0 || length > 2048 {
 		return usageErr("--len %d: give the register length in bytes, a multiple of 4 (at most 2048)", length)
 	}
@@ -275,20 +218,20 @@ func (a *app) getRaw(ctx context.Context, o *opened, id uint16, length int, data
 		}
 		copy(buf, b)
 	}
-	out, err := o.dev.GetRaw(ctx, id, buf)
+	out, err := d.GetRaw(ctx, id, buf)
 	if err != nil {
 		return classify(err)
 	}
-	return a.printRaw(o, id, out)
+	return a.printRaw(ad, id, out)
 }
 
-func (a *app) printRaw(o *opened, id uint16, out []byte) error {
+func (a *app) printRaw(ad *adapter.Adapter, id uint16, out []byte) error {
 	var dwords []string
 	for i := 0; i+4 <= len(out); i += 4 {
 		dwords = append(dwords, fmt.Sprintf("0x%02x%02x%02x%02x", out[i], out[i+1], out[i+2], out[i+3]))
 	}
 	if a.json() {
-		return a.writeJSON(map[string]any{"device": o.name.Given, "id": id, "size_bytes": len(out), "dwords": dwords})
+		return a.writeJSON(map[string]any{"device": ad.Name(), "id": id, "size_bytes": len(out), "dwords": dwords})
 	}
 	t := a.newTable("ADDRESS", "DATA")
 	for i, d := range dwords {
@@ -298,7 +241,7 @@ func (a *app) printRaw(o *opened, id uint16, out []byte) error {
 	return nil
 }
 
-func (a *app) printReading(o *opened, r *dev.Reading, field string, raw bool) error {
+func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, raw bool) error {
 	if field != "" {
 		v, err := r.Decoded.Get(field)
 		if err != nil {
@@ -320,18 +263,18 @@ func (a *app) printReading(o *opened, r *dev.Reading, field string, raw bool) er
 	}
 	if a.json() {
 		return a.writeJSON(map[string]any{
-			"device":          o.name.Given,
-			"bdf":             o.dev.BDF,
-			"backend":         o.dev.Backend,
+			"device":          ad.Name(),
+			"bdf":             ad.BDF(),
+			"backend":         ad.Backend(),
 			"register":        r.Register.Name,
 			"id":              r.Register.ID,
-			"source_revision": o.dev.DB.Revision,
+			"source_revision": ad.DB().Revision,
 			"defaulted":       nonNil(r.Defaulted),
 			"fields":          json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: raw})),
 			"units":           scaledFields(r.Register.Name, r.Decoded),
 		})
 	}
-	fmt.Fprintf(a.stdout, "%s (0x%04x) on %s", r.Register.Name, r.Register.ID, describeDev(o))
+	fmt.Fprintf(a.stdout, "%s (0x%04x) on %s", r.Register.Name, r.Register.ID, describe(ad))
 	if len(r.Defaulted) > 0 {
 		fmt.Fprintf(a.stdout, "; defaulted %s", strings.Join(r.Defaulted, ", "))
 	}
@@ -396,22 +339,19 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func describeDev(o *opened) string {
-	s := o.name.Given
-	if o.dev.BDF != "" && o.dev.BDF != s {
-		s += " (" + o.dev.BDF + ")"
-	}
-	return s
-}
-
 // ---- set
 
+type regSetOptions struct {
+	df          deviceFlags
+	index       []string
+	yes, dryRun bool
+	raw         bool
+	id, length  int
+	data        string
+}
+
 func (a *app) regSetCmd() *cobra.Command {
-	var df deviceFlags
-	var index []string
-	var yes, dryRun bool
-	var id, length int
-	var data string
+	var o regSetOptions
 	c := &cobra.Command{
 		Use:   "set REG FIELD=VALUE... [--index k=v]",
 		Short: "Write register fields (read-modify-write, confirmed, verified)",
@@ -423,92 +363,119 @@ it would send and writes nothing.`,
   cxray reg set PMAOS admin_status=enabled ase=1 --index module=0 -d 03:00.0 --dry-run
   cxray reg set --id 0x5006 --len 16 --data 0x00010201,0x80000000,0,0 -d emu --yes`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(_ *cobra.Command, args []string) error {
-			db, err := a.db()
-			if err != nil {
-				return err
-			}
-			if id != 0 {
-				if len(args) > 0 {
-					return usageErr("with --id give the bytes with --data, not field=value pairs")
-				}
-				return a.setRaw(df, db, uint16(id), length, data, yes, dryRun)
-			}
-			if len(args) < 2 {
-				return usageErr("name a register and the fields to set: cxray reg set PAOS admin_status=up ase=1 -d DEV")
-			}
-			idx, err := parseKV(index, "--index")
-			if err != nil {
-				return err
-			}
-			fields, err := prm.ParseAssignments(args[1:])
-			if err != nil {
-				return usageWrap(err)
-			}
-			ctx, cancel := df.context()
-			defer cancel()
-			o, err := a.openDevice(ctx, df.name, db)
-			if err != nil {
-				return err
-			}
-			defer o.Close()
-			if o.dev.Backend == "kernel" {
-				return deviceErr(&kernel.ReadOnlyError{BDF: o.dev.BDF})
-			}
-			wp, err := o.dev.PrepareSet(ctx, args[0], idx, fields)
-			if err != nil {
-				return classify(err)
-			}
-			reg := wp.Reading.Register
-			if !a.json() {
-				fmt.Fprintf(a.stdout, "%s (0x%04x) on %s", reg.Name, reg.ID, describeDev(o))
-				if len(wp.Reading.Defaulted) > 0 {
-					fmt.Fprintf(a.stdout, "; defaulted %s", strings.Join(wp.Reading.Defaulted, ", "))
-				}
-				fmt.Fprintln(a.stdout)
-				t := a.newTable("FIELD", "BEFORE", "AFTER")
-				for _, c := range wp.Changes {
-					t.row(c.Path, c.Before, c.After)
-				}
-				t.flush()
-				if len(wp.Changes) == 0 {
-					fmt.Fprintln(a.stdout, "(the register already holds these values; writing anyway)")
-				}
-			}
-			if dryRun {
-				return a.printDryRun(o, wp)
-			}
-			if !yes {
-				ok, err := a.confirm(fmt.Sprintf("Write %s on %s?", reg.Name, o.name.Given))
-				if err != nil {
-					return err
-				}
-				if !ok {
-					fmt.Fprintln(a.stderr, "cxray: nothing written")
-					return errProblem
-				}
-			}
-			back, err := o.dev.ApplySet(ctx, wp, idx)
-			if err != nil {
-				return classify(err)
-			}
-			if a.json() {
-				return a.writeJSON(map[string]any{"device": o.name.Given, "register": reg.Name, "id": reg.ID,
-					"changes": changesJSON(wp.Changes), "written": hexDwords(wp.Bytes), "verified": true,
-					"fields": json.RawMessage(back.Decoded.AppendJSON(nil, prm.JSONOptions{}))})
-			}
-			fmt.Fprintln(a.stdout, "written and verified by reading back")
-			return nil
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return a.runRegSet(&o, args) },
 	}
-	df.add(c)
-	c.Flags().StringArrayVar(&index, "index", nil, "index field=value selecting the instance to write")
-	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "print the bytes that would be written; write nothing")
-	c.Flags().IntVar(&id, "id", 0, "register ID, for registers not in the database (with --len and --data)")
-	c.Flags().IntVar(&length, "len", 0, "register length in bytes (with --id)")
-	c.Flags().StringVar(&data, "data", "", "with --id: the whole register to write (hex)")
+	o.df.add(c)
+	c.Flags().StringArrayVar(&o.index, "index", nil, "index field=value selecting the instance to write")
+	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the bytes that would be written; write nothing")
+	c.Flags().BoolVar(&o.raw, "raw", false, "allow a number outside an enum field's values (a reserved or newer value)")
+	c.Flags().IntVar(&o.id, "id", 0, "register ID, for registers not in the database (with --len and --data)")
+	c.Flags().IntVar(&o.length, "len", 0, "register length in bytes (with --id)")
+	c.Flags().StringVar(&o.data, "data", "", "with --id: the whole register to write (hex)")
 	return c
+}
+
+func (a *app) runRegSet(o *regSetOptions, args []string) error {
+	db, err := a.db()
+	if err != nil {
+		return err
+	}
+	if o.id != 0 {
+		if len(args) > 0 {
+			return usageErr("with --id give the bytes with --data, not field=value pairs")
+		}
+		return a.setRaw(o.df, db, uint16(o.id), o.length, o.data, o.yes, o.dryRun)
+	}
+	if len(args) < 2 {
+		return usageErr("name a register and the fields to set: cxray reg set PAOS admin_status=up ase=1 -d DEV")
+	}
+	idx, err := parseKV(o.index, "--index")
+	if err != nil {
+		return err
+	}
+	fields, err := prm.ParseAssignments(args[1:])
+	if err != nil {
+		return usageWrap(err)
+	}
+	ctx, cancel := o.df.context(a)
+	defer cancel()
+	ad, err := a.open(ctx, o.df.name, db)
+	if err != nil {
+		return err
+	}
+	defer ad.Close()
+	return a.writeRegister(ctx, ad, args[0], idx, fields, dev.SetOptions{AnyValue: o.raw}, o.yes, o.dryRun)
+}
+
+// writeRegister is the guarded register write `reg set` and `roce set`
+// share: read, show the change, confirm, write, read back to verify.
+func (a *app) writeRegister(ctx context.Context, ad *adapter.Adapter, name string, idx, fields []prm.Assignment, so dev.SetOptions, yes, dryRun bool) error {
+	d, err := registers(ctx, ad)
+	if err != nil {
+		return err
+	}
+	wp, err := d.PrepareSetWith(ctx, name, idx, fields, so)
+	if err != nil {
+		return classify(err)
+	}
+	reg := wp.Reading.Register
+	if !a.json() {
+		fmt.Fprintf(a.stdout, "%s (0x%04x) on %s", reg.Name, reg.ID, describe(ad))
+		if len(wp.Reading.Defaulted) > 0 {
+			fmt.Fprintf(a.stdout, "; defaulted %s", strings.Join(wp.Reading.Defaulted, ", "))
+		}
+		fmt.Fprintln(a.stdout)
+		t := a.newTable("FIELD", "BEFORE", "AFTER")
+		for _, c := range wp.Changes {
+			t.row(c.Path, c.Before, c.After)
+		}
+		t.flush()
+		if len(wp.Changes) == 0 {
+			fmt.Fprintln(a.stdout, "(the register already holds these values; writing anyway)")
+		}
+	}
+	if dryRun {
+		return a.printDryRun(ad, wp)
+	}
+	if !yes {
+		ok, err := a.confirm(fmt.Sprintf("Write %s on %s?", reg.Name, ad.Name()))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintln(a.stderr, "cxray: nothing written")
+			return errProblem
+		}
+	}
+	back, err := d.ApplySet(ctx, wp, idx)
+	if err != nil {
+		return classify(err)
+	}
+	if a.json() {
+		return a.writeJSON(map[string]any{"device": ad.Name(), "register": reg.Name, "id": reg.ID,
+			"changes": changesJSON(wp.Changes), "written": hexDwords(wp.Bytes), "verified": true, "not_verifiable": nonNil(wp.Unverifiable),
+			"fields": json.RawMessage(back.Decoded.AppendJSON(nil, prm.JSONOptions{}))})
+	}
+	unver := map[string]bool{}
+	for _, p := range wp.Unverifiable {
+		unver[p] = true
+	}
+	var checked []string
+	for _, c := range wp.Changes {
+		if !unver[c.Path] {
+			checked = append(checked, c.Path)
+		}
+	}
+	switch {
+	case len(wp.Unverifiable) == 0:
+		fmt.Fprintln(a.stdout, "written and verified by reading back")
+	case len(checked) > 0:
+		fmt.Fprintf(a.stdout, "written; %s verified by reading back; %s act on the write and read back cleared by design (not verifiable)\n", strings.Join(checked, ", "), strings.Join(wp.Unverifiable, ", "))
+	default:
+		fmt.Fprintf(a.stdout, "written; %s act on the write and read back cleared by design, so nothing could be verified by reading back\n", strings.Join(wp.Unverifiable, ", "))
+	}
+	return nil
 }
 
 // setRaw writes a register the database does not describe: the bytes as
@@ -532,15 +499,19 @@ func (a *app) setRaw(df deviceFlags, db *prm.DB, id uint16, length int, data str
 		}
 		return nil
 	}
-	ctx, cancel := df.context()
+	ctx, cancel := df.context(a)
 	defer cancel()
-	o, err := a.openDevice(ctx, df.name, db)
+	ad, err := a.open(ctx, df.name, db)
 	if err != nil {
 		return err
 	}
-	defer o.Close()
+	defer ad.Close()
+	d, err := registers(ctx, ad)
+	if err != nil {
+		return err
+	}
 	if !yes {
-		ok, err := a.confirm(fmt.Sprintf("Write %d raw bytes to register 0x%04x on %s?", length, id, o.name.Given))
+		ok, err := a.confirm(fmt.Sprintf("Write %d raw bytes to register 0x%04x on %s?", length, id, ad.Name()))
 		if err != nil {
 			return err
 		}
@@ -549,19 +520,19 @@ func (a *app) setRaw(df deviceFlags, db *prm.DB, id uint16, length int, data str
 			return errProblem
 		}
 	}
-	if _, err := o.dev.SetRaw(ctx, id, b); err != nil {
+	if _, err := d.SetRaw(ctx, id, b); err != nil {
 		return classify(err)
 	}
-	back, err := o.dev.GetRaw(ctx, id, append([]byte(nil), b...))
+	back, err := d.GetRaw(ctx, id, append([]byte(nil), b...))
 	if err != nil {
 		return classify(fmt.Errorf("the write was sent, but reading it back failed: %w", err))
 	}
 	same := string(back) == string(b)
 	if a.json() {
-		return a.writeJSON(map[string]any{"device": o.name.Given, "id": id, "written": hexDwords(b), "read_back": hexDwords(back), "identical": same})
+		return a.writeJSON(map[string]any{"device": ad.Name(), "id": id, "written": hexDwords(b), "read_back": hexDwords(back), "identical": same})
 	}
 	fmt.Fprintln(a.stdout, "written; read back:")
-	if err := a.printRaw(o, id, back); err != nil {
+	if err := a.printRaw(ad, id, back); err != nil {
 		return err
 	}
 	if !same {
@@ -592,11 +563,11 @@ func hexDwords(b []byte) []string {
 	return out
 }
 
-func (a *app) printDryRun(o *opened, wp *dev.WritePlan) error {
+func (a *app) printDryRun(ad *adapter.Adapter, wp *dev.WritePlan) error {
 	reg := wp.Reading.Register
 	dw := hexDwords(wp.Bytes)
 	if a.json() {
-		return a.writeJSON(map[string]any{"device": o.name.Given, "register": reg.Name, "id": reg.ID,
+		return a.writeJSON(map[string]any{"device": ad.Name(), "register": reg.Name, "id": reg.ID,
 			"changes": changesJSON(wp.Changes), "would_write": dw, "dry_run": true})
 	}
 	fmt.Fprintf(a.stdout, "dry run: would send SET of register 0x%04x, %d bytes:\n", reg.ID, len(wp.Bytes))

@@ -241,3 +241,26 @@ func TestIndexLeafName(t *testing.T) {
 		t.Errorf("exit %d %s %s", code, out, errs)
 	}
 }
+
+// TestRegSetEnumAndOperationFields: a value outside an enum is refused
+// before anything is written (--raw lets it through), and an operation
+// bit the firmware clears is not claimed as verified.
+func TestRegSetEnumAndOperationFields(t *testing.T) {
+	_, errs, code := cli(t, "", "reg", "set", "PAOS", "admin_status=9", "-d", "emu", "--yes")
+	if code != exitUsage || !strings.Contains(errs, "not one of its values") || !strings.Contains(errs, "nothing was written") {
+		t.Errorf("enum: exit %d %s", code, errs)
+	}
+	out, _, code := cli(t, "", "reg", "set", "PAOS", "admin_status=9", "-d", "emu", "--dry-run", "--raw")
+	if code != exitOK || !strings.Contains(out, "would send SET") {
+		t.Errorf("--raw: exit %d %s", code, out)
+	}
+	out, errs, code = cli(t, "", "reg", "set", "PAOS", "admin_status=down_by_configuration", "ase=1", "-d", "emu", "--yes", "-o", "json")
+	var r struct {
+		Verified      bool     `json:"verified"`
+		NotVerifiable []string `json:"not_verifiable"`
+	}
+	mustJSON(t, out, &r)
+	if code != exitOK || !r.Verified || len(r.NotVerifiable) != 1 || r.NotVerifiable[0] != "ase" {
+		t.Errorf("operation field: exit %d %+v %s", code, r, errs)
+	}
+}

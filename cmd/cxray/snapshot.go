@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/snapshot"
 )
@@ -50,7 +51,7 @@ Without --out the snapshot is printed as JSON.`,
 				return usageErr("--samples %d needs --interval (e.g. 10s)", samples)
 			}
 			timeout := df.timeout + time.Duration(samples)*interval
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			ctx, cancel := context.WithTimeout(a.ctx, timeout)
 			defer cancel()
 			f, err := a.takeSnapshot(ctx, df.name, all, db, p, samples, interval)
 			if err != nil {
@@ -80,25 +81,26 @@ func (a *app) takeSnapshot(ctx context.Context, name string, all bool, db *prm.D
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(targets)
+	defer adapter.CloseAll(targets)
 	host, _ := os.Hostname()
-	f := &snapshot.File{Format: snapshot.Format, Version: snapshot.Version, Created: time.Now().UTC(), Host: host, Tool: version,
+	f := &snapshot.File{Format: snapshot.Format, Version: snapshot.Version, Created: targets[0].Clock().Now().UTC(), Host: host, Tool: version,
 		PRMRevision: db.Revision, PRMSource: db.Source, Profile: *p, Samples: samples, Interval: snapshot.Duration(interval)}
 	progress := a.progress()
-	for i, o := range targets {
-		opt := snapshot.Options{Samples: samples, Interval: interval, Sleep: sleeper(o.emu), Now: nowOf(o.emu)}
+	for i, ad := range targets {
+		opt := snapshot.Options{Samples: samples, Interval: interval}
 		if progress != nil {
-			label := fmt.Sprintf("%s (%d/%d)", o.dev.BDF, i+1, len(targets))
+			label := fmt.Sprintf("%s (%d/%d)", ad.BDF(), i+1, len(targets))
 			opt.Progress = func(done, total int) { progress(label, done, total) }
 		}
-		d, err := snapshot.Take(ctx, o.dev, p, opt)
+		d, err := snapshot.Take(ctx, ad, p, opt)
 		if err != nil {
-			f.Devices = append(f.Devices, snapshot.Device{Name: o.name.Given, BDF: o.dev.BDF, Backend: o.dev.Backend, Error: err.Error()})
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			f.Devices = append(f.Devices, snapshot.Device{Name: ad.Name(), BDF: ad.BDF(), Backend: ad.Backend(), Error: err.Error()})
 			continue
 		}
-		if o.emu != nil {
-			f.Created = o.emu.Clock.Now().UTC()
-		}
+		f.Created = ad.Clock().Now().UTC()
 		f.Devices = append(f.Devices, *d)
 	}
 	if progress != nil {
@@ -200,7 +202,7 @@ name, then by position.`,
 				if err != nil {
 					return err
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), df.timeout+time.Duration(samples)*interval)
+				ctx, cancel := context.WithTimeout(a.ctx, df.timeout+time.Duration(samples)*interval)
 				defer cancel()
 				if cur, err = a.takeSnapshot(ctx, df.name, all, db, &base.Profile, samples, interval); err != nil {
 					return err

@@ -3,25 +3,30 @@ package main
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/health"
 	"github.com/cxray/cxray/prm"
 )
 
 // statusEntry is one function in `cxray status`.
 type statusEntry struct {
-	BDF          string   `json:"bdf"`
-	Device       string   `json:"device"` // the -d name that reaches it
-	Model        string   `json:"model"`
-	DeviceID     uint16   `json:"device_id"`
-	Backend      string   `json:"backend"`
-	PSID         string   `json:"psid,omitempty"`
-	Firmware     string   `json:"firmware,omitempty"`
+	BDF             string      `json:"bdf"`
+	Device          string      `json:"device"` // the -d name that reaches it
+	Model           string      `json:"model"`
+	DeviceID        uint16      `json:"device_id"`
+	Backend         dev.Backend `json:"backend"`
+	PSID            string      `json:"psid,omitempty"`
+	Firmware        string      `json:"firmware,omitempty"`
+	FirmwarePending string      `json:"firmware_pending,omitempty"`
+	// Ports is how many ports this function owns.
 	Ports        int      `json:"ports,omitempty"`
 	Netdevs      []string `json:"netdevs"`
 	RDMA         []string `json:"rdma"`
@@ -29,82 +34,101 @@ type statusEntry struct {
 	PermanentMAC string   `json:"permanent_mac,omitempty"`
 	NodeGUID     string   `json:"node_guid,omitempty"`
 	// OSMACs are the interfaces' current addresses; MACDrift is set when
-	// the first differs from the permanent (firmware) MAC.
+	// one differs from the permanent MAC.
 	OSMACs   map[string]string `json:"os_macs,omitempty"`
 	MACDrift bool              `json:"mac_drift"`
+	Drift    []health.MACDrift `json:"drift,omitempty"`
 	Error    string            `json:"error,omitempty"`
 }
 
+type statusOptions struct {
+	df deviceFlags
+}
+
 func (a *app) statusCmd() *cobra.Command {
-	var df deviceFlags
+	var o statusOptions
 	c := &cobra.Command{
 		Use:   "status",
 		Short: "List ConnectX adapters: PCI address, names, firmware, PSID, MAC, GUID",
 		Long: `List every ConnectX function of this machine (or the one given with -d, or
 the emulated ones with -d emu / emu:FILE.yaml) with its PCI address, the names
-that reach it (-d accepts all of them), firmware version, PSID, ports, NUMA
-node, the permanent MAC and node GUID from the firmware, and the current MAC
-the OS uses (a difference is flagged: MAC drift). Reading firmware details
-needs root on real adapters.`,
+that reach it (-d accepts all of them), firmware version (and one waiting for
+a reset), PSID, the ports it owns, NUMA node, the permanent MAC and node GUID,
+and the current MAC the OS uses. A difference is flagged as MAC drift (exit 1).
+Firmware details need root on real adapters; without it they come from the
+kernel driver where it has them.`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			db, err := a.db()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := df.context()
-			defer cancel()
-			entries, err := a.gatherStatus(ctx, df.name, db)
-			if err != nil {
-				return err
-			}
-			// A device named with -d that could not be read is a device
-			// error (exit 3), after the report says why.
-			failed := df.name != "" && len(entries) > 0
-			for _, e := range entries {
-				if e.Error == "" || e.Firmware != "" {
-					failed = false
-				}
-			}
-			if a.json() {
-				if err := a.writeJSON(map[string]any{"source_revision": db.Revision, "devices": entries}); err != nil {
-					return err
-				}
-				if failed {
-					return &exitError{exitDevice, errQuiet}
-				}
-				return nil
-			}
-			if len(entries) == 0 {
-				fmt.Fprintln(a.stdout, "no ConnectX adapters found on this machine; try the emulator: cxray status -d emu")
-				return nil
-			}
-			t := a.newTable("BDF", "MODEL", "FIRMWARE", "PSID", "PORTS", "NETDEV", "RDMA", "NUMA", "PERMANENT MAC", "NODE GUID")
-			var notes []string
-			for _, e := range entries {
-				t.row(e.BDF, e.Model, dash(e.Firmware), dash(e.PSID), dash(fmt.Sprint(e.Ports)), dash(strings.Join(e.Netdevs, ",")),
-					dash(strings.Join(e.RDMA, ",")), numa(e.NUMANode), dash(e.PermanentMAC), dash(e.NodeGUID))
-				if e.MACDrift {
-					for nd, mac := range e.OSMACs {
-						notes = append(notes, fmt.Sprintf("%s: MAC drift: %s uses %s, the firmware's permanent MAC is %s", e.BDF, nd, mac, e.PermanentMAC))
-					}
-				}
-				if e.Error != "" {
-					notes = append(notes, fmt.Sprintf("%s: %s", e.BDF, e.Error))
-				}
-			}
-			t.flush()
-			for _, n := range notes {
-				fmt.Fprintln(a.stdout, n)
-			}
-			if failed {
-				return &exitError{exitDevice, errQuiet}
-			}
-			return nil
-		},
+		RunE: func(*cobra.Command, []string) error { return a.runStatus(&o) },
 	}
-	df.add(c)
+	o.df.add(c)
 	return c
+}
+
+func (a *app) runStatus(o *statusOptions) error {
+	db, err := a.db()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := o.df.context(a)
+	defer cancel()
+	entries, err := a.gatherStatus(ctx, o.df.name, db)
+	if err != nil {
+		return err
+	}
+	// A device named with -d that could not be read is a device error
+	// (exit 3), after the report says why.
+	failed := o.df.name != "" && len(entries) > 0
+	drift := false
+	for _, e := range entries {
+		if e.Error == "" || e.Firmware != "" {
+			failed = false
+		}
+		drift = drift || e.MACDrift
+	}
+	if a.json() {
+		if err := a.writeJSON(map[string]any{"source_revision": db.Revision, "devices": entries}); err != nil {
+			return err
+		}
+	} else {
+		a.printStatus(entries)
+	}
+	switch {
+	case failed:
+		return &exitError{exitDevice, errQuiet}
+	case drift:
+		return errProblem
+	}
+	return nil
+}
+
+func (a *app) printStatus(entries []statusEntry) {
+	if len(entries) == 0 {
+		fmt.Fprintln(a.stdout, "no ConnectX adapters found on this machine; try the emulator: cxray status -d emu")
+		return
+	}
+	t := a.newTable("BDF", "MODEL", "FIRMWARE", "PSID", "PORTS", "NETDEV", "RDMA", "NUMA", "PERMANENT MAC", "NODE GUID")
+	var notes []string
+	for _, e := range entries {
+		fwv := dash(e.Firmware)
+		if e.FirmwarePending != "" {
+			fwv += " (" + e.FirmwarePending + " pending)"
+		}
+		t.row(e.BDF, e.Model, fwv, dash(e.PSID), dash(fmt.Sprint(e.Ports)), dash(strings.Join(e.Netdevs, ",")),
+			dash(strings.Join(e.RDMA, ",")), numa(e.NUMANode), dash(e.PermanentMAC), dash(e.NodeGUID))
+		for _, d := range e.Drift {
+			notes = append(notes, fmt.Sprintf("%s: MAC drift: %s uses %s, the permanent MAC is %s", e.BDF, d.Netdev, d.Address, d.Permanent))
+		}
+		if e.FirmwarePending != "" {
+			notes = append(notes, fmt.Sprintf("%s: firmware %s is written and runs after the next firmware reset", e.BDF, e.FirmwarePending))
+		}
+		if e.Error != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", e.BDF, e.Error))
+		}
+	}
+	t.flush()
+	for _, n := range notes {
+		fmt.Fprintln(a.stdout, n)
+	}
 }
 
 func numa(n int) string {
@@ -123,36 +147,61 @@ func dash(s string) string {
 
 // gatherStatus lists the functions to report and reads each.
 func (a *app) gatherStatus(ctx context.Context, given string, db *prm.DB) ([]statusEntry, error) {
+	opts := a.adapterOptions(db)
+	opts.Fallback = true
 	entries := []statusEntry{}
 	if given != "" {
-		n, err := sys.Parse(given)
+		n, err := opts.Parse(given)
 		if err != nil {
-			return nil, deviceErr(err)
+			return nil, classify(err)
 		}
-		if n.Kind == devname.Emu {
-			return a.emuStatus(ctx, n, db)
-		}
-		if n.Kind == devname.PCI {
-			f, err := sys.Function(n.BDF)
-			if err != nil {
-				return nil, deviceErr(err)
+		var ads []*adapter.Adapter
+		switch n.Kind {
+		case devname.Emu:
+			// The whole scenario, unless -d picks one function with @.
+			if strings.Contains(n.Emu, "@") {
+				var ad *adapter.Adapter
+				if ad, err = adapter.Open(ctx, given, opts); err == nil {
+					ads = []*adapter.Adapter{ad}
+				}
+			} else {
+				ads, err = adapter.OpenAll(ctx, given, opts)
 			}
-			return append(entries, a.pciStatus(ctx, f, db)), nil
+		case devname.Kernel:
+			var ad *adapter.Adapter
+			if ad, err = adapter.Open(ctx, given, opts); err == nil {
+				ads = []*adapter.Adapter{ad}
+			}
+		default:
+			f, ferr := sys.Function(n.BDF)
+			if ferr != nil {
+				return nil, classify(&adapter.NotFoundError{Err: ferr})
+			}
+			return append(entries, a.pciStatus(ctx, f, opts)), nil
 		}
-		return a.kernelStatus(ctx, n)
+		if err != nil {
+			return nil, classify(err)
+		}
+		defer adapter.CloseAll(ads)
+		for _, ad := range ads {
+			entries = append(entries, adapterStatus(ctx, ad))
+		}
+		return entries, nil
 	}
 	fs, err := sys.List()
 	if err != nil {
 		return nil, deviceErr(err)
 	}
 	for _, f := range fs {
-		entries = append(entries, a.pciStatus(ctx, f, db))
+		entries = append(entries, a.pciStatus(ctx, f, opts))
 	}
 	return entries, nil
 }
 
-func (a *app) pciStatus(ctx context.Context, f devname.Function, db *prm.DB) statusEntry {
-	e := statusEntry{BDF: f.BDF, Device: f.BDF, Model: f.DeviceName, DeviceID: f.DeviceID, Backend: "direct",
+// pciStatus reads a function of this machine: sysfs for its names, then
+// the adapter (directly as root, else through the kernel).
+func (a *app) pciStatus(ctx context.Context, f devname.Function, opts adapter.Options) statusEntry {
+	e := statusEntry{BDF: f.BDF, Device: f.BDF, Model: f.DeviceName, DeviceID: f.DeviceID, Backend: dev.BackendDirect,
 		Netdevs: f.Netdevs, RDMA: f.RDMA, NUMANode: f.NUMANode, OSMACs: map[string]string{}}
 	if len(f.RDMA) > 0 {
 		e.Device = f.RDMA[0]
@@ -166,33 +215,62 @@ func (a *app) pciStatus(ctx context.Context, f devname.Function, db *prm.DB) sta
 		e.Error = "virtual function: firmware details come from its physical function"
 		return e
 	}
-	if !dev.IsRoot() {
-		e.Error = "run as root to read firmware details"
-		return e
-	}
-	d, _, err := dev.OpenPCI(ctx, sys, f.BDF, f.BDF, db)
+	ad, err := adapter.Open(ctx, f.BDF, opts)
 	if err != nil {
 		e.Error = err.Error()
 		return e
 	}
-	defer d.Close()
-	fillFromFirmware(ctx, d, &e)
-	return e
+	defer ad.Close()
+	full := adapterStatus(ctx, ad)
+	full.Device = e.Device
+	if full.Model == "" {
+		full.Model = e.Model
+	}
+	return full
 }
 
-// fillFromFirmware reads the firmware's identity and flags MAC drift.
-func fillFromFirmware(ctx context.Context, d *dev.Device, e *statusEntry) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+// adapterStatus is one status line read through an adapter.
+func adapterStatus(ctx context.Context, ad *adapter.Adapter) statusEntry {
+	e := statusEntry{BDF: ad.BDF(), Device: ad.Name(), Backend: ad.Backend(), Netdevs: []string{}, RDMA: []string{},
+		NUMANode: -1, OSMACs: map[string]string{}}
+	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	id, err := d.Identity(ctx)
+	var notes []string
+	id, err := ad.Identity(ictx)
 	if err != nil {
-		e.Error = err.Error()
-		return
+		notes = append(notes, err.Error())
 	}
-	e.PSID, e.Firmware, e.Ports, e.NodeGUID, e.PermanentMAC = id.PSID, id.Firmware, id.Ports, id.NodeGUID, id.PermanentMAC
-	for _, nd := range e.Netdevs {
-		if m, ok := e.OSMACs[nd]; ok && e.PermanentMAC != "" && !strings.EqualFold(m, e.PermanentMAC) {
-			e.MACDrift = true
+	if id != nil {
+		e.Model, e.DeviceID, e.PSID, e.Firmware, e.FirmwarePending = id.Model, id.DeviceID, id.PSID, id.Firmware, id.FirmwarePending
+		e.PermanentMAC, e.NodeGUID = id.PermanentMAC, id.NodeGUID
+		if e.Model == "" && id.DeviceID != 0 {
+			e.Model, _ = devname.Model(id.DeviceID)
 		}
 	}
+	if ps, err := ad.Ports(ictx); err == nil {
+		e.Ports = len(ps)
+	} else if id != nil {
+		notes = append(notes, "ports: "+err.Error())
+	}
+	if os, err := ad.OS(ictx); err == nil {
+		e.NUMANode, e.RDMA = os.NUMANode, os.RDMA
+		for _, n := range os.Netdevs {
+			e.Netdevs = append(e.Netdevs, n.Name)
+			if n.Address != "" {
+				e.OSMACs[n.Name] = n.Address
+			}
+		}
+		perm := ""
+		if id != nil {
+			perm = id.PermanentMAC
+		}
+		e.Drift = health.Drift(perm, os.Netdevs)
+		e.MACDrift = len(e.Drift) > 0
+	}
+	for _, n := range ad.Notes() {
+		notes = append(notes, n)
+	}
+	sort.Strings(e.Netdevs)
+	e.Error = strings.Join(notes, "; ")
+	return e
 }

@@ -84,7 +84,7 @@ func (r *rig) device(t testing.TB, i int) *dev.Device {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := dev.New("emu", r.eps[i].Function().BDF, "fwctl", db, fwctl.NewRegisters(c), nil)
+	d := dev.New("emu", r.eps[i].Function().BDF, dev.BackendFwctl, db, fwctl.NewRegisters(c), nil)
 	d.AttachCommander(c)
 	return d
 }
@@ -219,7 +219,7 @@ func TestAccessRegSharesTheGatewayStore(t *testing.T) {
 	f := r.e.Functions()[0]
 	db, _ := builtin.Load()
 	ctx := ctxT(t)
-	gw, _, err := dev.OpenConfigSpace(ctx, "emu", f.BDF, "emulator", db, f.Config, dev.StackOptions{Clock: r.clk})
+	gw, _, err := dev.OpenConfigSpace(ctx, "emu", f.BDF, dev.BackendEmulator, db, f.Config, dev.StackOptions{Clock: r.clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,8 +254,8 @@ func TestAccessRegSharesTheGatewayStore(t *testing.T) {
 	f.Device.SetFaults(emu.Faults{RegisterStatus: map[uint16]uint8{0x9020: 8}})
 	_, err = fc.Get(ctx, "MGIR", nil, nil, 0)
 	var ce *fwctl.CommandError
-	if !errors.As(err, &ce) || ce.Status != 5 || ce.Register != 0x9020 {
-		t.Errorf("MGIR with a resource fault: %v", err)
+	if !errors.As(err, &ce) || ce.Status != 5 || ce.Register != 0x9020 || !errors.Is(err, dev.ErrResourceNotAvailable) {
+		t.Errorf("MGIR with a resource fault: %v (want status 5, read as dev.ErrResourceNotAvailable)", err)
 	}
 }
 
@@ -278,7 +278,7 @@ func TestLockdown(t *testing.T) {
 		if n, err := f.Config.WriteAt([]byte{1, 0, 0, 0}, 0xC8); n != 0 || !errors.Is(err, syscall.EPERM) {
 			t.Errorf("%s: write under lockdown: %d %v, want EPERM", f.BDF, n, err)
 		}
-		_, _, err := dev.OpenConfigSpace(ctx, "emu", f.BDF, "emulator", db, f.Config, dev.StackOptions{Clock: r.clk})
+		_, _, err := dev.OpenConfigSpace(ctx, "emu", f.BDF, dev.BackendEmulator, db, f.Config, dev.StackOptions{Clock: r.clk})
 		if !errors.Is(err, syscall.EPERM) {
 			t.Errorf("%s: opening the gateway under lockdown: %v, want an EPERM the opener can fall back on", f.BDF, err)
 		}

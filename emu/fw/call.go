@@ -20,10 +20,6 @@ type Handler func(c *Call) uint8
 type Behaviour struct {
 	// Access handles every request to the register.
 	Access Handler
-	// MaxBytes, when larger than the layout, accepts requests of up to that
-	// many bytes for a register whose layout does not say it is variable
-	// (the NV registers carry their data after a 12-byte header).
-	MaxBytes int
 }
 
 // Call is one access-register request as a Handler sees it.

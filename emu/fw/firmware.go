@@ -301,11 +301,16 @@ func (f *Firmware) access(id uint16, method emu.Method, data []byte, ports []int
 	}
 	b := f.behaviours[id]
 	n, want := len(data), ri.plan.Bytes
+	// A request shorter than the firmware's layout is refused. A longer
+	// one is what a tool with a newer PRM database sends (PTYS grew from
+	// 64 to 68 bytes in Rev 0.59, ROCE_ACCL to 128 in 0.62): the firmware
+	// answers with its own layout and leaves the bytes it does not know
+	// zero, up to what one access carries.
 	switch {
 	case n < want:
 		return c, c.Fail(StatusBadLength, "%s is %d bytes; the request carries %d", ri.reg.Name, want, n)
-	case n > want && !ri.plan.HasVariable() && n > b.MaxBytes:
-		return c, c.Fail(StatusBadLength, "%s is %d bytes; the request carries %d", ri.reg.Name, want, n)
+	case n > maxRegisterBytes:
+		return c, c.Fail(StatusBadLength, "%s is %d bytes; the request carries %d, more than one access holds", ri.reg.Name, want, n)
 	}
 	c.In = append([]byte(nil), data...)
 	c.Out = merge(make([]byte, n), c.In, ri.index)
@@ -326,6 +331,10 @@ func (f *Firmware) access(id uint16, method emu.Method, data []byte, ports []int
 	}
 	return c, StatusOK
 }
+
+// maxRegisterBytes is the largest register one access carries: the ICMD
+// mailbox (0x340 bytes) less the TLV header.
+const maxRegisterBytes = 0x340 - 20
 
 // missing handles a field the database lacks.
 func (f *Firmware) missing(c *Call, path string, err error) {

@@ -179,9 +179,15 @@ func TestUnknownRegisterAndLength(t *testing.T) {
 	if _, st := r.fw.AccessRegister(uint16(rg.ID), emu.MethodGet, buf[:8]); st != 7 {
 		t.Errorf("short PAOS: status %d, want 7", st)
 	}
-	long := append(append([]byte(nil), buf...), make([]byte, 8)...)
-	if _, st := r.fw.AccessRegister(uint16(rg.ID), emu.MethodGet, long); st != fw.StatusBadLength {
-		t.Errorf("long PAOS: status %d, want 7", st)
+	// A longer request (a newer database's layout) is answered with the
+	// firmware's own layout, the bytes past it zero.
+	long := append(append([]byte(nil), buf...), 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0)
+	out, st := r.fw.AccessRegister(uint16(rg.ID), emu.MethodGet, long)
+	if st != fw.StatusOK || len(out) != len(long) || !bytes.Equal(out[len(buf):], make([]byte, 8)) {
+		t.Errorf("long PAOS: status %d, %x", st, out)
+	}
+	if _, st := r.fw.AccessRegister(uint16(rg.ID), emu.MethodGet, make([]byte, 0x340)); st != fw.StatusBadLength {
+		t.Errorf("PAOS beyond one access: status %d, want 7", st)
 	}
 	// A register whose layout ends in a VARIABLE array may be longer.
 	vr, _, vbuf := r.image("DCBX_APPLICATION")

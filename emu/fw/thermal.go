@@ -208,6 +208,18 @@ func (f *Firmware) Temperature(index int) (celsius float64, ok bool) {
 	return float64(r) / 8, ok
 }
 
+// Thresholds returns a sensor's MTMP high and low thresholds in °C; ok is
+// false for a sensor that does not exist.
+func (f *Firmware) Thresholds(index int) (high, low float64, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.sensors[index]
+	if s == nil {
+		return 0, 0, false
+	}
+	return float64(s.hiRaw) / 8, float64(s.loRaw) / 8, true
+}
+
 // mix is splitmix64 of seed and k: the model's only source of noise.
 func mix(seed, k uint64) uint64 {
 	z := seed + 0x9E3779B97F4A7C15*(k+1)

@@ -529,20 +529,15 @@ func (s *Store) Layout() nvconf.Layout { return s.layout }
 
 // ---- register behaviours
 
-// maxRegBytes accepts NV requests up to the header plus 256 data bytes and
-// more (mstflint's structures are that large); the ICMD mailbox bounds the
-// rest.
-const maxRegBytes = 1024
-
 // Behaviours returns the register behaviours, keyed by register name.
 func (s *Store) Behaviours() map[string]fw.Behaviour {
 	return map[string]fw.Behaviour{
 		"MNVQC": {Access: s.mnvqc},
 		"MNVGC": {Access: s.mnvgc},
-		"MNVDA": {Access: s.mnvda, MaxBytes: maxRegBytes},
-		"MNVDI": {Access: s.mnvdi, MaxBytes: maxRegBytes},
+		"MNVDA": {Access: s.mnvda},
+		"MNVDI": {Access: s.mnvdi},
 		"MNVIA": {Access: s.mnvia},
-		"MNVGN": {Access: s.mnvgn, MaxBytes: maxRegBytes},
+		"MNVGN": {Access: s.mnvgn},
 		"MFRL":  {Access: s.mfrl},
 	}
 }

@@ -69,7 +69,7 @@ func Build(t testing.TB, sc *scenario.Scenario) *Rig {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := dev.New("emu@"+f.BDF, f.BDF, "fwctl", db, fwctl.NewRegisters(c), nil)
+		d := dev.New("emu@"+f.BDF, f.BDF, dev.BackendFwctl, db, fwctl.NewRegisters(c), nil)
 		d.AttachCommander(c)
 		r.Devices = append(r.Devices, d)
 		r.Endpoints = append(r.Endpoints, ep)

@@ -1,0 +1,450 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/internal/clock"
+	"github.com/cxray/cxray/kernel"
+	"github.com/cxray/cxray/prm"
+)
+
+// ErrUnsupported is matched (errors.Is) by the error of a method the
+// backend cannot answer; commands show "not available on this backend".
+var ErrUnsupported = errors.ErrUnsupported
+
+// UnsupportedError says what a backend cannot answer, and why.
+type UnsupportedError struct {
+	What    string // "register access", "module EEPROM"
+	Backend dev.Backend
+	Why     string
+}
+
+func (e *UnsupportedError) Error() string {
+	s := fmt.Sprintf("%s is not available on the %s backend", e.What, e.Backend)
+	if e.Why != "" {
+		s += ": " + e.Why
+	}
+	return s
+}
+
+// Is makes errors.Is(err, ErrUnsupported) true.
+func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
+
+// PartialError is a part of an answer the backend could not give, while
+// the rest is good: worth a note, not a failure.
+type PartialError struct {
+	What string
+	Err  error
+}
+
+func (e *PartialError) Error() string { return fmt.Sprintf("%s is unknown: %v", e.What, e.Err) }
+func (e *PartialError) Unwrap() error { return e.Err }
+
+// IsPartial says err only notes parts that could not be read.
+func IsPartial(err error) bool {
+	var pe *PartialError
+	return err != nil && errors.As(err, &pe)
+}
+
+// OSView is the operating system's side of a function: its interfaces
+// and the RDMA device's counters. The kernel backend provides one for
+// functions of this machine; the command layer injects the emulator's.
+type OSView interface {
+	OS(ctx context.Context) (*OS, error)
+	// RDMACounters reads the RDMA hw_counters of the function's port
+	// (its own numbering, from 1).
+	RDMACounters(ctx context.Context, port int) (map[string]uint64, error)
+}
+
+// Config builds an Adapter. Exactly one of Registers and Kernel-only
+// reading applies: with Registers the adapter reads the PRM registers and
+// takes only the OS view from Kernel (or OSView); without, it reads
+// everything the kernel offers.
+type Config struct {
+	// Name is what the user gave (-d); BDF the PCI address.
+	Name    string
+	BDF     string
+	Backend dev.Backend
+	DB      *prm.DB
+	// Registers is the register path (nil: the kernel backend).
+	Registers *dev.Device
+	// Reopen, when set, opens the register path again after a transport
+	// failure (a device that went away and came back is freshly reset).
+	Reopen func(ctx context.Context) (*dev.Device, error)
+	// Kernel is the kernel's view of the same function (nil: none).
+	Kernel *kernel.Device
+	// OSView replaces the kernel's OS view (the emulator's).
+	OSView OSView
+	// Clock is the device's time (the emulator's manual clock); nil: the
+	// wall clock.
+	Clock clock.Clock
+	// Notes say how the function is reached, for health's access check
+	// ("kernel lockdown: using fwctl").
+	Notes []string
+	// Close runs on Close, after the register path is closed.
+	Close func() error
+}
+
+// Adapter is one ConnectX PCI function, whatever the backend. It is safe
+// for concurrent use.
+type Adapter struct {
+	c  Config
+	os OSView
+
+	mu   sync.Mutex
+	regs *dev.Device
+	// Cached, static while the adapter is open.
+	ports   []Port
+	sensors []int
+	part    *string
+}
+
+// New builds an adapter from its parts.
+func New(c Config) *Adapter {
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.Registers != nil && c.Registers.Reference == nil {
+		c.Registers.Reference = Reference()
+	}
+	a := &Adapter{c: c, regs: c.Registers, os: c.OSView}
+	if a.os == nil && c.Kernel != nil {
+		a.os = kernelOS{c.Kernel}
+	}
+	return a
+}
+
+// Name is what the user gave to open the function.
+func (a *Adapter) Name() string { return a.c.Name }
+
+// BDF is the PCI address ("" when unknown).
+func (a *Adapter) BDF() string { return a.c.BDF }
+
+// Backend says how the function is reached.
+func (a *Adapter) Backend() dev.Backend { return a.c.Backend }
+
+// DB is the register database the adapter decodes with.
+func (a *Adapter) DB() *prm.DB { return a.c.DB }
+
+// Notes say how the function is reached beyond its backend.
+func (a *Adapter) Notes() []string { return a.c.Notes }
+
+// Clock is the device's time: the emulator's manual clock, or the wall
+// clock.
+func (a *Adapter) Clock() clock.Clock { return a.c.Clock }
+
+// Sleep waits d on the device's clock (instantly on a manual one, which
+// it advances).
+func (a *Adapter) Sleep(ctx context.Context, d time.Duration) error { return a.c.Clock.Sleep(ctx, d) }
+
+// Kernel is the kernel's view of the function, nil when there is none.
+func (a *Adapter) Kernel() *kernel.Device { return a.c.Kernel }
+
+// Registers is the register path, or an error matching ErrUnsupported on
+// the kernel backend.
+func (a *Adapter) Registers(ctx context.Context) (*dev.Device, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.regs != nil {
+		return a.regs, nil
+	}
+	if a.c.Reopen == nil {
+		return nil, &UnsupportedError{What: "register access", Backend: a.c.Backend,
+			Why: fmt.Sprintf("it reads sysfs, hwmon, devlink and ethtool netlink; use direct access (-d %s as root) for registers", a.bdfOr())}
+	}
+	d, err := a.c.Reopen(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if d.Reference == nil {
+		d.Reference = Reference()
+	}
+	a.regs = d
+	return d, nil
+}
+
+func (a *Adapter) bdfOr() string {
+	if a.c.BDF != "" {
+		return a.c.BDF
+	}
+	return "0000:03:00.0"
+}
+
+// HasRegisters says whether the backend reads registers.
+func (a *Adapter) HasRegisters() bool { return a.c.Registers != nil || a.c.Reopen != nil }
+
+// drop forgets the register path after err, unless err is the firmware's
+// own answer: the transport may be mid-transaction or the device gone, and
+// the next read reopens it (when the adapter can).
+func (a *Adapter) drop(err error) error {
+	if err == nil || a.c.Reopen == nil {
+		return err
+	}
+	if _, ok := dev.StatusOf(err); ok {
+		return err
+	}
+	var fe *prm.FieldError
+	if errors.As(err, &fe) {
+		return err
+	}
+	a.mu.Lock()
+	if a.regs != nil {
+		a.regs.Close()
+		a.regs = nil
+	}
+	a.mu.Unlock()
+	return err
+}
+
+// Close releases the register path and whatever the backend holds.
+func (a *Adapter) Close() error {
+	a.mu.Lock()
+	d := a.regs
+	a.regs = nil
+	a.mu.Unlock()
+	var errs []error
+	if d != nil {
+		errs = append(errs, d.Close())
+	}
+	if a.c.Close != nil {
+		errs = append(errs, a.c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// OS is the operating system's view of the function.
+func (a *Adapter) OS(ctx context.Context) (*OS, error) {
+	if a.os == nil {
+		return nil, &UnsupportedError{What: "the operating system's view", Backend: a.c.Backend, Why: "no kernel driver view of this function"}
+	}
+	return a.os.OS(ctx)
+}
+
+// Identity reads what identifies the function and its firmware.
+func (a *Adapter) Identity(ctx context.Context) (*Identity, error) {
+	if !a.HasRegisters() {
+		return a.kernelIdentity(ctx)
+	}
+	return a.registerIdentity(ctx)
+}
+
+// Ports lists the ports this function owns, with their modules: the one
+// topology every feature uses. Read once; it does not change while the
+// function is open.
+func (a *Adapter) Ports(ctx context.Context) ([]Port, error) {
+	a.mu.Lock()
+	ps := a.ports
+	a.mu.Unlock()
+	if ps != nil {
+		return ps, nil
+	}
+	var err error
+	if a.HasRegisters() {
+		ps, err = a.registerPorts(ctx)
+	} else {
+		ps, err = a.kernelPorts(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.nameNetdevs(ctx, ps)
+	a.mu.Lock()
+	a.ports = ps
+	a.mu.Unlock()
+	return ps, nil
+}
+
+// Port returns one owned port by its local number, or an error that says
+// which ports the function has.
+func (a *Adapter) Port(ctx context.Context, local int) (Port, error) {
+	ps, err := a.Ports(ctx)
+	if err != nil {
+		return Port{}, err
+	}
+	for _, p := range ps {
+		if p.Local == local {
+			return p, nil
+		}
+	}
+	return Port{}, &NoPortError{Port: local, Have: ps}
+}
+
+// NoPortError is a port the function does not own.
+type NoPortError struct {
+	Port int
+	Have []Port
+}
+
+func (e *NoPortError) Error() string {
+	have := make([]string, len(e.Have))
+	for i, p := range e.Have {
+		have[i] = fmt.Sprint(p.Local)
+		if p.Netdev != "" {
+			have[i] += " (" + p.Netdev + ")"
+		}
+	}
+	return fmt.Sprintf("this function has no local port %d (it owns port %s; one port per PCI function is the usual wiring, the other ports are other functions')",
+		e.Port, joinOr(have))
+}
+
+func joinOr(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return "none"
+	case 1:
+		return xs[0]
+	}
+	return fmt.Sprintf("%s and %s", joinComma(xs[:len(xs)-1]), xs[len(xs)-1])
+}
+
+func joinComma(xs []string) string {
+	s := ""
+	for i, x := range xs {
+		if i > 0 {
+			s += ", "
+		}
+		s += x
+	}
+	return s
+}
+
+// nameNetdevs gives each port its interface: the kernel's mapping when it
+// has one, else, for a function with one port, its one uplink interface.
+func (a *Adapter) nameNetdevs(ctx context.Context, ps []Port) {
+	if a.os == nil {
+		return
+	}
+	os, err := a.os.OS(ctx)
+	if err != nil {
+		return
+	}
+	var up []string
+	for _, n := range os.Netdevs {
+		if !n.Representor {
+			up = append(up, n.Name)
+		}
+	}
+	if len(ps) == 1 && len(up) >= 1 && ps[0].Netdev == "" {
+		ps[0].Netdev = up[0]
+		return
+	}
+	// Several ports: the interfaces in order, when there are as many.
+	if len(up) == len(ps) {
+		sort.Strings(up)
+		for i := range ps {
+			if ps[i].Netdev == "" {
+				ps[i].Netdev = up[i]
+			}
+		}
+	}
+}
+
+// Links reads the link state of every owned port.
+func (a *Adapter) Links(ctx context.Context) ([]Link, error) {
+	ps, err := a.Ports(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !a.HasRegisters() {
+		return a.kernelLinks(ctx, ps)
+	}
+	return a.registerLinks(ctx, ps)
+}
+
+// Temperatures reads the ASIC sensors and the sensors of the owned ports'
+// modules.
+func (a *Adapter) Temperatures(ctx context.Context) ([]Temperature, error) {
+	if !a.HasRegisters() {
+		return a.kernelTemperatures(ctx)
+	}
+	ps, err := a.Ports(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.registerTemperatures(ctx, ps)
+}
+
+// Module reads the module of an owned port.
+func (a *Adapter) Module(ctx context.Context, local int, o ModuleOptions) (*ModuleReading, error) {
+	p, err := a.Port(ctx, local)
+	if err != nil {
+		return nil, err
+	}
+	if !a.HasRegisters() {
+		return a.kernelModule(ctx, p)
+	}
+	return a.registerModule(ctx, p, o)
+}
+
+// Modules reads the module of every owned port. A port whose module could
+// not be read has its reason in the reading; only a device error (or the
+// context) fails the whole call.
+func (a *Adapter) Modules(ctx context.Context, o ModuleOptions) ([]*ModuleReading, error) {
+	ps, err := a.Ports(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*ModuleReading
+	for _, p := range ps {
+		var m *ModuleReading
+		if a.HasRegisters() {
+			m, err = a.registerModule(ctx, p, o)
+		} else {
+			m, err = a.kernelModule(ctx, p)
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// PortCounters reads every owned port's traffic and error counters: the
+// PPCNT groups over registers, the IB PMA counters over the kernel.
+func (a *Adapter) PortCounters(ctx context.Context) ([]CounterSet, error) {
+	ps, err := a.Ports(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !a.HasRegisters() {
+		return a.kernelCounters(ctx, "ib")
+	}
+	return a.registerCounters(ctx, ps)
+}
+
+// RDMACounters reads the RDMA hw_counters of every owned port, from the
+// OS view: the kernel's sysfs for functions of this machine, the
+// emulator's model for emulated ones.
+func (a *Adapter) RDMACounters(ctx context.Context) ([]CounterSet, error) {
+	if a.os == nil {
+		return nil, &UnsupportedError{What: "RDMA hw_counters", Backend: a.c.Backend, Why: "they come from the kernel's RDMA driver (mlx5_ib), which has no view of this function"}
+	}
+	ps, err := a.Ports(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []CounterSet
+	var errs []error
+	for _, p := range ps {
+		m, err := a.os.RDMACounters(ctx, p.Local)
+		if err != nil {
+			if ctx.Err() != nil {
+				return out, err
+			}
+			errs = append(errs, fmt.Errorf("port %d: %w", p.Local, err))
+			continue
+		}
+		out = append(out, CounterSet{Port: p.Local, Kind: "rdma", Values: m})
+	}
+	if len(out) == 0 && len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, errors.Join(errs...)
+}

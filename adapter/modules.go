@@ -1,0 +1,194 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/optics"
+	"github.com/cxray/cxray/prm"
+)
+
+// MCIAChunk is the most bytes read per MCIA access: what the Linux driver
+// uses and every ConnectX firmware accepts.
+const MCIAChunk = 32
+
+// MCIAReader reads a module's memory through the MCIA register; it is an
+// optics.PageReader.
+type MCIAReader struct {
+	Device *dev.Device
+	Module int // cage, 0-based
+}
+
+// mciaStatus explains MCIA's module status codes (PRM, mcia status).
+var mciaStatus = map[uint64]string{
+	0x1:  "no response from the module's EEPROM",
+	0x2:  "module type not supported by the device",
+	0x3:  "no module in the cage",
+	0x9:  "I2C error while reading the module",
+	0x10: "module is disabled",
+	0x11: "page access failed: the page is not supported or protected",
+}
+
+// ReadPage implements optics.PageReader. The address fields are request
+// fields of a GET, whatever access the database gives them (Rev 0.51 has
+// i2c_device_address as RW), so they are written into the request as
+// given.
+func (r *MCIAReader) ReadPage(ctx context.Context, a optics.PageAddr, length int) ([]byte, error) {
+	out := make([]byte, 0, length)
+	for len(out) < length {
+		n := min(MCIAChunk, length-len(out))
+		idx := []prm.Assignment{{Path: "module", Value: strconv.Itoa(r.Module)}}
+		req := []prm.Assignment{
+			{Path: "i2c_device_address", Value: strconv.Itoa(int(a.I2C))},
+			{Path: "page_number", Value: strconv.Itoa(int(a.Page))},
+			{Path: "bank_number", Value: strconv.Itoa(int(a.Bank))},
+			{Path: "device_address", Value: strconv.Itoa(int(a.Offset) + len(out))},
+			{Path: "size", Value: strconv.Itoa(n)},
+		}
+		rd, err := r.Device.GetFields(ctx, "MCIA", idx, req)
+		if err != nil {
+			return nil, err
+		}
+		if v, err := rd.Decoded.Get("status"); err == nil && v.Uint() != 0 {
+			why := mciaStatus[v.Uint()]
+			if why == "" {
+				why = "unknown module status"
+			}
+			return nil, fmt.Errorf("MCIA %s: module status 0x%x (%s)", a, v.Uint(), why)
+		}
+		dw, err := rd.Decoded.Get("dword")
+		if err != nil {
+			return nil, fmt.Errorf("MCIA reply has no data: %w", err)
+		}
+		before := len(out)
+		for i := 0; i < dw.Len() && len(out) < length && i*4 < n; i++ {
+			w := dw.Kid(i).Uint()
+			for j := 0; j < 4 && i*4+j < n; j++ {
+				out = append(out, byte(w>>(24-8*j)))
+			}
+		}
+		if len(out) == before {
+			return nil, errors.New("MCIA returned no data")
+		}
+	}
+	return out, nil
+}
+
+// ReadPDDRModule reads the firmware's view of a port's module (PDDR page
+// 3) with powers in µW (module_info_ext=1: an RW field of the request; it
+// is still a GET). The page is read through the device's database when it
+// has the page and the field, else through the reference layout (Rev 0.51
+// has neither under these names).
+func ReadPDDRModule(ctx context.Context, d *dev.Device, port, lanes int) (*optics.Module, error) {
+	if !hasModulePage(d.DB) && d.Reference != nil && hasModulePage(d.Reference) {
+		d = d.WithDB(d.Reference)
+	}
+	reg, err := d.DB.Register("PDDR")
+	if err != nil {
+		return nil, err
+	}
+	p, err := d.DB.RegisterPlan(reg)
+	if err != nil {
+		return nil, err
+	}
+	probe := p.NewBuffer()
+	// page_select 3 is the module page in every revision; its enum name
+	// is not.
+	idx := []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(port & 0xFF)}, {Path: "page_select", Value: "3"}}
+	if _, err := p.Resolve("lp_msb", probe); err == nil {
+		idx = append(idx, prm.Assignment{Path: "lp_msb", Value: strconv.Itoa(port >> 8)})
+	}
+	var req []prm.Assignment
+	if _, err := p.Resolve("module_info_ext", probe); err == nil {
+		req = append(req, prm.Assignment{Path: "module_info_ext", Value: "1"})
+	}
+	r, err := d.GetFields(ctx, "PDDR", idx, req)
+	if err != nil {
+		return nil, err
+	}
+	return optics.FromPDDR(r.Decoded, lanes)
+}
+
+// hasModulePage says a database has PDDR's module page as the module
+// view needs it.
+func hasModulePage(db *prm.DB) bool {
+	reg, err := db.Register("PDDR")
+	if err != nil {
+		return false
+	}
+	p, err := db.RegisterPlan(reg)
+	if err != nil {
+		return false
+	}
+	b := p.NewBuffer()
+	_, err1 := p.Resolve("module_info_ext", b)
+	_, err2 := p.Resolve(optics.PDDRPrefix+"cable_type", b)
+	return err1 == nil && err2 == nil
+}
+
+// registerModule reads a port's module: PMAOS for the cage state, the
+// EEPROM through MCIA, and the firmware's view (PDDR page 3) when asked or
+// when the EEPROM gives nothing usable.
+func (a *Adapter) registerModule(ctx context.Context, p Port, o ModuleOptions) (*ModuleReading, error) {
+	d, err := a.Registers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := &ModuleReading{Port: p.Local, Module: p.Module, Netdev: p.Netdev, Access: "MCIA"}
+	st, err := a.get(ctx, "PMAOS", "module="+strconv.Itoa(p.Module))
+	switch {
+	case err == nil:
+		m.OperStatus = enumText(st.Decoded, "PMAOS", "oper_status")
+		if m.OperStatus == "module_plugged_with_error" {
+			m.ErrorType = enumText(st.Decoded, "PMAOS", "error_type")
+		}
+	case errors.Is(err, dev.ErrNotSupported):
+	default:
+		return nil, fmt.Errorf("port %d module %d (PMAOS): %w", p.Local, p.Module, err)
+	}
+	switch m.OperStatus {
+	case "":
+	case "unplugged":
+		no := false
+		m.Present = &no
+		return m, nil
+	default:
+		yes := true
+		m.Present = &yes
+	}
+	lanes := p.Lanes
+	im, err := optics.ReadImage(ctx, &MCIAReader{Device: d, Module: p.Module})
+	switch {
+	case errors.Is(err, dev.ErrNotSupported):
+		m.NoMCIA = true
+		m.EEPROMErr = errors.New("the firmware does not offer MCIA (module EEPROM access); showing its own view only")
+	case err != nil:
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("module %d: %w", p.Module, err)
+		}
+		m.EEPROMErr = a.drop(err)
+	default:
+		m.Image = im
+		dec, derr := optics.Decode(im)
+		m.EEPROM, m.EEPROMErr = dec, derr
+		if dec != nil && dec.Standard != "" && len(dec.Lanes) > 0 {
+			lanes = len(dec.Lanes)
+		}
+	}
+	if !o.Firmware && m.EEPROMErr == nil {
+		return m, nil
+	}
+	fwm, err := ReadPDDRModule(ctx, d, p.Local, lanes)
+	switch {
+	case err == nil:
+		m.Firmware = fwm
+	case ctx.Err() != nil:
+		return nil, err
+	default:
+		m.FirmwareErr = a.drop(err)
+	}
+	return m, nil
+}

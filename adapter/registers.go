@@ -1,0 +1,439 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/units"
+)
+
+// The register side: what the PRM registers say, through dev. Every read
+// goes through get, which drops the register path after a transport
+// failure so that the next read reopens it.
+
+func (a *Adapter) get(ctx context.Context, reg string, index ...string) (*dev.Reading, error) {
+	d, err := a.Registers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	as := make([]prm.Assignment, 0, len(index))
+	for _, kv := range index {
+		k, v, _ := strings.Cut(kv, "=")
+		as = append(as, prm.Assignment{Path: k, Value: v})
+	}
+	r, err := d.Get(ctx, reg, as, nil, 0)
+	return r, a.drop(err)
+}
+
+func uintOf(d *prm.Decoded, path string) (uint64, bool) {
+	v, err := d.Get(path)
+	if err != nil {
+		return 0, false
+	}
+	return v.Uint(), true
+}
+
+// enumOf is a field's enum name, or its number in a database without one.
+func enumOf(d *prm.Decoded, path string) string {
+	v, err := d.Get(path)
+	if err != nil {
+		return ""
+	}
+	if n, ok := v.EnumName(); ok {
+		return n
+	}
+	return strconv.FormatUint(v.Uint(), 10)
+}
+
+// registerIdentity: MGIR (firmware, PSID, ports, base MAC, build date,
+// pending version), PGUID (node GUID), MQIS (part number, read once).
+func (a *Adapter) registerIdentity(ctx context.Context) (*Identity, error) {
+	d, err := a.Registers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	did, err := d.Identity(ctx)
+	if err != nil {
+		return nil, a.drop(err)
+	}
+	id := &Identity{PSID: did.PSID, Firmware: did.Firmware, Ports: did.Ports, DeviceID: did.DeviceID,
+		BaseMAC: did.BaseMAC, PermanentMAC: did.PermanentMAC, NodeGUID: did.NodeGUID}
+	if id.DeviceID != 0 {
+		id.HCAType = fmt.Sprintf("MT%d", id.DeviceID)
+		id.Model, _ = devname.Model(id.DeviceID)
+	}
+	if r, err := a.get(ctx, "MGIR"); err == nil {
+		id.FirmwareBuilt = buildDate(r.Decoded)
+	}
+	id.FirmwareStored = a.storedFirmware(ctx)
+	if id.FirmwareStored != "" && id.FirmwareStored != id.Firmware {
+		id.FirmwarePending = id.FirmwareStored
+	}
+	if pn, err := a.partNumber(ctx); err == nil {
+		id.PartNumber = pn
+	} else if ctx.Err() != nil {
+		return nil, err
+	}
+	return id, nil
+}
+
+// buildDate reads MGIR's build date, whose digits are BCD (0x2023 is the
+// year 2023).
+func buildDate(r *prm.Decoded) time.Time {
+	bcd := func(p string) (int, bool) {
+		v, ok := uintOf(r, p)
+		if !ok {
+			return 0, false
+		}
+		n, err := strconv.Atoi(strconv.FormatUint(v, 16))
+		return n, err == nil
+	}
+	y, ok1 := bcd("fw_info.year")
+	m, ok2 := bcd("fw_info.month")
+	day, ok3 := bcd("fw_info.day")
+	if !ok1 || !ok2 || !ok3 || y < 2000 || m < 1 || m > 12 || day < 1 || day > 31 {
+		return time.Time{}
+	}
+	return time.Date(y, time.Month(m), day, 0, 0, 0, 0, time.UTC)
+}
+
+// storedFirmware is the version of the boot image in flash, the one that
+// runs after the next firmware reset: MCQI's VERSION of component 0 with
+// read_pending_component set, as mstflint's query reads it. "" when the
+// firmware cannot say.
+func (a *Adapter) storedFirmware(ctx context.Context) string {
+	d, err := a.Registers(ctx)
+	if err != nil {
+		return ""
+	}
+	r, err := d.GetFields(ctx, "MCQI", []prm.Assignment{{Path: "component_index", Value: "0"}, {Path: "device_index", Value: "0"}, {Path: "device_type", Value: "0"}, {Path: "read_pending_component", Value: "1"}},
+		[]prm.Assignment{{Path: "info_type", Value: "1"}, {Path: "offset", Value: "0"}, {Path: "data_size", Value: "0x7c"}})
+	if err != nil {
+		a.drop(err)
+		return ""
+	}
+	v, ok := textOf(r.Decoded, "MCQI", "data.mcqi_version_ext.version_string")
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(v)
+}
+
+func (a *Adapter) partNumber(ctx context.Context) (string, error) {
+	a.mu.Lock()
+	pn := a.part
+	a.mu.Unlock()
+	if pn != nil {
+		return *pn, nil
+	}
+	text, err := a.readMQIS(ctx, "MODEL_NAME")
+	switch {
+	case errors.Is(err, dev.ErrNotSupported), errors.Is(err, dev.ErrNoSuchInstance):
+		text = ""
+	case err != nil:
+		return "", err
+	}
+	a.mu.Lock()
+	a.part = &text
+	a.mu.Unlock()
+	return text, nil
+}
+
+// readMQIS reads one MQIS information string in the chunks the register
+// carries.
+func (a *Adapter) readMQIS(ctx context.Context, infoType string) (string, error) {
+	var out []byte
+	for off, total, n := 0, -1, 0; (total < 0 || off < total) && n < 64; n++ {
+		r, err := a.get(ctx, "MQIS", "info_type="+infoType, "read_offset="+strconv.Itoa(off))
+		if err != nil {
+			return "", err
+		}
+		got, ok1 := uintOf(r.Decoded, "read_length")
+		t, ok2 := uintOf(r.Decoded, "info_length")
+		if !ok1 || !ok2 {
+			return "", errors.New("MQIS has no read_length/info_length in this database")
+		}
+		total = int(min(t, 1024))
+		v, err := r.Decoded.Get("info_string")
+		if err != nil {
+			return "", err
+		}
+		raw := v.Raw()
+		if got == 0 || int(got) > len(raw) {
+			break
+		}
+		out = append(out, raw[:got]...)
+		off += int(got)
+	}
+	return strings.TrimRight(string(out), "\x00 "), nil
+}
+
+// registerPorts: local ports 1..MGIR num_ports, less those PMLP says
+// belong to another function (the firmware answers "bad parameter" for a
+// local port this function does not own), each with its module and width.
+func (a *Adapter) registerPorts(ctx context.Context) ([]Port, error) {
+	r, err := a.get(ctx, "MGIR")
+	if err != nil {
+		return nil, err
+	}
+	n := 1
+	if v, ok := fieldOf(r.Decoded, "MGIR", "hw_info.num_ports"); ok && v > 0 {
+		n = int(min(v, 64))
+	}
+	var ps []Port
+	for p := 1; p <= n; p++ {
+		rp := Port{Local: p, Module: p - 1, LinkLayer: "Ethernet"}
+		r, err := a.get(ctx, "PMLP", "local_port="+strconv.Itoa(p))
+		switch {
+		case err == nil:
+			if v, ok := fieldOf(r.Decoded, "PMLP", "lane_module_mapping[0].module"); ok {
+				rp.Module = int(v)
+			}
+			if v, ok := fieldOf(r.Decoded, "PMLP", "width"); ok {
+				rp.Lanes = int(v)
+			}
+			ps = append(ps, rp)
+		case errors.Is(err, dev.ErrNoSuchInstance):
+			// another function's port
+		case errors.Is(err, dev.ErrNotSupported):
+			// No PMLP: port N uses module N-1, the usual wiring.
+			ps = append(ps, rp)
+		default:
+			return nil, fmt.Errorf("port %d (PMLP): %w", p, err)
+		}
+	}
+	if len(ps) == 0 {
+		return nil, fmt.Errorf("%s reaches no port: MGIR says %d, and PMLP answered none of them", a.c.Name, n)
+	}
+	return ps, nil
+}
+
+// registerLinks: PAOS and PTYS (Ethernet) per port.
+func (a *Adapter) registerLinks(ctx context.Context, ps []Port) ([]Link, error) {
+	var out []Link
+	var errs []error
+	for _, p := range ps {
+		l := Link{Port: p.Local}
+		lp := "local_port=" + strconv.Itoa(p.Local)
+		if r, err := a.get(ctx, "PAOS", lp); err == nil {
+			// By number: the values are the PRM's in every revision, the
+			// enum names are not (Rev 0.51 has none for oper_status).
+			if v, ok := fieldOf(r.Decoded, "PAOS", "oper_status"); ok {
+				up := v == paosUp
+				l.OperUp = &up
+				l.OperStatus = enumText(r.Decoded, "PAOS", "oper_status")
+			}
+			if v, ok := fieldOf(r.Decoded, "PAOS", "admin_status"); ok {
+				up := v == paosUp || v == paosUpOnce || v == paosUpLowest
+				l.AdminUp = &up
+				l.AdminStatus = enumText(r.Decoded, "PAOS", "admin_status")
+			}
+		} else {
+			if ctx.Err() != nil {
+				return out, err
+			}
+			errs = append(errs, fmt.Errorf("port %d PAOS: %w", p.Local, err))
+		}
+		if r, err := a.get(ctx, "PTYS", lp, "proto_mask=4"); err == nil {
+			if v, err := r.Decoded.Get("data_rate_oper"); err == nil {
+				if u, ok := units.Lookup("PTYS", "data_rate_oper"); ok {
+					g := u.Apply(v.Uint(), v.Step().Width).Value
+					l.SpeedGbps = &g
+				}
+			}
+			if v, ok := fieldOf(r.Decoded, "PTYS", "max_port_rate"); ok && v > 0 {
+				g := float64(v)
+				l.MaxSpeedGbps = &g
+			}
+		} else if ctx.Err() != nil {
+			return out, err
+		} else if !errors.Is(err, dev.ErrNotSupported) {
+			errs = append(errs, fmt.Errorf("port %d PTYS: %w", p.Local, err))
+		}
+		out = append(out, l)
+	}
+	return out, errors.Join(errs...)
+}
+
+// PAOS admin and oper status values (the PRM's, in every revision).
+const (
+	paosUp       = 1
+	paosUpOnce   = 3
+	paosUpLowest = 5
+)
+
+// registerTemperatures: MTMP for every sensor MTCAP lists, and for the
+// module of each owned port (sensor 64 + module).
+func (a *Adapter) registerTemperatures(ctx context.Context, ps []Port) ([]Temperature, error) {
+	sensors, err := a.sensorMap(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type sensor struct{ index, module int }
+	var want []sensor
+	for _, i := range sensors {
+		want = append(want, sensor{i, -1})
+	}
+	seen := map[int]bool{}
+	for _, p := range ps {
+		if p.Module >= 0 && !seen[p.Module] {
+			seen[p.Module] = true
+			want = append(want, sensor{64 + p.Module, p.Module})
+		}
+	}
+	var out []Temperature
+	var errs []error
+	for _, w := range want {
+		t, err := a.mtmp(ctx, w.index, w.module)
+		if err != nil {
+			if ctx.Err() != nil {
+				return out, err
+			}
+			errs = append(errs, fmt.Errorf("sensor %d: %w", w.index, err))
+			continue
+		}
+		if t != nil {
+			out = append(out, *t)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// sensorMap is MTCAP's sensor_map (ASIC and platform sensors), read once.
+func (a *Adapter) sensorMap(ctx context.Context) ([]int, error) {
+	a.mu.Lock()
+	got := a.sensors
+	a.mu.Unlock()
+	if got != nil {
+		return got, nil
+	}
+	got = []int{}
+	r, err := a.get(ctx, "MTCAP")
+	switch {
+	case errors.Is(err, dev.ErrNotSupported):
+		got = []int{0}
+	case err != nil:
+		return nil, err
+	default:
+		m, ok := uintOf(r.Decoded, "sensor_map")
+		if !ok || m == 0 {
+			m = 1
+		}
+		for m != 0 {
+			i := bits.TrailingZeros64(m)
+			got = append(got, i)
+			m &^= 1 << i
+		}
+	}
+	a.mu.Lock()
+	a.sensors = got
+	a.mu.Unlock()
+	return got, nil
+}
+
+// mtmp reads one sensor; a module sensor of an empty cage (the firmware
+// answers a status) gives nil.
+func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, error) {
+	r, err := a.get(ctx, "MTMP", "sensor_index="+strconv.Itoa(index))
+	if _, isStatus := dev.StatusOf(err); module >= 0 && isStatus {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	t := &Temperature{Kind: "asic", Index: index, Module: module, Sensor: "sensor" + strconv.Itoa(index)}
+	if module >= 0 {
+		t.Kind = "module"
+	}
+	if v, err := r.Decoded.Get("sensor_name"); err == nil && v.IsText() {
+		if n := strings.TrimSpace(v.TextString()); n != "" {
+			t.Sensor = n
+		}
+	}
+	c := func(path string) (*float64, bool) {
+		v, err := r.Decoded.Get(path)
+		if err != nil {
+			return nil, false
+		}
+		u, ok := units.Lookup("MTMP", path)
+		if !ok {
+			return nil, false
+		}
+		x := u.Apply(v.Uint(), v.Step().Width).Value
+		return &x, true
+	}
+	raw, ok := uintOf(r.Decoded, "temperature")
+	if !ok {
+		return nil, fmt.Errorf("MTMP has no temperature field in this database")
+	}
+	switch {
+	case raw == 0x8000:
+		// The most negative 16-bit value: the "no reading" pattern of a
+		// signed field, not -4096 °C.
+		t.Invalid = "the sensor reads 0x8000, the pattern of no reading"
+	case raw == 0 && module >= 0:
+		// The kernel treats a module sensor that reads zero as absent
+		// (drivers/net/ethernet/mellanox/mlx5/core/hwmon.c): an empty
+		// cage, or a module without a temperature monitor.
+		t.Invalid = "the module sensor reads 0: an empty cage, or a module without a temperature monitor"
+	default:
+		t.Celsius, _ = c("temperature")
+	}
+	if mte, ok := uintOf(r.Decoded, "mte"); !ok || mte == 1 {
+		t.Highest, _ = c("max_temperature")
+		if v, ok := uintOf(r.Decoded, "max_temperature"); ok && (v == 0x8000 || (v == 0 && module >= 0)) {
+			t.Highest = nil
+		}
+	}
+	if v, ok := c("temperature_threshold_hi"); ok && *v != 0 {
+		t.High = v
+	}
+	if v, ok := c("temperature_threshold_lo"); ok && *v != 0 {
+		t.Low = v
+	}
+	return t, nil
+}
+
+// CounterGroups are the PPCNT groups PortCounters reads: IEEE 802.3, RFC
+// 2863 and the physical layer.
+var CounterGroups = []string{"0", "1", "18"}
+
+// registerCounters: every joined 64-bit counter of the PPCNT groups.
+func (a *Adapter) registerCounters(ctx context.Context, ps []Port) ([]CounterSet, error) {
+	var out []CounterSet
+	var errs []error
+	for _, p := range ps {
+		cs := CounterSet{Port: p.Local, Kind: "ppcnt", Values: map[string]uint64{}}
+		for _, g := range CounterGroups {
+			r, err := a.get(ctx, "PPCNT", "local_port="+strconv.Itoa(p.Local), "grp="+g)
+			if err != nil {
+				if ctx.Err() != nil {
+					return out, err
+				}
+				errs = append(errs, fmt.Errorf("port %d PPCNT group %s: %w", p.Local, g, err))
+				continue
+			}
+			for _, row := range r.Decoded.Rows() {
+				if row.Value.Kind() != prm.KindJoined || row.Value.IsText() {
+					continue
+				}
+				cs.Values[row.Path[strings.LastIndexByte(row.Path, '.')+1:]] = row.Value.Uint()
+			}
+		}
+		if len(cs.Values) > 0 {
+			out = append(out, cs)
+		}
+	}
+	if len(out) == 0 && len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, errors.Join(errs...)
+}

@@ -1,0 +1,326 @@
+// Package emuadapter opens the built-in emulator's functions as adapters:
+// the register path over the emulated config space (the same code as
+// hardware), with the emulator's OS view (the scenario's interfaces and
+// MACs, its RDMA counter model) and its clock injected, so the adapter
+// layer and the features above it never import the emulator. The command
+// layer and tests use it; it implements adapter.Emulator.
+package emuadapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/emu/nvstore"
+	"github.com/cxray/cxray/emu/rdma"
+	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/internal/clock"
+	"github.com/cxray/cxray/prm"
+)
+
+// EnvNVState names a file an emulated adapter's NV state persists in
+// between commands: loaded before a command, saved after it.
+const EnvNVState = "CXRAY_EMU_NV_STATE"
+
+// Emulator opens emulated functions. The zero value is ready.
+type Emulator struct {
+	// Stack tunes the gateway path (tests shorten waits).
+	Stack dev.StackOptions
+	// Build tunes scenario building (tests pass a manual clock).
+	Build scenario.Options
+	// Loaded, when set, sees every emulation opened (tests drive its
+	// clock and faults).
+	Loaded func(*scenario.Emulation)
+}
+
+// StackOptions keep the emulator quick to give up on held semaphores, so
+// fault demonstrations finish within a command's timeout.
+var StackOptions = dev.StackOptions{SemaphoreTimeout: 2 * time.Second}
+
+// SplitName separates "emu:lab.yaml@0000:03:00.1" into the scenario name
+// and the function it picks ("" for the first).
+func SplitName(n devname.Name) (string, string) {
+	name := "emu"
+	if n.Emu != "" {
+		name = "emu:" + n.Emu
+	}
+	if i := strings.LastIndexByte(name, '@'); i > 0 {
+		return name[:i], name[i+1:]
+	}
+	return name, ""
+}
+
+// OpenEmulated implements adapter.Emulator.
+func (e *Emulator) OpenEmulated(ctx context.Context, n devname.Name, all bool, o adapter.Options) ([]*adapter.Adapter, error) {
+	name, pick := SplitName(n)
+	if all && pick != "" {
+		return nil, &adapter.UsageError{Err: fmt.Errorf("-d %s names one function; leave out --all, or the @%s", n.Given, pick)}
+	}
+	// The emulated firmware answers from its own register database (the
+	// built-in one), whatever database the user decodes with: a real
+	// adapter does not change with --adb either.
+	em, err := scenario.Resolve(name, e.Build)
+	if err != nil {
+		return nil, &adapter.UsageError{Err: err}
+	}
+	save, err := installNV(em)
+	if err != nil {
+		return nil, &adapter.UsageError{Err: err}
+	}
+	if e.Loaded != nil {
+		e.Loaded(em)
+	}
+	funcs := em.Functions()
+	switch {
+	case pick != "":
+		f, err := em.Function(pick)
+		if err != nil {
+			return nil, &adapter.NotFoundError{Err: err}
+		}
+		funcs = []*scenario.Function{f}
+	case !all:
+		funcs = funcs[:1]
+	}
+	label := name
+	if !all {
+		label = n.Given
+	}
+	return e.Open(ctx, em, funcs, label, all, save, o)
+}
+
+// Open opens functions of an already built emulation as adapters. name
+// labels them ("emu:lab.yaml"); with several (or all) each label gets
+// "@BDF". save, when set, runs when the last of them closes.
+func (e *Emulator) Open(ctx context.Context, em *scenario.Emulation, funcs []*scenario.Function, name string, all bool, save func() error, o adapter.Options) ([]*adapter.Adapter, error) {
+	stack := e.Stack
+	if stack == (dev.StackOptions{}) {
+		stack = StackOptions
+	}
+	// On a manual clock the client waits on the same clock as the device,
+	// so its polls move emulated time and slow-firmware faults end.
+	if em.Manual != nil && stack.Clock == nil {
+		stack.Clock = em.Manual
+	}
+	models := newRDMAModels(em)
+	clk := emuClock(em)
+	var out []*adapter.Adapter
+	for i, f := range funcs {
+		f := f
+		label := name
+		if len(funcs) > 1 || all {
+			label = name + "@" + f.BDF
+		}
+		open := func(ctx context.Context) (*dev.Device, error) {
+			d, st, err := dev.OpenConfigSpace(ctx, label, f.BDF, dev.BackendEmulator, o.DB, f.Device, stack)
+			if err != nil {
+				return nil, err
+			}
+			if o.ReadOnly {
+				return dev.New(d.Name, d.BDF, d.Backend, o.DB, dev.ReadOnly(st.Regs), d.Close), nil
+			}
+			return d, nil
+		}
+		// A function whose gateway is held (or gone) at open is still
+		// opened: its register path opens on first use, so one stuck
+		// function does not take the others down with it.
+		d, err := open(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				adapter.CloseAll(out)
+				return nil, err
+			}
+			d = nil
+		}
+		c := adapter.Config{Name: label, BDF: f.BDF, Backend: dev.BackendEmulator, DB: o.DB, Registers: d, Reopen: open,
+			OSView: &osView{f: f, models: models, clk: em.Clock}, Clock: clk}
+		// The last adapter to close saves the NV state of the emulation.
+		if i == len(funcs)-1 && save != nil {
+			c.Close = save
+		}
+		out = append(out, adapter.New(c))
+	}
+	return out, nil
+}
+
+// emuClock is the emulation's clock as adapters use it: the manual clock
+// itself (sleeping advances it), or the scenario's offset clock with real
+// waits.
+func emuClock(em *scenario.Emulation) clock.Clock {
+	if em.Manual != nil {
+		return em.Manual
+	}
+	return nowClock{em.Clock.Now}
+}
+
+type nowClock struct{ now func() time.Time }
+
+func (c nowClock) Now() time.Time { return c.now() }
+func (c nowClock) Sleep(ctx context.Context, d time.Duration) error {
+	return clock.Real{}.Sleep(ctx, d)
+}
+
+// osView is what a host's kernel would show for an emulated function.
+type osView struct {
+	f      *scenario.Function
+	models *rdmaModels
+	clk    interface{ Now() time.Time }
+}
+
+func (v *osView) OS(ctx context.Context) (*adapter.OS, error) {
+	o := &adapter.OS{NUMANode: 0, Driver: "mlx5_core", Netdevs: []adapter.Netdev{}, RDMA: []string{}}
+	if v.f.RDMA != "" {
+		o.RDMA = append(o.RDMA, v.f.RDMA)
+	}
+	if v.f.Netdev != "" {
+		nd := adapter.Netdev{Name: v.f.Netdev, Address: OSMAC(v.f), PermanentAddress: PermanentMAC(v.f), OperState: "down"}
+		ps := v.f.Adapter.Firmware.Ports()
+		if own := v.f.View.Ports(); len(own) > 0 && own[0] >= 1 && own[0] <= len(ps) && ps[own[0]-1].OperUp {
+			nd.OperState = "up"
+		}
+		o.Netdevs = append(o.Netdevs, nd)
+	}
+	return o, nil
+}
+
+func (v *osView) RDMACounters(ctx context.Context, port int) (map[string]uint64, error) {
+	if v.f.RDMA == "" {
+		return nil, &adapter.UnsupportedError{What: "RDMA hw_counters", Backend: dev.BackendEmulator, Why: "the scenario gives this function no RDMA device"}
+	}
+	return v.models.counters(v.f, port)
+}
+
+// PermanentMAC is the function's burnt-in MAC: the adapter's base MAC
+// plus the function number, as the driver assigns.
+func PermanentMAC(f *scenario.Function) string {
+	base := f.Adapter.Spec.Spec.BaseMAC
+	if base == 0 {
+		return ""
+	}
+	return prm.FormatMAC(base + uint64(dev.PCIFunction(f.BDF)))
+}
+
+// OSMAC is the address the emulated interface uses: the scenario's
+// override, or the permanent one.
+func OSMAC(f *scenario.Function) string {
+	if f.MAC != 0 {
+		return prm.FormatMAC(f.MAC)
+	}
+	return PermanentMAC(f)
+}
+
+// rdmaModels builds the RDMA counter model of each adapter of an
+// emulation, on the path its scenario gives (emu/rdma).
+type rdmaModels struct {
+	e *scenario.Emulation
+	m map[*scenario.Adapter]*rdma.Model
+}
+
+func newRDMAModels(e *scenario.Emulation) *rdmaModels {
+	return &rdmaModels{e: e, m: map[*scenario.Adapter]*rdma.Model{}}
+}
+
+func rdmaConfig(s scenario.RDMASpec) rdma.Config {
+	return rdma.Config{Loss: s.Loss, RTT: s.RTT, LogWindow: s.LogWindow, Share: s.Share, Priority: s.Priority}
+}
+
+func (r *rdmaModels) model(a *scenario.Adapter) (*rdma.Model, error) {
+	if m := r.m[a]; m != nil {
+		return m, nil
+	}
+	var cfg rdma.Config
+	if a.Spec != nil {
+		cfg = rdmaConfig(a.Spec.RDMA)
+	}
+	m, err := rdma.New(a, r.e.Clock, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if a.Spec != nil {
+		for port, ps := range a.Spec.PortRDMA {
+			c := rdmaConfig(ps)
+			if c.LogWindow == 0 {
+				c.LogWindow = cfg.LogWindow
+			}
+			if err := m.SetPortConfig(port, c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	r.m[a] = m
+	return m, nil
+}
+
+// counters reads a function's local port through its adapter's model.
+func (r *rdmaModels) counters(f *scenario.Function, port int) (map[string]uint64, error) {
+	m, err := r.model(f.Adapter)
+	if err != nil {
+		return nil, err
+	}
+	ports := f.View.Ports()
+	if port < 1 || port > len(ports) {
+		return nil, fmt.Errorf("no local port %d on %s", port, f.BDF)
+	}
+	return m.Counters(ports[port-1], r.e.Clock.Now())
+}
+
+// nvStates is the NV state file: "profile/adapter" -> store state (the
+// profile in the key keeps emu:cx7-2p400g and emu:cx6dx-2p100g apart).
+type nvStates map[string]nvstore.State
+
+// installNV gives every adapter of the emulation its NV store (profile
+// defaults; idempotent where the scenario installed one) and loads the
+// saved state when EnvNVState names a file. It returns a function that
+// saves the state back.
+func installNV(e *scenario.Emulation) (func() error, error) {
+	stores := map[string]*nvstore.Store{}
+	for _, ad := range e.Adapters {
+		s, err := nvstore.InstallProfile(ad.Firmware, ad.Profile)
+		if err != nil {
+			return nil, fmt.Errorf("emulated adapter %s: %w", ad.Name, err)
+		}
+		stores[ad.Profile+"/"+ad.Name] = s
+	}
+	path := os.Getenv(EnvNVState)
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	saved := nvStates{}
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &saved); err != nil {
+			return nil, fmt.Errorf("%s=%s: not an NV state file (%v); delete it to start from the profile's defaults", EnvNVState, path, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", EnvNVState, err)
+	}
+	for name, st := range saved {
+		s := stores[name]
+		if s == nil {
+			continue // an adapter of another scenario
+		}
+		if err := s.SetState(st); err != nil {
+			return nil, fmt.Errorf("%s=%s, adapter %s: %w; delete the file to start from the profile's defaults", EnvNVState, path, name, err)
+		}
+	}
+	return func() error {
+		for name, s := range stores {
+			saved[name] = s.State()
+		}
+		b, err := json.MarshalIndent(saved, "", "  ")
+		if err != nil {
+			return err
+		}
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("save the emulated NV state: %w", err)
+		}
+		return os.Rename(tmp, filepath.Clean(path))
+	}, nil
+}
