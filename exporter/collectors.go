@@ -212,7 +212,7 @@ func moduleMetrics(s *sink, port string, module int, r *optics.Module) {
 	for _, l := range r.Lanes {
 		lane := strconv.Itoa(l.Lane)
 		for _, x := range []struct {
-			q string
+			q  string
 			na string
 		}{{"tx_bias", naOf(l.TxBias)}, {"tx_power", naOf(l.TxPower)}, {"rx_power", naOf(l.RxPower)}} {
 			if x.na != "" {

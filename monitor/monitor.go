@@ -216,7 +216,9 @@ func (moduleCollector) Collect(ctx context.Context, a *adapter.Adapter, out map[
 // so it never feeds an alert, a rate or a frozen-reading check; it is
 // listed in the returned strings instead.
 func ModuleValues(pfx string, m *optics.Module, out map[string]float64) (noReading []string) {
-	nr := func(key, pattern string) { noReading = append(noReading, fmt.Sprintf("%s: no reading (%s)", key, pattern)) }
+	nr := func(key, pattern string) {
+		noReading = append(noReading, fmt.Sprintf("%s: no reading (%s)", key, pattern))
+	}
 	if t := m.Temperature; t.Valid() {
 		out[pfx+"temperature_c"] = t.C
 	} else if t != nil {

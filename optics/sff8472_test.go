@@ -184,7 +184,7 @@ func TestSFF8472CopperLength(t *testing.T) {
 	m := newImg()
 	const a = AddrA0
 	m.set(a, 0, 0, 0, 0x03).set(a, 0, 0, 2, 0x22) // SFP, RJ45
-	m.set(a, 0, 0, 6, 0x08)                        // 1000BASE-T
+	m.set(a, 0, 0, 6, 0x08)                       // 1000BASE-T
 	m.set(a, 0, 0, 18, 100)
 	m.str(a, 0, 0, 20, 16, "ACME COPPER")
 	m.sum(a, 0, 0, 0, 62, 63)

@@ -5,8 +5,8 @@ import (
 	"github.com/cxray/cxray/emu/fw"
 )
 
-// accessReg answers ACCESS_REG through the function's view of the adapter
-// firmware, the one its config-space gateway hands register payloads to:
+// accessReg answers ACCESS_REG through the firmware the function's
+// config-space gateway hands register payloads to (Function.Firmware):
 // a write through either path is what the other reads. Device-level
 // register faults (emu.Faults.RegisterStatus) apply here as on the gateway.
 // op_mod 1 reads, 0 writes; the register's own status becomes a command
@@ -24,7 +24,11 @@ func (c *call) accessReg() {
 	if fst, ok := c.ep.f.Device.Faults().RegisterStatus[id]; ok {
 		st = fst
 	} else {
-		out, st = c.ep.f.View.AccessRegister(id, method, data)
+		fwi := c.ep.f.Firmware
+		if fwi == nil {
+			fwi = c.ep.f.View
+		}
+		out, st = fwi.AccessRegister(id, method, data)
 	}
 	if st != fw.StatusOK {
 		c.fail(commandStatus(st), syndRegister|uint32(st))
