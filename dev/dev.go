@@ -39,6 +39,8 @@ type Device struct {
 	Reference *prm.DB
 	acc       Accessor
 	close     func() error
+	// cmds is the command interface, when one is attached (command.go).
+	cmds Commander
 }
 
 // New wraps an accessor. closeFn (may be nil) runs on Close.

@@ -19,6 +19,7 @@ import (
 	nvbuiltin "github.com/cxray/cxray/nvconf/builtin"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
+	"github.com/cxray/cxray/prm/cmdb"
 	"github.com/cxray/cxray/prm/source"
 	"github.com/cxray/cxray/prm/units"
 	"github.com/cxray/cxray/prmsearch"
@@ -52,41 +53,57 @@ func (a *app) db() (*prm.DB, error) {
 	return db, nil
 }
 
-// target is what a NAME argument names: a register, or a layout node.
+// target is what a NAME argument names: a register, a layout node of the
+// register database, a command of the command database (plan is its in
+// layout, out its out layout), or one of its layouts (mkc, e_switch_cap).
 type target struct {
 	reg  *prm.Register
 	node *prm.Node
 	plan *prm.Plan
+	// db is the database the layout comes from (the register database, or
+	// the command database's layouts).
+	db      *prm.DB
+	cmd     *cmdb.Command
+	in, out *prm.Plan
 }
 
 func (t *target) name() string {
-	if t.reg != nil {
+	switch {
+	case t.reg != nil:
 		return t.reg.Name
+	case t.cmd != nil:
+		return t.cmd.Name
 	}
 	return t.node.Name
 }
 
 func (a *app) lookup(db *prm.DB, name string) (*target, error) {
-	if r, err := db.Register(name); err == nil {
+	r, err := db.Register(name)
+	if err == nil {
 		p, err := db.RegisterPlan(r)
 		if err != nil {
 			return nil, err
 		}
-		return &target{reg: r, node: p.Node, plan: p}, nil
-	} else if n := findNode(db, name); n != nil {
+		return &target{reg: r, node: p.Node, plan: p, db: db}, nil
+	}
+	if n := findNode(db, name); n != nil {
 		p, err := db.Plan(n.Name)
 		if err != nil {
 			return nil, err
 		}
-		return &target{node: n, plan: p}, nil
-	} else {
-		// Not a register: say what the name is instead, if anything (a
-		// field, an NV parameter), besides the closest register names.
-		if why := prmsearch.Explain(prmsearch.Sources{DB: db, NV: searchNVDB()}, name); why != "" {
-			return nil, usageErr("no register %q in %s: %s", name, db.Revision, why)
-		}
-		return nil, usageWrap(err)
+		return &target{node: n, plan: p, db: db}, nil
 	}
+	if t, ok, cerr := lookupCommandSide(name); cerr != nil {
+		return nil, cerr
+	} else if ok {
+		return t, nil
+	}
+	// Not a register nor a command: say what the name is instead, if
+	// anything (a field, an NV parameter), besides the closest names.
+	if why := prmsearch.Explain(prmsearch.Sources{DB: db, NV: searchNVDB()}, name); why != "" {
+		return nil, usageErr("no register %q in %s: %s", name, db.Revision, why)
+	}
+	return nil, usageWrap(notFoundEverywhere(name, err))
 }
 
 // findNode accepts layout node names with or without the _ext suffix.
@@ -254,10 +271,13 @@ func (a *app) prmShowCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show a register's layout: offsets, bit ranges, widths, access, enums, meaning",
-		Long: `Show a register's layout. NAME is a register name or ID (PMAOS, 0x5012), or a
-layout node (config_item). Offsets are given both ways: ADDR/BITS as the PRM
-and mstreg print them (dword address, bits counted from the dword's LSB), and
-MSB as mlx5_ifc.h counts (bits from the most significant bit of byte 0).`,
+		Long: `Show a register's layout. NAME is a register name or ID (PMAOS, 0x5012), a
+layout node (config_item), a command (QUERY_HCA_CAP: its in and out
+mailboxes) or a layout of the command interface by the kernel's mlx5_ifc.h
+name (mkc, qpc, e_switch_cap, cmd_hca_cap, initial_seg). Offsets are given
+both ways: ADDR/BITS as the PRM and mstreg print them (dword address, bits
+counted from the dword's LSB), and MSB as mlx5_ifc.h counts (bits from the
+most significant bit of byte 0).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			db, err := a.db()
@@ -268,6 +288,10 @@ MSB as mlx5_ifc.h counts (bits from the most significant bit of byte 0).`,
 			if err != nil {
 				return err
 			}
+			if t.cmd != nil {
+				return a.showCommand(t, path, brief, noDiagram)
+			}
+			db = t.db
 			var leaves []prm.Leaf
 			for _, l := range t.plan.Leaves() {
 				if prm.HasPrefixPath(l.Path, path) {
@@ -319,7 +343,7 @@ func showJSON(db *prm.DB, t *target, leaves []prm.Leaf) any {
 			out.Joined = append(out.Joined, j)
 			continue
 		}
-		f := showField{Path: l.Path, BitOffset: l.Bit, BitWidth: l.Width, Access: l.AccessOrDefault().String(),
+		f := showField{Path: l.Path, BitOffset: l.Bit, BitWidth: l.Width, Access: leafAccess(db, l),
 			Enum: map[string]uint64{}, When: l.When, Variable: l.Variable, Description: db.FieldDescr(l.Field())}
 		if l.Count > 0 {
 			f.Count = l.Count
@@ -371,7 +395,7 @@ func (a *app) showTable(db *prm.DB, t *target, leaves []prm.Leaf, brief bool) {
 				bits = fmt.Sprintf("%d bits", n)
 			}
 		}
-		access := l.AccessOrDefault().String()
+		access := leafAccess(db, l)
 		values := enumText(l.Enum())
 		if l.Joined {
 			access = "joined"
@@ -451,7 +475,8 @@ func (a *app) prmSearchCmd() *cobra.Command {
 names, field paths, enum value names, descriptions (when the database has
 them), NV configuration parameters with their TLV and bits, and, when the
 PRM revision history is at hand, names of other revisions ("renamed in Rev
-0.59 to ..."). Words are matched in any order (MODULE_TEMP finds
+0.59 to ..."); then command names and the fields of the command interface's
+layouts (mlx5_ifc.h: mailboxes, contexts, capability pages). Words are matched in any order (MODULE_TEMP finds
 pddr_module_info_ext.temperature); a regular expression is accepted. Names
 close to WORD are suggested. Exit status 1 only when nothing at all matches.`,
 		Example: `  cxray prm search log_tx_psn_window
@@ -468,9 +493,14 @@ close to WORD are suggested. Exit status 1 only when nothing at all matches.`,
 				src.History = searchHistory
 			}
 			res := prmsearch.Search(src, args[0])
+			cmdHits, cdb, err := searchCommands(args[0])
+			if err != nil {
+				return err
+			}
+			res.Hits = append(res.Hits, cmdHits...)
 			if a.json() {
 				if err := a.writeJSON(map[string]any{"query": res.Query, "source_revision": db.Revision, "has_descriptions": db.HasDescriptions,
-					"hits": res.Hits, "suggestions": res.Suggestions}); err != nil {
+					"command_revision": cdb.Revision, "hits": res.Hits, "suggestions": res.Suggestions}); err != nil {
 					return err
 				}
 				if !res.Found() {
@@ -562,7 +592,7 @@ func revisionOrder(path string) string {
 
 func (a *app) prmDecodeCmd() *cobra.Command {
 	var file, field string
-	var raw, pad bool
+	var raw, pad, inBox bool
 	c := &cobra.Command{
 		Use:   "decode NAME [HEX...]",
 		Short: "Decode register bytes (a hex dump) into fields",
@@ -573,9 +603,12 @@ runs of hex digits, hexdump -C, xxd, od -t x1, mstreg's and mlxreg's whole
 --get output (the "Address | Data" dword table, or the "Field Name | Data"
 field table of --reg_name), cxray's own reg get tables (with or without --raw,
 --id) and JSON, and rdma -j ... -r data. Address columns are honoured; a gap is
-zero-filled with a note.`,
+zero-filled with a note. NAME may be a command layout (qpc, mkc,
+nvmf_frontend_namespace_context) or a command, whose out mailbox is decoded
+(its in mailbox with --in).`,
 		Example: `  cxray prm decode PMAOS 0x00010101 0x00000000 0x00000000 0x00000000
-  cxray prm decode MGIR --file mgir.txt -o json`,
+  cxray prm decode MGIR --file mgir.txt -o json
+  cxray prm decode qpc --file dump.txt`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			db, err := a.db()
@@ -586,6 +619,10 @@ zero-filled with a note.`,
 			if err != nil {
 				return err
 			}
+			if err := t.pickMailbox(inBox, "decode"); err != nil {
+				return err
+			}
+			db = t.db
 			text, err := a.hexInput(args[1:], file)
 			if err != nil {
 				return err
@@ -624,6 +661,7 @@ zero-filled with a note.`,
 	c.Flags().StringVar(&field, "field", "", "print only this field (path)")
 	c.Flags().BoolVar(&raw, "raw", false, "print enum fields as numbers")
 	c.Flags().BoolVar(&pad, "pad", false, "accept a short dump and treat the missing bytes as zero")
+	c.Flags().BoolVar(&inBox, "in", false, "for a command: decode its in mailbox (default: the out mailbox)")
 	return c
 }
 
@@ -696,6 +734,7 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 		if t.reg != nil {
 			out["id"] = t.reg.ID
 		}
+		t.commandJSON(out)
 		return a.writeJSON(out)
 	}
 	rows := d.Rows()
@@ -719,9 +758,11 @@ func (a *app) prmEncodeCmd() *cobra.Command {
 base (42, 0x2a, 0b101010, -1 as two's complement), enum names, text for ASCII
 fields (psid=MT_0000000838), or aa:bb:cc:dd:ee:ff for joined MAC fields. Bits
 no field owns stay zero. Fields inside a union name the member
-(page_data.pddr_module_info_ext.temperature); the selector is set for you.`,
+(page_data.pddr_module_info_ext.temperature); the selector is set for you.
+NAME may be a command: its in mailbox is built, with the opcode set.`,
 		Example: `  cxray prm encode PAOS local_port=1 admin_status=up ase=1
-  cxray prm encode PMAOS module=0 admin_status=enabled ase=1 -o json`,
+  cxray prm encode PMAOS module=0 admin_status=enabled ase=1 -o json
+  cxray prm encode QUERY_HCA_CAP op_mod=0x13`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			db, err := a.db()
@@ -736,6 +777,13 @@ no field owns stay zero. Fields inside a union name the member
 			if err != nil {
 				return usageWrap(err)
 			}
+			if t.cmd != nil {
+				if err := t.pickMailbox(true, "encode"); err != nil {
+					return err
+				}
+				as = withOpcode(t.cmd, as)
+			}
+			db = t.db
 			buf := t.plan.NewBuffer()
 			if size > 0 {
 				if size < len(buf) || size%4 != 0 {
@@ -778,6 +826,7 @@ func (a *app) printEncoded(db *prm.DB, t *target, d *prm.Decoded) error {
 		if t.reg != nil {
 			out["id"] = t.reg.ID
 		}
+		t.commandJSON(out)
 		return a.writeJSON(out)
 	}
 	fmt.Fprintf(a.stdout, "%s, %d bytes:\n", t.name(), len(d.Raw))

@@ -78,6 +78,22 @@ type Function struct {
 	// MAC is the netdev's OS address when the scenario overrides it (0:
 	// the permanent one).
 	MAC uint64
+	// Config is the config space a client opens: Device itself, or, on a
+	// device whose scenario says lockdown: true, Device behind
+	// emu.Lockdown, which refuses writes as a locked-down kernel does.
+	Config ConfigSpace
+	// Firmware is what the function's gateway hands register payloads to:
+	// View, or the Options.Firmware wrapper around it. Other paths into
+	// the same registers (the command interface's ACCESS_REG, emu/cmdif)
+	// go through it too.
+	Firmware emu.Firmware
+}
+
+// ConfigSpace is a PCI function's config space as clients use it (the
+// shape of pci.ConfigSpace).
+type ConfigSpace interface {
+	ReadAt(p []byte, off int64) (int, error)
+	WriteAt(p []byte, off int64) (int, error)
 }
 
 // Build powers on every device of a scenario.
@@ -187,8 +203,12 @@ func buildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool, wrap fun
 		}
 		dev := emu.New(emu.Config{Identity: id, Firmware: fwi, Clock: clk})
 		dev.SetFaults(df)
+		var cs ConfigSpace = dev
+		if d.Lockdown {
+			cs = emu.NewLockdown(dev)
+		}
 		a.Functions = append(a.Functions, &Function{BDF: fs.BDF, Port: fs.Port, Netdev: fs.Netdev, RDMA: fs.RDMA,
-			MAC: fs.MAC, Device: dev, Adapter: a, View: view})
+			MAC: fs.MAC, Device: dev, Adapter: a, View: view, Config: cs, Firmware: fwi})
 	}
 	return a, nil
 }

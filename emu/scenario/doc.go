@@ -77,6 +77,15 @@
 //	      enabled: [roce_adp_retrans]
 //	    rdma: {loss: 1e-5, rtt: 8us}   # RoCE path the emulated RDMA counters follow:
 //	                             #   loss, rtt, log_window (0: NV), share, priority
+//	    nvmf:                    # NVMe-oF target offload, objects on the first function (emu/cmdif)
+//	      offload: true          # the capability; default: on for cx7-2p400g, off for cx6dx-2p100g
+//	      xrqs:                  # replace the profile's XRQs (cx7-2p400g: XRQ 1, namespaces 1 and 2)
+//	        - xrqn: 1
+//	          namespaces:        # counters grow with the clock at these rates (per second)
+//	            - {nsid: 1, read_iops: 120000, read_blocks: 8, write_iops: 40000, write_blocks: 8,
+//	               inline_share: 0.3, flush_per_sec: 20, error_per_sec: 0, backend_error_per_sec: 0}
+//	    lockdown: false          # true: the host kernel is in lockdown; config-space writes fail
+//	                             #   with EPERM (reads work), the command interface still answers
 //	    nv:                      # NV configuration (mlxconfig names) over the profile's
 //	      configured: {SRIOV_EN: True, NUM_OF_VFS: 8}   # Next Boot and Current
 //	      pending: {LOG_TX_PSN_WINDOW: 10}              # Next Boot only (set, not applied)
@@ -105,6 +114,17 @@
 //
 // Statuses are numbers or names: busy, bad_param, reg_not_supported,
 // method_not_supported, resource_not_available, internal_error.
+//
+// # Command interface and lockdown
+//
+// Every function also answers firmware commands (emu/cmdif): capability
+// pages consistent with the profile (an adapter's first function is its
+// e-switch manager), e-switch functions and vport states, RDMA Q counters,
+// NVMe-oF namespace counters (the nvmf key), a few QPs and MKEYs, and
+// ACCESS_REG into the same firmware the gateway reaches. With lockdown:
+// true, Function.Config (the config space to hand clients) refuses writes
+// with EPERM as a locked-down kernel does; clients then take the command
+// interface.
 //
 // # Modules
 //

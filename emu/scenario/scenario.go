@@ -80,6 +80,11 @@ type DeviceSpec struct {
 	NVFaults nvstore.Faults
 	// FirmwareFaults are switched on at power-on.
 	FirmwareFaults fw.Faults
+	// NVMF is the NVMe-oF target offload (nvmf.go), over the profile's.
+	NVMF NVMFSpec
+	// Lockdown says the host kernel is in lockdown: its functions' config
+	// spaces refuse writes with EPERM (Function.Config).
+	Lockdown bool
 	// Line is where the device is defined in the file (0 when built in).
 	Line int
 }
@@ -224,7 +229,8 @@ func (p *parser) device(i int, n *yaml.Node) {
 		return
 	}
 	d := &DeviceSpec{Name: fmt.Sprintf("nic%d", i), Profile: prof.Name, Identity: prof.Identity, Spec: prof.Spec,
-		ModuleErrors: map[int]string{}, RegisterStatus: map[string]uint8{}, Line: n.Line}
+		ModuleErrors: map[int]string{}, RegisterStatus: map[string]uint8{}, Line: n.Line,
+		NVMF: NVMFDefaults(prof.Name).clone()}
 	d.Spec.Seed = p.sc.Seed*1000 + uint64(i)
 	d.Optics = make([]emuoptics.Config, len(d.Spec.Modules))
 	for j := range d.Optics {
@@ -277,6 +283,10 @@ func (p *parser) device(i int, n *yaml.Node) {
 		"faults": func(v *yaml.Node) { p.faults(v, where+".faults", d) },
 		"nv":     func(v *yaml.Node) { p.nv(v, where+".nv", d) },
 		"rdma":   func(v *yaml.Node) { p.rdma(v, where+".rdma", &d.RDMA) },
+		"nvmf":   func(v *yaml.Node) { p.nvmf(v, where+".nvmf", d) },
+		"lockdown": func(v *yaml.Node) {
+			p.boolean(v, where+".lockdown", &d.Lockdown)
+		},
 	})
 	if macNode != nil && mac != "" {
 		v, err := parseHexID(mac, 6)

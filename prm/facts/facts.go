@@ -96,7 +96,14 @@ func clean(s string) string {
 }
 
 // Read parses the facts format. source names the database in messages.
-func Read(source string, data string) (*prm.DB, error) {
+func Read(source string, data string) (*prm.DB, error) { return ReadWith(source, data, nil) }
+
+// ReadWith is Read for formats that add records of their own (the command
+// database's opcodes and capability types): extra is called, in file order,
+// with the tab-separated columns of every record Read does not know, and an
+// error it returns stops the read with the line number. A nil extra treats
+// such records as errors, as Read does.
+func ReadWith(source string, data string, extra func(cols []string) error) (*prm.DB, error) {
 	nodes := map[string]*prm.Node{}
 	var regs []*prm.Register
 	var cur *prm.Node
@@ -204,7 +211,12 @@ func Read(source string, data string) (*prm.DB, error) {
 			}
 			regs = append(regs, &prm.Register{Name: cols[1], ID: uint32(id), Node: cols[3], Size: size})
 		default:
-			return nil, bad("unknown record " + cols[0])
+			if extra == nil {
+				return nil, bad("unknown record " + cols[0])
+			}
+			if err := extra(cols); err != nil {
+				return nil, bad(err.Error())
+			}
 		}
 	}
 	db, err := prm.NewDB(source, rev, nodes, regs)

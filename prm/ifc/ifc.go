@@ -109,6 +109,8 @@ type Header struct {
 	// untyped marks "u8 x[]" arrays: open-ended, with no element width (the
 	// node gives them 1-bit elements).
 	untyped map[*prm.Field]bool
+	// enumerators of every file read, in order (enums.go).
+	enumerators []Enumerator
 }
 
 // Bit returns the MSB-first offset of a field (of its first element) from
@@ -429,6 +431,7 @@ type unit struct {
 	includes []string
 	aggs     []*agg
 	regIDs   map[string]uint32
+	enums    []Enumerator
 }
 
 // agg is a struct or union body as written.
@@ -542,6 +545,9 @@ func scan(file string, src []byte) (*unit, error) {
 		}
 		u.aggs = append(u.aggs, a)
 	}
+	// Enumerators last, so that their names do not change how array sizes
+	// read (the layouts parse as they always did).
+	u.enums = p.enums()
 	return u, nil
 }
 
@@ -757,6 +763,7 @@ func build(units []*unit) (*Header, error) {
 		for name, id := range u.regIDs {
 			h.RegisterIDs[name] = id
 		}
+		h.enumerators = append(h.enumerators, u.enums...)
 		for _, a := range u.aggs {
 			name := NodeName(a.cname)
 			if prev, dup := b.defs[name]; dup {
