@@ -47,7 +47,7 @@ func healthy(db *prm.DB) *devtest.Fake {
 	f.Put("PTYS", "local_port=1", "proto_mask=Ethernet", "data_rate_oper=4000", "max_port_rate=400")
 	f.Put("PMAOS", "module=0", "oper_status=plugged_enabled")
 	f.Put("MTCAP", "sensor_map=0x1")
-	f.Put("MTMP", "sensor_index=0", "temperature=400", "temperature_threshold_hi=840") // 50 °C, 105 °C
+	f.Put("MTMP", "sensor_index=0", "temperature=400", "temperature_threshold_hi=840")  // 50 °C, 105 °C
 	f.Put("MTMP", "sensor_index=64", "temperature=320", "temperature_threshold_hi=600") // 40 °C, 75 °C
 	return f
 }
