@@ -110,6 +110,9 @@ func New(c Config) *Adapter {
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
 	}
+	if c.Registers != nil && c.Registers.Reference == nil {
+		c.Registers.Reference = Reference()
+	}
 	a := &Adapter{c: c, regs: c.Registers, os: c.OSView}
 	if a.os == nil && c.Kernel != nil {
 		a.os = kernelOS{c.Kernel}
@@ -158,6 +161,9 @@ func (a *Adapter) Registers(ctx context.Context) (*dev.Device, error) {
 	d, err := a.c.Reopen(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if d.Reference == nil {
+		d.Reference = Reference()
 	}
 	a.regs = d
 	return d, nil

@@ -79,8 +79,13 @@ func (r *MCIAReader) ReadPage(ctx context.Context, a optics.PageAddr, length int
 
 // ReadPDDRModule reads the firmware's view of a port's module (PDDR page
 // 3) with powers in µW (module_info_ext=1: an RW field of the request; it
-// is still a GET).
+// is still a GET). The page is read through the device's database when it
+// has the page and the field, else through the reference layout (Rev 0.51
+// has neither under these names).
 func ReadPDDRModule(ctx context.Context, d *dev.Device, port, lanes int) (*optics.Module, error) {
+	if !hasModulePage(d.DB) && d.Reference != nil && hasModulePage(d.Reference) {
+		d = d.WithDB(d.Reference)
+	}
 	reg, err := d.DB.Register("PDDR")
 	if err != nil {
 		return nil, err
@@ -90,7 +95,9 @@ func ReadPDDRModule(ctx context.Context, d *dev.Device, port, lanes int) (*optic
 		return nil, err
 	}
 	probe := p.NewBuffer()
-	idx := []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(port & 0xFF)}, {Path: "page_select", Value: "Module_info_page"}}
+	// page_select 3 is the module page in every revision; its enum name
+	// is not.
+	idx := []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(port & 0xFF)}, {Path: "page_select", Value: "3"}}
 	if _, err := p.Resolve("lp_msb", probe); err == nil {
 		idx = append(idx, prm.Assignment{Path: "lp_msb", Value: strconv.Itoa(port >> 8)})
 	}
@@ -105,6 +112,23 @@ func ReadPDDRModule(ctx context.Context, d *dev.Device, port, lanes int) (*optic
 	return optics.FromPDDR(r.Decoded, lanes)
 }
 
+// hasModulePage says a database has PDDR's module page as the module
+// view needs it.
+func hasModulePage(db *prm.DB) bool {
+	reg, err := db.Register("PDDR")
+	if err != nil {
+		return false
+	}
+	p, err := db.RegisterPlan(reg)
+	if err != nil {
+		return false
+	}
+	b := p.NewBuffer()
+	_, err1 := p.Resolve("module_info_ext", b)
+	_, err2 := p.Resolve(optics.PDDRPrefix+"cable_type", b)
+	return err1 == nil && err2 == nil
+}
+
 // registerModule reads a port's module: PMAOS for the cage state, the
 // EEPROM through MCIA, and the firmware's view (PDDR page 3) when asked or
 // when the EEPROM gives nothing usable.
@@ -117,9 +141,9 @@ func (a *Adapter) registerModule(ctx context.Context, p Port, o ModuleOptions) (
 	st, err := a.get(ctx, "PMAOS", "module="+strconv.Itoa(p.Module))
 	switch {
 	case err == nil:
-		m.OperStatus = enumOf(st.Decoded, "oper_status")
+		m.OperStatus = enumText(st.Decoded, "PMAOS", "oper_status")
 		if m.OperStatus == "module_plugged_with_error" {
-			m.ErrorType = enumOf(st.Decoded, "error_type")
+			m.ErrorType = enumText(st.Decoded, "PMAOS", "error_type")
 		}
 	case errors.Is(err, dev.ErrNotSupported):
 	default:

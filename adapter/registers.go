@@ -115,16 +115,16 @@ func (a *Adapter) storedFirmware(ctx context.Context) string {
 		return ""
 	}
 	r, err := d.GetFields(ctx, "MCQI", []prm.Assignment{{Path: "component_index", Value: "0"}, {Path: "device_index", Value: "0"}, {Path: "device_type", Value: "0"}, {Path: "read_pending_component", Value: "1"}},
-		[]prm.Assignment{{Path: "info_type", Value: "VERSION"}, {Path: "data_size", Value: "0x7c"}})
+		[]prm.Assignment{{Path: "info_type", Value: "1"}, {Path: "offset", Value: "0"}, {Path: "data_size", Value: "0x7c"}})
 	if err != nil {
 		a.drop(err)
 		return ""
 	}
-	v, err := r.Decoded.Get("data.mcqi_version_ext.version_string")
-	if err != nil || !v.IsText() {
+	v, ok := textOf(r.Decoded, "MCQI", "data.mcqi_version_ext.version_string")
+	if !ok {
 		return ""
 	}
-	return strings.TrimSpace(v.TextString())
+	return strings.TrimSpace(v)
 }
 
 func (a *Adapter) partNumber(ctx context.Context) (string, error) {
@@ -185,7 +185,7 @@ func (a *Adapter) registerPorts(ctx context.Context) ([]Port, error) {
 		return nil, err
 	}
 	n := 1
-	if v, ok := uintOf(r.Decoded, "hw_info.num_ports"); ok && v > 0 {
+	if v, ok := fieldOf(r.Decoded, "MGIR", "hw_info.num_ports"); ok && v > 0 {
 		n = int(min(v, 64))
 	}
 	var ps []Port
@@ -194,10 +194,10 @@ func (a *Adapter) registerPorts(ctx context.Context) ([]Port, error) {
 		r, err := a.get(ctx, "PMLP", "local_port="+strconv.Itoa(p))
 		switch {
 		case err == nil:
-			if v, ok := uintOf(r.Decoded, "lane_module_mapping[0].module"); ok {
+			if v, ok := fieldOf(r.Decoded, "PMLP", "lane_module_mapping[0].module"); ok {
 				rp.Module = int(v)
 			}
-			if v, ok := uintOf(r.Decoded, "width"); ok {
+			if v, ok := fieldOf(r.Decoded, "PMLP", "width"); ok {
 				rp.Lanes = int(v)
 			}
 			ps = append(ps, rp)
@@ -226,15 +226,15 @@ func (a *Adapter) registerLinks(ctx context.Context, ps []Port) ([]Link, error) 
 		if r, err := a.get(ctx, "PAOS", lp); err == nil {
 			// By number: the values are the PRM's in every revision, the
 			// enum names are not (Rev 0.51 has none for oper_status).
-			if v, ok := uintOf(r.Decoded, "oper_status"); ok {
+			if v, ok := fieldOf(r.Decoded, "PAOS", "oper_status"); ok {
 				up := v == paosUp
 				l.OperUp = &up
-				l.OperStatus = enumOf(r.Decoded, "oper_status")
+				l.OperStatus = enumText(r.Decoded, "PAOS", "oper_status")
 			}
-			if v, ok := uintOf(r.Decoded, "admin_status"); ok {
+			if v, ok := fieldOf(r.Decoded, "PAOS", "admin_status"); ok {
 				up := v == paosUp || v == paosUpOnce || v == paosUpLowest
 				l.AdminUp = &up
-				l.AdminStatus = enumOf(r.Decoded, "admin_status")
+				l.AdminStatus = enumText(r.Decoded, "PAOS", "admin_status")
 			}
 		} else {
 			if ctx.Err() != nil {
@@ -249,7 +249,7 @@ func (a *Adapter) registerLinks(ctx context.Context, ps []Port) ([]Link, error) 
 					l.SpeedGbps = &g
 				}
 			}
-			if v, ok := uintOf(r.Decoded, "max_port_rate"); ok && v > 0 {
+			if v, ok := fieldOf(r.Decoded, "PTYS", "max_port_rate"); ok && v > 0 {
 				g := float64(v)
 				l.MaxSpeedGbps = &g
 			}

@@ -166,7 +166,10 @@ func namespaceNice(t *testing.T, niceness int, args []string, script string, tim
 		argv = append([]string{"nice", "-n", strconv.Itoa(niceness)}, argv...)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "OUT="+s.out, "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "OUT="+s.out, "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"),
+		// The emulator keeps its devices' state between commands: each
+		// session gets its own, never the user's.
+		"XDG_STATE_HOME="+filepath.Join(s.out, "state"))
 	cmd.Env = append(cmd.Env, env...)
 	// On timeout: SIGTERM (the namespace helper passes it on and stops
 	// everything), then SIGKILL.

@@ -31,13 +31,27 @@ type Device struct {
 	// Backend says how the device is reached.
 	Backend Backend
 	DB      *prm.DB
-	acc     Accessor
-	close   func() error
+	// Reference, when set, is the database the firmware is expected to
+	// know (the built-in one): a request is never shorter than its layout
+	// of the register, so an older --adb still reads firmware whose
+	// registers grew since (MCIA: 144 bytes in Rev 0.51, 148 in 0.57).
+	// Firmware answers a longer request with its own layout.
+	Reference *prm.DB
+	acc       Accessor
+	close     func() error
 }
 
 // New wraps an accessor. closeFn (may be nil) runs on Close.
 func New(name, bdf string, backend Backend, db *prm.DB, acc Accessor, closeFn func() error) *Device {
 	return &Device{Name: name, BDF: bdf, Backend: backend, DB: db, acc: acc, close: closeFn}
+}
+
+// WithDB is the device read through another database's layouts (the
+// same backend; closing either closes both).
+func (d *Device) WithDB(db *prm.DB) *Device {
+	c := *d
+	c.DB = db
+	return &c
 }
 
 // Close releases the backend.
@@ -116,12 +130,13 @@ func (d *Device) request(reg *prm.Register, index, op []prm.Assignment, size int
 	for _, a := range append(append([]prm.Assignment{}, index...), op...) {
 		given[strings.ToLower(a.Path)] = true
 	}
-	buf := p.NewBuffer()
-	if size > len(buf) {
-		buf = make([]byte, size)
-	} else if reg.Size > len(buf) {
-		buf = make([]byte, reg.Size)
+	n := max(len(p.NewBuffer()), size, reg.Size)
+	if d.Reference != nil && d.Reference != d.DB {
+		if rr, err := d.Reference.Register(reg.Name); err == nil && rr.ID == reg.ID {
+			n = max(n, rr.Size)
+		}
 	}
+	buf := make([]byte, n)
 	var defaulted, missing, hints []string
 	all := append([]prm.Assignment{}, index...)
 	for _, l := range requiredIndex(p) {
@@ -273,6 +288,14 @@ func (d *Device) GetFields(ctx context.Context, name string, index, fields []prm
 
 func (d *Device) get(ctx context.Context, name string, index, op, fields []prm.Assignment, size int) (*Reading, error) {
 	reg, err := d.DB.Register(name)
+	var nf *prm.NotFoundError
+	if errors.As(err, &nf) && d.Reference != nil && d.Reference != d.DB {
+		// A register the user's database lacks (PGUID before Rev 0.56)
+		// is read with the reference layout the firmware answers with.
+		if _, rerr := d.Reference.Register(name); rerr == nil {
+			return d.WithDB(d.Reference).get(ctx, name, index, op, fields, size)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -372,6 +395,27 @@ type WritePlan struct {
 	After   *prm.Decoded
 	Bytes   []byte // the exact buffer to send
 	Changes []Change
+	// Unverifiable lists the changed fields a read-back cannot confirm:
+	// operation and write-only fields (ase, rst, clr), which the firmware
+	// acts on and clears by design.
+	Unverifiable []string
+}
+
+// EnumError refuses a value that is not one of an enum field's values.
+type EnumError struct {
+	Register, Path, Value string
+	Names                 []string
+}
+
+func (e *EnumError) Error() string {
+	return fmt.Sprintf("%s.%s=%s: not one of its values (%s); nothing was written; give --raw to write a value outside the list", e.Register, e.Path, e.Value, strings.Join(e.Names, ", "))
+}
+
+// SetOptions tune PrepareSetWith.
+type SetOptions struct {
+	// AnyValue lets a number outside an enum field's values through
+	// (reserved values, newer firmware's).
+	AnyValue bool
 }
 
 // ROError refuses writes to fields the firmware owns.
@@ -396,6 +440,12 @@ func plural(n int, one, many string) string {
 // with fields replaced. It refuses RO and INDEX fields among fields (index
 // fields go in index) and writes nothing.
 func (d *Device) PrepareSet(ctx context.Context, name string, index, fields []prm.Assignment) (*WritePlan, error) {
+	return d.PrepareSetWith(ctx, name, index, fields, SetOptions{})
+}
+
+// PrepareSetWith is PrepareSet with options. A value outside an enum
+// field's values is refused unless o.AnyValue.
+func (d *Device) PrepareSetWith(ctx context.Context, name string, index, fields []prm.Assignment, o SetOptions) (*WritePlan, error) {
 	reg, err := d.DB.Register(name)
 	if err != nil {
 		return nil, err
@@ -419,6 +469,11 @@ func (d *Device) PrepareSet(ctx context.Context, name string, index, fields []pr
 			ro = append(ro, a.Path)
 		case prm.AccessIndex:
 			return nil, &prm.FieldError{Path: a.Path, Msg: "is an INDEX field; give it with --index, it selects which instance is written"}
+		}
+		if f := t.Step.Field; f != nil && len(f.Enum) > 0 && t.Step.Kind == prm.KindUint && !o.AnyValue {
+			if err := checkEnum(p, reg.Name, a, t.Path, f.Enum); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if len(ro) > 0 {
@@ -448,9 +503,36 @@ func (d *Device) PrepareSet(ctx context.Context, name string, index, fields []pr
 	for _, r := range after.Rows() {
 		if old[r.Path] != r.Text {
 			wp.Changes = append(wp.Changes, Change{Path: r.Path, Before: old[r.Path], After: r.Text})
+			if acc := r.Value.Step().Access; acc == prm.AccessOP || acc == prm.AccessWO {
+				wp.Unverifiable = append(wp.Unverifiable, r.Path)
+			}
 		}
 	}
 	return wp, nil
+}
+
+// checkEnum refuses a value an enum field does not list.
+func checkEnum(p *prm.Plan, reg string, a prm.Assignment, path string, enum []prm.EnumValue) error {
+	buf := p.NewBuffer()
+	if err := p.Encode(buf, []prm.Assignment{{Path: path, Value: a.Value}}); err != nil {
+		return nil // the encoder says what is wrong with it
+	}
+	dec, err := p.Decode(buf)
+	if err != nil {
+		return nil
+	}
+	v, err := dec.Get(path)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(enum))
+	for _, e := range enum {
+		if e.Value == v.Uint() {
+			return nil
+		}
+		names = append(names, fmt.Sprintf("%s=%d", e.Name, e.Value))
+	}
+	return &EnumError{Register: reg, Path: path, Value: a.Value, Names: names}
 }
 
 // indexAssignments lists the index fields of the request that produced r.
@@ -516,3 +598,7 @@ func (d *Device) ApplySet(ctx context.Context, wp *WritePlan, index []prm.Assign
 
 // IsNotSupported says the firmware does not implement the register.
 func IsNotSupported(err error) bool { return errors.Is(err, ErrNotSupported) }
+
+// DatabaseProblem marks IndexError as the database's: an index field the
+// user's database has and no default covers.
+func (*IndexError) DatabaseProblem() {}

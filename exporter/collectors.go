@@ -196,22 +196,37 @@ func moduleMetrics(s *sink, port string, module int, r *optics.Module) {
 	if !r.DDM {
 		return
 	}
-	if r.Temperature != nil {
+	noReading := func(q, lane, pattern string) { s.add(famModNoReading, 1, port, q, lane, pattern) }
+	if t := r.Temperature; t != nil && !t.Valid() {
+		noReading("temperature", "", t.NA)
+	}
+	if v := r.Voltage; v != nil && !v.Valid() {
+		noReading("voltage", "", v.NA)
+	}
+	if r.Temperature.Valid() {
 		s.add(famModTemp, r.Temperature.C, port)
 	}
-	if r.Voltage != nil {
+	if r.Voltage.Valid() {
 		s.add(famModVolt, r.Voltage.V, port)
 	}
 	for _, l := range r.Lanes {
 		lane := strconv.Itoa(l.Lane)
-		if l.TxBias != nil {
+		for _, x := range []struct {
+			q  string
+			na string
+		}{{"tx_bias", naOf(l.TxBias)}, {"tx_power", naOf(l.TxPower)}, {"rx_power", naOf(l.RxPower)}} {
+			if x.na != "" {
+				noReading(x.q, lane, x.na)
+			}
+		}
+		if l.TxBias.Valid() {
 			s.add(famModBias, l.TxBias.MA/1000, port, lane)
 		}
-		if l.TxPower != nil {
+		if l.TxPower.Valid() {
 			s.add(famModTxW, l.TxPower.MW/1000, port, lane)
 			s.add(famModTxDBm, float64(l.TxPower.DBm), port, lane)
 		}
-		if l.RxPower != nil {
+		if l.RxPower.Valid() {
 			s.add(famModRxW, l.RxPower.MW/1000, port, lane)
 			s.add(famModRxDBm, float64(l.RxPower.DBm), port, lane)
 		}
@@ -260,7 +275,7 @@ func moduleMetrics(s *sink, port string, module int, r *optics.Module) {
 		}
 		ps := [4]*optics.Power{p.l.HighAlarm, p.l.HighWarning, p.l.LowWarning, p.l.LowAlarm}
 		for i, v := range ps {
-			if v == nil {
+			if !v.Valid() {
 				continue
 			}
 			s.add(p.w, v.MW/1000, port, thresholdNames[i])
@@ -284,22 +299,37 @@ func flagMetrics(s *sink, alarm, warning family, f optics.Flags, labels ...strin
 	s.add(warning, boolf(f.LowWarning), append(labels, "low")...)
 }
 
+// naOf is a reading's no-reading pattern, "" for a reading or none.
+func naOf(x interface{ Valid() bool }) string {
+	switch v := x.(type) {
+	case *optics.Current:
+		if v != nil {
+			return v.NA
+		}
+	case *optics.Power:
+		if v != nil {
+			return v.NA
+		}
+	}
+	return ""
+}
+
 func tempC(t *optics.Temperature) *float64 {
-	if t == nil {
+	if !t.Valid() {
 		return nil
 	}
 	return &t.C
 }
 
 func voltV(v *optics.Voltage) *float64 {
-	if v == nil {
+	if !v.Valid() {
 		return nil
 	}
 	return &v.V
 }
 
 func curMA(c *optics.Current) *float64 {
-	if c == nil {
+	if !c.Valid() {
 		return nil
 	}
 	return &c.MA

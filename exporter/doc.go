@@ -25,9 +25,12 @@
 // is read by its own goroutine under that deadline, collector after
 // collector; what a device has not delivered by then is left out and
 // reported as a timeout, so a slow or failing device never holds up the
-// others. A device whose previous read is still running is not read again
-// (it is reported busy): there is at most one reader per device, so a
-// stuck device cannot pile up goroutines. A device that disappears is
+// others. There is at most one read of a device at a time: a scrape that
+// finds one under way (two Prometheus servers, an operator's curl) waits
+// for it within its own deadline and serves its result, so concurrency of
+// our own never makes a device look down, and a stuck device cannot pile
+// up goroutines (a read that outlives the scrape that joined it is
+// reported busy). A device that disappears is
 // reported by cxray_device_up 0 and the error counters, and is re-opened
 // on the next scrape.
 //

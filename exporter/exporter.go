@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,9 +70,14 @@ type Exporter struct {
 // device is one Source with what the exporter keeps across scrapes.
 type device struct {
 	src Source
-	// busy holds a token while a read of the device runs: one reader at a
-	// time, and none started while an earlier one is still stuck.
-	busy chan struct{}
+	// flight is the read of the device under way, nil when none is: one
+	// reader at a time, and a scrape that finds one joins it instead of
+	// starting another, so concurrent scrapes (two Prometheus servers, an
+	// operator's curl) share one read and none sees the device as down
+	// because of the other. A stuck read stays the only one until it ends.
+	flightMu sync.Mutex
+	flight   *result
+	joins    atomic.Int64 // scrapes that joined a read under way (tests look)
 
 	mu          sync.Mutex
 	errors      map[string]float64 // collector -> failed scrapes
@@ -99,7 +105,7 @@ func New(sources []Source, o Options) (*Exporter, error) {
 			return nil, fmt.Errorf("exporter: device %s is given twice; give each device once", s.Name())
 		}
 		seen[s.Name()] = true
-		e.devices = append(e.devices, &device{src: s, busy: make(chan struct{}, 1),
+		e.devices = append(e.devices, &device{src: s,
 			errors: map[string]float64{}, lastErr: map[string]string{}, unsupported: map[string]bool{}})
 	}
 	e.static = prometheus.NewRegistry()
@@ -173,15 +179,13 @@ func (scrapeCollector) Describe(chan<- *prometheus.Desc) {}
 
 func (s scrapeCollector) Collect(ch chan<- prometheus.Metric) { s.e.collect(s.ctx, ch) }
 
-// result is what one device delivered in one scrape. The reader adds to
-// it; once the exporter stops waiting it is sealed and later additions are
-// dropped.
+// result is what one read of a device delivered. The reader adds to it;
+// every scrape sharing the read takes a copy when it stops waiting, so
+// what a reader adds later reaches only the scrapes still waiting.
 type result struct {
 	mu      sync.Mutex
-	sealed  bool
 	metrics []prometheus.Metric
 	status  map[string]runStatus
-	busy    bool
 	took    time.Duration // set when the reader finished
 	done    chan struct{}
 }
@@ -194,46 +198,55 @@ type runStatus struct {
 func (r *result) add(name string, ms []prometheus.Metric, st runStatus) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.sealed {
-		return
-	}
 	r.metrics = append(r.metrics, ms...)
 	r.status[name] = st
 }
 
-// seal ends the result; took is how long the device took, or elapsed
-// when its reader has not finished.
-func (r *result) seal(elapsed time.Duration) ([]prometheus.Metric, map[string]runStatus, bool, time.Duration) {
+// view is one scrape's copy of a read.
+type view struct {
+	metrics []prometheus.Metric
+	status  map[string]runStatus
+	// finished: the read ended (what did not run ran out of time);
+	// joined: the scrape found the read under way (what has not run yet
+	// waits on an earlier scrape's read: busy).
+	finished, joined bool
+	took             time.Duration
+}
+
+// copyFor takes a scrape's copy; elapsed is the scrape's own time, given
+// as the device's time when the read has not finished.
+func (r *result) copyFor(joined bool, elapsed time.Duration) view {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.sealed = true
-	took := r.took
-	if took == 0 {
-		took = elapsed
+	v := view{metrics: r.metrics[:len(r.metrics):len(r.metrics)], status: make(map[string]runStatus, len(r.status)),
+		finished: r.took != 0, joined: joined, took: r.took}
+	for k, st := range r.status {
+		v.status[k] = st
 	}
-	return r.metrics, r.status, r.busy, took
+	if !v.finished {
+		v.took = elapsed
+	}
+	return v
 }
 
 // errDeadline and errBusy explain a collector that did not run.
 var (
 	errDeadline = errors.New("the scrape's deadline came first; raise --scrape-timeout (or Prometheus' scrape_timeout), or look for a slow device (cxray status)")
-	errBusy     = errors.New("a previous read of the device is still running (the device is slow or stuck); it is not read again until that read ends")
+	errBusy     = errors.New("a read of the device that an earlier scrape started is still running (the device is slow or stuck); it is not read again until that read ends")
 )
 
 func (e *Exporter) collect(ctx context.Context, ch chan<- prometheus.Metric) {
 	start := time.Now()
 	deadline, _ := ctx.Deadline()
 	budget := deadline.Sub(start)
-	readCtx, cancelRead := context.WithDeadline(ctx, start.Add(time.Duration(float64(budget)*readShare)))
-	defer cancelRead()
+	readDeadline := start.Add(time.Duration(float64(budget) * readShare))
 	waitCtx, cancelWait := context.WithDeadline(ctx, start.Add(time.Duration(float64(budget)*waitShare)))
 	defer cancelWait()
 
 	results := make([]*result, len(e.devices))
+	joined := make([]bool, len(e.devices))
 	for i, d := range e.devices {
-		r := &result{status: map[string]runStatus{}, done: make(chan struct{})}
-		results[i] = r
-		go e.read(readCtx, d, r)
+		results[i], joined[i] = e.start(ctx, d, readDeadline)
 	}
 	for _, r := range results {
 		select {
@@ -241,35 +254,49 @@ func (e *Exporter) collect(ctx context.Context, ch chan<- prometheus.Metric) {
 		case <-waitCtx.Done():
 		}
 	}
-	cancelRead()
 	elapsed := time.Since(start)
 	for i, d := range e.devices {
-		ms, status, busy, took := results[i].seal(elapsed)
-		for _, m := range ms {
+		v := results[i].copyFor(joined[i], elapsed)
+		for _, m := range v.metrics {
 			ch <- m
 		}
-		e.report(ch, d, status, busy, took)
+		e.report(ch, d, v)
 	}
+}
+
+// start joins the read of d under way, or starts one that ends by
+// deadline. The read does not end with the scrape that started it (a
+// client that goes away must not cut the read other scrapes share), only
+// at its deadline.
+func (e *Exporter) start(ctx context.Context, d *device, deadline time.Time) (r *result, joined bool) {
+	d.flightMu.Lock()
+	defer d.flightMu.Unlock()
+	if d.flight != nil {
+		d.joins.Add(1)
+		return d.flight, true
+	}
+	r = &result{status: map[string]runStatus{}, done: make(chan struct{})}
+	d.flight = r
+	rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	go func() {
+		defer cancel()
+		e.read(rctx, d, r)
+		d.flightMu.Lock()
+		d.flight = nil
+		d.flightMu.Unlock()
+		close(r.done)
+	}()
+	return r, false
 }
 
 // read runs the collectors on one device in order until the deadline.
 func (e *Exporter) read(ctx context.Context, d *device, r *result) {
 	start := time.Now()
-	defer close(r.done)
 	defer func() {
 		r.mu.Lock()
 		r.took = max(time.Since(start), time.Nanosecond)
 		r.mu.Unlock()
 	}()
-	select {
-	case d.busy <- struct{}{}:
-	default:
-		r.mu.Lock()
-		r.busy = true
-		r.mu.Unlock()
-		return
-	}
-	defer func() { <-d.busy }()
 	for _, c := range e.collectors {
 		if ctx.Err() != nil {
 			return
@@ -285,13 +312,13 @@ func (e *Exporter) read(ctx context.Context, d *device, r *result) {
 }
 
 // report emits the exporter's own metrics for a device and logs changes.
-func (e *Exporter) report(ch chan<- prometheus.Metric, d *device, status map[string]runStatus, busy bool, took time.Duration) {
+func (e *Exporter) report(ch chan<- prometheus.Metric, d *device, v view) {
 	name := d.src.Name()
 	s := &sink{e: e, device: name, meta: true}
 	up := 0.0
 	d.mu.Lock()
 	for _, c := range e.collectors {
-		st, ran := status[c.name]
+		st, ran := v.status[c.name]
 		if ran && errors.Is(st.err, ErrUnsupported) {
 			d.unsupported[c.name] = true
 		}
@@ -300,7 +327,7 @@ func (e *Exporter) report(ch chan<- prometheus.Metric, d *device, status map[str
 		}
 		err := st.err
 		switch {
-		case busy:
+		case !ran && v.joined && !v.finished:
 			err = errBusy
 		case !ran:
 			err = errDeadline
@@ -325,7 +352,7 @@ func (e *Exporter) report(ch chan<- prometheus.Metric, d *device, status map[str
 	}
 	d.mu.Unlock()
 	s.add(famUp, up, d.src.Backend())
-	s.add(famDeviceDuration, took.Seconds())
+	s.add(famDeviceDuration, v.took.Seconds())
 	for _, m := range s.out {
 		ch <- m
 	}

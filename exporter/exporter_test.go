@@ -27,6 +27,7 @@ type fakeSource struct {
 	name   string
 	delay  time.Duration
 	stuck  chan struct{} // non-nil: block (ignoring ctx) until closed
+	gate   chan struct{} // non-nil: block (within ctx) until closed
 	gone   atomic.Bool
 	calls  atomic.Int32
 	noRDMA bool
@@ -45,6 +46,13 @@ func (f *fakeSource) wait(ctx context.Context) error {
 	}
 	if f.gone.Load() {
 		return errGone
+	}
+	if f.gate != nil {
+		select {
+		case <-f.gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	if f.delay > 0 {
 		select {
@@ -377,6 +385,79 @@ func TestConcurrentScrapes(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestOverlappingScrapesShareOneRead: a scrape that finds a read under
+// way waits for it and serves its result; neither scrape sees the device
+// down, and the device is read once.
+func TestOverlappingScrapesShareOneRead(t *testing.T) {
+	gate := make(chan struct{})
+	slow := &fakeSource{name: "slow", gate: gate}
+	e, err := New([]Source{slow, &fakeSource{name: "ok"}}, Options{NoRuntimeMetrics: true, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e.Handler()
+	got := make(chan *exportertest.Scrape, 2)
+	go func() { s, _ := scrape(t, h, ""); got <- s }()
+	waitFor(t, func() bool { return slow.calls.Load() == 1 })
+	go func() { s, _ := scrape(t, h, ""); got <- s }()
+	waitFor(t, func() bool { return e.devices[0].joins.Load() == 1 })
+	close(gate)
+	for range 2 {
+		s := <-got
+		for _, d := range []string{"slow", "ok"} {
+			if v := value(t, s, "cxray_device_up", "device", d); v != 1 {
+				t.Errorf("%s: cxray_device_up %v in an overlapping scrape, want 1", d, v)
+			}
+			if v := value(t, s, "cxray_scrape_collector_errors_total", "device", d, "collector", "identity"); v != 0 {
+				t.Errorf("%s: identity errors %v, want 0", d, v)
+			}
+		}
+		if len(s.Find("cxray_module_tx_power_watts", "device", "slow")) != 1 {
+			t.Error("the joined scrape did not serve the shared read's metrics")
+		}
+	}
+	// One read's worth of calls: measure a read alone and compare.
+	shared := slow.calls.Load()
+	scrape(t, h, "")
+	if alone := slow.calls.Load() - shared; shared != alone {
+		t.Errorf("two overlapping scrapes made %d calls, one scrape makes %d: the read was not shared", shared, alone)
+	}
+}
+
+// TestJoinedScrapeOutlivedIsBusy: a scrape whose deadline comes before
+// the read it joined ends reports the device busy (an earlier read), not
+// its own timeout.
+func TestJoinedScrapeOutlivedIsBusy(t *testing.T) {
+	gate := make(chan struct{})
+	slow := &fakeSource{name: "slow", gate: gate}
+	e, _ := New([]Source{slow}, Options{NoRuntimeMetrics: true, Timeout: 20 * time.Second})
+	h := e.Handler()
+	first := make(chan *exportertest.Scrape, 1)
+	go func() { s, _ := scrape(t, h, ""); first <- s }()
+	waitFor(t, func() bool { return slow.calls.Load() == 1 })
+	s, _ := scrape(t, h, "0.3") // Prometheus gives this one 0.3 s
+	if value(t, s, "cxray_device_up", "device", "slow") != 0 {
+		t.Error("a device whose read had not ended served as up")
+	}
+	if !strings.Contains(e.devices[0].lastErr["identity"], "earlier scrape") {
+		t.Errorf("logged error %q, want the busy explanation", e.devices[0].lastErr["identity"])
+	}
+	close(gate)
+	if s := <-first; value(t, s, "cxray_device_up", "device", "slow") != 1 {
+		t.Error("the first scrape did not get its read")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("condition not reached in 10 s")
 }
 
 func TestCounterFamilyNames(t *testing.T) {

@@ -114,6 +114,9 @@ var (
 	famModDDM = gauge("cxray_module_ddm",
 		"1 when the module implements digital diagnostics (temperature, voltage, bias and powers), 0 when it does not (passive copper cables).",
 		"device", "port")
+	famModNoReading = gauge("cxray_module_no_reading",
+		"1 for a module monitor that answered its field's no-reading pattern (all ones, as a hung I2C bus reads; pattern says which): the reading is left out of the other metrics.",
+		"device", "port", "quantity", "lane", "pattern")
 	famModTemp = gauge("cxray_module_temperature_celsius",
 		"Module temperature from its diagnostics.", "device", "port")
 	famModVolt = gauge("cxray_module_voltage_volts",

@@ -16,6 +16,7 @@ import (
 	"github.com/cxray/cxray/modules"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/optics"
+	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/roce"
 )
 
@@ -98,6 +99,20 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	r.add(macDrift(ctx, a, id))
 	r.finish()
 	return r
+}
+
+// unreadable is the line of a check whose reads failed: a database that
+// does not match the firmware is named as such, with what to do, never
+// blamed on the device.
+func unreadable(c Check, what string, err error) Check {
+	c.Status = Warn
+	if prm.IsDatabaseProblem(err) {
+		c.Summary = fmt.Sprintf("%s could not be read with this register database (database: %v)", what, err)
+		c.Next = "the register database does not match what the firmware answers: use one that matches it (--adb with NVIDIA MFT's newest, or --adb builtin); 'cxray prm diff' shows what changed"
+		return c
+	}
+	c.Summary = fmt.Sprintf("%s could not be read: %v", what, err)
+	return c
 }
 
 // unsupported is the line of a check the backend cannot serve.
@@ -210,8 +225,10 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 		if errors.Is(err, adapter.ErrUnsupported) {
 			return unsupported(c, err)
 		}
-		c.Status, c.Summary = Warn, fmt.Sprintf("the ports could not be read: %v", err)
-		c.Next = "run 'cxray status' and 'cxray reg get PAOS' for details"
+		c = unreadable(c, "the ports", err)
+		if c.Next == "" {
+			c.Next = "run 'cxray status' and 'cxray reg get PAOS' for details"
+		}
 		return c
 	}
 	if err != nil {
@@ -360,7 +377,7 @@ func temperatures(ctx context.Context, a *adapter.Adapter) Check {
 	if c.Summary == "" {
 		c.Status, c.Summary = Skip, "no temperature sensor answered"
 		if err != nil {
-			c.Status, c.Summary = Warn, "no temperature could be read: "+err.Error()
+			c = unreadable(c, "the temperatures", err)
 		}
 	}
 	return c
@@ -385,8 +402,10 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 	}
 	pending, suspicious, err := NVFindings(ctx, d, nv)
 	if err != nil {
-		c.Status, c.Summary = Warn, "NV configuration could not be read: "+err.Error()
-		c.Next = "run 'cxray config query -e' for details"
+		c = unreadable(c, "the NV configuration", err)
+		if c.Next == "" {
+			c.Next = "run 'cxray config query -e' for details"
+		}
 		return c
 	}
 	if len(pending) > 0 {
@@ -497,8 +516,7 @@ func countersCheck(a, b *sample, errA, errB error, interval time.Duration) Check
 		if errors.Is(err, adapter.ErrUnsupported) {
 			return unsupported(c, err)
 		}
-		c.Status, c.Summary = Warn, fmt.Sprintf("counters could not be sampled twice: %v", err)
-		return c
+		return unreadable(c, "the counters (sampled twice)", err)
 	}
 	secs := interval.Seconds()
 	var moving []string

@@ -18,8 +18,11 @@ import (
 	"github.com/cxray/cxray/health"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/internal/emuadapter"
+	"github.com/cxray/cxray/internal/prmhistory"
 	"github.com/cxray/cxray/nvconf"
 	nvbuiltin "github.com/cxray/cxray/nvconf/builtin"
+	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/adb"
 	"github.com/cxray/cxray/prm/builtin"
 )
 
@@ -30,13 +33,34 @@ import (
 // (its ports, modules, sensors, NV store, RDMA model and faults), never
 // from the health report.
 func TestScenarioVerdicts(t *testing.T) {
+	db, err := builtin.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkScenarios(t, db)
+}
+
+// TestScenarioVerdictsAcrossRevisions: the same verdicts when cxray
+// decodes with each PRM revision of the history (the emulated firmware
+// keeps its own); only the identity check may add the database's age.
+func TestScenarioVerdictsAcrossRevisions(t *testing.T) {
+	for _, f := range prmhistory.Files(t) {
+		db, err := adb.LoadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(db.Revision, func(t *testing.T) { checkScenarios(t, db) })
+	}
+}
+
+func checkScenarios(t *testing.T, db *prm.DB) {
 	files, _ := filepath.Glob("../examples/*.yaml")
 	more, _ := filepath.Glob("../emu/scenario/testdata/*.yaml")
 	files = append(files, more...)
 	if len(files) < 6 {
 		t.Fatalf("found only %v", files)
 	}
-	db, err := builtin.Load()
+	emuDB, err := builtin.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +80,7 @@ func TestScenarioVerdicts(t *testing.T) {
 				start = scenario.DefaultStart
 			}
 			clk := clock.NewManual(start)
-			em, err := scenario.Build(sc, scenario.Options{DB: db, Clock: clk})
+			em, err := scenario.Build(sc, scenario.Options{DB: emuDB, Clock: clk})
 			if err != nil {
 				t.Fatal(err)
 			}

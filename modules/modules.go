@@ -112,6 +112,9 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) ([]*Report, error)
 	}
 	for _, r := range reports {
 		r.obs.AdapterFirmware = fwVersion
+		if db := a.DB(); db != nil {
+			r.obs.Database = db.Revision
+		}
 		r.Verdicts = optics.Diagnose(r.obs)
 		if r.Verdicts == nil {
 			r.Verdicts = []optics.Verdict{}

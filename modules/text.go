@@ -214,14 +214,22 @@ func printModuleMonitors(w io.Writer, m *optics.Module, marks []optics.Mark) {
 		if l := th.Temperature; l != nil {
 			ha, la, hw, lw = modTempC(l.HighAlarm), modTempC(l.LowAlarm), modTempC(l.HighWarning), modTempC(l.LowWarning)
 		}
-		fmt.Fprintf(w, "  %-14s %-12s %s\n", "Temperature", fmt.Sprintf("%.2f °C%s", t.C, moduleMark(marks, "temperature", 0)), lim(ha, la, hw, lw, "%.2f"))
+		val := na(t.NA)
+		if t.Valid() {
+			val = fmt.Sprintf("%.2f °C%s", t.C, moduleMark(marks, "temperature", 0))
+		}
+		fmt.Fprintf(w, "  %-14s %-12s %s\n", "Temperature", val, lim(ha, la, hw, lw, "%.2f"))
 	}
 	if v := m.Voltage; v != nil {
 		var ha, la, hw, lw *float64
 		if l := th.Voltage; l != nil {
 			ha, la, hw, lw = modVoltV(l.HighAlarm), modVoltV(l.LowAlarm), modVoltV(l.HighWarning), modVoltV(l.LowWarning)
 		}
-		fmt.Fprintf(w, "  %-14s %-12s %s\n", "Voltage", fmt.Sprintf("%.4f V%s", v.V, moduleMark(marks, "voltage", 0)), lim(ha, la, hw, lw, "%.4f"))
+		val := na(v.NA)
+		if v.Valid() {
+			val = fmt.Sprintf("%.4f V%s", v.V, moduleMark(marks, "voltage", 0))
+		}
+		fmt.Fprintf(w, "  %-14s %-12s %s\n", "Voltage", val, lim(ha, la, hw, lw, "%.4f"))
 	}
 	if len(m.Lanes) == 0 {
 		return
@@ -271,19 +279,25 @@ func printModuleMonitors(w io.Writer, m *optics.Module, marks []optics.Mark) {
 		rxL = [4]*float64{modPowDBm(l.LowAlarm), modPowDBm(l.LowWarning), modPowDBm(l.HighWarning), modPowDBm(l.HighAlarm)}
 	}
 	row("Tx bias (mA)", func(l optics.Lane) string {
-		if l.TxBias == nil {
+		switch {
+		case l.TxBias == nil:
 			return ""
+		case !l.TxBias.Valid():
+			return na(l.TxBias.NA)
 		}
 		return fmt.Sprintf("%.3f%s", l.TxBias.MA, moduleMark(marks, "tx bias", l.Lane))
 	}, four(biasL, "%.3f"))
 	row("Tx power (dBm)", func(l optics.Lane) string {
-		if l.TxPower == nil {
+		switch {
+		case l.TxPower == nil:
 			return ""
+		case !l.TxPower.Valid():
+			return na(l.TxPower.NA)
 		}
 		return l.TxPower.DBm.String() + moduleMark(marks, "tx power", l.Lane)
 	}, four(txL, "%.2f"))
 	row("Tx power (mW)", func(l optics.Lane) string {
-		if l.TxPower == nil {
+		if !l.TxPower.Valid() {
 			return ""
 		}
 		return fmt.Sprintf("%.4f", l.TxPower.MW)
@@ -293,13 +307,16 @@ func printModuleMonitors(w io.Writer, m *optics.Module, marks []optics.Mark) {
 		rxName = "Rx OMA"
 	}
 	row(rxName+" (dBm)", func(l optics.Lane) string {
-		if l.RxPower == nil {
+		switch {
+		case l.RxPower == nil:
 			return ""
+		case !l.RxPower.Valid():
+			return na(l.RxPower.NA)
 		}
 		return l.RxPower.DBm.String() + moduleMark(marks, "rx power", l.Lane)
 	}, four(rxL, "%.2f"))
 	row(rxName+" (mW)", func(l optics.Lane) string {
-		if l.RxPower == nil {
+		if !l.RxPower.Valid() {
 			return ""
 		}
 		return fmt.Sprintf("%.4f", l.RxPower.MW)
@@ -341,29 +358,32 @@ func printModuleMonitors(w io.Writer, m *optics.Module, marks []optics.Mark) {
 	}
 }
 
+// na is how a no-reading pattern is shown: "n/a (0xFFFF)".
+func na(pattern string) string { return "n/a (" + pattern + ")" }
+
 func modTempC(t *optics.Temperature) *float64 {
-	if t == nil {
+	if !t.Valid() {
 		return nil
 	}
 	return &t.C
 }
 
 func modVoltV(v *optics.Voltage) *float64 {
-	if v == nil {
+	if !v.Valid() {
 		return nil
 	}
 	return &v.V
 }
 
 func modCurMA(c *optics.Current) *float64 {
-	if c == nil {
+	if !c.Valid() {
 		return nil
 	}
 	return &c.MA
 }
 
 func modPowDBm(p *optics.Power) *float64 {
-	if p == nil {
+	if !p.Valid() {
 		return nil
 	}
 	d := float64(p.DBm)
@@ -416,15 +436,15 @@ func moduleFirmwareSummary(m *optics.Module) string {
 	}
 	s := fmt.Sprintf("%s, %s %s", m.Identifier.Name, m.Vendor.Name, m.Vendor.PN)
 	if m.DDM {
-		if m.Temperature != nil {
+		if m.Temperature.Valid() {
 			s += fmt.Sprintf(", %.2f °C", m.Temperature.C)
 		}
-		if m.Voltage != nil {
+		if m.Voltage.Valid() {
 			s += fmt.Sprintf(", %.4f V", m.Voltage.V)
 		}
 		var rx []string
 		for _, l := range m.Lanes {
-			if l.RxPower != nil {
+			if l.RxPower.Valid() {
 				rx = append(rx, l.RxPower.DBm.String())
 			}
 		}

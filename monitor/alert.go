@@ -125,3 +125,15 @@ func compare(v float64, op string, limit float64) bool {
 	}
 	return false
 }
+
+// MatchesAny says whether the alert's key matches one of keys: an alert
+// that matches nothing a monitor reads is a mistake to report at start,
+// not an alert that never fires.
+func (a *Alert) MatchesAny(keys map[string]float64) bool {
+	for k := range keys {
+		if a.matches(k) {
+			return true
+		}
+	}
+	return false
+}

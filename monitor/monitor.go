@@ -203,7 +203,7 @@ func (moduleCollector) Collect(ctx context.Context, a *adapter.Adapter, out map[
 			}
 			continue
 		}
-		ModuleValues(pfx, best, out)
+		errs = append(errs, ModuleValues(pfx, best, out)...)
 	}
 	return errs
 }
@@ -211,23 +211,40 @@ func (moduleCollector) Collect(ctx context.Context, a *adapter.Adapter, out map[
 // ModuleValues adds a module's readings under pfx: temperature_c,
 // voltage_v, lane<N>.tx_bias_ma / tx_power_mw / rx_power_mw, and the
 // thresholds as threshold.<quantity>.<limit>.
-func ModuleValues(pfx string, m *optics.Module, out map[string]float64) {
-	if m.Temperature != nil {
-		out[pfx+"temperature_c"] = m.Temperature.C
+//
+// A reading that is its field's no-reading pattern (0xFFFF) is left out,
+// so it never feeds an alert, a rate or a frozen-reading check; it is
+// listed in the returned strings instead.
+func ModuleValues(pfx string, m *optics.Module, out map[string]float64) (noReading []string) {
+	nr := func(key, pattern string) {
+		noReading = append(noReading, fmt.Sprintf("%s: no reading (%s)", key, pattern))
 	}
-	if m.Voltage != nil {
-		out[pfx+"voltage_v"] = m.Voltage.V
+	if t := m.Temperature; t.Valid() {
+		out[pfx+"temperature_c"] = t.C
+	} else if t != nil {
+		nr(pfx+"temperature_c", t.NA)
+	}
+	if v := m.Voltage; v.Valid() {
+		out[pfx+"voltage_v"] = v.V
+	} else if v != nil {
+		nr(pfx+"voltage_v", v.NA)
 	}
 	for _, l := range m.Lanes {
 		lp := fmt.Sprintf("%slane%d.", pfx, l.Lane)
-		if l.TxBias != nil {
+		if l.TxBias.Valid() {
 			out[lp+"tx_bias_ma"] = l.TxBias.MA
+		} else if l.TxBias != nil {
+			nr(lp+"tx_bias_ma", l.TxBias.NA)
 		}
-		if l.TxPower != nil {
+		if l.TxPower.Valid() {
 			out[lp+"tx_power_mw"] = l.TxPower.MW
+		} else if l.TxPower != nil {
+			nr(lp+"tx_power_mw", l.TxPower.NA)
 		}
-		if l.RxPower != nil {
+		if l.RxPower.Valid() {
 			out[lp+"rx_power_mw"] = l.RxPower.MW
+		} else if l.RxPower != nil {
+			nr(lp+"rx_power_mw", l.RxPower.NA)
 		}
 	}
 	th := m.Thresholds
@@ -259,31 +276,32 @@ func ModuleValues(pfx string, m *optics.Module, out map[string]float64) {
 	if l := th.RxPower; l != nil {
 		lim("rx_power_mw", pow(l.HighAlarm), pow(l.HighWarning), pow(l.LowWarning), pow(l.LowAlarm))
 	}
+	return noReading
 }
 
 func tempC(t *optics.Temperature) *float64 {
-	if t == nil {
+	if !t.Valid() {
 		return nil
 	}
 	return &t.C
 }
 
 func volt(v *optics.Voltage) *float64 {
-	if v == nil {
+	if !v.Valid() {
 		return nil
 	}
 	return &v.V
 }
 
 func cur(c *optics.Current) *float64 {
-	if c == nil {
+	if !c.Valid() {
 		return nil
 	}
 	return &c.MA
 }
 
 func pow(p *optics.Power) *float64 {
-	if p == nil {
+	if !p.Valid() {
 		return nil
 	}
 	return &p.MW

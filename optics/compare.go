@@ -54,7 +54,9 @@ func Compare(ee, fw *Module) []Comparison {
 	if fw.Vendor.Rev != "" || ee.Vendor.Rev != "" {
 		text("vendor revision", ee.Vendor.Rev, fw.Vendor.Rev)
 	}
-	if fw.Vendor.OUI != "00:00:00" {
+	// The firmware's view gives no OUI in older databases' page layout
+	// (Rev 0.51 has no vendor_oui): nothing to compare then.
+	if fw.Vendor.OUI != "00:00:00" && fw.Vendor.OUI != "" {
 		text("vendor OUI", ee.Vendor.OUI, fw.Vendor.OUI)
 	}
 	if ee.Media.WavelengthNM > 0 && fw.Media.WavelengthNM > 0 {
@@ -66,10 +68,10 @@ func Compare(ee, fw *Module) []Comparison {
 		}
 		return out
 	}
-	if ee.Temperature != nil && fw.Temperature != nil {
+	if ee.Temperature.Valid() && fw.Temperature.Valid() {
 		out = append(out, num("temperature", 0, ee.Temperature.C, fw.Temperature.C, 1.0/256+driftTempC, "°C"))
 	}
-	if ee.Voltage != nil && fw.Voltage != nil {
+	if ee.Voltage.Valid() && fw.Voltage.Valid() {
 		out = append(out, num("voltage", 0, ee.Voltage.V, fw.Voltage.V, 0.0001+driftVoltV, "V"))
 	}
 	bmul := float64(max(ee.BiasMultiplier, 1))
@@ -82,13 +84,13 @@ func Compare(ee, fw *Module) []Comparison {
 	}
 	for i := 0; i < min(len(ee.Lanes), len(fw.Lanes)); i++ {
 		a, b := ee.Lanes[i], fw.Lanes[i]
-		if a.TxBias != nil && b.TxBias != nil {
+		if a.TxBias.Valid() && b.TxBias.Valid() {
 			out = append(out, num("tx bias", i+1, a.TxBias.MA, b.TxBias.MA, biasTol(a.TxBias.MA, true), "mA"))
 		}
-		if a.TxPower != nil && b.TxPower != nil {
+		if a.TxPower.Valid() && b.TxPower.Valid() {
 			out = append(out, power("tx power", i+1, a.TxPower, b.TxPower, fw.PowerRawUnit, true))
 		}
-		if a.RxPower != nil && b.RxPower != nil {
+		if a.RxPower.Valid() && b.RxPower.Valid() {
 			out = append(out, power("rx power", i+1, a.RxPower, b.RxPower, fw.PowerRawUnit, true))
 		}
 	}
@@ -125,10 +127,10 @@ func Compare(ee, fw *Module) []Comparison {
 
 // pair compares the alarm thresholds (the firmware view has no warnings).
 func pair[T any](out *[]Comparison, q string, a, b *Limits[T], cmp func(string, *T, *T) Comparison) {
-	if a.HighAlarm != nil && b.HighAlarm != nil {
+	if a.HighAlarm != nil && b.HighAlarm != nil && isValid(a.HighAlarm) && isValid(b.HighAlarm) {
 		*out = append(*out, cmp(q+" high alarm threshold", a.HighAlarm, b.HighAlarm))
 	}
-	if a.LowAlarm != nil && b.LowAlarm != nil {
+	if a.LowAlarm != nil && b.LowAlarm != nil && isValid(a.LowAlarm) && isValid(b.LowAlarm) {
 		*out = append(*out, cmp(q+" low alarm threshold", a.LowAlarm, b.LowAlarm))
 	}
 }
@@ -190,20 +192,20 @@ func Monitors(m *Module) map[string]int64 {
 	if m == nil {
 		return out
 	}
-	if m.Temperature != nil {
+	if m.Temperature.Valid() {
 		out["temperature"] = m.Temperature.Raw
 	}
-	if m.Voltage != nil {
+	if m.Voltage.Valid() {
 		out["voltage"] = m.Voltage.Raw
 	}
 	for _, l := range m.Lanes {
-		if l.TxBias != nil {
+		if l.TxBias.Valid() {
 			out[fmt.Sprintf("lane %d tx bias", l.Lane)] = l.TxBias.Raw
 		}
-		if l.TxPower != nil {
+		if l.TxPower.Valid() {
 			out[fmt.Sprintf("lane %d tx power", l.Lane)] = l.TxPower.Raw
 		}
-		if l.RxPower != nil {
+		if l.RxPower.Valid() {
 			out[fmt.Sprintf("lane %d rx power", l.Lane)] = l.RxPower.Raw
 		}
 	}

@@ -113,15 +113,33 @@ func digits(b []byte) bool {
 // CMIS §8.2): temperature s16 in 1/256 °C, supply u16 in 100 µV, bias u16
 // in 2 µA, optical power u16 in 0.1 µW.
 
-func tempOf(raw int16) *Temperature { return &Temperature{C: float64(raw) / 256, Raw: int64(raw)} }
+func tempOf(raw int16) *Temperature {
+	if na := sentinel16(uint16(raw), true); na != "" {
+		return &Temperature{Raw: int64(raw), NA: na}
+	}
+	return &Temperature{C: float64(raw) / 256, Raw: int64(raw)}
+}
 
-func voltOf(raw uint16) *Voltage { return &Voltage{V: float64(raw) / 10000, Raw: int64(raw)} }
+func voltOf(raw uint16) *Voltage {
+	if na := sentinel16(raw, false); na != "" {
+		return &Voltage{Raw: int64(raw), NA: na}
+	}
+	return &Voltage{V: float64(raw) / 10000, Raw: int64(raw)}
+}
 
 func biasOf(raw uint16, mult int) *Current {
+	if na := sentinel16(raw, false); na != "" {
+		return &Current{Raw: int64(raw), NA: na}
+	}
 	return &Current{MA: float64(raw) * float64(mult) * 0.002, Raw: int64(raw)}
 }
 
-func powerRaw(raw uint16) *Power { return powerOf(float64(raw)/10000, int64(raw)) }
+func powerRaw(raw uint16) *Power {
+	if na := sentinel16(raw, false); na != "" {
+		return &Power{Raw: int64(raw), NA: na}
+	}
+	return powerOf(float64(raw)/10000, int64(raw))
+}
 
 // fourLimits reads four thresholds stored high alarm, low alarm, high
 // warning, low warning, two bytes each from addr.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/cxray/cxray/prm"
 )
 
 // Verdict categories: who has to act.
@@ -15,6 +17,10 @@ const (
 	Firmware = "firmware"
 	// Software: cxray (or another reader) misreads the module.
 	Software = "software"
+	// Database: the register database cxray decodes with does not match
+	// what the firmware answers (a field it lacks or lays out otherwise):
+	// nothing is wrong with the module or the adapter.
+	Database = "database"
 )
 
 // Verdict codes.
@@ -35,6 +41,7 @@ const (
 	VerdictSourcesDisagree   = "sources_disagree"
 	VerdictModuleFault       = "module_fault"
 	VerdictModuleNotReadable = "eeprom_unreadable"
+	VerdictDatabase          = "database_mismatch"
 )
 
 // Verdict is a problem found with a module, who should act on it, and what
@@ -70,6 +77,9 @@ type Observation struct {
 	Interval             time.Duration
 	AdapterFirmware      string
 	FirmwareUnsupportsEE bool // the firmware refuses MCIA: only its view is available
+	// Database names the register database the reads used ("Rev 0.51"),
+	// for verdicts about it.
+	Database string
 }
 
 // Diagnose turns an observation into verdicts; none means nothing is wrong.
@@ -176,7 +186,22 @@ func Diagnose(o Observation) []Verdict {
 			Evidence: []string{"PMAOS oper_status plugged_disabled"}, NextStep: "enable it: cxray reg set PMAOS --index module=N admin_status=enabled ase=1 --yes"})
 	}
 
-	if o.EEPROMErr != nil && decodeKind == "" && !o.FirmwareUnsupportsEE {
+	dbProblem := prm.IsDatabaseProblem(o.EEPROMErr) || prm.IsDatabaseProblem(o.FirmwareErr)
+	if dbProblem {
+		var ev []string
+		for _, e := range []error{o.EEPROMErr, o.FirmwareErr} {
+			if prm.IsDatabaseProblem(e) {
+				ev = append(ev, e.Error())
+			}
+		}
+		db := o.Database
+		if db == "" {
+			db = "in use"
+		}
+		add(Verdict{Code: VerdictDatabase, Category: Database, Summary: fmt.Sprintf("cxray could not read %s with the register database %s: it lays out a register otherwise than the firmware answers", cage, db),
+			Evidence: ev, NextStep: "use a register database that matches the firmware (--adb with NVIDIA MFT's newest, or --adb builtin); see what changed with 'cxray prm diff builtin FILE.adb MCIA PDDR PMAOS'"})
+	}
+	if o.EEPROMErr != nil && decodeKind == "" && !o.FirmwareUnsupportsEE && !prm.IsDatabaseProblem(o.EEPROMErr) {
 		add(Verdict{Code: VerdictModuleNotReadable, Category: Hardware, Summary: fmt.Sprintf("the EEPROM of %s could not be read", cage),
 			Evidence: []string{o.EEPROMErr.Error()}, NextStep: "reseat the module and read again; the firmware's view below may still be current"})
 	}

@@ -61,7 +61,7 @@ type limits struct{ ha, la, hw, lw float64 }
 
 func limitsOf[T any](l *Limits[T], val func(*T) float64) limits {
 	f := func(p *T) float64 {
-		if p == nil {
+		if p == nil || !isValid(p) {
 			return math.NaN()
 		}
 		return val(p)
@@ -138,23 +138,23 @@ func Marks(m *Module) []Mark {
 			out = append(out, Mark{Quantity: q, Lane: lane, Level: lv, High: high, Value: shown, Limit: lim, Unit: unit})
 		}
 	}
-	if m.Temperature != nil {
+	if m.Temperature.Valid() {
 		add("temperature", 0, m.Temperature.C, limitsOf(th.Temperature, func(t *Temperature) float64 { return t.C }), "°C", m.Temperature.C)
 	}
-	if m.Voltage != nil {
+	if m.Voltage.Valid() {
 		add("voltage", 0, m.Voltage.V, limitsOf(th.Voltage, func(v *Voltage) float64 { return v.V }), "V", m.Voltage.V)
 	}
 	bias := limitsOf(th.TxBias, func(c *Current) float64 { return c.MA })
 	tx := limitsOf(th.TxPower, dbmOf)
 	rx := limitsOf(th.RxPower, dbmOf)
 	for _, l := range m.Lanes {
-		if l.TxBias != nil {
+		if l.TxBias.Valid() {
 			add("tx bias", l.Lane, l.TxBias.MA, bias, "mA", l.TxBias.MA)
 		}
-		if l.TxPower != nil {
+		if l.TxPower.Valid() {
 			add("tx power", l.Lane, dbmOf(l.TxPower), tx, "dBm", math.Max(float64(l.TxPower.DBm), darkDBm))
 		}
-		if l.RxPower != nil {
+		if l.RxPower.Valid() {
 			add("rx power", l.Lane, dbmOf(l.RxPower), rx, "dBm", math.Max(float64(l.RxPower.DBm), darkDBm))
 		}
 	}

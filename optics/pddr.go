@@ -194,6 +194,11 @@ func FromPDDR(d *prm.Decoded, lanes int) (*Module, error) {
 	unit := PDDRPowerUnit(d)
 	m.PowerRawUnit = unit
 	power := func(raw uint64) *Power {
+		// The firmware's "not available" for a power is all ones in µW
+		// and the most negative dBm.
+		if na := sentinel16(uint16(raw), unit != "uW"); na != "" && raw <= 0xFFFF {
+			return &Power{Raw: int64(raw), NA: na}
+		}
 		if unit == "uW" {
 			return powerOf(float64(raw)/1000, int64(raw))
 		}
@@ -207,6 +212,9 @@ func FromPDDR(d *prm.Decoded, lanes int) (*Module, error) {
 		m.BiasMultiplier = mult
 	}
 	bias := func(raw uint64) *Current {
+		if na := sentinel16(uint16(raw), false); na != "" && raw <= 0xFFFF {
+			return &Current{Raw: int64(raw), NA: na}
+		}
 		return &Current{MA: float64(raw) * float64(mult) * 0.002, Raw: int64(raw)}
 	}
 	// Each capability bit says a monitor exists; without the mask (an

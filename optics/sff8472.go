@@ -28,12 +28,21 @@ func decode8472(im *Image, m *Module) {
 	// Media: byte 8 says whether it is a cable; lengths and wavelength
 	// say the rest.
 	cable := a0.u8(8)
+	eth, conn := a0.u8(6), a0.u8(2)
 	switch {
 	case cable&0x04 != 0:
 		m.Media.Type = "passive-copper"
 	case cable&0x08 != 0:
 		m.Media.Type = "active-cable"
+	case eth&0x08 != 0 || conn == 0x22:
+		// 1000BASE-T (byte 6 bit 3), or an RJ45 connector.
+		m.Media.Type = "base-t"
+	case eth&0x04 != 0 || conn == 0x21:
+		// 1000BASE-CX (byte 6 bit 2), or a copper pigtail.
+		m.Media.Type = "passive-copper"
 	}
+	// Byte 18 is the OM4 length in 10 m for optics, and the copper
+	// length in metres for copper modules (SFF-8472 §8.4).
 	copperLen := m.Media.Type != ""
 	add := func(medium string, v byte, unit float64) {
 		if v != 0 {
@@ -179,7 +188,7 @@ func finite(v float64) float64 {
 }
 
 func (c cal8472) temp(raw uint16) *Temperature {
-	if !c.ext {
+	if !c.ext || sentinel16(raw, true) != "" {
 		return tempOf(int16(raw))
 	}
 	v := c.tempSlope*float64(int16(raw)) + c.tempOffset
@@ -187,7 +196,7 @@ func (c cal8472) temp(raw uint16) *Temperature {
 }
 
 func (c cal8472) volt(raw uint16) *Voltage {
-	if !c.ext {
+	if !c.ext || sentinel16(raw, false) != "" {
 		return voltOf(raw)
 	}
 	v := max(c.voltSlope*float64(raw)+c.voltOffset, 0)
@@ -195,7 +204,7 @@ func (c cal8472) volt(raw uint16) *Voltage {
 }
 
 func (c cal8472) bias(raw uint16) *Current {
-	if !c.ext {
+	if !c.ext || sentinel16(raw, false) != "" {
 		return biasOf(raw, 1)
 	}
 	v := max(c.biasSlope*float64(raw)+c.biasOffset, 0)
@@ -203,7 +212,7 @@ func (c cal8472) bias(raw uint16) *Current {
 }
 
 func (c cal8472) tx(raw uint16) *Power {
-	if !c.ext {
+	if !c.ext || sentinel16(raw, false) != "" {
 		return powerRaw(raw)
 	}
 	v := c.txSlope*float64(raw) + c.txOffset
@@ -213,7 +222,7 @@ func (c cal8472) tx(raw uint16) *Power {
 // rx applies the Rx power polynomial: the sum of Rx_PWR(i)·ADCⁱ for i = 0..4
 // (SFF-8472 §9.3), in 0.1 µW.
 func (c cal8472) rx(raw uint16) *Power {
-	if !c.ext {
+	if !c.ext || sentinel16(raw, false) != "" {
 		return powerRaw(raw)
 	}
 	x := float64(raw)

@@ -177,3 +177,37 @@ func TestSFF8472NoDDM(t *testing.T) {
 		t.Errorf("checksums %+v", mod.Checksums)
 	}
 }
+
+// TestSFF8472CopperLength: on a 1000BASE-T SFP (RJ45) byte 18 is the
+// copper length in metres, not an OM4 length in 10 m.
+func TestSFF8472CopperLength(t *testing.T) {
+	m := newImg()
+	const a = AddrA0
+	m.set(a, 0, 0, 0, 0x03).set(a, 0, 0, 2, 0x22) // SFP, RJ45
+	m.set(a, 0, 0, 6, 0x08)                       // 1000BASE-T
+	m.set(a, 0, 0, 18, 100)
+	m.str(a, 0, 0, 20, 16, "ACME COPPER")
+	m.sum(a, 0, 0, 0, 62, 63)
+	m.sum(a, 0, 0, 64, 94, 95)
+	mod := mustDecode(t, m.image())
+	if mod.Media.Type != "base-t" || len(mod.Media.Lengths) != 1 || mod.Media.Lengths[0].Medium != "copper" || mod.Media.Lengths[0].Meters != 100 {
+		t.Errorf("1000BASE-T: %+v", mod.Media)
+	}
+	// The same byte on an optical SFP is OM4, in 10 m.
+	o := sfpA0(0x00)
+	o.set(a, 0, 0, 14, 0).set(a, 0, 0, 15, 0).set(a, 0, 0, 18, 10)
+	o.sum(a, 0, 0, 0, 62, 63)
+	mod = mustDecode(t, o.image())
+	found := false
+	for _, l := range mod.Media.Lengths {
+		if l.Medium == "om4" && l.Meters == 100 {
+			found = true
+		}
+		if l.Medium == "copper" {
+			t.Errorf("optical module has a copper length: %+v", mod.Media)
+		}
+	}
+	if !found {
+		t.Errorf("optical: %+v", mod.Media)
+	}
+}

@@ -141,21 +141,26 @@ type Application struct {
 }
 
 // Temperature in °C; Raw is the signed count (1/256 °C when internal).
+// NA, when set, says the raw count is the pattern of no reading ("0xFFFF"):
+// the value is not a reading and is null in JSON.
 type Temperature struct {
 	C   float64 `json:"c"`
 	Raw int64   `json:"raw"`
+	NA  string  `json:"na,omitempty"`
 }
 
 // Voltage in volts; Raw is the count (100 µV when internal).
 type Voltage struct {
 	V   float64 `json:"v"`
 	Raw int64   `json:"raw"`
+	NA  string  `json:"na,omitempty"`
 }
 
 // Current in mA; Raw is the count (2 µA, times the CMIS multiplier).
 type Current struct {
 	MA  float64 `json:"ma"`
 	Raw int64   `json:"raw"`
+	NA  string  `json:"na,omitempty"`
 }
 
 // Power in mW and dBm; Raw is the count (Module.PowerRawUnit).
@@ -163,7 +168,105 @@ type Power struct {
 	MW  float64 `json:"mw"`
 	DBm DBm     `json:"dbm"`
 	Raw int64   `json:"raw"`
+	NA  string  `json:"na,omitempty"`
 }
+
+// A reading whose raw count is its field's "no reading" pattern (all
+// ones, as a hung I2C bus reads; the most negative value of a signed
+// field) is not a number: it marshals with null values, and every
+// consumer (marks, comparisons, monitors, metrics) leaves it out.
+
+// MarshalJSON writes null for the value of a reading that is not one.
+func (t Temperature) MarshalJSON() ([]byte, error) {
+	type plain Temperature
+	if t.NA != "" {
+		return json.Marshal(struct {
+			C   *float64 `json:"c"`
+			Raw int64    `json:"raw"`
+			NA  string   `json:"na"`
+		}{nil, t.Raw, t.NA})
+	}
+	return json.Marshal(plain(t))
+}
+
+// MarshalJSON writes null for the value of a reading that is not one.
+func (v Voltage) MarshalJSON() ([]byte, error) {
+	type plain Voltage
+	if v.NA != "" {
+		return json.Marshal(struct {
+			V   *float64 `json:"v"`
+			Raw int64    `json:"raw"`
+			NA  string   `json:"na"`
+		}{nil, v.Raw, v.NA})
+	}
+	return json.Marshal(plain(v))
+}
+
+// MarshalJSON writes null for the value of a reading that is not one.
+func (c Current) MarshalJSON() ([]byte, error) {
+	type plain Current
+	if c.NA != "" {
+		return json.Marshal(struct {
+			MA  *float64 `json:"ma"`
+			Raw int64    `json:"raw"`
+			NA  string   `json:"na"`
+		}{nil, c.Raw, c.NA})
+	}
+	return json.Marshal(plain(c))
+}
+
+// MarshalJSON writes null for the value of a reading that is not one.
+func (p Power) MarshalJSON() ([]byte, error) {
+	type plain Power
+	if p.NA != "" {
+		return json.Marshal(struct {
+			MW  *float64 `json:"mw"`
+			DBm *float64 `json:"dbm"`
+			Raw int64    `json:"raw"`
+			NA  string   `json:"na"`
+		}{nil, nil, p.Raw, p.NA})
+	}
+	return json.Marshal(plain(p))
+}
+
+// sentinel16 is the "no reading" pattern a 16-bit monitor count holds, or
+// "": all ones (0xFFFF), and for a signed field also 0x8000.
+func sentinel16(raw uint16, signed bool) string {
+	switch {
+	case raw == 0xFFFF:
+		return "0xFFFF"
+	case signed && raw == 0x8000:
+		return "0x8000"
+	}
+	return ""
+}
+
+// isValid says a reading of any of the four kinds is a number.
+func isValid(x any) bool {
+	switch v := x.(type) {
+	case *Temperature:
+		return v.Valid()
+	case *Voltage:
+		return v.Valid()
+	case *Current:
+		return v.Valid()
+	case *Power:
+		return v.Valid()
+	}
+	return x != nil
+}
+
+// Valid says a reading is a number (not nil, not a no-reading pattern).
+func (t *Temperature) Valid() bool { return t != nil && t.NA == "" }
+
+// Valid says a reading is a number.
+func (v *Voltage) Valid() bool { return v != nil && v.NA == "" }
+
+// Valid says a reading is a number.
+func (c *Current) Valid() bool { return c != nil && c.NA == "" }
+
+// Valid says a reading is a number.
+func (p *Power) Valid() bool { return p != nil && p.NA == "" }
 
 // DBm is a power in dBm that may be −∞ (a reading of zero).
 type DBm float64

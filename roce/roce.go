@@ -135,7 +135,9 @@ func Advise(rate, rtt float64, mtu int, loss float64, current int) (*Advice, err
 	a := &Advice{RateGbps: rate / 1e9, RTTMicros: rtt * 1e6, MTU: mtu, Loss: loss, Current: current}
 	a.BDPBytes = rate / 8 * rtt
 	a.BDPPackets = math.Ceil(a.BDPBytes / float64(mtu))
-	a.MinLogWindow = int(math.Ceil(math.Log2(math.Max(a.BDPPackets, 1))))
+	// 0 would mean "the device default", not a window of one packet:
+	// advice is never 0.
+	a.MinLogWindow = max(1, int(math.Ceil(math.Log2(math.Max(a.BDPPackets, 1)))))
 	a.Notes = append(a.Notes, fmt.Sprintf("the bandwidth-delay product is %.0f bytes = %.0f packets of %d bytes: a window of 2^%d = %d packets covers it",
 		a.BDPBytes, a.BDPPackets, mtu, a.MinLogWindow, 1<<a.MinLogWindow))
 	switch {
@@ -178,11 +180,13 @@ func Advise(rate, rtt float64, mtu int, loss float64, current int) (*Advice, err
 	return a, nil
 }
 
-// ParseRate reads "400G", "100Gb/s", "25g", "1e11".
+// ParseRate reads "400G", "100Gb/s", "25g", "800M", "1T" as bits per
+// second. A number without a unit is refused: "400" could mean 400G or
+// 400 bit/s, and guessing wrong gives advice a million times off.
 func ParseRate(s string) (float64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	t = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(t, "/s"), "bps"), "b")
-	mult := 1.0
+	mult := 0.0
 	switch {
 	case strings.HasSuffix(t, "t"):
 		mult, t = 1e12, strings.TrimSuffix(t, "t")
@@ -190,10 +194,15 @@ func ParseRate(s string) (float64, error) {
 		mult, t = 1e9, strings.TrimSuffix(t, "g")
 	case strings.HasSuffix(t, "m"):
 		mult, t = 1e6, strings.TrimSuffix(t, "m")
+	case strings.HasSuffix(t, "k"):
+		mult, t = 1e3, strings.TrimSuffix(t, "k")
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("rate %q: write it as 400G, 100G or 25G (bits per second)", s)
+	switch {
+	case err == nil && mult == 0:
+		return 0, fmt.Errorf("rate %q has no unit; give one: 400G, 100G, 25G (Gb/s), 800M (Mb/s) or 1T (Tb/s)", s)
+	case err != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v):
+		return 0, fmt.Errorf("rate %q: write it as 400G, 100G or 25G (bits per second; M, G and T units)", s)
 	}
 	return v * mult, nil
 }

@@ -2,6 +2,7 @@ package roce
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -46,15 +47,27 @@ func TestAdviseTable(t *testing.T) {
 }
 
 func TestParseRate(t *testing.T) {
-	for in, want := range map[string]float64{"400G": 400e9, "100Gb/s": 100e9, "25g": 25e9, "1.6T": 1.6e12, "1e10": 1e10, "800Gbps": 800e9} {
+	for in, want := range map[string]float64{"400G": 400e9, "100Gb/s": 100e9, "25g": 25e9, "1.6T": 1.6e12, "800Gbps": 800e9, "800M": 800e6} {
 		if got, err := ParseRate(in); err != nil || got != want {
 			t.Errorf("%s: %v %v", in, got, err)
 		}
 	}
-	for _, bad := range []string{"fast", "400x", "-1G", ""} {
+	for _, bad := range []string{"fast", "400x", "-1G", "", "NaNG", "InfG"} {
 		if _, err := ParseRate(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+	// A number without a unit is refused, naming the units: 400 could be
+	// 400G or 400 bit/s.
+	for _, bare := range []string{"400", "1e10"} {
+		if _, err := ParseRate(bare); err == nil || !strings.Contains(err.Error(), "no unit") || !strings.Contains(err.Error(), "400G") {
+			t.Errorf("%q: %v", bare, err)
+		}
+	}
+	// Advice is never 0, which means "the device default".
+	adv, err := Advise(1e6, 1e-9, 4096, 0, -1)
+	if err != nil || adv.MinLogWindow < 1 {
+		t.Errorf("tiny BDP: %+v %v", adv, err)
 	}
 }
 

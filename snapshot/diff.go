@@ -42,7 +42,11 @@ type Report struct {
 	New  Meta `json:"new"`
 	// Notes call out what changed around the registers: firmware, driver,
 	// PRM revision, devices present in one snapshot only.
-	Notes       []string `json:"notes"`
+	Notes []string `json:"notes"`
+	// Vanished are devices, registers (ports, modules, sensors) present
+	// and readable in the baseline that are missing or unreadable now: a
+	// finding, listed before every value change.
+	Vanished    []Change `json:"vanished"`
 	Static      []Change `json:"static_changes"`
 	Stale       []Change `json:"stale"`
 	Dynamic     []Change `json:"dynamic_changes"`
@@ -52,9 +56,9 @@ type Report struct {
 	Errors      []string `json:"errors"`
 }
 
-// Problems says whether the diff found something wrong: a static value
-// changed, or a value that should move is stale.
-func (r *Report) Problems() bool { return len(r.Static)+len(r.Stale) > 0 }
+// Problems says whether the diff found something wrong: something
+// vanished, a static value changed, or a value that should move is stale.
+func (r *Report) Problems() bool { return len(r.Vanished)+len(r.Static)+len(r.Stale) > 0 }
 
 // Diff compares a baseline with a newer snapshot.
 func Diff(base, new *File, rules Rules) *Report {
@@ -64,7 +68,7 @@ func Diff(base, new *File, rules Rules) *Report {
 	r := &Report{
 		Base:  Meta{base.Created, base.Host, base.PRMRevision, base.Samples},
 		New:   Meta{new.Created, new.Host, new.PRMRevision, new.Samples},
-		Notes: []string{}, Static: []Change{}, Stale: []Change{}, Dynamic: []Change{}, Counters: []Change{},
+		Notes: []string{}, Vanished: []Change{}, Static: []Change{}, Stale: []Change{}, Dynamic: []Change{}, Counters: []Change{},
 		Appeared: []Change{}, Disappeared: []Change{}, Errors: []string{},
 	}
 	crossRev := base.PRMRevision != new.PRMRevision
@@ -81,7 +85,12 @@ func Diff(base, new *File, rules Rules) *Report {
 		k := devKey(bd)
 		nd := newDevs[k]
 		if nd == nil {
-			r.Notes = append(r.Notes, fmt.Sprintf("device %s is only in the baseline", k))
+			r.Vanished = append(r.Vanished, Change{Device: k, Note: "the device is in the baseline but not in the new snapshot"})
+			continue
+		}
+		if bd.Error == "" && nd.Error != "" {
+			r.Vanished = append(r.Vanished, Change{Device: k, Note: "the device was read in the baseline and could not be read now: " + nd.Error})
+			seen[k] = true
 			continue
 		}
 		seen[k] = true
@@ -124,7 +133,7 @@ func (r *Report) diffDevice(b, n *Device, rules Rules) {
 		nr := newRegs[br.Key]
 		switch {
 		case nr == nil:
-			r.Disappeared = append(r.Disappeared, Change{Device: dk, Register: br.Key, Note: "register not in the new snapshot"})
+			r.Vanished = append(r.Vanished, Change{Device: dk, Register: br.Key, Note: "in the baseline, not in the new snapshot"})
 			continue
 		case br.Error != "" && nr.Error != "":
 			delete(newRegs, br.Key)
@@ -134,7 +143,7 @@ func (r *Report) diffDevice(b, n *Device, rules Rules) {
 			delete(newRegs, br.Key)
 			continue
 		case nr.Error != "":
-			r.Errors = append(r.Errors, fmt.Sprintf("%s %s: unreadable now (%s)", dk, br.Key, nr.Error))
+			r.Vanished = append(r.Vanished, Change{Device: dk, Register: br.Key, Note: "readable in the baseline, unreadable now: " + nr.Error})
 			delete(newRegs, br.Key)
 			continue
 		}
@@ -308,6 +317,9 @@ func (r *Report) WriteText(w io.Writer, limit int) error {
 		}
 		return s
 	}
+	section("VANISHED — in the baseline, missing or unreadable now", r.Vanished, func(c Change) string {
+		return strings.TrimSpace(c.Device+" "+c.Register) + ": " + c.Note
+	})
 	section("STATIC values changed — these should not", r.Static, func(c Change) string {
 		return fmt.Sprintf("%s: %s → %s", where(c), c.Old, c.New)
 	})
@@ -335,7 +347,7 @@ func (r *Report) WriteText(w io.Writer, limit int) error {
 	section("disappeared", r.Disappeared, func(c Change) string { return where(c) + " " + c.Old + " " + c.Note })
 	section("errors", toChanges(r.Errors), func(c Change) string { return c.Note })
 	if !r.Problems() {
-		p("\nno static changes")
+		p("\nnothing vanished, no static changes")
 		if len(r.Dynamic)+len(r.Counters) > 0 {
 			p("; %d dynamic values and %d counters moved, as they may", len(r.Dynamic), len(r.Counters))
 		}

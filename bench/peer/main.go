@@ -184,6 +184,9 @@ func host(n int, bdf, update string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	// cxray's kept state (the emulator's, NV journals and backups) stays
+	// in the run's directory, never the user's.
+	os.Setenv("XDG_STATE_HOME", dir)
 	fmt.Fprintln(os.Stderr, "peer: building cxray")
 	build := exec.Command("go", "build", "-o", filepath.Join(dir, "cxray"), "github.com/cxray/cxray/cmd/cxray")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped: one static binary

@@ -43,14 +43,14 @@ func cfgcli(t testing.TB, stdin string, args ...string) (string, string, int) {
 	return out.String(), errb.String(), exitUsage
 }
 
-// nvEnv keeps the emulated adapter's NV state in a file across commands
-// (each -d emu command builds a fresh adapter), sends backups to a
-// temporary directory, and pins the built-in parameter set.
+// nvEnv gives the test a private emulator state (kept across its
+// commands, as -d emu keeps it), sends backups to a temporary directory,
+// and pins the built-in parameter set; state is the default profile's log.
 func nvEnv(t *testing.T) (state, backups string) {
 	t.Helper()
 	dir := t.TempDir()
-	state, backups = filepath.Join(dir, "nvstate.json"), filepath.Join(dir, "backups")
-	t.Setenv(emuadapter.EnvNVState, state)
+	state, backups = filepath.Join(dir, "emu", "profile-cx7-2p400g.log"), filepath.Join(dir, "backups")
+	t.Setenv(emuadapter.EnvState, filepath.Join(dir, "emu"))
 	t.Setenv(nvconf.EnvBackupDir, backups)
 	t.Setenv(EnvNVDB, "builtin")
 	return state, backups

@@ -107,6 +107,7 @@ func classify(err error) error {
 		fe *prm.FieldError
 		nf *prm.NotFoundError
 		ro *dev.ROError
+		en *dev.EnumError
 		ue *adapter.UsageError
 		np *adapter.NoPortError
 		ve *nvconf.ValidationError
@@ -118,7 +119,7 @@ func classify(err error) error {
 	switch {
 	case errors.As(err, &ee):
 		return err
-	case errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &nf), errors.As(err, &ro), errors.As(err, &ue), errors.As(err, &np),
+	case errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &nf), errors.As(err, &ro), errors.As(err, &en), errors.As(err, &ue), errors.As(err, &np),
 		errors.As(err, &ve), errors.As(err, &ne), errors.As(err, &va), errors.As(err, &fl):
 		return usageWrap(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,7 +15,9 @@ import (
 	"github.com/cxray/cxray/emu/ctl"
 	"github.com/cxray/cxray/emu/nsrun"
 	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/emu/state"
 	"github.com/cxray/cxray/emu/sysfs"
+	"github.com/cxray/cxray/internal/emuadapter"
 )
 
 func (a *app) emuCmd() *cobra.Command {
@@ -25,9 +28,15 @@ func (a *app) emuCmd() *cobra.Command {
 bytes as the hardware at the PCI config-space boundary. Use it in-process with
 -d emu, emu:PROFILE or emu:FILE.yaml, or run any program against it with
 'cxray emu run', which serves the emulated functions as /sys/bus/pci/devices
-inside a private mount namespace.`,
+inside a private mount namespace.
+
+The emulated devices keep their state between commands, like a device:
+what one command writes (registers, NV configuration, resets, module plugs,
+a manual clock) the next one reads, one state per profile or scenario file,
+shared by -d emu, 'emu run' and 'emu serve' ('emu status' lists the states,
+'emu reset' starts over; CXRAY_EMU_STATE=off keeps none).`,
 	}
-	c.AddCommand(a.emuRunCmd(), a.emuServeCmd(), a.emuCtlCmd(), a.emuProfilesCmd())
+	c.AddCommand(a.emuRunCmd(), a.emuServeCmd(), a.emuCtlCmd(), a.emuProfilesCmd(), a.emuStatusCmd(), a.emuResetCmd())
 	return c
 }
 
@@ -39,7 +48,11 @@ func (a *app) emuRunCmd() *cobra.Command {
 		Long: `Run CMD in a private mount namespace in which the emulated PCI functions are
 served with FUSE over /sys/bus/pci/devices: unmodified tools (mstflint, mstreg,
 mstlink, mstconfig, and cxray's own PCI path) open
-/sys/bus/pci/devices/0000:03:00.0/config and talk to the emulator. Everything
+/sys/bus/pci/devices/0000:03:00.0/config and talk to the emulator.
+/sys/class/net and /sys/class/infiniband are emulated too, so the names
+'cxray status' lists (-d mlx5_0, -d ens1f0np0) and the kernel backend
+(-d kernel:mlx5_0) work. The devices are the same kept devices as -d emu on
+the same profile or scenario ('cxray emu status'). Everything
 is torn down when CMD exits or on a signal; the exit status is CMD's.
 Needs root (mount namespaces) and /dev/fuse.`,
 		Example: `  cxray emu run -- mstflint -d 0000:03:00.0 q
@@ -68,7 +81,13 @@ func emuName(scenarioFile, profile string) (string, error) {
 	name := "emu"
 	switch {
 	case scenarioFile != "":
-		name = "emu:" + scenarioFile
+		// Absolute: the namespace helper, and the state's key, do not
+		// depend on the working directory.
+		abs, err := filepath.Abs(scenarioFile)
+		if err != nil {
+			return "", usageWrap(err)
+		}
+		name = "emu:" + abs
 	case profile != "":
 		name = "emu:" + profile
 	}
@@ -149,33 +168,62 @@ func emuRunDevices(payload []byte) ([]sysfs.DeviceEntry, error) {
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return nil, fmt.Errorf("bad emulator request: %w", err)
 	}
-	e, err := scenario.Resolve(p.Name, scenario.Options{})
-	if err != nil {
-		return nil, err
+	// The same kept state as -d emu on this scenario; released when the
+	// helper ends.
+	var (
+		e  *scenario.Emulation
+		st *state.State
+	)
+	if emuadapter.KeepsState() {
+		var err error
+		if st, err = emuadapter.OpenState(p.Name, scenario.Options{}); err != nil {
+			return nil, err
+		}
+		nsrun.AtExit(func() { st.Close() })
+		e = st.Emulation()
+	} else {
+		var err error
+		if e, err = scenario.Resolve(p.Name, scenario.Options{}); err != nil {
+			return nil, err
+		}
 	}
 	if p.Socket != "" {
-		srv, err := ctl.Listen(p.Socket, e)
+		var (
+			srv *ctl.Server
+			err error
+		)
+		if st != nil {
+			srv, err = ctl.ListenState(p.Socket, st)
+		} else {
+			srv, err = ctl.Listen(p.Socket, e)
+		}
 		if err != nil {
 			return nil, err
 		}
+		// The socket goes on every exit of the helper: the command ended
+		// (a signal to emu serve is passed on to it), or setup failed.
+		nsrun.AtExit(func() { srv.Close() })
 		go srv.Serve()
-		fmt.Fprintf(os.Stderr, "cxray emu serve: %d emulated functions; control: cxray emu ctl --socket %s status; join from another shell: nsenter --mount=/proc/%d/ns/mnt -- bash\n", len(e.Functions()), p.Socket, os.Getpid())
+		fmt.Fprintln(os.Stderr, serveBanner(len(e.Functions()), p.Socket, os.Getpid(), st))
 	}
-	var out []sysfs.DeviceEntry
-	for _, f := range e.Functions() {
-		// The IDs come from the identity, as enumeration saw them: a function
-		// removed later (or at power-on) keeps its sysfs IDs.
-		id := f.Device.Identity()
-		d := sysfs.DeviceEntry{BDF: f.BDF, Dev: f.Device, NUMANode: -1, Driver: "mlx5_core",
-			Vendor: id.VendorID, Device: id.DeviceID, SubVendor: id.SubsystemVendorID, SubDevice: id.SubsystemID,
-			Class: id.ClassCode, Revision: id.Revision}
-		if f.Netdev != "" {
-			d.Netdevs = []string{f.Netdev}
-		}
-		if f.RDMA != "" {
-			d.RDMA = []string{f.RDMA}
-		}
-		out = append(out, d)
+	var do func(func() error) error
+	if st != nil {
+		do = st.Do
 	}
-	return out, nil
+	return emuadapter.SysfsEntries(e, do), nil
+}
+
+// serveBanner is what `emu serve` prints once its devices are up: every
+// path absolute and the join line keeping the joining shell's directory
+// (entering a mount namespace otherwise leaves it at /), so both work when
+// pasted in any shell, in any directory.
+func serveBanner(funcs int, socket string, pid int, st *state.State) string {
+	kept := "keeps no state"
+	if st != nil {
+		kept = "state: " + st.Path()
+	}
+	return fmt.Sprintf("cxray emu serve: %d emulated functions (%s)\n"+
+		"  control:   cxray emu ctl --socket %s status\n"+
+		"  join from another shell: nsenter --mount=/proc/%d/ns/mnt --wd=\"$PWD\" -- \"${SHELL:-/bin/sh}\"",
+		funcs, kept, socket, pid)
 }

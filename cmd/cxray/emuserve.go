@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +34,10 @@ prints. Needs root and /dev/fuse.`,
 			if err != nil {
 				return err
 			}
+			sock, err := filepath.Abs(socket)
+			if err != nil {
+				return usageWrap(err)
+			}
 			if len(args) == 0 {
 				if f, ok := a.stdin.(*os.File); ok && isTerminal(f) {
 					sh := os.Getenv("SHELL")
@@ -44,7 +49,7 @@ prints. Needs root and /dev/fuse.`,
 					args = []string{"sleep", "infinity"}
 				}
 			}
-			return a.runInNamespace(runPayload{Name: name, Socket: socket}, args)
+			return a.runInNamespace(runPayload{Name: name, Socket: sock}, args)
 		},
 	}
 	c.Flags().StringVar(&scenarioFile, "scenario", "", "scenario file (YAML) describing the emulated adapters")
@@ -56,7 +61,7 @@ prints. Needs root and /dev/fuse.`,
 func (a *app) emuCtlCmd() *cobra.Command {
 	var socket, bdf string
 	c := &cobra.Command{
-		Use:   "ctl status | fault NAME=VALUE... | clear | module N FAULT... | nv NAME=VALUE... | advance DURATION",
+		Use:   "ctl status | fault NAME=VALUE... | clear | module N FAULT... | plug N MODULE | nv NAME=VALUE... | advance DURATION",
 		Short: "Control a running 'cxray emu serve': faults and the clock",
 		Long: `Talk to a running 'cxray emu serve':
   status                 the emulated functions and their active faults
@@ -66,9 +71,14 @@ func (a *app) emuCtlCmd() *cobra.Command {
   clear                  switch every fault off
   module N [FAULT...]    set the faults of cage N (none clears): i2c_hang,
                          no_ddm, frozen_monitors, checksum_error, ...
+  plug N MODULE          put a catalog module into cage N (empty pulls it
+                         out; --bdf picks the adapter when there are several)
   nv NAME=VALUE...       NV store faults: no_access=true, erase_exceeded=true,
                          reject_writes=TLV[,TLV] (* for all)
-  advance DURATION       move a manual clock (10m, 1h)`,
+  advance DURATION       move a manual clock (10m, 1h)
+
+Module plugs and the clock are the device's state: they are kept, and every
+command on the same scenario sees them. Faults are this emulator's only.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			req := ctl.Request{Op: args[0], BDF: bdf}
@@ -103,6 +113,15 @@ func (a *app) emuCtlCmd() *cobra.Command {
 						req.ModuleFaults = append(req.ModuleFaults, f)
 					}
 				}
+			case "plug":
+				if len(args) != 3 {
+					return usageErr("plug needs a cage number and a module (empty pulls it out)")
+				}
+				m, err := strconv.Atoi(args[1])
+				if err != nil || m < 0 {
+					return usageErr("plug %q: give the cage number (0, 1, ...)", args[1])
+				}
+				req.Module, req.Kind = m, args[2]
 			case "nv":
 				req.NV = map[string]string{}
 				for _, kv := range args[1:] {
@@ -118,7 +137,7 @@ func (a *app) emuCtlCmd() *cobra.Command {
 				}
 				req.Duration = args[1]
 			default:
-				return usageErr("unknown ctl command %q; use status, fault, clear, module, nv or advance", args[0])
+				return usageErr("unknown ctl command %q; use status, fault, clear, module, plug, nv or advance", args[0])
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -137,6 +156,9 @@ func (a *app) emuCtlCmd() *cobra.Command {
 				fmt.Fprint(a.stdout, " (manual)")
 			}
 			fmt.Fprintln(a.stdout)
+			if resp.State != "" {
+				fmt.Fprintf(a.stdout, "state: %s\n", resp.State)
+			}
 			t := a.newTable("BDF", "ADAPTER", "PROFILE", "NETDEV", "RDMA", "FAULTS")
 			for _, f := range resp.Functions {
 				var fs []string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/cobra"
+	"golang.org/x/net/netutil"
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
@@ -36,6 +37,7 @@ type exporterOptions struct {
 	openTimeout    time.Duration
 	logLevel       string
 	allowNoDevices bool
+	maxConns       int
 }
 
 // exporterContext is how long `cxray exporter` serves: until SIGINT or
@@ -105,6 +107,7 @@ authentication come from an exporter-toolkit web configuration file
 	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", exporter.DefaultTimeout, "deadline of one scrape (Prometheus' own scrape_timeout wins when shorter)")
 	f.DurationVar(&o.openTimeout, "timeout", 10*time.Second, "give up opening a device at start after this long")
 	f.StringVar(&o.logLevel, "log.level", "info", "log level: debug, info, warn, error")
+	f.IntVar(&o.maxConns, "web.max-connections", 64, "connections served at once; more wait to be accepted (slow or idle clients are cut by the server's timeouts)")
 	return c
 }
 
@@ -161,7 +164,8 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, ready func(ne
 	if !isLoopback(l.Addr()) && o.webConfig == "" {
 		log.Warn("serving on a non-loopback address without TLS or authentication; give --web.config to add them", "address", l.Addr().String())
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	l = netutil.LimitListener(l, o.maxConns)
+	srv := exporterServer(mux, o.scrapeTimeout)
 	errc := make(chan error, 1)
 	noSocket := false
 	flags := &web.FlagConfig{WebListenAddresses: &[]string{o.listen}, WebSystemdSocket: &noSocket, WebConfigFile: &o.webConfig}
@@ -184,6 +188,29 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, ready func(ne
 		return nil
 	}
 }
+
+// exporterServer bounds what a client can hold: a request must arrive
+// within readTimeout, the answer must be taken within a scrape's deadline
+// and a margin for a slow network (a reader that stalls is cut, and its
+// buffers freed), and an idle connection is closed after idleTimeout.
+func exporterServer(h http.Handler, scrape time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      scrape + writeMargin,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// Timeouts of the exporter's HTTP server; variables so that tests can
+// shorten them.
+var (
+	readTimeout = 10 * time.Second
+	writeMargin = 10 * time.Second
+	idleTimeout = 2 * time.Minute
+)
 
 func isLoopback(a net.Addr) bool {
 	t, ok := a.(*net.TCPAddr)
@@ -209,6 +236,9 @@ func (o *exporterOptions) exporterOptions(log *slog.Logger) (exporter.Options, e
 	eo := exporter.Options{Timeout: o.scrapeTimeout, Logger: log, Version: version}
 	if o.scrapeTimeout <= 0 || o.scrapeTimeout > 10*time.Minute {
 		return eo, usageErr("--scrape-timeout %v: give a duration between 100ms and 10m", o.scrapeTimeout)
+	}
+	if o.maxConns < 1 {
+		return eo, usageErr("--web.max-connections %d: give at least 1", o.maxConns)
 	}
 	if o.openTimeout <= 0 {
 		return eo, usageErr("--timeout %v: give a positive duration", o.openTimeout)

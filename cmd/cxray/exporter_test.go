@@ -349,8 +349,16 @@ func (c *checker) register(reg string, index map[string]string, out []byte) {
 		if n, ok := r.Fields["sensor_name"].(string); ok && strings.TrimSpace(n) != "" {
 			sensor = strings.TrimSpace(n)
 		}
-		c.eq(sensor+" temperature", r.Units["temperature"].Value, "cxray_temperature_celsius", "sensor", sensor)
-		c.eq(sensor+" highest", r.Units["max_temperature"].Value, "cxray_temperature_highest_celsius", "sensor", sensor)
+		if idx, _ := strconv.Atoi(index["sensor_index"]); idx >= 64 && r.Units["temperature"].Value == 0 {
+			// A module sensor reading 0 is an empty cage: no reading,
+			// so no sample (the sentinel is never a value).
+			if len(c.s.Find("cxray_temperature_celsius", "device", c.device, "sensor", sensor)) != 0 {
+				c.t.Errorf("%s %s: a reading of 0 (empty cage) was published", c.device, sensor)
+			}
+		} else {
+			c.eq(sensor+" temperature", r.Units["temperature"].Value, "cxray_temperature_celsius", "sensor", sensor)
+			c.eq(sensor+" highest", r.Units["max_temperature"].Value, "cxray_temperature_highest_celsius", "sensor", sensor)
+		}
 		c.eq(sensor+" high threshold", r.Units["temperature_threshold_hi"].Value, "cxray_temperature_threshold_celsius", "sensor", sensor, "threshold", "high")
 	case "PAOS":
 		port := index["local_port"]

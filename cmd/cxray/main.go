@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -133,15 +134,36 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if errors.As(err, &ee) && ee.err == errQuiet {
 		return ee.code
 	}
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		fmt.Fprintln(stderr, "cxray: stopped by a signal; the device was released")
-		return exitDevice
-	}
-	fmt.Fprintf(stderr, "cxray: %v\n", err)
+	code := exitUsage // cobra's own errors: unknown command or flag
 	if errors.As(err, &ee) {
-		return ee.code
+		code = ee.code
 	}
-	return exitUsage // cobra's own errors: unknown command or flag
+	msg := err.Error()
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		msg, code = "stopped by a signal; the device was released", exitDevice
+	}
+	fmt.Fprintf(stderr, "cxray: %s\n", msg)
+	// In JSON mode the error is a JSON document on standard output too, so
+	// scripts that parse it always get one.
+	if a.output == "json" || wantsJSON(args) {
+		b, _ := json.Marshal(map[string]any{"error": msg, "exit_code": code})
+		fmt.Fprintf(stdout, "%s\n", b)
+	}
+	return code
+}
+
+// wantsJSON says the arguments ask for -o json, for errors that come
+// before the flags are parsed.
+func wantsJSON(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "-ojson", a == "--output=json", a == "-o=json":
+			return true
+		case (a == "-o" || a == "--output") && i+1 < len(args) && args[i+1] == "json":
+			return true
+		}
+	}
+	return false
 }
 
 func (a *app) rootCmd() *cobra.Command {

@@ -245,3 +245,67 @@ func TestModuleUsage(t *testing.T) {
 		t.Errorf("port 9: exit %d %s", code, errs)
 	}
 }
+
+// TestSentinelsAreNotReadings: with an I2C hang the monitors read 0xFFFF.
+// The module report shows n/a with the pattern and null in JSON, monitor
+// leaves them out (and says why), and the exporter publishes no value but
+// a no-reading status for each.
+func TestSentinelsAreNotReadings(t *testing.T) {
+	sc := moduleScenario(t, "        faults: [i2c_hang]\n")
+	out, _, code := cli(t, "", "module", "-d", "emu:"+sc)
+	if code != exitProblem || !strings.Contains(out, "n/a (0xFFFF)") || strings.Contains(out, "6.5535") || strings.Contains(out, "-0.00") {
+		t.Errorf("table: exit %d\n%s", code, out)
+	}
+	out, _, _ = cli(t, "", "module", "-d", "emu:"+sc, "-o", "json")
+	var r struct {
+		Modules []struct {
+			Firmware struct {
+				Temperature map[string]any `json:"temperature"`
+				Voltage     map[string]any `json:"voltage"`
+				Lanes       []struct {
+					TxBias  map[string]any `json:"tx_bias"`
+					RxPower map[string]any `json:"rx_power"`
+				} `json:"lanes"`
+			} `json:"firmware"`
+		} `json:"modules"`
+	}
+	mustJSON(t, out, &r)
+	fwv := r.Modules[0].Firmware
+	if fwv.Temperature["c"] != nil || fwv.Temperature["na"] != "0xFFFF" || fwv.Voltage["v"] != nil || len(fwv.Lanes) == 0 ||
+		fwv.Lanes[0].TxBias["ma"] != nil || fwv.Lanes[0].RxPower["mw"] != nil || fwv.Lanes[0].RxPower["dbm"] != nil {
+		t.Errorf("JSON carries sentinels as values: %+v", fwv)
+	}
+	out, _, _ = cli(t, "", "monitor", "-d", "emu:"+sc, "--what", "module", "--count", "1", "-o", "json")
+	var s struct {
+		Values map[string]float64 `json:"values"`
+		Errors []string           `json:"errors"`
+	}
+	mustJSON(t, strings.SplitN(out, "\n", 2)[0], &s)
+	for k := range s.Values {
+		if strings.HasPrefix(k, "port1.module.") && !strings.Contains(k, "threshold") {
+			t.Errorf("monitor sampled a sentinel: %s = %v", k, s.Values[k])
+		}
+	}
+	if !strings.Contains(strings.Join(s.Errors, ";"), "no reading (0xFFFF)") {
+		t.Errorf("monitor does not say why: %v", s.Errors)
+	}
+}
+
+// TestExporterLeavesOutSentinels: no module voltage, temperature, bias or
+// power metric carries a 0xFFFF reading; each is a no-reading status.
+func TestExporterLeavesOutSentinels(t *testing.T) {
+	sc := moduleScenario(t, "        faults: [i2c_hang]\n")
+	r := startExporter(t, "-d", "emu:"+sc)
+	s, _ := scrapeURL(t, r.url)
+	for _, fam := range []string{"cxray_module_voltage_volts", "cxray_module_temperature_celsius", "cxray_module_tx_bias_amperes", "cxray_module_rx_power_watts"} {
+		if n := len(s.Find(fam, "port", "1")); n != 0 {
+			t.Errorf("%s published for a hung module (%d samples)", fam, n)
+		}
+	}
+	if v, ok := s.Value("cxray_module_no_reading", "port", "1", "quantity", "voltage", "pattern", "0xFFFF"); !ok || v != 1 {
+		t.Errorf("no no-reading status for the voltage: %v %v", v, ok)
+	}
+	if n := len(s.Find("cxray_module_no_reading", "port", "1", "quantity", "rx_power")); n == 0 {
+		t.Error("no no-reading status for the lanes' rx power")
+	}
+}

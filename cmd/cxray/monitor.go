@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -42,9 +44,23 @@ with fixed indexes: PDDR[page_select=0,local_port=1].`,
 		Example: `  cxray monitor -d 0000:03:00.0 -i 60s --format jsonl --out temps.jsonl
   cxray monitor -d emu --what temp,counters --alert 'temp.asic_c > 70' --count 10`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if a.json() {
 				format = "jsonl"
+			}
+			if out != "" && !cmd.Flags().Changed("format") && !a.json() {
+				// A file's extension says its format; a file without one
+				// that does has to say it.
+				switch strings.ToLower(filepath.Ext(out)) {
+				case ".jsonl", ".ndjson", ".json":
+					format = "jsonl"
+				case ".csv":
+					format = "csv"
+				case ".txt", ".log":
+					format = "table"
+				default:
+					return usageErr("--out %s: give --format jsonl, csv or table (plot reads jsonl); the file's extension says none", out)
+				}
 			}
 			switch format {
 			case "table", "jsonl", "csv":
@@ -110,6 +126,11 @@ with fixed indexes: PDDR[page_select=0,local_port=1].`,
 				sctx, cancel := context.WithTimeout(ctx, df.timeout)
 				samples := m.Sample(sctx, ts)
 				cancel()
+				if i == 0 {
+					if err := checkAlerts(as, samples); err != nil {
+						return err
+					}
+				}
 				for _, s := range samples {
 					if len(s.Alerts)+len(s.Frozen) > 0 {
 						problems = true
@@ -136,6 +157,32 @@ with fixed indexes: PDDR[page_select=0,local_port=1].`,
 	c.Flags().IntVar(&count, "count", 0, "stop after N samples (0: until Ctrl-C)")
 	c.Flags().IntVar(&frozenAfter, "frozen-after", 5, "samples a moving value may stay the same before it is reported frozen")
 	return c
+}
+
+// checkAlerts refuses an --alert that matches none of the keys the first
+// samples hold.
+func checkAlerts(as []*monitor.Alert, samples []monitor.Sample) error {
+	all := map[string]float64{}
+	for _, s := range samples {
+		for k, v := range s.Values {
+			all[k] = v
+		}
+	}
+	if len(all) == 0 {
+		return nil // the device did not answer: nothing to judge by
+	}
+	for _, al := range as {
+		if !al.MatchesAny(all) {
+			keys := make([]string, 0, len(all))
+			for k := range all {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			return usageErr("--alert %q matches none of the values read (%s%s); a key matches exactly, as a suffix after a dot, or with * wildcards",
+				al.Text, strings.Join(keys[:min(8, len(keys))], ", "), map[bool]string{true: ", ...", false: ""}[len(keys) > 8])
+		}
+	}
+	return nil
 }
 
 func splitList(xs []string) []string {

@@ -488,7 +488,13 @@ descriptions, for WORD (case-insensitive; a regular expression is accepted).`,
 				}
 			}
 			if a.json() {
-				return a.writeJSON(map[string]any{"query": args[0], "source_revision": db.Revision, "has_descriptions": db.HasDescriptions, "hits": hits})
+				if err := a.writeJSON(map[string]any{"query": args[0], "source_revision": db.Revision, "has_descriptions": db.HasDescriptions, "hits": hits}); err != nil {
+					return err
+				}
+				if len(hits) == 0 {
+					return errProblem // the same exit as the table's
+				}
+				return nil
 			}
 			t := a.newTable("REGISTER", "FIELD", "MATCH", "TEXT")
 			for _, h := range hits {

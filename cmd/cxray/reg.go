@@ -345,6 +345,7 @@ type regSetOptions struct {
 	df          deviceFlags
 	index       []string
 	yes, dryRun bool
+	raw         bool
 	id, length  int
 	data        string
 }
@@ -368,6 +369,7 @@ it would send and writes nothing.`,
 	c.Flags().StringArrayVar(&o.index, "index", nil, "index field=value selecting the instance to write")
 	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the bytes that would be written; write nothing")
+	c.Flags().BoolVar(&o.raw, "raw", false, "allow a number outside an enum field's values (a reserved or newer value)")
 	c.Flags().IntVar(&o.id, "id", 0, "register ID, for registers not in the database (with --len and --data)")
 	c.Flags().IntVar(&o.length, "len", 0, "register length in bytes (with --id)")
 	c.Flags().StringVar(&o.data, "data", "", "with --id: the whole register to write (hex)")
@@ -403,17 +405,17 @@ func (a *app) runRegSet(o *regSetOptions, args []string) error {
 		return err
 	}
 	defer ad.Close()
-	return a.writeRegister(ctx, ad, args[0], idx, fields, o.yes, o.dryRun)
+	return a.writeRegister(ctx, ad, args[0], idx, fields, dev.SetOptions{AnyValue: o.raw}, o.yes, o.dryRun)
 }
 
 // writeRegister is the guarded register write `reg set` and `roce set`
 // share: read, show the change, confirm, write, read back to verify.
-func (a *app) writeRegister(ctx context.Context, ad *adapter.Adapter, name string, idx, fields []prm.Assignment, yes, dryRun bool) error {
+func (a *app) writeRegister(ctx context.Context, ad *adapter.Adapter, name string, idx, fields []prm.Assignment, so dev.SetOptions, yes, dryRun bool) error {
 	d, err := registers(ctx, ad)
 	if err != nil {
 		return err
 	}
-	wp, err := d.PrepareSet(ctx, name, idx, fields)
+	wp, err := d.PrepareSetWith(ctx, name, idx, fields, so)
 	if err != nil {
 		return classify(err)
 	}
@@ -452,10 +454,27 @@ func (a *app) writeRegister(ctx context.Context, ad *adapter.Adapter, name strin
 	}
 	if a.json() {
 		return a.writeJSON(map[string]any{"device": ad.Name(), "register": reg.Name, "id": reg.ID,
-			"changes": changesJSON(wp.Changes), "written": hexDwords(wp.Bytes), "verified": true,
+			"changes": changesJSON(wp.Changes), "written": hexDwords(wp.Bytes), "verified": true, "not_verifiable": nonNil(wp.Unverifiable),
 			"fields": json.RawMessage(back.Decoded.AppendJSON(nil, prm.JSONOptions{}))})
 	}
-	fmt.Fprintln(a.stdout, "written and verified by reading back")
+	unver := map[string]bool{}
+	for _, p := range wp.Unverifiable {
+		unver[p] = true
+	}
+	var checked []string
+	for _, c := range wp.Changes {
+		if !unver[c.Path] {
+			checked = append(checked, c.Path)
+		}
+	}
+	switch {
+	case len(wp.Unverifiable) == 0:
+		fmt.Fprintln(a.stdout, "written and verified by reading back")
+	case len(checked) > 0:
+		fmt.Fprintf(a.stdout, "written; %s verified by reading back; %s act on the write and read back cleared by design (not verifiable)\n", strings.Join(checked, ", "), strings.Join(wp.Unverifiable, ", "))
+	default:
+		fmt.Fprintf(a.stdout, "written; %s act on the write and read back cleared by design, so nothing could be verified by reading back\n", strings.Join(wp.Unverifiable, ", "))
+	}
 	return nil
 }
 

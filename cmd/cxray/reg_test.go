@@ -68,6 +68,7 @@ func TestRegGetMGIR(t *testing.T) {
 }
 
 func TestRegSet(t *testing.T) {
+	privateState(t) // it writes to -d emu, which keeps what it is told
 	// A RW field: written, verified by reading back.
 	out, errs, code := cli(t, "", "--adb", "builtin", "reg", "set", "PAOS", "admin_status=down_by_configuration", "ase=1", "-d", "emu", "--yes", "-o", "json")
 	if code != 0 {
@@ -76,9 +77,10 @@ func TestRegSet(t *testing.T) {
 	if !strings.Contains(out, `"verified": true`) || !strings.Contains(out, `"admin_status": "down_by_configuration"`) {
 		t.Errorf("%s", out)
 	}
-	// --dry-run prints the bytes and writes nothing.
+	// --dry-run prints the bytes and writes nothing (oper_status 2: the set
+	// above took the port down, and -d emu keeps it so).
 	out, _, code = cli(t, "", "--adb", "builtin", "reg", "set", "PAOS", "admin_status=down_by_configuration", "ase=1", "-d", "emu", "--dry-run")
-	if code != 0 || !strings.Contains(out, "0x00: 0x00010201 0x80000000") {
+	if code != 0 || !strings.Contains(out, "0x00: 0x00010202 0x80000000") {
 		t.Errorf("dry run: %s", out)
 	}
 	// Without a terminal and without --yes: refused.
@@ -239,5 +241,29 @@ func TestIndexLeafName(t *testing.T) {
 	out, errs, code := cli(t, "", "reg", "get", "PDDR", "-d", "emu", "--index", "page_select=1,group_opcode=1", "--field", "page_data.pddr_troubleshooting_page_ext.group_opcode")
 	if code != 0 || !strings.Contains(out, "Advanced_debug_opcodes") {
 		t.Errorf("exit %d %s %s", code, out, errs)
+	}
+}
+
+// TestRegSetEnumAndOperationFields: a value outside an enum is refused
+// before anything is written (--raw lets it through), and an operation
+// bit the firmware clears is not claimed as verified.
+func TestRegSetEnumAndOperationFields(t *testing.T) {
+	privateState(t) // it writes to -d emu, which keeps what it is told
+	_, errs, code := cli(t, "", "reg", "set", "PAOS", "admin_status=9", "-d", "emu", "--yes")
+	if code != exitUsage || !strings.Contains(errs, "not one of its values") || !strings.Contains(errs, "nothing was written") {
+		t.Errorf("enum: exit %d %s", code, errs)
+	}
+	out, _, code := cli(t, "", "reg", "set", "PAOS", "admin_status=9", "-d", "emu", "--dry-run", "--raw")
+	if code != exitOK || !strings.Contains(out, "would send SET") {
+		t.Errorf("--raw: exit %d %s", code, out)
+	}
+	out, errs, code = cli(t, "", "reg", "set", "PAOS", "admin_status=down_by_configuration", "ase=1", "-d", "emu", "--yes", "-o", "json")
+	var r struct {
+		Verified      bool     `json:"verified"`
+		NotVerifiable []string `json:"not_verifiable"`
+	}
+	mustJSON(t, out, &r)
+	if code != exitOK || !r.Verified || len(r.NotVerifiable) != 1 || r.NotVerifiable[0] != "ase" {
+		t.Errorf("operation field: exit %d %+v %s", code, r, errs)
 	}
 }

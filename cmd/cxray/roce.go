@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/roce"
@@ -175,8 +176,15 @@ func (a *app) roceAdviseCmd() *cobra.Command {
 			if err != nil {
 				return usageWrap(err)
 			}
+			limiting := adv.Limiting != nil && *adv.Limiting
 			if a.json() {
-				return a.writeJSON(adv)
+				if err := a.writeJSON(adv); err != nil {
+					return err
+				}
+				if limiting {
+					return errProblem
+				}
+				return nil
 			}
 			fmt.Fprintf(a.stdout, "link %.0f Gb/s, RTT %g µs, MTU %d: BDP %.0f bytes = %.0f packets\n", adv.RateGbps, adv.RTTMicros, adv.MTU, adv.BDPBytes, adv.BDPPackets)
 			fmt.Fprintf(a.stdout, "smallest LOG_TX_PSN_WINDOW that covers it: %d (%d packets)\n", adv.MinLogWindow, 1<<adv.MinLogWindow)
@@ -186,7 +194,7 @@ func (a *app) roceAdviseCmd() *cobra.Command {
 			for _, n := range adv.Notes[1:] {
 				fmt.Fprintf(a.stdout, "- %s\n", n)
 			}
-			if adv.Limiting != nil && *adv.Limiting {
+			if limiting {
 				return errProblem
 			}
 			return nil
@@ -270,7 +278,7 @@ verified; takes effect at the next firmware reset) or ROCE_ACCL switches
 				return err
 			}
 			defer ad.Close()
-			return a.writeRegister(ctx, ad, "ROCE_ACCL", nil, regSets, yes, dryRun)
+			return a.writeRegister(ctx, ad, "ROCE_ACCL", nil, regSets, dev.SetOptions{}, yes, dryRun)
 		},
 	}
 	df.add(c)

@@ -41,6 +41,7 @@ func TestRoceStatusAndAdvise(t *testing.T) {
 }
 
 func TestRoceSet(t *testing.T) {
+	privateState(t) // it writes to -d emu, which keeps what it is told
 	out, errs, code := cli(t, "", "--adb", "builtin", "roce", "set", "roce_slow_restart=off", "-d", "emu", "--yes")
 	if code != 0 || !strings.Contains(out, "roce_slow_restart_en") || !strings.Contains(out, "verified") {
 		t.Errorf("switch: exit %d %s %s", code, out, errs)

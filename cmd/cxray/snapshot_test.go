@@ -132,3 +132,50 @@ func TestSnapshotErrors(t *testing.T) {
 		t.Errorf("bad file: %d %s", code, errs)
 	}
 }
+
+// TestDiffCatchesWhatVanished: a function missing from the new snapshot,
+// and registers that became unreadable, are findings (exit 1), listed
+// before any value change.
+func TestDiffCatchesWhatVanished(t *testing.T) {
+	dir := t.TempDir()
+	base, one, held := filepath.Join(dir, "base.json"), filepath.Join(dir, "one.json"), filepath.Join(dir, "held.json")
+	two := "emu:../../examples/two-adapters.yaml"
+	for _, c := range [][]string{
+		{"snapshot", "-d", two, "--all", "--profile", "minimal", "--out", base},
+		{"snapshot", "-d", two + "@0000:03:00.0", "--profile", "minimal", "--out", one},
+	} {
+		if _, errs, code := cli(t, "", c...); code != 0 {
+			t.Fatalf("%v: exit %d %s", c, code, errs)
+		}
+	}
+	out, _, code := cli(t, "", "diff", base, one)
+	if code != exitProblem || !strings.Contains(out, "VANISHED") || !strings.Contains(out, "0000:04:00.1: the device is in the baseline but not in the new snapshot") {
+		t.Errorf("three functions gone: exit %d\n%s", code, out)
+	}
+	if i, j := strings.Index(out, "VANISHED"), strings.Index(out, "STATIC"); j >= 0 && j < i {
+		t.Errorf("vanished listed after static changes:\n%s", out)
+	}
+	// The same function read again while a register answers an error.
+	sc := filepath.Join(dir, "held.yaml")
+	os.WriteFile(sc, []byte("clock: {mode: manual, start: 2024-05-01T08:00:00Z}\ndevices:\n  - profile: cx7-2p400g\n    bdf: 0000:03:00.0\n    faults:\n      register_status: {PAOS: internal_error, MTMP: busy}\n"), 0o644)
+	if _, errs, code := cli(t, "", "snapshot", "-d", "emu:"+sc, "--profile", "minimal", "--out", held); code != 0 {
+		t.Fatalf("snapshot: exit %d %s", code, errs)
+	}
+	out, _, code = cli(t, "", "diff", one, held, "-o", "json")
+	var r struct {
+		Vanished []struct {
+			Register string `json:"register"`
+			Note     string `json:"note"`
+		} `json:"vanished"`
+	}
+	mustJSON(t, out, &r)
+	regs := map[string]bool{}
+	for _, v := range r.Vanished {
+		if strings.Contains(v.Note, "unreadable now") {
+			regs[strings.SplitN(v.Register, "[", 2)[0]] = true
+		}
+	}
+	if code != exitProblem || !regs["PAOS"] {
+		t.Errorf("unreadable registers: exit %d %+v", code, r.Vanished)
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/cxray/cxray/emu/nvstore"
 	emuoptics "github.com/cxray/cxray/emu/optics"
 	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/emu/state"
 )
 
 // DefaultSocket is where `cxray emu serve` listens unless told otherwise.
@@ -44,6 +45,9 @@ type Request struct {
 	// NV (op nv): NV store faults: no_access, reject_writes (TLV names, *
 	// for all), erase_exceeded.
 	NV map[string]string `json:"nv,omitempty"`
+	// Kind (op plug) is the catalog module to put into cage Module
+	// (emu/optics names; "empty" pulls the module out).
+	Kind string `json:"kind,omitempty"`
 }
 
 // Function describes one emulated function in a status reply.
@@ -58,19 +62,35 @@ type Function struct {
 
 // Response answers a Request.
 type Response struct {
-	OK        bool       `json:"ok"`
-	Error     string     `json:"error,omitempty"`
-	PID       int        `json:"pid,omitempty"`
-	Clock     string     `json:"clock,omitempty"`
-	Manual    bool       `json:"manual_clock"`
+	OK     bool   `json:"ok"`
+	Error  string `json:"error,omitempty"`
+	PID    int    `json:"pid,omitempty"`
+	Clock  string `json:"clock,omitempty"`
+	Manual bool   `json:"manual_clock"`
+	// State is the log the emulator keeps its state in ("" when it keeps
+	// none).
+	State     string     `json:"state,omitempty"`
 	Functions []Function `json:"functions,omitempty"`
 }
 
 // Server serves one emulation.
 type Server struct {
 	e  *scenario.Emulation
+	st *state.State
 	ln net.Listener
 	mu sync.Mutex
+}
+
+// ListenState opens the control socket of an emulation with a kept state:
+// what is the device's state (the clock, module plugs) is recorded there,
+// so every process on the state sees it; faults stay this emulator's.
+func ListenState(path string, st *state.State) (*Server, error) {
+	s, err := Listen(path, st.Emulation())
+	if err != nil {
+		return nil, err
+	}
+	s.st = st
+	return s, nil
 }
 
 // Listen opens the control socket. A stale socket file (nobody listening)
@@ -199,6 +219,28 @@ func (s *Server) Do(req Request) Response {
 				return fail("%v", err)
 			}
 		}
+	case "plug":
+		ads := adapters(fns)
+		if len(ads) != 1 {
+			return fail("plug: the emulator has %d adapters; pick one with its function's address (--bdf)", len(ads))
+		}
+		a := ads[0]
+		if a.Optics == nil {
+			return fail("adapter %s has no modules", a.Name)
+		}
+		kind := req.Kind
+		if kind == "" || kind == "none" {
+			kind = emuoptics.Empty
+		}
+		var err error
+		if s.st != nil {
+			err = s.st.Plug(a.Name, req.Module, kind)
+		} else {
+			err = a.Optics.Plug(req.Module, kind)
+		}
+		if err != nil {
+			return fail("%v", err)
+		}
 	case "advance":
 		d, err := time.ParseDuration(req.Duration)
 		if err != nil || d <= 0 {
@@ -207,9 +249,15 @@ func (s *Server) Do(req Request) Response {
 		if s.e.Manual == nil {
 			return fail("the clock runs in real time; start the emulator with a scenario whose clock has mode: manual to advance it")
 		}
-		s.e.Manual.Advance(d)
+		if s.st != nil {
+			if err := s.st.Advance(d); err != nil {
+				return fail("%v", err)
+			}
+		} else {
+			s.e.Manual.Advance(d)
+		}
 	default:
-		return fail("unknown operation %q; use status, fault, clear, module, nv or advance", req.Op)
+		return fail("unknown operation %q; use status, fault, clear, module, plug, nv or advance", req.Op)
 	}
 	return s.status()
 }
@@ -240,7 +288,13 @@ func (s *Server) select_(bdf string) ([]*scenario.Function, error) {
 }
 
 func (s *Server) status() Response {
+	if s.st != nil {
+		_ = s.st.Sync() // the clock as every process sees it
+	}
 	r := Response{OK: true, PID: os.Getpid(), Clock: s.e.Clock.Now().UTC().Format(time.RFC3339), Manual: s.e.Manual != nil}
+	if s.st != nil {
+		r.State = s.st.Path()
+	}
 	for _, f := range s.e.Functions() {
 		fn := Function{BDF: f.BDF, Netdev: f.Netdev, RDMA: f.RDMA, Faults: faultMap(f.Device.Faults())}
 		if f.Adapter != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +13,9 @@ import (
 	"github.com/cxray/cxray/access/vsec"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/emu/ctl"
+	emuoptics "github.com/cxray/cxray/emu/optics"
 	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/emu/state"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/prm/builtin"
 )
@@ -123,5 +126,69 @@ func TestControlModulesAndNV(t *testing.T) {
 	}
 	if r := srv.Do(ctl.Request{Op: "nv", NV: map[string]string{"gremlins": "true"}}); r.OK {
 		t.Error("unknown NV fault accepted")
+	}
+}
+
+// With a kept state, what is the device's state goes there: a module
+// plugged and the clock advanced over the socket are seen by another
+// copy of the state (another command). Plugs work without one too.
+func TestControlSocketKeptState(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(t.TempDir(), "lab.yaml")
+	if err := os.WriteFile(sc, []byte("clock: {start: 2024-05-01T08:00:00Z, mode: manual}\ndevices:\n  - profile: cx7-2p400g\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := state.Open("emu:"+sc, state.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sock := filepath.Join(t.TempDir(), "emu.sock")
+	srv, err := ctl.ListenState(sock, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := ctl.Call(ctx, sock, ctl.Request{Op: "plug", Module: 1, Kind: "none"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ctl.Call(ctx, sock, ctl.Request{Op: "advance", Duration: "1h"})
+	if err != nil || r.State != st.Path() || r.Clock != "2024-05-01T09:00:00Z" {
+		t.Fatalf("advance: %+v %v", r, err)
+	}
+	if _, err := ctl.Call(ctx, sock, ctl.Request{Op: "plug", Module: 7, Kind: "none"}); err == nil {
+		t.Error("plug into a cage that does not exist")
+	}
+	if _, err := ctl.Call(ctx, sock, ctl.Request{Op: "plug", Module: 0, Kind: "no-such-module"}); err == nil {
+		t.Error("plug of a module the catalog lacks")
+	}
+	other, err := state.Open("emu:"+sc, state.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if k, _ := other.Emulation().Adapters[0].Optics.Kind(1); k != emuoptics.Empty {
+		t.Errorf("cage 1 of the other copy holds %q", k)
+	}
+	if got := other.Emulation().Clock.Now(); !got.Equal(time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)) {
+		t.Errorf("the other copy's clock: %v", got)
+	}
+	// Without a kept state the plug changes this emulation only.
+	e, _ := scenario.Resolve("emu", scenario.Options{})
+	plain := filepath.Join(t.TempDir(), "plain.sock")
+	ps, err := ctl.Listen(plain, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ps.Serve()
+	defer ps.Close()
+	if r, err := ctl.Call(ctx, plain, ctl.Request{Op: "plug", Module: 0, Kind: "empty"}); err != nil || r.State != "" {
+		t.Fatalf("plug without a state: %+v %v", r, err)
+	}
+	if k, _ := e.Adapters[0].Optics.Kind(0); k != emuoptics.Empty {
+		t.Errorf("cage 0 holds %q", k)
 	}
 }

@@ -42,7 +42,18 @@ type Call struct {
 	pending []prm.Assignment
 	reason  string
 	err     error
+	replay  bool
+	changed bool
 }
+
+// Replaying says the request is a recorded one performed again (see
+// View.Replay): handlers skip their faults, which belong to the process
+// that switched them on, not to the device.
+func (c *Call) Replaying() bool { return c.replay }
+
+// Changed marks a GET that changed the device (clear-on-read state), so a
+// recorder sees it; SETs and GETs that set an OP field are marked already.
+func (c *Call) Changed() { c.changed = true }
 
 // Fail records why the request fails and returns status, so a handler can
 // write `return c.Fail(StatusBadParam, "local_port %d does not exist", p)`.

@@ -106,6 +106,7 @@ type Firmware struct {
 	frozenAt        time.Time
 
 	observer func(Result)
+	recorder func(Change)
 	lastErr  error
 
 	ports   []*portState
@@ -120,6 +121,9 @@ type regInfo struct {
 	// index marks the bits of INDEX fields outside unions: the key of an
 	// instance in the generic store and what a reply echoes.
 	index []byte
+	// op marks the bits of OP fields: a GET that sets one (PPCNT clr)
+	// changes the device.
+	op []byte
 }
 
 type instKey struct {
@@ -166,7 +170,7 @@ func New(cfg Config) (*Firmware, error) {
 		if err != nil {
 			continue // a layout the codec cannot compile is not answered
 		}
-		f.regs[id] = &regInfo{reg: r, plan: p, index: indexMask(p)}
+		f.regs[id] = &regInfo{reg: r, plan: p, index: indexMask(p), op: opMask(p)}
 	}
 	for _, name := range spec.Unsupported {
 		id, err := f.lookup(name)
@@ -209,6 +213,31 @@ func indexMask(p *prm.Plan) []byte {
 		setMaskBits(m, l.Bit, l.Width*n)
 	}
 	return m
+}
+
+// opMask marks every OP field (operations such as PPCNT clr).
+func opMask(p *prm.Plan) []byte {
+	var m []byte
+	for _, l := range p.Leaves() {
+		if l.Access != prm.AccessOP || l.Variable {
+			continue
+		}
+		if m == nil {
+			m = make([]byte, p.Bytes)
+		}
+		setMaskBits(m, l.Bit, l.Width*max(l.Count, 1))
+	}
+	return m
+}
+
+// anyBits says whether data has a bit set where mask has one.
+func anyBits(data, mask []byte) bool {
+	for i := 0; i < len(mask) && i < len(data); i++ {
+		if data[i]&mask[i] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // AccessRegister implements emu.Firmware with the adapter's own port
@@ -259,15 +288,19 @@ func (v *View) Ports() []int { return slices.Clone(v.ports) }
 
 func (f *Firmware) accessVia(id uint16, method emu.Method, data []byte, ports []int) ([]byte, uint8) {
 	f.mu.Lock()
-	c, status := f.access(id, method, data, ports)
-	obs := f.observer
+	c, status := f.access(id, method, data, ports, false)
+	obs, rec := f.observer, f.recorder
 	res := Result{Time: c.Now, ID: id, Method: method, Status: status, Reason: c.reason}
 	if c.Register != nil {
 		res.Register = c.Register.Name
 	}
+	changed := status == StatusOK && (method == emu.MethodSet || c.changed || anyBits(data, f.regs[id].op))
 	f.mu.Unlock()
 	if obs != nil {
 		obs(res)
+	}
+	if rec != nil && changed {
+		rec(Change{Time: c.Now, Ports: slices.Clone(ports), ID: id, Method: method, Data: slices.Clone(data)})
 	}
 	if status != StatusOK {
 		return nil, status
@@ -275,26 +308,77 @@ func (f *Firmware) accessVia(id uint16, method emu.Method, data []byte, ports []
 	return c.Out, status
 }
 
-func (f *Firmware) access(id uint16, method emu.Method, data []byte, ports []int) (*Call, uint8) {
-	c := &Call{Method: method, Now: f.clk.Now(), fw: f, ports: ports}
+// Change is an access that changed the device (a SET, or a GET that
+// carries an operation such as PPCNT clr), as a recorder sees it: enough
+// to perform it again on another copy of the same firmware (Replay) at the
+// same emulated time.
+type Change struct {
+	Time time.Time
+	// Ports are the view's ports (nil: the adapter's own numbering).
+	Ports  []int
+	ID     uint16
+	Method emu.Method
+	// Data is the request as sent.
+	Data []byte
+}
+
+// SetRecorder installs fn, called after every access that changed the
+// device (outside the lock, before the access returns). Replayed accesses
+// are not reported. nil removes it.
+func (f *Firmware) SetRecorder(fn func(Change)) {
+	f.mu.Lock()
+	f.recorder = fn
+	f.mu.Unlock()
+}
+
+// Replay performs a recorded access again, with the adapter's own port
+// numbering: see View.Replay.
+func (f *Firmware) Replay(id uint16, method emu.Method, data []byte) (uint8, string) {
+	return f.replayVia(id, method, data, nil)
+}
+
+// Replay performs an access a recorder saw, on another copy of the same
+// firmware, to bring it to the same state: the clock must read the
+// change's time. The faults switched on here are not applied (they are
+// the switches of the process that runs them, not the device's state),
+// and neither the observer nor the recorder hears of it. It returns the
+// status and, on failure, the reason.
+func (v *View) Replay(id uint16, method emu.Method, data []byte) (uint8, string) {
+	return v.f.replayVia(id, method, data, v.ports)
+}
+
+func (f *Firmware) replayVia(id uint16, method emu.Method, data []byte, ports []int) (uint8, string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, status := f.access(id, method, data, ports, true)
+	return status, c.reason
+}
+
+func (f *Firmware) access(id uint16, method emu.Method, data []byte, ports []int, replay bool) (*Call, uint8) {
+	c := &Call{Method: method, Now: f.clk.Now(), fw: f, ports: ports, replay: replay}
 	f.tick(c.Now)
 	ri := f.regs[id]
 	if ri == nil {
 		return c, c.Fail(StatusRegNotSupported, "register 0x%04x is not in the PRM database (%s)", id, f.db.Revision)
 	}
 	c.Register, c.Plan = ri.reg, ri.plan
-	if f.specUnsupported[id] || f.faultUnsupp[id] {
+	if f.specUnsupported[id] {
 		return c, c.Fail(StatusRegNotSupported, "%s is not implemented by this firmware", ri.reg.Name)
 	}
-	if st, ok := f.faultStatus[statusKey{id, method}]; ok {
-		return c, c.Fail(st, "%s answers status %d (fault)", ri.reg.Name, st)
-	}
-	if st, ok := f.faultStatus[statusKey{id, 0}]; ok {
-		return c, c.Fail(st, "%s answers status %d (fault)", ri.reg.Name, st)
-	}
-	if f.faults.Busy > 0 {
-		f.faults.Busy--
-		return c, c.Fail(StatusBusy, "firmware busy (fault, %d more)", f.faults.Busy)
+	if !replay {
+		if f.faultUnsupp[id] {
+			return c, c.Fail(StatusRegNotSupported, "%s is not implemented by this firmware", ri.reg.Name)
+		}
+		if st, ok := f.faultStatus[statusKey{id, method}]; ok {
+			return c, c.Fail(st, "%s answers status %d (fault)", ri.reg.Name, st)
+		}
+		if st, ok := f.faultStatus[statusKey{id, 0}]; ok {
+			return c, c.Fail(st, "%s answers status %d (fault)", ri.reg.Name, st)
+		}
+		if f.faults.Busy > 0 {
+			f.faults.Busy--
+			return c, c.Fail(StatusBusy, "firmware busy (fault, %d more)", f.faults.Busy)
+		}
 	}
 	if method != emu.MethodGet && method != emu.MethodSet {
 		return c, c.Fail(StatusMethodNotSupp, "method %d is neither GET (1) nor SET (2)", method)

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -135,6 +136,7 @@ func helper(tok string, build Builder) int {
 	if build == nil {
 		return fail("no device builder: the program must pass one to nsrun.Child")
 	}
+	defer runExitHooks()
 	entries, err := build(req.Payload)
 	if err != nil {
 		return fail("build the emulated devices: %v", err)
@@ -143,10 +145,7 @@ func helper(tok string, build Builder) int {
 	warnKernelModule(entries)
 
 	isolateLocks()
-	if err := ensureMountpoint(req.Mountpoint); err != nil {
-		return fail("%v", err)
-	}
-	srv, err := sysfs.Serve(req.Mountpoint, entries, &sysfs.Options{Debug: req.Debug, HostNamespace: req.HostNS})
+	srv, err := mountDevices(req, entries)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -198,6 +197,34 @@ func helper(tok string, build Builder) int {
 	return code
 }
 
+var (
+	exitMu    sync.Mutex
+	exitHooks []func()
+)
+
+// AtExit registers fn to run when the namespace helper ends by itself:
+// after the command exited (however it was stopped: a signal to Run is
+// passed on to the command, which then exits) and the file system is
+// unmounted, or when setup failed after the Builder ran. A Builder uses it
+// to release what it started, such as a control socket. Hooks run in
+// reverse order of registration. (Nothing runs when the helper is killed
+// outright, SIGKILL included.)
+func AtExit(fn func()) {
+	exitMu.Lock()
+	exitHooks = append(exitHooks, fn)
+	exitMu.Unlock()
+}
+
+func runExitHooks() {
+	exitMu.Lock()
+	hs := exitHooks
+	exitHooks = nil
+	exitMu.Unlock()
+	for i := len(hs) - 1; i >= 0; i-- {
+		hs[i]()
+	}
+}
+
 // isolateLocks gives this run its own, empty mstflint lock directory: a
 // tmpfs over /tmp/mstflint_lockfiles in this namespace. The emulated
 // functions are seen by nothing outside the namespace, so sharing lock files
@@ -217,12 +244,58 @@ func isolateLocks() {
 	}
 }
 
+// mountDevices serves the devices. Over the default /sys/bus/pci/devices
+// the whole emulated sysfs is served: the FUSE tree (sysfs.ServeTree) is
+// mounted on a staging directory, its parts are bound over
+// /sys/bus/pci/devices, /sys/class/net and /sys/class/infiniband, and the
+// staging mount is detached and its directory removed, so nothing of it
+// shows outside. Names (mlx5_0, the interfaces) then resolve as on a
+// host. Any other mount point gets the devices directory alone.
+func mountDevices(req request, entries []sysfs.DeviceEntry) (*sysfs.Server, error) {
+	opts := &sysfs.Options{Debug: req.Debug, HostNamespace: req.HostNS}
+	if filepath.Clean(req.Mountpoint) != sysfs.DefaultMountpoint {
+		if err := ensureMountpoint(req.Mountpoint, true); err != nil {
+			return nil, err
+		}
+		return sysfs.Serve(req.Mountpoint, entries, opts)
+	}
+	// Every target first: making a missing one may cover its parent,
+	// which would hide a bind made before.
+	for _, part := range sysfs.TreeParts {
+		// No PCI bus is worth a note; no RDMA class (no ib_core) is usual.
+		if err := ensureMountpoint("/sys/"+part, part == "bus/pci/devices"); err != nil {
+			return nil, err
+		}
+	}
+	staging, err := os.MkdirTemp("", "cxray-emu-sys-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(staging)
+	srv, err := sysfs.ServeTree(staging, entries, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, part := range sysfs.TreeParts {
+		if err := srv.Bind(part, "/sys/"+part); err != nil {
+			srv.Unmount()
+			return nil, err
+		}
+	}
+	if err := srv.Detach(); err != nil {
+		srv.Unmount()
+		return nil, err
+	}
+	return srv, nil
+}
+
 // ensureMountpoint makes a missing mount point under /sys (a VM or
-// container without PCI has no /sys/bus/pci) by covering its deepest
-// existing ancestor below /sys with an empty tmpfs, in this private
-// namespace only; that ancestor's other entries are then hidden from the
-// command.
-func ensureMountpoint(mp string) error {
+// container without PCI has no /sys/bus/pci; a host without RDMA has no
+// /sys/class/infiniband) by covering its deepest existing ancestor below
+// /sys with a tmpfs, in this private namespace only, on which the
+// ancestor's own entries are bound back (so /sys/class keeps its other
+// classes) before the missing directories are made.
+func ensureMountpoint(mp string, note bool) error {
 	mp = filepath.Clean(mp)
 	if _, err := os.Stat(mp); err == nil {
 		return nil
@@ -237,14 +310,66 @@ func ensureMountpoint(mp string) error {
 	if !strings.HasPrefix(anc, "/sys/") {
 		return fmt.Errorf("mount point %s does not exist; create it, or pick an existing directory", mp)
 	}
-	if err := unix.Mount("tmpfs", anc, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+	kept, err := coverKeeping(anc)
+	if err != nil {
 		return fmt.Errorf("mount point %s does not exist, and a tmpfs over %s to make it failed: %v", mp, anc, err)
 	}
 	if err := os.MkdirAll(mp, 0o755); err != nil {
 		return fmt.Errorf("make mount point %s: %v", mp, err)
 	}
-	fmt.Fprintf(os.Stderr, "nsrun: note: %s did not exist (no PCI bus here?); made it on an empty tmpfs over %s\n", mp, anc)
+	if note {
+		fmt.Fprintf(os.Stderr, "nsrun: note: %s did not exist; made it on a tmpfs over %s (its %d entries bound back)\n", mp, anc, kept)
+	}
 	return nil
+}
+
+// coverKeeping mounts a tmpfs over dir and puts dir's entries back on it:
+// directories and files bound from the original, links copied. It
+// returns how many entries it kept.
+func coverKeeping(dir string) (int, error) {
+	hold, err := os.MkdirTemp("", "cxray-emu-hold-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(hold)
+	if err := unix.Mount(dir, hold, "", unix.MS_BIND, ""); err != nil {
+		return 0, err
+	}
+	defer unix.Unmount(hold, unix.MNT_DETACH)
+	ents, err := os.ReadDir(hold)
+	if err != nil {
+		return 0, err
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+		return 0, err
+	}
+	kept := 0
+	for _, e := range ents {
+		src, dst := filepath.Join(hold, e.Name()), filepath.Join(dir, e.Name())
+		var err error
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			var t string
+			if t, err = os.Readlink(src); err == nil {
+				err = os.Symlink(t, dst)
+			}
+		case e.IsDir():
+			if err = os.Mkdir(dst, 0o755); err == nil {
+				err = unix.Mount(src, dst, "", unix.MS_BIND, "")
+			}
+		default:
+			var f *os.File
+			if f, err = os.Create(dst); err == nil {
+				f.Close()
+				err = unix.Mount(src, dst, "", unix.MS_BIND, "")
+			}
+		}
+		if err != nil {
+			return kept, fmt.Errorf("put %s back: %v", dst, err)
+		}
+		kept++
+	}
+	return kept, nil
 }
 
 func closeDevices(entries []sysfs.DeviceEntry) {

@@ -168,11 +168,15 @@ func TestInsideView(t *testing.T) {
 	before, _ := os.ReadFile("/proc/self/mountinfo")
 	r := run(t, ctxT(t, 20*time.Second), oneDevice(t), "sh", "-c",
 		`ls /sys/bus/pci/devices; grep -c 'fuse.cxray' /proc/self/mountinfo; cat /sys/bus/pci/devices/*/device; ls /sys/bus/pci/devices/*/net;`+
-			`grep -c ' /tmp/mstflint_lockfiles .* tmpfs ' /proc/self/mountinfo`)
+			`grep -c ' /tmp/mstflint_lockfiles .* tmpfs ' /proc/self/mountinfo;`+
+			// The class directories: only the emulated interface, linked to
+			// its function; the other classes are still there.
+			`ls /sys/class/net; basename $(readlink -f /sys/class/net/eth2/device); ls /sys/class/infiniband | wc -l; test -d /sys/class/tty && echo tty`)
 	if r.err != nil || r.code != 0 {
 		t.Fatalf("Run: %d, %v", r.code, r.err)
 	}
-	if want := bdf + "\n1\n0x1021\neth2\n1\n"; r.stdout != want {
+	// Three mounts of the one FUSE tree: the devices and the two classes.
+	if want := bdf + "\n3\n0x1021\neth2\n1\neth2\n" + bdf + "\n0\ntty\n"; r.stdout != want {
 		t.Errorf("inside the namespace:\n%s\nwant:\n%s", r.stdout, want)
 	}
 	after, _ := os.ReadFile("/proc/self/mountinfo")
@@ -188,7 +192,11 @@ func TestMissingMountpoint(t *testing.T) {
 	s := oneDevice(t)
 	s.Mountpoint = "/sys/bus/cxray-test-nopci/devices"
 	r := run(t, ctxT(t, 20*time.Second), s, "sh", "-c", "cat /sys/bus/cxray-test-nopci/devices/"+bdf+"/vendor")
-	if r.err != nil || r.code != 0 || r.stdout != "0x15b3\n" || !strings.Contains(r.stderr, "empty tmpfs") {
+	r2 := run(t, ctxT(t, 20*time.Second), s, "sh", "-c", "test -d /sys/bus/cpu && echo kept")
+	if r2.stdout != "kept\n" {
+		t.Errorf("the covered /sys/bus lost its other entries: %q %q", r2.stdout, r2.stderr)
+	}
+	if r.err != nil || r.code != 0 || r.stdout != "0x15b3\n" || !strings.Contains(r.stderr, "entries bound back") {
 		t.Errorf("got %d, %v, %q, %q", r.code, r.err, r.stdout, r.stderr)
 	}
 	if _, err := os.Stat("/sys/bus/cxray-test-nopci"); err == nil {

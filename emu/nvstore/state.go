@@ -9,9 +9,9 @@ import (
 
 // State is what a store holds beyond its defaults: the TLVs written to NV,
 // the current values that differ from the defaults, and an armed reset. It
-// marshals to JSON, so an emulated adapter's configuration can outlive the
-// process (`-d emu` builds a fresh adapter per command; see the CLI's
-// CXRAY_EMU_NV_STATE).
+// marshals to JSON, so a test or tool can save an emulated adapter's
+// configuration and load it into another. (The CLI's emulator keeps its
+// whole device state between commands through emu/state instead.)
 type State struct {
 	Records []StateTLV `json:"records"`
 	Current []StateTLV `json:"current,omitempty"`

@@ -543,7 +543,7 @@ func (s *Store) Behaviours() map[string]fw.Behaviour {
 }
 
 func (s *Store) noAccess(c *fw.Call) (uint8, bool) {
-	if !s.faults.NoAccess {
+	if !s.faults.NoAccess || c.Replaying() {
 		return 0, false
 	}
 	st := s.faults.NoAccessStatus
@@ -555,6 +555,9 @@ func (s *Store) noAccess(c *fw.Call) (uint8, bool) {
 
 // writeFault checks the write faults, counting the erase budget.
 func (s *Store) writeFault(c *fw.Call, tlv string) (uint8, bool) {
+	if c.Replaying() {
+		return 0, false // faults are the switches of the process that recorded the write
+	}
 	if s.faults.EraseExceeded {
 		return c.Fail(fw.StatusEraseExceeded, "NV flash erase count exceeded (fault)"), true
 	}

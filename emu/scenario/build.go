@@ -27,6 +27,19 @@ type Options struct {
 	// Strict makes the firmware treat fields missing from DB as internal
 	// errors (see fw.Config.Strict).
 	Strict bool
+	// Firmware, when set, gets each PCI function's view of its adapter's
+	// firmware and returns what the function's emu.Device talks to: the
+	// one place every register access of a function passes (emu/state
+	// wraps it to keep the device's state between processes).
+	Firmware func(bdf string, view *fw.View) emu.Firmware
+}
+
+// ManualClock is a Clock that runs on a manual clock underneath (emu/state's
+// clock): Build then sets Emulation.Manual to it, so sleeps and control
+// sockets advance it.
+type ManualClock interface {
+	emu.Clock
+	Manual() *clock.Manual
 }
 
 // Emulation is a built scenario: adapters, their PCI functions, one clock.
@@ -93,9 +106,11 @@ func Build(sc *Scenario, opt Options) (*Emulation, error) {
 		}
 	} else if m, ok := opt.Clock.(*clock.Manual); ok {
 		e.Manual = m
+	} else if m, ok := opt.Clock.(ManualClock); ok {
+		e.Manual = m.Manual()
 	}
 	for _, d := range sc.Devices {
-		a, err := BuildDevice(d, db, e.Clock, opt.Strict)
+		a, err := buildDevice(d, db, e.Clock, opt.Strict, opt.Firmware)
 		if err != nil {
 			return nil, err
 		}
@@ -107,6 +122,10 @@ func Build(sc *Scenario, opt Options) (*Emulation, error) {
 // BuildDevice powers on one adapter: its firmware, then one *emu.Device per
 // PCI function, with the spec's faults switched on.
 func BuildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool) (*Adapter, error) {
+	return buildDevice(d, db, clk, strict, nil)
+}
+
+func buildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool, wrap func(string, *fw.View) emu.Firmware) (*Adapter, error) {
 	if d == nil {
 		return nil, errors.New("scenario: no device spec")
 	}
@@ -162,7 +181,11 @@ func BuildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool) (*Adapte
 		if err != nil {
 			return nil, fmt.Errorf("scenario: device %s function %s: %w", d.Name, fs.BDF, err)
 		}
-		dev := emu.New(emu.Config{Identity: id, Firmware: view, Clock: clk})
+		var fwi emu.Firmware = view
+		if wrap != nil {
+			fwi = wrap(fs.BDF, view)
+		}
+		dev := emu.New(emu.Config{Identity: id, Firmware: fwi, Clock: clk})
 		dev.SetFaults(df)
 		a.Functions = append(a.Functions, &Function{BDF: fs.BDF, Port: fs.Port, Netdev: fs.Netdev, RDMA: fs.RDMA,
 			MAC: fs.MAC, Device: dev, Adapter: a, View: view})
@@ -259,27 +282,40 @@ func Resolve(name string, opt Options) (*Emulation, error) {
 
 // ResolveScenario is Resolve without building.
 func ResolveScenario(name string) (*Scenario, error) {
+	profile, file, err := Locate(name)
+	if err != nil {
+		return nil, err
+	}
+	if file != "" {
+		return Load(file)
+	}
+	return FromProfile(profile)
+}
+
+// Locate says what an emulator name names: a profile (its canonical name)
+// or a scenario file (the path as given), without reading the file.
+func Locate(name string) (profile, file string, err error) {
 	if name == "emu" {
-		return FromProfile(DefaultProfile)
+		return DefaultProfile, "", nil
 	}
 	arg, ok := strings.CutPrefix(name, "emu:")
 	if !ok {
-		return nil, fmt.Errorf("scenario: %q is not an emulator name; use emu, emu:PROFILE (%s) or emu:FILE.yaml", name, strings.Join(Profiles(), ", "))
+		return "", "", fmt.Errorf("scenario: %q is not an emulator name; use emu, emu:PROFILE (%s) or emu:FILE.yaml", name, strings.Join(Profiles(), ", "))
 	}
 	if arg == "" {
-		return nil, fmt.Errorf("scenario: %q names nothing after emu:; use emu:PROFILE (%s) or emu:FILE.yaml", name, strings.Join(Profiles(), ", "))
+		return "", "", fmt.Errorf("scenario: %q names nothing after emu:; use emu:PROFILE (%s) or emu:FILE.yaml", name, strings.Join(Profiles(), ", "))
 	}
 	ext := strings.ToLower(filepath.Ext(arg))
 	if ext == ".yaml" || ext == ".yml" || strings.ContainsRune(arg, os.PathSeparator) {
-		return Load(arg)
+		return "", arg, nil
 	}
-	if _, err := LookupProfile(arg); err == nil {
-		return FromProfile(arg)
+	if p, err := LookupProfile(arg); err == nil {
+		return p.Name, "", nil
 	}
 	if _, err := os.Stat(arg); err == nil {
-		return Load(arg)
+		return "", arg, nil
 	}
-	return nil, fmt.Errorf("scenario: unknown emulator profile %q; profiles: %s; or give a scenario file ending in .yaml", arg, strings.Join(Profiles(), ", "))
+	return "", "", fmt.Errorf("scenario: unknown emulator profile %q; profiles: %s; or give a scenario file ending in .yaml", arg, strings.Join(Profiles(), ", "))
 }
 
 // offsetClock runs with the wall clock from a chosen start (monotonic, so

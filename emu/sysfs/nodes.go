@@ -2,6 +2,9 @@ package sysfs
 
 import (
 	"context"
+	"path"
+	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,12 +19,15 @@ type rootNode struct {
 	fs.Inode
 	entries []DeviceEntry
 	mtime   time.Time
+	// tree: the root is a sysfs root (bus/, class/), not the devices
+	// directory.
+	tree bool
 }
 
 var _ = (fs.NodeOnAdder)((*rootNode)(nil))
 
-func newRoot(entries []DeviceEntry, mtime time.Time) *rootNode {
-	return &rootNode{entries: entries, mtime: mtime}
+func newRoot(entries []DeviceEntry, mtime time.Time, tree bool) *rootNode {
+	return &rootNode{entries: entries, mtime: mtime, tree: tree}
 }
 
 func (r *rootNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -30,9 +36,21 @@ func (r *rootNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrO
 	return 0
 }
 
+// Class directories of the tree, by the name of a function's own
+// directory for them.
+var classDirs = map[string]string{"net": "class/net", "infiniband": "class/infiniband"}
+
 func (r *rootNode) OnAdd(ctx context.Context) {
+	devices := &r.Inode
+	class := map[string]*fs.Inode{}
+	if r.tree {
+		devices = r.mkdirs(ctx, &r.Inode, "bus/pci/devices")
+		for sub, path := range classDirs {
+			class[sub] = r.mkdirs(ctx, &r.Inode, path)
+		}
+	}
 	for _, e := range r.entries {
-		d := r.mkdir(ctx, &r.Inode, e.BDF)
+		d := r.mkdir(ctx, devices, e.BDF)
 		cfg := &configNode{dev: e.Dev, size: e.ConfigSize, mtime: r.mtime}
 		d.AddChild("config", d.NewPersistentInode(ctx, cfg, fs.StableAttr{Mode: syscall.S_IFREG}), false)
 		for _, a := range attributes(e) {
@@ -48,14 +66,56 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 			}
 			sd := r.mkdir(ctx, d, sub.name)
 			for _, it := range sub.items {
-				r.mkdir(ctx, sd, it)
+				if !r.tree {
+					r.mkdir(ctx, sd, it)
+					continue
+				}
+				// As on a host, the function's entry and the class entry
+				// are one directory: here the class one, linked.
+				r.symlink(ctx, sd, it, "../../../../../"+classDirs[sub.name]+"/"+it)
+				cd := r.mkdir(ctx, class[sub.name], it)
+				r.symlink(ctx, cd, "device", "../../../bus/pci/devices/"+e.BDF)
+				r.addAttrs(ctx, cd, e.ClassAttrs[it])
 			}
 		}
 		if e.Driver != "" {
-			l := &fs.MemSymlink{Data: []byte("/sys/bus/pci/drivers/" + e.Driver)}
-			d.AddChild("driver", d.NewPersistentInode(ctx, l, fs.StableAttr{Mode: syscall.S_IFLNK}), false)
+			r.symlink(ctx, d, "driver", "/sys/bus/pci/drivers/"+e.Driver)
 		}
 	}
+}
+
+// addAttrs adds attribute files by their paths under dir.
+func (r *rootNode) addAttrs(ctx context.Context, dir *fs.Inode, attrs map[string]Attr) {
+	paths := make([]string, 0, len(attrs))
+	for p := range attrs {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		parent := dir
+		if i := strings.LastIndexByte(p, '/'); i >= 0 {
+			parent = r.mkdirs(ctx, dir, p[:i])
+		}
+		n := &attrNode{fn: attrs[p], mtime: r.mtime}
+		parent.AddChild(path.Base(p), parent.NewPersistentInode(ctx, n, fs.StableAttr{Mode: syscall.S_IFREG}), false)
+	}
+}
+
+// mkdirs makes (or finds) the directories of a slash-separated path.
+func (r *rootNode) mkdirs(ctx context.Context, parent *fs.Inode, p string) *fs.Inode {
+	for _, c := range strings.Split(p, "/") {
+		if ch := parent.GetChild(c); ch != nil {
+			parent = ch
+			continue
+		}
+		parent = r.mkdir(ctx, parent, c)
+	}
+	return parent
+}
+
+func (r *rootNode) symlink(ctx context.Context, parent *fs.Inode, name, target string) {
+	l := &fs.MemSymlink{Data: []byte(target)}
+	parent.AddChild(name, parent.NewPersistentInode(ctx, l, fs.StableAttr{Mode: syscall.S_IFLNK}), false)
 }
 
 func (r *rootNode) mkdir(ctx context.Context, parent *fs.Inode, name string) *fs.Inode {
@@ -107,6 +167,53 @@ func (t *textNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off i
 		return fuse.ReadResultData(nil), 0
 	}
 	return fuse.ReadResultData(t.data[off:min(off+int64(len(dest)), int64(len(t.data)))]), 0
+}
+
+// attrNode is an attribute computed when it is opened (a link state, a
+// counter). Like sysfs it reports a page as its size; direct I/O makes
+// reads end where the text does.
+type attrNode struct {
+	fs.Inode
+	fn    Attr
+	mtime time.Time
+}
+
+var (
+	_ = (fs.NodeOpener)((*attrNode)(nil))
+	_ = (fs.NodeReader)((*attrNode)(nil))
+	_ = (fs.NodeGetattrer)((*attrNode)(nil))
+)
+
+// attrHandle holds the text an open of an attrNode read.
+type attrHandle struct{ data []byte }
+
+func (a *attrNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	setTimes(&out.Attr, a.mtime)
+	out.Mode = syscall.S_IFREG | 0o444
+	out.Size = 4096
+	return 0
+}
+
+func (a *attrNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY {
+		return nil, 0, syscall.EACCES
+	}
+	s, err := a.fn()
+	if err != nil {
+		return nil, 0, syscall.EIO
+	}
+	return &attrHandle{data: []byte(s)}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+func (a *attrNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h, ok := f.(*attrHandle)
+	if !ok {
+		return nil, syscall.EBADF
+	}
+	if off >= int64(len(h.data)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	return fuse.ReadResultData(h.data[off:min(off+int64(len(dest)), int64(len(h.data)))]), 0
 }
 
 // configNode is a function's config space. It is opened with direct I/O:

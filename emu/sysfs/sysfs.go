@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -73,7 +74,18 @@ type DeviceEntry struct {
 	Driver string
 	// BAR0Size is the size of BAR 0 reported in `resource` (0: 32 MiB).
 	BAR0Size uint64
+	// ClassAttrs are the attributes of the function's class devices, by
+	// name (one of Netdevs or RDMA), each by its path under the device's
+	// directory ("address", "operstate", "ports/1/state",
+	// "ports/1/hw_counters/out_of_sequence"). ServeTree serves them as
+	// /sys/class/net/NAME and /sys/class/infiniband/NAME.
+	ClassAttrs map[string]map[string]Attr
 }
+
+// Attr produces an attribute's text when the file is opened, as the
+// kernel computes sysfs attributes on read (link states and counters
+// change). An error makes the open fail with EIO.
+type Attr func() (string, error)
 
 // Options tune a Server. The zero value is fine.
 type Options struct {
@@ -95,6 +107,9 @@ type Server struct {
 	srv        *fuse.Server
 	mountpoint string
 	entries    []DeviceEntry
+	hostNS     string
+	binds      []string
+	detached   bool
 
 	once sync.Once
 	err  error
@@ -129,6 +144,7 @@ func normalize(in []DeviceEntry) ([]DeviceEntry, error) {
 		return nil, errors.New("sysfs: no devices to serve; give at least one DeviceEntry")
 	}
 	seen := map[string]bool{}
+	classSeen := map[string]string{}
 	out := make([]DeviceEntry, 0, len(in))
 	for i, e := range in {
 		bdf, err := CanonicalBDF(e.BDF)
@@ -165,6 +181,17 @@ func normalize(in []DeviceEntry) ([]DeviceEntry, error) {
 		}
 		e.Netdevs = append([]string(nil), e.Netdevs...)
 		e.RDMA = append([]string(nil), e.RDMA...)
+		if err := checkClassAttrs(e); err != nil {
+			return nil, err
+		}
+		for _, names := range [][]string{e.Netdevs, e.RDMA} {
+			for _, n := range names {
+				if other, dup := classSeen[n]; dup && other != bdf {
+					return nil, fmt.Errorf("sysfs: interface name %q is used by %s and %s; give each its own", n, other, bdf)
+				}
+				classSeen[n] = bdf
+			}
+		}
 		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].BDF < out[j].BDF })
@@ -218,12 +245,52 @@ func checkNames(bdf string, names []string) error {
 	return nil
 }
 
+// checkClassAttrs checks the attribute paths of a function's class
+// devices: plain names joined by '/', for devices the function lists, no
+// path both a file and a directory.
+func checkClassAttrs(e DeviceEntry) error {
+	listed := map[string]bool{}
+	for _, n := range append(append([]string(nil), e.Netdevs...), e.RDMA...) {
+		listed[n] = true
+	}
+	for dev, attrs := range e.ClassAttrs {
+		if !listed[dev] {
+			return fmt.Errorf("sysfs: device %s: attributes for %q, which is neither among its Netdevs nor its RDMA devices", e.BDF, dev)
+		}
+		dirs := map[string]bool{"device": true}
+		for p := range attrs {
+			parts := strings.Split(p, "/")
+			for i, c := range parts {
+				if !validName(c) {
+					return fmt.Errorf("sysfs: device %s, %s: attribute path %q has a bad part %q", e.BDF, dev, p, c)
+				}
+				if i < len(parts)-1 {
+					dirs[strings.Join(parts[:i+1], "/")] = true
+				}
+			}
+			if attrs[p] == nil {
+				return fmt.Errorf("sysfs: device %s, %s: attribute %q has no function", e.BDF, dev, p)
+			}
+		}
+		for p := range attrs {
+			if dirs[p] {
+				return fmt.Errorf("sysfs: device %s, %s: %q is both a file and a directory", e.BDF, dev, p)
+			}
+		}
+	}
+	return nil
+}
+
 // Serve mounts a file system listing entries at mountpoint (an existing
 // directory; DefaultMountpoint for PCI tools) and serves it until Unmount.
 // It needs root (it calls mount(2) itself; no fusermount). Mounting
 // anywhere under /sys is refused unless the process is in a mount namespace
 // of its own, so the host's sysfs is never covered by accident.
 func Serve(mountpoint string, entries []DeviceEntry, opts *Options) (*Server, error) {
+	return serve(mountpoint, entries, opts, false)
+}
+
+func serve(mountpoint string, entries []DeviceEntry, opts *Options, tree bool) (*Server, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -248,7 +315,7 @@ func Serve(mountpoint string, entries []DeviceEntry, opts *Options) (*Server, er
 		return nil, err
 	}
 
-	root := newRoot(list, time.Now())
+	root := newRoot(list, time.Now(), tree)
 	long := time.Minute // the tree never changes while mounted
 	fo := &fs.Options{
 		EntryTimeout:    &long,
@@ -292,7 +359,60 @@ func Serve(mountpoint string, entries []DeviceEntry, opts *Options) (*Server, er
 		_ = unix.Unmount(mp, unix.MNT_DETACH)
 		return nil, fmt.Errorf("sysfs: mount on %s: %w", mp, err)
 	}
-	return &Server{srv: srv, mountpoint: mp, entries: list}, nil
+	return &Server{srv: srv, mountpoint: mp, entries: list, hostNS: o.HostNamespace}, nil
+}
+
+// ServeTree mounts a file system shaped like a sysfs root at mountpoint:
+// bus/pci/devices/BDF for each function (as Serve serves them), and
+// class/net/NAME and class/infiniband/NAME for its class devices, each with
+// a `device` link to its function and the entry's ClassAttrs; the
+// function's net/ and infiniband/ entries link to them. All links are
+// relative, so they resolve the same when the parts are bound over a real
+// /sys (Bind). It is normally mounted on a private staging directory.
+func ServeTree(mountpoint string, entries []DeviceEntry, opts *Options) (*Server, error) {
+	return serve(mountpoint, entries, opts, true)
+}
+
+// Parts of a ServeTree file system that Bind puts over /sys.
+var TreeParts = []string{"bus/pci/devices", "class/net", "class/infiniband"}
+
+// Bind mounts the directory part of the file system (one of TreeParts)
+// over target, an existing directory; Unmount removes it again. Binding
+// under /sys is refused outside a private mount namespace, as Serve
+// refuses to mount there.
+func (s *Server) Bind(part, target string) error {
+	if !slices.Contains(TreeParts, part) {
+		return fmt.Errorf("sysfs: %q is not a part of the tree (%s)", part, strings.Join(TreeParts, ", "))
+	}
+	if s.detached {
+		return errors.New("sysfs: Bind after Detach: the tree is no longer reachable")
+	}
+	tp, err := filepath.Abs(target)
+	if err != nil {
+		return err
+	}
+	if err := guardHostSys(tp, s.hostNS); err != nil {
+		return err
+	}
+	if err := unix.Mount(filepath.Join(s.mountpoint, part), tp, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("sysfs: bind %s over %s: %w", part, tp, err)
+	}
+	s.binds = append(s.binds, tp)
+	return nil
+}
+
+// Detach takes the file system off its own mount point, leaving only what
+// Bind put elsewhere (the staging directory can then be removed); the
+// server goes on serving those.
+func (s *Server) Detach() error {
+	if s.detached {
+		return nil
+	}
+	if err := unix.Unmount(s.mountpoint, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("sysfs: detach %s: %w", s.mountpoint, err)
+	}
+	s.detached = true
+	return nil
 }
 
 func mountError(mp string, err error) error {
@@ -344,6 +464,19 @@ func guardHostSys(mp, hostNS string) error {
 // result.
 func (s *Server) Unmount() error {
 	s.once.Do(func() {
+		var errs []error
+		for i := len(s.binds) - 1; i >= 0; i-- {
+			if err := unix.Unmount(s.binds[i], unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+				errs = append(errs, fmt.Errorf("sysfs: unmount %s: %w", s.binds[i], err))
+			}
+		}
+		if s.detached {
+			// The binds were the last mounts: the kernel ends the
+			// connection once nothing holds a file open.
+			s.err = errors.Join(errs...)
+			return
+		}
+		defer func() { s.err = errors.Join(append(errs, s.err)...) }()
 		done := make(chan error, 1)
 		go func() { done <- s.srv.Unmount() }()
 		var err error

@@ -8,11 +8,8 @@ package emuadapter
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -22,23 +19,44 @@ import (
 	"github.com/cxray/cxray/emu/nvstore"
 	"github.com/cxray/cxray/emu/rdma"
 	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/emu/state"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/prm"
 )
 
-// EnvNVState names a file an emulated adapter's NV state persists in
-// between commands: loaded before a command, saved after it.
-const EnvNVState = "CXRAY_EMU_NV_STATE"
+// EnvState names the directory the emulator keeps its devices' state in
+// between commands (emu/state: default $XDG_STATE_HOME/cxray/emu); "off"
+// keeps none, so every command gets a freshly powered-on emulator.
+const EnvState = state.EnvDir
 
-// Emulator opens emulated functions. The zero value is ready.
+// Emulator opens emulated functions. The zero value is ready: it keeps
+// each profile's or scenario file's state between commands (OpenState).
 type Emulator struct {
 	// Stack tunes the gateway path (tests shorten waits).
 	Stack dev.StackOptions
-	// Build tunes scenario building (tests pass a manual clock).
+	// Build tunes scenario building. A Build.Clock (a test's manual
+	// clock) owns time, so it gets a freshly powered-on emulator that
+	// keeps no state.
 	Build scenario.Options
+	// Fresh keeps no state: every open powers on a new emulator.
+	Fresh bool
 	// Loaded, when set, sees every emulation opened (tests drive its
 	// clock and faults).
 	Loaded func(*scenario.Emulation)
+}
+
+// KeepsState says whether emulator names keep their state here (not when
+// EnvState is "off").
+func KeepsState() bool {
+	d, err := state.Dir()
+	return d != "" || err != nil
+}
+
+// OpenState opens the kept state of an emulator name (emu, emu:PROFILE,
+// emu:FILE.yaml): the one `-d emu`, `emu run` and `emu serve` share for
+// the same profile or scenario file. Close it when done.
+func OpenState(name string, b scenario.Options) (*state.State, error) {
+	return state.Open(name, state.Options{DB: b.DB, Strict: b.Strict})
 }
 
 // StackOptions keep the emulator quick to give up on held semaphores, so
@@ -67,12 +85,35 @@ func (e *Emulator) OpenEmulated(ctx context.Context, n devname.Name, all bool, o
 	// The emulated firmware answers from its own register database (the
 	// built-in one), whatever database the user decodes with: a real
 	// adapter does not change with --adb either.
-	em, err := scenario.Resolve(name, e.Build)
+	var (
+		em   *scenario.Emulation
+		st   *state.State
+		err  error
+		save func() error
+	)
+	if e.Fresh || e.Build.Clock != nil || !KeepsState() {
+		em, err = scenario.Resolve(name, e.Build)
+	} else if st, err = OpenState(name, e.Build); err == nil {
+		em = st.Emulation()
+		save = func() error {
+			err := st.Close()
+			if serr := st.Err(); serr != nil {
+				return serr
+			}
+			return err
+		}
+	}
 	if err != nil {
+		var se *state.Error
+		if errors.As(err, &se) {
+			return nil, err // the kept state, not the name: a device error
+		}
 		return nil, &adapter.UsageError{Err: err}
 	}
-	save, err := installNV(em)
-	if err != nil {
+	if err := installNV(em); err != nil {
+		if st != nil {
+			st.Close()
+		}
 		return nil, &adapter.UsageError{Err: err}
 	}
 	if e.Loaded != nil {
@@ -93,16 +134,34 @@ func (e *Emulator) OpenEmulated(ctx context.Context, n devname.Name, all bool, o
 	if !all {
 		label = n.Given
 	}
-	return e.Open(ctx, em, funcs, label, all, save, o)
+	var do func(func() error) error
+	if st != nil {
+		do = st.Do
+	}
+	return e.open(ctx, em, do, funcs, label, all, save, o)
 }
 
 // Open opens functions of an already built emulation as adapters. name
 // labels them ("emu:lab.yaml"); with several (or all) each label gets
 // "@BDF". save, when set, runs when the last of them closes.
 func (e *Emulator) Open(ctx context.Context, em *scenario.Emulation, funcs []*scenario.Function, name string, all bool, save func() error, o adapter.Options) ([]*adapter.Adapter, error) {
+	return e.open(ctx, em, nil, funcs, name, all, save, o)
+}
+
+// OpenKept opens functions of a kept state as adapters, like Open; their
+// OS view reads the device up to date (state.State.Do). The caller closes
+// the state.
+func (e *Emulator) OpenKept(ctx context.Context, st *state.State, funcs []*scenario.Function, name string, all bool, o adapter.Options) ([]*adapter.Adapter, error) {
+	return e.open(ctx, st.Emulation(), st.Do, funcs, name, all, nil, o)
+}
+
+func (e *Emulator) open(ctx context.Context, em *scenario.Emulation, do func(func() error) error, funcs []*scenario.Function, name string, all bool, save func() error, o adapter.Options) ([]*adapter.Adapter, error) {
 	stack := e.Stack
 	if stack == (dev.StackOptions{}) {
 		stack = StackOptions
+	}
+	if do == nil {
+		do = func(fn func() error) error { return fn() }
 	}
 	// On a manual clock the client waits on the same clock as the device,
 	// so its polls move emulated time and slow-firmware faults end.
@@ -140,7 +199,7 @@ func (e *Emulator) Open(ctx context.Context, em *scenario.Emulation, funcs []*sc
 			d = nil
 		}
 		c := adapter.Config{Name: label, BDF: f.BDF, Backend: dev.BackendEmulator, DB: o.DB, Registers: d, Reopen: open,
-			OSView: &osView{f: f, models: models, clk: em.Clock}, Clock: clk}
+			OSView: &osView{f: f, models: models, do: do}, Clock: clk}
 		// The last adapter to close saves the NV state of the emulation.
 		if i == len(funcs)-1 && save != nil {
 			c.Close = save
@@ -168,10 +227,11 @@ func (c nowClock) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // osView is what a host's kernel would show for an emulated function.
+// Its reads run through do, so a kept device is read up to date.
 type osView struct {
 	f      *scenario.Function
 	models *rdmaModels
-	clk    interface{ Now() time.Time }
+	do     func(func() error) error
 }
 
 func (v *osView) OS(ctx context.Context) (*adapter.OS, error) {
@@ -181,20 +241,38 @@ func (v *osView) OS(ctx context.Context) (*adapter.OS, error) {
 	}
 	if v.f.Netdev != "" {
 		nd := adapter.Netdev{Name: v.f.Netdev, Address: OSMAC(v.f), PermanentAddress: PermanentMAC(v.f), OperState: "down"}
-		ps := v.f.Adapter.Firmware.Ports()
-		if own := v.f.View.Ports(); len(own) > 0 && own[0] >= 1 && own[0] <= len(ps) && ps[own[0]-1].OperUp {
-			nd.OperState = "up"
+		err := v.do(func() error {
+			if OperUp(v.f) {
+				nd.OperState = "up"
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		o.Netdevs = append(o.Netdevs, nd)
 	}
 	return o, nil
 }
 
+// OperUp says whether a function's own port (its local port 1) has link.
+func OperUp(f *scenario.Function) bool {
+	ps := f.Adapter.Firmware.Ports()
+	own := f.View.Ports()
+	return len(own) > 0 && own[0] >= 1 && own[0] <= len(ps) && ps[own[0]-1].OperUp
+}
+
 func (v *osView) RDMACounters(ctx context.Context, port int) (map[string]uint64, error) {
 	if v.f.RDMA == "" {
 		return nil, &adapter.UnsupportedError{What: "RDMA hw_counters", Backend: dev.BackendEmulator, Why: "the scenario gives this function no RDMA device"}
 	}
-	return v.models.counters(v.f, port)
+	var out map[string]uint64
+	err := v.do(func() error {
+		var err error
+		out, err = v.models.counters(v.f, port)
+		return err
+	})
+	return out, err
 }
 
 // PermanentMAC is the function's burnt-in MAC: the adapter's base MAC
@@ -271,56 +349,13 @@ func (r *rdmaModels) counters(f *scenario.Function, port int) (map[string]uint64
 	return m.Counters(ports[port-1], r.e.Clock.Now())
 }
 
-// nvStates is the NV state file: "profile/adapter" -> store state (the
-// profile in the key keeps emu:cx7-2p400g and emu:cx6dx-2p100g apart).
-type nvStates map[string]nvstore.State
-
 // installNV gives every adapter of the emulation its NV store (profile
-// defaults; idempotent where the scenario installed one) and loads the
-// saved state when EnvNVState names a file. It returns a function that
-// saves the state back.
-func installNV(e *scenario.Emulation) (func() error, error) {
-	stores := map[string]*nvstore.Store{}
+// defaults; idempotent where the scenario installed one).
+func installNV(e *scenario.Emulation) error {
 	for _, ad := range e.Adapters {
-		s, err := nvstore.InstallProfile(ad.Firmware, ad.Profile)
-		if err != nil {
-			return nil, fmt.Errorf("emulated adapter %s: %w", ad.Name, err)
-		}
-		stores[ad.Profile+"/"+ad.Name] = s
-	}
-	path := os.Getenv(EnvNVState)
-	if path == "" {
-		return func() error { return nil }, nil
-	}
-	saved := nvStates{}
-	if b, err := os.ReadFile(path); err == nil {
-		if err := json.Unmarshal(b, &saved); err != nil {
-			return nil, fmt.Errorf("%s=%s: not an NV state file (%v); delete it to start from the profile's defaults", EnvNVState, path, err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", EnvNVState, err)
-	}
-	for name, st := range saved {
-		s := stores[name]
-		if s == nil {
-			continue // an adapter of another scenario
-		}
-		if err := s.SetState(st); err != nil {
-			return nil, fmt.Errorf("%s=%s, adapter %s: %w; delete the file to start from the profile's defaults", EnvNVState, path, name, err)
+		if _, err := nvstore.InstallProfile(ad.Firmware, ad.Profile); err != nil {
+			return fmt.Errorf("emulated adapter %s: %w", ad.Name, err)
 		}
 	}
-	return func() error {
-		for name, s := range stores {
-			saved[name] = s.State()
-		}
-		b, err := json.MarshalIndent(saved, "", "  ")
-		if err != nil {
-			return err
-		}
-		tmp := path + ".tmp"
-		if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-			return fmt.Errorf("save the emulated NV state: %w", err)
-		}
-		return os.Rename(tmp, filepath.Clean(path))
-	}, nil
+	return nil
 }

@@ -1,0 +1,213 @@
+package emuadapter
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/emu/fw"
+	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/emu/state"
+	"github.com/cxray/cxray/emu/sysfs"
+	"github.com/cxray/cxray/internal/clock"
+	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/builtin"
+)
+
+func private(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", dir)
+	t.Setenv(EnvState, "")
+	return filepath.Join(dir, "cxray", "emu")
+}
+
+func openOne(t *testing.T, e *Emulator, name string) *adapter.Adapter {
+	t.Helper()
+	n, err := devname.Default.Parse(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, _ := builtin.Load()
+	as, err := e.OpenEmulated(context.Background(), n, false, adapter.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { adapter.CloseAll(as) })
+	return as[0]
+}
+
+func paosDown(t *testing.T, ad *adapter.Adapter) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := ad.Registers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := d.DB.Register("PAOS")
+	p, _ := d.DB.RegisterPlan(r)
+	buf := p.NewBuffer()
+	if err := p.Encode(buf, []prm.Assignment{{Path: "local_port", Value: "1"}, {Path: "admin_status", Value: "down_by_configuration"}, {Path: "ase", Value: "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.SetRaw(ctx, uint16(r.ID), buf); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func operState(t *testing.T, ad *adapter.Adapter) string {
+	t.Helper()
+	o, err := ad.OS(context.Background())
+	if err != nil || len(o.Netdevs) != 1 {
+		t.Fatalf("OS: %+v, %v", o, err)
+	}
+	return o.Netdevs[0].OperState
+}
+
+// The zero Emulator keeps the device: a write through one adapter shows in
+// another's OS view (read up to date), and after both are closed. Fresh
+// and a test's own clock keep nothing.
+func TestEmulatorKeepsState(t *testing.T) {
+	dir := private(t)
+	a := openOne(t, &Emulator{}, "emu")
+	b := openOne(t, &Emulator{}, "emu:cx7-2p400g")
+	if operState(t, b) != "up" {
+		t.Fatal("not up at power-on")
+	}
+	paosDown(t, a)
+	if got := operState(t, b); got != "down" {
+		t.Errorf("the other adapter's interface is %s after the write", got)
+	}
+	a.Close()
+	b.Close()
+	if got := operState(t, openOne(t, &Emulator{}, "emu")); got != "down" {
+		t.Errorf("reopened: %s", got)
+	}
+	if got := operState(t, openOne(t, &Emulator{Fresh: true}, "emu")); got != "up" {
+		t.Errorf("Fresh: %s", got)
+	}
+	clk := clock.NewManual(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	own := openOne(t, &Emulator{Build: scenario.Options{Clock: clk}}, "emu")
+	if got := operState(t, own); got != "up" {
+		t.Errorf("own clock: %s", got)
+	}
+	paosDown(t, own)
+	infos, err := state.List(dir)
+	if err != nil || len(infos) != 1 || infos[0].Records != 1 {
+		t.Errorf("states: %+v %v", infos, err)
+	}
+	t.Setenv(EnvState, state.Off)
+	if KeepsState() {
+		t.Error("KeepsState with the state off")
+	}
+	if got := operState(t, openOne(t, &Emulator{}, "emu")); got != "up" {
+		t.Errorf("state off: %s", got)
+	}
+}
+
+// What emu run serves as /sys/class: the interface and the RDMA device
+// with their attributes, following the device.
+func TestSysfsEntries(t *testing.T) {
+	clk := clock.NewManual(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	e, err := scenario.Resolve("emu:../../examples/two-adapters.yaml", scenario.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := SysfsEntries(e, nil)
+	if len(entries) != len(e.Functions()) {
+		t.Fatalf("%d entries for %d functions", len(entries), len(e.Functions()))
+	}
+	read := func(a map[string]sysfs.Attr, name string) string {
+		t.Helper()
+		f := a[name]
+		if f == nil {
+			t.Fatalf("no attribute %s", name)
+		}
+		s, err := f()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return strings.TrimSuffix(s, "\n")
+	}
+	for i, f := range e.Functions() {
+		en := entries[i]
+		if en.BDF != f.BDF || en.Driver != "mlx5_core" {
+			t.Errorf("entry %d: %+v", i, en)
+		}
+		if f.Netdev != "" {
+			na := en.ClassAttrs[f.Netdev]
+			if got := read(na, "address"); got != OSMAC(f) {
+				t.Errorf("%s address %s, want %s", f.Netdev, got, OSMAC(f))
+			}
+			wantAssign := "0"
+			if OSMAC(f) != PermanentMAC(f) {
+				wantAssign = "3"
+			}
+			if got := read(na, "addr_assign_type"); got != wantAssign {
+				t.Errorf("%s addr_assign_type %s", f.Netdev, got)
+			}
+		}
+		if f.RDMA == "" {
+			continue
+		}
+		ra := en.ClassAttrs[f.RDMA]
+		spec := f.Adapter.Firmware.Spec()
+		if got := read(ra, "fw_ver"); got != fmt.Sprintf("%d.%d.%d", spec.FW.Major, spec.FW.Minor, spec.FW.SubMinor) {
+			t.Errorf("%s fw_ver %s", f.RDMA, got)
+		}
+		if got := read(ra, "board_id"); got != spec.PSID {
+			t.Errorf("%s board_id %s", f.RDMA, got)
+		}
+		st, _ := ownPort(f)
+		wantState := "1: DOWN"
+		if st.OperUp {
+			wantState = "4: ACTIVE"
+		}
+		if got := read(ra, "ports/1/state"); got != wantState {
+			t.Errorf("%s state %s, want %s", f.RDMA, got, wantState)
+		}
+		before, _ := strconv.ParseUint(read(ra, "ports/1/hw_counters/rx_write_requests"), 10, 64)
+		clk.Advance(time.Minute)
+		after, _ := strconv.ParseUint(read(ra, "ports/1/hw_counters/rx_write_requests"), 10, 64)
+		if st.OperUp && after <= before {
+			t.Errorf("%s rx_write_requests %d then %d a minute later", f.RDMA, before, after)
+		}
+	}
+	// The state follows the device: take port 1 of the first function down.
+	f := e.Functions()[0]
+	if err := f.Adapter.Firmware.SetPortAdmin(f.View.Ports()[0], false); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ dev, attr, want string }{
+		{f.RDMA, "ports/1/state", "1: DOWN"}, {f.RDMA, "ports/1/phys_state", "3: Disabled"},
+		{f.RDMA, "ports/1/rate", "2.5 Gb/sec (1X)"}, {f.Netdev, "operstate", "down"},
+	} {
+		if c.dev == "" {
+			continue
+		}
+		if got, _ := entries[0].ClassAttrs[c.dev][c.attr](); got != c.want+"\n" {
+			t.Errorf("%s %s after admin down: %q, want %q", c.dev, c.attr, got, c.want)
+		}
+	}
+}
+
+func TestRateText(t *testing.T) {
+	for proto, want := range map[string]string{
+		"400GAUI-4": "400 Gb/sec (4X NDR)", "200GAUI-4": "200 Gb/sec (4X HDR)", "CAUI-4": "100 Gb/sec (4X EDR)",
+		"100GAUI-2": "100 Gb/sec (2X HDR)", "25GAUI-1": "25 Gb/sec (1X EDR)", "10GBASE-R": "10 Gb/sec (1X QDR)",
+		"40GBASE-R4": "40 Gb/sec (4X QDR)", "1000BASE-X": "2.5 Gb/sec (1X)",
+	} {
+		if got := rateText(fw.PortStatus{OperUp: true, Protocol: proto}); got != want {
+			t.Errorf("%s: %q, want %q", proto, got, want)
+		}
+	}
+	if got := rateText(fw.PortStatus{}); got != "2.5 Gb/sec (1X)" {
+		t.Errorf("down: %q", got)
+	}
+}

@@ -1,0 +1,176 @@
+package emuadapter
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/cxray/cxray/emu/fw"
+	"github.com/cxray/cxray/emu/rdma"
+	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/emu/sysfs"
+	"github.com/cxray/cxray/prm"
+)
+
+// SysfsEntries are an emulation's functions as `emu run` and `emu serve`
+// serve them (emu/sysfs): the PCI function, and its interface and RDMA
+// device as /sys/class/net and /sys/class/infiniband show them on a host
+// with mlx5_core and mlx5_ib loaded, so names (-d mlx5_0, -d ens1f0np0)
+// and the kernel backend (-d kernel:mlx5_0) work inside. Attributes that
+// change (link state, counters) are read through do, so they are up to
+// date with the kept state (state.State.Do; nil reads the model as it
+// is).
+func SysfsEntries(e *scenario.Emulation, do func(func() error) error) []sysfs.DeviceEntry {
+	if do == nil {
+		do = func(fn func() error) error { return fn() }
+	}
+	models := newRDMAModels(e)
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "cxray-emu"
+	}
+	var out []sysfs.DeviceEntry
+	for _, f := range e.Functions() {
+		// The IDs come from the identity, as enumeration saw them: a
+		// function removed later (or at power-on) keeps its sysfs IDs.
+		id := f.Device.Identity()
+		d := sysfs.DeviceEntry{BDF: f.BDF, Dev: f.Device, NUMANode: -1, Driver: "mlx5_core",
+			Vendor: id.VendorID, Device: id.DeviceID, SubVendor: id.SubsystemVendorID, SubDevice: id.SubsystemID,
+			Class: id.ClassCode, Revision: id.Revision, ClassAttrs: map[string]map[string]sysfs.Attr{}}
+		if f.Netdev != "" {
+			d.Netdevs = []string{f.Netdev}
+			d.ClassAttrs[f.Netdev] = netdevAttrs(f, do)
+		}
+		if f.RDMA != "" {
+			d.RDMA = []string{f.RDMA}
+			d.ClassAttrs[f.RDMA] = rdmaAttrs(f, do, models, host)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func text(s string) sysfs.Attr { return func() (string, error) { return s + "\n", nil } }
+
+// ownPort is the status of the function's own port (its local port 1).
+func ownPort(f *scenario.Function) (fw.PortStatus, bool) {
+	ps := f.Adapter.Firmware.Ports()
+	own := f.View.Ports()
+	if len(own) == 0 || own[0] < 1 || own[0] > len(ps) {
+		return fw.PortStatus{}, false
+	}
+	return ps[own[0]-1], true
+}
+
+// portAttr reads the function's port (up to date) and formats it.
+func portAttr(f *scenario.Function, do func(func() error) error, format func(fw.PortStatus) string) sysfs.Attr {
+	return func() (string, error) {
+		var s string
+		err := do(func() error {
+			p, ok := ownPort(f)
+			if !ok {
+				return fmt.Errorf("function %s has no port", f.BDF)
+			}
+			s = format(p)
+			return nil
+		})
+		return s + "\n", err
+	}
+}
+
+func netdevAttrs(f *scenario.Function, do func(func() error) error) map[string]sysfs.Attr {
+	assign := "0" // NET_ADDR_PERM
+	if OSMAC(f) != PermanentMAC(f) {
+		assign = "3" // NET_ADDR_SET: an administrator's address
+	}
+	return map[string]sysfs.Attr{
+		"address":          text(OSMAC(f)),
+		"addr_assign_type": text(assign),
+		"type":             text("1"), // ARPHRD_ETHER
+		"operstate": portAttr(f, do, func(p fw.PortStatus) string {
+			if p.OperUp {
+				return "up"
+			}
+			return "down"
+		}),
+	}
+}
+
+func rdmaAttrs(f *scenario.Function, do func(func() error) error, models *rdmaModels, host string) map[string]sysfs.Attr {
+	spec := f.Adapter.Firmware.Spec()
+	id := f.Device.Identity()
+	a := map[string]sysfs.Attr{
+		"fw_ver":    text(fmt.Sprintf("%d.%d.%d", spec.FW.Major, spec.FW.Minor, spec.FW.SubMinor)),
+		"board_id":  text(spec.PSID),
+		"hca_type":  text("MT" + strconv.Itoa(int(id.DeviceID))),
+		"hw_rev":    text(fmt.Sprintf("0x%x", id.Revision)),
+		"node_type": text("1: CA"),
+		"node_desc": text(host + " " + f.RDMA),
+	}
+	if spec.BaseGUID != 0 {
+		// As PGUID answers: the adapter's GUID is node and system GUID.
+		a["node_guid"] = text(prm.FormatGUID(spec.BaseGUID))
+		a["sys_image_guid"] = text(prm.FormatGUID(spec.BaseGUID))
+	}
+	port := "ports/1/"
+	a[port+"link_layer"] = text("Ethernet")
+	a[port+"lid"] = text("0x0")
+	a[port+"sm_lid"] = text("0x0")
+	a[port+"state"] = portAttr(f, do, func(p fw.PortStatus) string {
+		if p.OperUp {
+			return "4: ACTIVE"
+		}
+		return "1: DOWN"
+	})
+	a[port+"phys_state"] = portAttr(f, do, func(p fw.PortStatus) string {
+		switch {
+		case p.OperUp:
+			return "5: LinkUp"
+		case !p.AdminUp:
+			return "3: Disabled"
+		}
+		return "2: Polling"
+	})
+	a[port+"rate"] = portAttr(f, do, rateText)
+	if f.Netdev != "" {
+		a[port+"gid_attrs/ndevs/0"] = text(f.Netdev)
+	}
+	a[port+"hw_counters/lifespan"] = text("10")
+	for _, name := range rdma.Names() {
+		a[port+"hw_counters/"+name] = func() (string, error) {
+			var v uint64
+			err := do(func() error {
+				c, err := models.counters(f, 1)
+				v = c[name]
+				return err
+			})
+			return strconv.FormatUint(v, 10) + "\n", err
+		}
+	}
+	return a
+}
+
+// rateText is the rate attribute mlx5_ib derives from the Ethernet
+// protocol: lanes as the IB width, the per-lane speed as the IB speed
+// class (25G lanes EDR, 50G HDR, 100G NDR, ...). A port without link
+// reports the slowest rate, 1X SDR.
+func rateText(p fw.PortStatus) string {
+	if !p.OperUp || p.Protocol == "" {
+		return "2.5 Gb/sec (1X)"
+	}
+	proto, err := fw.LookupEthProtocol(p.Protocol)
+	if err != nil || proto.Lanes < 1 {
+		return "2.5 Gb/sec (1X)"
+	}
+	lane := float64(proto.Gbps) / float64(proto.Lanes)
+	speeds := []struct {
+		gbps float64
+		name string
+	}{{200, "XDR"}, {100, "NDR"}, {50, "HDR"}, {25, "EDR"}, {14, "FDR"}, {10, "QDR"}, {5, "DDR"}}
+	for _, s := range speeds {
+		if lane >= s.gbps {
+			return fmt.Sprintf("%g Gb/sec (%dX %s)", s.gbps*float64(proto.Lanes), proto.Lanes, s.name)
+		}
+	}
+	return fmt.Sprintf("%g Gb/sec (%dX)", 2.5*float64(proto.Lanes), proto.Lanes)
+}
