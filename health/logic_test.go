@@ -240,7 +240,7 @@ func TestTemperaturesCheck(t *testing.T) {
 	r.f.Put("MTCAP", "sensor_map=0x1")
 	r.f.Fail("MTMP", dev.StatusBusy, "sensor_index=0")
 	got := check(t, r.run(t), "temperatures")
-	if got.Status != health.Warn || !strings.HasPrefix(got.Summary, "no temperature could be read: sensor 0") {
+	if got.Status != health.Warn || !strings.HasPrefix(got.Summary, "the temperatures could not be read: sensor 0") {
 		t.Errorf("no sensor: %s %q", got.Status, got.Summary)
 	}
 }
@@ -464,7 +464,7 @@ func TestConfigurationCheckRefused(t *testing.T) {
 	rep := health.Run(context.Background(), adapter.New(adapter.Config{Name: "t", BDF: bdf, Backend: dev.BackendDirect, DB: r.c.DB,
 		Registers: r.f.Device("t", bdf, dev.BackendDirect), Clock: r.clk}), health.Options{Interval: time.Second, NV: nvDB(t)})
 	got := check(t, rep, "configuration")
-	if got.Status != health.Warn || !strings.HasPrefix(got.Summary, "NV configuration could not be read: ") || !strings.Contains(got.Summary, "MNVQC") {
+	if got.Status != health.Warn || !strings.HasPrefix(got.Summary, "the NV configuration could not be read: ") || !strings.Contains(got.Summary, "MNVQC") {
 		t.Errorf("%s %q", got.Status, got.Summary)
 	}
 	if _, _, err := health.NVFindings(context.Background(), r.f.Device("t", bdf, dev.BackendDirect), nvDB(t)); !errors.Is(err, dev.ErrNotSupported) {

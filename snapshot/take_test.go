@@ -311,14 +311,16 @@ func TestTakeAndDiff(t *testing.T) {
 	r = snapshot.Diff(nf, nf, nil)
 	b.Reset()
 	r.WriteText(&b, 0)
-	if r.Problems() || !strings.HasSuffix(b.String(), "\nno static changes\n") {
+	if r.Problems() || !strings.HasSuffix(b.String(), "\nnothing vanished, no static changes\n") {
 		t.Errorf("no change:\n%s", b.String())
 	}
 }
 
 // Around the registers: identity and driver changes, devices in one
-// snapshot only, registers that appeared, went or became unreadable.
-func TestDiffNotesAndErrors(t *testing.T) {
+// snapshot only, registers that appeared, went or became unreadable. What
+// was there and readable in the baseline and is missing or unreadable now
+// has vanished: a finding, not a note.
+func TestDiffNotesAndVanished(t *testing.T) {
 	reg := func(key, errText string) snapshot.Register {
 		r := snapshot.Register{Register: strings.SplitN(key, "[", 2)[0], Key: key, Error: errText}
 		if errText == "" {
@@ -330,36 +332,64 @@ func TestDiffNotesAndErrors(t *testing.T) {
 		{BDF: "0000:03:00.0", Driver: "mlx5_core 6.6", Identity: adapter.Identity{Firmware: "28.39.1002", PSID: "MT_1"},
 			Registers: []snapshot.Register{reg("A", ""), reg("B", "busy"), reg("C", ""), reg("D", "busy"), reg("E", "")}},
 		{Name: "emu:x", Registers: []snapshot.Register{reg("A", "")}},
+		{BDF: "0000:05:00.0", Registers: []snapshot.Register{reg("A", "")}},
 	}}
 	now := &snapshot.File{PRMRevision: "Rev 0.57", Devices: []snapshot.Device{
 		{BDF: "0000:03:00.0", Driver: "mlx5_core 6.8", Identity: adapter.Identity{Firmware: "28.41.1000", PSID: "MT_1"},
 			Registers: []snapshot.Register{reg("A", ""), reg("B", ""), reg("C", "gone"), reg("D", "busy"), reg("F", "")}},
 		{BDF: "0000:04:00.0"},
+		{BDF: "0000:05:00.0", Error: "device gone"},
 	}}
 	r := snapshot.Diff(base, now, nil)
 	wantNotes := []string{
 		"0000:03:00.0: firmware changed: 28.39.1002 → 28.41.1000",
 		"0000:03:00.0: driver changed: mlx5_core 6.6 → mlx5_core 6.8",
-		"device emu:x is only in the baseline",
 		"device 0000:04:00.0 is only in the new snapshot",
 	}
 	if d := cmp.Diff(wantNotes, r.Notes); d != "" {
 		t.Errorf("notes (-want +got):\n%s", d)
 	}
-	wantErrs := []string{"0000:03:00.0 B: unreadable in the baseline (busy)", "0000:03:00.0 C: unreadable now (gone)"}
-	if d := cmp.Diff(wantErrs, r.Errors); d != "" {
+	type v struct{ Device, Register, Note string }
+	var vanished []v
+	for _, c := range r.Vanished {
+		vanished = append(vanished, v{c.Device, c.Register, c.Note})
+	}
+	wantVanished := []v{
+		{"0000:03:00.0", "C", "readable in the baseline, unreadable now: gone"},
+		{"0000:03:00.0", "E", "in the baseline, not in the new snapshot"},
+		{"emu:x", "", "the device is in the baseline but not in the new snapshot"},
+		{"0000:05:00.0", "", "the device was read in the baseline and could not be read now: device gone"},
+	}
+	if d := cmp.Diff(wantVanished, vanished); d != "" {
+		t.Errorf("vanished (-want +got):\n%s", d)
+	}
+	// Unreadable in the baseline is an error of the baseline, not a
+	// finding; unreadable in both says nothing.
+	if d := cmp.Diff([]string{"0000:03:00.0 B: unreadable in the baseline (busy)"}, r.Errors); d != "" {
 		t.Errorf("errors (-want +got):\n%s", d)
 	}
-	if len(r.Disappeared) != 1 || r.Disappeared[0].Register != "E" || len(r.Appeared) != 1 || r.Appeared[0].Register != "F" {
-		t.Errorf("disappeared %+v appeared %+v", r.Disappeared, r.Appeared)
+	if len(r.Disappeared) != 0 || len(r.Appeared) != 1 || r.Appeared[0].Register != "F" || !r.Problems() || len(r.Static) != 0 {
+		t.Errorf("disappeared %+v appeared %+v problems %v", r.Disappeared, r.Appeared, r.Problems())
 	}
 	var b bytes.Buffer
 	r.WriteText(&b, 1)
-	for _, want := range []string{"note: device emu:x is only in the baseline\n", "\nerrors (2):\n  0000:03:00.0 B: unreadable in the baseline (busy)\n  ... and 1 more (-o json lists them all)\n",
-		"\nappeared (1):\n  0000:03:00.0 F  register not in the baseline\n", "\ndisappeared (1):\n"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("text lacks %q:\n%s", want, b.String())
+	out := b.String()
+	for _, want := range []string{
+		"\nVANISHED — in the baseline, missing or unreadable now (4):\n  0000:03:00.0 C: readable in the baseline, unreadable now: gone\n  ... and 3 more (-o json lists them all)\n",
+		"note: device 0000:04:00.0 is only in the new snapshot\n",
+		"\nappeared (1):\n  0000:03:00.0 F  register not in the baseline\n",
+		"\nerrors (1):\n  0000:03:00.0 B: unreadable in the baseline (busy)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
 		}
+	}
+	// Listed before every value change.
+	if i := strings.Index(out, "VANISHED"); i < 0 || strings.Index(out, "appeared (") < i {
+		t.Errorf("vanished is not listed first:\n%s", out)
+	}
+	if strings.Contains(out, "nothing vanished") {
+		t.Errorf("says nothing vanished:\n%s", out)
 	}
 }
 
