@@ -1,10 +1,16 @@
 package monitor
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
+	"time"
 )
 
 // LogFile appends whole lines to a file that is rotated by size. Each line
@@ -114,4 +120,230 @@ func (l *LogFile) Sync() error { return l.f.Sync() }
 func (l *LogFile) Close() error {
 	l.f.Sync()
 	return l.f.Close()
+}
+
+// Recording is a monitor file as read back (by plot).
+type Recording struct {
+	// Format is "jsonl" or "csv".
+	Format  string
+	Samples []Sample
+	// TornLine is set when the last line was cut (a crash while writing
+	// it): it is left out.
+	TornLine bool
+}
+
+// RecordingError is a monitor file refused with the reason.
+type RecordingError struct {
+	Line int
+	Msg  string
+}
+
+func (e *RecordingError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return e.Msg
+}
+
+// maxRecordingLine bounds one line of a monitor file.
+const maxRecordingLine = 16 << 20
+
+// ReadRecording reads a monitor file written with --format jsonl or csv.
+// A torn last line (the file was cut while a line was being written) is
+// left out and reported; anything else that is not a sample is refused
+// with the line and the reason: a table written by mistake (--format
+// table), another kind of file, a damaged line in the middle.
+func ReadRecording(r io.Reader) (*Recording, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var lines []string
+	torn := false
+	for {
+		l, err := br.ReadString('\n')
+		if len(l) > maxRecordingLine {
+			return nil, &RecordingError{Line: len(lines) + 1, Msg: fmt.Sprintf("a line of more than %d bytes; not a monitor file", maxRecordingLine)}
+		}
+		if err == io.EOF {
+			if l != "" {
+				lines = append(lines, l)
+				torn = true // no newline: the write of this line was cut
+			}
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, strings.TrimRight(l, "\r\n"))
+	}
+	first := ""
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			first = strings.TrimSpace(l)
+			break
+		}
+	}
+	rec := &Recording{}
+	var err error
+	switch {
+	case first == "":
+		return nil, &RecordingError{Msg: "the file is empty; record samples with cxray monitor --format jsonl --out FILE"}
+	case strings.HasPrefix(first, "{"):
+		rec.Format = "jsonl"
+		err = rec.readJSONL(lines, torn)
+	case strings.HasPrefix(first, "time,device,"):
+		rec.Format = "csv"
+		err = rec.readCSV(lines, torn)
+	case looksLikeTable(first):
+		return nil, &RecordingError{Line: 1, Msg: "this is monitor's table output (--format table), which is for people and cannot be read back; record with cxray monitor --format jsonl (or csv) --out FILE"}
+	default:
+		return nil, &RecordingError{Line: 1, Msg: fmt.Sprintf("not a monitor file (%q); plot reads what cxray monitor --format jsonl or --format csv writes", clip(first))}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(rec.Samples) == 0 {
+		return nil, &RecordingError{Msg: "the file holds no complete sample"}
+	}
+	return rec, nil
+}
+
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
+}
+
+// looksLikeTable: "2024-05-01T08:00:00Z  0000:03:00.0", a table's heading.
+func looksLikeTable(l string) bool {
+	f := strings.Fields(l)
+	if len(f) != 2 {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339, f[0])
+	return err == nil
+}
+
+func (rec *Recording) readJSONL(lines []string, torn bool) error {
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		var s Sample
+		err := json.Unmarshal([]byte(l), &s)
+		if err == nil && s.Time.IsZero() {
+			err = fmt.Errorf("it has no time")
+		}
+		if err != nil {
+			if i == len(lines)-1 && torn {
+				rec.TornLine = true // cut while being written
+				return nil
+			}
+			if looksLikeTable(strings.TrimSpace(l)) || strings.HasPrefix(l, "  ") {
+				return &RecordingError{Line: i + 1, Msg: "monitor's table output (--format table) inside a JSON-lines file; record with one --format per file"}
+			}
+			return &RecordingError{Line: i + 1, Msg: fmt.Sprintf("not a monitor sample (%v); the file is damaged or was edited", err)}
+		}
+		rec.Samples = append(rec.Samples, s)
+	}
+	return nil
+}
+
+func (rec *Recording) readCSV(lines []string, torn bool) error {
+	var cols []string
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		last := i == len(lines)-1
+		fields, err := csv.NewReader(strings.NewReader(l)).Read()
+		if err != nil {
+			if last && torn {
+				rec.TornLine = true
+				return nil
+			}
+			return &RecordingError{Line: i + 1, Msg: fmt.Sprintf("not a CSV line (%v)", err)}
+		}
+		if len(fields) >= len(csvFixed) && strings.Join(fields[:len(csvFixed)], ",") == strings.Join(csvFixed, ",") {
+			cols = fields[len(csvFixed):] // a header (again, after a restart)
+			continue
+		}
+		if cols == nil {
+			return &RecordingError{Line: i + 1, Msg: "a CSV row before the header"}
+		}
+		if len(fields) != len(csvFixed)+len(cols) {
+			if last && torn {
+				rec.TornLine = true
+				return nil
+			}
+			return &RecordingError{Line: i + 1, Msg: fmt.Sprintf("%d columns; the header has %d", len(fields), len(csvFixed)+len(cols))}
+		}
+		t, err := time.Parse(time.RFC3339Nano, fields[0])
+		if err != nil {
+			if last && torn {
+				rec.TornLine = true
+				return nil
+			}
+			return &RecordingError{Line: i + 1, Msg: fmt.Sprintf("time %q is not RFC 3339", fields[0])}
+		}
+		s := Sample{Time: t, Device: fields[1], Values: map[string]float64{}}
+		for j, c := range cols {
+			v := fields[len(csvFixed)+j]
+			if v == "" {
+				continue
+			}
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				if last && torn {
+					rec.TornLine = true
+					return nil
+				}
+				return &RecordingError{Line: i + 1, Msg: fmt.Sprintf("%s: %q is not a number", c, v)}
+			}
+			s.Values[c] = x
+		}
+		rec.Samples = append(rec.Samples, s)
+	}
+	return nil
+}
+
+// CSVHeader reports the header of an existing monitor CSV file, so that a
+// monitor appending to it writes rows in those columns instead of a second
+// header (pass it as WriterOptions.Header). It returns nil (and no error) when the file does not exist or is
+// empty, and an error when it is not a monitor CSV (appending CSV to it
+// would mix formats). The header is the last header line of the file (a
+// file written before headers were reused may repeat it).
+func CSVHeader(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("monitor file: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxRecordingLine)
+	var hdr []string
+	n := 0
+	for sc.Scan() {
+		n++
+		l := sc.Text()
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if n == 1 && !strings.HasPrefix(l, "time,device,") {
+			return nil, &RecordingError{Line: 1, Msg: fmt.Sprintf("%s is not a monitor CSV file (its first line is %q); appending CSV to it would mix formats: write to a new file", path, clip(l))}
+		}
+		if strings.HasPrefix(l, "time,device,") {
+			fields, err := csv.NewReader(strings.NewReader(l)).Read()
+			if err != nil {
+				return nil, &RecordingError{Line: n, Msg: "a damaged CSV header"}
+			}
+			hdr = fields
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("monitor file: %w", err)
+	}
+	return hdr, nil
 }

@@ -1,12 +1,13 @@
 package monitor
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"path"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,71 +15,190 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-)
+	"gonum.org/v1/plot/vg/draw"
 
-// ReadSamples reads a JSON-lines monitor file. Lines that do not parse are
-// counted and skipped (a file cut by power loss ends in a torn line).
-func ReadSamples(r io.Reader) ([]Sample, int, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var out []Sample
-	bad := 0
-	for sc.Scan() {
-		var s Sample
-		if err := json.Unmarshal(sc.Bytes(), &s); err != nil || s.Time.IsZero() {
-			bad++
-			continue
-		}
-		out = append(out, s)
-	}
-	return out, bad, sc.Err()
-}
+	"github.com/cxray/cxray/prm/units"
+)
 
 // Series is one line of a chart.
 type Series struct {
-	Name string
-	T    []time.Time
-	V    []float64
+	Name   string // "DEVICE KEY"
+	Device string
+	Key    string
+	T      []time.Time
+	V      []float64
+	// Counter marks a cumulative counter (PPCNT): charts draw its rate.
+	Counter bool
 }
 
-// SelectSeries picks the values whose "device key" name matches one of the
-// patterns (same rules as alerts: exact, suffix after a dot, * wildcard).
-func SelectSeries(samples []Sample, patterns []string) []Series {
-	byName := map[string]*Series{}
-	for _, s := range samples {
-		for k, v := range s.Values {
-			if !matchAny(patterns, k) {
-				continue
-			}
-			name := s.Device + " " + k
-			se := byName[name]
-			if se == nil {
-				se = &Series{Name: name}
-				byName[name] = se
-			}
-			se.T = append(se.T, s.Time)
-			se.V = append(se.V, v)
+// Selection is what a --what list picked.
+type Selection struct {
+	Series []Series
+	// Left lists keys a word pattern matched only through a negation
+	// ("rs_fec_no_errors_blocks" for *errors*): left out, name them
+	// exactly to draw them.
+	Left []string
+}
+
+// groups are monitor's own --what group names and the keys they make.
+var groups = map[string]func(k string) bool{
+	"temp":     func(k string) bool { return strings.HasPrefix(k, "temp.") },
+	"counters": func(k string) bool { return strings.Contains(k, ".ppcnt.") || strings.Contains(k, ".ib.") },
+	"module":   func(k string) bool { return strings.HasPrefix(k, "module.") || strings.Contains(k, ".module.") },
+	"rdma":     func(k string) bool { return strings.Contains(k, ".rdma.") },
+}
+
+// matcher is one --what pattern.
+type matcher struct {
+	text  string
+	exact bool
+	group func(string) bool
+	re    *regexp.Regexp
+	glob  string
+	words []string // the pattern's words, for the negation rule
+}
+
+func newMatcher(p string) (*matcher, error) {
+	m := &matcher{text: p}
+	switch {
+	case len(p) >= 2 && strings.HasPrefix(p, "/") && strings.HasSuffix(p, "/"):
+		// /regexp/: matches the whole key.
+		re, err := regexp.Compile("^(?:" + p[1:len(p)-1] + ")$")
+		if err != nil {
+			return nil, fmt.Errorf("--what %s: not a regular expression: %v", p, err)
+		}
+		m.re = re
+	case groups[strings.ToLower(p)] != nil:
+		m.group = groups[strings.ToLower(p)]
+	default:
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("--what %s: bad wildcard", p)
+		}
+		m.glob = p
+		m.exact = !strings.ContainsAny(p, "*?[")
+		for _, w := range strings.FieldsFunc(strings.ToLower(p), func(r rune) bool { return r == '*' || r == '.' || r == '_' || r == '?' }) {
+			m.words = append(m.words, w)
 		}
 	}
-	out := make([]Series, 0, len(byName))
-	for _, s := range byName {
-		out = append(out, *s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return m, nil
 }
 
-func matchAny(patterns []string, k string) bool {
-	if len(patterns) == 0 {
-		return true
-	}
-	for _, p := range patterns {
-		a := Alert{Key: p}
-		if a.matches(k) {
+// negated says every occurrence of a word of the pattern in k is negated
+// ("no_errors"): the key counts the absence of what was asked for.
+func (m *matcher) negated(k string) bool {
+	k = strings.ToLower(k)
+	for _, w := range m.words {
+		found, plain := false, false
+		for i := 0; ; {
+			j := strings.Index(k[i:], w)
+			if j < 0 {
+				break
+			}
+			found = true
+			at := i + j
+			neg := false
+			for _, n := range []string{"no_", "non_", "not_", "without_"} {
+				if at >= len(n) && k[at-len(n):at] == n {
+					neg = true
+				}
+			}
+			if !neg {
+				plain = true
+			}
+			i = at + len(w)
+		}
+		if found && !plain {
 			return true
 		}
 	}
 	return false
+}
+
+// match says whether k is selected; left is set for a key matched only
+// through a negation.
+func (m *matcher) match(k string) (ok, left bool) {
+	switch {
+	case m.re != nil:
+		return m.re.MatchString(k), false
+	case m.group != nil:
+		return m.group(k), false
+	case m.exact:
+		// The key itself, or its suffix after a dot (asic_c), or a group
+		// of keys under it (temp.module1 ...), never a part of a word.
+		return k == m.glob || strings.HasSuffix(k, "."+m.glob) || strings.HasPrefix(k, m.glob+"."), false
+	}
+	a := Alert{Key: m.glob}
+	if !a.matches(k) {
+		return false, false
+	}
+	if m.negated(k) {
+		return false, true
+	}
+	return true, false
+}
+
+// SelectSeries picks the values whose keys match the patterns (none: all).
+// A pattern is monitor's group name (temp, counters, module, rdma), an exact key
+// or its suffix after a dot (asic_c), a wildcard pattern (* and ?, as
+// alerts take them: port1.ppcnt.*errors*), or /regexp/ matching the whole
+// key. A wildcard word does not pick keys that only have it negated
+// (*errors* leaves rs_fec_no_errors_blocks out: Selection.Left).
+func SelectSeries(samples []Sample, patterns []string) (*Selection, error) {
+	var ms []*matcher
+	for _, p := range patterns {
+		m, err := newMatcher(p)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	sel := &Selection{}
+	byName := map[string]*Series{}
+	left := map[string]bool{}
+	for _, s := range samples {
+		keys := make([]string, 0, len(s.Values))
+		for k := range s.Values {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ok := len(ms) == 0
+			for _, m := range ms {
+				hit, l := m.match(k)
+				if l {
+					left[k] = true
+				}
+				ok = ok || hit
+			}
+			if !ok {
+				continue
+			}
+			delete(left, k)
+			name := s.Device + " " + k
+			se := byName[name]
+			if se == nil {
+				se = &Series{Name: name, Device: s.Device, Key: k, Counter: isCounter(k)}
+				byName[name] = se
+			}
+			se.T = append(se.T, s.Time)
+			se.V = append(se.V, s.Values[k])
+		}
+	}
+	for _, s := range byName {
+		sel.Series = append(sel.Series, *s)
+	}
+	sort.Slice(sel.Series, func(i, j int) bool { return sel.Series[i].Name < sel.Series[j].Name })
+	for k := range left {
+		sel.Left = append(sel.Left, k)
+	}
+	sort.Strings(sel.Left)
+	return sel, nil
+}
+
+// isCounter: cumulative counters (monitor's counter and RDMA keys), and
+// *_total keys.
+func isCounter(k string) bool {
+	return isCounterKey(k) || strings.HasSuffix(k, "_total")
 }
 
 // AutoThresholds finds threshold values recorded beside the plotted ones:
@@ -86,9 +206,8 @@ func matchAny(patterns []string, k string) bool {
 func AutoThresholds(samples []Sample, series []Series) []Threshold {
 	prefixes := map[string]bool{}
 	for _, s := range series {
-		k := s.Name[strings.IndexByte(s.Name, ' ')+1:]
-		if i := strings.IndexByte(k, '.'); i > 0 {
-			prefixes[k[:i+1]] = true
+		if i := strings.IndexByte(s.Key, '.'); i > 0 {
+			prefixes[s.Key[:i+1]] = true
 		}
 	}
 	last := map[string]float64{}
@@ -116,52 +235,500 @@ type Threshold struct {
 	Value float64
 }
 
-// Plot draws the series against time with threshold lines and writes the
-// chart in the format of the file name's extension (.svg, .png, .pdf).
-func Plot(w io.Writer, file string, title string, series []Series, ths []Threshold) error {
-	if len(series) == 0 {
-		return fmt.Errorf("nothing to plot: no values match; list the keys with: head -1 FILE")
-	}
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "time"
-	p.X.Tick.Marker = plot.TimeTicks{Format: "15:04:05"}
-	p.Legend.Top = true
-	var args []any
-	for _, s := range series {
-		pts := make(plotter.XYs, len(s.T))
-		for i := range s.T {
-			pts[i].X = float64(s.T[i].UnixNano()) / 1e9
-			pts[i].Y = s.V[i]
+// Quantity is what a key measures and its unit.
+type Quantity struct {
+	Name string // "temperature"
+	Unit string // "°C"; "" for plain numbers and counts
+}
+
+// unitSuffixes are the unit suffixes of monitor's keys (temp.asic_c).
+var unitSuffixes = []struct {
+	suffix string
+	q      Quantity
+}{
+	{"_c", Quantity{"temperature", "°C"}},
+	{"_mv", Quantity{"voltage", "mV"}},
+	{"_v", Quantity{"voltage", "V"}},
+	{"_ma", Quantity{"current", "mA"}},
+	{"_dbm", Quantity{"optical power", "dBm"}},
+	{"_mw", Quantity{"optical power", "mW"}},
+	{"_uw", Quantity{"optical power", "µW"}},
+	{"_gbps", Quantity{"rate", "Gb/s"}},
+	{"_bytes", Quantity{"size", "bytes"}},
+	{"_s", Quantity{"time", "s"}},
+	{"_pct", Quantity{"share", "%"}},
+}
+
+// QuantityOf says what a key measures: from its unit suffix, from the PRM
+// units of a register key (mtmp.temperature is MTMP's temperature, in °C),
+// counts for counters.
+func QuantityOf(key string) Quantity {
+	low := strings.ToLower(key)
+	for _, u := range unitSuffixes {
+		if strings.HasSuffix(low, u.suffix) {
+			return u.q
 		}
-		args = append(args, s.Name, pts)
 	}
-	if err := plotutil.AddLines(p, args...); err != nil {
-		return err
+	if isCounter(key) {
+		return Quantity{"count", ""}
 	}
-	if len(ths) > 0 {
-		lo, hi := p.X.Min, p.X.Max
-		for i, th := range ths {
-			l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: th.Value}, {X: hi, Y: th.Value}})
-			if err != nil {
-				return err
+	// A register collector's key: REG[.index_value...].field.path.
+	if reg, rest, ok := strings.Cut(key, "."); ok {
+		segs := strings.Split(rest, ".")
+		for i := range segs {
+			if u, ok := units.Lookup(reg, strings.Join(segs[i:], ".")); ok {
+				return Quantity{lastWord(key), u.Symbol}
 			}
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			l.Color = plotutil.Color(len(series) + i)
-			p.Add(l)
-			p.Legend.Add(th.Name, l)
 		}
+	}
+	return Quantity{"value", ""}
+}
+
+func lastWord(k string) string {
+	return strings.ReplaceAll(k[strings.LastIndexByte(k, '.')+1:], "_", " ")
+}
+
+// Options tune a chart.
+type Options struct {
+	Title string
+	// Mode is "auto" (counters as rates, the rest as values), "rate" or
+	// "value".
+	Mode string
+	// Width and Height of the chart; 0 is 8 by 4 inches (taller when the
+	// legend needs it).
+	Width, Height vg.Length
+}
+
+// Chart is what Plot drew, for the caller's report.
+type Chart struct {
+	YLabel string
+	XLabel string
+	Notes  []string
+	// Data and Legend are where the data and the legend were drawn (in
+	// the chart's coordinates): they never overlap.
+	Data, Legend vg.Rectangle
+}
+
+// FiniteError is a value plot cannot draw.
+type FiniteError struct {
+	Series string
+	Time   time.Time
+	Value  float64
+}
+
+func (e *FiniteError) Error() string {
+	return fmt.Sprintf("%s at %s is %v; a chart draws finite numbers only (is the file damaged, or was the value written by another tool?)", e.Series, e.Time.Format(time.RFC3339), e.Value)
+}
+
+type line struct {
+	name string
+	segs []plotter.XYs // split where a counter went back (cleared)
+	rate bool
+}
+
+// Plot draws the series against time with threshold lines and writes the
+// chart in the format of the file name's extension (.svg, .png, .pdf). The
+// y axis is labelled with the quantity and unit of the keys; counters are
+// drawn as rates in auto mode; the legend sits beside the data, not on it;
+// any finite values are drawn (huge or constant ones on a scaled axis) and
+// NaN or infinite ones are refused.
+func Plot(w io.Writer, file string, series []Series, ths []Threshold, opt Options) (*Chart, error) {
+	if len(series) == 0 {
+		return nil, fmt.Errorf("nothing to plot: no values match; list the keys with: head -1 FILE")
 	}
 	format := strings.TrimPrefix(strings.ToLower(path.Ext(file)), ".")
 	switch format {
 	case "svg", "png", "pdf":
 	default:
-		return fmt.Errorf("chart %s: the file name must end in .svg, .png or .pdf", file)
+		return nil, fmt.Errorf("chart %s: the file name must end in .svg, .png or .pdf", file)
 	}
-	wt, err := p.WriterTo(8*vg.Inch, 4*vg.Inch, format)
+	switch opt.Mode {
+	case "", "auto", "rate", "value":
+	default:
+		return nil, fmt.Errorf("--mode %s: use auto, rate or value", opt.Mode)
+	}
+	for _, th := range ths {
+		if math.IsNaN(th.Value) || math.IsInf(th.Value, 0) {
+			return nil, fmt.Errorf("threshold %s is %v; a chart draws finite numbers only", th.Name, th.Value)
+		}
+	}
+	ch := &Chart{}
+	// One device: name the lines by key and the device in the title.
+	oneDevice := true
+	for _, s := range series {
+		oneDevice = oneDevice && s.Device == series[0].Device
+	}
+	var lines []line
+	quantities := map[Quantity]bool{}
+	anyRate := false
+	var tmin, tmax time.Time
+	for _, s := range series {
+		for i, v := range s.V {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, &FiniteError{Series: s.Name, Time: s.T[i], Value: v}
+			}
+			if tmin.IsZero() || s.T[i].Before(tmin) {
+				tmin = s.T[i]
+			}
+			if s.T[i].After(tmax) {
+				tmax = s.T[i]
+			}
+		}
+		rate := opt.Mode == "rate" || (opt.Mode == "" || opt.Mode == "auto") && s.Counter
+		l := line{name: s.Name, rate: rate}
+		if oneDevice {
+			l.name = s.Key
+		}
+		if rate {
+			anyRate = true
+			l.name += " (per s)"
+			l.segs, ch.Notes = rates(s, ch.Notes)
+		} else {
+			pts := make(plotter.XYs, len(s.T))
+			for i := range s.T {
+				pts[i] = plotter.XY{X: unixSeconds(s.T[i]), Y: s.V[i]}
+			}
+			l.segs = []plotter.XYs{pts}
+		}
+		q := QuantityOf(s.Key)
+		if rate && q.Name == "count" {
+			q = Quantity{"rate", "per second"}
+		} else if rate {
+			q = Quantity{q.Name + " change", q.Unit + "/s"}
+		}
+		quantities[q] = true
+		lines = append(lines, l)
+	}
+	// Scale huge values so the axis arithmetic stays finite and exact.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, l := range lines {
+		for _, seg := range l.segs {
+			for _, p := range seg {
+				lo, hi = math.Min(lo, p.Y), math.Max(hi, p.Y)
+			}
+		}
+	}
+	for _, th := range ths {
+		lo, hi = math.Min(lo, th.Value), math.Max(hi, th.Value)
+	}
+	scale := 1.0
+	if big := math.Max(math.Abs(lo), math.Abs(hi)); !math.IsInf(big, 0) && big >= 1e15 {
+		scale = math.Pow(10, math.Floor(math.Log10(big)))
+		for i := range lines {
+			for j := range lines[i].segs {
+				seg := make(plotter.XYs, len(lines[i].segs[j]))
+				for k, p := range lines[i].segs[j] {
+					seg[k] = plotter.XY{X: p.X, Y: p.Y / scale}
+				}
+				lines[i].segs[j] = seg
+			}
+		}
+		lo, hi = lo/scale, hi/scale
+	}
+	if math.IsInf(lo, 0) { // every counter had a single sample: no rate
+		lo, hi = 0, 1
+	}
+	ylo, yhi := padRange(lo, hi)
+
+	p := plot.New()
+	p.Title.Text = opt.Title
+	if oneDevice && series[0].Device != "" {
+		if p.Title.Text != "" {
+			p.Title.Text += " — "
+		}
+		p.Title.Text += series[0].Device
+	}
+	ch.XLabel = timeLabel(tmin, tmax)
+	p.X.Label.Text = ch.XLabel
+	ch.YLabel = yLabel(quantities, scale)
+	p.Y.Label.Text = ch.YLabel
+	p.Y.Tick.Marker = niceTicks{}
+	p.Y.Min, p.Y.Max = ylo, yhi
+	xlo, xhi := unixSeconds(tmin), unixSeconds(tmax)
+	if xhi <= xlo {
+		xlo, xhi = xlo-30, xhi+30
+	}
+	p.X.Min, p.X.Max = xlo, xhi
+	if len(quantities) > 1 {
+		ch.Notes = append(ch.Notes, "the series measure different things ("+ch.YLabel+"); draw them in separate charts to compare them")
+	}
+
+	legend := plot.NewLegend()
+	legend.Left = true
+	for i, l := range lines {
+		var first *plotter.Line
+		for _, seg := range l.segs {
+			if len(seg) == 0 {
+				continue
+			}
+			pl, err := plotter.NewLine(seg)
+			if err != nil {
+				return nil, err
+			}
+			pl.Color = plotutil.Color(i)
+			pl.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+			pl.Width = vg.Points(1.2)
+			p.Add(pl)
+			if first == nil {
+				first = pl
+			}
+		}
+		if first != nil {
+			legend.Add(l.name, first)
+		} else {
+			ch.Notes = append(ch.Notes, l.name+": fewer than two samples, no rate to draw")
+		}
+	}
+	for i, th := range ths {
+		v := th.Value / scale
+		pl, err := plotter.NewLine(plotter.XYs{{X: xlo, Y: v}, {X: xhi, Y: v}})
+		if err != nil {
+			return nil, err
+		}
+		pl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		pl.Color = plotutil.Color(len(lines) + i)
+		p.Add(pl)
+		legend.Add(th.Name, pl)
+	}
+	if anyRate {
+		ch.Notes = append(ch.Notes, "counters are drawn as their rate per second (--mode value draws the running totals)")
+	}
+	width, height := opt.Width, opt.Height
+	if width == 0 {
+		width = 8 * vg.Inch
+	}
+	if height == 0 {
+		height = 4 * vg.Inch
+	}
+	// The legend goes beside the data, to the right, or below it when its
+	// names are long; the chart grows to hold it.
+	probe, err := draw.NewFormattedCanvas(width, height, format)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = wt.WriteTo(w)
-	return err
+	lr := legend.Rectangle(draw.New(probe))
+	lw := lr.Max.X - lr.Min.X + vg.Points(12)
+	lh := lr.Max.Y - lr.Min.Y + vg.Points(12)
+	below := lw > width*0.35
+	if below {
+		height += lh
+		width = max(width, lw+vg.Points(24))
+	} else if need := lh + vg.Points(40); need > height {
+		height = need
+	}
+	plotW := width
+	if !below {
+		plotW = width - lw
+	}
+	p.X.Tick.Marker = plot.TimeTicks{Format: timeFormat(tmin, tmax), Ticker: timeTicks{max: ticksFor(plotW, timeFormat(tmin, tmax))}}
+	c, err := draw.NewFormattedCanvas(width, height, format)
+	if err != nil {
+		return nil, err
+	}
+	dc := draw.New(c)
+	legend.Top = true
+	var plotC, legC draw.Canvas
+	if below {
+		plotC, legC = draw.Crop(dc, 0, 0, lh, 0), draw.Crop(dc, vg.Points(12), 0, 0, -(height-lh))
+	} else {
+		plotC, legC = draw.Crop(dc, 0, -lw, 0, 0), draw.Crop(dc, width-lw+vg.Points(6), 0, 0, -vg.Points(24))
+	}
+	p.Draw(plotC)
+	legend.Draw(legC)
+	ch.Data = p.DataCanvas(plotC).Rectangle
+	ch.Legend = vg.Rectangle{Min: vg.Point{X: legC.Min.X, Y: legC.Max.Y - (lh - vg.Points(12))}, Max: vg.Point{X: legC.Min.X + lw - vg.Points(12), Y: legC.Max.Y}}
+	_, err = c.WriteTo(w)
+	return ch, err
+}
+
+// ticksFor is how many time labels of a format fit a width.
+func ticksFor(w vg.Length, format string) int {
+	per := vg.Length(len(format))*vg.Points(6.5) + vg.Points(24)
+	return max(2, min(8, int((w-vg.Points(60))/per)))
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// rates turns a counter into its rate per second between samples, split
+// where the counter went down (cleared or wrapped).
+func rates(s Series, notes []string) ([]plotter.XYs, []string) {
+	var segs []plotter.XYs
+	var cur plotter.XYs
+	for i := 1; i < len(s.V); i++ {
+		dt := s.T[i].Sub(s.T[i-1]).Seconds()
+		d := s.V[i] - s.V[i-1]
+		if dt <= 0 {
+			continue
+		}
+		if d < 0 {
+			notes = append(notes, fmt.Sprintf("%s went down at %s (cleared or wrapped): the line breaks there", s.Name, s.T[i].Format(time.RFC3339)))
+			if len(cur) > 0 {
+				segs = append(segs, cur)
+			}
+			cur = nil
+			continue
+		}
+		r := d / dt
+		if math.IsInf(d, 0) || math.IsInf(r, 0) {
+			// Halves, so a change across ±1e308 is still computed.
+			r = (s.V[i]/2 - s.V[i-1]/2) / dt * 2
+		}
+		if math.IsInf(r, 0) || math.IsNaN(r) {
+			notes = append(notes, fmt.Sprintf("%s: the rate at %s does not fit a float64; left out", s.Name, s.T[i].Format(time.RFC3339)))
+			continue
+		}
+		cur = append(cur, plotter.XY{X: unixSeconds(s.T[i]), Y: r})
+	}
+	if len(cur) > 0 {
+		segs = append(segs, cur)
+	}
+	return segs, notes
+}
+
+// padRange gives the y axis some room, and a constant series a range of
+// its own (gonum's ticks need max > min).
+func padRange(lo, hi float64) (float64, float64) {
+	span := hi - lo
+	if span <= math.Max(math.Abs(hi), math.Abs(lo))*1e-9 || span == 0 {
+		d := math.Max(math.Abs(hi)*0.05, 1)
+		return lo - d, hi + d
+	}
+	return lo - span*0.05, hi + span*0.05
+}
+
+func yLabel(qs map[Quantity]bool, scale float64) string {
+	var names, unitsSeen []string
+	for q := range qs {
+		names = append(names, q.Name)
+		if q.Unit != "" {
+			unitsSeen = append(unitsSeen, q.Unit)
+		}
+	}
+	sort.Strings(names)
+	sort.Strings(unitsSeen)
+	names, unitsSeen = uniq(names), uniq(unitsSeen)
+	label := strings.Join(names, ", ")
+	if len(qs) > 1 {
+		label = "value: " + label
+	}
+	u := strings.Join(unitsSeen, ", ")
+	if scale != 1 {
+		if u != "" {
+			u = "×" + strconv.FormatFloat(scale, 'g', 3, 64) + " " + u
+		} else {
+			u = "×" + strconv.FormatFloat(scale, 'g', 3, 64)
+		}
+	}
+	if u != "" {
+		label += " (" + u + ")"
+	}
+	return label
+}
+
+func uniq(s []string) []string {
+	var out []string
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// timeFormat picks tick labels by the span: times within a day, dates
+// with times over days, dates alone over weeks.
+func timeFormat(a, b time.Time) string {
+	switch d := b.Sub(a); {
+	case d > 14*24*time.Hour:
+		return "2006-01-02"
+	case d > 20*time.Hour || a.YearDay() != b.YearDay() || a.Year() != b.Year():
+		return "Jan 02 15:04"
+	case d < 10*time.Minute:
+		return "15:04:05"
+	}
+	return "15:04"
+}
+
+// timeLabel names the time axis, with the day when the ticks do not show it.
+func timeLabel(a, b time.Time) string {
+	if timeFormat(a, b) == "15:04:05" || timeFormat(a, b) == "15:04" {
+		return "time (UTC), " + a.UTC().Format("2006-01-02")
+	}
+	return "time (UTC)"
+}
+
+// niceTicks are ticks at 1, 2 or 5 times a power of ten, about five to a
+// range, computed so that no range of finite values overflows or loops
+// without end (gonum's default ticks fail on a range of 0 at 1e16, and
+// spin on one of ±1e308).
+type niceTicks struct{}
+
+func (niceTicks) Ticks(min, max float64) []plot.Tick {
+	if !(max > min) || math.IsInf(min, 0) || math.IsInf(max, 0) || math.IsNaN(min) || math.IsNaN(max) {
+		return []plot.Tick{{Value: min, Label: strconv.FormatFloat(min, 'g', 6, 64)}}
+	}
+	half := max/2 - min/2 // half the span, finite whatever the values
+	raw := half * 2 / 5
+	if math.IsInf(raw, 0) {
+		raw = half / 2.5
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	if step == 0 || math.IsInf(step, 0) || math.IsNaN(step) {
+		return []plot.Tick{{Value: min, Label: strconv.FormatFloat(min, 'g', 6, 64)}, {Value: max, Label: strconv.FormatFloat(max, 'g', 6, 64)}}
+	}
+	first := math.Ceil(min / step)
+	var out []plot.Tick
+	for i := 0; i < 50; i++ {
+		v := (first + float64(i)) * step
+		if v > max || math.IsInf(v, 0) {
+			break
+		}
+		if math.Abs(v) < step*1e-9 {
+			v = 0
+		}
+		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 6, 64)})
+		// Minor ticks between.
+		if m := v + step/2; m < max {
+			out = append(out, plot.Tick{Value: m})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, plot.Tick{Value: min, Label: strconv.FormatFloat(min, 'g', 6, 64)})
+	}
+	return out
+}
+
+// timeTicks are ticks at round times: seconds, minutes, hours or days that
+// divide the clock, at most max to a chart.
+type timeTicks struct{ max int }
+
+var timeSteps = []float64{1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400, 14 * 86400, 30 * 86400, 91 * 86400, 365 * 86400}
+
+func (t timeTicks) Ticks(min, max float64) []plot.Tick {
+	if !(max > min) || math.IsInf(max-min, 0) {
+		return niceTicks{}.Ticks(min, max)
+	}
+	n := t.max
+	if n <= 0 {
+		n = 6
+	}
+	step := timeSteps[len(timeSteps)-1]
+	for _, s := range timeSteps {
+		if (max-min)/s <= float64(n) {
+			step = s
+			break
+		}
+	}
+	var out []plot.Tick
+	for v := math.Ceil(min/step) * step; v <= max && len(out) < 100; v += step {
+		out = append(out, plot.Tick{Value: v, Label: "x"}) // TimeTicks writes the label
+	}
+	return out
 }

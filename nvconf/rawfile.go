@@ -3,7 +3,10 @@ package nvconf
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -48,7 +51,11 @@ const (
 	RawFileSignature = "MLNX_RAW_TLV_FILE"
 	// BackupSignature starts cxray's readable backup files.
 	BackupSignature = "CXRAY_NV_BACKUP"
-	backupVersion   = "1"
+	// backupVersion 2 ends with "end tlvs=N sha256=..." written last, so a
+	// file cut short, joined or edited is refused; version 1 files (no end
+	// line) are still read, as unchecked.
+	backupVersion   = "2"
+	backupVersionV1 = "1"
 )
 
 // Limits on files read.
@@ -58,17 +65,100 @@ const (
 	maxRawBytes = HeaderSize + MaxData // one NVDA image
 )
 
-// FileError reports a malformed backup or raw file with the line.
+// FileError reports a malformed backup or raw file with the line. Kind
+// says why a whole file is refused (truncated, corrupt, foreign); Fix says
+// what to do.
 type FileError struct {
 	Line int
 	Msg  string
+	Kind string
+	Fix  string
 }
 
+// Kinds of refused files.
+const (
+	FileTruncated = "truncated" // cut short: an interrupted write or copy
+	FileCorrupt   = "corrupt"   // changed after it was written, or two joined
+	FileForeign   = "foreign"   // not an NV backup at all
+)
+
 func (e *FileError) Error() string {
+	s := e.Msg
 	if e.Line > 0 {
-		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+		s = fmt.Sprintf("line %d: %s", e.Line, e.Msg)
 	}
-	return e.Msg
+	if e.Fix != "" {
+		s += "; " + e.Fix
+	}
+	return s
+}
+
+const fixBackup = "nothing was written: use a complete backup (cxray writes one before every change; 'cxray config backup FILE -d DEV' makes a new one)"
+
+// BackupFile is a backup as read: its TLVs and how sure the reading is.
+type BackupFile struct {
+	// Format is "cxray backup" (version 2, self-checking), "cxray backup
+	// version 1" or "mstflint raw TLV file".
+	Format string
+	TLVs   []RawTLV
+	// Unchecked says nothing proves the file is whole: mstflint's format
+	// and cxray's version 1 have no count or checksum, so a file cut at a
+	// line boundary reads as a smaller backup. Ask before writing it.
+	Unchecked bool
+}
+
+// ReadBackupFile reads a backup in any format by its first line, refusing
+// a truncated, corrupt or foreign file with a FileError (Kind says which).
+func ReadBackupFile(text string, hc *HeaderCodec, db *DB) (*BackupFile, error) {
+	first := firstLine(text)
+	switch {
+	case first == RawFileSignature:
+		if hc == nil {
+			return nil, &FileError{Msg: "reading a raw TLV file needs the register database (MNVDA layout)"}
+		}
+		tlvs, err := ParseRawFile(text, hc)
+		if err != nil {
+			return nil, err
+		}
+		return &BackupFile{Format: "mstflint raw TLV file", TLVs: tlvs, Unchecked: true}, nil
+	case strings.HasPrefix(first, BackupSignature):
+		tlvs, v1, err := parseBackup(text, db)
+		if err != nil {
+			return nil, err
+		}
+		if v1 {
+			return &BackupFile{Format: "cxray backup version 1", TLVs: tlvs, Unchecked: true}, nil
+		}
+		return &BackupFile{Format: "cxray backup", TLVs: tlvs}, nil
+	}
+	return nil, foreign(first)
+}
+
+func firstLine(text string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(strings.TrimPrefix(l, "\ufeff")); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// foreign explains a file that is no backup.
+func foreign(first string) error {
+	what := "its first line is " + strconv.Quote(first)
+	switch {
+	case first == "":
+		what = "it is empty"
+	case strings.HasPrefix(first, "{") || strings.HasPrefix(first, "["):
+		what = "it is JSON (a snapshot or another tool's output?)"
+	case strings.HasPrefix(first, "Device #") || strings.HasPrefix(first, "Device type:"):
+		what = "it is an mlxconfig/mstconfig query output; 'cxray config diff' reads those, restore needs a backup"
+	}
+	if len(what) > 120 {
+		what = what[:120] + "…"
+	}
+	return &FileError{Kind: FileForeign, Msg: "not an NV backup: " + what,
+		Fix: "a cxray backup starts with " + BackupSignature + ", mstconfig's with " + RawFileSignature + "; nothing was written"}
 }
 
 // IsRawFile says whether text is in mstflint's raw TLV format.
@@ -77,12 +167,14 @@ func IsRawFile(text string) bool {
 	return strings.TrimSpace(first) == RawFileSignature
 }
 
-// ParseFile reads a backup in either format (by its first line).
+// ParseFile reads a backup in either format (by its first line). Use
+// ReadBackupFile to learn whether the file could be checked.
 func ParseFile(text string, hc *HeaderCodec, db *DB) ([]RawTLV, error) {
-	if IsRawFile(text) {
-		return ParseRawFile(text, hc)
+	b, err := ReadBackupFile(text, hc, db)
+	if err != nil {
+		return nil, err
 	}
-	return ParseBackup(text, db)
+	return b.TLVs, nil
 }
 
 // ParseRawFile reads mstflint's raw TLV format: the signature line, '%'
@@ -122,16 +214,21 @@ func ParseRawFile(text string, hc *HeaderCodec) ([]RawTLV, error) {
 		for _, t := range toks {
 			v, err := strconv.ParseUint(t, 0, 32)
 			if err != nil {
-				return nil, &FileError{Line: line, Msg: fmt.Sprintf("%q is not an unsigned 32-bit number", t)}
+				fe := &FileError{Line: line, Msg: fmt.Sprintf("%q is not an unsigned 32-bit number", t)}
+				if !strings.HasSuffix(text, "\n") && strings.HasSuffix(strings.TrimRight(text, " \t\r"), strings.TrimSpace(sc.Text())) {
+					// The last line, without its newline: the file was cut.
+					fe.Kind, fe.Fix = FileTruncated, "the file ends inside this line, so it was cut short; "+fixBackup
+				}
+				return nil, fe
 			}
 			img = binary.BigEndian.AppendUint32(img, uint32(v))
 		}
 		if len(img) < HeaderSize {
-			return nil, &FileError{Line: line, Msg: "a TLV line needs at least the 3 header dwords"}
+			return nil, &FileError{Line: line, Msg: "a TLV line needs at least the 3 header dwords", Kind: FileTruncated, Fix: "the line was cut short; " + fixBackup}
 		}
 		r, err := rawFromImage(img, hc)
 		if err != nil {
-			return nil, &FileError{Line: line, Msg: err.Error()}
+			return nil, &FileError{Line: line, Msg: err.Error(), Kind: FileTruncated, Fix: "the line was cut short or edited; " + fixBackup}
 		}
 		if len(out) >= MaxFileTLVs {
 			return nil, &FileError{Line: line, Msg: fmt.Sprintf("more than %d TLVs", MaxFileTLVs)}
@@ -189,13 +286,16 @@ type BackupInfo struct {
 
 // WriteBackup writes cxray's readable backup format:
 //
-//	CXRAY_NV_BACKUP 1
+//	CXRAY_NV_BACKUP 2
 //	# comments: where it came from, and each parameter decoded
 //	tlv 0x00000080 nv_global_pci_conf version=0 writer=ICMD_mlxconfig length=12
 //	data 0x80000000 0x00080000 0x00000000
+//	end tlvs=1 sha256=...
 //
 // The tlv and data lines are what restore writes; the comments say what the
-// data means, for people reading or comparing backups.
+// data means, for people reading or comparing backups. The end line, last,
+// counts the TLVs and carries a checksum of them (not of the comments), so
+// a reader can tell a whole file from a cut, joined or edited one.
 func WriteBackup(tlvs []RawTLV, db *DB, hc *HeaderCodec, info BackupInfo) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s %s\n", BackupSignature, backupVersion)
@@ -243,7 +343,25 @@ func WriteBackup(tlvs []RawTLV, db *DB, hc *HeaderCodec, info BackupInfo) []byte
 			}
 		}
 	}
+	fmt.Fprintf(&b, "\nend tlvs=%d sha256=%x\n", len(tlvs), backupSum(tlvs))
 	return b.Bytes()
+}
+
+// backupSum is the checksum of a backup's TLVs: type, version, writer,
+// writer host, the data length and the data, in file order.
+func backupSum(tlvs []RawTLV) [sha256.Size]byte {
+	h := sha256.New()
+	for _, r := range tlvs {
+		var hdr [11]byte
+		binary.BigEndian.PutUint32(hdr[0:], r.Header.Type)
+		hdr[4], hdr[5], hdr[6] = byte(r.Header.Version), r.Header.WriterID, byte(r.Header.WriterHost)
+		binary.BigEndian.PutUint32(hdr[7:], uint32(len(r.Data)))
+		h.Write(hdr[:])
+		h.Write(r.Data)
+	}
+	var sum [sha256.Size]byte
+	copy(sum[:], h.Sum(nil))
+	return sum
 }
 
 func describeInstance(in Instance) string {
@@ -289,11 +407,30 @@ func DecodeLines(in Instance, data []byte) []string {
 
 // ParseBackup reads cxray's readable backup format. A TLV name on the tlv
 // line must match what the database calls the type, so a hand edit that
-// moved a block is caught.
+// moved a block is caught. A version 2 file must end with its end line and
+// match its count and checksum.
 func ParseBackup(text string, db *DB) ([]RawTLV, error) {
-	if len(text) > MaxFileSize {
-		return nil, &FileError{Msg: fmt.Sprintf("file of %d bytes; at most %d", len(text), MaxFileSize)}
+	tlvs, _, err := parseBackup(text, db)
+	return tlvs, err
+}
+
+func parseBackup(text string, db *DB) ([]RawTLV, bool, error) {
+	tlvs, v1, err := parseBackupLines(text, db)
+	if err != nil {
+		var fe *FileError
+		if errors.As(err, &fe) && fe.Kind == "" && fe.Fix == "" {
+			fe.Fix = fixBackup
+		}
 	}
+	return tlvs, v1, err
+}
+
+func parseBackupLines(text string, db *DB) ([]RawTLV, bool, error) {
+	if len(text) > MaxFileSize {
+		return nil, false, &FileError{Msg: fmt.Sprintf("file of %d bytes; at most %d", len(text), MaxFileSize)}
+	}
+	v1 := false
+	var end *backupEnd
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 64<<10), MaxFileSize)
 	var out []RawTLV
@@ -328,28 +465,52 @@ func ParseBackup(text string, db *DB) ([]RawTLV, error) {
 		f := strings.Fields(l)
 		if !sawSig {
 			if f[0] != BackupSignature {
-				return nil, &FileError{Line: line, Msg: fmt.Sprintf("not a cxray backup: the first line must be %q (or %s for mstflint's raw format)", BackupSignature+" "+backupVersion, RawFileSignature)}
+				return nil, false, foreign(l)
 			}
-			if len(f) < 2 || f[1] != backupVersion {
-				return nil, &FileError{Line: line, Msg: fmt.Sprintf("backup format version %q; this cxray reads version %s", strings.Join(f[1:], " "), backupVersion)}
+			switch {
+			case len(f) >= 2 && f[1] == backupVersion:
+				if !strings.Contains(text, "\nend ") {
+					return nil, false, &FileError{Kind: FileTruncated, Msg: "the backup has no end line: it was cut short (an interrupted write, a full disk, a partial copy)", Fix: fixBackup}
+				}
+			case len(f) >= 2 && f[1] == backupVersionV1:
+				v1 = true
+			default:
+				return nil, false, &FileError{Line: line, Msg: fmt.Sprintf("backup format version %q; this cxray reads versions %s and %s", strings.Join(f[1:], " "), backupVersionV1, backupVersion)}
 			}
 			sawSig = true
 			continue
 		}
+		if end != nil {
+			return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: "lines after the end line (two backups joined, or an edit)", Fix: fixBackup}
+		}
 		switch f[0] {
+		case "end":
+			if v1 {
+				return nil, false, &FileError{Line: line, Msg: "an end line in a version 1 backup"}
+			}
+			if err := finish(); err != nil {
+				return nil, false, err
+			}
+			e, err := parseEnd(f[1:])
+			if err != nil {
+				return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: err.Error(), Fix: fixBackup}
+			}
+			e.line = line
+			end = e
+			continue
 		case "tlv":
 			if err := finish(); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if len(out) >= MaxFileTLVs {
-				return nil, &FileError{Line: line, Msg: fmt.Sprintf("more than %d TLVs", MaxFileTLVs)}
+				return nil, false, &FileError{Line: line, Msg: fmt.Sprintf("more than %d TLVs", MaxFileTLVs)}
 			}
 			if len(f) < 2 {
-				return nil, &FileError{Line: line, Msg: "tlv needs a type dword: tlv 0x00000080 [name] [version=N] [writer=NAME]"}
+				return nil, false, &FileError{Line: line, Msg: "tlv needs a type dword: tlv 0x00000080 [name] [version=N] [writer=NAME]"}
 			}
 			t, err := strconv.ParseUint(f[1], 0, 32)
 			if err != nil {
-				return nil, &FileError{Line: line, Msg: fmt.Sprintf("%q is not a type dword (0x00000080)", f[1])}
+				return nil, false, &FileError{Line: line, Msg: fmt.Sprintf("%q is not a type dword (0x00000080)", f[1])}
 			}
 			cur = &RawTLV{Header: Header{Type: uint32(t), WriterID: WriterUnspecified}}
 			length = -1
@@ -360,7 +521,7 @@ func ParseBackup(text string, db *DB) ([]RawTLV, error) {
 						continue
 					}
 					if in, known := db.InstanceOf(cur.Header.Type); known && !strings.EqualFold(in.TLV.Name, kv) {
-						return nil, &FileError{Line: line, Msg: fmt.Sprintf("type 0x%08x is %s, but the line names %s; fix the type or the name", t, in.TLV.Name, kv)}
+						return nil, false, &FileError{Line: line, Msg: fmt.Sprintf("type 0x%08x is %s, but the line names %s; fix the type or the name", t, in.TLV.Name, kv)}
 					}
 					continue
 				}
@@ -368,63 +529,113 @@ func ParseBackup(text string, db *DB) ([]RawTLV, error) {
 				case "version":
 					n, err := strconv.ParseUint(v, 0, 4)
 					if err != nil {
-						return nil, &FileError{Line: line, Msg: fmt.Sprintf("version=%s: a version is 0..15", v)}
+						return nil, false, &FileError{Line: line, Msg: fmt.Sprintf("version=%s: a version is 0..15", v)}
 					}
 					cur.Header.Version = int(n)
 				case "writer":
 					w, ok := parseWriter(v)
 					if !ok {
-						return nil, &FileError{Line: line, Msg: fmt.Sprintf("writer=%s: give a writer name (ICMD_mlxconfig) or number 0x0..0x1f", v)}
+						return nil, false, &FileError{Line: line, Msg: fmt.Sprintf("writer=%s: give a writer name (ICMD_mlxconfig) or number 0x0..0x1f", v)}
 					}
 					cur.Header.WriterID = w
 				case "length":
 					n, err := strconv.ParseUint(v, 0, 16)
 					if err != nil || n > MaxData {
-						return nil, &FileError{Line: line, Msg: fmt.Sprintf("length=%s: 0..%d bytes", v, MaxData)}
+						return nil, false, &FileError{Line: line, Msg: fmt.Sprintf("length=%s: 0..%d bytes", v, MaxData)}
 					}
 					length = int(n)
 				case "host":
 					n, err := strconv.ParseUint(v, 0, 3)
 					if err != nil {
-						return nil, &FileError{Line: line, Msg: fmt.Sprintf("host=%s: 0..7", v)}
+						return nil, false, &FileError{Line: line, Msg: fmt.Sprintf("host=%s: 0..7", v)}
 					}
 					cur.Header.WriterHost = int(n)
 				default:
-					return nil, &FileError{Line: line, Msg: fmt.Sprintf("unknown key %q (version, writer, length, host)", k)}
+					return nil, false, &FileError{Line: line, Msg: fmt.Sprintf("unknown key %q (version, writer, length, host)", k)}
 				}
 			}
 		case "data":
 			if cur == nil {
-				return nil, &FileError{Line: line, Msg: "data before any tlv line"}
+				return nil, false, &FileError{Line: line, Msg: "data before any tlv line"}
 			}
 			if cur.Data != nil {
-				return nil, &FileError{Line: line, Msg: "a second data line for one TLV; put all dwords on one line"}
+				return nil, false, &FileError{Line: line, Msg: "a second data line for one TLV; put all dwords on one line"}
 			}
 			if (len(f)-1)*4 > MaxData {
-				return nil, &FileError{Line: line, Msg: fmt.Sprintf("%d dwords; a TLV holds at most %d bytes", len(f)-1, MaxData)}
+				return nil, false, &FileError{Line: line, Msg: fmt.Sprintf("%d dwords; a TLV holds at most %d bytes", len(f)-1, MaxData)}
 			}
 			cur.Data = make([]byte, 0, 4*(len(f)-1))
 			for _, t := range f[1:] {
 				v, err := strconv.ParseUint(t, 0, 32)
 				if err != nil {
-					return nil, &FileError{Line: line, Msg: fmt.Sprintf("%q is not a 32-bit number", t)}
+					return nil, false, &FileError{Line: line, Msg: fmt.Sprintf("%q is not a 32-bit number", t)}
 				}
 				cur.Data = binary.BigEndian.AppendUint32(cur.Data, uint32(v))
 			}
 		default:
-			return nil, &FileError{Line: line, Msg: fmt.Sprintf("unknown line %q (tlv, data, or # comments)", f[0])}
+			return nil, false, &FileError{Line: line, Msg: fmt.Sprintf("unknown line %q (tlv, data, or # comments)", f[0])}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &FileError{Msg: err.Error()}
+		return nil, false, &FileError{Msg: err.Error()}
 	}
 	if !sawSig {
-		return nil, &FileError{Msg: "empty file; a cxray backup starts with " + BackupSignature + " " + backupVersion}
+		return nil, false, foreign("")
 	}
 	if err := finish(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return out, nil
+	if v1 {
+		return out, true, nil
+	}
+	if end == nil {
+		return nil, false, &FileError{Kind: FileTruncated, Msg: "the backup has no end line: it was cut short", Fix: fixBackup}
+	}
+	if end.count != len(out) {
+		kind := FileCorrupt
+		if len(out) < end.count {
+			kind = FileTruncated
+		}
+		return nil, false, &FileError{Line: end.line, Kind: kind, Msg: fmt.Sprintf("the end line counts %d TLVs; the file holds %d", end.count, len(out)), Fix: fixBackup}
+	}
+	if sum := backupSum(out); !bytes.Equal(sum[:], end.sum) {
+		return nil, false, &FileError{Line: end.line, Kind: FileCorrupt, Msg: "the TLVs do not match the backup's checksum: the file was changed or damaged after cxray wrote it", Fix: fixBackup}
+	}
+	return out, false, nil
+}
+
+type backupEnd struct {
+	count int
+	sum   []byte
+	line  int
+}
+
+// parseEnd reads "tlvs=N sha256=HEX".
+func parseEnd(kv []string) (*backupEnd, error) {
+	e := &backupEnd{count: -1}
+	for _, x := range kv {
+		k, v, _ := strings.Cut(x, "=")
+		switch k {
+		case "tlvs":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > MaxFileTLVs {
+				return nil, fmt.Errorf("end line: tlvs=%s is not a count", v)
+			}
+			e.count = n
+		case "sha256":
+			b, err := hex.DecodeString(v)
+			if err != nil || len(b) != sha256.Size {
+				return nil, fmt.Errorf("end line: sha256=%s is not a checksum", v)
+			}
+			e.sum = b
+		default:
+			return nil, fmt.Errorf("end line: unknown key %q", k)
+		}
+	}
+	if e.count < 0 || e.sum == nil {
+		return nil, fmt.Errorf("the end line needs tlvs=N and sha256=...")
+	}
+	return e, nil
 }
 
 // writerNames are the writer IDs of the configuration-item header by the

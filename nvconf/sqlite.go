@@ -3,8 +3,10 @@ package nvconf
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strconv"
@@ -34,11 +36,14 @@ func LoadSQLite(path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nvconf: %w", err)
 	}
-	magic := make([]byte, 16)
-	n, _ := f.Read(magic)
+	hdr := make([]byte, 100)
+	n, _ := io.ReadFull(f, hdr)
 	f.Close()
-	if n < 16 || string(magic[:15]) != "SQLite format 3" {
+	if n < 16 || string(hdr[:15]) != "SQLite format 3" {
 		return nil, fmt.Errorf("nvconf: %s is not an SQLite database; give mstflint's mlxconfig_host.db (%s)", path, MstflintPath)
+	}
+	if err := checkSQLiteSize(hdr[:n], fi.Size()); err != nil {
+		return nil, fmt.Errorf("nvconf: %s: %w", path, err)
 	}
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?mode=ro&immutable=1"
 	conn, err := sql.Open("sqlite", dsn)
@@ -48,6 +53,9 @@ func LoadSQLite(path string) (*DB, error) {
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if err := quickCheck(ctx, conn); err != nil {
+		return nil, fmt.Errorf("nvconf: %s: %w", path, err)
+	}
 	tlvs, descr, problems, err := readSQLite(ctx, conn)
 	if err != nil {
 		return nil, fmt.Errorf("nvconf: %s: %w", path, err)
@@ -58,6 +66,74 @@ func LoadSQLite(path string) (*DB, error) {
 	}
 	db.Warnings = append(problems, db.Warnings...)
 	return db, nil
+}
+
+// CorruptDBError is a parameter database file that is damaged: cut short
+// or failing SQLite's own check. It is refused whole, never half loaded.
+type CorruptDBError struct{ Msg string }
+
+func (e *CorruptDBError) Error() string {
+	return e.Msg + "; reinstall it (apt-get install --reinstall mstflint) or give another with --nvdb (or --nvdb builtin)"
+}
+
+// checkSQLiteSize compares the file's size with what its header says
+// (the SQLite file format: page size at offset 16, the page count at 28,
+// valid when the "version-valid-for" number at 92 equals the change
+// counter at 24), so a file cut short is named as such.
+func checkSQLiteSize(hdr []byte, size int64) error {
+	if len(hdr) < 100 {
+		return &CorruptDBError{Msg: fmt.Sprintf("the file is %d bytes, shorter than an SQLite header: it was cut short", size)}
+	}
+	page := int64(binary.BigEndian.Uint16(hdr[16:]))
+	if page == 1 {
+		page = 65536
+	}
+	if page < 512 || page&(page-1) != 0 {
+		return &CorruptDBError{Msg: fmt.Sprintf("the header's page size %d is not one SQLite uses: the file is damaged", page)}
+	}
+	if size%page != 0 {
+		return &CorruptDBError{Msg: fmt.Sprintf("the file is %d bytes, not a whole number of %d-byte pages: it was cut short or damaged", size, page)}
+	}
+	pages := int64(binary.BigEndian.Uint32(hdr[28:]))
+	if binary.BigEndian.Uint32(hdr[92:]) == binary.BigEndian.Uint32(hdr[24:]) && pages > 0 && pages*page > size {
+		return &CorruptDBError{Msg: fmt.Sprintf("the header says %d pages (%d bytes); the file has %d bytes: it was cut short", pages, pages*page, size)}
+	}
+	return nil
+}
+
+// quickCheck runs SQLite's quick_check, which reads every page and its
+// structure: a damaged file fails it before any row is used.
+func quickCheck(ctx context.Context, conn *sql.DB) error {
+	rows, err := conn.QueryContext(ctx, "PRAGMA quick_check")
+	if err != nil {
+		return &CorruptDBError{Msg: "the database is damaged: SQLite cannot read it (" + err.Error() + ")"}
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return &CorruptDBError{Msg: "the database is damaged: SQLite's check failed (" + err.Error() + ")"}
+		}
+		if s == "ok" {
+			continue
+		}
+		for _, l := range strings.Split(s, "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "***") {
+				problems = append(problems, l)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return &CorruptDBError{Msg: "the database is damaged: SQLite's check failed (" + err.Error() + ")"}
+	}
+	if len(problems) > 0 {
+		if len(problems) > 3 {
+			problems = append(problems[:3], fmt.Sprintf("and %d more", len(problems)-3))
+		}
+		return &CorruptDBError{Msg: "the database is damaged (SQLite's check: " + strings.Join(problems, "; ") + ")"}
+	}
+	return nil
 }
 
 // readSQLite reads both tables. Columns are looked up by name, so newer

@@ -60,15 +60,24 @@ func (v Value) Bit() int { return int(v.val().at) }
 // a union whose member could not be picked. It aliases Decoded.Raw.
 func (v Value) Raw() []byte {
 	x := v.val()
-	if x.n == 0 || !(x.text || v.d.Plan.steps[x.step].Kind == KindBytes || x.member == MemberNone) {
+	kind := v.d.Plan.steps[x.step].Kind
+	bits := int(x.n)
+	if kind == KindArray && x.text {
+		bits = int(x.u) // a text array keeps its elements; u holds its bits
+	}
+	if bits == 0 || !(x.text || kind == KindBytes || x.member == MemberNone) {
 		return nil
 	}
-	s, e := int(x.at)/8, (int(x.at)+int(x.n)+7)/8
+	s, e := int(x.at)/8, (int(x.at)+bits+7)/8
 	return v.d.Raw[s:e:e]
 }
 
-// IsText says the value is an array shown as ASCII text.
+// IsText says the value is an array (or wide field) shown as ASCII text.
 func (v Value) IsText() bool { return v.val().text }
+
+// Decoded is the register the value belongs to, for readings that depend
+// on another field (PDDR's powers are dBm or µW by module_info_ext).
+func (v Value) Decoded() *Decoded { return v.d }
 
 // Member is, for a union, the index of the picked member, MemberAll when
 // every member is shown (no selector), or MemberNone (Raw holds the bytes).
@@ -78,7 +87,8 @@ func (v Value) Member() int { return int(v.val().member) }
 // members.
 func (v Value) Len() int {
 	x := v.val()
-	if x.text || x.member == MemberNone || v.d.Plan.steps[x.step].Kind == KindBytes {
+	kind := v.d.Plan.steps[x.step].Kind
+	if x.text && kind != KindArray || x.member == MemberNone || kind == KindBytes {
 		return 0
 	}
 	return int(x.n)
@@ -103,6 +113,10 @@ func (v Value) EnumName() (string, bool) {
 	}
 	return s.Field.EnumName(v.Uint())
 }
+
+// TextPadded returns the text of a text value without its NUL padding
+// but with its space padding, so that it can be written back as it was.
+func (v Value) TextPadded() string { return string(trimNUL(v.Raw())) }
 
 // TextString returns the text of a text value without its padding.
 func (v Value) TextString() string {
@@ -209,6 +223,9 @@ func (d *Decoded) decode(s *Step, base int, i uint32) {
 		}
 	case KindBytes:
 		v.n = uint32(s.Width)
+		if s.Field != nil && s.Field.Format == FormatText && at%8 == 0 && s.Width%8 == 0 {
+			v.text = isText(d.Raw[at/8 : (at+s.Width)/8])
+		}
 	case KindStruct:
 		k := d.reserve(len(s.Children))
 		d.vals[i].kids, d.vals[i].n = k, uint32(len(s.Children))
@@ -236,9 +253,9 @@ func (d *Decoded) decode(s *Step, base int, i uint32) {
 		n := s.count(d.Raw, base, len(d.Raw)*8)
 		ew := s.Elem.Width
 		if s.Text {
+			// Shown as text; the elements stay addressable (status_message[3]).
 			if b := d.Raw[at/8 : (at+n*ew)/8]; isText(b) {
-				v.n, v.text = uint32(n*ew), true
-				return
+				v.u, v.text = uint64(n*ew), true
 			}
 		}
 		k := d.reserve(n)

@@ -103,9 +103,15 @@ func childNames(s *Step) []string {
 	return out
 }
 
-func findChild(s *Step, name string) *Step {
-	for _, c := range s.Children {
+func findChild(s *Step, name string, whole bool) *Step {
+	for i, c := range s.Children {
 		if c.Name == name {
+			// A GUID array addressed whole means its joined GUID.
+			if whole && c.Kind == KindArray && i+1 < len(s.Children) {
+				if n := s.Children[i+1]; n.Kind == KindJoined && n.Join == JoinGUID && n.Name == name {
+					return n
+				}
+			}
 			return c
 		}
 	}
@@ -131,7 +137,7 @@ func (p *Plan) Resolve(path string, buf []byte) (*Target, error) {
 		var next *Step
 		switch cur.Kind {
 		case KindStruct:
-			next = findChild(cur, sg.name)
+			next = findChild(cur, sg.name, !sg.has)
 			if next == nil {
 				// name_hi / name_lo address the halves of a 64-bit value.
 				if tg := halfOf(cur, sg, at, path, i == len(segs)-1); tg != nil {
@@ -213,7 +219,7 @@ func halfOf(s *Step, sg seg, at int, path string, last bool) *Target {
 		if !ok {
 			continue
 		}
-		c := findChild(s, base)
+		c := findChild(s, base, false)
 		if c == nil || c.Kind != KindUint || c.Width != 64 || c.Field == nil || c.Field.Subnode == "" {
 			continue
 		}
@@ -421,6 +427,12 @@ func parseValue(s *Step, width int, value string) (uint64, error) {
 	}
 	if s.Kind == KindJoined && s.Join == JoinMAC && strings.ContainsAny(value, ":-") {
 		return parseMAC(value)
+	}
+	if s.Kind == KindJoined && s.Join == JoinGUID && strings.Contains(value, ":") {
+		return ParseGUID(value)
+	}
+	if s.Kind == KindJoined && s.Join == JoinDate && strings.Count(value, "-") == 2 && !strings.HasPrefix(value, "-") {
+		return s.ParseDate(value)
 	}
 	if width == 1 {
 		switch strings.ToLower(value) {

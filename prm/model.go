@@ -91,6 +91,9 @@ type Field struct {
 	// Condition is, on a member of a conditional union, the expression that
 	// picks it; on the field holding such a union, the selector hint.
 	Condition string
+	// Format says how the bits are read beyond a number (text, BCD,
+	// signed), as the description states it; see DetectFormat.
+	Format Format
 	// Line is the source line (0 when unknown), for error messages.
 	Line int
 

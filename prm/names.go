@@ -92,7 +92,12 @@ func Closest(name string, candidates []string, max int) []string {
 	return res
 }
 
+// editDistance is the optimal-string-alignment distance: insertions,
+// deletions, substitutions and transpositions of neighbours each cost one,
+// so that MTPM is one edit from MTMP (a swap people make), not two.
 func editDistance(a, b string) int {
+	// Three rows: two back for transpositions.
+	pp := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -106,8 +111,15 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], pp[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		pp, prev, cur = prev, cur, pp
 	}
 	return prev[len(b)]
 }
+
+// EditDistance is editDistance for callers outside the package (search
+// suggestions), case-insensitive.
+func EditDistance(a, b string) int { return editDistance(strings.ToLower(a), strings.ToLower(b)) }

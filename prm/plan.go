@@ -3,6 +3,7 @@ package prm
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +30,8 @@ const (
 	JoinNumber JoinStyle = iota // a 64-bit number (counters, GUIDs)
 	JoinMAC                     // a 48-bit MAC address
 	JoinText                    // ASCII text split in halves (MTMP sensor_name)
+	JoinDate                    // BCD year, month and day side by side (MGIR fw_info)
+	JoinGUID                    // the low 64 bits of a GUID array (PGUID node_guid)
 )
 
 // Step is one element of a compiled layout. Bit offsets are MSB-first and
@@ -62,7 +65,8 @@ type Step struct {
 
 	// Derived joined values.
 	Join  JoinStyle
-	Parts [2]*Step // high part, low part
+	Parts [2]*Step // high part, low part (JoinDate: first and last; JoinGUID: the array)
+	Joins []*Step  // JoinDate: every part, in bit order
 
 	id uint32 // index in Plan.steps
 }
@@ -254,7 +258,7 @@ func (c *compiler) field(parent *Node, f *Field, parentAcc Access, depth int) (*
 		s.Count = f.Count()
 		s.Width = elemW * s.Count
 	}
-	s.Text = sub == nil && (elemW == 8 || elemW == 32) && textName(f.Name)
+	s.Text = sub == nil && (elemW == 8 || elemW == 32) && (textName(f.Name) || f.Format == FormatText)
 	return s, nil
 }
 
@@ -388,6 +392,9 @@ func appendJoins(ch []*Step) []*Step {
 	var out []*Step
 	for _, lo := range ch {
 		out = append(out, lo)
+		if g := guidJoin(lo); g != nil && byName[lo.Name] == lo {
+			out = append(out, g)
+		}
 		if lo.Kind != KindUint {
 			continue
 		}
@@ -404,11 +411,64 @@ func appendJoins(ch []*Step) []*Step {
 				continue
 			}
 			style := p.style
-			if style == JoinNumber && textName(base) && hi.Width%8 == 0 && lo.Width%8 == 0 {
+			textual := textName(base) || hi.Field != nil && hi.Field.Format == FormatText
+			if style == JoinNumber && textual && hi.Width%8 == 0 && lo.Width%8 == 0 {
 				style = JoinText
 			}
 			out = append(out, &Step{Name: base, Kind: KindJoined, Bit: hi.Bit, Width: hi.Width + lo.Width, Access: hi.Access, Join: style, Parts: [2]*Step{hi, lo}})
 		}
 	}
+	if d := dateJoin(byName); d != nil {
+		// After the last of its parts, like the other joined values.
+		for i, s := range out {
+			if s == d.Parts[1] {
+				out = append(out[:i+1], append([]*Step{d}, out[i+1:]...)...)
+				break
+			}
+		}
+	}
 	return out
+}
+
+// guidJoin: an array of two or four dwords named *guid holds a GUID in
+// its last two dwords (PGUID's 128-bit node_guid, port_guid, sys_guid);
+// the joined value has the array's name, and JSON shows it in the array's
+// place.
+func guidJoin(s *Step) *Step {
+	if s.Kind != KindArray || s.Variable || s.Elem.Kind != KindUint || s.Elem.Width != 32 || (s.Count != 2 && s.Count != 4) {
+		return nil
+	}
+	if !strings.HasSuffix(strings.ToLower(s.Name), "guid") {
+		return nil
+	}
+	return &Step{Name: s.Name, Kind: KindJoined, Bit: s.Bit + (s.Count-2)*32, Width: 64, Access: s.Access, Join: JoinGUID, Parts: [2]*Step{s, s}}
+}
+
+// dateJoin: BCD fields year, month and day that sit side by side (in any
+// order) are also shown as one date, "date".
+func dateJoin(byName map[string]*Step) *Step {
+	if byName["date"] != nil {
+		return nil
+	}
+	var parts []*Step
+	for _, n := range []string{"year", "month", "day"} {
+		s := byName[n]
+		if s == nil || s.Kind != KindUint || s.Field == nil || s.Field.Format != FormatBCD {
+			return nil
+		}
+		parts = append(parts, s)
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].Bit < parts[j].Bit })
+	width := 0
+	for i, p := range parts {
+		if i > 0 && parts[i-1].Bit+parts[i-1].Width != p.Bit {
+			return nil
+		}
+		width += p.Width
+	}
+	if width > 64 {
+		return nil
+	}
+	first, last := parts[0], parts[len(parts)-1]
+	return &Step{Name: "date", Kind: KindJoined, Bit: first.Bit, Width: width, Access: first.Access, Join: JoinDate, Parts: [2]*Step{first, last}, Joins: parts}
 }

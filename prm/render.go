@@ -43,17 +43,44 @@ func appendValueJSON(b []byte, v Value, opt JSONOptions) []byte {
 			if n, ok := v.EnumName(); ok {
 				return strconv.AppendQuote(b, n)
 			}
+			u := v.Uint()
+			switch {
+			case isBCD(s):
+				if t, ok := formatBCD(s, u); ok && strings.Contains(t, ":") {
+					return strconv.AppendQuote(b, t) // an hour, "12:34"
+				}
+				if d, ok := bcdDigits(u, s.Width); ok {
+					return appendNumber(b, d)
+				}
+			case isTextNumber(s):
+				if t, ok := textOfUint(u, s.Width); ok {
+					return strconv.AppendQuote(b, strings.TrimRight(t, " "))
+				}
+			case isSigned(s):
+				if n := signedOf(u, s.Width); n < 0 {
+					return strconv.AppendInt(b, n, 10)
+				}
+			}
 		}
 		return appendNumber(b, v.Uint())
 	case KindJoined:
-		if s.Join == JoinMAC {
+		switch {
+		case s.Join == JoinMAC:
 			return strconv.AppendQuote(b, FormatMAC(v.Uint()))
-		}
-		if v.IsText() {
+		case s.Join == JoinGUID:
+			return strconv.AppendQuote(b, FormatGUID(v.Uint()))
+		case s.Join == JoinDate && !opt.Raw:
+			if t, ok := s.dateOf(v.Uint()); ok {
+				return strconv.AppendQuote(b, t)
+			}
+		case v.IsText():
 			return strconv.AppendQuote(b, v.TextString())
 		}
 		return appendNumber(b, v.Uint())
 	case KindBytes:
+		if v.IsText() {
+			return strconv.AppendQuote(b, v.TextString())
+		}
 		return appendHexString(b, v.Raw())
 	case KindArray:
 		if v.IsText() {
@@ -73,11 +100,20 @@ func appendValueJSON(b []byte, v Value, opt JSONOptions) []byte {
 		}
 	}
 	b = append(b, '{')
+	first := true
 	for i := 0; i < v.Len(); i++ {
-		if i > 0 {
+		k := v.Kid(i)
+		if i+1 < v.Len() && k.Kind() == KindArray {
+			// A GUID array is shown as its joined GUID, which follows it
+			// under the same name.
+			if n := v.Kid(i + 1); n.Kind() == KindJoined && n.Step().Join == JoinGUID && n.Step().Name == k.Step().Name {
+				continue
+			}
+		}
+		if !first {
 			b = append(b, ',')
 		}
-		k := v.Kid(i)
+		first = false
 		b = strconv.AppendQuote(b, k.Step().Name)
 		b = append(b, ':')
 		b = appendValueJSON(b, k, opt)
@@ -143,27 +179,72 @@ func joinPath(a, b string) string {
 	return a + "." + b
 }
 
-// FormatValue renders a leaf for people.
+// FormatValue renders a leaf for people: the value as the PRM means it,
+// and, where that is not the plain number, the raw bits in parentheses
+// ("up (1)", "2023 (0x2023)", "12:34 (0x1234)", "0xfff6 (-10)",
+// `"A2" (0x00004132)`). Text keeps its space padding, so that the table
+// can be read back (hexdump) into the same bytes.
 func FormatValue(v Value) string {
 	s := v.Step()
 	switch s.Kind {
 	case KindUint:
+		u := v.Uint()
 		if n, ok := v.EnumName(); ok {
-			return n + " (" + strconv.FormatUint(v.Uint(), 10) + ")"
+			return n + " (" + strconv.FormatUint(u, 10) + ")"
 		}
-		return formatHexDec(v.Uint(), s.Width)
+		switch {
+		case isBCD(s):
+			if t, ok := formatBCD(s, u); ok {
+				if t == strconv.FormatUint(u, 10) {
+					return t
+				}
+				return t + " (" + hexOf(u, s.Width) + ")"
+			}
+		case isTextNumber(s):
+			if t, ok := textOfUint(u, s.Width); ok {
+				return strconv.Quote(t) + " (" + hexOf(u, s.Width) + ")"
+			}
+		case isSigned(s):
+			if n := signedOf(u, s.Width); n < 0 {
+				return hexOf(u, s.Width) + " (" + strconv.FormatInt(n, 10) + ")"
+			}
+		}
+		return formatHexDec(u, s.Width)
 	case KindJoined:
-		if s.Join == JoinMAC {
+		switch {
+		case s.Join == JoinMAC:
 			return FormatMAC(v.Uint())
-		}
-		if v.IsText() {
-			return strconv.Quote(v.TextString())
+		case s.Join == JoinGUID:
+			return FormatGUID(v.Uint())
+		case s.Join == JoinDate:
+			if t, ok := s.dateOf(v.Uint()); ok {
+				return t + " (" + hexOf(v.Uint(), s.Width) + ")"
+			}
+		case v.IsText():
+			return strconv.Quote(v.TextPadded())
 		}
 		return formatHexDec(v.Uint(), s.Width)
 	case KindArray:
-		return strconv.Quote(v.TextString())
+		if v.IsText() {
+			return strconv.Quote(v.TextPadded())
+		}
+		return fmt.Sprintf("{%d elements}", v.Len())
+	case KindStruct:
+		return fmt.Sprintf("{%d fields}", v.Len())
+	case KindUnion:
+		if v.Member() != MemberNone {
+			return fmt.Sprintf("{%d fields}", v.Len())
+		}
+	case KindBytes:
+		if v.IsText() {
+			return strconv.Quote(v.TextPadded())
+		}
 	}
 	return "0x" + hex.EncodeToString(v.Raw())
+}
+
+func hexOf(u uint64, width int) string {
+	return fmt.Sprintf("0x%0*x", (width+3)/4, u)
 }
 
 func formatHexDec(u uint64, width int) string {
@@ -174,9 +255,10 @@ func formatHexDec(u uint64, width int) string {
 	return fmt.Sprintf("0x%0*x (%d)", digits, u, u)
 }
 
-// FormatRaw renders a leaf like FormatValue but numbers without enum names.
+// FormatRaw renders a leaf like FormatValue but numbers as numbers: no
+// enum names, BCD digits, text of number fields, signed readings or dates.
 func FormatRaw(v Value) string {
-	if v.Kind() == KindUint {
+	if k := v.Kind(); k == KindUint || k == KindJoined && v.Step().Join == JoinDate {
 		return formatHexDec(v.Uint(), v.Step().Width)
 	}
 	return FormatValue(v)
@@ -210,7 +292,7 @@ func (d *Decoded) Get(path string) (Value, error) {
 		}
 		cur = next
 		if sg.has {
-			if cur.Kind() != KindArray || cur.IsText() {
+			if cur.Kind() != KindArray {
 				return Value{}, &FieldError{Path: path, Msg: sg.name + " is not an array of elements"}
 			}
 			found = false
@@ -226,4 +308,28 @@ func (d *Decoded) Get(path string) (Value, error) {
 		}
 	}
 	return cur, nil
+}
+
+// Path is the value's path from the register's root as Rows prints it
+// ("fw_info.psid", "lane_module_mapping[2].module"); "" for the root.
+func (v Value) Path() string {
+	var find func(c Value, path string) (string, bool)
+	find = func(c Value, path string) (string, bool) {
+		if c.i == v.i {
+			return path, true
+		}
+		for i := 0; i < c.Len(); i++ {
+			k := c.Kid(i)
+			p := joinPath(path, k.Step().Name)
+			if c.Kind() == KindArray {
+				p = fmt.Sprintf("%s[%d]", path, k.Index())
+			}
+			if s, ok := find(k, p); ok {
+				return s, true
+			}
+		}
+		return "", false
+	}
+	p, _ := find(v.d.Root(), "")
+	return p
 }

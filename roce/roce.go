@@ -201,7 +201,7 @@ func ParseRate(s string) (float64, error) {
 	switch {
 	case err == nil && mult == 0:
 		return 0, fmt.Errorf("rate %q has no unit; give one: 400G, 100G, 25G (Gb/s), 800M (Mb/s) or 1T (Tb/s)", s)
-	case err != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v):
+	case err != nil || v <= 0 || math.IsInf(v*mult, 0) || math.IsNaN(v):
 		return 0, fmt.Errorf("rate %q: write it as 400G, 100G or 25G (bits per second; M, G and T units)", s)
 	}
 	return v * mult, nil

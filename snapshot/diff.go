@@ -4,9 +4,14 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cxray/cxray/prm/units"
 )
 
 // Change is one field that differs between two snapshots, or one that
@@ -19,13 +24,102 @@ type Change struct {
 	// revisions (renamed).
 	OldPath string `json:"old_path,omitempty"`
 	Class   string `json:"class,omitempty"`
-	Old     string `json:"old,omitempty"`
-	New     string `json:"new,omitempty"`
-	// Delta is new - old for numbers; Rate is Delta per second for
+	// Old and New are the recorded values: numbers (raw, as the register
+	// holds them) or text. OldText and NewText are what people read: the
+	// enum name, the text, the value in its unit ("50.75 °C").
+	Old     any    `json:"old,omitempty"`
+	New     any    `json:"new,omitempty"`
+	OldText string `json:"old_text,omitempty"`
+	NewText string `json:"new_text,omitempty"`
+	// Unit is the unit of the texts and of Delta, for fields that have one.
+	Unit string `json:"unit,omitempty"`
+	// Delta is new - old for plain numbers (in Unit when there is one;
+	// never for enums, text, dates); Rate is Delta per second for
 	// counters.
 	Delta *float64 `json:"delta,omitempty"`
 	Rate  *float64 `json:"rate_per_s,omitempty"`
 	Note  string   `json:"note,omitempty"`
+}
+
+// macOrGUID matches the texts of joined MACs and GUIDs: for them the text
+// is the value people compare, not the 48- or 64-bit number.
+var macOrGUID = regexp.MustCompile(`^([0-9a-f]{2}(:[0-9a-f]{2}){5}|[0-9a-f]{4}(:[0-9a-f]{4}){3})$`)
+
+// fieldVal is a recorded field's value as JSON shows it in a diff: the
+// number (a string of digits above 2^53), the text, or a MAC or GUID as
+// written.
+func fieldVal(f *Field) any {
+	if f.Value.IsNum && macOrGUID.MatchString(f.Text) {
+		return f.Text
+	}
+	return jsonVal(f.Value)
+}
+
+// jsonVal is a recorded value as JSON shows it in a diff: a number or a
+// string of digits above 2^53, or the text.
+func jsonVal(v Val) any {
+	if !v.IsNum {
+		return v.S
+	}
+	if v.N >= 1<<53 {
+		return strconv.FormatUint(v.N, 10)
+	}
+	return v.N
+}
+
+// reading is a field value as people read it: the text and, for plain
+// numbers, the number to subtract (signed where the field is).
+type reading struct {
+	text string
+	num  *float64
+	unit string
+}
+
+// read renders a recorded field of register reg: in its unit when it has
+// one (°C for temperatures), else the text cxray showed; a number only for
+// plain numbers, not for enums ("up (1)"), text or BCD dates.
+func read(reg string, f *Field) reading {
+	r := reading{text: f.Value.String()}
+	if f.Text != "" {
+		r.text = f.Text
+	}
+	if !f.Value.IsNum {
+		return r
+	}
+	if u, ok := units.Lookup(reg, f.Path); ok && f.Width > 0 && f.Width <= 64 {
+		s := u.Apply(f.Value.N, f.Width)
+		r.text, r.unit = s.String(), s.Unit
+		r.num = &s.Value
+		return r
+	}
+	if n, ok := plainNumber(f); ok {
+		r.num = &n
+	}
+	return r
+}
+
+// plainNumber: the value is shown as a number ("5", "0x1021 (4129)",
+// "0xfff6 (-10)"), not as a name, text, or a reading in other digits.
+func plainNumber(f *Field) (float64, bool) {
+	t := f.Text
+	if t == "" || t == strconv.FormatUint(f.Value.N, 10) {
+		return float64(f.Value.N), true
+	}
+	hexPart, dec, ok := strings.Cut(t, " (")
+	if !ok || !strings.HasPrefix(hexPart, "0x") || !strings.HasSuffix(dec, ")") {
+		return 0, false
+	}
+	if h, err := strconv.ParseUint(hexPart[2:], 16, 64); err != nil || h != f.Value.N {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSuffix(dec, ")"), 10, 64)
+	if err != nil {
+		if u, err := strconv.ParseUint(strings.TrimSuffix(dec, ")"), 10, 64); err == nil {
+			return float64(u), true
+		}
+		return 0, false
+	}
+	return float64(n), true
 }
 
 // Meta describes one side of a diff.
@@ -189,7 +283,7 @@ func (r *Report) diffRegister(dk string, b, n *Register) {
 			delete(nf, match.Path)
 			continue
 		}
-		r.Disappeared = append(r.Disappeared, Change{Device: dk, Register: b.Key, Path: bf.Path, Class: bf.Class, Old: bf.Value.String()})
+		r.Disappeared = append(r.Disappeared, Change{Device: dk, Register: b.Key, Path: bf.Path, Class: bf.Class, Old: fieldVal(bf), OldText: read(b.Register, bf).text})
 	}
 	paths := make([]string, 0, len(nf))
 	for p := range nf {
@@ -198,7 +292,7 @@ func (r *Report) diffRegister(dk string, b, n *Register) {
 	sort.Strings(paths)
 	for _, p := range paths {
 		f := nf[p]
-		r.Appeared = append(r.Appeared, Change{Device: dk, Register: n.Key, Path: p, Class: f.Class, New: f.Value.String()})
+		r.Appeared = append(r.Appeared, Change{Device: dk, Register: n.Key, Path: p, Class: f.Class, New: fieldVal(f), NewText: read(n.Register, f).text})
 	}
 }
 
@@ -210,9 +304,14 @@ func (r *Report) compare(dk string, br, nr *Register, b, n *Field, oldPath strin
 	if b.Value.Equal(n.Value) || n.Half {
 		return
 	}
-	c := Change{Device: dk, Register: nr.Key, Path: n.Path, OldPath: oldPath, Class: class, Old: shown(b), New: shown(n)}
-	if b.Value.IsNum && n.Value.IsNum {
-		d := float64(n.Value.N) - float64(b.Value.N)
+	ob, nw := read(br.Register, b), read(nr.Register, n)
+	c := Change{Device: dk, Register: nr.Key, Path: n.Path, OldPath: oldPath, Class: class,
+		Old: fieldVal(b), New: fieldVal(n), OldText: ob.text, NewText: nw.text, Unit: nw.unit}
+	if ob.num != nil && nw.num != nil && ob.unit == nw.unit {
+		d := *nw.num - *ob.num
+		if nw.unit != "" {
+			d = math.Round(d*1e6) / 1e6 // no float noise from the units' scales
+		}
 		c.Delta = &d
 	}
 	switch class {
@@ -231,13 +330,6 @@ func (r *Report) compare(dk string, br, nr *Register, b, n *Field, oldPath strin
 	default:
 		r.Dynamic = append(r.Dynamic, c)
 	}
-}
-
-func shown(f *Field) string {
-	if f.Text != "" {
-		return f.Text
-	}
-	return f.Value.String()
 }
 
 func lastTime(r *Register) time.Time {
@@ -271,7 +363,7 @@ func (r *Report) stale(d *Device, rules Rules) {
 				}
 			}
 			if same {
-				r.Stale = append(r.Stale, Change{Device: devKey(d), Register: reg.Key, Path: f.Path, Class: f.Class, New: shown(&f),
+				r.Stale = append(r.Stale, Change{Device: devKey(d), Register: reg.Key, Path: f.Path, Class: f.Class, New: fieldVal(&f), NewText: read(reg.Register, &f).text,
 					Note: fmt.Sprintf("unchanged over %d samples in %s; a working device moves it: the reading may be frozen", len(f.Values), span.Round(time.Second))})
 			}
 		}
@@ -321,13 +413,13 @@ func (r *Report) WriteText(w io.Writer, limit int) error {
 		return strings.TrimSpace(c.Device+" "+c.Register) + ": " + c.Note
 	})
 	section("STATIC values changed — these should not", r.Static, func(c Change) string {
-		return fmt.Sprintf("%s: %s → %s", where(c), c.Old, c.New)
+		return fmt.Sprintf("%s: %s → %s", where(c), c.OldText, c.NewText)
 	})
 	section("STALE values — expected to move, did not", r.Stale, func(c Change) string {
-		return fmt.Sprintf("%s = %s: %s", where(c), c.New, c.Note)
+		return fmt.Sprintf("%s = %s: %s", where(c), c.NewText, c.Note)
 	})
 	section("counters", r.Counters, func(c Change) string {
-		s := fmt.Sprintf("%s: %s → %s", where(c), c.Old, c.New)
+		s := fmt.Sprintf("%s: %s → %s", where(c), c.OldText, c.NewText)
 		if c.Rate != nil {
 			s += fmt.Sprintf(" (%+.0f, %.3g/s)", *c.Delta, *c.Rate)
 		}
@@ -337,14 +429,18 @@ func (r *Report) WriteText(w io.Writer, limit int) error {
 		return s
 	})
 	section("dynamic values", r.Dynamic, func(c Change) string {
-		s := fmt.Sprintf("%s: %s → %s", where(c), c.Old, c.New)
+		s := fmt.Sprintf("%s: %s → %s", where(c), c.OldText, c.NewText)
 		if c.Delta != nil {
-			s += fmt.Sprintf(" (%+g)", *c.Delta)
+			s += fmt.Sprintf(" (%+g", *c.Delta)
+			if c.Unit != "" {
+				s += " " + c.Unit
+			}
+			s += ")"
 		}
 		return s
 	})
-	section("appeared", r.Appeared, func(c Change) string { return where(c) + " " + c.New + " " + c.Note })
-	section("disappeared", r.Disappeared, func(c Change) string { return where(c) + " " + c.Old + " " + c.Note })
+	section("appeared", r.Appeared, func(c Change) string { return strings.TrimSpace(where(c) + " " + c.NewText + " " + c.Note) })
+	section("disappeared", r.Disappeared, func(c Change) string { return strings.TrimSpace(where(c) + " " + c.OldText + " " + c.Note) })
 	section("errors", toChanges(r.Errors), func(c Change) string { return c.Note })
 	if !r.Problems() {
 		p("\nnothing vanished, no static changes")

@@ -3,7 +3,6 @@ package snapshot
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -418,24 +417,11 @@ func Write(path string, f *File) error {
 	return atomicfile.Write(path, append(b, '\n'))
 }
 
-// Read reads and checks a snapshot file.
+// Read reads and checks a snapshot file (Parse says what it refuses).
 func Read(path string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var f File
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%s: not a cxray snapshot (%v)", path, err)
-	}
-	if f.Format != Format {
-		return nil, fmt.Errorf("%s: not a cxray snapshot (format %q)", path, f.Format)
-	}
-	if f.Version > Version {
-		return nil, fmt.Errorf("%s: snapshot version %d is newer than this cxray reads (%d); update cxray", path, f.Version, Version)
-	}
-	if len(f.Devices) == 0 {
-		return nil, errors.New(path + ": the snapshot has no devices")
-	}
-	return &f, nil
+	return Parse(b, path)
 }

@@ -29,7 +29,7 @@ func TestPlot(t *testing.T) {
 		t.Errorf("torn line not reported: %s", out)
 	}
 	b, _ := os.ReadFile(svg)
-	for _, want := range []string{"<svg", "0000:03:00.0 temp.asic_c", "0000:03:00.0 temp.module1_c", "temp.asic_threshold_hi_c", "warn"} {
+	for _, want := range []string{"<svg", "— 0000:03:00.0", ">temp.asic_c<", ">temp.module1_c<", "temp.asic_threshold_hi_c", "warn"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("SVG lacks %q", want)
 		}
@@ -49,5 +49,24 @@ func TestPlot(t *testing.T) {
 	}
 	if _, errs, code := cli(t, "", "plot", data, "--out", svg, "--what", "nothing.here"); code != 2 || !strings.Contains(errs, "nothing to plot") {
 		t.Errorf("no series: %d %s", code, errs)
+	}
+	// The monitor's group name, and axis labels from the keys.
+	b, _ = os.ReadFile(svg)
+	if out, errs, code := cli(t, "", "plot", data, "--out", svg, "--what", "temp"); code != 0 || !strings.Contains(out, "y axis: temperature (°C)") {
+		t.Errorf("--what temp: %d %s %s", code, out, errs)
+	}
+	b, _ = os.ReadFile(svg)
+	for _, want := range []string{"temperature (°C)", "time (UTC), 2024-05-01"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("SVG lacks the axis label %q", want)
+		}
+	}
+	// A table written by mistake is refused with the reason.
+	table := filepath.Join(dir, "table.txt")
+	if _, errs, code := cli(t, "", "--adb", "builtin", "monitor", "-d", "emu:"+sc, "-i", "5m", "--count", "2", "--what", "temp", "--out", table); code != 0 {
+		t.Fatalf("monitor table: %d %s", code, errs)
+	}
+	if _, errs, code := cli(t, "", "plot", table, "--out", svg); code != 2 || !strings.Contains(errs, "table output (--format table)") {
+		t.Errorf("table: %d %s", code, errs)
 	}
 }

@@ -6,15 +6,22 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/hexdump"
+	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/nvconf"
+	nvbuiltin "github.com/cxray/cxray/nvconf/builtin"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
 	"github.com/cxray/cxray/prm/source"
+	"github.com/cxray/cxray/prm/units"
+	"github.com/cxray/cxray/prmsearch"
 )
 
 func (a *app) prmCmd() *cobra.Command {
@@ -73,6 +80,11 @@ func (a *app) lookup(db *prm.DB, name string) (*target, error) {
 		}
 		return &target{node: n, plan: p}, nil
 	} else {
+		// Not a register: say what the name is instead, if anything (a
+		// field, an NV parameter), besides the closest register names.
+		if why := prmsearch.Explain(prmsearch.Sources{DB: db, NV: searchNVDB()}, name); why != "" {
+			return nil, usageErr("no register %q in %s: %s", name, db.Revision, why)
+		}
 		return nil, usageWrap(err)
 	}
 }
@@ -303,13 +315,7 @@ func showJSON(db *prm.DB, t *target, leaves []prm.Leaf) any {
 	}
 	for _, l := range leaves {
 		if l.Joined {
-			j := showJoined{Path: l.Path, BitOffset: l.Bit, BitWidth: l.Width, Format: "number"}
-			for _, p := range l.Step.Parts {
-				j.Parts = append(j.Parts, p.Name)
-			}
-			if l.Step.Join == prm.JoinMAC {
-				j.Format = "mac"
-			}
+			j := showJoined{Path: l.Path, BitOffset: l.Bit, BitWidth: l.Width, Format: l.Step.Join.String(), Parts: l.Step.PartNames()}
 			out.Joined = append(out.Joined, j)
 			continue
 		}
@@ -368,14 +374,10 @@ func (a *app) showTable(db *prm.DB, t *target, leaves []prm.Leaf, brief bool) {
 		access := l.AccessOrDefault().String()
 		values := enumText(l.Enum())
 		if l.Joined {
-			parts := []string{}
-			for _, p := range l.Step.Parts {
-				parts = append(parts, p.Name)
-			}
 			access = "joined"
-			values = strings.Join(parts, " + ")
-			if l.Step.Join == prm.JoinMAC {
-				values += " (MAC)"
+			values = strings.Join(l.Step.PartNames(), " + ")
+			if j := l.Step.Join; j != prm.JoinNumber {
+				values += " (" + j.String() + ")"
 			}
 		}
 		detail := ""
@@ -441,98 +443,119 @@ func writeRows(w io.Writer, rows [][]string, details []string) {
 // ---- search
 
 func (a *app) prmSearchCmd() *cobra.Command {
-	return &cobra.Command{
+	var noHistory bool
+	c := &cobra.Command{
 		Use:   "search WORD",
-		Short: "Search register names, field names and descriptions",
-		Long: `Search register names, field paths and, when the database has them,
-descriptions, for WORD (case-insensitive; a regular expression is accepted).`,
+		Short: "Search registers, fields, enum values, descriptions, NV parameters and older PRM revisions",
+		Long: `Search everything cxray knows of the PRM for WORD (case-insensitive): register
+names, field paths, enum value names, descriptions (when the database has
+them), NV configuration parameters with their TLV and bits, and, when the
+PRM revision history is at hand, names of other revisions ("renamed in Rev
+0.59 to ..."). Words are matched in any order (MODULE_TEMP finds
+pddr_module_info_ext.temperature); a regular expression is accepted. Names
+close to WORD are suggested. Exit status 1 only when nothing at all matches.`,
+		Example: `  cxray prm search log_tx_psn_window
+  cxray prm search module_temp
+  cxray prm search 'fec.*active' -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			re, err := compileFilter(args[0])
-			if err != nil {
-				return err
-			}
 			db, err := a.db()
 			if err != nil {
 				return err
 			}
-			type hit struct {
-				Register string `json:"register"`
-				Path     string `json:"path,omitempty"`
-				Match    string `json:"match"` // register, field or description
-				Text     string `json:"text,omitempty"`
+			src := prmsearch.Sources{DB: db, NV: searchNVDB()}
+			if !noHistory {
+				src.History = searchHistory
 			}
-			hits := []hit{}
-			for _, r := range db.Registers {
-				if re.MatchString(r.Name) {
-					hits = append(hits, hit{Register: r.Name, Match: "register"})
-				}
-				if d := db.NodeDescr(db.Node(r)); d != "" && re.MatchString(d) {
-					hits = append(hits, hit{Register: r.Name, Match: "description", Text: snippet(d, re)})
-				}
-				p, err := db.RegisterPlan(r)
-				if err != nil {
-					continue
-				}
-				for _, l := range p.Leaves() {
-					if l.Joined {
-						continue
-					}
-					if re.MatchString(l.Step.Name) {
-						hits = append(hits, hit{Register: r.Name, Path: l.Path, Match: "field"})
-						continue
-					}
-					if d := db.FieldDescr(l.Field()); d != "" && re.MatchString(d) {
-						hits = append(hits, hit{Register: r.Name, Path: l.Path, Match: "description", Text: snippet(d, re)})
-					}
-				}
-			}
+			res := prmsearch.Search(src, args[0])
 			if a.json() {
-				if err := a.writeJSON(map[string]any{"query": args[0], "source_revision": db.Revision, "has_descriptions": db.HasDescriptions, "hits": hits}); err != nil {
+				if err := a.writeJSON(map[string]any{"query": res.Query, "source_revision": db.Revision, "has_descriptions": db.HasDescriptions,
+					"hits": res.Hits, "suggestions": res.Suggestions}); err != nil {
 					return err
 				}
-				if len(hits) == 0 {
-					return errProblem // the same exit as the table's
+				if !res.Found() {
+					return errProblem
 				}
 				return nil
 			}
-			t := a.newTable("REGISTER", "FIELD", "MATCH", "TEXT")
-			for _, h := range hits {
-				t.row(h.Register, h.Path, h.Match, h.Text)
+			t := a.newTable("KIND", "REGISTER/TLV", "NAME", "WHERE", "SHOW WITH")
+			for _, h := range res.Hits {
+				reg := h.Register
+				if reg == "" {
+					reg = h.Path
+				}
+				where := h.Text
+				if h.Kind == prmsearch.KindField || h.Kind == prmsearch.KindDescription && h.Register != "" {
+					if h.Path != "" && h.Path != h.Name {
+						where = h.Path + ": " + where
+					}
+				}
+				t.row(h.Kind, reg, h.Name, where, h.Hint)
 			}
 			t.flush()
-			fmt.Fprintf(a.stdout, "%d matches", len(hits))
+			fmt.Fprintf(a.stdout, "%d matches", len(res.Hits))
 			if !db.HasDescriptions {
 				fmt.Fprint(a.stdout, " (names only: this database has no descriptions; apt-get install -y mstflint adds them)")
 			}
 			fmt.Fprintln(a.stdout)
-			if len(hits) == 0 {
+			if len(res.Suggestions) > 0 {
+				fmt.Fprintf(a.stdout, "did you mean: %s\n", strings.Join(res.Suggestions, ", "))
+			}
+			if !res.Found() {
 				return errProblem
 			}
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&noHistory, "no-history", false, "do not search the other PRM revisions of the history folder")
+	return c
 }
 
-// snippet returns the line of text around the first match.
-func snippet(text string, re *regexp.Regexp) string {
-	loc := re.FindStringIndex(text)
-	if loc == nil {
-		return ""
+// searchNVDB is the NV parameter database for searches: as config loads
+// it ($CXRAY_NVDB, the installed one, the built-in), nil when none loads.
+func searchNVDB() *nvconf.DB {
+	path := os.Getenv(EnvNVDB)
+	if path == "" {
+		if _, err := os.Stat(nvconf.MstflintPath); err == nil {
+			path = nvconf.MstflintPath
+		}
 	}
-	start := strings.LastIndexByte(text[:loc[0]], '\n') + 1
-	end := strings.IndexByte(text[loc[1]:], '\n')
-	if end < 0 {
-		end = len(text)
-	} else {
-		end += loc[1]
+	if path != "" && !strings.EqualFold(path, "builtin") {
+		if db, err := nvconf.LoadSQLite(path); err == nil {
+			return db
+		}
 	}
-	s := text[start:end]
-	if len(s) > 90 {
-		from := max(0, loc[0]-start-40)
-		s = "…" + s[from:min(len(s), from+90)] + "…"
+	db, err := nvbuiltin.Load()
+	if err != nil {
+		return nil
 	}
-	return s
+	return db
+}
+
+// searchHistory loads the PRM revisions of the history folder, oldest
+// first; none when the folder is not at hand.
+func searchHistory() []*prm.DB {
+	dir, ok := prmhistory.Dir()
+	if !ok {
+		return nil
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "hca-ext-rev*.adb"))
+	sort.Slice(files, func(i, j int) bool { return revisionOrder(files[i]) < revisionOrder(files[j]) })
+	var out []*prm.DB
+	for _, f := range files {
+		if db, err := adb.LoadFile(f); err == nil {
+			out = append(out, db)
+		}
+	}
+	return out
+}
+
+// revisionOrder sorts hca-ext-rev0.9.adb before hca-ext-rev0.51.adb.
+func revisionOrder(path string) string {
+	base := strings.TrimSuffix(filepath.Base(path), ".adb")
+	_, rev, _ := strings.Cut(base, "rev")
+	major, minor, _ := strings.Cut(rev, ".")
+	return fmt.Sprintf("%08s.%08s", major, minor)
 }
 
 // ---- decode
@@ -545,8 +568,12 @@ func (a *app) prmDecodeCmd() *cobra.Command {
 		Short: "Decode register bytes (a hex dump) into fields",
 		Long: `Decode register bytes into named fields with enum names, text and joined
 values. The bytes come from the arguments, --file FILE, or standard input
-("-" or no HEX). Any common dump form works: dwords (0x00000218 ...), runs of
-hex digits, hexdump -C, xxd, mstreg "Address | Data" rows.`,
+("-" or no HEX). Dumps are read as people paste them: dwords (0x00000218 ...),
+runs of hex digits, hexdump -C, xxd, od -t x1, mstreg's and mlxreg's whole
+--get output (the "Address | Data" dword table, or the "Field Name | Data"
+field table of --reg_name), cxray's own reg get tables (with or without --raw,
+--id) and JSON, and rdma -j ... -r data. Address columns are honoured; a gap is
+zero-filled with a note.`,
 		Example: `  cxray prm decode PMAOS 0x00010101 0x00000000 0x00000000 0x00000000
   cxray prm decode MGIR --file mgir.txt -o json`,
 		Args: cobra.MinimumNArgs(1),
@@ -563,9 +590,24 @@ hex digits, hexdump -C, xxd, mstreg "Address | Data" rows.`,
 			if err != nil {
 				return err
 			}
-			buf, err := hexdump.Parse(text)
+			dump, err := hexdump.ReadBytes([]byte(text))
 			if err != nil {
 				return usageErr("%v", err)
+			}
+			if dump.Register != "" && !strings.EqualFold(dump.Register, t.name()) {
+				return usageErr("the dump names register %s, not %s; run 'cxray prm decode %s' on it", dump.Register, t.name(), dump.Register)
+			}
+			buf := dump.Bytes
+			if dump.Fields != nil {
+				// Field values (mstreg --reg_name, cxray reg get): the
+				// layout turns them into bytes; fields not given are zero.
+				if buf, err = dump.Encode(t.plan); err != nil {
+					return usageErr("%v", err)
+				}
+				pad = true
+			}
+			for _, n := range dump.Notes {
+				fmt.Fprintf(a.stderr, "cxray: note: %s\n", n)
 			}
 			buf, err = fitLength(t, buf, pad)
 			if err != nil {
@@ -634,12 +676,23 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 		if a.json() {
 			return a.writeJSON(json.RawMessage(v.AppendJSON(nil, opt)))
 		}
-		fmt.Fprintln(a.stdout, withUnit(t.name(), prm.Row{Path: field, Value: v, Text: prm.FormatValue(v)}, raw))
+		if k := v.Kind(); k == prm.KindStruct || k == prm.KindUnion && v.Member() != prm.MemberNone || k == prm.KindArray && !v.IsText() {
+			// A structure: its fields, one per row (never "0x").
+			tb := a.newTable()
+			for _, r := range d.Rows() {
+				if prm.HasPrefixPath(r.Path, v.Path()) {
+					tb.row(r.Path, units.Text(t.name(), r.Path, r.Value, raw))
+				}
+			}
+			tb.flush()
+			return nil
+		}
+		fmt.Fprintln(a.stdout, units.Text(t.name(), v.Path(), v, raw))
 		return nil
 	}
 	if a.json() {
 		out := map[string]any{"name": t.name(), "size_bytes": len(d.Raw), "source_revision": db.Revision,
-			"fields": json.RawMessage(d.AppendJSON(nil, opt)), "units": scaledFields(t.name(), d)}
+			"fields": json.RawMessage(d.AppendJSON(nil, opt)), "units": units.Fields(t.name(), d)}
 		if t.reg != nil {
 			out["id"] = t.reg.ID
 		}
@@ -648,7 +701,7 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 	rows := d.Rows()
 	tb := a.newTable("FIELD", "VALUE")
 	for _, r := range rows {
-		tb.row(r.Path, withUnit(t.name(), r, raw))
+		tb.row(r.Path, units.Text(t.name(), r.Path, r.Value, raw))
 	}
 	tb.flush()
 	return nil

@@ -212,13 +212,13 @@ func TestSearch(t *testing.T) {
 		Hits []struct {
 			Register string `json:"register"`
 			Path     string `json:"path"`
-			Match    string `json:"match"`
+			Kind     string `json:"kind"`
 		} `json:"hits"`
 	}
 	mustJSON(t, out, &res)
 	found := false
 	for _, h := range res.Hits {
-		if h.Register == "MTMP" && h.Path == "temperature" && h.Match == "field" {
+		if h.Register == "MTMP" && h.Path == "temperature" && h.Kind == "field" {
 			found = true
 		}
 	}
@@ -232,7 +232,7 @@ func TestSearch(t *testing.T) {
 	// Descriptions are searched when an ADB is present.
 	t.Setenv("CXRAY_ADB", filepath.Join(prmhistory.Require(t), "hca-ext-rev0.57.adb"))
 	out, _, _ = cli(t, "", "prm", "search", "Module state", "-o", "json")
-	if !strings.Contains(out, `"match": "description"`) {
+	if !strings.Contains(out, `"kind": "description"`) {
 		t.Errorf("descriptions not searched: %.400s", out)
 	}
 }

@@ -1,7 +1,9 @@
 // Package devname parses the device names users give with -d and resolves
 // them through sysfs (ARCHITECTURE.md §3): PCI addresses in their usual
-// spellings, RDMA device names, network interface names, the emulator and
-// the kernel backend. It also lists the ConnectX functions of a machine.
+// spellings, RDMA device names, network interface names, mst's names
+// (/dev/mst/mt4129_pciconf0), the emulator and the kernel backend. It also
+// lists the ConnectX functions of a machine. A name that is no ConnectX
+// function here, whatever the reason, is a NotFoundError.
 package devname
 
 import (
@@ -92,19 +94,141 @@ func (s Sys) Parse(given string) (Name, error) {
 		n.BDF = strings.ToLower(addr)
 		return n, nil
 	}
+	// mst's names: /dev/mst/mt4129_pciconf0, mt4129_pciconf0.1.
+	if m := mstName.FindStringSubmatch(g); m != nil {
+		bdf, err := s.resolveMST(g, m)
+		if err != nil {
+			return n, err
+		}
+		n.BDF, n.Via = bdf, "mst name "+strings.TrimPrefix(g, "/dev/mst/")
+		return n, nil
+	}
 	// An RDMA device or a network interface.
 	for _, c := range []struct{ dir, what string }{{"class/infiniband", "RDMA device"}, {"class/net", "network interface"}} {
 		link := filepath.Join(s.Root, c.dir, g, "device")
 		if target, err := os.Readlink(link); err == nil {
 			bdf := filepath.Base(target)
-			if bdfFull.MatchString(bdf) {
-				n.BDF, n.Via = bdf, c.what+" "+g
-				return n, nil
+			if !bdfFull.MatchString(bdf) {
+				return n, &NotFoundError{fmt.Sprintf("device %q: the %s exists, but it is not on a PCI function (its device is %s), so it is no ConnectX adapter; run 'cxray status' to list the adapters, or use -d emu for the emulator", g, c.what, filepath.Base(target))}
 			}
-			return n, fmt.Errorf("%s %s is not a PCI function (its device is %s)", c.what, g, target)
+			if v := readHex(filepath.Join(s.Root, "bus/pci/devices", bdf, "vendor")); v != 0 && v != MellanoxVendor {
+				return n, &NotFoundError{fmt.Sprintf("device %q: the %s is on %s, vendor 0x%04x, not a Mellanox/NVIDIA ConnectX adapter (0x15b3); run 'cxray status' to list the adapters", g, c.what, bdf, v)}
+			}
+			n.BDF, n.Via = bdf, c.what+" "+g
+			return n, nil
 		}
 	}
 	return n, &NotFoundError{fmt.Sprintf("device %q: not a PCI address (0000:03:00.0 or 03:00.0), and no RDMA device or network interface of that name here; run 'cxray status' to list the adapters, or use -d emu for the emulator", g)}
+}
+
+// mstName is mst's device naming: mt<PCI device ID in decimal>_pciconf<N>
+// (or _pci_cr<N>) with an optional .<function>, under /dev/mst or not.
+var mstName = regexp.MustCompile(`^(?:/dev/mst/)?mt([0-9]+)_(pciconf|pci_cr)([0-9]+)(?:\.([0-7]))?$`)
+
+// MSTName returns the name mst gives a function: mt<device ID in decimal>
+// _pciconf<N>, N counting the adapters (PCI slots) of that device ID in
+// address order from 0, and ".F" for function F other than 0 (so the two
+// ports of a ConnectX-7 at 03:00.0 and 03:00.1 are mt4129_pciconf0 and
+// mt4129_pciconf0.1). fs is the machine's function list (List). Virtual
+// functions get none: mst does not name them.
+func MSTName(fs []Function, bdf string) string {
+	var me *Function
+	for i := range fs {
+		if fs[i].BDF == bdf {
+			me = &fs[i]
+		}
+	}
+	if me == nil || me.VF {
+		return ""
+	}
+	slot, fn := splitFunction(bdf)
+	n := 0
+	for _, s := range mstSlots(fs, me.DeviceID) {
+		if s == slot {
+			name := fmt.Sprintf("mt%d_pciconf%d", me.DeviceID, n)
+			if fn != "0" {
+				name += "." + fn
+			}
+			return name
+		}
+		n++
+	}
+	return ""
+}
+
+// mstSlots lists the PCI slots (domain:bus:device) holding physical
+// functions of a device ID, in address order.
+func mstSlots(fs []Function, id uint16) []string {
+	var slots []string
+	seen := map[string]bool{}
+	sorted := append([]Function(nil), fs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].BDF < sorted[j].BDF })
+	for _, f := range sorted {
+		if f.DeviceID != id || f.VF {
+			continue
+		}
+		slot, _ := splitFunction(f.BDF)
+		if !seen[slot] {
+			seen[slot] = true
+			slots = append(slots, slot)
+		}
+	}
+	return slots
+}
+
+func splitFunction(bdf string) (slot, fn string) {
+	i := strings.LastIndexByte(bdf, '.')
+	if i < 0 {
+		return bdf, "0"
+	}
+	return bdf[:i], bdf[i+1:]
+}
+
+// resolveMST finds the function an mst name stands for on this machine.
+func (s Sys) resolveMST(given string, m []string) (string, error) {
+	id, err := strconv.ParseUint(m[1], 10, 16)
+	idx, err2 := strconv.Atoi(m[3])
+	fn := m[4]
+	if fn == "" {
+		fn = "0"
+	}
+	fs, lerr := s.List()
+	explain := func(why string) error {
+		msg := fmt.Sprintf("device %q: %s. mst names are mt<PCI device ID in decimal>_pciconf<N>[.F]: the N-th adapter with that device ID in PCI address order (from 0), function F (0 when left out)", given, why)
+		var known []string
+		for _, f := range fs {
+			if n := MSTName(fs, f.BDF); n != "" {
+				known = append(known, n+" = "+f.BDF)
+			}
+		}
+		if len(known) > 0 {
+			msg += "; here: " + strings.Join(known, ", ")
+		} else {
+			msg += "; this machine has no ConnectX function ('cxray status' lists them; -d emu for the emulator)"
+		}
+		return &NotFoundError{msg}
+	}
+	if err != nil || err2 != nil {
+		return "", explain("the device ID or index is out of range")
+	}
+	if lerr != nil {
+		return "", &NotFoundError{fmt.Sprintf("device %q: listing the PCI functions failed: %v", given, lerr)}
+	}
+	slots := mstSlots(fs, uint16(id))
+	if len(slots) == 0 {
+		model, _ := Model(uint16(id))
+		return "", explain(fmt.Sprintf("no adapter with device ID %d (0x%04x, %s) here", id, id, model))
+	}
+	if idx >= len(slots) {
+		return "", explain(fmt.Sprintf("there are %d adapter(s) with device ID %d here, so the index goes up to %d", len(slots), id, len(slots)-1))
+	}
+	bdf := slots[idx] + "." + fn
+	for _, f := range fs {
+		if f.BDF == bdf {
+			return bdf, nil
+		}
+	}
+	return "", explain(fmt.Sprintf("adapter %d with device ID %d (%s) has no function %s", idx, id, slots[idx], fn))
 }
 
 // Function is one ConnectX PCI function found in sysfs.
@@ -130,7 +254,7 @@ func (s Sys) Function(bdf string) (Function, error) {
 	f.VendorID = uint16(readHex(filepath.Join(dir, "vendor")))
 	f.DeviceID = uint16(readHex(filepath.Join(dir, "device")))
 	if f.VendorID != MellanoxVendor {
-		return f, fmt.Errorf("%s is vendor 0x%04x, not a Mellanox/NVIDIA function (0x15b3); cxray only talks to ConnectX adapters", bdf, f.VendorID)
+		return f, &NotFoundError{fmt.Sprintf("%s is vendor 0x%04x, not a Mellanox/NVIDIA function (0x15b3); cxray only talks to ConnectX adapters ('cxray status' lists them)", bdf, f.VendorID)}
 	}
 	f.DeviceName, f.VF = Model(f.DeviceID)
 	if b, err := os.ReadFile(filepath.Join(dir, "numa_node")); err == nil {

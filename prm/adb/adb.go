@@ -109,6 +109,10 @@ func (p *parser) parse(name string, data []byte, depth int) error {
 		if err != nil {
 			var se *xml.SyntaxError
 			if errors.As(err, &se) {
+				if se.Msg == "unexpected EOF" {
+					// Refused whole: a cut database is never half loaded.
+					return &Error{File: name, Line: se.Line, Msg: "the file ends inside its XML: it was cut short (a partial download or copy); use a complete register database"}
+				}
 				return &Error{File: name, Line: se.Line, Msg: "not valid XML: " + se.Msg}
 			}
 			return &Error{File: name, Line: lines.at(off), Msg: err.Error()}
@@ -241,6 +245,7 @@ func parseField(a map[string]string, line int) (*prm.Field, error) {
 	if f.Name == "" {
 		return nil, errors.New("<field> without a name")
 	}
+	f.Format = prm.DetectFormat(f.Descr)
 	var err error
 	if f.Offset, err = ParseSize(a["offset"]); err != nil {
 		return nil, fmt.Errorf("field %s: offset: %v", f.Name, err)

@@ -12,8 +12,9 @@
 //	reg	NAME	ID	NODE	SIZE_BYTES
 //
 // Field keys: sub (subnode), enum (NAME:VALUE,...), arr (LOW:HIGH or
-// LOW:VAR), dyn, szc (size condition), usel (union selector), sel
-// (selected_by), cond (condition).
+// LOW:VAR), dyn, fmt (text, bcd or signed: what the description says of
+// the bits, prm.DetectFormat), szc (size condition), usel (union
+// selector), sel (selected_by), cond (condition).
 package facts
 
 import (
@@ -71,6 +72,9 @@ func Write(w io.Writer, db *prm.DB, header []string) error {
 			}
 			if f.Dynamic {
 				bw.WriteString("\tdyn=1")
+			}
+			if f.Format != prm.FormatNone {
+				fmt.Fprintf(bw, "\tfmt=%s", f.Format)
 			}
 			for _, kv := range [][2]string{{"szc", f.SizeCondition}, {"usel", f.UnionSelector}, {"sel", f.SelectedBy}, {"cond", f.Condition}} {
 				if kv[1] != "" {
@@ -172,6 +176,10 @@ func Read(source string, data string) (*prm.DB, error) {
 					}
 				case "dyn":
 					f.Dynamic = v == "1"
+				case "fmt":
+					if f.Format, err = prm.ParseFormat(v); err != nil {
+						return nil, bad(err.Error())
+					}
 				case "szc":
 					f.SizeCondition = v
 				case "usel":

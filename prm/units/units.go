@@ -2,14 +2,18 @@
 // in prose: MTMP temperatures in 1/8 °C, PDDR module voltage in 100 µV, and
 // so on. The table is our own, from the PRM's descriptions (see
 // shared/research/adb-and-mstflint-tools.md §3.2); values convert to SI-ish
-// units people read (°C, mV, mA, Gb/s, s).
+// units people read (°C, mV, mA, dBm, Gb/s, s), rounded to the field's
+// resolution.
 package units
 
 import (
 	"fmt"
+	"math"
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/prm"
 )
 
 // Unit converts a raw field value.
@@ -25,56 +29,117 @@ type Scaled struct {
 	Unit  string  `json:"unit"`
 }
 
-// Apply converts raw (width bits).
+// Decimals is how many decimals the unit's resolution has: the exact
+// decimals of a scale such as 0.125 or 0.002, else (1/256) enough to show
+// one count.
+func (u Unit) Decimals() int {
+	if u.Scale >= 1 || u.Scale <= 0 {
+		return 0
+	}
+	for d := 1; d <= 4; d++ {
+		x := u.Scale * math.Pow10(d)
+		if math.Abs(x-math.Round(x)) < 1e-9 {
+			return d
+		}
+	}
+	return int(math.Ceil(-math.Log10(u.Scale)))
+}
+
+// Apply converts raw (width bits), rounded to the unit's resolution (no
+// 49.486000000000004 mA).
 func (u Unit) Apply(raw uint64, width int) Scaled {
 	v := float64(raw)
 	if u.Signed && width > 0 && width < 64 && raw>>(width-1)&1 == 1 {
 		v = float64(int64(raw) - int64(1)<<width)
 	}
-	return Scaled{Value: v * u.Scale, Unit: u.Symbol}
+	p := math.Pow10(u.Decimals())
+	return Scaled{Value: math.Round(v*u.Scale*p) / p, Unit: u.Symbol}
 }
 
 // String prints a scaled value with sensible precision.
 func (s Scaled) String() string {
-	return strconv.FormatFloat(s.Value, 'f', -1, 64) + " " + s.Unit
+	v := s.Value
+	if v == 0 {
+		v = 0 // no "-0"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + " " + s.Unit
+}
+
+// cond picks an entry by another field of the register: PDDR's powers
+// are dBm or µW by module_info_ext.
+type cond struct {
+	field string
+	value uint64
 }
 
 type entry struct {
 	register string
 	pattern  string // path.Match pattern over the field path
 	unit     Unit
+	when     *cond
 }
+
+const pddrModule = "page_data.pddr_module_info_ext."
+
+var (
+	inDBm = &cond{"module_info_ext", 0}
+	inUW  = &cond{"module_info_ext", 1}
+)
 
 var table = []entry{
-	{"MTMP", "temperature", Unit{0.125, "°C", true}},
-	{"MTMP", "max_temperature", Unit{0.125, "°C", true}},
-	{"MTMP", "temperature_threshold_hi", Unit{0.125, "°C", true}},
-	{"MTMP", "temperature_threshold_lo", Unit{0.125, "°C", true}},
-	{"MGIR", "hw_info.uptime", Unit{1, "s", false}},
-	{"PTYS", "data_rate_oper", Unit{0.1, "Gb/s", false}},
-	{"PTYS", "max_port_rate", Unit{1, "Gb/s", false}},
-	{"PMTU", "*_mtu", Unit{1, "bytes", false}},
+	{"MTMP", "temperature", Unit{0.125, "°C", true}, nil},
+	{"MTMP", "max_temperature", Unit{0.125, "°C", true}, nil},
+	{"MTMP", "temperature_threshold_hi", Unit{0.125, "°C", true}, nil},
+	{"MTMP", "temperature_threshold_lo", Unit{0.125, "°C", true}, nil},
+	{"MGIR", "hw_info.uptime", Unit{1, "s", false}, nil},
+	{"PTYS", "data_rate_oper", Unit{0.1, "Gb/s", false}, nil},
+	{"PTYS", "max_port_rate", Unit{1, "Gb/s", false}, nil},
+	{"PMTU", "*_mtu", Unit{1, "bytes", false}, nil},
 	// PDDR module-info page (what mlxlink -m prints).
-	{"PDDR", "page_data.pddr_module_info_ext.temperature", Unit{1.0 / 256, "°C", true}},
-	{"PDDR", "page_data.pddr_module_info_ext.temperature_*_th", Unit{1.0 / 256, "°C", true}},
-	{"PDDR", "page_data.pddr_module_info_ext.voltage", Unit{0.1, "mV", false}},
-	{"PDDR", "page_data.pddr_module_info_ext.voltage_*_th", Unit{0.1, "mV", false}},
-	{"PDDR", "page_data.pddr_module_info_ext.tx_bias_lane*", Unit{0.002, "mA", false}},
-	{"PDDR", "page_data.pddr_module_info_ext.tx_bias_*_th", Unit{0.002, "mA", false}},
-	{"PDDR", "page_data.pddr_module_info_ext.wavelength", Unit{1, "nm", false}},
-	{"PDDR", "page_data.pddr_module_info_ext.cable_length", Unit{1, "m", false}},
+	{"PDDR", pddrModule + "temperature", Unit{1.0 / 256, "°C", true}, nil},
+	{"PDDR", pddrModule + "temperature_*_th", Unit{1.0 / 256, "°C", true}, nil},
+	{"PDDR", pddrModule + "voltage", Unit{0.1, "mV", false}, nil},
+	{"PDDR", pddrModule + "voltage_*_th", Unit{0.1, "mV", false}, nil},
+	{"PDDR", pddrModule + "tx_bias_lane*", Unit{0.002, "mA", false}, nil},
+	{"PDDR", pddrModule + "tx_bias_*_th", Unit{0.002, "mA", false}, nil},
+	// "measured in dBm/uW according to module_info_ext": 0 is dBm as a
+	// signed integer, 1 is µW; the thresholds follow ("resolution for
+	// rx_power and tx_power in module info page").
+	{"PDDR", pddrModule + "?x_power_*", Unit{1, "dBm", true}, inDBm},
+	{"PDDR", pddrModule + "?x_power_*", Unit{1, "µW", false}, inUW},
+	{"PDDR", pddrModule + "wavelength", Unit{1, "nm", false}, nil},
+	{"PDDR", pddrModule + "cable_length", Unit{1, "m", false}, nil},
 }
 
-// Lookup returns the unit of a register field, if known.
+// Lookup returns the unit of a register field, if known. For a field whose
+// unit depends on another field, it is the unit of that field's reset
+// value (PDDR powers: dBm); LookupIn decides from the register's data.
 func Lookup(register, fieldPath string) (Unit, bool) {
+	return LookupIn(register, fieldPath, nil)
+}
+
+// LookupIn is Lookup deciding conditional units from d.
+func LookupIn(register, fieldPath string, d *prm.Decoded) (Unit, bool) {
 	reg := strings.ToUpper(register)
 	for _, e := range table {
 		if e.register != reg {
 			continue
 		}
-		if ok, _ := path.Match(e.pattern, fieldPath); ok {
-			return e.unit, true
+		if ok, _ := path.Match(e.pattern, fieldPath); !ok {
+			continue
 		}
+		if e.when != nil {
+			v := uint64(0)
+			if d != nil {
+				if f, err := d.Get(e.when.field); err == nil && f.Kind() == prm.KindUint {
+					v = f.Uint()
+				}
+			}
+			if v != e.when.value {
+				continue
+			}
+		}
+		return e.unit, true
 	}
 	return Unit{}, false
 }
@@ -86,4 +151,61 @@ func (u Unit) Describe() string {
 		s += ", signed"
 	}
 	return s
+}
+
+// Text is a field's value as `reg get` shows it: prm.FormatValue (with raw,
+// prm.FormatRaw), and for a field with a unit " = " and the value in that
+// unit ("0x0196 (406) = 50.75 °C"; a signed field's raw part reads
+// "0xfff6 (-10) = -10 dBm"). `reg set` shows before and after with it, so
+// both read as `reg get` does.
+func Text(register, fieldPath string, v prm.Value, raw bool) string {
+	text := prm.FormatValue(v)
+	if raw {
+		text = prm.FormatRaw(v)
+	}
+	if v.Kind() != prm.KindUint {
+		return text
+	}
+	u, ok := LookupIn(register, fieldPath, v.Decoded())
+	if !ok {
+		return text
+	}
+	w := v.Step().Width
+	if u.Signed && !raw {
+		if n := signed(v.Uint(), w); n < 0 {
+			text = fmt.Sprintf("0x%0*x (%d)", (w+3)/4, v.Uint(), n)
+		}
+	}
+	return text + " = " + u.Apply(v.Uint(), w).String()
+}
+
+// Of is a field's value in its unit, if it has one.
+func Of(register, fieldPath string, v prm.Value) (Scaled, bool) {
+	if v.Kind() != prm.KindUint {
+		return Scaled{}, false
+	}
+	u, ok := LookupIn(register, fieldPath, v.Decoded())
+	if !ok {
+		return Scaled{}, false
+	}
+	return u.Apply(v.Uint(), v.Step().Width), true
+}
+
+// Fields maps the paths of a decoded register's fields that have units to
+// their values in those units (the "units" object of JSON output).
+func Fields(register string, d *prm.Decoded) map[string]Scaled {
+	out := map[string]Scaled{}
+	for _, row := range d.Rows() {
+		if s, ok := Of(register, row.Path, row.Value); ok {
+			out[row.Path] = s
+		}
+	}
+	return out
+}
+
+func signed(v uint64, width int) int64 {
+	if width <= 0 || width >= 64 || v>>(width-1)&1 == 0 {
+		return int64(v)
+	}
+	return int64(v) - int64(1)<<width
 }

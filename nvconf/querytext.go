@@ -1,0 +1,512 @@
+package nvconf
+
+import (
+	"bufio"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Reading mlxconfig and mstconfig outputs as evidence: operators on
+// Windows (WinMFT) and on locked-down hosts bring the text of `mlxconfig -d
+// DEV q` (with or without -e) or a `mlxconfig ... backup` file, not a device.
+// The query output's shape is research/adb-and-mstflint-tools.md §2.5 and
+// §3.3: "Device #n:", the "Device type / Name / Description / Device"
+// header, "Configurations:" with the column titles Default, Current, Next
+// Boot (or only Next Boot), then one line per parameter, "*" in front when
+// Next Boot differs; values as Label(n), plain numbers, or N/A. The tests
+// read outputs of mstconfig 4.21 captured on the emulator.
+
+// QueryText is one device of a query output, in the model Query returns.
+type QueryText struct {
+	DeviceType  string `json:"device_type"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Device      string `json:"device"`
+	// Columns are the value columns the output had, in order: ["Next
+	// Boot"], or ["Default", "Current", "Next Boot"] with -e.
+	Columns []string `json:"columns"`
+	// Result holds one Setting per parameter line. Settings whose name the
+	// database does not know have a zero Ref (Ref.Param is nil).
+	Result *QueryResult `json:"-"`
+	// Unknown lists the parameter names the database does not know.
+	Unknown []string `json:"unknown,omitempty"`
+	// Notes say what was odd: a value that does not match its parameter's
+	// values in the database, a star that disagrees with the columns.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// QueryTextError is a query output that cannot be read, with the line.
+type QueryTextError struct {
+	Line int
+	Msg  string
+}
+
+func (e *QueryTextError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return e.Msg
+}
+
+// IsQueryText says whether text looks like an mlxconfig/mstconfig query
+// output (it has the "Configurations:" heading).
+func IsQueryText(text string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "Configurations:") {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	labelValue = regexp.MustCompile(`^(.*)\((-?[0-9]+)\)$`)
+	headerKey  = regexp.MustCompile(`^(Device type|Name|Description|Device|PSID|FW Version|Part Number):\s*(.*)$`)
+)
+
+// ParseQueryText reads the query outputs in text, one QueryText per
+// device, resolving parameter names through db (which may be nil: the
+// settings then keep their names only).
+func ParseQueryText(text string, db *DB) ([]QueryText, error) {
+	if len(text) > MaxFileSize {
+		return nil, &QueryTextError{Msg: fmt.Sprintf("%d bytes; a query output is at most %d", len(text), MaxFileSize)}
+	}
+	var out []QueryText
+	var cur *QueryText
+	var rows []queryRow
+	inConf := false
+	finish := func() {
+		if cur != nil {
+			cur.Result = buildResult(cur, rows, db)
+			out = append(out, *cur)
+		}
+		cur, rows, inConf = nil, nil, false
+	}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 64<<10), MaxFileSize)
+	line := 0
+	for sc.Scan() {
+		line++
+		raw := strings.TrimRight(sc.Text(), "\r")
+		l := strings.TrimSpace(raw)
+		switch {
+		case l == "" || strings.Trim(l, "-=") == "":
+			continue
+		case strings.HasPrefix(l, "Device #"):
+			finish()
+			cur = &QueryText{}
+			continue
+		case strings.HasPrefix(l, "-E-"):
+			return nil, &QueryTextError{Line: line, Msg: "the output holds the tool's error instead of the configuration: " + strings.TrimSpace(l[3:])}
+		case strings.HasPrefix(l, "-I-"), strings.HasPrefix(l, "-W-"), strings.HasPrefix(l, "The '*' shows"):
+			continue
+		case strings.HasPrefix(l, "Configurations:"):
+			if cur == nil {
+				cur = &QueryText{} // the "Device #1:" lines were cut off
+			}
+			cur.Columns = columnsOf(strings.TrimSpace(strings.TrimPrefix(l, "Configurations:")))
+			if cur.Columns == nil {
+				return nil, &QueryTextError{Line: line, Msg: fmt.Sprintf("the Configurations: heading names columns %q; expected Next Boot, or Default Current Next Boot", strings.TrimPrefix(l, "Configurations:"))}
+			}
+			inConf = true
+			continue
+		}
+		if !inConf {
+			if m := headerKey.FindStringSubmatch(l); m != nil {
+				if cur == nil {
+					cur = &QueryText{}
+				}
+				v := strings.TrimSpace(m[2])
+				switch m[1] {
+				case "Device type":
+					cur.DeviceType = v
+				case "Name":
+					cur.Name = v
+				case "Description":
+					cur.Description = v
+				case "Device":
+					cur.Device = v
+				}
+				continue
+			}
+			return nil, &QueryTextError{Line: line, Msg: fmt.Sprintf("%q is neither a device header line nor a parameter; is this the output of mlxconfig/mstconfig q?", l)}
+		}
+		r, err := parseRow(raw, len(cur.Columns))
+		if err != nil {
+			return nil, &QueryTextError{Line: line, Msg: err.Error()}
+		}
+		r.line = line
+		rows = append(rows, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &QueryTextError{Msg: err.Error()}
+	}
+	if cur != nil && cur.Columns == nil {
+		return nil, &QueryTextError{Line: line, Msg: "the output ends before its Configurations: table (cut short?)"}
+	}
+	finish()
+	if len(out) == 0 {
+		return nil, &QueryTextError{Msg: "no Configurations: table; this is not the output of mlxconfig/mstconfig q"}
+	}
+	return out, nil
+}
+
+// columnsOf reads the column titles.
+func columnsOf(s string) []string {
+	switch strings.Join(strings.Fields(s), " ") {
+	case "Next Boot":
+		return []string{"Next Boot"}
+	case "Default Current Next Boot":
+		return []string{"Default", "Current", "Next Boot"}
+	case "Current Next Boot":
+		return []string{"Current", "Next Boot"}
+	}
+	return nil
+}
+
+type queryRow struct {
+	star   bool
+	name   string
+	values []string
+	line   int
+}
+
+// parseRow reads "[*]        NAME   v1 [v2 v3]". Values hold no spaces in
+// practice; a line with more words than columns is cut at mstconfig's
+// fixed columns (name %-36s after 9 characters, values %-16s).
+func parseRow(raw string, cols int) (queryRow, error) {
+	r := queryRow{}
+	t := strings.TrimLeft(raw, " \t")
+	if strings.HasPrefix(t, "*") {
+		r.star = true
+		t = strings.TrimLeft(t[1:], " \t")
+	}
+	f := strings.Fields(t)
+	if len(f) == 0 {
+		return r, fmt.Errorf("an empty parameter line")
+	}
+	r.name = f[0]
+	if !paramNameRE.MatchString(r.name) {
+		return r, fmt.Errorf("%q is not a parameter name", r.name)
+	}
+	vals := f[1:]
+	if len(vals) != cols && len(raw) > 45 {
+		vals = nil
+		rest := raw[45:]
+		for i := 0; i < cols; i++ {
+			end := len(rest)
+			if i < cols-1 && len(rest) > 16 {
+				end = 16
+			}
+			vals = append(vals, strings.TrimSpace(rest[:end]))
+			rest = rest[end:]
+		}
+	}
+	if len(vals) != cols {
+		return r, fmt.Errorf("%s has %d value(s); the table has %d column(s) (a line cut short?)", r.name, len(vals), cols)
+	}
+	r.values = vals
+	return r, nil
+}
+
+var paramNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*(\[[0-9]+\])?$`)
+
+// parseValue reads one printed value: Label(n), a number, 0x.., N/A, or
+// text (a STRING parameter, "Array[0..3]").
+func parseValue(s string, p *Param) *Value {
+	v := &Value{Text: s}
+	if s == "N/A" || s == "" {
+		return v
+	}
+	num := s
+	if m := labelValue.FindStringSubmatch(s); m != nil {
+		num = m[2]
+	}
+	if n, err := strconv.ParseInt(num, 0, 64); err == nil && n < 0 {
+		u := uint64(n)
+		if p != nil && p.ElemBits() > 0 && p.ElemBits() < 64 {
+			u &= 1<<uint(p.ElemBits()) - 1
+		}
+		v.Raw, v.Numeric = u, true
+	} else if u, err := strconv.ParseUint(num, 0, 64); err == nil {
+		v.Raw, v.Numeric = u, true
+	}
+	return v
+}
+
+// buildResult turns rows into Settings, naming them through db.
+func buildResult(q *QueryText, rows []queryRow, db *DB) *QueryResult {
+	res := &QueryResult{Settings: []Setting{}, Extended: len(q.Columns) == 3}
+	res.ReadDefault, res.ReadCurrent = res.Extended, len(q.Columns) >= 2
+	layout := layoutOf(rows)
+	for _, r := range rows {
+		s := Setting{Name: r.name}
+		var p *Param
+		if db != nil {
+			if ref, err := db.Resolve(r.name, layout); err == nil {
+				s.Ref, s.TLV, s.Instance = ref, ref.Param.TLV.Name, ref.Inst.String()
+				s.Name = ref.Name()
+				p = ref.Param
+			} else {
+				q.Unknown = append(q.Unknown, r.name)
+			}
+		}
+		for i, c := range q.Columns {
+			v := parseValue(r.values[i], p)
+			switch c {
+			case "Default":
+				s.Default = v
+			case "Current":
+				s.Current = v
+			case "Next Boot":
+				s.Next = v
+			}
+			if p != nil {
+				if note := checkValue(p, s.Name, c, v); note != "" {
+					q.Notes = append(q.Notes, fmt.Sprintf("line %d: %s", r.line, note))
+				}
+			}
+		}
+		s.Modified = r.star
+		if s.Default != nil {
+			s.Modified = !sameValue(s.Next, s.Default)
+		}
+		if s.Current != nil {
+			s.Pending = !sameValue(s.Next, s.Current)
+		}
+		if res.Extended && r.star != (s.Modified || s.Pending) {
+			q.Notes = append(q.Notes, fmt.Sprintf("line %d: %s: the '*' mark disagrees with its columns", r.line, r.name))
+		}
+		res.Settings = append(res.Settings, s)
+	}
+	return res
+}
+
+// maxTextInstances bounds the ports and modules a text may name.
+const maxTextInstances = 256
+
+// layoutOf guesses the ports and modules from the names' suffixes, so
+// LINK_TYPE_P2 resolves on a dual-port device.
+func layoutOf(rows []queryRow) Layout {
+	l := Layout{Ports: 1}
+	for _, r := range rows {
+		base := r.name
+		if m := indexRE.FindStringSubmatch(base); m != nil {
+			base = m[1]
+		}
+		if m := suffixRE.FindStringSubmatch(strings.ToUpper(base)); m != nil {
+			n, _ := strconv.Atoi(m[3])
+			if n > maxTextInstances {
+				continue // not a port or module any device has
+			}
+			if m[2] == "P" && n > l.Ports {
+				l.Ports = n
+			}
+			if m[2] == "M" && n+1 > l.Modules {
+				l.Modules = n + 1
+			}
+		}
+	}
+	return l
+}
+
+func sameValue(a, b *Value) bool {
+	switch {
+	case a == nil || b == nil:
+		return a == b
+	case a.Numeric && b.Numeric:
+		return a.Raw == b.Raw
+	}
+	return a.Text == b.Text
+}
+
+// checkValue says when a printed value does not fit its parameter: an enum
+// label of another value, a number outside the field.
+func checkValue(p *Param, name, col string, v *Value) string {
+	if !v.Numeric {
+		return ""
+	}
+	if p.ElemBits() < 64 && v.Raw>>uint(p.ElemBits()) != 0 {
+		return fmt.Sprintf("%s %s = %s does not fit its %d bits", name, col, v.Text, p.ElemBits())
+	}
+	if m := labelValue.FindStringSubmatch(v.Text); m != nil && (p.Type == TypeEnum || p.Type == TypeBool) {
+		if want := p.Format(v.Raw); want != v.Text && !strings.EqualFold(want, v.Text) {
+			return fmt.Sprintf("%s %s = %s, but the database calls %d %s (another database version?)", name, col, v.Text, v.Raw, want)
+		}
+	}
+	return ""
+}
+
+// SettingsFromTLVs decodes stored TLVs (a backup, mstconfig's or cxray's)
+// into the settings they hold, as Next Boot values: what the device would
+// boot with. TLVs the database does not know are listed by type.
+func SettingsFromTLVs(tlvs []RawTLV, db *DB) (*QueryResult, []string) {
+	res := &QueryResult{Settings: []Setting{}}
+	var unknown []string
+	for _, r := range tlvs {
+		in, ok := db.InstanceOf(r.Header.Type)
+		if !ok {
+			unknown = append(unknown, fmt.Sprintf("0x%08x", r.Header.Type))
+			continue
+		}
+		data := r.Data
+		if len(data) < in.TLV.Size {
+			data = append(append([]byte(nil), data...), make([]byte, in.TLV.Size-len(data))...)
+		}
+		for _, p := range in.TLV.Params {
+			if p.MlxName == "" {
+				continue
+			}
+			n := 1
+			if p.IsArray() {
+				n = p.ArrayLen
+			}
+			for i := 0; i < n; i++ {
+				ref := Ref{Param: p, Inst: in, Index: -1}
+				if p.IsArray() {
+					ref.Index = i
+				}
+				v := &Value{Text: p.FormatData(data, i), Defaulted: !p.ValidBitSet(data)}
+				if p.Type != TypeString && p.Type != TypeBytes {
+					if u, err := p.Get(data, i); err == nil {
+						v.Raw, v.Numeric = u, true
+					}
+				}
+				res.Settings = append(res.Settings, Setting{Ref: ref, Name: ref.Name(), TLV: in.TLV.Name, Instance: in.String(), Next: v})
+			}
+		}
+	}
+	sort.SliceStable(res.Settings, func(i, j int) bool { return res.Settings[i].Name < res.Settings[j].Name })
+	return res, unknown
+}
+
+// ConfigFile is an NV configuration read from a file: a query output or a
+// backup.
+type ConfigFile struct {
+	// Kind is "query" (mlxconfig/mstconfig q), or the backup's format
+	// (BackupFile.Format).
+	Kind    string
+	Devices []QueryText // query outputs
+	TLVs    []RawTLV    // backups
+	// Result is the configuration: the query's settings (of its first
+	// device), or the settings a backup's TLVs hold (as Next Boot).
+	Result *QueryResult
+	// Unchecked marks a backup without a checksum (mstflint's format):
+	// nothing proves it is whole; ask before writing it.
+	Unchecked bool
+	Notes     []string
+}
+
+// ReadConfigFile reads an NV configuration file in any of the forms people
+// bring: an mlxconfig/mstconfig query output, mstconfig's backup (raw TLV
+// file) or cxray's backup. hc (the MNVDA layout) is needed for raw files.
+func ReadConfigFile(text string, db *DB, hc *HeaderCodec) (*ConfigFile, error) {
+	switch {
+	case IsQueryText(text):
+		qs, err := ParseQueryText(text, db)
+		if err != nil {
+			return nil, err
+		}
+		cf := &ConfigFile{Kind: "query", Devices: qs, Result: qs[0].Result}
+		if len(qs) > 1 {
+			cf.Notes = append(cf.Notes, fmt.Sprintf("the file holds %d devices; the first (%s) is used", len(qs), qs[0].Device))
+		}
+		for _, u := range qs[0].Unknown {
+			cf.Notes = append(cf.Notes, "unknown to the parameter database: "+u)
+		}
+		cf.Notes = append(cf.Notes, qs[0].Notes...)
+		return cf, nil
+	}
+	b, err := ReadBackupFile(text, hc, db)
+	if err != nil {
+		return nil, err
+	}
+	cf := &ConfigFile{Kind: b.Format, TLVs: b.TLVs, Unchecked: b.Unchecked}
+	cf.finishTLVs(db)
+	return cf, nil
+}
+
+func (cf *ConfigFile) finishTLVs(db *DB) {
+	if db == nil {
+		cf.Result = &QueryResult{Settings: []Setting{}}
+		return
+	}
+	res, unknown := SettingsFromTLVs(cf.TLVs, db)
+	cf.Result = res
+	for _, u := range unknown {
+		cf.Notes = append(cf.Notes, "TLV type "+u+" is not in the parameter database; kept, not decoded")
+	}
+}
+
+// SettingChange is one parameter that differs between two configurations.
+type SettingChange struct {
+	Name   string `json:"name"`
+	TLV    string `json:"tlv,omitempty"`
+	Column string `json:"column"` // "Next Boot", "Current" or "Default"
+	Old    string `json:"old"`    // "" when only in the second
+	New    string `json:"new"`    // "" when only in the first
+}
+
+// CompareSettings lists the parameters whose values differ between a and
+// b, by name: Next Boot always, Current and Default where both have them.
+// A parameter in one only is a change from or to "".
+func CompareSettings(a, b *QueryResult) []SettingChange {
+	idx := func(r *QueryResult) map[string]*Setting {
+		m := map[string]*Setting{}
+		for i := range r.Settings {
+			m[strings.ToUpper(r.Settings[i].Name)] = &r.Settings[i]
+		}
+		return m
+	}
+	ma, mb := idx(a), idx(b)
+	var names []string
+	for k := range ma {
+		names = append(names, k)
+	}
+	for k := range mb {
+		if ma[k] == nil {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	text := func(v *Value) string {
+		if v == nil {
+			return ""
+		}
+		return v.Text
+	}
+	var out []SettingChange
+	for _, k := range names {
+		x, y := ma[k], mb[k]
+		name, tlv := k, ""
+		for _, s := range []*Setting{x, y} {
+			if s != nil {
+				name, tlv = s.Name, s.TLV
+			}
+		}
+		pick := func(s *Setting, col string) *Value {
+			switch {
+			case s == nil:
+				return nil
+			case col == "Current":
+				return s.Current
+			case col == "Default":
+				return s.Default
+			}
+			return s.Next
+		}
+		for _, col := range []string{"Next Boot", "Current", "Default"} {
+			va, vb := pick(x, col), pick(y, col)
+			if col != "Next Boot" && (va == nil || vb == nil) {
+				continue
+			}
+			if !sameValue(va, vb) {
+				out = append(out, SettingChange{Name: name, TLV: tlv, Column: col, Old: text(va), New: text(vb)})
+			}
+		}
+	}
+	return out
+}
