@@ -274,15 +274,25 @@ func TestTakeAndDiff(t *testing.T) {
 	list := func(cs []snapshot.Change) []ch {
 		var out []ch
 		for _, c := range cs {
-			out = append(out, ch{c.Register, c.Path, c.Old, c.New})
+			out = append(out, ch{c.Register, c.Path, c.OldText, c.NewText})
 		}
 		return out
 	}
 	if d := cmp.Diff([]ch{{"PAOS[local_port=2]", "admin_status", "up (1)", "down_by_configuration (2)"}}, list(r.Static)); d != "" {
 		t.Errorf("static (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]ch{{"PAOS[local_port=2]", "oper_status", "up (1)", "down (2)"}, {"MTMP[sensor_index=0]", "temperature", "0x0190 (400)", "0x0198 (408)"}}, list(r.Dynamic)); d != "" {
+	if d := cmp.Diff([]ch{{"PAOS[local_port=2]", "oper_status", "up (1)", "down (2)"}, {"MTMP[sensor_index=0]", "temperature", "50 °C", "51 °C"}}, list(r.Dynamic)); d != "" {
 		t.Errorf("dynamic (-want +got):\n%s", d)
+	}
+	// The temperature in its unit (1/8 °C raw), its delta in °C; an enum
+	// has no delta; the raw values stay numbers.
+	if len(r.Dynamic) == 2 {
+		if tc := r.Dynamic[1]; tc.Unit != "°C" || tc.Delta == nil || *tc.Delta != 1 || cmp.Diff([]any{uint64(400), uint64(408)}, []any{tc.Old, tc.New}) != "" {
+			t.Errorf("temperature change %+v", tc)
+		}
+		if r.Dynamic[0].Delta != nil {
+			t.Errorf("an enum has a delta: %v", *r.Dynamic[0].Delta)
+		}
 	}
 	// The joined counter, not its halves; 5000 frames in 100 s.
 	if len(r.Counters) != 1 || r.Counters[0].Path != "counter_set.eth_802_3_cntrs_grp_data_layout_ext.a_frames_transmitted_ok" ||
@@ -301,7 +311,7 @@ func TestTakeAndDiff(t *testing.T) {
 		"\nSTATIC values changed — these should not (1):\n  0000:03:00.1 PAOS[local_port=2] admin_status: up (1) → down_by_configuration (2)\n",
 		"\ncounters (1):\n  0000:03:00.1 PPCNT[grp=0,local_port=2] counter_set.eth_802_3_cntrs_grp_data_layout_ext.a_frames_transmitted_ok: 0x00000000000003e8 (1000) → 0x0000000000001770 (6000) (+5000, 50/s)\n",
 		"\ndynamic values (2):\n",
-		"  0000:03:00.1 MTMP[sensor_index=0] temperature: 0x0190 (400) → 0x0198 (408) (+8)\n",
+		"  0000:03:00.1 MTMP[sensor_index=0] temperature: 50 °C → 51 °C (+1 °C)\n",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, b.String())
@@ -401,8 +411,8 @@ func TestReadChecks(t *testing.T) {
 		return p
 	}
 	for name, c := range map[string]struct{ body, want string }{
-		"notjson":  {"{", "not a cxray snapshot"},
-		"format":   {`{"format":"other","version":1,"devices":[{}]}`, `(format "other")`},
+		"notjson":  {"{", "the file was cut short"},
+		"format":   {`{"format":"other","version":1,"devices":[{}]}`, `not a cxray snapshot: its format is "other"`},
 		"version":  {`{"format":"cxray-snapshot","version":99,"devices":[{}]}`, "snapshot version 99 is newer than this cxray reads (1); update cxray"},
 		"empty":    {`{"format":"cxray-snapshot","version":1,"devices":[]}`, "the snapshot has no devices"},
 		"badvalue": {`{"format":"cxray-snapshot","version":1,"devices":[{"registers":[{"fields":[{"value":"x"}]}]}]}`, "neither a number nor s:text"},
