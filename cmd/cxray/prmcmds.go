@@ -75,13 +75,15 @@ func notFoundEverywhere(name string, regErr error) error {
 	head, regHint, _ := strings.Cut(msg, "; ")
 	msg = head + ", nor a command or command layout"
 	switch {
-	case regHint != "":
+	case strings.Contains(regHint, "did you mean"):
 		msg += "; " + regHint
 		if len(s) > 0 {
 			msg += " (commands: " + strings.Join(s, ", ") + ")"
 		}
 	case len(s) > 0:
 		msg += "; did you mean " + strings.Join(s, ", ") + "?"
+	case regHint != "":
+		msg += "; " + regHint
 	}
 	return &prm.NotFoundError{Msg: msg}
 }
