@@ -110,7 +110,7 @@ func TestKernelAdapter(t *testing.T) {
 func TestKernelModule(t *testing.T) {
 	ctx := context.Background()
 	a := openKernel(t, "kernel:mlx5_0", nil)
-	ms, err := a.Modules(ctx, adapter.ModuleOptions{Firmware: true})
+	ms, err := a.Modules(ctx, adapter.ModuleOptions{Firmware: true, Full: true})
 	if err != nil || len(ms) != 1 {
 		t.Fatal(ms, err)
 	}

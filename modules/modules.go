@@ -125,7 +125,7 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) ([]*Report, error)
 
 // readOne reads one port's module into a report.
 func readOne(ctx context.Context, a *adapter.Adapter, port int, raw bool) (*Report, error) {
-	m, err := a.Module(ctx, port, adapter.ModuleOptions{Firmware: true})
+	m, err := a.Module(ctx, port, adapter.ModuleOptions{Firmware: true, Full: raw})
 	if err != nil {
 		return nil, err
 	}

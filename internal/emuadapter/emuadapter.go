@@ -59,10 +59,6 @@ func OpenState(name string, b scenario.Options) (*state.State, error) {
 	return state.Open(name, state.Options{DB: b.DB, Strict: b.Strict})
 }
 
-// StackOptions keep the emulator quick to give up on held semaphores, so
-// fault demonstrations finish within a command's timeout.
-var StackOptions = dev.StackOptions{SemaphoreTimeout: 2 * time.Second}
-
 // SplitName separates "emu:lab.yaml@0000:03:00.1" into the scenario name
 // and the function it picks ("" for the first).
 func SplitName(n devname.Name) (string, string) {
@@ -155,11 +151,14 @@ func (e *Emulator) OpenKept(ctx context.Context, st *state.State, funcs []*scena
 	return e.open(ctx, st.Emulation(), st.Do, funcs, name, all, nil, o)
 }
 
+// eagerOpenWait bounds the open of a function's register path at start;
+// a held semaphore makes it fail, and the path opens on first use.
+const eagerOpenWait = 250 * time.Millisecond
+
 func (e *Emulator) open(ctx context.Context, em *scenario.Emulation, do func(func() error) error, funcs []*scenario.Function, name string, all bool, save func() error, o adapter.Options) ([]*adapter.Adapter, error) {
+	// Waits for held semaphores last as long as the caller's deadline, as
+	// on hardware (dev.StackOptions.SemaphoreTimeout).
 	stack := e.Stack
-	if stack.IsZero() {
-		stack = StackOptions
-	}
 	if do == nil {
 		do = func(fn func() error) error { return fn() }
 	}
@@ -189,8 +188,12 @@ func (e *Emulator) open(ctx context.Context, em *scenario.Emulation, do func(fun
 		}
 		// A function whose gateway is held (or gone) at open is still
 		// opened: its register path opens on first use, so one stuck
-		// function does not take the others down with it.
-		d, err := open(ctx)
+		// function does not take the others down with it. The eager try
+		// waits briefly, so that the first use waits out the command's
+		// deadline and its error tells the whole wait.
+		eager, cancel := context.WithTimeout(ctx, eagerOpenWait)
+		d, err := open(eager)
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				adapter.CloseAll(out)
