@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/emu/nsrun"
 )
@@ -71,6 +72,8 @@ type app struct {
 	stdin          io.Reader
 	output         string // table or json
 	adbPath        string
+	// cmd is the command running (its flags: --via).
+	cmd *cobra.Command
 }
 
 func (a *app) json() bool { return a.output == "json" }
@@ -184,6 +187,12 @@ Exit codes: 0 ok, 1 a problem was found, 2 usage error, 3 device or access error
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if a.output != "table" && a.output != "json" {
 				return usageErr("-o %s: the output format is table or json", a.output)
+			}
+			a.cmd = cmd
+			if fl := cmd.Flags().Lookup("via"); fl != nil {
+				if _, err := adapter.ParseVia(fl.Value.String()); err != nil {
+					return usageWrap(err)
+				}
 			}
 			return nil
 		},

@@ -266,6 +266,7 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 			"device":          ad.Name(),
 			"bdf":             ad.BDF(),
 			"backend":         ad.Backend(),
+			"via":             ad.Path(),
 			"register":        r.Register.Name,
 			"id":              r.Register.ID,
 			"source_revision": ad.DB().Revision,

@@ -23,6 +23,7 @@ type statusEntry struct {
 	Model           string      `json:"model"`
 	DeviceID        uint16      `json:"device_id"`
 	Backend         dev.Backend `json:"backend"`
+	Via             dev.Backend `json:"via,omitempty"`
 	PSID            string      `json:"psid,omitempty"`
 	Firmware        string      `json:"firmware,omitempty"`
 	FirmwarePending string      `json:"firmware_pending,omitempty"`
@@ -39,6 +40,8 @@ type statusEntry struct {
 	MACDrift bool              `json:"mac_drift"`
 	Drift    []health.MACDrift `json:"drift,omitempty"`
 	Error    string            `json:"error,omitempty"`
+	// Notes say how the device was reached (a fallback, the path taken).
+	Notes []string `json:"notes,omitempty"`
 }
 
 type statusOptions struct {
@@ -120,6 +123,9 @@ func (a *app) printStatus(entries []statusEntry) {
 		}
 		if e.FirmwarePending != "" {
 			notes = append(notes, fmt.Sprintf("%s: firmware %s is written and runs after the next firmware reset", e.BDF, e.FirmwarePending))
+		}
+		for _, n := range e.Notes {
+			notes = append(notes, fmt.Sprintf("%s: %s", e.BDF, n))
 		}
 		if e.Error != "" {
 			notes = append(notes, fmt.Sprintf("%s: %s", e.BDF, e.Error))
@@ -247,6 +253,9 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) statusEntry {
 			e.Model, _ = devname.Model(id.DeviceID)
 		}
 	}
+	if p := ad.Path(); p != "" && p != ad.Backend() {
+		e.Via = p
+	}
 	if ps, err := ad.Ports(ictx); err == nil {
 		e.Ports = len(ps)
 	} else if id != nil {
@@ -267,9 +276,7 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) statusEntry {
 		e.Drift = health.Drift(perm, os.Netdevs)
 		e.MACDrift = len(e.Drift) > 0
 	}
-	for _, n := range ad.Notes() {
-		notes = append(notes, n)
-	}
+	e.Notes = append(e.Notes, ad.Notes()...)
 	sort.Strings(e.Netdevs)
 	e.Error = strings.Join(notes, "; ")
 	return e
