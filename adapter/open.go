@@ -128,7 +128,10 @@ func OpenAll(ctx context.Context, given string, o Options) ([]*Adapter, error) {
 	}
 	var out []*Adapter
 	for _, f := range fns {
-		if f.VF {
+		// A function another driver holds (vfio-pci: passed through to a
+		// guest) is not this host's to drive; an unbound one is, as for
+		// mstflint (a driver that failed to load).
+		if f.VF || f.Driver != "" && f.Driver != "mlx5_core" {
 			continue
 		}
 		a, err := o.openPCI(ctx, f.BDF, f.BDF)

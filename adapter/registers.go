@@ -343,7 +343,9 @@ func (a *Adapter) sensorMap(ctx context.Context) ([]int, error) {
 // answers a status) gives nil.
 func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, error) {
 	r, err := a.get(ctx, "MTMP", "sensor_index="+strconv.Itoa(index))
-	if _, isStatus := dev.StatusOf(err); module >= 0 && isStatus {
+	// A module sensor of an empty cage answers bad parameter or resource
+	// not available; any other status (busy ...) is a failed reading.
+	if st, isStatus := dev.StatusOf(err); module >= 0 && isStatus && (st == dev.StatusBadParameter || st == dev.StatusResourceNotAvailable) {
 		return nil, nil
 	}
 	if err != nil {

@@ -164,7 +164,7 @@ func (m *ModuleReading) Best() *optics.Module {
 
 // Observation is the reading as optics.Diagnose takes it.
 func (m *ModuleReading) Observation() optics.Observation {
-	return optics.Observation{Module: m.Module, OperStatus: m.OperStatus, ErrorType: m.ErrorType,
+	return optics.Observation{Module: m.Module, Port: m.Port, OperStatus: m.OperStatus, ErrorType: m.ErrorType,
 		EEPROM: m.EEPROM, EEPROMErr: m.EEPROMErr, Firmware: m.Firmware, FirmwareErr: m.FirmwareErr,
 		FirmwareUnsupportsEE: m.NoMCIA}
 }
