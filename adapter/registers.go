@@ -439,3 +439,17 @@ func (a *Adapter) registerCounters(ctx context.Context, ps []Port) ([]CounterSet
 	}
 	return out, errors.Join(errs...)
 }
+
+// Description is the adapter's model description (MQIS MODEL_DESCRIPTION,
+// what mlxconfig prints as "Description"); "" when the firmware has none
+// or the backend has no registers.
+func (a *Adapter) Description(ctx context.Context) (string, error) {
+	if !a.HasRegisters() {
+		return "", nil
+	}
+	text, err := a.readMQIS(ctx, "MODEL_DESCRIPTION")
+	if errors.Is(err, dev.ErrNotSupported) || errors.Is(err, dev.ErrNoSuchInstance) {
+		return "", nil
+	}
+	return strings.TrimSpace(text), err
+}

@@ -332,8 +332,8 @@ func TestMstconfigVsConfigQuery(t *testing.T) {
 		skipLoudly(t, "cxray config does not exist in this build (issue 6)")
 	}
 	bdf := scenarios[0].bdfs[0]
-	script := fmt.Sprintf("TMO=120 run q mstconfig -d %s q\nTMO=120 run qe mstconfig -d %s -e q %s\nrun c cxray config query -e -d %s -o json\n",
-		bdf, bdf, strings.Join(configDetail, " "), bdf)
+	script := fmt.Sprintf("TMO=120 run q mstconfig -d %s q\nTMO=120 run qe mstconfig -d %s -e q %s\nrun c cxray config query -e -d %s -o json\nrun ct cxray config q -d %s\n",
+		bdf, bdf, strings.Join(configDetail, " "), bdf, bdf)
 	s := emuRun(t, "cx7.yaml", script, 4*time.Minute)
 	peer := parseMstconfigQuery(s.ok(t, "q").stdout, false)
 	if len(peer) == 0 {
@@ -377,4 +377,26 @@ func TestMstconfigVsConfigQuery(t *testing.T) {
 		}
 	}
 	t.Logf("%d parameters compared (Next Boot), %d in detail", len(peer), len(detail))
+	// The header mlxconfig users read first: the same device type, name
+	// and description.
+	theirs, mine := headerLines(s.ok(t, "q").stdout), headerLines(s.ok(t, "ct").stdout)
+	for _, k := range []string{"Device type", "Name", "Description"} {
+		if theirs[k] == "" || theirs[k] != mine[k] {
+			t.Errorf("%s: mstconfig %q, cxray %q", k, theirs[k], mine[k])
+		}
+	}
+}
+
+// headerLines reads "Key:   value" lines of a query header.
+func headerLines(out string) map[string]string {
+	m := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && !strings.HasPrefix(k, " ") {
+			if _, seen := m[k]; !seen {
+				m[k] = strings.TrimSpace(v)
+			}
+		}
+	}
+	return m
 }

@@ -44,6 +44,9 @@ func (a *app) configCmd() *cobra.Command {
 and mstconfig work with), by parameter name: SRIOV_EN, NUM_OF_VFS, LINK_TYPE_P1,
 LOG_TX_PSN_WINDOW ...
 
+mlxconfig's short commands work: q (query), s (set), r (reset), i
+(show-params), and -y for --yes.
+
 A value set goes to Next Boot: the running firmware keeps its Current value
 until a firmware reset ('cxray config apply', mstfwreset) or a reboot; some
 parameters need a power cycle. 'query -e' shows Default, Current and Next Boot.
@@ -56,6 +59,14 @@ The parameter database is mstflint's mlxconfig_host.db when installed, else
 the one built into cxray; --nvdb FILE or $CXRAY_NVDB picks another ('builtin'
 for the built-in one).`,
 	}
+	// mlxconfig puts -y and -e before the command (mlxconfig -d DEV -y s
+	// X=1): known here as booleans, they do not swallow the command
+	// name; the subcommands' own --yes and --extended take the values.
+	var mlxYes, mlxExtended bool
+	c.PersistentFlags().BoolVarP(&mlxYes, "yes", "y", false, "do not ask for confirmation")
+	c.PersistentFlags().BoolVarP(&mlxExtended, "extended", "e", false, "also show Default and Current values (query)")
+	c.PersistentFlags().MarkHidden("yes")
+	c.PersistentFlags().MarkHidden("extended")
 	c.PersistentFlags().StringVar(&cc.nvdb, "nvdb", "", "NV parameter database: mstflint's mlxconfig_host.db (SQLite) or 'builtin'; default $CXRAY_NVDB, the installed one, or the built-in")
 	c.AddCommand(cc.queryCmd(), cc.setCmd(), cc.applyCmd(), cc.resetCmd(), cc.backupCmd(), cc.restoreCmd(), cc.recoverCmd(), cc.diffCmd(), cc.showParamsCmd())
 	return c
@@ -176,6 +187,24 @@ func (t *nvTarget) deviceLine(ctx context.Context) string {
 
 // ---- query
 
+// printDeviceHeader prints the lines mlxconfig users look for first
+// (Device type, Name, Description, Device), then the firmware.
+func (cc *configCtx) printDeviceHeader(t *nvTarget) {
+	w := cc.a.stdout
+	ctx := cc.a.ctx
+	id, _ := t.ad.Identity(ctx)
+	if id == nil {
+		id = &adapter.Identity{}
+	}
+	desc, _ := t.ad.Description(ctx)
+	// mlxconfig writes the type without the dash: ConnectX7.
+	fmt.Fprintf(w, "Device type:  %s\n", dash(strings.ReplaceAll(id.Model, "-", "")))
+	fmt.Fprintf(w, "Name:         %s\n", dash(id.PartNumber))
+	fmt.Fprintf(w, "Description:  %s\n", dash(desc))
+	fmt.Fprintf(w, "Device:       %s\n", describe(t.ad))
+	fmt.Fprintf(w, "Firmware:     %s\n", dash(id.Firmware))
+}
+
 type valueJSON struct {
 	Text      string  `json:"text"`
 	Raw       *uint64 `json:"raw,omitempty"`
@@ -212,8 +241,9 @@ func (cc *configCtx) queryCmd() *cobra.Command {
 	var extended, all bool
 	var filter string
 	c := &cobra.Command{
-		Use:   "query [PARAM...]",
-		Short: "Show the NV configuration: Next Boot, and with -e Default and Current",
+		Use:     "query [PARAM...]",
+		Aliases: []string{"q"},
+		Short:   "Show the NV configuration: Next Boot, and with -e Default and Current",
 		Long: `Show every parameter the device supports (or the ones named): its Next Boot
 value, and with -e its Default (factory) and Current (running) values. A *
 marks a parameter whose Next Boot value differs from Current: it takes effect
@@ -261,6 +291,9 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 	if a.json() {
 		out := struct {
 			Device      string        `json:"device"`
+			DeviceType  string        `json:"device_type,omitempty"`
+			Name        string        `json:"name,omitempty"`
+			Description string        `json:"description,omitempty"`
 			NVDB        string        `json:"nvdb"`
 			ReadDefault bool          `json:"read_default"`
 			ReadCurrent bool          `json:"read_current"`
@@ -270,6 +303,10 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 			Notes       []string      `json:"notes,omitempty"`
 		}{Device: t.ad.Name(), NVDB: t.nv.Source, ReadDefault: res.ReadDefault, ReadCurrent: res.ReadCurrent,
 			Parameters: []settingJSON{}, Pending: []string{}, Unsupported: res.Unsupported, Notes: t.s.Notes}
+		if id, _ := t.ad.Identity(a.ctx); id != nil {
+			out.DeviceType, out.Name = strings.ReplaceAll(id.Model, "-", ""), id.PartNumber
+		}
+		out.Description, _ = t.ad.Description(a.ctx)
 		for _, s := range res.Settings {
 			j := settingJSON{Name: s.Name, TLV: s.TLV, Instance: s.Instance, Type: s.Ref.Param.Type.String(), Next: toValueJSON(s.Next),
 				Modified: s.Modified, Pending: s.Pending, Hidden: s.Hidden}
@@ -284,8 +321,8 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 		return a.writeJSON(out)
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "Device:      %s\n", t.deviceLine(a.ctx))
-	fmt.Fprintf(w, "Parameters:  %s (%d TLVs)\n", t.nv.Source, len(t.nv.TLVs))
+	cc.printDeviceHeader(t)
+	fmt.Fprintf(w, "Parameters:   %s (%d TLVs)\n", t.nv.Source, len(t.nv.TLVs))
 	for _, n := range t.s.Notes {
 		fmt.Fprintf(w, "Note:        %s\n", n)
 	}
@@ -434,8 +471,9 @@ type configSetOptions struct {
 func (cc *configCtx) setCmd() *cobra.Command {
 	var o configSetOptions
 	c := &cobra.Command{
-		Use:   "set PARAM=VALUE...",
-		Short: "Change parameters (validated, backed up, whole-TLV write, verified; Next Boot)",
+		Use:     "set PARAM=VALUE...",
+		Aliases: []string{"s"},
+		Short:   "Change parameters (validated, backed up, whole-TLV write, verified; Next Boot)",
 		Long: `Change parameters for the next boot: cxray reads each TLV, checks every value
 (type, enum values, the device's limits and rules) before touching the device,
 writes a backup of the NV configuration, writes whole TLVs with the valid bits
@@ -454,7 +492,7 @@ power cycle.`,
 		RunE: func(_ *cobra.Command, args []string) error { return cc.runSetCmd(&o, args) },
 	}
 	o.df.add(c)
-	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "validate and print the TLVs that would be written; write nothing")
 	c.Flags().StringVar(&o.backup, "backup", "", "write the backup to this file (default: a new file in $CXRAY_BACKUP_DIR or ~/.local/state/cxray/backups)")
 	return c
@@ -603,7 +641,7 @@ mstfwreset or a reboot).`,
 		RunE: func(_ *cobra.Command, _ []string) error { return cc.runApply(&o) },
 	}
 	o.df.add(c)
-	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be applied and which reset would be sent; send nothing")
 	c.Flags().BoolVar(&o.atReboot, "at-reboot", false, "arm the reset for the next host reboot (PERST) instead of now")
 	return c
@@ -697,8 +735,9 @@ type configResetOptions struct {
 func (cc *configCtx) resetCmd() *cobra.Command {
 	var o configResetOptions
 	c := &cobra.Command{
-		Use:   "reset [TLV|PARAM...] [--all]",
-		Short: "Return TLVs (MNVDI) or the whole NV configuration (MNVIA) to the defaults, for the next boot",
+		Use:     "reset [TLV|PARAM...] [--all]",
+		Aliases: []string{"r"},
+		Short:   "Return TLVs (MNVDI) or the whole NV configuration (MNVIA) to the defaults, for the next boot",
 		Long: `Erase what is written for the named TLVs, so their Next Boot values are the
 firmware defaults again (MNVDI), or everything with --all (MNVIA, what
 'mstconfig reset' does). Name a TLV (nv_global_pci_conf) or a parameter in it
@@ -709,7 +748,7 @@ firmware reset, like set.`,
 	}
 	o.df.add(c)
 	c.Flags().BoolVar(&o.all, "all", false, "reset the whole NV configuration (MNVIA)")
-	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "list what would return to its default; write nothing")
 	c.Flags().StringVar(&o.backup, "backup", "", "write the backup to this file")
 	return c
@@ -929,7 +968,7 @@ they are listed first.`,
 	o.df.add(c)
 	c.Flags().BoolVar(&o.resetMissing, "reset-missing", false, "also reset the TLVs stored on the adapter but not in the file")
 	c.Flags().BoolVar(&o.merge, "merge", false, "only write the file's TLVs (the default; kept for older scripts)")
-	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be written and reset; write nothing")
 	c.Flags().StringVar(&o.backup, "backup", "", "write the backup of the current configuration to this file")
 	return c
@@ -1073,7 +1112,7 @@ holds them.`,
 	o.df.add(c)
 	c.Flags().BoolVar(&o.finish, "finish", false, "complete the interrupted write")
 	c.Flags().BoolVar(&o.rollback, "rollback", false, "undo it from the backup taken before it")
-	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be written; write nothing")
 	return c
 }
@@ -1258,8 +1297,9 @@ func (cc *configCtx) showParamsCmd() *cobra.Command {
 	var filter string
 	var internal bool
 	c := &cobra.Command{
-		Use:   "show-params [--filter RE]",
-		Short: "List the parameters the database knows: names, TLV, type, values, limits, meaning",
+		Use:     "show-params [--filter RE]",
+		Aliases: []string{"i", "show_confs"},
+		Short:   "List the parameters the database knows: names, TLV, type, values, limits, meaning",
 		Long: `List every user-visible parameter of the NV database (no device needed): its
 name (NAME_P<n> for per-port ones), the TLV it lives in, its type, the values
 it takes and its limits (the expressions refer to the device's capability

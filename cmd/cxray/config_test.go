@@ -432,3 +432,31 @@ func TestConfigShowParams(t *testing.T) {
 		t.Errorf("bad --nvdb: %d %s", code, errs)
 	}
 }
+
+// mlxconfig's command line: short commands, -y and -e before the command,
+// and the header its users read first.
+func TestConfigSpeaksMlxconfig(t *testing.T) {
+	nvEnv(t)
+	out, errs, code := cli(t, "", "config", "-d", "emu", "-e", "q", "NUM_OF_VFS")
+	if code != 0 || !strings.Contains(out, "DEFAULT") {
+		t.Fatalf("config -d emu -e q: exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{"Device type:  ConnectX7\n", "Name:         EMU-CX7-2P400G\n", "Description:  Emulated NVIDIA ConnectX-7", "Device:       emu (0000:03:00.0)\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("header lacks %q:\n%s", want, out)
+		}
+	}
+	if _, errs, code := cli(t, "", "config", "-d", "emu", "-y", "s", "NUM_OF_VFS=4"); code != 0 {
+		t.Fatalf("config -d emu -y s: exit %d %s", code, errs)
+	}
+	out, _, _ = cli(t, "", "config", "q", "-d", "emu", "NUM_OF_VFS", "-o", "json")
+	if !strings.Contains(out, `"text": "4"`) {
+		t.Errorf("after s: %s", out)
+	}
+	if out, _, code := cli(t, "", "config", "i", "--filter", "^SRIOV_EN$"); code != 0 || !strings.Contains(out, "SRIOV_EN") {
+		t.Errorf("config i: exit %d %s", code, out)
+	}
+	if _, errs, code := cli(t, "", "config", "-d", "emu", "-y", "r", "--all"); code != 0 {
+		t.Errorf("config -y r --all: exit %d %s", code, errs)
+	}
+}
