@@ -112,7 +112,7 @@ func (cc *configCtx) open(ctx context.Context, df deviceFlags) (*nvTarget, error
 	if err != nil {
 		return nil, err
 	}
-	if ie := t.interrupted(); ie != nil {
+	if ie := t.interrupted(ctx, false); ie != nil {
 		fmt.Fprintf(cc.a.stderr, "cxray: warning: %v\n", ie)
 	}
 	return t, nil
@@ -125,7 +125,7 @@ func (cc *configCtx) openWrite(ctx context.Context, df deviceFlags) (*nvTarget, 
 	if err != nil {
 		return nil, err
 	}
-	if ie := t.interrupted(); ie != nil {
+	if ie := t.interrupted(ctx, true); ie != nil {
 		t.Close()
 		return nil, deviceErr(ie)
 	}
@@ -165,11 +165,25 @@ func (cc *configCtx) openSession(ctx context.Context, df deviceFlags) (*nvTarget
 func (t *nvTarget) key() string { return nvconf.KeyFor(t.ad.Backend(), t.ad.Name(), t.ad.BDF()) }
 
 // interrupted is the adapter's interrupted write, if the journal has one.
-func (t *nvTarget) interrupted() *nvconf.InterruptedError {
+// A journal entry is a write in progress while its writer holds the NV
+// lock, and interrupted only once the lock is free: so the lock is taken
+// (waited for when wait, else tried briefly) around the look.
+func (t *nvTarget) interrupted(ctx context.Context, wait bool) *nvconf.InterruptedError {
 	j, err := nvconf.DefaultJournal()
 	if err != nil {
 		return nil
 	}
+	lctx := ctx
+	if !wait {
+		var cancel context.CancelFunc
+		lctx, cancel = context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+	}
+	unlock, err := nvconf.Lock(lctx, t.key())
+	if err != nil {
+		return nil // held: another write is under way (Commit waits for it)
+	}
+	defer unlock()
 	e, err := j.Pending(t.key())
 	if err != nil || e == nil {
 		return nil
@@ -1002,9 +1016,6 @@ func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 	if bf.Unchecked && o.resetMissing && !o.acceptUnchecked {
 		return usageErr("%s (%s) carries no count or checksum, so nothing proves it is whole, and --reset-missing would reset every TLV a cut removed; restore without --reset-missing (the file's TLVs only), or add --accept-unchecked if you know the file is complete", file, bf.Format)
 	}
-	if bf.Unchecked && !a.json() {
-		fmt.Fprintf(a.stdout, "note: %s (%s) carries no count or checksum: check it holds every TLV you expect\n", file, bf.Format)
-	}
 	ro := nvconf.RestoreOptions{ResetMissing: o.resetMissing}
 	plan, err := t.s.PlanRestore(ctx, want, ro)
 	if err != nil {
@@ -1042,6 +1053,9 @@ func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 			fmt.Fprintf(a.stdout, "keep   %s (stored now, not in the file; --reset-missing resets it)\n", t.nv.DescribeType(r.Header.Type))
 		}
 		fmt.Fprintf(a.stdout, "%d TLV(s) already as in the file.\n", plan.Unchanged)
+		if bf.Unchecked {
+			fmt.Fprintf(a.stdout, "note: %s (%s) carries no count or checksum: check it holds every TLV you expect\n", file, bf.Format)
+		}
 	}
 	if plan.Empty() || o.dryRun {
 		if a.json() {

@@ -340,7 +340,7 @@ func TestConfigBackupRestore(t *testing.T) {
 			t.Errorf("after a restore that keeps: exit %d\n%s", code, out)
 		}
 		// --reset-missing resets it too, listed first.
-		out, errs, code = cfgcli(t, "", "config", "restore", "-d", "emu", format, "--yes", "--reset-missing")
+		out, errs, code = cfgcli(t, "", "config", "restore", "-d", "emu", format, "--yes", "--reset-missing", "--accept-unchecked")
 		if code != 0 || !strings.Contains(out, "Restored and verified") || !strings.HasPrefix(out, "reset  nv_sw_offload_conf") {
 			t.Fatalf("restore --reset-missing %s: exit %d\n%s%s", format, code, out, errs)
 		}
