@@ -57,11 +57,11 @@ func TestFromEthtoolLayouts(t *testing.T) {
 		halves int
 		note   string
 	}{
-		{0x03, 512, 4, ""},     // SFP: A0h and A2h
-		{0x03, 256, 2, ""},     // SFP without diagnostics
-		{0x11, 640, 5, ""},     // QSFP28: lower, pages 0..3
-		{0x11, 256, 2, ""},     // QSFP28, ethtool's short dump
-		{0x18, 256, 2, ""},     // QSFP-DD (CMIS)
+		{0x03, 512, 4, ""}, // SFP: A0h and A2h
+		{0x03, 256, 2, ""}, // SFP without diagnostics
+		{0x11, 640, 5, ""}, // QSFP28: lower, pages 0..3
+		{0x11, 256, 2, ""}, // QSFP28, ethtool's short dump
+		{0x18, 256, 2, ""}, // QSFP-DD (CMIS)
 		{0x18, 640, 2, "left out"},
 		{0x11, 300, 3, "ends after 44"},
 	} {
