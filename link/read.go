@@ -145,7 +145,23 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 		r.Counters = second.counters()
 		r.Rates = rates(first, second, interval)
 	}
+	if c := r.Counters; c != nil && op.OperUp != nil && !*op.OperUp {
+		// Nothing is received on a down link: its ratios are not zero,
+		// they are not there (mlxlink prints N/A too).
+		why := "the link is down; nothing is received"
+		c.RawBER, c.EffectiveBER, c.SymbolBER = keepFW(c.RawBER, why), keepFW(c.EffectiveBER, why), keepFW(c.SymbolBER, why)
+		for i := range c.Lanes {
+			c.Lanes[i].RawBER = NA(why)
+		}
+	}
 	return readEyes(rd, lp, p.Lanes)
+}
+
+// keepFW is n/a that still shows what the firmware wrote.
+func keepFW(b BER, why string) BER {
+	n := NA(why)
+	n.Firmware, n.Source = b.Firmware, b.Source
+	return n
 }
 
 func readTroubleshooting(rd *reader, lp string) error {
