@@ -155,9 +155,9 @@ type Counters struct {
 	EffectiveBER    BER     `json:"effective_ber"`
 	SymbolBER       BER     `json:"symbol_ber"`
 	// FEC block and symbol counts (physical-layer group).
-	FECCorrectedBlocks     *uint64 `json:"fec_corrected_blocks"`
-	FECUncorrectableBlocks *uint64 `json:"fec_uncorrectable_blocks"`
-	FECCorrectedSymbols    *uint64 `json:"fec_corrected_symbols"`
+	FECCorrectedBlocks     *uint64        `json:"fec_corrected_blocks"`
+	FECUncorrectableBlocks *uint64        `json:"fec_uncorrectable_blocks"`
+	FECCorrectedSymbols    *uint64        `json:"fec_corrected_symbols"`
 	Lanes                  []LaneCounters `json:"lanes"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,44 @@ const (
 // ClearGroups are the PPCNT groups --clear resets: the two Read uses.
 var ClearGroups = []string{GroupPhysical, GroupStatistical}
 
+// laterIndex are index fields later revisions add to the registers read
+// here, with the value that asks what older revisions answered: Rev 0.62
+// adds PPLM test_mode (0: mission mode), Rev 0.64 PPLM and PDDR
+// resilink_fec_ind and SLRG all_lanes and measurements_thresholds. dev
+// requires every index field of the decoding database, and refuses fields
+// it does not have, so each is given only where the database has it.
+var laterIndex = map[string][]string{
+	"PPLM": {"test_mode=0", "resilink_fec_ind=0"},
+	"PDDR": {"module_ind_type=0", pddrOp + "resilink_fec_ind=0"},
+	"SLRG": {"all_lanes=0", "measurements_thresholds=0"},
+}
+
+func optionalIndex(db *prm.DB, reg string, given []string) []string {
+	if db == nil {
+		return nil
+	}
+	r, err := db.Register(reg)
+	if err != nil {
+		return nil
+	}
+	p, err := db.RegisterPlan(r)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	buf := p.NewBuffer()
+	for _, kv := range laterIndex[reg] {
+		path, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(path, pddrOp) && !slices.Contains(given, "page_select=0") {
+			continue // a field of the operational page only
+		}
+		if _, err := p.Resolve(path, buf); err == nil {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 func isFieldErr(err error) bool {
 	var fe *prm.FieldError
 	var nf *prm.NotFoundError
@@ -44,6 +83,7 @@ type reader struct {
 // read reads a register; a part the firmware refuses is noted and nil
 // returned, a fatal error is returned.
 func (rd *reader) read(what, reg string, index ...string) (*prm.Decoded, error) {
+	index = append(index, optionalIndex(rd.a.DB(), reg, index)...)
 	x, err := rd.a.ReadRegister(rd.ctx, reg, index...)
 	if err != nil {
 		if fatal(rd.ctx, err) {
@@ -239,14 +279,14 @@ func fecMask(m uint64) []string {
 
 // sample is one read of both counter groups.
 type sample struct {
-	ok                       bool
-	since                    *uint64
-	bits, raw, eff, sym      *uint64
-	rawBER, effBER, symBER   BER
-	corrBlocks, uncBlocks    *uint64
-	corrSyms                 *uint64
-	laneRaw, laneSyms        []*uint64
-	fwRaw, fwEff, fwSym      bool
+	ok                     bool
+	since                  *uint64
+	bits, raw, eff, sym    *uint64
+	rawBER, effBER, symBER BER
+	corrBlocks, uncBlocks  *uint64
+	corrSyms               *uint64
+	laneRaw, laneSyms      []*uint64
+	fwRaw, fwEff, fwSym    bool
 }
 
 func readCounters(rd *reader, lp string, lanes int) (*sample, error) {
