@@ -72,8 +72,19 @@ func applyLink(fns []*scenario.Function, set map[string]string) error {
 }
 
 // linkSetting applies settings to a spec (reset first, the rest in a
-// fixed order so that a request means the same whatever its map order).
-func linkSetting(spec *fw.LinkSpec, down *bool, set map[string]string) error {
+// fixed order so that a request means the same whatever its map order);
+// on an error neither spec nor down changes.
+func linkSetting(dst *fw.LinkSpec, dstDown *bool, set map[string]string) error {
+	spec, down := new(fw.LinkSpec), new(bool)
+	*spec, *down = *dst, *dstDown
+	if err := applySettings(spec, down, set); err != nil {
+		return err
+	}
+	*dst, *dstDown = *spec, *down
+	return nil
+}
+
+func applySettings(spec *fw.LinkSpec, down *bool, set map[string]string) error {
 	ratio := func(k, v string) (float64, error) {
 		b, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(b >= 0 && b <= 0.5) {
