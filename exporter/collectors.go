@@ -147,7 +147,11 @@ func emitCounters(s *sink, sets []adapter.CounterSet) {
 	for _, cs := range sets {
 		port := strconv.Itoa(cs.Port)
 		for _, name := range sortedKeys(cs.Values) {
-			f, scale := counterFamily(cs.Kind, name)
+			f, scale, lane := counterFamily(cs.Kind, name)
+			if lane != "" {
+				s.add(f, float64(cs.Values[name])*scale, port, lane)
+				continue
+			}
 			s.add(f, float64(cs.Values[name])*scale, port)
 		}
 	}
@@ -163,6 +167,10 @@ func collectModule(ctx context.Context, s *sink, src Source) error {
 		port := strconv.Itoa(m.Port)
 		if m.Present != nil {
 			s.add(famModPresent, boolf(*m.Present), port)
+		}
+		if m.OperStatus != "" {
+			s.add(famModStatus, 1, port, m.OperStatus, m.ErrorType)
+			s.add(famModError, boolf(m.OperStatus == moduleWithError || m.ErrorType != ""), port)
 		}
 		best := m.Best()
 		if best == nil && (m.Present == nil || *m.Present) {
@@ -182,6 +190,20 @@ func collectModule(ctx context.Context, s *sink, src Source) error {
 	return errors.Join(errs...)
 }
 
+// moduleWithError is PMAOS oper_status when the firmware found the module
+// faulty (error_type says why).
+const moduleWithError = "module_plugged_with_error"
+
+// identifier is the module type by its SFF-8024 name, whichever memory it
+// came from: the firmware's view adds its own name to the text, which
+// would make the label change with the source.
+func identifier(c optics.Code) string {
+	if c.Value != 0 {
+		return optics.IdentifierName(c.Value).Name
+	}
+	return c.Name
+}
+
 // thresholdNames in the order Limits holds them.
 var thresholdNames = [4]string{"high_alarm", "high_warning", "low_warning", "low_alarm"}
 
@@ -190,8 +212,7 @@ func moduleMetrics(s *sink, port string, module int, r *optics.Module) {
 	if module >= 0 {
 		mod = strconv.Itoa(module)
 	}
-	standard := r.Standard
-	s.add(famModInfo, 1, port, mod, r.Source, standard, r.Identifier.Name, r.Vendor.Name, r.Vendor.PN, r.Vendor.SN, r.Vendor.Rev, r.Media.Type)
+	s.add(famModInfo, 1, port, mod, r.Source, r.Standard, identifier(r.Identifier), r.Vendor.Name, r.Vendor.PN, r.Vendor.SN, r.Vendor.Rev, r.Media.Type)
 	s.add(famModDDM, boolf(r.DDM), port)
 	if !r.DDM {
 		return

@@ -18,6 +18,17 @@
 // off by name, and metric families filtered by regular expressions, to
 // keep the number of series in check.
 //
+// # Series
+//
+// Series follow Prometheus' naming practice, checked by promtool in the
+// tests: a lane is a label, never part of a metric name (PPCNT's
+// rs_fec_corrected_symbols_lane3 is
+// cxray_ppcnt_rs_fec_corrected_symbols_per_lane_total{lane="3"}); no name
+// ends in _total_total; a label the backend cannot tell is left out of
+// the sample rather than exported empty (sink.add); info metrics keep
+// their label values whatever the source of the data (the module
+// identifier by its SFF-8024 name, from the EEPROM or the firmware).
+//
 // # Scrapes
 //
 // Every scrape has a deadline (the flag, or what Prometheus says in
