@@ -719,9 +719,13 @@ func (t timeTicks) Ticks(min, max float64) []plot.Tick {
 	if n <= 0 {
 		n = 6
 	}
+	// The finest step whose round times inside the range are at most n:
+	// counted, not estimated from the span, so a chart three and a half
+	// days wide gets one tick a day rather than a single one at an even
+	// two-day mark.
 	step := timeSteps[len(timeSteps)-1]
 	for _, s := range timeSteps {
-		if (max-min)/s <= float64(n) {
+		if math.Floor(max/s)-math.Ceil(min/s)+1 <= float64(n) {
 			step = s
 			break
 		}
