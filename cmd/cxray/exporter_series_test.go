@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -101,7 +102,8 @@ func TestExporterSeriesShape(t *testing.T) {
 }
 
 // promtool, Prometheus' own linter, accepts the exposition of -d emu and
-// of every example scenario.
+// of every example scenario without a remark (TestExporterPassesPromtool
+// checks the fleet alone).
 func TestExporterPromtoolCheckMetrics(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
@@ -112,7 +114,7 @@ func TestExporterPromtoolCheckMetrics(t *testing.T) {
 			_, text := exposition(t, c)
 			cmd := exec.Command(promtool, "check", "metrics")
 			cmd.Stdin = strings.NewReader(text)
-			if out, err := cmd.CombinedOutput(); err != nil {
+			if out, err := cmd.CombinedOutput(); err != nil || len(strings.TrimSpace(string(out))) != 0 {
 				t.Errorf("promtool check metrics: %v\n%s", err, out)
 			}
 		})
@@ -168,5 +170,56 @@ func TestExporterSeriesMACDrift(t *testing.T) {
 	}
 	if v, ok := s.Value("cxray_netdev_address_changed", "netdev", "ens1f0np0"); !ok || v != 1 {
 		t.Errorf("cxray_netdev_address_changed = %v (found %v), want 1", v, ok)
+	}
+}
+
+// The exporter's NVMe-oF series are what `cxray nvmf` reads on the same
+// emulated device at the same (manual) time: one reader for both.
+func TestExporterNVMFMatchesCLI(t *testing.T) {
+	privateState(t)
+	sc := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "")
+	// An hour of emulated traffic first (the emulator keeps its clock
+	// between commands), so the counters have moved.
+	cliJSON(t, "nvmf", "-d", "emu:"+sc, "--interval", "1h")
+	r := startExporter(t, "-d", "emu:"+sc)
+	s, _ := scrapeURL(t, r.url)
+	r.stop()
+	var rep struct {
+		Offload    bool `json:"offload"`
+		Namespaces []struct {
+			XRQN   uint32            `json:"xrqn"`
+			NSID   uint32            `json:"nsid"`
+			Totals map[string]uint64 `json:"totals"`
+		} `json:"namespaces"`
+	}
+	mustJSON(t, string(cliJSON(t, "nvmf", "-d", "emu:"+sc)), &rep)
+	if !rep.Offload || len(rep.Namespaces) == 0 {
+		t.Fatalf("the default profile should have NVMe-oF offload namespaces: %+v", rep)
+	}
+	if v, ok := s.Value("cxray_nvmf_namespaces"); !ok || int(v) != len(rep.Namespaces) {
+		t.Errorf("cxray_nvmf_namespaces = %v (found %v), want %d", v, ok, len(rep.Namespaces))
+	}
+	metric := map[string]string{
+		"read_cmds": "cxray_nvmf_read_commands_total", "read_blocks": "cxray_nvmf_read_blocks_total",
+		"write_cmds": "cxray_nvmf_write_commands_total", "write_blocks": "cxray_nvmf_write_blocks_total",
+		"inline_writes": "cxray_nvmf_inline_write_commands_total", "flushes": "cxray_nvmf_flush_commands_total",
+		"errors": "cxray_nvmf_error_commands_total", "backend_errors": "cxray_nvmf_backend_error_commands_total",
+	}
+	moving := false
+	for _, ns := range rep.Namespaces {
+		if len(ns.Totals) != len(metric) {
+			t.Errorf("nvmf -o json has counters %v; the exporter maps %d", ns.Totals, len(metric))
+		}
+		for k, want := range ns.Totals {
+			name := metric[k]
+			got, ok := s.Value(name, "xrq", strconv.Itoa(int(ns.XRQN)), "nsid", strconv.Itoa(int(ns.NSID)))
+			if !ok || got != float64(want) {
+				t.Errorf("xrq %d ns %d %s: exporter %s = %v (found %v), CLI %d", ns.XRQN, ns.NSID, k, name, got, ok, want)
+			}
+			moving = moving || want > 0
+		}
+	}
+	if !moving {
+		t.Error("every counter is 0: the comparison shows nothing")
 	}
 }
