@@ -46,6 +46,7 @@ var groups = map[string]func(k string) bool{
 	"counters": func(k string) bool { return strings.Contains(k, ".ppcnt.") || strings.Contains(k, ".ib.") },
 	"module":   func(k string) bool { return strings.HasPrefix(k, "module.") || strings.Contains(k, ".module.") },
 	"rdma":     func(k string) bool { return strings.Contains(k, ".rdma.") },
+	"nvmf":     func(k string) bool { return strings.Contains(k, ".nvmf.") }, // the counters, not the nvmf.offload flag
 }
 
 // matcher is one --what pattern.
