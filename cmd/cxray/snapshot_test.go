@@ -294,3 +294,63 @@ func TestSnapshotDiffOlderFile(t *testing.T) {
 		}
 	}
 }
+
+// Every example scenario: a snapshot records the NV configuration (Next
+// Boot and Current), the OS MACs and the capability pages of every
+// function, and a second snapshot diffs clean against it (exit 0, in
+// table and JSON mode); the held-semaphore scenario fails with a device
+// error (exit 3), as every reading does.
+func TestSnapshotExamples(t *testing.T) {
+	files, err := filepath.Glob("../../examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			privateState(t)
+			abs, _ := filepath.Abs(f)
+			dir := t.TempDir()
+			a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+			args := []string{"snapshot", "-d", "emu:" + abs, "--all", "--out", a}
+			if strings.Contains(f, "semaphore-held") {
+				if _, errs, code := cfgcli(t, "", append(args, "--timeout", "500ms")...); code != 3 || !strings.Contains(errs, "semaphore") {
+					t.Errorf("held semaphore: exit %d %s", code, errs)
+				}
+				return
+			}
+			mustRun(t, args...)
+			mustRun(t, "snapshot", "-d", "emu:"+abs, "--all", "--out", b)
+			snap, err := snapshot.Read(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range snap.Devices {
+				if d.NV == nil || d.NV.Error != "" || len(d.NV.Settings) == 0 {
+					t.Errorf("%s: NV %+v", d.BDF, d.NV)
+				}
+				if d.OS == nil || len(d.OS.Netdevs) == 0 || d.OS.Netdevs[0].Address == "" {
+					t.Errorf("%s: OS %+v", d.BDF, d.OS)
+				}
+				if d.Caps == nil || d.Caps.Report == nil || len(d.Caps.Report.Pages) == 0 {
+					t.Errorf("%s: caps %+v", d.BDF, d.Caps)
+				}
+				if strings.Contains(f, "troubled") {
+					for _, s := range d.NV.Settings {
+						if s.Name == "LOG_TX_PSN_WINDOW" && (s.Next != "12" || s.Current != "9") {
+							t.Errorf("troubled's pending LOG_TX_PSN_WINDOW: next %q current %q, want 12 and 9", s.Next, s.Current)
+						}
+					}
+				}
+				if strings.Contains(f, "two-adapters") && strings.HasPrefix(d.BDF, "0000:03:") && d.Identity.FirmwarePending != "28.40.1000" {
+					t.Errorf("%s: pending firmware %q", d.BDF, d.Identity.FirmwarePending)
+				}
+			}
+			for _, mode := range [][]string{nil, {"-o", "json"}} {
+				out, errs, code := cfgcli(t, "", append([]string{"diff", a, b}, mode...)...)
+				if code != 0 {
+					t.Errorf("diff %v: exit %d\n%s%s", mode, code, out, errs)
+				}
+			}
+		})
+	}
+}
