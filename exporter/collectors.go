@@ -30,6 +30,7 @@ var allCollectors = []collector{
 	{"module", "module diagnostics: temperature, voltage, per-lane bias, Tx and Rx power (W and dBm), thresholds, flags", collectModule},
 	{"rdma", "RDMA hw_counters, RoCE retransmission and congestion (kernel, or the emulator's model)", collectRDMA},
 	{"nvmf", "NVMe-oF target-offload namespace counters through the command interface (fwctl, or the emulator's)", collectNVMF},
+	{"link", "link bit error ratios (raw, effective, per lane), FEC blocks and mode, troubleshooting opcode and verdicts (registers)", collectLink},
 }
 
 func collectIdentity(ctx context.Context, s *sink, src Source) error {

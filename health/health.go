@@ -99,6 +99,7 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	r.add(temperatures(ctx, a))
 	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
+	r.add(linkCheck(ctx, a))
 	r.add(macDrift(ctx, a, id))
 	r.Via = via(a)
 	r.finish()

@@ -323,14 +323,14 @@ func frozen(o Observation) (Verdict, bool) {
 		if fwTotal > 0 {
 			ev = append(ev, fmt.Sprintf("%d of %d firmware monitors changed", fwChanged, fwTotal))
 		}
-		return Verdict{Code: VerdictFrozen, Category: Hardware, Summary: "the monitors of "+o.cage()+" have stopped updating", Evidence: ev,
+		return Verdict{Code: VerdictFrozen, Category: Hardware, Summary: "the monitors of " + o.cage() + " have stopped updating", Evidence: ev,
 			NextStep: "reset the module (reseat it, or cxray reg set PMAOS --index module=N rst=1 --yes); if the values stay frozen, replace it: its diagnostics no longer follow the laser"}, true
 	case fwFrozen && eeTotal > 0:
-		return Verdict{Code: VerdictStaleFirmware, Category: Firmware, Summary: "the firmware's view of "+o.cage()+" is stale: the module's monitors move, the firmware's copy does not",
+		return Verdict{Code: VerdictStaleFirmware, Category: Firmware, Summary: "the firmware's view of " + o.cage() + " is stale: the module's monitors move, the firmware's copy does not",
 			Evidence: []string{fmt.Sprintf("%d of %d EEPROM monitors changed in %s", eeChanged, eeTotal, iv), fmt.Sprintf("none of %d firmware monitors changed", fwTotal)},
 			NextStep: "tools that use the firmware's view (mlxlink -m, the driver's hwmon) show old values; reset the module, and update the adapter firmware if it recurs"}, true
 	case fwFrozen:
-		return Verdict{Code: VerdictFrozen, Category: Hardware, Summary: "the monitors of "+o.cage()+" have stopped updating (firmware view; the EEPROM could not be read to tell who is stuck)",
+		return Verdict{Code: VerdictFrozen, Category: Hardware, Summary: "the monitors of " + o.cage() + " have stopped updating (firmware view; the EEPROM could not be read to tell who is stuck)",
 			Evidence: []string{fmt.Sprintf("none of %d firmware monitors changed in %s", fwTotal, iv)},
 			NextStep: "reset the module (reseat it); if the values stay frozen, replace it"}, true
 	}

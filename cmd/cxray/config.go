@@ -112,7 +112,7 @@ func (cc *configCtx) open(ctx context.Context, df deviceFlags) (*nvTarget, error
 	if err != nil {
 		return nil, err
 	}
-	if ie := t.interrupted(); ie != nil {
+	if ie := t.interrupted(ctx, false); ie != nil {
 		fmt.Fprintf(cc.a.stderr, "cxray: warning: %v\n", ie)
 	}
 	return t, nil
@@ -125,7 +125,7 @@ func (cc *configCtx) openWrite(ctx context.Context, df deviceFlags) (*nvTarget, 
 	if err != nil {
 		return nil, err
 	}
-	if ie := t.interrupted(); ie != nil {
+	if ie := t.interrupted(ctx, true); ie != nil {
 		t.Close()
 		return nil, deviceErr(ie)
 	}
@@ -165,11 +165,25 @@ func (cc *configCtx) openSession(ctx context.Context, df deviceFlags) (*nvTarget
 func (t *nvTarget) key() string { return nvconf.KeyFor(t.ad.Backend(), t.ad.Name(), t.ad.BDF()) }
 
 // interrupted is the adapter's interrupted write, if the journal has one.
-func (t *nvTarget) interrupted() *nvconf.InterruptedError {
+// A journal entry is a write in progress while its writer holds the NV
+// lock, and interrupted only once the lock is free: so the lock is taken
+// (waited for when wait, else tried briefly) around the look.
+func (t *nvTarget) interrupted(ctx context.Context, wait bool) *nvconf.InterruptedError {
 	j, err := nvconf.DefaultJournal()
 	if err != nil {
 		return nil
 	}
+	lctx := ctx
+	if !wait {
+		var cancel context.CancelFunc
+		lctx, cancel = context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+	}
+	unlock, err := nvconf.Lock(lctx, t.key())
+	if err != nil {
+		return nil // held: another write is under way (Commit waits for it)
+	}
+	defer unlock()
 	e, err := j.Pending(t.key())
 	if err != nil || e == nil {
 		return nil
@@ -239,7 +253,7 @@ type settingJSON struct {
 func (cc *configCtx) queryCmd() *cobra.Command {
 	var df deviceFlags
 	var extended, all bool
-	var filter string
+	var filter, from string
 	c := &cobra.Command{
 		Use:     "query [PARAM...]",
 		Aliases: []string{"q"},
@@ -258,6 +272,12 @@ the reason), as mstconfig does.`,
 			if err != nil {
 				return err
 			}
+			if from != "" {
+				if df.name != "" || len(args) > 0 || filter != "" {
+					return usageErr("--from reads the whole file; leave out -d, parameter names and --filter")
+				}
+				return cc.queryFromFile(from, extended)
+			}
 			ctx, cancel := df.context(cc.a)
 			defer cancel()
 			t, err := cc.open(ctx, df)
@@ -275,6 +295,7 @@ the reason), as mstconfig does.`,
 	}
 	df.add(c)
 	c.Flags().BoolVarP(&extended, "extended", "e", false, "also show Default and Current values")
+	c.Flags().StringVar(&from, "from", "", "read the configuration from a file instead of a device: an mlxconfig/mstconfig query output (WinMFT's too), an mstconfig or cxray backup ('-': standard input)")
 	c.Flags().BoolVar(&all, "all", false, "also list parameters mstconfig hides (unmet dependency, old TLV version), with the reason")
 	c.Flags().StringVar(&filter, "filter", "", "only parameters (or TLVs) matching this regular expression (case-insensitive)")
 	return c
@@ -915,27 +936,11 @@ func (cc *configCtx) runBackup(o *configBackupOptions, file string) error {
 
 // readTLVFile reads a backup in either format.
 func readTLVFile(path string, hc *nvconf.HeaderCodec, nv *nvconf.DB, stdin io.Reader) ([]nvconf.RawTLV, error) {
-	var b []byte
-	var err error
-	if path == "-" {
-		b, err = io.ReadAll(io.LimitReader(stdin, nvconf.MaxFileSize+1))
-	} else {
-		var fi os.FileInfo
-		if fi, err = os.Stat(path); err == nil && fi.Size() > nvconf.MaxFileSize {
-			return nil, usageErr("%s is %d bytes; a backup is at most %d", path, fi.Size(), nvconf.MaxFileSize)
-		}
-		if err == nil {
-			b, err = os.ReadFile(path)
-		}
-	}
+	b, err := readBackup(path, hc, nv, stdin)
 	if err != nil {
-		return nil, usageErr("%v", err)
+		return nil, err
 	}
-	tlvs, err := nvconf.ParseFile(string(b), hc, nv)
-	if err != nil {
-		return nil, usageErr("%s: %v", path, err)
-	}
-	return tlvs, nil
+	return b.TLVs, nil
 }
 
 // ---- restore
@@ -944,6 +949,7 @@ type configRestoreOptions struct {
 	df                 deviceFlags
 	yes, dryRun, merge bool
 	resetMissing       bool
+	acceptUnchecked    bool
 	backup             string
 }
 
@@ -967,6 +973,7 @@ they are listed first.`,
 	}
 	o.df.add(c)
 	c.Flags().BoolVar(&o.resetMissing, "reset-missing", false, "also reset the TLVs stored on the adapter but not in the file")
+	c.Flags().BoolVar(&o.acceptUnchecked, "accept-unchecked", false, "with --reset-missing: trust a file without count or checksum (mstflint's format) to be complete")
 	c.Flags().BoolVar(&o.merge, "merge", false, "only write the file's TLVs (the default; kept for older scripts)")
 	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be written and reset; write nothing")
@@ -998,9 +1005,16 @@ func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 		return err
 	}
 	defer t.Close()
-	want, err := readTLVFile(file, t.s.HeaderCodec(), t.nv, a.stdin)
+	bf, err := readBackup(file, t.s.HeaderCodec(), t.nv, a.stdin)
 	if err != nil {
 		return err
+	}
+	want := bf.TLVs
+	// A file without a count or checksum (mstflint's format) that was cut
+	// at a line boundary reads as a smaller backup: resetting what it
+	// lacks would reset what the cut removed.
+	if bf.Unchecked && o.resetMissing && !o.acceptUnchecked {
+		return usageErr("%s (%s) carries no count or checksum, so nothing proves it is whole, and --reset-missing would reset every TLV a cut removed; restore without --reset-missing (the file's TLVs only), or add --accept-unchecked if you know the file is complete", file, bf.Format)
 	}
 	ro := nvconf.RestoreOptions{ResetMissing: o.resetMissing}
 	plan, err := t.s.PlanRestore(ctx, want, ro)
@@ -1039,6 +1053,9 @@ func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 			fmt.Fprintf(a.stdout, "keep   %s (stored now, not in the file; --reset-missing resets it)\n", t.nv.DescribeType(r.Header.Type))
 		}
 		fmt.Fprintf(a.stdout, "%d TLV(s) already as in the file.\n", plan.Unchanged)
+		if bf.Unchecked {
+			fmt.Fprintf(a.stdout, "note: %s (%s) carries no count or checksum: check it holds every TLV you expect\n", file, bf.Format)
+		}
 	}
 	if plan.Empty() || o.dryRun {
 		if a.json() {
@@ -1198,11 +1215,12 @@ func (cc *configCtx) diffCmd() *cobra.Command {
 	var timeout time.Duration
 	c := &cobra.Command{
 		Use:   "diff A B",
-		Short: "Compare two NV configurations: backup files (either format) or devices",
+		Short: "Compare two NV configurations: backups, mlxconfig query outputs or devices",
 		Long: `Compare stored NV configurations TLV by TLV and parameter by parameter. A and
-B are backup files (cxray or MLNX_RAW_TLV_FILE format) or device names (an
-existing file wins; emu, 0000:03:00.0, mlx5_0 ...). Exit status 1 when they
-differ.`,
+B are backup files (cxray or MLNX_RAW_TLV_FILE format), mlxconfig/mstconfig
+query outputs (q or -e q, from WinMFT too: compared parameter by parameter)
+or device names (an existing file wins; emu, 0000:03:00.0, mlx5_0 ...). Exit
+status 1 when they differ.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
 			ctx, cancel := context.WithTimeout(cc.a.ctx, timeout)
@@ -1218,6 +1236,10 @@ differ.`,
 			hc, err := nvconf.NewHeaderCodec(db, "MNVDA")
 			if err != nil {
 				return usageWrap(err)
+			}
+			// A query output holds values, not TLVs: compare by parameter.
+			if isQueryFile(args[0]) || isQueryFile(args[1]) {
+				return cc.diffSettings(ctx, args, db)
 			}
 			var sides [2][]nvconf.RawTLV
 			for i, arg := range args {

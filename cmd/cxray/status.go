@@ -18,8 +18,10 @@ import (
 
 // statusEntry is one function in `cxray status`.
 type statusEntry struct {
-	BDF             string      `json:"bdf"`
-	Device          string      `json:"device"` // the -d name that reaches it
+	BDF    string `json:"bdf"`
+	Device string `json:"device"` // the -d name that reaches it
+	// MST is mst's name of the function (mt4129_pciconf0), which -d takes.
+	MST             string      `json:"mst,omitempty"`
 	Model           string      `json:"model"`
 	DeviceID        uint16      `json:"device_id"`
 	Backend         dev.Backend `json:"backend"`
@@ -109,15 +111,29 @@ func (a *app) printStatus(entries []statusEntry) {
 		fmt.Fprintln(a.stdout, "no ConnectX adapters found on this machine; try the emulator: cxray status -d emu")
 		return
 	}
-	t := a.newTable("BDF", "MODEL", "FIRMWARE", "PSID", "PORTS", "NETDEV", "RDMA", "NUMA", "PERMANENT MAC", "NODE GUID")
+	// mst's names exist for this machine's functions only (not emulated
+	// scenarios outside emu run): the column shows when one has a name.
+	withMST := false
+	for _, e := range entries {
+		withMST = withMST || e.MST != ""
+	}
+	head := []string{"BDF", "MODEL", "FIRMWARE", "PSID", "PORTS", "NETDEV", "RDMA", "NUMA", "PERMANENT MAC", "NODE GUID"}
+	if withMST {
+		head = append([]string{"BDF", "MST"}, head[1:]...)
+	}
+	t := a.newTable(head...)
 	var notes []string
 	for _, e := range entries {
 		fwv := dash(e.Firmware)
 		if e.FirmwarePending != "" {
 			fwv += " (" + e.FirmwarePending + " pending)"
 		}
-		t.row(e.BDF, e.Model, fwv, dash(e.PSID), dash(fmt.Sprint(e.Ports)), dash(strings.Join(e.Netdevs, ",")),
-			dash(strings.Join(e.RDMA, ",")), numa(e.NUMANode), dash(e.PermanentMAC), dash(e.NodeGUID))
+		row := []string{e.BDF, e.Model, fwv, dash(e.PSID), dash(fmt.Sprint(e.Ports)), dash(strings.Join(e.Netdevs, ",")),
+			dash(strings.Join(e.RDMA, ",")), numa(e.NUMANode), dash(e.PermanentMAC), dash(e.NodeGUID)}
+		if withMST {
+			row = append([]string{e.BDF, dash(e.MST)}, row[1:]...)
+		}
+		t.row(row...)
 		for _, d := range e.Drift {
 			notes = append(notes, fmt.Sprintf("%s: MAC drift: %s uses %s, the permanent MAC is %s", e.BDF, d.Netdev, d.Address, d.Permanent))
 		}
@@ -183,7 +199,11 @@ func (a *app) gatherStatus(ctx context.Context, given string, db *prm.DB) ([]sta
 			if ferr != nil {
 				return nil, classify(&adapter.NotFoundError{Err: ferr})
 			}
-			return append(entries, a.pciStatus(ctx, f, opts)), nil
+			e := a.pciStatus(ctx, f, opts)
+			if fs, err := sys.List(); err == nil {
+				e.MST = devname.MSTName(fs, f.BDF)
+			}
+			return append(entries, e), nil
 		}
 		if err != nil {
 			return nil, classify(err)
@@ -199,7 +219,9 @@ func (a *app) gatherStatus(ctx context.Context, given string, db *prm.DB) ([]sta
 		return nil, deviceErr(err)
 	}
 	for _, f := range fs {
-		entries = append(entries, a.pciStatus(ctx, f, opts))
+		e := a.pciStatus(ctx, f, opts)
+		e.MST = devname.MSTName(fs, f.BDF)
+		entries = append(entries, e)
 	}
 	return entries, nil
 }
