@@ -31,6 +31,12 @@ driver versions, PRM database revision, host and time. Profiles (` + strings.Joi
 or a YAML file) say which registers; --samples N --interval D reads N times and
 learns which fields move. A register that fails is recorded, not fatal.
 
+Around the registers the file records the NV configuration (every parameter's
+Next Boot and Current value, named with the database 'config' uses), the
+pending firmware version, the OS's MACs of the function's interfaces and, where
+the device has a command interface, the capability pages; all are static, so
+'diff' reports a changed one among the static changes.
+
 Without --out the snapshot is printed as JSON.`,
 		Example: `  cxray snapshot -d 0000:03:00.0 --out before.json
   cxray snapshot -d emu:examples/two-adapters.yaml --all --samples 3 --interval 10s --out base.json`,
@@ -85,9 +91,15 @@ func (a *app) takeSnapshot(ctx context.Context, name string, all bool, db *prm.D
 	host, _ := os.Hostname()
 	f := &snapshot.File{Format: snapshot.Format, Version: snapshot.Version, Created: targets[0].Clock().Now().UTC(), Host: host, Tool: version,
 		PRMRevision: db.Revision, PRMSource: db.Source, Profile: *p, Samples: samples, Interval: snapshot.Duration(interval)}
+	// The NV configuration is named with the database `config` uses
+	// ($CXRAY_NVDB, mstflint's, or the built-in one).
+	nv, err := (&configCtx{a: a}).db()
+	if err != nil {
+		return nil, err
+	}
 	progress := a.progress()
 	for i, ad := range targets {
-		opt := snapshot.Options{Samples: samples, Interval: interval}
+		opt := snapshot.Options{Samples: samples, Interval: interval, NV: nv}
 		if progress != nil {
 			label := fmt.Sprintf("%s (%d/%d)", ad.BDF(), i+1, len(targets))
 			opt.Progress = func(done, total int) { progress(label, done, total) }
