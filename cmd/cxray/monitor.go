@@ -205,6 +205,15 @@ func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sa
 	o := monitor.WriterOptions{Format: format}
 	closeFn := func() {}
 	if out != "" {
+		if format == "csv" {
+			// Appending to a CSV file: keep its header and columns, and
+			// refuse a file that is not a monitor CSV.
+			hdr, err := monitor.CSVHeader(out)
+			if err != nil {
+				return nil, nil, usageWrap(err)
+			}
+			o.Header = hdr
+		}
 		lf, err := monitor.OpenLog(out, maxSize, 3)
 		if err != nil {
 			return nil, nil, usageWrap(err)

@@ -148,3 +148,35 @@ func TestMonitorNVMF(t *testing.T) {
 		t.Errorf("plot --what nvmf: y %q, %d series %v", p.YLabel, len(p.Series), p.Series)
 	}
 }
+
+// A CSV file that monitor appends to keeps one header, across restarts;
+// a file that is not a monitor CSV is refused before anything is written.
+func TestMonitorCSVAppendKeepsOneHeader(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	out := filepath.Join(t.TempDir(), "m.csv")
+	for i := 0; i < 3; i++ {
+		if _, errs, code := cli(t, "", "monitor", "-d", "emu", "--what", "temp", "--count", "2", "-i", "1ms", "--format", "csv", "--out", out); code != 0 {
+			t.Fatalf("run %d: exit %d %s", i, code, errs)
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	headers := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "time,device,") {
+			headers++
+		}
+	}
+	if headers != 1 || len(lines) != 7 {
+		t.Errorf("%d headers in %d lines:\n%s", headers, len(lines), b)
+	}
+	other := filepath.Join(t.TempDir(), "notes.csv")
+	os.WriteFile(other, []byte("hello\n"), 0o644)
+	_, errs, code := cli(t, "", "monitor", "-d", "emu", "--what", "temp", "--count", "1", "--format", "csv", "--out", other)
+	if b, _ := os.ReadFile(other); code != 2 || string(b) != "hello\n" || !strings.Contains(errs, "not a monitor CSV") {
+		t.Errorf("append to a foreign file: exit %d %s; file now %q", code, errs, b)
+	}
+}
