@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -194,20 +195,24 @@ should move but stayed the same over several samples are flagged as stale
 (exit 1). Snapshots decoded with different PRM revisions are matched by field
 name, then by position.`,
 		Example: `  cxray diff before.json after.json
+  ssh host cxray snapshot -d mlx5_0 | cxray diff before.json -
   cxray diff before.json -d 0000:03:00.0 -o json`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			base, err := snapshot.Read(args[0])
+			if args[0] == "-" && len(args) == 2 && args[1] == "-" {
+				return usageErr("only one of the snapshots can come from standard input")
+			}
+			base, err := a.readSnapshot(args[0])
 			if err != nil {
-				return usageWrap(err)
+				return err
 			}
 			var cur *snapshot.File
 			switch {
 			case len(args) == 2 && df.name != "":
 				return usageErr("compare with a file or with -d DEV, not both")
 			case len(args) == 2:
-				if cur, err = snapshot.Read(args[1]); err != nil {
-					return usageWrap(err)
+				if cur, err = a.readSnapshot(args[1]); err != nil {
+					return err
 				}
 			case df.name != "":
 				db, err := a.db()
@@ -243,3 +248,30 @@ name, then by position.`,
 	c.Flags().IntVar(&limit, "limit", 25, "list at most this many changes per section (0: all)")
 	return c
 }
+
+// readSnapshot reads a snapshot file, or standard input for "-" (bounded:
+// a snapshot is never near snapshot.MaxFile).
+func (a *app) readSnapshot(path string) (*snapshot.File, error) {
+	if path != "-" {
+		f, err := snapshot.Read(path)
+		if err != nil {
+			return nil, usageWrap(err)
+		}
+		return f, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(a.stdin, maxSnapshotInput+1))
+	if err != nil {
+		return nil, usageErr("standard input: %v", err)
+	}
+	if len(b) > maxSnapshotInput {
+		return nil, usageErr("standard input holds more than %d bytes; no snapshot is that large", maxSnapshotInput)
+	}
+	f, err := snapshot.Parse(b, "standard input")
+	if err != nil {
+		return nil, usageWrap(err)
+	}
+	return f, nil
+}
+
+// maxSnapshotInput bounds a snapshot read from standard input.
+const maxSnapshotInput = 512 << 20

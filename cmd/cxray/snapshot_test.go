@@ -354,3 +354,25 @@ func TestSnapshotExamples(t *testing.T) {
 		})
 	}
 }
+
+// diff reads a snapshot from standard input ("-"), as piped from another
+// host; a cut one is refused (exit 2), two from standard input too.
+func TestDiffFromStandardInput(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	snap, errs, code := cli(t, "", "snapshot", "-d", "emu", "--profile", "minimal")
+	if code != 0 {
+		t.Fatalf("snapshot: exit %d %s", code, errs)
+	}
+	base := filepath.Join(t.TempDir(), "base.json")
+	os.WriteFile(base, []byte(snap), 0o644)
+	out, errs, code := cli(t, snap, "diff", base, "-")
+	if code != 0 || !strings.Contains(out, "no static changes") {
+		t.Errorf("diff base -: exit %d %s %s", code, out, errs)
+	}
+	if _, errs, code := cli(t, snap[:len(snap)/2], "diff", base, "-"); code != 2 || !strings.Contains(errs, "cut short") {
+		t.Errorf("a cut snapshot on standard input: exit %d %s", code, errs)
+	}
+	if _, _, code := cli(t, snap, "diff", "-", "-"); code != 2 {
+		t.Errorf("diff - -: exit %d", code)
+	}
+}
