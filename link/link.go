@@ -33,6 +33,9 @@ type Options struct {
 	Interval time.Duration
 	// Thresholds judge the ratios; zero values take the defaults.
 	Thresholds Thresholds
+	// Brief leaves out what no verdict needs (PPLM's FEC per speed, SLRG's
+	// eyes), for periodic readers: health, the exporter, monitor.
+	Brief bool
 }
 
 // Thresholds are the ratios past which a verdict is raised.
@@ -249,7 +252,7 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) ([]*Report, error)
 		r := &Report{Port: p.Local, Netdev: p.Netdev, Module: p.Module, Lanes: p.Lanes, Backend: string(a.Backend()),
 			ModuleHint: fmt.Sprintf("cxray module -d %s --port %d", a.Name(), p.Local)}
 		if a.HasRegisters() {
-			err = readRegisters(ctx, a, p, r, o.Interval)
+			err = readRegisters(ctx, a, p, r, o)
 		} else {
 			err = readKernel(ctx, a, p, r)
 		}

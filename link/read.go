@@ -95,7 +95,8 @@ func (rd *reader) read(what, reg string, index ...string) (*prm.Decoded, error) 
 	return x.Decoded, nil
 }
 
-func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report, interval time.Duration) error {
+func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report, o Options) error {
+	interval := o.Interval
 	rd := &reader{ctx: ctx, a: a, r: r}
 	lp := "local_port=" + itoa(p.Local)
 	op := &r.Operational
@@ -166,8 +167,10 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 	if err := readTroubleshooting(rd, lp); err != nil {
 		return err
 	}
-	if err := readPPLM(rd, lp); err != nil {
-		return err
+	if !o.Brief {
+		if err := readPPLM(rd, lp); err != nil {
+			return err
+		}
 	}
 	first, err := readCounters(rd, lp, p.Lanes)
 	if err != nil {
@@ -193,6 +196,9 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 		for i := range c.Lanes {
 			c.Lanes[i].RawBER = NA(why)
 		}
+	}
+	if o.Brief {
+		return nil
 	}
 	return readEyes(rd, lp, p.Lanes)
 }
