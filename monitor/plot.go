@@ -46,6 +46,7 @@ var groups = map[string]func(k string) bool{
 	"counters": func(k string) bool { return strings.Contains(k, ".ppcnt.") || strings.Contains(k, ".ib.") },
 	"module":   func(k string) bool { return strings.HasPrefix(k, "module.") || strings.Contains(k, ".module.") },
 	"rdma":     func(k string) bool { return strings.Contains(k, ".rdma.") },
+	"link":     func(k string) bool { return strings.Contains(k, ".link.") },
 }
 
 // matcher is one --what pattern.
@@ -138,7 +139,7 @@ func (m *matcher) match(k string) (ok, left bool) {
 }
 
 // SelectSeries picks the values whose keys match the patterns (none: all).
-// A pattern is monitor's group name (temp, counters, module, rdma), an exact key
+// A pattern is monitor's group name (temp, counters, module, rdma, link), an exact key
 // or its suffix after a dot (asic_c), a wildcard pattern (* and ?, as
 // alerts take them: port1.ppcnt.*errors*), or /regexp/ matching the whole
 // key. A wildcard word does not pick keys that only have it negated
