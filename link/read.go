@@ -113,8 +113,6 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 			op.OperUp, op.OperStatus = &up, adapter.EnumTextOf(d, "PAOS", "oper_status")
 		}
 	}
-	var cableMask uint64
-	haveCable := false
 	if d, err := rd.read("PHY operational page", "PDDR", lp, "page_select=0"); err != nil {
 		return err
 	} else if d != nil {
@@ -136,7 +134,6 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 			op.Loopback = nameOr(loopbackNames, v)
 		}
 		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_eth_ext.cable_ext_eth_proto_cap"); ok {
-			cableMask, haveCable = v, true
 			op.Cable = speedsOf(v)
 		}
 	}
@@ -162,8 +159,6 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 			}
 		}
 	}
-	_ = haveCable
-	_ = cableMask
 	if err := readTroubleshooting(rd, lp); err != nil {
 		return err
 	}
