@@ -31,14 +31,17 @@ const (
 var ClearGroups = []string{GroupPhysical, GroupStatistical}
 
 // laterIndex are index fields later revisions add to the registers read
-// here, with the value that asks what older revisions answered: Rev 0.62
-// adds PPLM test_mode (0: mission mode), Rev 0.64 PPLM and PDDR
-// resilink_fec_ind and SLRG all_lanes and measurements_thresholds. dev
-// requires every index field of the decoding database, and refuses fields
-// it does not have, so each is given only where the database has it.
+// here that dev does not default (dev.DefaultIndex covers plane_ind, lp_gl
+// and module_ind_type), with the value that asks what older revisions
+// answered: Rev 0.62 adds PPLM test_mode (0: mission mode), Rev 0.64 PPLM
+// and PDDR resilink_fec_ind and SLRG all_lanes and measurements_thresholds.
+// dev requires every index field of the decoding database and refuses
+// fields it does not have, so each is given only where the database has
+// it. (They belong in dev.RegisterIndex, where `reg get` would use them
+// too.)
 var laterIndex = map[string][]string{
 	"PPLM": {"test_mode=0", "resilink_fec_ind=0"},
-	"PDDR": {"module_ind_type=0", pddrOp + "resilink_fec_ind=0"},
+	"PDDR": {pddrOp + "resilink_fec_ind=0"},
 	"SLRG": {"all_lanes=0", "measurements_thresholds=0"},
 }
 
