@@ -196,6 +196,14 @@ func expected(t *testing.T, a *scenario.Adapter, port int, counted bool) []strin
 // are n/a exactly when they must be.
 func checkConsistent(t *testing.T, f *scenario.Function, r *link.Report, counted bool) {
 	t.Helper()
+	// The cable summary: plugged exactly when the cage holds a module.
+	ms, err := f.Adapter.Firmware.ModuleStatus(r.Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Cable; c == nil || c.Present == nil || *c.Present != ms.Plugged || (ms.Plugged && ms.Error == "" && c.PartNumber == "") {
+		t.Errorf("%s port %d: cable %+v, the cage holds plugged=%v error=%q", f.BDF, r.Port, c, ms.Plugged, ms.Error)
+	}
 	c := r.Counters
 	if _, held := f.Adapter.Spec.RegisterStatus["PPCNT"]; held {
 		// PPCNT answers a status: no counters, and a note saying so.

@@ -79,8 +79,23 @@ type Report struct {
 	// Unavailable lists what could not be read, and why.
 	Unavailable []Unavailable `json:"unavailable,omitempty"`
 	Verdicts    []Verdict     `json:"verdicts"`
+	// Cable is a summary of the port's module or cable (not in Brief).
+	Cable *Cable `json:"cable,omitempty"`
 	// Module says where the module's own diagnostics are.
 	ModuleHint string `json:"module_hint,omitempty"`
+}
+
+// Cable summarises the module in the port's cage; `cxray module` has the
+// rest (powers, thresholds, flags).
+type Cable struct {
+	Present    *bool  `json:"present,omitempty"`
+	Identifier string `json:"identifier,omitempty"`
+	Vendor     string `json:"vendor,omitempty"`
+	PartNumber string `json:"part_number,omitempty"`
+	Serial     string `json:"serial_number,omitempty"`
+	Media      string `json:"media,omitempty"`
+	// Source: "EEPROM" or "firmware" (PDDR page 3).
+	Source string `json:"source,omitempty"`
 }
 
 // Unavailable is a part of the reading the backend or firmware did not give.
@@ -258,6 +273,11 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) ([]*Report, error)
 		}
 		if err != nil {
 			return out, err
+		}
+		if !o.Brief {
+			if err := readCable(ctx, a, p, r); err != nil {
+				return out, err
+			}
 		}
 		r.Verdicts = judge(r, th)
 		out = append(out, r)

@@ -501,3 +501,23 @@ func orBDF(s string) string {
 	}
 	return s
 }
+
+// readCable summarises the port's module through the adapter's module
+// reader (MCIA, or ethtool on the kernel backend).
+func readCable(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report) error {
+	m, err := a.Module(ctx, p.Local, adapter.ModuleOptions{})
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		r.Unavailable = append(r.Unavailable, Unavailable{What: "module summary", Why: err.Error()})
+		return nil
+	}
+	c := &Cable{Present: m.Present}
+	if b := m.Best(); b != nil {
+		c.Identifier, c.Vendor, c.PartNumber, c.Serial, c.Media = b.Identifier.Name, b.Vendor.Name, b.Vendor.PN, b.Vendor.SN, b.Media.Type
+		c.Source = b.Source
+	}
+	r.Cable = c
+	return nil
+}
