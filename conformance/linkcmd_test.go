@@ -232,7 +232,7 @@ run x2 cxray link -d ` + bdf + ` -o json
 	s := emuServe(t, "link.yaml", script, 3*time.Minute)
 	for _, step := range []struct {
 		c, x, state, code string
-		opcode           uint64
+		opcode            uint64
 	}{{"c1", "x1", "Active", "lane_degraded", 17}, {"c2", "x2", "Disable", "link_down", 2}} {
 		out := mstlinkOut(t, s.ok(t, step.c))
 		x := s.step(t, step.x)
