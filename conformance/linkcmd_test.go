@@ -233,7 +233,7 @@ run x2 cxray link -d ` + bdf + ` -o json
 	for _, step := range []struct {
 		c, x, state, code string
 		opcode            uint64
-	}{{"c1", "x1", "Active", "lane_degraded", 17}, {"c2", "x2", "Disable", "link_down", 2}} {
+	}{{"c1", "x1", "Active", "lane_degraded", 17}, {"c2", "x2", "Polling", "link_down", 2}} {
 		out := mstlinkOut(t, s.ok(t, step.c))
 		x := s.step(t, step.x)
 		var doc cxrayLink
@@ -246,6 +246,9 @@ run x2 cxray link -d ` + bdf + ` -o json
 		}
 		if l.Troubleshooting == nil || l.Troubleshooting.StatusOpcode == nil || *l.Troubleshooting.StatusOpcode != step.opcode {
 			t.Fatalf("%s: troubleshooting %+v, want opcode %d", step.x, l.Troubleshooting, step.opcode)
+		}
+		if l.Operational.State != step.state {
+			t.Errorf("%s: state %q, want %q", step.x, l.Operational.State, step.state)
 		}
 		cmpLabel(t, out, "Operational Info", "State", l.Operational.State)
 		cmpLabel(t, out, "Troubleshooting Info", "Status Opcode", strconv.FormatUint(*l.Troubleshooting.StatusOpcode, 10))
