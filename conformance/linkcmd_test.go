@@ -212,3 +212,59 @@ func ptrString(p *uint64) string {
 	}
 	return strconv.FormatUint(*p, 10)
 }
+
+// TestLinkFaultsVsMstlink: the link faults of `emu ctl` change what both
+// tools see alike: a lane degraded at run time (its errors and the raw BER
+// after another minute), then the partner gone (state, opcode, message).
+func TestLinkFaultsVsMstlink(t *testing.T) {
+	need(t, "mstlink")
+	const bdf = "0000:03:00.0"
+	script := `ctl() { cxray emu ctl --socket "$SOCK" "$@" >/dev/null; }
+ctl advance 10m
+ctl --bdf ` + bdf + ` fault link.lane_ber=0,6e-5,0,0
+ctl advance 1m
+run c1 mstlink -d ` + bdf + ` -c --json
+run x1 cxray link -d ` + bdf + ` -o json
+ctl --bdf ` + bdf + ` fault link.partner=absent
+run c2 mstlink -d ` + bdf + ` -c --json
+run x2 cxray link -d ` + bdf + ` -o json
+`
+	s := emuServe(t, "link.yaml", script, 3*time.Minute)
+	for _, step := range []struct {
+		c, x, state, code string
+		opcode            uint64
+	}{{"c1", "x1", "Active", "lane_degraded", 17}, {"c2", "x2", "Polling", "link_down", 2}} {
+		out := mstlinkOut(t, s.ok(t, step.c))
+		x := s.step(t, step.x)
+		var doc cxrayLink
+		if err := json.Unmarshal([]byte(x.stdout), &doc); err != nil || len(doc.Links) != 1 {
+			t.Fatalf("%s: %v\n%s", step.x, err, x)
+		}
+		l := doc.Links[0]
+		if x.rc != 1 || len(l.Verdicts) == 0 || l.Verdicts[0].Code != step.code {
+			t.Errorf("%s: exit %d, verdicts %+v; want %s", step.x, x.rc, l.Verdicts, step.code)
+		}
+		if l.Troubleshooting == nil || l.Troubleshooting.StatusOpcode == nil || *l.Troubleshooting.StatusOpcode != step.opcode {
+			t.Fatalf("%s: troubleshooting %+v, want opcode %d", step.x, l.Troubleshooting, step.opcode)
+		}
+		if l.Operational.State != step.state {
+			t.Errorf("%s: state %q, want %q", step.x, l.Operational.State, step.state)
+		}
+		cmpLabel(t, out, "Operational Info", "State", l.Operational.State)
+		cmpLabel(t, out, "Troubleshooting Info", "Status Opcode", strconv.FormatUint(*l.Troubleshooting.StatusOpcode, 10))
+		cmpLabel(t, out, "Troubleshooting Info", "Recommendation", l.Troubleshooting.Message)
+		if step.state == "Active" {
+			cmpLabel(t, out, "Physical Counters and BER Info", "Raw Physical BER", l.Counters.RawBER.Firmware)
+			var lanes []string
+			for _, ln := range l.Counters.Lanes {
+				lanes = append(lanes, strconv.FormatUint(*ln.RawErrors, 10))
+			}
+			cmpLabel(t, out, "Physical Counters and BER Info", "Raw Physical Errors Per Lane", strings.Join(lanes, ","))
+			// Lane 1 counted 2e-10 of its 1e11 bits/s for ten minutes, then
+			// 6e-5 for one: the model's numbers, through both tools.
+			if got := *l.Counters.Lanes[1].RawErrors; got != 12_000+360_000_000 {
+				t.Errorf("lane 1 raw errors %d, want 360012000", got)
+			}
+		}
+	}
+}

@@ -25,7 +25,7 @@ func (s adapterSource) LinkReports(ctx context.Context) ([]*link.Report, error) 
 	if !s.HasRegisters() {
 		return nil, &adapter.UnsupportedError{What: "link BER and FEC", Backend: s.Adapter.Backend(), Why: "they are PHY registers (PPCNT, PDDR, PPLM)"}
 	}
-	return link.Read(ctx, s.Adapter, link.Options{})
+	return link.Read(ctx, s.Adapter, link.Options{Brief: true})
 }
 
 var (

@@ -22,7 +22,7 @@ func linkCheck(ctx context.Context, a *adapter.Adapter) Check {
 		return unsupported(c, &adapter.UnsupportedError{What: "the link's BER, FEC and troubleshooting status", Backend: a.Backend(),
 			Why: "they are PHY registers (PDDR, PPCNT, PPLM); use direct access for them"})
 	}
-	reps, err := link.Read(ctx, a, link.Options{})
+	reps, err := link.Read(ctx, a, link.Options{Brief: true})
 	if err != nil {
 		if errors.Is(err, adapter.ErrUnsupported) {
 			return unsupported(c, err)

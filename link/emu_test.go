@@ -196,6 +196,14 @@ func expected(t *testing.T, a *scenario.Adapter, port int, counted bool) []strin
 // are n/a exactly when they must be.
 func checkConsistent(t *testing.T, f *scenario.Function, r *link.Report, counted bool) {
 	t.Helper()
+	// The cable summary: plugged exactly when the cage holds a module.
+	ms, err := f.Adapter.Firmware.ModuleStatus(r.Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Cable; c == nil || c.Present == nil || *c.Present != ms.Plugged || (ms.Plugged && ms.Error == "" && c.PartNumber == "") {
+		t.Errorf("%s port %d: cable %+v, the cage holds plugged=%v error=%q", f.BDF, r.Port, c, ms.Plugged, ms.Error)
+	}
 	c := r.Counters
 	if _, held := f.Adapter.Spec.RegisterStatus["PPCNT"]; held {
 		// PPCNT answers a status: no counters, and a note saying so.
@@ -230,5 +238,49 @@ func checkConsistent(t *testing.T, f *scenario.Function, r *link.Report, counted
 		if v := *c.RawBER.Value; v > ratio*1.0001 || v < ratio/10 {
 			t.Errorf("%s port %d: firmware raw BER %g, counts give %g", f.BDF, r.Port, v, ratio)
 		}
+	}
+}
+
+// Rates over an interval on the manual clock are the model's rates
+// exactly; a clear between the reads is said, and counts from the clear.
+func TestRates(t *testing.T) {
+	db, err := builtin.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Load("../examples/link-trouble.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewManual(scenario.DefaultStart)
+	em, err := scenario.Build(sc, scenario.Options{DB: db, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := em.Function("0000:03:00.1")
+	e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
+	ads, err := e.Open(context.Background(), em, []*scenario.Function{f}, "emu", false, nil, adapter.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adapter.CloseAll(ads)
+	clk.Advance(time.Minute)
+	reps, err := link.Read(context.Background(), ads[0], link.Options{Interval: 10 * time.Second, Brief: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reps[0].Rates
+	// 1e11 bits/s per lane: 2e-10 gives 20 errors/s, lane 2's 4e-5 4e6.
+	if d := cmp.Diff([]float64{20, 20, 4e6, 20}, r.LaneRawErrorsPerS); d != "" || r.IntervalS != 10 || r.Cleared {
+		t.Errorf("lane rates (-want +got):\n%s interval %v cleared %v", d, r.IntervalS, r.Cleared)
+	}
+	if got := *r.RawErrorsPerS; got != 4e6+60 {
+		t.Errorf("raw errors %v/s, want 4000060", got)
+	}
+	if v := r.RawBER.Value; v == nil || *v != (4e6+60)/4e11 {
+		t.Errorf("raw BER over the interval %+v, want %v", r.RawBER, (4e6+60)/4e11)
+	}
+	if reps[0].Counters.TimeSinceClearMS == nil || *reps[0].Counters.TimeSinceClearMS != 70000 {
+		t.Errorf("time since clear %v ms, want 70000", reps[0].Counters.TimeSinceClearMS)
 	}
 }

@@ -31,14 +31,17 @@ const (
 var ClearGroups = []string{GroupPhysical, GroupStatistical}
 
 // laterIndex are index fields later revisions add to the registers read
-// here, with the value that asks what older revisions answered: Rev 0.62
-// adds PPLM test_mode (0: mission mode), Rev 0.64 PPLM and PDDR
-// resilink_fec_ind and SLRG all_lanes and measurements_thresholds. dev
-// requires every index field of the decoding database, and refuses fields
-// it does not have, so each is given only where the database has it.
+// here that dev does not default (dev.DefaultIndex covers plane_ind, lp_gl
+// and module_ind_type), with the value that asks what older revisions
+// answered: Rev 0.62 adds PPLM test_mode (0: mission mode), Rev 0.64 PPLM
+// and PDDR resilink_fec_ind and SLRG all_lanes and measurements_thresholds.
+// dev requires every index field of the decoding database and refuses
+// fields it does not have, so each is given only where the database has
+// it. (They belong in dev.RegisterIndex, where `reg get` would use them
+// too.)
 var laterIndex = map[string][]string{
 	"PPLM": {"test_mode=0", "resilink_fec_ind=0"},
-	"PDDR": {"module_ind_type=0", pddrOp + "resilink_fec_ind=0"},
+	"PDDR": {pddrOp + "resilink_fec_ind=0"},
 	"SLRG": {"all_lanes=0", "measurements_thresholds=0"},
 }
 
@@ -95,7 +98,8 @@ func (rd *reader) read(what, reg string, index ...string) (*prm.Decoded, error) 
 	return x.Decoded, nil
 }
 
-func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report, interval time.Duration) error {
+func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report, o Options) error {
+	interval := o.Interval
 	rd := &reader{ctx: ctx, a: a, r: r}
 	lp := "local_port=" + itoa(p.Local)
 	op := &r.Operational
@@ -112,8 +116,6 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 			op.OperUp, op.OperStatus = &up, adapter.EnumTextOf(d, "PAOS", "oper_status")
 		}
 	}
-	var cableMask uint64
-	haveCable := false
 	if d, err := rd.read("PHY operational page", "PDDR", lp, "page_select=0"); err != nil {
 		return err
 	} else if d != nil {
@@ -135,7 +137,6 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 			op.Loopback = nameOr(loopbackNames, v)
 		}
 		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_eth_ext.cable_ext_eth_proto_cap"); ok {
-			cableMask, haveCable = v, true
 			op.Cable = speedsOf(v)
 		}
 	}
@@ -161,13 +162,13 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 			}
 		}
 	}
-	_ = haveCable
-	_ = cableMask
 	if err := readTroubleshooting(rd, lp); err != nil {
 		return err
 	}
-	if err := readPPLM(rd, lp); err != nil {
-		return err
+	if !o.Brief {
+		if err := readPPLM(rd, lp); err != nil {
+			return err
+		}
 	}
 	first, err := readCounters(rd, lp, p.Lanes)
 	if err != nil {
@@ -193,6 +194,9 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 		for i := range c.Lanes {
 			c.Lanes[i].RawBER = NA(why)
 		}
+	}
+	if o.Brief {
+		return nil
 	}
 	return readEyes(rd, lp, p.Lanes)
 }
@@ -496,4 +500,24 @@ func orBDF(s string) string {
 		return "0000:03:00.0"
 	}
 	return s
+}
+
+// readCable summarises the port's module through the adapter's module
+// reader (MCIA, or ethtool on the kernel backend).
+func readCable(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report) error {
+	m, err := a.Module(ctx, p.Local, adapter.ModuleOptions{})
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		r.Unavailable = append(r.Unavailable, Unavailable{What: "module summary", Why: err.Error()})
+		return nil
+	}
+	c := &Cable{Present: m.Present}
+	if b := m.Best(); b != nil {
+		c.Identifier, c.Vendor, c.PartNumber, c.Serial, c.Media = b.Identifier.Name, b.Vendor.Name, b.Vendor.PN, b.Vendor.SN, b.Media.Type
+		c.Source = b.Source
+	}
+	r.Cable = c
+	return nil
 }

@@ -58,6 +58,16 @@ func WriteText(w io.Writer, r *Report, counters bool) {
 			row("FEC "+fs.Speed, fmt.Sprintf("supported %s; configured %s", strings.Join(fs.Supported, ", "), fs.Admin))
 		}
 	}
+	if c := r.Cable; c != nil {
+		switch {
+		case c.Present != nil && !*c.Present:
+			row("Cable", "none plugged")
+		case c.PartNumber != "" || c.Vendor != "":
+			row("Cable", fmt.Sprintf("%s %s %s (%s, s/n %s; from the %s)", orNA(c.Identifier), c.Vendor, c.PartNumber, orNA(c.Media), orNA(c.Serial), orNA(c.Source)))
+		default:
+			row("Cable", "plugged, not identified")
+		}
+	}
 	row("Module", r.ModuleHint)
 	if t := r.Troubleshooting; t != nil {
 		fmt.Fprintln(tw, "Troubleshooting")

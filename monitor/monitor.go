@@ -41,7 +41,7 @@ type Collector interface {
 }
 
 // Groups are the --what names that are not registers.
-var Groups = []string{"temp", "counters", "module", "rdma", "nvmf"}
+var Groups = []string{"temp", "counters", "module", "rdma", "nvmf", "link"}
 
 // Collectors builds the collectors for a --what list: the groups, or
 // register names (optionally REG[k=v,...]). Register names and their
@@ -63,6 +63,8 @@ func Collectors(what []string, db *prm.DB) ([]Collector, error) {
 			out = append(out, rdmaCollector{})
 		case w == "nvmf":
 			out = append(out, nvmfCollector{})
+		case w == "link":
+			out = append(out, linkCollector{})
 		default:
 			rc, err := ParseRegister(w)
 			if err != nil {

@@ -47,6 +47,7 @@ var groups = map[string]func(k string) bool{
 	"module":   func(k string) bool { return strings.HasPrefix(k, "module.") || strings.Contains(k, ".module.") },
 	"rdma":     func(k string) bool { return strings.Contains(k, ".rdma.") },
 	"nvmf":     func(k string) bool { return strings.Contains(k, ".nvmf.") }, // the counters, not the nvmf.offload flag
+	"link":     func(k string) bool { return strings.Contains(k, ".link.") },
 }
 
 // matcher is one --what pattern.
@@ -139,7 +140,7 @@ func (m *matcher) match(k string) (ok, left bool) {
 }
 
 // SelectSeries picks the values whose keys match the patterns (none: all).
-// A pattern is monitor's group name (temp, counters, module, rdma), an exact key
+// A pattern is monitor's group name (temp, counters, module, rdma, link), an exact key
 // or its suffix after a dot (asic_c), a wildcard pattern (* and ?, as
 // alerts take them: port1.ppcnt.*errors*), or /regexp/ matching the whole
 // key. A wildcard word does not pick keys that only have it negated

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/internal/prmhistory"
 )
 
 // linkDoc is the part of `cxray link -o json` the tests read.
@@ -219,5 +220,26 @@ func TestLinkKernel(t *testing.T) {
 	text, _, codeT := cli(t, "", "link", "-d", "kernel:mlx5_0")
 	if codeT != code || !strings.Contains(text, "Not available") {
 		t.Errorf("table: exit %d (JSON %d):\n%s", codeT, code, text)
+	}
+}
+
+// Every PRM revision of the history decodes the same link, and --clear
+// writes through each one's layout (Rev 0.59+ add plane_ind and lp_gl to
+// PPCNT, 0.62+ test_mode to PPLM, 0.64 resilink_fec_ind and SLRG's
+// all_lanes).
+func TestLinkRevisions(t *testing.T) {
+	name := "emu:../../examples/link-trouble.yaml@0000:03:00.1"
+	for _, f := range prmhistory.Files(t) {
+		out, errs, code := cli(t, "", "--adb", f, "link", "-d", name, "--clear", "--yes", "--counters", "-o", "json")
+		var doc linkDoc
+		mustJSON(t, out, &doc)
+		l := doc.Links[0]
+		if code != exitProblem || len(doc.Cleared) != 2 || len(l.Verdicts) != 1 || l.Verdicts[0].Code != "firmware_troubleshooting" ||
+			l.Operational.State != "Active" || len(l.Unavailable) != 0 {
+			t.Errorf("%s: exit %d, cleared %v, state %q, verdicts %+v, unavailable %+v: %s", filepath.Base(f), code, doc.Cleared, l.Operational.State, l.Verdicts, l.Unavailable, errs)
+		}
+		if _, _, codeT := cli(t, "", "--adb", f, "link", "-d", name, "--counters"); codeT != code {
+			t.Errorf("%s: exit %d in table mode, %d in JSON", filepath.Base(f), codeT, code)
+		}
 	}
 }
