@@ -29,6 +29,10 @@ type Interface struct {
 	// PermanentMAC is the burned-in address, when the listing shows it.
 	PermanentMAC string `json:"permanent_mac,omitempty"`
 	Status       string `json:"status,omitempty"`
+	// Override is the address an administrator told the system to use
+	// instead of the burned-in one, where System can see it (Windows'
+	// NetworkAddress registry value); MAC is then normally this address.
+	Override string `json:"override,omitempty"`
 }
 
 // Listing is what a text held.
