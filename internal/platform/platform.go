@@ -16,7 +16,7 @@ import (
 // Works is what every platform can do, for the "what works instead" part
 // of a NeedsLinuxError.
 const Works = "on this system cxray works with the PRM (prm show/search/decode/encode/diff/crosscheck), " +
-	"mlxconfig outputs (config diff, config show-params), snapshot diffs, plot, module --file, " +
+	"mlxconfig outputs (config diff, config show-params), snapshot diffs, plot, " +
 	"emu profiles, and the in-process emulator (-d emu)"
 
 // NeedsLinuxError is returned where a feature needs Linux. It matches

@@ -153,6 +153,35 @@ func TestWine(t *testing.T) {
 		})
 	}
 
+	// Files made on Windows read the same on both: snapshots and their
+	// diff, an NV backup, a monitor log drawn by plot.
+	t.Run("files", func(t *testing.T) {
+		st := "CXRAY_EMU_STATE=" + filepath.Join(dir, "state-files")
+		f := func(n string) string { return filepath.Join(dir, n) }
+		for _, args := range [][]string{
+			{"snapshot", "-d", "emu", "--profile", "minimal", "--out", f("a.json")},
+			{"snapshot", "-d", "emu", "--profile", "minimal", "--out", f("b.json")},
+			{"config", "backup", "-d", "emu", f("nv.bak")},
+			{"monitor", "-d", "emu", "--count", "2", "-i", "10ms", "--format", "jsonl", "--out", f("m.jsonl")},
+			{"plot", f("m.jsonl"), "--out", f("p.svg")},
+		} {
+			if w := run(t, ctx, append(wenv, st), append([]string{wine, exe}, args...)...); w.Code != 0 {
+				t.Fatalf("cxray %v on Windows: exit %d\n%s%s", args, w.Code, w.Stdout, w.Stderr)
+			}
+		}
+		if b, err := os.ReadFile(f("p.svg")); err != nil || !bytes.Contains(b, []byte("<svg")) {
+			t.Errorf("plot wrote no SVG: %v", err)
+		}
+		for _, args := range [][]string{{"diff", f("a.json"), f("b.json")}, {"config", "diff", f("nv.bak"), f("nv.bak")}} {
+			w := run(t, ctx, wenv, append([]string{wine, exe}, args...)...)
+			l := run(t, ctx, nil, append([]string{lin}, args...)...)
+			w.Stdout, w.Stderr = normalize(w.Stdout), normalize(w.Stderr)
+			if d := cmp.Diff(l, w); d != "" {
+				t.Errorf("cxray %v: Windows differs from Linux (-linux +windows):\n%s", args, d)
+			}
+		}
+	})
+
 	linuxOnly := []string{"emu serve", "emu run -- cmd", "-d kernel:mlx5_0 status", "-d 0000:03:00.0 status", "-d mlx5_0 status", "status"}
 	for _, args := range linuxOnly {
 		t.Run(args, func(t *testing.T) {
