@@ -11,6 +11,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/kernel"
+	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -103,6 +104,8 @@ type Adapter struct {
 	ports   []Port
 	sensors []int
 	part    *string
+	// static keeps each cage's static module pages between reads.
+	static map[int]*optics.StaticPages
 }
 
 // New builds an adapter from its parts.
@@ -377,7 +380,7 @@ func (a *Adapter) Module(ctx context.Context, local int, o ModuleOptions) (*Modu
 		return nil, err
 	}
 	if !a.HasRegisters() {
-		return a.kernelModule(ctx, p)
+		return a.kernelModule(ctx, p, o)
 	}
 	return a.registerModule(ctx, p, o)
 }
@@ -396,7 +399,7 @@ func (a *Adapter) Modules(ctx context.Context, o ModuleOptions) ([]*ModuleReadin
 		if a.HasRegisters() {
 			m, err = a.registerModule(ctx, p, o)
 		} else {
-			m, err = a.kernelModule(ctx, p)
+			m, err = a.kernelModule(ctx, p, o)
 		}
 		if err != nil {
 			return out, err
@@ -447,4 +450,19 @@ func (a *Adapter) RDMACounters(ctx context.Context) ([]CounterSet, error) {
 		return nil, errors.Join(errs...)
 	}
 	return out, errors.Join(errs...)
+}
+
+// staticPages is the cache of module's static pages.
+func (a *Adapter) staticPages(module int) *optics.StaticPages {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.static == nil {
+		a.static = map[int]*optics.StaticPages{}
+	}
+	c := a.static[module]
+	if c == nil {
+		c = &optics.StaticPages{}
+		a.static[module] = c
+	}
+	return c
 }

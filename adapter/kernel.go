@@ -234,7 +234,7 @@ func (a *Adapter) kernelTemperatures(ctx context.Context) ([]Temperature, error)
 // kernelModule: the module of the port's interface through ethtool
 // netlink, decoded by the same code as MCIA. The kernel does not offer the
 // firmware's own view.
-func (a *Adapter) kernelModule(ctx context.Context, p Port) (*ModuleReading, error) {
+func (a *Adapter) kernelModule(ctx context.Context, p Port, o ModuleOptions) (*ModuleReading, error) {
 	k, err := a.kdev()
 	if err != nil {
 		return nil, err
@@ -245,7 +245,7 @@ func (a *Adapter) kernelModule(ctx context.Context, p Port) (*ModuleReading, err
 		return nil, &UnsupportedError{What: "module EEPROM", Backend: a.c.Backend,
 			Why: fmt.Sprintf("port %d has no network interface, and the kernel reads module EEPROM through one (ethtool); bring up mlx5_core's Ethernet or IPoIB side, or read through registers with the PCI address as root", p.Local)}
 	}
-	r, err := k.Module(ctx, p.Netdev)
+	r, err := k.ReadModule(ctx, p.Netdev, o.Full)
 	var pe *kernel.PermissionError
 	switch {
 	case err != nil && (ctx.Err() != nil || errors.As(err, &pe)):

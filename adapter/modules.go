@@ -163,7 +163,13 @@ func (a *Adapter) registerModule(ctx context.Context, p Port, o ModuleOptions) (
 		m.Present = &yes
 	}
 	lanes := p.Lanes
-	im, err := optics.ReadImage(ctx, &MCIAReader{Device: d, Module: p.Module})
+	r := &MCIAReader{Device: d, Module: p.Module}
+	var im *optics.Image
+	if o.Full {
+		im, err = optics.ReadFullImage(ctx, r)
+	} else {
+		im, err = optics.ReadImageCached(ctx, r, a.staticPages(p.Module))
+	}
 	switch {
 	case errors.Is(err, dev.ErrNotSupported):
 		m.NoMCIA = true

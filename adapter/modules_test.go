@@ -1,6 +1,7 @@
 package adapter_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +28,7 @@ func putModule(f *devtest.Fake, module int, mem map[kerneltest.PageKey][]byte) {
 		}
 		for off := 0; off < len(half); off += adapter.MCIAChunk {
 			img := make([]byte, 0x10+adapter.MCIAChunk)
-			copy(img[0x10:], half[off:off+adapter.MCIAChunk])
+			copy(img[0x10:], half[off:min(off+adapter.MCIAChunk, len(half))])
 			f.PutImage("MCIA", img, "module="+strconv.Itoa(module), "i2c_device_address="+strconv.Itoa(int(k.I2C)),
 				"page_number="+strconv.Itoa(int(k.Page)), "bank_number="+strconv.Itoa(int(k.Bank)), "device_address="+strconv.Itoa(base+off))
 		}
@@ -58,8 +59,40 @@ func oneModulePort(f *devtest.Fake) {
 	f.Put("PMLP", "local_port=1", "width=4", "lane_module_mapping[0].module=0")
 }
 
-// The EEPROM through MCIA: every half page the module's standard calls
-// for, byte for byte, in chunks of 32 bytes.
+// A decode-only read takes fewer bytes, each one the module's own; a second
+// read of the same module reuses the static pages and reads fewer still.
+func TestModuleReadsWhatDecodeNeeds(t *testing.T) {
+	ctx := context.Background()
+	db := loadDB(t)
+	f := devtest.New(db)
+	oneModulePort(f)
+	f.Put("PMAOS", "module=0", "oper_status=plugged_enabled")
+	mem := kerneltest.CMISModule()
+	putModule(f, 0, mem)
+	a := open(f, db, adapter.Config{})
+	var counts []int
+	for i := 0; i < 2; i++ {
+		before := f.Count("MCIA")
+		m, err := a.Module(ctx, 1, adapter.ModuleOptions{})
+		if err != nil || m.EEPROM == nil || m.EEPROM.Standard != "CMIS" {
+			t.Fatalf("read %d: %+v %v", i, m, err)
+		}
+		for k, got := range halves(m.Image) {
+			want := mem[k]
+			if len(got) > len(want) || !bytes.Equal(got, want[:len(got)]) {
+				t.Errorf("read %d, %+v: %d bytes that are not the module's first ones", i, k, len(got))
+			}
+		}
+		counts = append(counts, f.Count("MCIA")-before)
+	}
+	full := 6 * ((128 + adapter.MCIAChunk - 1) / adapter.MCIAChunk)
+	if counts[0] >= full || counts[1] >= counts[0] {
+		t.Errorf("MCIA reads: first %d, second %d; want first < %d (the full image) and second < first", counts[0], counts[1], full)
+	}
+}
+
+// The EEPROM through MCIA, read in full: every half page the module's
+// standard calls for, byte for byte, in chunks of MCIAChunk bytes.
 func TestModuleThroughMCIA(t *testing.T) {
 	ctx := context.Background()
 	db := loadDB(t)
@@ -69,7 +102,7 @@ func TestModuleThroughMCIA(t *testing.T) {
 	mem := kerneltest.CMISModule()
 	putModule(f, 0, mem)
 	a := open(f, db, adapter.Config{})
-	m, err := a.Module(ctx, 1, adapter.ModuleOptions{})
+	m, err := a.Module(ctx, 1, adapter.ModuleOptions{Full: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,9 +115,10 @@ func TestModuleThroughMCIA(t *testing.T) {
 	if len(m.Image.Errors) != 0 {
 		t.Errorf("page errors: %v", m.Image.Errors)
 	}
-	// 6 half pages of 128 bytes: 24 reads of 32.
-	if n := f.Count("MCIA"); n != 24 {
-		t.Errorf("%d MCIA reads, want 24", n)
+	// 6 half pages of 128 bytes, in chunks of MCIAChunk.
+	perHalf := (128 + adapter.MCIAChunk - 1) / adapter.MCIAChunk
+	if n := f.Count("MCIA"); n != 6*perHalf {
+		t.Errorf("%d MCIA reads, want %d", n, 6*perHalf)
 	}
 	if m.EEPROM == nil || m.EEPROM.Standard != "CMIS" || m.EEPROM.Vendor.Name != "NVIDIA" {
 		t.Errorf("decode: %+v", m.EEPROM)

@@ -36,6 +36,8 @@ type Options struct {
 	// Emulator opens emu names. The command layer provides it, so this
 	// package never imports the emulator; nil refuses emu names.
 	Emulator Emulator
+	// Via is the path to registers and commands ("" is ViaAuto).
+	Via Via
 }
 
 // Emulator opens the functions of an emulated scenario as adapters.
@@ -126,7 +128,10 @@ func OpenAll(ctx context.Context, given string, o Options) ([]*Adapter, error) {
 	}
 	var out []*Adapter
 	for _, f := range fns {
-		if f.VF {
+		// A function another driver holds (vfio-pci: passed through to a
+		// guest) is not this host's to drive; an unbound one is, as for
+		// mstflint (a driver that failed to load).
+		if f.VF || f.Driver != "" && f.Driver != "mlx5_core" {
 			continue
 		}
 		a, err := o.openPCI(ctx, f.BDF, f.BDF)
@@ -207,7 +212,43 @@ func (o *Options) openPCI(ctx context.Context, given, bdf string) (*Adapter, err
 		return nil, err
 	}
 	kd, _ := kernel.Open(ctx, bdf, o.kernelOptions())
+	root := sys.Root
+	if root == "" {
+		root = "/sys"
+	}
+	via := o.via()
+	fw := func() (*Adapter, error) {
+		open := func(ctx context.Context) (*dev.Device, error) { return openFwctl(root, given, bdf, o.DB, o.ReadOnly) }
+		d, err := open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c := Config{Name: given, BDF: bdf, Backend: dev.BackendFwctl, DB: o.DB, Registers: d, Reopen: open}
+		if kd != nil {
+			c.Kernel = kd
+		}
+		return New(c), nil
+	}
+	if via == ViaFwctl {
+		return fw()
+	}
+	// Under lockdown (or without root) the gateway cannot work; fwctl
+	// can, where the kernel has it.
+	tryFwctl := func(cause string) (*Adapter, bool) {
+		if via != ViaAuto {
+			return nil, false
+		}
+		a, err := fw()
+		if err != nil {
+			return nil, false
+		}
+		a.c.Notes = append(a.c.Notes, LockdownNote(errors.New(cause)))
+		return a, true
+	}
 	if why := o.DirectBlocked(); why != "" {
+		if a, ok := tryFwctl(why); ok {
+			return a, nil
+		}
 		if o.Fallback && kd != nil {
 			a, err := o.openKernel(ctx, given, bdf)
 			if err == nil {
@@ -215,20 +256,30 @@ func (o *Options) openPCI(ctx context.Context, given, bdf string) (*Adapter, err
 			}
 			return a, err
 		}
-		return nil, fmt.Errorf("device %s: %s (it opens the PCI config space for writing); run with sudo, read it through the kernel with -d kernel:%s, or use -d emu to try cxray on the emulator", given, why, bdf)
+		return nil, fmt.Errorf("device %s: %s (it opens the PCI config space for writing); run with sudo, read it through the kernel with -d kernel:%s, use --via fwctl on Linux 6.15+ with mlx5_fwctl, or use -d emu to try cxray on the emulator", given, why, bdf)
 	}
 	open := func(ctx context.Context) (*dev.Device, error) {
 		d, st, err := dev.OpenPCI(ctx, sys, given, bdf, o.DB)
 		if err != nil {
 			return nil, err
 		}
+		acc := dev.Accessor(st.Regs)
 		if o.ReadOnly {
-			return dev.New(d.Name, d.BDF, d.Backend, o.DB, dev.ReadOnly(st.Regs), d.Close), nil
+			acc = dev.ReadOnly(st.Regs)
+			d = dev.New(d.Name, d.BDF, d.Backend, o.DB, acc, d.Close)
 		}
-		return d, nil
+		return withCommands(root, d, acc, o.DB), nil
 	}
 	d, err := open(ctx)
 	if err != nil {
+		if GatewayRefused(err) {
+			if a, ok := tryFwctl(err.Error()); ok {
+				return a, nil
+			}
+			if via == ViaVSEC {
+				err = &RefusedError{Err: err}
+			}
+		}
 		if (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EPERM)) && o.Fallback && kd != nil {
 			a, kerr := o.openKernel(ctx, given, bdf)
 			if kerr == nil {

@@ -343,7 +343,9 @@ func (a *Adapter) sensorMap(ctx context.Context) ([]int, error) {
 // answers a status) gives nil.
 func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, error) {
 	r, err := a.get(ctx, "MTMP", "sensor_index="+strconv.Itoa(index))
-	if _, isStatus := dev.StatusOf(err); module >= 0 && isStatus {
+	// A module sensor of an empty cage answers bad parameter or resource
+	// not available; any other status (busy ...) is a failed reading.
+	if st, isStatus := dev.StatusOf(err); module >= 0 && isStatus && (st == dev.StatusBadParameter || st == dev.StatusResourceNotAvailable) {
 		return nil, nil
 	}
 	if err != nil {
@@ -436,4 +438,18 @@ func (a *Adapter) registerCounters(ctx context.Context, ps []Port) ([]CounterSet
 		return nil, errors.Join(errs...)
 	}
 	return out, errors.Join(errs...)
+}
+
+// Description is the adapter's model description (MQIS MODEL_DESCRIPTION,
+// what mlxconfig prints as "Description"); "" when the firmware has none
+// or the backend has no registers.
+func (a *Adapter) Description(ctx context.Context) (string, error) {
+	if !a.HasRegisters() {
+		return "", nil
+	}
+	text, err := a.readMQIS(ctx, "MODEL_DESCRIPTION")
+	if errors.Is(err, dev.ErrNotSupported) || errors.Is(err, dev.ErrNoSuchInstance) {
+		return "", nil
+	}
+	return strings.TrimSpace(text), err
 }

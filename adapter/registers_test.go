@@ -556,7 +556,6 @@ func TestAccessorsAndErrors(t *testing.T) {
 // reading failed, and the caller should hear of it as it does for an ASIC
 // sensor.
 func TestBusyModuleSensorIsAnError(t *testing.T) {
-	t.Skip("BUG: adapter.(*Adapter).mtmp treats every firmware status of a module sensor as an empty cage (returns nil, nil): MTMP sensor_index=64 answering busy (0x1) is left out of Temperatures without an error; want a \"sensor 64: ... busy\" error as for ASIC sensors (only bad parameter / resource not available mean no module)")
 	db := loadDB(t)
 	f := devtest.New(db)
 	mgir(f, "hw_info.num_ports=1")

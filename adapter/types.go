@@ -164,7 +164,7 @@ func (m *ModuleReading) Best() *optics.Module {
 
 // Observation is the reading as optics.Diagnose takes it.
 func (m *ModuleReading) Observation() optics.Observation {
-	return optics.Observation{Module: m.Module, OperStatus: m.OperStatus, ErrorType: m.ErrorType,
+	return optics.Observation{Module: m.Module, Port: m.Port, OperStatus: m.OperStatus, ErrorType: m.ErrorType,
 		EEPROM: m.EEPROM, EEPROMErr: m.EEPROMErr, Firmware: m.Firmware, FirmwareErr: m.FirmwareErr,
 		FirmwareUnsupportsEE: m.NoMCIA}
 }
@@ -174,4 +174,9 @@ type ModuleOptions struct {
 	// Firmware also reads the firmware's view (PDDR page 3) when the
 	// EEPROM decodes; it is always read when the EEPROM does not.
 	Firmware bool
+	// Full reads every byte of each half page the module's standard
+	// defines (module --raw); otherwise only the bytes decoding needs are
+	// read, and static pages are reused from an earlier read of the same
+	// module through this adapter (optics.ReadImageCached).
+	Full bool
 }

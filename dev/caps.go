@@ -42,7 +42,9 @@ func (d *Device) Capabilities(ctx context.Context) (Capabilities, error) {
 		for g := 0; g < cg.groups; g++ {
 			r, err := d.Get(ctx, cg.reg, []prm.Assignment{{Path: "access_reg_group", Value: fmt.Sprint(g)}, {Path: "feature_group", Value: "0"}}, nil, 0)
 			if err != nil {
-				if IsNotSupported(err) {
+				// A group the firmware does not have answers bad parameter
+				// (no such instance): its registers stay uncovered.
+				if IsNotSupported(err) || errors.Is(err, ErrNoSuchInstance) {
 					continue
 				}
 				var fe *prm.FieldError

@@ -29,6 +29,7 @@ var allCollectors = []collector{
 	{"counters", "port counters: PPCNT IEEE 802.3, RFC 2863 and physical-layer groups (registers), IB PMA counters (kernel)", collectCounters},
 	{"module", "module diagnostics: temperature, voltage, per-lane bias, Tx and Rx power (W and dBm), thresholds, flags", collectModule},
 	{"rdma", "RDMA hw_counters, RoCE retransmission and congestion (kernel, or the emulator's model)", collectRDMA},
+	{"link", "link bit error ratios (raw, effective, per lane), FEC blocks and mode, troubleshooting opcode and verdicts (registers)", collectLink},
 }
 
 func collectIdentity(ctx context.Context, s *sink, src Source) error {

@@ -55,8 +55,11 @@ type Report struct {
 	Device  string      `json:"device"`
 	BDF     string      `json:"bdf"`
 	Backend dev.Backend `json:"backend"`
-	Status  Status      `json:"status"`
-	Checks  []Check     `json:"checks"`
+	// Via is the path registers took when it is not the backend's own
+	// ("fwctl": kernel lockdown, or --via fwctl on the emulator).
+	Via    dev.Backend `json:"via,omitempty"`
+	Status Status      `json:"status"`
+	Checks []Check     `json:"checks"`
 }
 
 // Options tune Run.
@@ -96,7 +99,9 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	r.add(temperatures(ctx, a))
 	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
+	r.add(linkCheck(ctx, a))
 	r.add(macDrift(ctx, a, id))
+	r.Via = via(a)
 	r.finish()
 	return r
 }
@@ -196,6 +201,14 @@ func monthsText(d time.Duration) string {
 
 // ---- access
 
+// via is the register path when it differs from the backend.
+func via(a *adapter.Adapter) dev.Backend {
+	if p := a.Path(); p != "" && p != a.Backend() {
+		return p
+	}
+	return ""
+}
+
 func access(a *adapter.Adapter) Check {
 	c := Check{Name: "access", Status: OK}
 	switch a.Backend() {
@@ -211,6 +224,15 @@ func access(a *adapter.Adapter) Check {
 		c.Next = "run as root with the PCI address (-d 0000:03:00.0) for register-level checks; if root fails with 'lockdown', Secure Boot blocks config-space writes"
 	default:
 		c.Summary = string(a.Backend())
+	}
+	if a.Backend() != dev.BackendFwctl && a.Path() == dev.BackendFwctl {
+		c.Summary += ", through the fwctl command interface"
+		for _, n := range a.Notes() {
+			if strings.HasPrefix(n, "kernel lockdown") {
+				c.Summary, _, _ = strings.Cut(n, " (")
+				c.Summary += ": registers and read-only commands through the driver"
+			}
+		}
 	}
 	c.Details = append(c.Details, a.Notes()...)
 	return c

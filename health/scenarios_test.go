@@ -263,6 +263,7 @@ func expected(t *testing.T, em *scenario.Emulation, f *scenario.Function, revisi
 	default:
 		want["mac"] = health.OK
 	}
+	want["link"] = expectedLink(t, f, own)
 	return want
 }
 

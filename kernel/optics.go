@@ -96,12 +96,23 @@ type ModuleReading struct {
 // the context); a memory that reads but does not decode is described in
 // ModuleReading.Error.
 func (d *Device) Module(ctx context.Context, netdev string) (*ModuleReading, error) {
+	return d.ReadModule(ctx, netdev, false)
+}
+
+// ReadModule is Module; full reads every byte of each half page the
+// module's standard defines (for raw dumps), not only those decoding
+// needs (optics.ReadFullImage).
+func (d *Device) ReadModule(ctx context.Context, netdev string, full bool) (*ModuleReading, error) {
 	r, err := d.OpenModuleReader(ctx, netdev)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	im, err := optics.ReadImage(ctx, r)
+	read := optics.ReadImage
+	if full {
+		read = optics.ReadFullImage
+	}
+	im, err := read(ctx, r)
 	if err != nil {
 		// Our errors already say what to do; keep them whole.
 		var pe *PermissionError

@@ -125,7 +125,7 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) ([]*Report, error)
 
 // readOne reads one port's module into a report.
 func readOne(ctx context.Context, a *adapter.Adapter, port int, raw bool) (*Report, error) {
-	m, err := a.Module(ctx, port, adapter.ModuleOptions{Firmware: true})
+	m, err := a.Module(ctx, port, adapter.ModuleOptions{Firmware: true, Full: raw})
 	if err != nil {
 		return nil, err
 	}
@@ -183,4 +183,28 @@ func Verdicts(rs []*Report) int {
 func IsNoPort(err error) bool {
 	var np *adapter.NoPortError
 	return errors.As(err, &np)
+}
+
+// FromImage reports on a module memory read elsewhere (a file: ethtool -m
+// DEV raw on), decoded and diagnosed as a read from a device is, with
+// source naming where it came from. No firmware view: PMAOS and PDDR are
+// the adapter's.
+func FromImage(im *optics.Image, source string, raw bool) *Report {
+	dec, derr := optics.Decode(im)
+	r := &Report{Port: 0, Module: -1, EEPROMAccess: source, EEPROM: dec, Marks: []optics.Mark{}}
+	if derr != nil {
+		r.EEPROMError = derr.Error()
+	}
+	if raw {
+		r.Raw = im
+	}
+	r.obs = optics.Observation{Module: -1, EEPROM: dec, EEPROMErr: derr}
+	if shown, _ := r.Shown(); shown != nil {
+		r.Marks = append(r.Marks, optics.Marks(shown)...)
+	}
+	r.Verdicts = optics.Diagnose(r.obs)
+	if r.Verdicts == nil {
+		r.Verdicts = []optics.Verdict{}
+	}
+	return r
 }

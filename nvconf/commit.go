@@ -86,6 +86,7 @@ func (s *Session) Commit(ctx context.Context, c Change, b BackupOptions) (string
 	if err != nil {
 		return "", err
 	}
+	crashPoint("backup")
 	entry.Key, entry.Device, entry.Op, entry.Backup, entry.Started, entry.Tool = c.Key, c.Device, c.Op, path, time.Now().UTC(), b.Tool
 	j, err := DefaultJournal()
 	if err != nil {
@@ -94,6 +95,7 @@ func (s *Session) Commit(ctx context.Context, c Change, b BackupOptions) (string
 	if err := j.Begin(entry); err != nil {
 		return "", err
 	}
+	crashPoint("journal")
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ApplyTime)
 	defer cancel()
 	if err := c.Apply(wctx); err != nil {

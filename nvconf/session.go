@@ -269,6 +269,7 @@ func (s *Session) writeType(ctx context.Context, typ uint32, data []byte, versio
 		return nvErr(op, err)
 	}
 	s.forget(typ)
+	crashPoint("write")
 	return nil
 }
 
@@ -297,6 +298,7 @@ func (s *Session) Invalidate(ctx context.Context, in Instance) error {
 		return nvErr(fmt.Sprintf("reset %s", in), err)
 	}
 	s.forget(typ)
+	crashPoint("write")
 	return nil
 }
 
@@ -309,6 +311,7 @@ func (s *Session) InvalidateAll(ctx context.Context) error {
 		return nvErr("reset all NV configuration", err)
 	}
 	s.ForgetAll()
+	crashPoint("write")
 	return nil
 }
 
@@ -379,6 +382,7 @@ func (s *Session) InvalidateType(ctx context.Context, typ uint32) error {
 		return nvErr("reset "+s.DB.DescribeType(typ), err)
 	}
 	s.forget(typ)
+	crashPoint("write")
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,12 +62,8 @@ func (e *LockError) Unwrap() error { return e.Err }
 // waiting until ctx ends. The returned function releases it; the kernel
 // releases it too if the process dies.
 func Lock(ctx context.Context, key string) (func(), error) {
-	if err := os.MkdirAll(LockDir, 0o1777); err != nil {
-		return nil, fmt.Errorf("NV lock: %w", err)
-	}
-	os.Chmod(LockDir, 0o1777) // umask may have narrowed it
 	path := filepath.Join(LockDir, key+".lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	f, err := openLockFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("NV lock %s: %w", path, err)
 	}
@@ -85,6 +82,40 @@ func Lock(ctx context.Context, key string) (func(), error) {
 			return nil, &LockError{Key: key, Wait: time.Since(start), Err: err}
 		}
 	}
+}
+
+// openLockFile opens (creating it if need be) a lock file that every user
+// shares. The directory is sticky and world-writable, like /tmp: (in Go
+// the sticky bit is os.ModeSticky, not 0o1000). A file is created rw for
+// everyone whatever the umask. An existing file is opened without O_CREAT,
+// which fs.protected_regular refuses for another user's file in a sticky
+// directory, and read-only when its mode lets this user no further: flock
+// needs no write access.
+func openLockFile(path string) (*os.File, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, os.ModePerm|os.ModeSticky); err != nil {
+		return nil, err
+	}
+	os.Chmod(dir, os.ModePerm|os.ModeSticky) // umask narrowed it; fails harmlessly when another user owns it
+	for try := 0; try < 3; try++ {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrPermission) {
+			f, err = os.OpenFile(path, os.O_RDONLY, 0)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return f, err
+		}
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			f.Chmod(0o666)
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		// Another process created it between the two opens: open it.
+	}
+	return nil, errors.New("the lock file keeps appearing and disappearing")
 }
 
 // KeyFor names an adapter for its NV lock and journal. The NV

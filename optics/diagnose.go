@@ -56,8 +56,11 @@ type Verdict struct {
 
 // Observation is everything read about one module.
 type Observation struct {
-	// Module is the cage number (PMAOS module).
+	// Module is the cage number (PMAOS module); -1 when the source does
+	// not know it (the kernel backend), and Port names the module then.
 	Module int
+	// Port is the local port the module serves (0: not known).
+	Port int
 	// OperStatus and ErrorType are PMAOS oper_status and error_type by
 	// enum name ("" when not read).
 	OperStatus string
@@ -82,13 +85,25 @@ type Observation struct {
 	Database string
 }
 
+// cage names the module in verdicts: "module 0", or by its port when the
+// cage number is not known ("the module of port 1").
+func (o Observation) cage() string {
+	switch {
+	case o.Module >= 0:
+		return fmt.Sprintf("module %d", o.Module)
+	case o.Port > 0:
+		return fmt.Sprintf("the module of port %d", o.Port)
+	}
+	return "the module"
+}
+
 // Diagnose turns an observation into verdicts; none means nothing is wrong.
 // A problem that makes the rest meaningless (no module, a hung bus) is
 // reported alone.
 func Diagnose(o Observation) []Verdict {
 	var out []Verdict
 	add := func(v Verdict) { out = append(out, v) }
-	cage := fmt.Sprintf("module %d", o.Module)
+	cage := o.cage()
 	var de *DecodeError
 	decodeKind := ""
 	if errors.As(o.EEPROMErr, &de) {
@@ -308,14 +323,14 @@ func frozen(o Observation) (Verdict, bool) {
 		if fwTotal > 0 {
 			ev = append(ev, fmt.Sprintf("%d of %d firmware monitors changed", fwChanged, fwTotal))
 		}
-		return Verdict{Code: VerdictFrozen, Category: Hardware, Summary: fmt.Sprintf("the monitors of module %d have stopped updating", o.Module), Evidence: ev,
+		return Verdict{Code: VerdictFrozen, Category: Hardware, Summary: "the monitors of " + o.cage() + " have stopped updating", Evidence: ev,
 			NextStep: "reset the module (reseat it, or cxray reg set PMAOS --index module=N rst=1 --yes); if the values stay frozen, replace it: its diagnostics no longer follow the laser"}, true
 	case fwFrozen && eeTotal > 0:
-		return Verdict{Code: VerdictStaleFirmware, Category: Firmware, Summary: fmt.Sprintf("the firmware's view of module %d is stale: the module's monitors move, the firmware's copy does not", o.Module),
+		return Verdict{Code: VerdictStaleFirmware, Category: Firmware, Summary: "the firmware's view of " + o.cage() + " is stale: the module's monitors move, the firmware's copy does not",
 			Evidence: []string{fmt.Sprintf("%d of %d EEPROM monitors changed in %s", eeChanged, eeTotal, iv), fmt.Sprintf("none of %d firmware monitors changed", fwTotal)},
 			NextStep: "tools that use the firmware's view (mlxlink -m, the driver's hwmon) show old values; reset the module, and update the adapter firmware if it recurs"}, true
 	case fwFrozen:
-		return Verdict{Code: VerdictFrozen, Category: Hardware, Summary: fmt.Sprintf("the monitors of module %d have stopped updating (firmware view; the EEPROM could not be read to tell who is stuck)", o.Module),
+		return Verdict{Code: VerdictFrozen, Category: Hardware, Summary: "the monitors of " + o.cage() + " have stopped updating (firmware view; the EEPROM could not be read to tell who is stuck)",
 			Evidence: []string{fmt.Sprintf("none of %d firmware monitors changed in %s", fwTotal, iv)},
 			NextStep: "reset the module (reseat it); if the values stay frozen, replace it"}, true
 	}

@@ -143,6 +143,18 @@ func TestSetEveryFeature(t *testing.T) {
 	}
 }
 
+// A rate over no time is refused, never +Inf.
+func TestRatesNeedAnInterval(t *testing.T) {
+	c := &counters{port: map[int]map[string]uint64{1: {"out_of_sequence": 100}}}
+	a, _, _ := function(t, c)
+	for _, iv := range []time.Duration{0, -time.Second} {
+		got, err := roce.Rates(context.Background(), a, iv)
+		if err == nil || got != nil {
+			t.Errorf("interval %v: %v %v", iv, got, err)
+		}
+	}
+}
+
 // Rates samples twice, the interval apart on the adapter's clock, and
 // keeps the retransmission counters that moved, per second.
 func TestRates(t *testing.T) {

@@ -257,6 +257,10 @@ func Window(ctx context.Context, d *dev.Device, nv *nvconf.DB) (next, current in
 // interval apart on the adapter's clock, and returns those that moved,
 // per second, keyed "port<N>.<counter>".
 func Rates(ctx context.Context, a *adapter.Adapter, interval time.Duration) (map[string]float64, error) {
+	if interval <= 0 {
+		// A rate over no time is no number (it would read +Inf).
+		return nil, fmt.Errorf("roce: rates need a positive interval, not %v", interval)
+	}
 	first, err := a.RDMACounters(ctx)
 	if err != nil && len(first) == 0 {
 		return nil, err

@@ -14,6 +14,12 @@ if [ -z "${CXRAY_PRM_HISTORY:-}" ]; then
 fi
 echo "test: PRM history: ${CXRAY_PRM_HISTORY:-not found (those tests will skip)}"
 
+# -d emu keeps its state between commands under $XDG_STATE_HOME: the tests
+# get a fresh one, never the state of this machine's user.
+XDG_STATE_HOME="$(mktemp -d)"
+export XDG_STATE_HOME
+trap 'rm -rf "$XDG_STATE_HOME"' EXIT
+
 echo "test: go vet"
 go vet ./...
 echo "test: gofmt"

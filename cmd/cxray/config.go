@@ -44,6 +44,9 @@ func (a *app) configCmd() *cobra.Command {
 and mstconfig work with), by parameter name: SRIOV_EN, NUM_OF_VFS, LINK_TYPE_P1,
 LOG_TX_PSN_WINDOW ...
 
+mlxconfig's short commands work: q (query), s (set), r (reset), i
+(show-params), and -y for --yes.
+
 A value set goes to Next Boot: the running firmware keeps its Current value
 until a firmware reset ('cxray config apply', mstfwreset) or a reboot; some
 parameters need a power cycle. 'query -e' shows Default, Current and Next Boot.
@@ -56,6 +59,14 @@ The parameter database is mstflint's mlxconfig_host.db when installed, else
 the one built into cxray; --nvdb FILE or $CXRAY_NVDB picks another ('builtin'
 for the built-in one).`,
 	}
+	// mlxconfig puts -y and -e before the command (mlxconfig -d DEV -y s
+	// X=1): known here as booleans, they do not swallow the command
+	// name; the subcommands' own --yes and --extended take the values.
+	var mlxYes, mlxExtended bool
+	c.PersistentFlags().BoolVarP(&mlxYes, "yes", "y", false, "do not ask for confirmation")
+	c.PersistentFlags().BoolVarP(&mlxExtended, "extended", "e", false, "also show Default and Current values (query)")
+	c.PersistentFlags().MarkHidden("yes")
+	c.PersistentFlags().MarkHidden("extended")
 	c.PersistentFlags().StringVar(&cc.nvdb, "nvdb", "", "NV parameter database: mstflint's mlxconfig_host.db (SQLite) or 'builtin'; default $CXRAY_NVDB, the installed one, or the built-in")
 	c.AddCommand(cc.queryCmd(), cc.setCmd(), cc.applyCmd(), cc.resetCmd(), cc.backupCmd(), cc.restoreCmd(), cc.recoverCmd(), cc.diffCmd(), cc.showParamsCmd())
 	return c
@@ -101,7 +112,7 @@ func (cc *configCtx) open(ctx context.Context, df deviceFlags) (*nvTarget, error
 	if err != nil {
 		return nil, err
 	}
-	if ie := t.interrupted(); ie != nil {
+	if ie := t.interrupted(ctx, false); ie != nil {
 		fmt.Fprintf(cc.a.stderr, "cxray: warning: %v\n", ie)
 	}
 	return t, nil
@@ -114,7 +125,7 @@ func (cc *configCtx) openWrite(ctx context.Context, df deviceFlags) (*nvTarget, 
 	if err != nil {
 		return nil, err
 	}
-	if ie := t.interrupted(); ie != nil {
+	if ie := t.interrupted(ctx, true); ie != nil {
 		t.Close()
 		return nil, deviceErr(ie)
 	}
@@ -154,11 +165,25 @@ func (cc *configCtx) openSession(ctx context.Context, df deviceFlags) (*nvTarget
 func (t *nvTarget) key() string { return nvconf.KeyFor(t.ad.Backend(), t.ad.Name(), t.ad.BDF()) }
 
 // interrupted is the adapter's interrupted write, if the journal has one.
-func (t *nvTarget) interrupted() *nvconf.InterruptedError {
+// A journal entry is a write in progress while its writer holds the NV
+// lock, and interrupted only once the lock is free: so the lock is taken
+// (waited for when wait, else tried briefly) around the look.
+func (t *nvTarget) interrupted(ctx context.Context, wait bool) *nvconf.InterruptedError {
 	j, err := nvconf.DefaultJournal()
 	if err != nil {
 		return nil
 	}
+	lctx := ctx
+	if !wait {
+		var cancel context.CancelFunc
+		lctx, cancel = context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+	}
+	unlock, err := nvconf.Lock(lctx, t.key())
+	if err != nil {
+		return nil // held: another write is under way (Commit waits for it)
+	}
+	defer unlock()
 	e, err := j.Pending(t.key())
 	if err != nil || e == nil {
 		return nil
@@ -175,6 +200,24 @@ func (t *nvTarget) deviceLine(ctx context.Context) string {
 }
 
 // ---- query
+
+// printDeviceHeader prints the lines mlxconfig users look for first
+// (Device type, Name, Description, Device), then the firmware.
+func (cc *configCtx) printDeviceHeader(t *nvTarget) {
+	w := cc.a.stdout
+	ctx := cc.a.ctx
+	id, _ := t.ad.Identity(ctx)
+	if id == nil {
+		id = &adapter.Identity{}
+	}
+	desc, _ := t.ad.Description(ctx)
+	// mlxconfig writes the type without the dash: ConnectX7.
+	fmt.Fprintf(w, "Device type:  %s\n", dash(strings.ReplaceAll(id.Model, "-", "")))
+	fmt.Fprintf(w, "Name:         %s\n", dash(id.PartNumber))
+	fmt.Fprintf(w, "Description:  %s\n", dash(desc))
+	fmt.Fprintf(w, "Device:       %s\n", describe(t.ad))
+	fmt.Fprintf(w, "Firmware:     %s\n", dash(id.Firmware))
+}
 
 type valueJSON struct {
 	Text      string  `json:"text"`
@@ -210,10 +253,11 @@ type settingJSON struct {
 func (cc *configCtx) queryCmd() *cobra.Command {
 	var df deviceFlags
 	var extended, all bool
-	var filter string
+	var filter, from string
 	c := &cobra.Command{
-		Use:   "query [PARAM...]",
-		Short: "Show the NV configuration: Next Boot, and with -e Default and Current",
+		Use:     "query [PARAM...]",
+		Aliases: []string{"q"},
+		Short:   "Show the NV configuration: Next Boot, and with -e Default and Current",
 		Long: `Show every parameter the device supports (or the ones named): its Next Boot
 value, and with -e its Default (factory) and Current (running) values. A *
 marks a parameter whose Next Boot value differs from Current: it takes effect
@@ -227,6 +271,12 @@ the reason), as mstconfig does.`,
 			re, err := compileFilter(filter)
 			if err != nil {
 				return err
+			}
+			if from != "" {
+				if df.name != "" || len(args) > 0 || filter != "" {
+					return usageErr("--from reads the whole file; leave out -d, parameter names and --filter")
+				}
+				return cc.queryFromFile(from, extended)
 			}
 			ctx, cancel := df.context(cc.a)
 			defer cancel()
@@ -245,6 +295,7 @@ the reason), as mstconfig does.`,
 	}
 	df.add(c)
 	c.Flags().BoolVarP(&extended, "extended", "e", false, "also show Default and Current values")
+	c.Flags().StringVar(&from, "from", "", "read the configuration from a file instead of a device: an mlxconfig/mstconfig query output (WinMFT's too), an mstconfig or cxray backup ('-': standard input)")
 	c.Flags().BoolVar(&all, "all", false, "also list parameters mstconfig hides (unmet dependency, old TLV version), with the reason")
 	c.Flags().StringVar(&filter, "filter", "", "only parameters (or TLVs) matching this regular expression (case-insensitive)")
 	return c
@@ -261,6 +312,9 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 	if a.json() {
 		out := struct {
 			Device      string        `json:"device"`
+			DeviceType  string        `json:"device_type,omitempty"`
+			Name        string        `json:"name,omitempty"`
+			Description string        `json:"description,omitempty"`
 			NVDB        string        `json:"nvdb"`
 			ReadDefault bool          `json:"read_default"`
 			ReadCurrent bool          `json:"read_current"`
@@ -270,6 +324,10 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 			Notes       []string      `json:"notes,omitempty"`
 		}{Device: t.ad.Name(), NVDB: t.nv.Source, ReadDefault: res.ReadDefault, ReadCurrent: res.ReadCurrent,
 			Parameters: []settingJSON{}, Pending: []string{}, Unsupported: res.Unsupported, Notes: t.s.Notes}
+		if id, _ := t.ad.Identity(a.ctx); id != nil {
+			out.DeviceType, out.Name = strings.ReplaceAll(id.Model, "-", ""), id.PartNumber
+		}
+		out.Description, _ = t.ad.Description(a.ctx)
 		for _, s := range res.Settings {
 			j := settingJSON{Name: s.Name, TLV: s.TLV, Instance: s.Instance, Type: s.Ref.Param.Type.String(), Next: toValueJSON(s.Next),
 				Modified: s.Modified, Pending: s.Pending, Hidden: s.Hidden}
@@ -284,8 +342,8 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 		return a.writeJSON(out)
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "Device:      %s\n", t.deviceLine(a.ctx))
-	fmt.Fprintf(w, "Parameters:  %s (%d TLVs)\n", t.nv.Source, len(t.nv.TLVs))
+	cc.printDeviceHeader(t)
+	fmt.Fprintf(w, "Parameters:   %s (%d TLVs)\n", t.nv.Source, len(t.nv.TLVs))
 	for _, n := range t.s.Notes {
 		fmt.Fprintf(w, "Note:        %s\n", n)
 	}
@@ -434,8 +492,9 @@ type configSetOptions struct {
 func (cc *configCtx) setCmd() *cobra.Command {
 	var o configSetOptions
 	c := &cobra.Command{
-		Use:   "set PARAM=VALUE...",
-		Short: "Change parameters (validated, backed up, whole-TLV write, verified; Next Boot)",
+		Use:     "set PARAM=VALUE...",
+		Aliases: []string{"s"},
+		Short:   "Change parameters (validated, backed up, whole-TLV write, verified; Next Boot)",
 		Long: `Change parameters for the next boot: cxray reads each TLV, checks every value
 (type, enum values, the device's limits and rules) before touching the device,
 writes a backup of the NV configuration, writes whole TLVs with the valid bits
@@ -454,7 +513,7 @@ power cycle.`,
 		RunE: func(_ *cobra.Command, args []string) error { return cc.runSetCmd(&o, args) },
 	}
 	o.df.add(c)
-	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "validate and print the TLVs that would be written; write nothing")
 	c.Flags().StringVar(&o.backup, "backup", "", "write the backup to this file (default: a new file in $CXRAY_BACKUP_DIR or ~/.local/state/cxray/backups)")
 	return c
@@ -603,7 +662,7 @@ mstfwreset or a reboot).`,
 		RunE: func(_ *cobra.Command, _ []string) error { return cc.runApply(&o) },
 	}
 	o.df.add(c)
-	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be applied and which reset would be sent; send nothing")
 	c.Flags().BoolVar(&o.atReboot, "at-reboot", false, "arm the reset for the next host reboot (PERST) instead of now")
 	return c
@@ -697,8 +756,9 @@ type configResetOptions struct {
 func (cc *configCtx) resetCmd() *cobra.Command {
 	var o configResetOptions
 	c := &cobra.Command{
-		Use:   "reset [TLV|PARAM...] [--all]",
-		Short: "Return TLVs (MNVDI) or the whole NV configuration (MNVIA) to the defaults, for the next boot",
+		Use:     "reset [TLV|PARAM...] [--all]",
+		Aliases: []string{"r"},
+		Short:   "Return TLVs (MNVDI) or the whole NV configuration (MNVIA) to the defaults, for the next boot",
 		Long: `Erase what is written for the named TLVs, so their Next Boot values are the
 firmware defaults again (MNVDI), or everything with --all (MNVIA, what
 'mstconfig reset' does). Name a TLV (nv_global_pci_conf) or a parameter in it
@@ -709,7 +769,7 @@ firmware reset, like set.`,
 	}
 	o.df.add(c)
 	c.Flags().BoolVar(&o.all, "all", false, "reset the whole NV configuration (MNVIA)")
-	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "list what would return to its default; write nothing")
 	c.Flags().StringVar(&o.backup, "backup", "", "write the backup to this file")
 	return c
@@ -876,27 +936,11 @@ func (cc *configCtx) runBackup(o *configBackupOptions, file string) error {
 
 // readTLVFile reads a backup in either format.
 func readTLVFile(path string, hc *nvconf.HeaderCodec, nv *nvconf.DB, stdin io.Reader) ([]nvconf.RawTLV, error) {
-	var b []byte
-	var err error
-	if path == "-" {
-		b, err = io.ReadAll(io.LimitReader(stdin, nvconf.MaxFileSize+1))
-	} else {
-		var fi os.FileInfo
-		if fi, err = os.Stat(path); err == nil && fi.Size() > nvconf.MaxFileSize {
-			return nil, usageErr("%s is %d bytes; a backup is at most %d", path, fi.Size(), nvconf.MaxFileSize)
-		}
-		if err == nil {
-			b, err = os.ReadFile(path)
-		}
-	}
+	b, err := readBackup(path, hc, nv, stdin)
 	if err != nil {
-		return nil, usageErr("%v", err)
+		return nil, err
 	}
-	tlvs, err := nvconf.ParseFile(string(b), hc, nv)
-	if err != nil {
-		return nil, usageErr("%s: %v", path, err)
-	}
-	return tlvs, nil
+	return b.TLVs, nil
 }
 
 // ---- restore
@@ -905,6 +949,7 @@ type configRestoreOptions struct {
 	df                 deviceFlags
 	yes, dryRun, merge bool
 	resetMissing       bool
+	acceptUnchecked    bool
 	backup             string
 }
 
@@ -928,8 +973,9 @@ they are listed first.`,
 	}
 	o.df.add(c)
 	c.Flags().BoolVar(&o.resetMissing, "reset-missing", false, "also reset the TLVs stored on the adapter but not in the file")
+	c.Flags().BoolVar(&o.acceptUnchecked, "accept-unchecked", false, "with --reset-missing: trust a file without count or checksum (mstflint's format) to be complete")
 	c.Flags().BoolVar(&o.merge, "merge", false, "only write the file's TLVs (the default; kept for older scripts)")
-	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be written and reset; write nothing")
 	c.Flags().StringVar(&o.backup, "backup", "", "write the backup of the current configuration to this file")
 	return c
@@ -959,9 +1005,16 @@ func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 		return err
 	}
 	defer t.Close()
-	want, err := readTLVFile(file, t.s.HeaderCodec(), t.nv, a.stdin)
+	bf, err := readBackup(file, t.s.HeaderCodec(), t.nv, a.stdin)
 	if err != nil {
 		return err
+	}
+	want := bf.TLVs
+	// A file without a count or checksum (mstflint's format) that was cut
+	// at a line boundary reads as a smaller backup: resetting what it
+	// lacks would reset what the cut removed.
+	if bf.Unchecked && o.resetMissing && !o.acceptUnchecked {
+		return usageErr("%s (%s) carries no count or checksum, so nothing proves it is whole, and --reset-missing would reset every TLV a cut removed; restore without --reset-missing (the file's TLVs only), or add --accept-unchecked if you know the file is complete", file, bf.Format)
 	}
 	ro := nvconf.RestoreOptions{ResetMissing: o.resetMissing}
 	plan, err := t.s.PlanRestore(ctx, want, ro)
@@ -1000,6 +1053,9 @@ func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 			fmt.Fprintf(a.stdout, "keep   %s (stored now, not in the file; --reset-missing resets it)\n", t.nv.DescribeType(r.Header.Type))
 		}
 		fmt.Fprintf(a.stdout, "%d TLV(s) already as in the file.\n", plan.Unchanged)
+		if bf.Unchecked {
+			fmt.Fprintf(a.stdout, "note: %s (%s) carries no count or checksum: check it holds every TLV you expect\n", file, bf.Format)
+		}
 	}
 	if plan.Empty() || o.dryRun {
 		if a.json() {
@@ -1073,7 +1129,7 @@ holds them.`,
 	o.df.add(c)
 	c.Flags().BoolVar(&o.finish, "finish", false, "complete the interrupted write")
 	c.Flags().BoolVar(&o.rollback, "rollback", false, "undo it from the backup taken before it")
-	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be written; write nothing")
 	return c
 }
@@ -1159,11 +1215,12 @@ func (cc *configCtx) diffCmd() *cobra.Command {
 	var timeout time.Duration
 	c := &cobra.Command{
 		Use:   "diff A B",
-		Short: "Compare two NV configurations: backup files (either format) or devices",
+		Short: "Compare two NV configurations: backups, mlxconfig query outputs or devices",
 		Long: `Compare stored NV configurations TLV by TLV and parameter by parameter. A and
-B are backup files (cxray or MLNX_RAW_TLV_FILE format) or device names (an
-existing file wins; emu, 0000:03:00.0, mlx5_0 ...). Exit status 1 when they
-differ.`,
+B are backup files (cxray or MLNX_RAW_TLV_FILE format), mlxconfig/mstconfig
+query outputs (q or -e q, from WinMFT too: compared parameter by parameter)
+or device names (an existing file wins; emu, 0000:03:00.0, mlx5_0 ...). Exit
+status 1 when they differ.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
 			ctx, cancel := context.WithTimeout(cc.a.ctx, timeout)
@@ -1179,6 +1236,10 @@ differ.`,
 			hc, err := nvconf.NewHeaderCodec(db, "MNVDA")
 			if err != nil {
 				return usageWrap(err)
+			}
+			// A query output holds values, not TLVs: compare by parameter.
+			if isQueryFile(args[0]) || isQueryFile(args[1]) {
+				return cc.diffSettings(ctx, args, db)
 			}
 			var sides [2][]nvconf.RawTLV
 			for i, arg := range args {
@@ -1258,8 +1319,9 @@ func (cc *configCtx) showParamsCmd() *cobra.Command {
 	var filter string
 	var internal bool
 	c := &cobra.Command{
-		Use:   "show-params [--filter RE]",
-		Short: "List the parameters the database knows: names, TLV, type, values, limits, meaning",
+		Use:     "show-params [--filter RE]",
+		Aliases: []string{"i", "show_confs"},
+		Short:   "List the parameters the database knows: names, TLV, type, values, limits, meaning",
 		Long: `List every user-visible parameter of the NV database (no device needed): its
 name (NAME_P<n> for per-port ones), the TLV it lives in, its type, the values
 it takes and its limits (the expressions refer to the device's capability

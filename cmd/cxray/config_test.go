@@ -13,6 +13,7 @@ import (
 
 	"github.com/cxray/cxray/internal/emuadapter"
 	"github.com/cxray/cxray/nvconf"
+	"github.com/google/go-cmp/cmp"
 )
 
 // cfgcli runs the CLI with the config command present: main.go registers it
@@ -339,7 +340,7 @@ func TestConfigBackupRestore(t *testing.T) {
 			t.Errorf("after a restore that keeps: exit %d\n%s", code, out)
 		}
 		// --reset-missing resets it too, listed first.
-		out, errs, code = cfgcli(t, "", "config", "restore", "-d", "emu", format, "--yes", "--reset-missing")
+		out, errs, code = cfgcli(t, "", "config", "restore", "-d", "emu", format, "--yes", "--reset-missing", "--accept-unchecked")
 		if code != 0 || !strings.Contains(out, "Restored and verified") || !strings.HasPrefix(out, "reset  nv_sw_offload_conf") {
 			t.Fatalf("restore --reset-missing %s: exit %d\n%s%s", format, code, out, errs)
 		}
@@ -430,5 +431,120 @@ func TestConfigShowParams(t *testing.T) {
 	}
 	if _, errs, code := cfgcli(t, "", "config", "show-params", "--nvdb", "/nonexistent.db"); code != exitUsage || !strings.Contains(errs, "--nvdb") {
 		t.Errorf("bad --nvdb: %d %s", code, errs)
+	}
+}
+
+// mlxconfig's command line: short commands, -y and -e before the command,
+// and the header its users read first.
+func TestConfigSpeaksMlxconfig(t *testing.T) {
+	nvEnv(t)
+	out, errs, code := cli(t, "", "config", "-d", "emu", "-e", "q", "NUM_OF_VFS")
+	if code != 0 || !strings.Contains(out, "DEFAULT") {
+		t.Fatalf("config -d emu -e q: exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{"Device type:  ConnectX7\n", "Name:         EMU-CX7-2P400G\n", "Description:  Emulated NVIDIA ConnectX-7", "Device:       emu (0000:03:00.0)\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("header lacks %q:\n%s", want, out)
+		}
+	}
+	if _, errs, code := cli(t, "", "config", "-d", "emu", "-y", "s", "NUM_OF_VFS=4"); code != 0 {
+		t.Fatalf("config -d emu -y s: exit %d %s", code, errs)
+	}
+	out, _, _ = cli(t, "", "config", "q", "-d", "emu", "NUM_OF_VFS", "-o", "json")
+	if !strings.Contains(out, `"text": "4"`) {
+		t.Errorf("after s: %s", out)
+	}
+	if out, _, code := cli(t, "", "config", "i", "--filter", "^SRIOV_EN$"); code != 0 || !strings.Contains(out, "SRIOV_EN") {
+		t.Errorf("config i: exit %d %s", code, out)
+	}
+	if _, errs, code := cli(t, "", "config", "-d", "emu", "-y", "r", "--all"); code != 0 {
+		t.Errorf("config -y r --all: exit %d %s", code, errs)
+	}
+}
+
+// Query outputs captured from mstconfig on the emulator (nvconf/testdata)
+// read as configurations: shown with --from, compared by parameter.
+func TestConfigFromMlxconfigOutputs(t *testing.T) {
+	nvEnv(t)
+	q, qp := "../../nvconf/testdata/mstconfig-e-q.txt", "../../nvconf/testdata/mstconfig-e-q-pending.txt"
+	out, errs, code := cli(t, "", "config", "query", "--from", qp, "-o", "json")
+	if code != 0 {
+		t.Fatalf("query --from: exit %d %s", code, errs)
+	}
+	var doc struct {
+		Kind       string
+		Parameters []struct {
+			Name                   string
+			Default, Current, Next struct{ Text string }
+		}
+	}
+	mustJSON(t, out, &doc)
+	found := false
+	for _, p := range doc.Parameters {
+		if p.Name == "NUM_OF_VFS" {
+			found = true
+			if p.Default.Text != "0" || p.Current.Text != "8" || p.Next.Text != "6" {
+				t.Errorf("NUM_OF_VFS: %+v", p)
+			}
+		}
+	}
+	if doc.Kind != "query" || !found {
+		t.Errorf("query --from: kind %q, NUM_OF_VFS found %v", doc.Kind, found)
+	}
+	out, _, code = cli(t, "", "config", "diff", q, qp, "-o", "json")
+	var diff struct {
+		By      string
+		Changes []nvconf.SettingChange
+	}
+	mustJSON(t, out, &diff)
+	want := []nvconf.SettingChange{
+		{Name: "LINK_TYPE_P2", Column: "Next Boot", Old: "ETH(2)", New: "IB(1)"},
+		{Name: "LOG_TX_PSN_WINDOW", Column: "Next Boot", Old: "9", New: "14"},
+		{Name: "NUM_OF_VFS", Column: "Next Boot", Old: "8", New: "6"},
+	}
+	var got []nvconf.SettingChange
+	for _, c := range diff.Changes {
+		c.TLV = ""
+		got = append(got, c)
+	}
+	if d := cmp.Diff(want, got); d != "" || code != 1 || diff.By != "parameter" {
+		t.Errorf("diff of the captures: exit %d by %q (-want +got):\n%s", code, diff.By, d)
+	}
+	// The capture was taken on the default emulator: the same values.
+	out, errs, code = cli(t, "", "config", "diff", "../../nvconf/testdata/mstconfig-q.txt", "emu")
+	if code != 0 || !strings.Contains(out, "hold the same values") {
+		t.Errorf("diff capture vs emu: exit %d %s %s", code, out, errs)
+	}
+	_, errs, code = cli(t, "", "config", "query", "--from", "config_test.go")
+	if code != 2 || !strings.Contains(errs, "query output") {
+		t.Errorf("query --from a Go file: exit %d %s", code, errs)
+	}
+	_, errs, code = cli(t, "", "config", "restore", q, "-d", "emu", "--yes")
+	if code != 2 || !strings.Contains(errs, "not a backup") {
+		t.Errorf("restore of a query output: exit %d %s", code, errs)
+	}
+}
+
+// A backup in mstflint's format proves nothing about its length: cut at a
+// line, it must not drive --reset-missing, and the device keeps its TLVs.
+func TestRestoreRefusesUncheckedResetMissing(t *testing.T) {
+	nvEnv(t)
+	b, err := os.ReadFile("../../nvconf/testdata/mstconfig-backup-pending.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	cut := filepath.Join(t.TempDir(), "cut.txt")
+	if err := os.WriteFile(cut, []byte(strings.Join(lines[:len(lines)/2], "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _, _ := cli(t, "", "config", "query", "-d", "emu", "-o", "json")
+	_, errs, code := cli(t, "", "config", "restore", cut, "-d", "emu", "--reset-missing", "--yes")
+	if code != 2 || !strings.Contains(errs, "no count or checksum") {
+		t.Errorf("restore --reset-missing of an unchecked file: exit %d %s", code, errs)
+	}
+	after, _, _ := cli(t, "", "config", "query", "-d", "emu", "-o", "json")
+	if before != after {
+		t.Error("the refused restore changed the device")
 	}
 }

@@ -21,11 +21,33 @@ import (
 type deviceFlags struct {
 	name    string
 	timeout time.Duration
+	via     string
 }
 
 func (f *deviceFlags) add(c *cobra.Command) {
 	c.Flags().StringVarP(&f.name, "device", "d", "", "device: PCI address (0000:03:00.0), RDMA name (mlx5_0), interface (eth2), kernel:mlx5_0, emu, emu:PROFILE, emu:FILE.yaml")
 	c.Flags().DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on the device after this long")
+	addViaFlag(c, &f.via)
+}
+
+// addViaFlag adds --via, which adapterOptions reads from the running
+// command.
+func addViaFlag(c *cobra.Command, p *string) {
+	c.Flags().StringVar(p, "via", "auto", "path to registers and commands: auto (the config-space gateway, fwctl when the kernel refuses it), vsec or fwctl")
+}
+
+// via is the running command's --via (auto when it has none); the root
+// command checked its value.
+func (a *app) via() adapter.Via {
+	if a.cmd == nil {
+		return adapter.ViaAuto
+	}
+	fl := a.cmd.Flags().Lookup("via")
+	if fl == nil {
+		return adapter.ViaAuto
+	}
+	v, _ := adapter.ParseVia(fl.Value.String())
+	return v
 }
 
 // sys is the sysfs tree device names resolve in; tests replace it.
@@ -42,7 +64,7 @@ var emulator = &emuadapter.Emulator{}
 
 // adapterOptions is how every command opens devices.
 func (a *app) adapterOptions(db *prm.DB) adapter.Options {
-	return adapter.Options{DB: db, Sys: sys, Kernel: kernelOptions(), Emulator: emulator}
+	return adapter.Options{DB: db, Sys: sys, Kernel: kernelOptions(), Emulator: emulator, Via: a.via()}
 }
 
 // open opens the one function -d names.

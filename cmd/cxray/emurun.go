@@ -69,7 +69,19 @@ Needs root (mount namespaces) and /dev/fuse.`,
 	}
 	c.Flags().StringVar(&scenarioFile, "scenario", "", "scenario file (YAML) describing the emulated adapters")
 	c.Flags().StringVar(&profile, "profile", "", "one adapter of this profile ("+strings.Join(scenario.Profiles(), ", ")+")")
+	commandAfterFlags(c)
 	return c
+}
+
+// commandAfterFlags makes the first argument that is not a flag of c the
+// start of the command to run, so 'emu run mstflint -d X q' keeps -d for
+// mstflint as 'emu run -- mstflint -d X q' does; a flag c does not know
+// before the command is answered with where the command goes.
+func commandAfterFlags(c *cobra.Command) {
+	c.Flags().SetInterspersed(false)
+	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return usageErr("%v; the command to run and its flags go after '--': cxray %s -- mstflint -d 0000:03:00.0 q", err, c.CommandPath()[len("cxray "):])
+	})
 }
 
 // emuName turns --scenario/--profile into an emulator name, checking it

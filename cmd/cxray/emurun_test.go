@@ -21,13 +21,28 @@ func TestEmuRunMstflint(t *testing.T) {
 	if _, err := exec.LookPath("mstflint"); err != nil {
 		t.Skip("*** SKIPPING: mstflint is not installed (apt-get install -y mstflint)")
 	}
-	out, errs, code := cli(t, "", "emu", "run", "--", "mstflint", "-d", "0000:03:00.0", "q")
-	if code != 0 {
-		t.Fatalf("exit %d: %s %s", code, out, errs)
+	// With '--', and as people type it without: the command's flags are
+	// its own either way.
+	for _, args := range [][]string{{"emu", "run", "--", "mstflint", "-d", "0000:03:00.0", "q"}, {"emu", "run", "mstflint", "-d", "0000:03:00.0", "q"}} {
+		out, errs, code := cli(t, "", args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s %s", args, code, out, errs)
+		}
+		for _, want := range []string{"FW Version:            28.39.1010", "PSID:                  MT_0000000834"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: mstflint q lacks %q:\n%s", args, want, out)
+			}
+		}
 	}
-	for _, want := range []string{"FW Version:            28.39.1010", "PSID:                  MT_0000000834"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("mstflint q lacks %q:\n%s", want, out)
+}
+
+// A flag emu run does not know, before the command, is answered with
+// where the command goes (no namespace needed to say so).
+func TestEmuRunSaysWhereTheCommandGoes(t *testing.T) {
+	for _, sub := range []string{"run", "serve"} {
+		_, errs, code := cli(t, "", "emu", sub, "-x", "mstflint")
+		if code != 2 || !strings.Contains(errs, "go after '--': cxray emu "+sub+" -- mstflint") {
+			t.Errorf("emu %s -x: exit %d %s", sub, code, errs)
 		}
 	}
 }

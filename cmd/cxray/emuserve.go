@@ -55,6 +55,7 @@ prints. Needs root and /dev/fuse.`,
 	c.Flags().StringVar(&scenarioFile, "scenario", "", "scenario file (YAML) describing the emulated adapters")
 	c.Flags().StringVar(&profile, "profile", "", "one adapter of this profile")
 	c.Flags().StringVar(&socket, "socket", ctl.DefaultSocket, "control socket path")
+	commandAfterFlags(c)
 	return c
 }
 

@@ -25,6 +25,7 @@ import (
 
 // exporterOptions are the flags of `cxray exporter`.
 type exporterOptions struct {
+	via            string
 	listen         string
 	webConfig      string
 	devices        []string
@@ -108,6 +109,7 @@ authentication come from an exporter-toolkit web configuration file
 	f.DurationVar(&o.openTimeout, "timeout", 10*time.Second, "give up opening a device at start after this long")
 	f.StringVar(&o.logLevel, "log.level", "info", "log level: debug, info, warn, error")
 	f.IntVar(&o.maxConns, "web.max-connections", 64, "connections served at once; more wait to be accepted (slow or idle clients are cut by the server's timeouts)")
+	addViaFlag(c, &o.via)
 	return c
 }
 

@@ -235,3 +235,37 @@ func TestKernelBackendCommands(t *testing.T) {
 		t.Errorf("monitor: no IB counters in %v", s.Values)
 	}
 }
+
+// status names each physical function as mst does, and -d takes the name.
+func TestStatusListsMSTNames(t *testing.T) {
+	withKernelFixture(t)
+	out, _, _ := cli(t, "", "status", "-o", "json")
+	var doc struct {
+		Devices []statusEntry `json:"devices"`
+	}
+	mustJSON(t, out, &doc)
+	named := 0
+	for _, e := range doc.Devices {
+		if e.MST == "" {
+			continue
+		}
+		named++
+		// The fixture has no config space: the read fails (exit 3), after
+		// the report names the function the name resolved to.
+		out, _, code := cli(t, "", "status", "-d", e.MST, "-o", "json")
+		var one struct {
+			Devices []statusEntry `json:"devices"`
+		}
+		mustJSON(t, out, &one)
+		if len(one.Devices) != 1 || one.Devices[0].BDF != e.BDF || one.Devices[0].MST != e.MST {
+			t.Errorf("-d %s: exit %d %+v, want %s", e.MST, code, one.Devices, e.BDF)
+		}
+	}
+	if named == 0 {
+		t.Errorf("no function has an mst name: %s", out)
+	}
+	table, _, _ := cli(t, "", "status")
+	if !strings.Contains(table, "MST") || !strings.Contains(table, "_pciconf0") {
+		t.Errorf("the table lacks the mst names:\n%s", table)
+	}
+}

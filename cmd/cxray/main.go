@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/emu/nsrun"
 )
@@ -71,6 +72,8 @@ type app struct {
 	stdin          io.Reader
 	output         string // table or json
 	adbPath        string
+	// cmd is the command running (its flags: --via).
+	cmd *cobra.Command
 }
 
 func (a *app) json() bool { return a.output == "json" }
@@ -185,13 +188,21 @@ Exit codes: 0 ok, 1 a problem was found, 2 usage error, 3 device or access error
 			if a.output != "table" && a.output != "json" {
 				return usageErr("-o %s: the output format is table or json", a.output)
 			}
+			a.cmd = cmd
+			if fl := cmd.Flags().Lookup("via"); fl != nil {
+				if _, err := adapter.ParseVia(fl.Value.String()); err != nil {
+					return usageWrap(err)
+				}
+			}
 			return nil
 		},
 	}
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	root.PersistentFlags().StringVar(&a.adbPath, "adb", "", "register database (ADB file, or 'builtin'); default $CXRAY_ADB, the installed one, or the built-in")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageWrap(err) })
-	root.AddCommand(a.prmCmd(), a.statusCmd(), a.regCmd(), a.healthCmd(), a.roceCmd(), a.moduleCmd(), a.configCmd(), a.snapshotCmd(), a.diffCmd(), a.monitorCmd(), a.plotCmd(), a.exporterCmd(), a.emuCmd(), a.versionCmd())
+	root.AddCommand(a.prmCmd(), a.statusCmd(), a.regCmd(), a.healthCmd(), a.roceCmd(), a.moduleCmd(), a.configCmd(), a.snapshotCmd(), a.diffCmd(), a.monitorCmd(), a.plotCmd(), a.exporterCmd(), a.emuCmd(), a.versionCmd(),
+		a.cmdCmd(), a.capsCmd(), a.eswCmd(), a.nvmfCmd(), a.qpCmd(), a.mkeyCmd(), a.macCmd())
+	root.AddCommand(a.linkCmd())
 	return root
 }
 

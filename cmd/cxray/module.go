@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/hexdump"
 	"github.com/cxray/cxray/modules"
+	"github.com/cxray/cxray/optics"
 )
 
 // moduleOptions are the flags of `cxray module`.
@@ -18,6 +22,7 @@ type moduleOptions struct {
 	raw      bool
 	verify   bool
 	interval time.Duration
+	file     string
 }
 
 func (a *app) moduleCmd() *cobra.Command {
@@ -43,13 +48,18 @@ firmware's view, so --verify then only re-reads the EEPROM.
 each quantity's resolution, then reads both again after --interval to catch
 monitors that have stopped updating. --raw adds a hex dump of every page read.
 
+--file DUMP decodes a module dump offline, with the same decoders and
+verdicts: ethtool -m DEV raw on (binary) or hex on, or any hex dump form prm
+decode reads; '-' reads standard input.
+
 When something is wrong the command names it, says whether the module, the
 firmware or cxray (a misreading) is at fault, and what to do next; it then
 exits 1. Exit 3 means the device itself could not be read.`,
 		Example: `  cxray module -d emu
   cxray module -d 0000:03:00.0 --all -o json
   cxray module -d mlx5_0 --port 1 --verify --raw
-  cxray module -d kernel:mlx5_0`,
+  cxray module -d kernel:mlx5_0
+  ethtool -m eth2 raw on > sfp.bin; cxray module --file sfp.bin`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.all && cmd.Flags().Changed("port") {
@@ -61,6 +71,12 @@ exits 1. Exit 3 means the device itself could not be read.`,
 			if o.interval <= 0 || o.interval > 10*time.Minute {
 				return usageErr("--interval %v: give a duration between 1ms and 10m", o.interval)
 			}
+			if o.file != "" {
+				if o.df.name != "" || o.verify || o.all {
+					return usageErr("--file decodes a dump offline; leave out -d, --verify and --all")
+				}
+				return a.runModuleFile(&o)
+			}
 			return a.runModule(&o)
 		},
 	}
@@ -70,6 +86,7 @@ exits 1. Exit 3 means the device itself could not be read.`,
 	c.Flags().BoolVar(&o.raw, "raw", false, "add a hex dump of every EEPROM page read")
 	c.Flags().BoolVar(&o.verify, "verify", false, "compare the EEPROM with the firmware's view and re-read to detect frozen monitors")
 	c.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "with --verify: time between the two reads")
+	c.Flags().StringVar(&o.file, "file", "", "decode a module dump instead of a device: ethtool -m DEV raw on / hex on ('-': standard input)")
 	return c
 }
 
@@ -116,6 +133,49 @@ func (a *app) runModule(o *moduleOptions) error {
 		}
 	}
 	if total > 0 {
+		return errProblem
+	}
+	return nil
+}
+
+// runModuleFile decodes a module dump from a file.
+func (a *app) runModuleFile(o *moduleOptions) error {
+	var data []byte
+	var err error
+	if o.file == "-" {
+		data, err = io.ReadAll(io.LimitReader(a.stdin, hexdump.MaxBytes*8))
+	} else {
+		data, err = os.ReadFile(o.file)
+	}
+	if err != nil {
+		return usageErr("--file: %v", err)
+	}
+	dump, err := hexdump.ReadBytes(data)
+	if err != nil {
+		return usageErr("--file %s: %v; give ethtool -m DEV raw on (or hex on) output", o.file, err)
+	}
+	if dump.Bytes == nil {
+		return usageErr("--file %s holds register fields (%s), not module memory; decode it with cxray prm decode", o.file, dump.Format)
+	}
+	im, notes, err := optics.FromEthtool(dump.Bytes)
+	if err != nil {
+		return usageErr("--file %s: %v", o.file, err)
+	}
+	notes = append(append([]string{}, dump.Notes...), notes...)
+	r := modules.FromImage(im, "file", o.raw)
+	if a.json() {
+		if err := a.writeJSON(map[string]any{"file": o.file, "format": dump.Format, "notes": notes, "modules": []*modules.Report{r},
+			"verdicts": len(r.Verdicts)}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(a.stdout, "%s (%s, %d bytes)\n", o.file, dump.Format, len(dump.Bytes))
+		for _, n := range notes {
+			fmt.Fprintf(a.stdout, "note: %s\n", n)
+		}
+		modules.WriteText(a.stdout, r, o.raw)
+	}
+	if len(r.Verdicts) > 0 {
 		return errProblem
 	}
 	return nil

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/modules"
 	"github.com/cxray/cxray/optics"
+	"github.com/google/go-cmp/cmp"
 )
 
 // moduleJSON is the part of `cxray module -o json` the tests read.
@@ -307,5 +310,116 @@ func TestExporterLeavesOutSentinels(t *testing.T) {
 	}
 	if n := len(s.Find("cxray_module_no_reading", "port", "1", "quantity", "rx_power")); n == 0 {
 		t.Error("no no-reading status for the lanes' rx power")
+	}
+}
+
+// moduleFileScenario is a scenario with an SFP28 and a QSFP28 module.
+const moduleFileScenario = `devices:
+  - {profile: cx6dx-2p100g, modules: [{module: 0, type: sfp28-25g-lr}, {module: 1, type: qsfp28-100g-sr4}]}
+`
+
+// ethtoolDump lays pages out as ethtool -m DEV raw on prints them.
+func ethtoolDump(t *testing.T, pages []optics.Page, std string) []byte {
+	t.Helper()
+	size := map[string]int{optics.SFF8472: 512, optics.SFF8636: 640, optics.CMIS: 256}[std]
+	b := make([]byte, size)
+	for _, p := range pages {
+		off := -1
+		switch {
+		case std == optics.SFF8472 && p.I2C == optics.AddrA0:
+			off = int(p.Offset)
+		case std == optics.SFF8472 && p.I2C == optics.AddrA2:
+			off = 256 + int(p.Offset)
+		case p.Offset == 0 && p.Page == 0:
+			off = 0
+		case p.Page <= 3 && std == optics.SFF8636, p.Page == 0:
+			off = 128 * (int(p.Page) + 1)
+		}
+		if off >= 0 && off+len(p.Data) <= size {
+			copy(b[off:], p.Data)
+		}
+	}
+	return b
+}
+
+// A module dump from ethtool decodes offline to what the device read
+// shows: identity, monitors, lanes and verdicts, from binary and hex.
+func TestModuleFromEthtoolDump(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "mods.yaml")
+	if err := os.WriteFile(scen, []byte(moduleFileScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for port := 1; port <= 2; port++ {
+		out, errs, code := cli(t, "", "module", "-d", "emu:"+scen, "--port", fmt.Sprint(port), "--raw", "-o", "json")
+		if code > 1 {
+			t.Fatalf("port %d: exit %d %s", port, code, errs)
+		}
+		var dev struct {
+			Modules []struct {
+				EEPROM   json.RawMessage `json:"eeprom"`
+				Verdicts []optics.Verdict
+				Raw      struct {
+					Pages []struct {
+						I2C, Bank, Page, Offset uint8
+						Data                    string
+					}
+				}
+			}
+		}
+		mustJSON(t, out, &dev)
+		m := dev.Modules[0]
+		var pages []optics.Page
+		for _, p := range m.Raw.Pages {
+			data, _ := hex.DecodeString(p.Data)
+			pages = append(pages, optics.Page{PageAddr: optics.PageAddr{I2C: p.I2C, Bank: p.Bank, Page: p.Page, Offset: p.Offset}, Data: data})
+		}
+		var std struct{ Standard string }
+		json.Unmarshal(m.EEPROM, &std)
+		dump := ethtoolDump(t, pages, std.Standard)
+		bin := filepath.Join(dir, fmt.Sprintf("port%d.bin", port))
+		os.WriteFile(bin, dump, 0o644)
+		// ethtool -m DEV hex on: "Offset\t\tValues" then rows of 16 bytes.
+		var hx strings.Builder
+		hx.WriteString("Offset\t\tValues\n------\t\t------\n")
+		for off := 0; off < len(dump); off += 16 {
+			fmt.Fprintf(&hx, "0x%04x:\t\t", off)
+			for _, c := range dump[off : off+16] {
+				fmt.Fprintf(&hx, "%02x ", c)
+			}
+			hx.WriteString("\n")
+		}
+		txt := filepath.Join(dir, fmt.Sprintf("port%d.txt", port))
+		os.WriteFile(txt, []byte(hx.String()), 0o644)
+		for _, f := range []string{bin, txt} {
+			fout, ferrs, fcode := cli(t, "", "module", "--file", f, "-o", "json")
+			if fcode != code {
+				t.Errorf("%s: exit %d, the device read %d: %s", f, fcode, code, ferrs)
+			}
+			var got struct {
+				Modules []struct {
+					EEPROM   json.RawMessage `json:"eeprom"`
+					Verdicts []optics.Verdict
+				}
+			}
+			mustJSON(t, fout, &got)
+			var a, b map[string]any
+			json.Unmarshal(m.EEPROM, &a)
+			json.Unmarshal(got.Modules[0].EEPROM, &b)
+			if d := cmp.Diff(a, b); d != "" {
+				t.Errorf("%s (%s): decode differs from the device read (-device +file):\n%s", f, std.Standard, d)
+			}
+			if len(got.Modules[0].Verdicts) != len(m.Verdicts) {
+				t.Errorf("%s: %d verdicts, the device read %d", f, len(got.Modules[0].Verdicts), len(m.Verdicts))
+			}
+		}
+	}
+	_, errs, code := cli(t, "", "module", "--file", filepath.Join(dir, "mods.yaml"))
+	if code != 2 {
+		t.Errorf("a YAML file as a dump: exit %d %s", code, errs)
+	}
+	_, errs, code = cli(t, "", "module", "--file", filepath.Join(dir, "port1.bin"), "-d", "emu")
+	if code != 2 || !strings.Contains(errs, "leave out -d") {
+		t.Errorf("--file with -d: exit %d %s", code, errs)
 	}
 }

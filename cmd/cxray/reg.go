@@ -24,7 +24,22 @@ func (a *app) regCmd() *cobra.Command {
 		Long: `Read and write PRM access registers by name, decoded: enum names, text,
 joined values. Index fields with one obvious value (local_port=1, pnat=0,
 lp_msb=0, slot_index=0, swid=0, port_type=0) are filled in and reported;
-the others must be given with --index.`,
+the others must be given with --index.
+
+mlxreg's flags work too (--reg_name, --reg_id/--reg_len, --get, --set,
+--indexes, --op, --show_reg, --show_regs, --yes): the cxray command they
+mean runs, and is printed.`,
+		Example: `  cxray reg get PAOS -d emu --index local_port=1
+  cxray reg -d emu --reg_name PAOS --get --indexes "local_port=1"   # as with mlxreg`,
+		Args: cobra.NoArgs,
+	}
+	var mf mlxregFlags
+	mf.add(c)
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		if !mf.used() {
+			return cmd.Help()
+		}
+		return a.runMlxreg(&mf)
 	}
 	c.AddCommand(a.regListCmd(), a.regGetCmd(), a.regSetCmd())
 	return c
@@ -265,6 +280,7 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 			"device":          ad.Name(),
 			"bdf":             ad.BDF(),
 			"backend":         ad.Backend(),
+			"via":             ad.Path(),
 			"register":        r.Register.Name,
 			"id":              r.Register.ID,
 			"source_revision": ad.DB().Revision,

@@ -18,11 +18,14 @@ import (
 
 // statusEntry is one function in `cxray status`.
 type statusEntry struct {
-	BDF             string      `json:"bdf"`
-	Device          string      `json:"device"` // the -d name that reaches it
+	BDF    string `json:"bdf"`
+	Device string `json:"device"` // the -d name that reaches it
+	// MST is mst's name of the function (mt4129_pciconf0), which -d takes.
+	MST             string      `json:"mst,omitempty"`
 	Model           string      `json:"model"`
 	DeviceID        uint16      `json:"device_id"`
 	Backend         dev.Backend `json:"backend"`
+	Via             dev.Backend `json:"via,omitempty"`
 	PSID            string      `json:"psid,omitempty"`
 	Firmware        string      `json:"firmware,omitempty"`
 	FirmwarePending string      `json:"firmware_pending,omitempty"`
@@ -39,6 +42,8 @@ type statusEntry struct {
 	MACDrift bool              `json:"mac_drift"`
 	Drift    []health.MACDrift `json:"drift,omitempty"`
 	Error    string            `json:"error,omitempty"`
+	// Notes say how the device was reached (a fallback, the path taken).
+	Notes []string `json:"notes,omitempty"`
 }
 
 type statusOptions struct {
@@ -106,20 +111,37 @@ func (a *app) printStatus(entries []statusEntry) {
 		fmt.Fprintln(a.stdout, "no ConnectX adapters found on this machine; try the emulator: cxray status -d emu")
 		return
 	}
-	t := a.newTable("BDF", "MODEL", "FIRMWARE", "PSID", "PORTS", "NETDEV", "RDMA", "NUMA", "PERMANENT MAC", "NODE GUID")
+	// mst's names exist for this machine's functions only (not emulated
+	// scenarios outside emu run): the column shows when one has a name.
+	withMST := false
+	for _, e := range entries {
+		withMST = withMST || e.MST != ""
+	}
+	head := []string{"BDF", "MODEL", "FIRMWARE", "PSID", "PORTS", "NETDEV", "RDMA", "NUMA", "PERMANENT MAC", "NODE GUID"}
+	if withMST {
+		head = append([]string{"BDF", "MST"}, head[1:]...)
+	}
+	t := a.newTable(head...)
 	var notes []string
 	for _, e := range entries {
 		fwv := dash(e.Firmware)
 		if e.FirmwarePending != "" {
 			fwv += " (" + e.FirmwarePending + " pending)"
 		}
-		t.row(e.BDF, e.Model, fwv, dash(e.PSID), dash(fmt.Sprint(e.Ports)), dash(strings.Join(e.Netdevs, ",")),
-			dash(strings.Join(e.RDMA, ",")), numa(e.NUMANode), dash(e.PermanentMAC), dash(e.NodeGUID))
+		row := []string{e.BDF, e.Model, fwv, dash(e.PSID), dash(fmt.Sprint(e.Ports)), dash(strings.Join(e.Netdevs, ",")),
+			dash(strings.Join(e.RDMA, ",")), numa(e.NUMANode), dash(e.PermanentMAC), dash(e.NodeGUID)}
+		if withMST {
+			row = append([]string{e.BDF, dash(e.MST)}, row[1:]...)
+		}
+		t.row(row...)
 		for _, d := range e.Drift {
 			notes = append(notes, fmt.Sprintf("%s: MAC drift: %s uses %s, the permanent MAC is %s", e.BDF, d.Netdev, d.Address, d.Permanent))
 		}
 		if e.FirmwarePending != "" {
 			notes = append(notes, fmt.Sprintf("%s: firmware %s is written and runs after the next firmware reset", e.BDF, e.FirmwarePending))
+		}
+		for _, n := range e.Notes {
+			notes = append(notes, fmt.Sprintf("%s: %s", e.BDF, n))
 		}
 		if e.Error != "" {
 			notes = append(notes, fmt.Sprintf("%s: %s", e.BDF, e.Error))
@@ -177,7 +199,11 @@ func (a *app) gatherStatus(ctx context.Context, given string, db *prm.DB) ([]sta
 			if ferr != nil {
 				return nil, classify(&adapter.NotFoundError{Err: ferr})
 			}
-			return append(entries, a.pciStatus(ctx, f, opts)), nil
+			e := a.pciStatus(ctx, f, opts)
+			if fs, err := sys.List(); err == nil {
+				e.MST = devname.MSTName(fs, f.BDF)
+			}
+			return append(entries, e), nil
 		}
 		if err != nil {
 			return nil, classify(err)
@@ -193,7 +219,9 @@ func (a *app) gatherStatus(ctx context.Context, given string, db *prm.DB) ([]sta
 		return nil, deviceErr(err)
 	}
 	for _, f := range fs {
-		entries = append(entries, a.pciStatus(ctx, f, opts))
+		e := a.pciStatus(ctx, f, opts)
+		e.MST = devname.MSTName(fs, f.BDF)
+		entries = append(entries, e)
 	}
 	return entries, nil
 }
@@ -247,6 +275,9 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) statusEntry {
 			e.Model, _ = devname.Model(id.DeviceID)
 		}
 	}
+	if p := ad.Path(); p != "" && p != ad.Backend() {
+		e.Via = p
+	}
 	if ps, err := ad.Ports(ictx); err == nil {
 		e.Ports = len(ps)
 	} else if id != nil {
@@ -267,9 +298,7 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) statusEntry {
 		e.Drift = health.Drift(perm, os.Netdevs)
 		e.MACDrift = len(e.Drift) > 0
 	}
-	for _, n := range ad.Notes() {
-		notes = append(notes, n)
-	}
+	e.Notes = append(e.Notes, ad.Notes()...)
 	sort.Strings(e.Netdevs)
 	e.Error = strings.Join(notes, "; ")
 	return e

@@ -165,9 +165,15 @@ func (s *Server) Do(req Request) Response {
 		if len(req.Set) == 0 {
 			return fail("fault needs settings, e.g. gateway_semaphore_held=true; known: %s", strings.Join(FaultNames(), ", "))
 		}
+		link, set := splitLink(req.Set)
+		if len(link) > 0 {
+			if err := applyLink(fns, link); err != nil {
+				return fail("%v", err)
+			}
+		}
 		for _, f := range fns {
 			cur := f.Device.Faults()
-			for k, v := range req.Set {
+			for k, v := range set {
 				if err := setFault(&cur, k, v); err != nil {
 					return fail("%v", err)
 				}
@@ -175,6 +181,9 @@ func (s *Server) Do(req Request) Response {
 			f.Device.SetFaults(cur)
 		}
 	case "clear":
+		if err := applyLink(fns, map[string]string{"reset": "true"}); err != nil {
+			return fail("%v", err)
+		}
 		for _, f := range fns {
 			f.Device.ClearFaults()
 			if f.Adapter != nil && f.Adapter.Firmware != nil {
@@ -307,7 +316,7 @@ func (s *Server) status() Response {
 
 // FaultNames lists the settings fault accepts.
 func FaultNames() []string {
-	return []string{"gateway_semaphore_held", "icmd_semaphore_held", "icmd_stuck_busy", "slow_icmd_polls", "slow_icmd", "removed", "register_status"}
+	return append([]string{"gateway_semaphore_held", "icmd_semaphore_held", "icmd_stuck_busy", "slow_icmd_polls", "slow_icmd", "removed", "register_status"}, LinkFaultNames()...)
 }
 
 // setFault changes one device-level fault. register_status takes

@@ -38,6 +38,7 @@ type portState struct {
 
 	rates  portRates
 	clears map[uint8]clearMark // PPCNT group -> last clear
+	lq     linkQuality         // link quality and partner (link.go)
 }
 
 type laneMap struct {
@@ -106,6 +107,8 @@ const (
 	causeNoCommonSpeed
 	causeModuleInit
 	causeTripped
+	causeFECMismatch
+	causePartnerNoSpeed
 )
 
 var causeText = [...]string{
@@ -120,6 +123,8 @@ var causeText = [...]string{
 	causeNoCommonSpeed:  "no speed is enabled on both the port (PTYS admin) and the module",
 	causeModuleInit:     "module is initialising after a reset",
 	causeTripped:        "port was up_once and went down; set PAOS admin_status again to bring it up",
+	causeFECMismatch:    "the link partner forces a FEC this port does not run at the speed both enable (PPLM)",
+	causePartnerNoSpeed: "no speed is enabled on both this port and its link partner",
 }
 
 func (f *Firmware) buildModel() error {
@@ -166,6 +171,7 @@ func (f *Firmware) buildModel() error {
 			p.lanes[l] = laneMap{module: uint8(ps.Module), tx: uint8(l), rx: uint8(l)}
 		}
 		p.rates = newPortRates(ps, f.spec.Seed, i)
+		f.initLink(p, ps.Link)
 		f.ports = append(f.ports, p)
 	}
 	f.buildSensors()
@@ -243,7 +249,7 @@ func (f *Firmware) evalLink(p *portState, now time.Time) (bool, int, downCause) 
 	if best < 0 {
 		return false, -1, causeNoCommonSpeed
 	}
-	return true, best, causeNone
+	return f.withPartner(p, best, p.adminExt&p.capExt&m.capExt, lowest)
 }
 
 // relink re-evaluates every port at time now, closing or opening up-time

@@ -77,8 +77,8 @@ func (f *Firmware) pddrOperational(c *Call) uint8 {
 	if p.up {
 		proto := ethProtocols[p.proto]
 		c.Put(pre+"link_active.pddr_link_active_eth_ext.link_eth_active", uint32(1)<<proto.ExtBit)
-		c.Put(pre+"fec_mode_active", proto.FEC)
-		c.Put(pre+"fec_mode_request", proto.FEC)
+		c.Put(pre+"fec_mode_active", f.activeFEC(p))
+		c.Put(pre+"fec_mode_request", f.activeFEC(p))
 	}
 	return StatusOK
 }
@@ -90,6 +90,8 @@ const (
 	opClosedByCommand  = 1
 	opANFailure        = 2
 	opComplianceMismat = 16
+	opFECMismatch      = 38
+	opNoHCD            = 39
 	opInfoNotAvailable = 1023
 	opCableUnplugged   = 1024
 	opMgmtForcedDown   = 1033
@@ -117,7 +119,14 @@ func (f *Firmware) troubleshooting(p *portState) (uint16, string) {
 	m := f.modules[p.lanes[0].module]
 	switch p.cause {
 	case causeNone:
+		if op, msg, ok := modelTroubleshooting(p); ok {
+			return op, msg
+		}
 		return opNoIssue, "No issue was observed"
+	case causeFECMismatch:
+		return opFECMismatch, "AN failure: FEC mismatch during override (see PPLM)"
+	case causePartnerNoSpeed:
+		return opNoHCD, "AN failure: no speed is enabled on both sides (no HCD)"
 	case causeAdminDown:
 		return opClosedByCommand, "Port is closed by command (see PAOS)"
 	case causeForcedDown:

@@ -209,6 +209,10 @@ func (f *Firmware) ppcntPrio(c *Call, p *portState, up, _ time.Duration) uint8 {
 }
 
 func (f *Firmware) ppcntPhys(c *Call, p *portState, up, since time.Duration) uint8 {
+	if p.lq.spec.modeled() {
+		f.ppcntPhysModel(c, p, up, since)
+		return StatusOK
+	}
 	const pre = "counter_set.phys_layer_cntrs_ext."
 	r := &p.rates
 	c.Put(pre+"time_since_last_clear", uint64(max(since, 0)/time.Millisecond))
@@ -235,6 +239,10 @@ func (f *Firmware) ppcntPhys(c *Call, p *portState, up, since time.Duration) uin
 // ppcntPhysStat is the physical-layer statistics group: bits received,
 // errors before and after FEC, and the bit error rates mlxlink shows.
 func (f *Firmware) ppcntPhysStat(c *Call, p *portState, up, since time.Duration) uint8 {
+	if p.lq.spec.modeled() {
+		f.ppcntPhysStatModel(c, p, up, since)
+		return StatusOK
+	}
 	const pre = "counter_set.phys_layer_stat_cntrs_ext."
 	r := &p.rates
 	bits := count(r.rxBits, up)

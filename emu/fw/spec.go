@@ -104,6 +104,8 @@ type PortSpec struct {
 	AdminDown bool
 	// Traffic sets how fast the counters grow while the link is up.
 	Traffic Traffic
+	// Link is the link's quality and its partner (link.go).
+	Link LinkSpec
 }
 
 // Traffic is a port's steady load, in events per second while the link is
@@ -161,6 +163,7 @@ func (s Spec) clone() Spec {
 	s.Ports = slices.Clone(s.Ports)
 	for i := range s.Ports {
 		s.Ports[i].Protocols = slices.Clone(s.Ports[i].Protocols)
+		s.Ports[i].Link = s.Ports[i].Link.clone()
 	}
 	s.Modules = slices.Clone(s.Modules)
 	for i := range s.Modules {
@@ -223,6 +226,9 @@ func (s *Spec) Validate() error {
 		}
 		if err := p.Traffic.validate(); err != nil {
 			bad("%s: %v", where, err)
+		}
+		if err := p.Link.Validate(p.Lanes); err != nil {
+			bad("%s: link: %v", where, err)
 		}
 	}
 	for i, m := range s.Modules {

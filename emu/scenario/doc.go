@@ -56,6 +56,12 @@
 //	          fec_corrected_per_sec: 40
 //	          fec_uncorrectable_per_sec: 0
 //	          priority_share: [0.7, 0, 0, 0.3]
+//	        link:                # link quality and partner (fw.LinkSpec)
+//	          raw_ber: 1e-8      # pre-FEC bit error ratio of every lane
+//	          lane_ber: [0, 0, 3e-5, 0]  # per lane, 0 takes raw_ber: a degraded lane
+//	          effective_ber: 0   # bits in blocks FEC could not correct
+//	          partner_protocols: [CAUI-4]  # what the partner enables: a speed mismatch
+//	          partner_fec: none  # a FEC the partner forces: none, firecode, rs528, rs544
 //	    modules:                 # overrides, by cage number (0-based)
 //	      - module: 0
 //	        plugged: false       # empty cage at power-on

@@ -456,6 +456,7 @@ func (p *parser) port(n *yaml.Node, where string, d *DeviceSpec) {
 		"lanes":     func(v *yaml.Node) { p.intv(v, where+".lanes", 1, 8, &ps.Lanes) },
 		"protocols": func(v *yaml.Node) { p.protocols(v, where+".protocols", &ps.Protocols) },
 		"traffic":   func(v *yaml.Node) { p.traffic(v, where+".traffic", &ps.Traffic) },
+		"link":      func(v *yaml.Node) { p.link(v, where+".link", &ps.Link) },
 		"rdma": func(v *yaml.Node) {
 			var r RDMASpec
 			p.rdma(v, where+".rdma", &r)

@@ -11,17 +11,21 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/cxray/cxray/access/fwctl"
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/emu/cmdif"
 	"github.com/cxray/cxray/emu/nvstore"
 	"github.com/cxray/cxray/emu/rdma"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/emu/state"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/cmdb"
 )
 
 // EnvState names the directory the emulator keeps its devices' state in
@@ -58,10 +62,6 @@ func KeepsState() bool {
 func OpenState(name string, b scenario.Options) (*state.State, error) {
 	return state.Open(name, state.Options{DB: b.DB, Strict: b.Strict})
 }
-
-// StackOptions keep the emulator quick to give up on held semaphores, so
-// fault demonstrations finish within a command's timeout.
-var StackOptions = dev.StackOptions{SemaphoreTimeout: 2 * time.Second}
 
 // SplitName separates "emu:lab.yaml@0000:03:00.1" into the scenario name
 // and the function it picks ("" for the first).
@@ -155,11 +155,14 @@ func (e *Emulator) OpenKept(ctx context.Context, st *state.State, funcs []*scena
 	return e.open(ctx, st.Emulation(), st.Do, funcs, name, all, nil, o)
 }
 
+// eagerOpenWait bounds the open of a function's register path at start;
+// a held semaphore makes it fail, and the path opens on first use.
+const eagerOpenWait = 250 * time.Millisecond
+
 func (e *Emulator) open(ctx context.Context, em *scenario.Emulation, do func(func() error) error, funcs []*scenario.Function, name string, all bool, save func() error, o adapter.Options) ([]*adapter.Adapter, error) {
+	// Waits for held semaphores last as long as the caller's deadline, as
+	// on hardware (dev.StackOptions.SemaphoreTimeout).
 	stack := e.Stack
-	if stack.IsZero() {
-		stack = StackOptions
-	}
 	if do == nil {
 		do = func(fn func() error) error { return fn() }
 	}
@@ -177,20 +180,58 @@ func (e *Emulator) open(ctx context.Context, em *scenario.Emulation, do func(fun
 		if len(funcs) > 1 || all {
 			label = name + "@" + f.BDF
 		}
-		open := func(ctx context.Context) (*dev.Device, error) {
-			d, st, err := dev.OpenConfigSpace(ctx, label, f.BDF, dev.BackendEmulator, o.DB, f.Device, stack)
+		cmds := &commands{em: em, f: f, models: models, do: do}
+		var fellBack error // the gateway refusal auto fell back on
+		openFwctl := func() (*dev.Device, error) {
+			c, err := cmds.client(clk)
 			if err != nil {
 				return nil, err
 			}
+			var acc dev.Accessor = fwctl.NewRegisters(c)
 			if o.ReadOnly {
-				return dev.New(d.Name, d.BDF, d.Backend, o.DB, dev.ReadOnly(st.Regs), d.Close), nil
+				acc = dev.ReadOnly(acc)
 			}
+			d := dev.New(label, f.BDF, dev.BackendFwctl, o.DB, acc, nil)
+			d.AttachCommander(c)
 			return d, nil
+		}
+		open := func(ctx context.Context) (*dev.Device, error) {
+			if o.Via == adapter.ViaFwctl {
+				return openFwctl()
+			}
+			// f.Config refuses writes on a lockdown: true device, as a
+			// locked-down kernel refuses them.
+			d, st, err := dev.OpenConfigSpace(ctx, label, f.BDF, dev.BackendEmulator, o.DB, f.Config, stack)
+			if err != nil {
+				if (o.Via == "" || o.Via == adapter.ViaAuto) && adapter.GatewayRefused(err) {
+					fellBack = err
+					return openFwctl()
+				}
+				if o.Via == adapter.ViaVSEC && adapter.GatewayRefused(err) {
+					return nil, &adapter.RefusedError{Err: err}
+				}
+				return nil, err
+			}
+			acc := dev.Accessor(st.Regs)
+			if o.ReadOnly {
+				acc = dev.ReadOnly(st.Regs)
+			}
+			nd := dev.New(d.Name, d.BDF, d.Backend, o.DB, acc, d.Close)
+			// Commands go through the function's command interface (fwctl
+			// on a host), beside the gateway.
+			if c, err := cmds.client(clk); err == nil {
+				nd.AttachCommander(c)
+			}
+			return nd, nil
 		}
 		// A function whose gateway is held (or gone) at open is still
 		// opened: its register path opens on first use, so one stuck
-		// function does not take the others down with it.
-		d, err := open(ctx)
+		// function does not take the others down with it. The eager try
+		// waits briefly, so that the first use waits out the command's
+		// deadline and its error tells the whole wait.
+		eager, cancel := context.WithTimeout(ctx, eagerOpenWait)
+		d, err := open(eager)
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				adapter.CloseAll(out)
@@ -200,6 +241,9 @@ func (e *Emulator) open(ctx context.Context, em *scenario.Emulation, do func(fun
 		}
 		c := adapter.Config{Name: label, BDF: f.BDF, Backend: dev.BackendEmulator, DB: o.DB, Registers: d, Reopen: open,
 			OSView: &osView{f: f, models: models, do: do}, Clock: clk}
+		if fellBack != nil {
+			c.Notes = append(c.Notes, adapter.LockdownNote(fellBack))
+		}
 		// The last adapter to close saves the NV state of the emulation.
 		if i == len(funcs)-1 && save != nil {
 			c.Close = save
@@ -358,4 +402,63 @@ func installNV(e *scenario.Emulation) error {
 		}
 	}
 	return nil
+}
+
+// commands is an emulated function's command interface, built on first
+// use and kept, so its objects and cleared counters last as long as the
+// adapter.
+type commands struct {
+	em     *scenario.Emulation
+	f      *scenario.Function
+	models *rdmaModels
+	do     func(func() error) error
+
+	mu sync.Mutex
+	c  *fwctl.Client
+}
+
+func (c *commands) client(clk clock.Clock) (*fwctl.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.c != nil {
+		return c.c, nil
+	}
+	var ep *cmdif.Endpoint
+	err := c.do(func() error {
+		m, err := c.models.model(c.f.Adapter)
+		if err != nil {
+			return err
+		}
+		ep, err = cmdif.New(c.em, c.f, cmdif.Options{RDMA: m})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	cl, err := fwctl.NewClient(lockedRPC{ep: ep, do: c.do}, fwctl.Options{Sleep: clk.Sleep})
+	if err != nil {
+		return nil, err
+	}
+	c.c = cl
+	return cl, nil
+}
+
+// lockedRPC runs commands with a kept state locked and up to date, except
+// ACCESS_REG, whose register access locks the state itself (state.Do).
+type lockedRPC struct {
+	ep *cmdif.Endpoint
+	do func(func() error) error
+}
+
+func (r lockedRPC) RPC(ctx context.Context, scope cmdb.Scope, in []byte, outLen int) ([]byte, error) {
+	if len(in) >= cmdb.HeaderBytes && cmdb.Opcode(in) == fwctl.OpAccessReg {
+		return r.ep.RPC(ctx, scope, in, outLen)
+	}
+	var out []byte
+	err := r.do(func() error {
+		var err error
+		out, err = r.ep.RPC(ctx, scope, in, outLen)
+		return err
+	})
+	return out, err
 }

@@ -178,6 +178,14 @@ func TestSysfsEntries(t *testing.T) {
 		if st.OperUp && after <= before {
 			t.Errorf("%s rx_write_requests %d then %d a minute later", f.RDMA, before, after)
 		}
+		// One RDMA port per local port the function owns, and no more.
+		n := len(f.View.Ports())
+		for p := 1; p <= n+1; p++ {
+			_, has := ra[fmt.Sprintf("ports/%d/hw_counters/out_of_sequence", p)]
+			if has != (p <= n) {
+				t.Errorf("%s owns %d ports; ports/%d present: %v", f.RDMA, n, p, has)
+			}
+		}
 	}
 	// The state follows the device: take port 1 of the first function down.
 	f := e.Functions()[0]

@@ -53,21 +53,29 @@ func SysfsEntries(e *scenario.Emulation, do func(func() error) error) []sysfs.De
 func text(s string) sysfs.Attr { return func() (string, error) { return s + "\n", nil } }
 
 // ownPort is the status of the function's own port (its local port 1).
-func ownPort(f *scenario.Function) (fw.PortStatus, bool) {
+func ownPort(f *scenario.Function) (fw.PortStatus, bool) { return localPort(f, 1) }
+
+// localPort is the status of the function's local port n (1-based).
+func localPort(f *scenario.Function, n int) (fw.PortStatus, bool) {
 	ps := f.Adapter.Firmware.Ports()
 	own := f.View.Ports()
-	if len(own) == 0 || own[0] < 1 || own[0] > len(ps) {
+	if n < 1 || n > len(own) || own[n-1] < 1 || own[n-1] > len(ps) {
 		return fw.PortStatus{}, false
 	}
-	return ps[own[0]-1], true
+	return ps[own[n-1]-1], true
 }
 
 // portAttr reads the function's port (up to date) and formats it.
 func portAttr(f *scenario.Function, do func(func() error) error, format func(fw.PortStatus) string) sysfs.Attr {
+	return localPortAttr(f, 1, do, format)
+}
+
+// localPortAttr is portAttr for local port n.
+func localPortAttr(f *scenario.Function, n int, do func(func() error) error, format func(fw.PortStatus) string) sysfs.Attr {
 	return func() (string, error) {
 		var s string
 		err := do(func() error {
-			p, ok := ownPort(f)
+			p, ok := localPort(f, n)
 			if !ok {
 				return fmt.Errorf("function %s has no port", f.BDF)
 			}
@@ -112,39 +120,44 @@ func rdmaAttrs(f *scenario.Function, do func(func() error) error, models *rdmaMo
 		a["node_guid"] = text(prm.FormatGUID(spec.BaseGUID))
 		a["sys_image_guid"] = text(prm.FormatGUID(spec.BaseGUID))
 	}
-	port := "ports/1/"
-	a[port+"link_layer"] = text("Ethernet")
-	a[port+"lid"] = text("0x0")
-	a[port+"sm_lid"] = text("0x0")
-	a[port+"state"] = portAttr(f, do, func(p fw.PortStatus) string {
-		if p.OperUp {
-			return "4: ACTIVE"
+	// One RDMA port per local port the function owns, as mlx5_ib
+	// registers them (a function owning both ports has ports/1 and 2).
+	for n := 1; n <= max(len(f.View.Ports()), 1); n++ {
+		port := fmt.Sprintf("ports/%d/", n)
+		a[port+"link_layer"] = text("Ethernet")
+		a[port+"lid"] = text("0x0")
+		a[port+"sm_lid"] = text("0x0")
+		a[port+"state"] = localPortAttr(f, n, do, func(p fw.PortStatus) string {
+			if p.OperUp {
+				return "4: ACTIVE"
+			}
+			return "1: DOWN"
+		})
+		a[port+"phys_state"] = localPortAttr(f, n, do, func(p fw.PortStatus) string {
+			switch {
+			case p.OperUp:
+				return "5: LinkUp"
+			case !p.AdminUp:
+				return "3: Disabled"
+			}
+			return "2: Polling"
+		})
+		a[port+"rate"] = localPortAttr(f, n, do, rateText)
+		if f.Netdev != "" && n == 1 {
+			a[port+"gid_attrs/ndevs/0"] = text(f.Netdev)
 		}
-		return "1: DOWN"
-	})
-	a[port+"phys_state"] = portAttr(f, do, func(p fw.PortStatus) string {
-		switch {
-		case p.OperUp:
-			return "5: LinkUp"
-		case !p.AdminUp:
-			return "3: Disabled"
-		}
-		return "2: Polling"
-	})
-	a[port+"rate"] = portAttr(f, do, rateText)
-	if f.Netdev != "" {
-		a[port+"gid_attrs/ndevs/0"] = text(f.Netdev)
-	}
-	a[port+"hw_counters/lifespan"] = text("10")
-	for _, name := range rdma.Names() {
-		a[port+"hw_counters/"+name] = func() (string, error) {
-			var v uint64
-			err := do(func() error {
-				c, err := models.counters(f, 1)
-				v = c[name]
-				return err
-			})
-			return strconv.FormatUint(v, 10) + "\n", err
+		a[port+"hw_counters/lifespan"] = text("10")
+		for _, name := range rdma.Names() {
+			name, n := name, n
+			a[port+"hw_counters/"+name] = func() (string, error) {
+				var v uint64
+				err := do(func() error {
+					c, err := models.counters(f, n)
+					v = c[name]
+					return err
+				})
+				return strconv.FormatUint(v, 10) + "\n", err
+			}
 		}
 	}
 	return a

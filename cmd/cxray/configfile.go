@@ -1,0 +1,210 @@
+package main
+
+// NV configuration from files people bring instead of a device: mlxconfig
+// or mstconfig query outputs (WinMFT included), mstconfig backups and
+// cxray's own backups (nvconf.ReadConfigFile).
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/prm"
+)
+
+// readTextFile reads a configuration file (or standard input for "-"),
+// bounded by nvconf.MaxFileSize.
+func readTextFile(path string, stdin io.Reader) (string, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(io.LimitReader(stdin, nvconf.MaxFileSize+1))
+		if err == nil && len(b) > nvconf.MaxFileSize {
+			return "", usageErr("standard input is over %d bytes; an NV configuration file is at most that", nvconf.MaxFileSize)
+		}
+	} else {
+		var fi os.FileInfo
+		if fi, err = os.Stat(path); err == nil && fi.Size() > nvconf.MaxFileSize {
+			return "", usageErr("%s is %d bytes; an NV configuration file is at most %d", path, fi.Size(), nvconf.MaxFileSize)
+		}
+		if err == nil {
+			b, err = os.ReadFile(path)
+		}
+	}
+	if err != nil {
+		return "", usageErr("%v", err)
+	}
+	return string(b), nil
+}
+
+// readBackup reads a backup in any format, with whether it proves itself
+// whole (BackupFile.Unchecked).
+func readBackup(path string, hc *nvconf.HeaderCodec, nv *nvconf.DB, stdin io.Reader) (*nvconf.BackupFile, error) {
+	text, err := readTextFile(path, stdin)
+	if err != nil {
+		return nil, err
+	}
+	if nvconf.IsQueryText(text) {
+		return nil, usageErr("%s is a query output (mlxconfig/mstconfig q), not a backup: it holds values, not the TLVs to write; set them with 'cxray config set', or compare with 'cxray config diff'", path)
+	}
+	b, err := nvconf.ReadBackupFile(text, hc, nv)
+	if err != nil {
+		return nil, usageErr("%s: %v", path, err)
+	}
+	return b, nil
+}
+
+// readConfigFile reads any configuration file as settings.
+func (cc *configCtx) readConfigFile(path string) (*nvconf.ConfigFile, error) {
+	nv, err := cc.db()
+	if err != nil {
+		return nil, err
+	}
+	db, err := cc.a.db()
+	if err != nil {
+		return nil, err
+	}
+	hc, err := nvconf.NewHeaderCodec(db, "MNVDA")
+	if err != nil {
+		return nil, usageWrap(err)
+	}
+	text, err := readTextFile(path, cc.a.stdin)
+	if err != nil {
+		return nil, err
+	}
+	cf, err := nvconf.ReadConfigFile(text, nv, hc)
+	if err != nil {
+		return nil, usageErr("%s: %v; give an mlxconfig/mstconfig query output (q or -e q), an mstconfig backup or a cxray backup", path, err)
+	}
+	return cf, nil
+}
+
+// queryFromFile is `config query --from FILE`.
+func (cc *configCtx) queryFromFile(path string, extended bool) error {
+	a := cc.a
+	cf, err := cc.readConfigFile(path)
+	if err != nil {
+		return err
+	}
+	res := cf.Result
+	if a.json() {
+		out := struct {
+			File       string        `json:"file"`
+			Kind       string        `json:"kind"`
+			Device     string        `json:"device,omitempty"`
+			Unchecked  bool          `json:"unchecked,omitempty"`
+			Parameters []settingJSON `json:"parameters"`
+			Notes      []string      `json:"notes,omitempty"`
+		}{File: path, Kind: cf.Kind, Unchecked: cf.Unchecked, Parameters: []settingJSON{}, Notes: cf.Notes}
+		if len(cf.Devices) > 0 {
+			out.Device = cf.Devices[0].Device
+		}
+		for _, s := range res.Settings {
+			j := settingJSON{Name: s.Name, TLV: s.TLV, Instance: s.Instance, Type: s.Ref.Param.Type.String(), Next: toValueJSON(s.Next),
+				Modified: s.Modified, Pending: s.Pending}
+			if extended || res.Extended {
+				j.Default, j.Current = toValueJSON(s.Default), toValueJSON(s.Current)
+			}
+			out.Parameters = append(out.Parameters, j)
+		}
+		return a.writeJSON(out)
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "File:         %s (%s)\n", path, cf.Kind)
+	if len(cf.Devices) > 0 && cf.Devices[0].Device != "" {
+		fmt.Fprintf(w, "Device:       %s\n", cf.Devices[0].Device)
+	}
+	cols := []string{"PARAMETER", "NEXT BOOT"}
+	wide := res.Extended
+	if wide {
+		cols = []string{"PARAMETER", "DEFAULT", "CURRENT", "NEXT BOOT"}
+	}
+	t := a.newTable(cols...)
+	text := func(v *nvconf.Value) string {
+		if v == nil {
+			return "-"
+		}
+		return v.Text
+	}
+	for _, s := range res.Settings {
+		if wide {
+			t.row(s.Name, text(s.Default), text(s.Current), text(s.Next))
+		} else {
+			t.row(s.Name, text(s.Next))
+		}
+	}
+	t.flush()
+	for _, n := range cf.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if cf.Unchecked {
+		fmt.Fprintln(w, "note: this file carries no count or checksum: nothing proves it is whole")
+	}
+	return nil
+}
+
+// settingsSide is one operand of a settings diff: a file or a device.
+func (cc *configCtx) settingsSide(ctx context.Context, arg string, db *prm.DB) (*nvconf.QueryResult, error) {
+	if fi, err := os.Stat(arg); (err == nil && !fi.IsDir()) || arg == "-" {
+		cf, err := cc.readConfigFile(arg)
+		if err != nil {
+			return nil, err
+		}
+		return cf.Result, nil
+	}
+	df := deviceFlags{name: arg}
+	t, err := cc.open(ctx, df)
+	if err != nil {
+		return nil, fmt.Errorf("%s is neither a file nor a device: %w", arg, err)
+	}
+	defer t.Close()
+	res, err := t.s.Query(ctx, nvconf.QueryOptions{Extended: true})
+	if err != nil {
+		return nil, classify(err)
+	}
+	return res, nil
+}
+
+// isQueryFile says whether arg names a file holding a query output.
+func isQueryFile(arg string) bool {
+	fi, err := os.Stat(arg)
+	if err != nil || fi.IsDir() || fi.Size() > nvconf.MaxFileSize {
+		return false
+	}
+	b, err := os.ReadFile(arg)
+	return err == nil && nvconf.IsQueryText(string(b))
+}
+
+// diffSettings compares two configurations parameter by parameter (when
+// one side is a query output, which holds values, not TLVs).
+func (cc *configCtx) diffSettings(ctx context.Context, args []string, db *prm.DB) error {
+	a := cc.a
+	var sides [2]*nvconf.QueryResult
+	for i, arg := range args {
+		r, err := cc.settingsSide(ctx, arg, db)
+		if err != nil {
+			return err
+		}
+		sides[i] = r
+	}
+	changes := nvconf.CompareSettings(sides[0], sides[1])
+	if a.json() {
+		if err := a.writeJSON(map[string]any{"a": args[0], "b": args[1], "same": len(changes) == 0, "by": "parameter", "changes": changes}); err != nil {
+			return err
+		}
+	} else if len(changes) == 0 {
+		fmt.Fprintf(a.stdout, "%s and %s hold the same values\n", args[0], args[1])
+	} else {
+		t := a.newTable("PARAMETER", "COLUMN", args[0], args[1])
+		for _, c := range changes {
+			t.row(c.Name, c.Column, dash(c.Old), dash(c.New))
+		}
+		t.flush()
+	}
+	if len(changes) > 0 {
+		return errProblem
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package health_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/emu/fw"
+	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/health"
+	"github.com/cxray/cxray/internal/clock"
+	"github.com/cxray/cxray/internal/emuadapter"
+	"github.com/cxray/cxray/prm/builtin"
+)
+
+// expectedLink is the link check's verdict the emulated ports call for,
+// from the model's own state (port status, link spec, module protocols),
+// after health's sampling interval has passed.
+func expectedLink(t *testing.T, f *scenario.Function, own []int) health.Status {
+	t.Helper()
+	a := f.Adapter
+	spec := a.Spec.Spec
+	want := health.OK
+	worse := func(s health.Status) {
+		if rank(s) > rank(want) {
+			want = s
+		}
+	}
+	if regStatus(a, f, "PPCNT") || regStatus(a, f, "PDDR") {
+		worse(health.Warn) // the BER or the firmware's status cannot be read
+	}
+	ports := a.Firmware.Ports()
+	for _, p := range own {
+		st := ports[p-1]
+		ls, err := a.Firmware.Link(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case !st.AdminUp:
+			continue // disabled on purpose: the ports check's business
+		case !st.OperUp:
+			worse(health.Fail)
+			continue
+		}
+		ps := spec.Ports[p-1]
+		mod := spec.Modules[ps.Module].Protocols
+		best := 0
+		for _, n := range ps.Protocols {
+			pr, _ := fw.LookupEthProtocol(n)
+			if len(mod) == 0 || slices.ContainsFunc(mod, func(m string) bool { q, _ := fw.LookupEthProtocol(m); return q.Name == pr.Name }) {
+				best = max(best, pr.Gbps)
+			}
+		}
+		if st.SpeedGbps < best {
+			worse(health.Warn) // speed mismatch
+		}
+		for l := 0; l < ps.Lanes; l++ {
+			b := ls.RawBER
+			if l < len(ls.LaneBER) && ls.LaneBER[l] > 0 {
+				b = ls.LaneBER[l]
+			}
+			if b >= 1e-5 {
+				worse(health.Warn) // a degraded lane, or every lane noisy
+			}
+		}
+		if ls.EffectiveBER > 1e-12 {
+			worse(health.Fail)
+		} else if ls.EffectiveBER > 0 {
+			worse(health.Warn) // the firmware flags uncorrectable blocks
+		}
+	}
+	return want
+}
+
+// The link-trouble example, function by function: the link check's
+// status and the words it uses.
+func TestLinkCheckTrouble(t *testing.T) {
+	for _, c := range []struct {
+		bdf    string
+		status health.Status
+		says   string
+	}{
+		{"0000:03:00.0", health.OK, "raw BER"},
+		{"0000:03:00.1", health.Warn, "lane 2"},
+		{"0000:04:00.0", health.Fail, "no partner"},
+		{"0000:04:00.1", health.Fail, "FEC mismatch"},
+		{"0000:05:00.0", health.Warn, "100 Gb/s"},
+	} {
+		rep := runExample(t, "../examples/link-trouble.yaml", c.bdf)
+		got := check(t, rep, "link")
+		text := got.Summary + " " + strings.Join(got.Details, " ")
+		if got.Status != c.status || !strings.Contains(text, c.says) {
+			t.Errorf("%s: link %s %q; want %s naming %q", c.bdf, got.Status, text, c.status, c.says)
+		}
+		if got.Status != health.OK && !strings.Contains(got.Next, "cxray link") {
+			t.Errorf("%s: next step %q does not point to cxray link", c.bdf, got.Next)
+		}
+	}
+}
+
+// runExample runs health on one function of a scenario file, on a manual
+// clock.
+func runExample(t *testing.T, file, bdf string) *health.Report {
+	t.Helper()
+	sc, err := scenario.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewManual(scenario.DefaultStart)
+	emuDB, err := builtin.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	em, err := scenario.Build(sc, scenario.Options{DB: emuDB, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := em.Function(bdf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
+	ads, err := e.Open(context.Background(), em, []*scenario.Function{f}, "emu:"+file, false, nil, adapter.Options{DB: emuDB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adapter.CloseAll(ads)
+	return health.Run(context.Background(), ads[0], health.Options{Interval: 2 * time.Second})
+}

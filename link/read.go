@@ -1,0 +1,499 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/prm"
+)
+
+// Field paths are the built-in database's (Rev 0.57); adapter.FieldOf
+// finds them in older and newer revisions too.
+const (
+	pddrOp    = "page_data.pddr_operation_info_page_ext."
+	pddrTroub = "page_data.pddr_troubleshooting_page_ext."
+	phys      = "counter_set.phys_layer_cntrs_ext."
+	physStat  = "counter_set.phys_layer_stat_cntrs_ext."
+)
+
+// PPCNT groups (the PRM's grp values, the same in every revision).
+const (
+	GroupPhysical    = "0x12"
+	GroupStatistical = "0x16"
+)
+
+// ClearGroups are the PPCNT groups --clear resets: the two Read uses.
+var ClearGroups = []string{GroupPhysical, GroupStatistical}
+
+// laterIndex are index fields later revisions add to the registers read
+// here, with the value that asks what older revisions answered: Rev 0.62
+// adds PPLM test_mode (0: mission mode), Rev 0.64 PPLM and PDDR
+// resilink_fec_ind and SLRG all_lanes and measurements_thresholds. dev
+// requires every index field of the decoding database, and refuses fields
+// it does not have, so each is given only where the database has it.
+var laterIndex = map[string][]string{
+	"PPLM": {"test_mode=0", "resilink_fec_ind=0"},
+	"PDDR": {"module_ind_type=0", pddrOp + "resilink_fec_ind=0"},
+	"SLRG": {"all_lanes=0", "measurements_thresholds=0"},
+}
+
+func optionalIndex(db *prm.DB, reg string, given []string) []string {
+	if db == nil {
+		return nil
+	}
+	r, err := db.Register(reg)
+	if err != nil {
+		return nil
+	}
+	p, err := db.RegisterPlan(r)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	buf := p.NewBuffer()
+	for _, kv := range laterIndex[reg] {
+		path, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(path, pddrOp) && !slices.Contains(given, "page_select=0") {
+			continue // a field of the operational page only
+		}
+		if _, err := p.Resolve(path, buf); err == nil {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func isFieldErr(err error) bool {
+	var fe *prm.FieldError
+	var nf *prm.NotFoundError
+	return errors.As(err, &fe) || errors.As(err, &nf)
+}
+
+type reader struct {
+	ctx context.Context
+	a   *adapter.Adapter
+	r   *Report
+}
+
+// read reads a register; a part the firmware refuses is noted and nil
+// returned, a fatal error is returned.
+func (rd *reader) read(what, reg string, index ...string) (*prm.Decoded, error) {
+	index = append(index, optionalIndex(rd.a.DB(), reg, index)...)
+	x, err := rd.a.ReadRegister(rd.ctx, reg, index...)
+	if err != nil {
+		if fatal(rd.ctx, err) {
+			return nil, fmt.Errorf("port %d %s: %w", rd.r.Port, reg, err)
+		}
+		rd.r.Unavailable = append(rd.r.Unavailable, Unavailable{What: what, Why: fmt.Sprintf("%s: %v", reg, err)})
+		return nil, nil
+	}
+	return x.Decoded, nil
+}
+
+func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report, interval time.Duration) error {
+	rd := &reader{ctx: ctx, a: a, r: r}
+	lp := "local_port=" + itoa(p.Local)
+	op := &r.Operational
+	op.Protocol = "Ethernet"
+	if d, err := rd.read("administrative and operational status", "PAOS", lp); err != nil {
+		return err
+	} else if d != nil {
+		if v, ok := adapter.FieldOf(d, "PAOS", "admin_status"); ok {
+			up := v == 1 || v == 3 || v == 5 // up, up_once, up_lowest_rate
+			op.AdminUp, op.AdminStatus = &up, adapter.EnumTextOf(d, "PAOS", "admin_status")
+		}
+		if v, ok := adapter.FieldOf(d, "PAOS", "oper_status"); ok {
+			up := v == 1
+			op.OperUp, op.OperStatus = &up, adapter.EnumTextOf(d, "PAOS", "oper_status")
+		}
+	}
+	var cableMask uint64
+	haveCable := false
+	if d, err := rd.read("PHY operational page", "PDDR", lp, "page_select=0"); err != nil {
+		return err
+	} else if d != nil {
+		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"phy_mngr_fsm_state"); ok {
+			op.StateID, op.State = u64(v), nameOr(phyMngrState, v)
+		}
+		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"eth_an_fsm_state"); ok {
+			op.PhysicalStateID, op.PhysicalState = u64(v), nameOr(ethANState, v)
+		}
+		up := op.StateID != nil && *op.StateID == 3
+		r.FEC = &FEC{}
+		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"fec_mode_active"); ok && up {
+			r.FEC.ActiveID, r.FEC.Active = u64(v), nameOr(fecNames, v)
+		}
+		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"fec_mode_request"); ok && up {
+			r.FEC.RequestedID, r.FEC.Requested = u64(v), nameOr(fecNames, v)
+		}
+		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"loopback_mode"); ok && op.StateID != nil && *op.StateID != 0 {
+			op.Loopback = nameOr(loopbackNames, v)
+		}
+		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_eth_ext.cable_ext_eth_proto_cap"); ok {
+			cableMask, haveCable = v, true
+			op.Cable = speedsOf(v)
+		}
+	}
+	if d, err := rd.read("protocols and speeds", "PTYS", lp, "proto_mask=4"); err != nil {
+		return err
+	} else if d != nil {
+		if v, ok := adapter.FieldOf(d, "PTYS", "an_disable_admin"); ok {
+			op.AutoNegotiation = map[bool]string{false: "ON", true: "FORCE"}[v != 0]
+		}
+		if v, ok := adapter.FieldOf(d, "PTYS", "ext_eth_proto_admin"); ok {
+			op.Enabled = speedsOf(v)
+		}
+		if v, ok := adapter.FieldOf(d, "PTYS", "ext_eth_proto_capability"); ok {
+			op.Supported = speedsOf(v)
+			if best, ok := fastest(v); ok {
+				op.MaxSpeedGbps = &best.gbps
+			}
+		}
+		if v, ok := adapter.FieldOf(d, "PTYS", "ext_eth_proto_oper"); ok && v != 0 && (op.OperUp == nil || *op.OperUp) {
+			if pr, ok := fastest(v); ok {
+				g, w := pr.gbps, pr.lanes
+				op.Speed, op.SpeedGbps, op.WidthLanes = pr.speed, &g, &w
+			}
+		}
+	}
+	_ = haveCable
+	_ = cableMask
+	if err := readTroubleshooting(rd, lp); err != nil {
+		return err
+	}
+	if err := readPPLM(rd, lp); err != nil {
+		return err
+	}
+	first, err := readCounters(rd, lp, p.Lanes)
+	if err != nil {
+		return err
+	}
+	r.Counters = first.counters()
+	if interval > 0 && first.ok {
+		if err := a.Sleep(ctx, interval); err != nil {
+			return err
+		}
+		second, err := readCounters(rd, lp, p.Lanes)
+		if err != nil {
+			return err
+		}
+		r.Counters = second.counters()
+		r.Rates = rates(first, second, interval)
+	}
+	if c := r.Counters; c != nil && op.OperUp != nil && !*op.OperUp {
+		// Nothing is received on a down link: its ratios are not zero,
+		// they are not there (mlxlink prints N/A too).
+		why := "the link is down; nothing is received"
+		c.RawBER, c.EffectiveBER, c.SymbolBER = keepFW(c.RawBER, why), keepFW(c.EffectiveBER, why), keepFW(c.SymbolBER, why)
+		for i := range c.Lanes {
+			c.Lanes[i].RawBER = NA(why)
+		}
+	}
+	return readEyes(rd, lp, p.Lanes)
+}
+
+// keepFW is n/a that still shows what the firmware wrote.
+func keepFW(b BER, why string) BER {
+	n := NA(why)
+	n.Firmware, n.Source = b.Firmware, b.Source
+	return n
+}
+
+func readTroubleshooting(rd *reader, lp string) error {
+	d, err := rd.read("troubleshooting page", "PDDR", lp, "page_select=1", pddrTroub+"group_opcode=0")
+	if err != nil || d == nil {
+		return err
+	}
+	t := &Troubleshooting{}
+	if v, ok := adapter.FieldOf(d, "PDDR", pddrTroub+"status_opcode.pddr_monitor_opcode_ext.monitor_opcode"); ok {
+		t.StatusOpcode = u64(v)
+		t.Category = opcodeCategory(v)
+	}
+	if v, ok := adapter.ValueOf(d, "PDDR", pddrTroub+"status_message"); ok {
+		t.Message = cString(v.Raw())
+	}
+	rd.r.Troubleshooting = t
+	return nil
+}
+
+// cString is ASCII up to the first NUL (status_message: dwords whose first
+// character is the most significant byte, which is the wire order).
+func cString(b []byte) string {
+	if i := strings.IndexByte(string(b), 0); i >= 0 {
+		b = b[:i]
+	}
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c >= 0x20 && c < 0x7f {
+			out = append(out, c)
+		}
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// pplmGroups are PPLM's speed groups, fastest first.
+var pplmGroups = []string{"800g_8x", "400g_4x", "400g_8x", "200g_2x", "200g_4x", "100g_1x", "100g_2x", "100g", "50g_1x", "50g", "25g", "10g_40g"}
+
+func readPPLM(rd *reader, lp string) error {
+	d, err := rd.read("FEC capabilities and overrides", "PPLM", lp)
+	if err != nil || d == nil {
+		return err
+	}
+	if rd.r.FEC == nil {
+		rd.r.FEC = &FEC{}
+	}
+	for _, g := range pplmGroups {
+		c, ok1 := adapter.FieldOf(d, "PPLM", "fec_override_cap_"+g)
+		adm, ok2 := adapter.FieldOf(d, "PPLM", "fec_override_admin_"+g)
+		if !ok1 || c == 0 {
+			continue
+		}
+		fs := FECSpeed{Speed: g, Supported: fecMask(c), Admin: "auto"}
+		if ok2 && adm != 0 {
+			if n := adapter.EnumTextOf(d, "PPLM", "fec_override_admin_"+g); strings.EqualFold(n, "auto_mode") {
+				fs.Admin = "auto"
+			} else {
+				fs.Admin = strings.Join(fecMask(adm), ", ")
+			}
+		}
+		rd.r.FEC.PerSpeed = append(rd.r.FEC.PerSpeed, fs)
+	}
+	return nil
+}
+
+// fecMask names the FEC modes of a PPLM mask (bit k: fec_mode_active k).
+func fecMask(m uint64) []string {
+	var out []string
+	for k := 0; k < 16; k++ {
+		if m&(1<<k) != 0 {
+			out = append(out, nameOr(fecNames, uint64(k)))
+		}
+	}
+	return out
+}
+
+// sample is one read of both counter groups.
+type sample struct {
+	ok                     bool
+	since                  *uint64
+	bits, raw, eff, sym    *uint64
+	rawBER, effBER, symBER BER
+	corrBlocks, uncBlocks  *uint64
+	corrSyms               *uint64
+	laneRaw, laneSyms      []*uint64
+	fwRaw, fwEff, fwSym    bool
+}
+
+func readCounters(rd *reader, lp string, lanes int) (*sample, error) {
+	s := &sample{}
+	lanes = max(min(lanes, 8), 1)
+	st, err := rd.read("physical-layer statistical counters", "PPCNT", lp, "grp="+GroupStatistical)
+	if err != nil {
+		return nil, err
+	}
+	ph, err := rd.read("physical-layer counters", "PPCNT", lp, "grp="+GroupPhysical)
+	if err != nil {
+		return nil, err
+	}
+	get := func(d *prm.Decoded, path string) *uint64 {
+		if d == nil {
+			return nil
+		}
+		if v, ok := adapter.FieldOf(d, "PPCNT", path); ok {
+			return &v
+		}
+		return nil
+	}
+	s.since = get(st, physStat+"time_since_last_clear")
+	if s.since == nil {
+		s.since = get(ph, phys+"time_since_last_clear")
+	}
+	s.bits = get(st, physStat+"phy_received_bits")
+	s.raw = get(st, physStat+"phy_corrected_bits")
+	s.eff = get(st, physStat+"phy_effective_errors")
+	s.sym = get(ph, phys+"symbol_errors")
+	s.corrBlocks = get(ph, phys+"rs_fec_corrected_blocks")
+	s.uncBlocks = get(ph, phys+"rs_fec_uncorrectable_blocks")
+	s.corrSyms = get(ph, phys+"rs_fec_corrected_symbols_total")
+	for l := 0; l < lanes; l++ {
+		s.laneRaw = append(s.laneRaw, get(st, fmt.Sprintf("%sphy_raw_errors_lane%d", physStat, l)))
+		s.laneSyms = append(s.laneSyms, get(ph, fmt.Sprintf("%srs_fec_corrected_symbols_lane%d", phys, l)))
+	}
+	s.ok = st != nil || ph != nil
+	since := uint64(0)
+	if s.since != nil {
+		since = *s.since
+	}
+	ratio := func(coef, mag string, errs *uint64) (BER, bool) {
+		c, m := get(st, physStat+coef), get(st, physStat+mag)
+		if c != nil && m != nil && (*c != 0 || *m != 0) {
+			return FromFirmware(*c, *m, since), true
+		}
+		if errs != nil && s.bits != nil {
+			return FromCounters(*errs, *s.bits, since), false
+		}
+		return NA("the firmware gives neither the ratio nor the counts"), false
+	}
+	s.rawBER, s.fwRaw = ratio("raw_ber_coef", "raw_ber_magnitude", s.raw)
+	s.effBER, s.fwEff = ratio("effective_ber_coef", "effective_ber_magnitude", s.eff)
+	s.symBER, s.fwSym = ratio("symbol_fec_ber_coef", "symbol_ber_magnitude", s.eff)
+	return s, nil
+}
+
+func (s *sample) counters() *Counters {
+	if !s.ok {
+		return nil
+	}
+	c := &Counters{TimeSinceClearMS: s.since, ReceivedBits: s.bits, RawErrors: s.raw, EffectiveErrors: s.eff, SymbolErrors: s.sym,
+		RawBER: s.rawBER, EffectiveBER: s.effBER, SymbolBER: s.symBER,
+		FECCorrectedBlocks: s.corrBlocks, FECUncorrectableBlocks: s.uncBlocks, FECCorrectedSymbols: s.corrSyms, Lanes: []LaneCounters{}}
+	since := uint64(0)
+	if s.since != nil {
+		since = *s.since
+	}
+	n := uint64(len(s.laneRaw))
+	for l := range s.laneRaw {
+		lc := LaneCounters{Lane: l, RawErrors: s.laneRaw[l], CorrectedSymbols: s.laneSyms[l], RawBER: NA("not counted")}
+		if s.laneRaw[l] != nil && s.bits != nil {
+			// Each lane carries an equal share of the bits.
+			lc.RawBER = FromCounters(*s.laneRaw[l], *s.bits/max(n, 1), since)
+		}
+		c.Lanes = append(c.Lanes, lc)
+	}
+	return c
+}
+
+func rates(a, b *sample, interval time.Duration) *Rates {
+	sec := interval.Seconds()
+	r := &Rates{IntervalS: sec}
+	grew := a.since != nil && b.since != nil && *b.since > *a.since
+	d := func(x, y *uint64) (uint64, bool) {
+		if x == nil || y == nil {
+			return 0, false
+		}
+		n, cleared := Delta(*x, *y, 64, grew)
+		if cleared {
+			r.Cleared = true
+		}
+		return n, true
+	}
+	per := func(x, y *uint64) *float64 {
+		if n, ok := d(x, y); ok {
+			return Rate(n, sec)
+		}
+		return nil
+	}
+	r.RawErrorsPerS = per(a.raw, b.raw)
+	r.EffectiveErrorsPerS = per(a.eff, b.eff)
+	r.CorrectedBlocksPerS = per(a.corrBlocks, b.corrBlocks)
+	r.UncorrectableBlocksPS = per(a.uncBlocks, b.uncBlocks)
+	for l := range b.laneRaw {
+		if l < len(a.laneRaw) {
+			if v := per(a.laneRaw[l], b.laneRaw[l]); v != nil {
+				r.LaneRawErrorsPerS = append(r.LaneRawErrorsPerS, *v)
+			}
+		}
+	}
+	bits, okb := d(a.bits, b.bits)
+	ms := uint64(interval / time.Millisecond)
+	if raw, ok := d(a.raw, b.raw); ok && okb {
+		r.RawBER = FromCounters(raw, bits, ms)
+	} else {
+		r.RawBER = NA("the counters were not read twice")
+	}
+	if eff, ok := d(a.eff, b.eff); ok && okb {
+		r.EffectiveBER = FromCounters(eff, bits, ms)
+	} else {
+		r.EffectiveBER = NA("the counters were not read twice")
+	}
+	return r
+}
+
+// slrgPages are SLRG's pages by version (the PRM: 0 40 nm, 1 28 nm, 3 16
+// nm, 4 7 nm, 5 5 nm).
+func readEyes(rd *reader, lp string, lanes int) error {
+	lanes = max(min(lanes, 8), 1)
+	for l := 0; l < lanes; l++ {
+		d, err := rd.read(fmt.Sprintf("lane %d eye (SLRG)", l), "SLRG", lp, "lane="+itoa(l))
+		if err != nil {
+			return err
+		}
+		if d == nil {
+			return nil // one note for the port is enough
+		}
+		e := Eye{Lane: l, Units: "firmware units (larger is wider)"}
+		st, _ := adapter.FieldOf(d, "SLRG", "status")
+		e.Valid = st != 0
+		ver, _ := adapter.FieldOf(d, "SLRG", "version")
+		f := func(path string) *uint64 {
+			if v, ok := adapter.FieldOf(d, "SLRG", path); ok {
+				return &v
+			}
+			return nil
+		}
+		switch ver {
+		case 4, 5:
+			e.Page = "7nm"
+			pre := "page_data.slrg_7nm_ext."
+			e.Upper, e.Mid, e.Lower, e.FOM = f(pre+"upper_eye"), f(pre+"mid_eye"), f(pre+"lower_eye"), f(pre+"last_fom")
+		case 3:
+			e.Page = "16nm"
+			pre := "page_data.slrg_16nm_ext."
+			e.Upper, e.Mid, e.Lower, e.Grade = f(pre+"up_eye_grade"), f(pre+"mid_eye_grade"), f(pre+"dn_eye_grade"), f(pre+"grade")
+		default:
+			e.Page = "40nm/28nm"
+			e.Grade = f("page_data.slrg_40nm_28nm_ext.grade")
+		}
+		rd.r.Eyes = append(rd.r.Eyes, e)
+	}
+	return nil
+}
+
+// readKernel gives what the kernel backend has: link state and speed
+// (sysfs), the port counters, and notes the rest.
+func readKernel(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report) error {
+	links, err := a.Links(ctx)
+	if err != nil && !adapter.IsPartial(err) && !errors.Is(err, adapter.ErrUnsupported) {
+		return err
+	}
+	for _, l := range links {
+		if l.Port != p.Local {
+			continue
+		}
+		op := &r.Operational
+		op.AdminUp, op.OperUp, op.AdminStatus, op.OperStatus = l.AdminUp, l.OperUp, l.AdminStatus, l.OperStatus
+		op.SpeedGbps, op.MaxSpeedGbps = l.SpeedGbps, l.MaxSpeedGbps
+		op.State, op.PhysicalState = l.State, l.PhysState
+		op.Protocol = p.LinkLayer
+	}
+	cs, err := a.PortCounters(ctx)
+	switch {
+	case err == nil || adapter.IsPartial(err):
+		for _, c := range cs {
+			if c.Port == p.Local {
+				r.Kernel = c.Values
+			}
+		}
+	case ctx.Err() != nil:
+		return err
+	default:
+		r.Unavailable = append(r.Unavailable, Unavailable{What: "port counters", Why: err.Error()})
+	}
+	why := fmt.Sprintf("the kernel backend reads sysfs and ethtool; the PHY's registers (PDDR, PPCNT physical layer, PPLM, SLRG) need register access (-d %s as root)", orBDF(a.BDF()))
+	for _, w := range []string{"PHY state and troubleshooting status", "FEC", "bit error ratios and per-lane errors", "eye opening per lane"} {
+		r.Unavailable = append(r.Unavailable, Unavailable{What: w, Why: why})
+	}
+	return nil
+}
+
+func orBDF(s string) string {
+	if s == "" {
+		return "0000:03:00.0"
+	}
+	return s
+}
