@@ -72,6 +72,7 @@ func run(t *testing.T, ctx context.Context, env []string, argv ...string) result
 	t.Helper()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = os.TempDir() // nothing a run writes lands in the source tree
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
