@@ -29,6 +29,7 @@ var allCollectors = []collector{
 	{"counters", "port counters: PPCNT IEEE 802.3, RFC 2863 and physical-layer groups (registers), IB PMA counters (kernel)", collectCounters},
 	{"module", "module diagnostics: temperature, voltage, per-lane bias, Tx and Rx power (W and dBm), thresholds, flags", collectModule},
 	{"rdma", "RDMA hw_counters, RoCE retransmission and congestion (kernel, or the emulator's model)", collectRDMA},
+	{"nvmf", "NVMe-oF target-offload namespace counters through the command interface (fwctl, or the emulator's)", collectNVMF},
 	{"link", "link bit error ratios (raw, effective, per lane), FEC blocks and mode, troubleshooting opcode and verdicts (registers)", collectLink},
 }
 
@@ -148,7 +149,11 @@ func emitCounters(s *sink, sets []adapter.CounterSet) {
 	for _, cs := range sets {
 		port := strconv.Itoa(cs.Port)
 		for _, name := range sortedKeys(cs.Values) {
-			f, scale := counterFamily(cs.Kind, name)
+			f, scale, lane := counterFamily(cs.Kind, name)
+			if lane != "" {
+				s.add(f, float64(cs.Values[name])*scale, port, lane)
+				continue
+			}
 			s.add(f, float64(cs.Values[name])*scale, port)
 		}
 	}
@@ -164,6 +169,10 @@ func collectModule(ctx context.Context, s *sink, src Source) error {
 		port := strconv.Itoa(m.Port)
 		if m.Present != nil {
 			s.add(famModPresent, boolf(*m.Present), port)
+		}
+		if m.OperStatus != "" {
+			s.add(famModStatus, 1, port, m.OperStatus, m.ErrorType)
+			s.add(famModError, boolf(m.OperStatus == moduleWithError || m.ErrorType != ""), port)
 		}
 		best := m.Best()
 		if best == nil && (m.Present == nil || *m.Present) {
@@ -183,6 +192,20 @@ func collectModule(ctx context.Context, s *sink, src Source) error {
 	return errors.Join(errs...)
 }
 
+// moduleWithError is PMAOS oper_status when the firmware found the module
+// faulty (error_type says why).
+const moduleWithError = "module_plugged_with_error"
+
+// identifier is the module type by its SFF-8024 name, whichever memory it
+// came from: the firmware's view adds its own name to the text, which
+// would make the label change with the source.
+func identifier(c optics.Code) string {
+	if c.Value != 0 {
+		return optics.IdentifierName(c.Value).Name
+	}
+	return c.Name
+}
+
 // thresholdNames in the order Limits holds them.
 var thresholdNames = [4]string{"high_alarm", "high_warning", "low_warning", "low_alarm"}
 
@@ -191,8 +214,7 @@ func moduleMetrics(s *sink, port string, module int, r *optics.Module) {
 	if module >= 0 {
 		mod = strconv.Itoa(module)
 	}
-	standard := r.Standard
-	s.add(famModInfo, 1, port, mod, r.Source, standard, r.Identifier.Name, r.Vendor.Name, r.Vendor.PN, r.Vendor.SN, r.Vendor.Rev, r.Media.Type)
+	s.add(famModInfo, 1, port, mod, r.Source, r.Standard, identifier(r.Identifier), r.Vendor.Name, r.Vendor.PN, r.Vendor.SN, r.Vendor.Rev, r.Media.Type)
 	s.add(famModDDM, boolf(r.DDM), port)
 	if !r.DDM {
 		return

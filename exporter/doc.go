@@ -14,9 +14,20 @@
 // collectors turns either into metrics.
 //
 // A collector is one concern (identity, temperature, port, module,
-// counters, rdma) and owns its metric families. Collectors can be switched
+// counters, rdma, nvmf) and owns its metric families. Collectors can be switched
 // off by name, and metric families filtered by regular expressions, to
 // keep the number of series in check.
+//
+// # Series
+//
+// Series follow Prometheus' naming practice, checked by promtool in the
+// tests: a lane is a label, never part of a metric name (PPCNT's
+// rs_fec_corrected_symbols_lane3 is
+// cxray_ppcnt_rs_fec_corrected_symbols_per_lane_total{lane="3"}); no name
+// ends in _total_total; a label the backend cannot tell is left out of
+// the sample rather than exported empty (sink.add); info metrics keep
+// their label values whatever the source of the data (the module
+// identifier by its SFF-8024 name, from the EEPROM or the firmware).
 //
 // # Scrapes
 //

@@ -366,26 +366,58 @@ type sink struct {
 	out    []prometheus.Metric
 }
 
-// add emits a sample of f; labels are the values after device.
+// add emits a sample of f; labels are the values after device. A label
+// whose value is empty (the backend cannot tell) is left out of the
+// sample rather than exported as label="": Prometheus reads the two alike,
+// and people reading the exposition should not see unknowns as values.
 func (s *sink) add(f family, v float64, labels ...string) {
 	if !s.meta && !s.e.allowed(f.name) {
 		return
 	}
-	desc := s.e.desc(f)
-	m, err := prometheus.NewConstMetric(desc, f.typ, v, append([]string{s.device}, labels...)...)
+	values := append([]string{s.device}, labels...)
+	names := f.labels
+	if len(values) == len(f.labels) {
+		names, values = present(f.labels, values)
+	}
+	desc := s.e.desc(f, names)
+	m, err := prometheus.NewConstMetric(desc, f.typ, v, values...)
 	if err != nil {
 		m = prometheus.NewInvalidMetric(desc, err)
 	}
 	s.out = append(s.out, m)
 }
 
-func (e *Exporter) desc(f family) *prometheus.Desc {
+// present keeps the label names and values whose value is not empty.
+func present(names, values []string) ([]string, []string) {
+	empty := 0
+	for _, v := range values {
+		if v == "" {
+			empty++
+		}
+	}
+	if empty == 0 {
+		return names, values
+	}
+	n := make([]string, 0, len(names)-empty)
+	vs := make([]string, 0, len(names)-empty)
+	for i, v := range values {
+		if v != "" {
+			n, vs = append(n, names[i]), append(vs, v)
+		}
+	}
+	return n, vs
+}
+
+// desc is f's description with the label names a sample has (f's, less
+// the empty ones).
+func (e *Exporter) desc(f family, labels []string) *prometheus.Desc {
+	key := f.name + "\x00" + strings.Join(labels, ",")
 	e.descMu.Lock()
 	defer e.descMu.Unlock()
-	d := e.descs[f.name]
+	d := e.descs[key]
 	if d == nil {
-		d = prometheus.NewDesc(f.name, f.help, f.labels, nil)
-		e.descs[f.name] = d
+		d = prometheus.NewDesc(f.name, f.help, labels, nil)
+		e.descs[key] = d
 	}
 	return d
 }

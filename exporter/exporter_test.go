@@ -464,18 +464,30 @@ func TestCounterFamilyNames(t *testing.T) {
 	for _, c := range []struct {
 		kind, name, want string
 		scale            float64
+		lane             string
 	}{
-		{"ppcnt", "a_frames_received_ok", "cxray_ppcnt_a_frames_received_ok_total", 1},
-		{"ppcnt", "if_in_octets", "cxray_ppcnt_if_in_octets_bytes_total", 1},
-		{"ppcnt", "time_since_last_clear", "cxray_ppcnt_time_since_last_clear_seconds", 0.001},
-		{"ib", "port_xmit_data", "cxray_ib_port_xmit_data_bytes_total", 4},
-		{"ib", "VL15_dropped", "cxray_ib_vl15_dropped_total", 1},
-		{"rdma", "out_of_sequence", "cxray_rdma_out_of_sequence_total", 1},
-		{"rdma", "weird-name.x", "cxray_rdma_weird_name_x_total", 1},
+		{"ppcnt", "a_frames_received_ok", "cxray_ppcnt_a_frames_received_ok_total", 1, ""},
+		{"ppcnt", "if_in_octets", "cxray_ppcnt_if_in_octets_bytes_total", 1, ""},
+		{"ppcnt", "time_since_last_clear", "cxray_ppcnt_time_since_last_clear_seconds", 0.001, ""},
+		// Lanes are a label of one family, apart from the port's total.
+		{"ppcnt", "rs_fec_corrected_symbols_total", "cxray_ppcnt_rs_fec_corrected_symbols_total", 1, ""},
+		{"ppcnt", "rs_fec_corrected_symbols_lane0", "cxray_ppcnt_rs_fec_corrected_symbols_per_lane_total", 1, "0"},
+		{"ppcnt", "rs_fec_corrected_symbols_lane7", "cxray_ppcnt_rs_fec_corrected_symbols_per_lane_total", 1, "7"},
+		{"ppcnt", "edpl_bip_errors_lane3", "cxray_ppcnt_edpl_bip_errors_per_lane_total", 1, "3"},
+		// No _total_total, no _total_bytes_total.
+		{"ppcnt", "octets_total", "cxray_ppcnt_octets_bytes_total", 1, ""},
+		{"ib", "port_xmit_data", "cxray_ib_port_xmit_data_bytes_total", 4, ""},
+		{"ib", "VL15_dropped", "cxray_ib_vl15_dropped_total", 1, ""},
+		{"rdma", "out_of_sequence", "cxray_rdma_out_of_sequence_total", 1, ""},
+		{"rdma", "weird-name.x", "cxray_rdma_weird_name_x_total", 1, ""},
+		{"rdma", "errors_total", "cxray_rdma_errors_total", 1, ""},
 	} {
-		f, scale := counterFamily(c.kind, c.name)
-		if f.name != c.want || scale != c.scale {
-			t.Errorf("%s %s: %s ×%v", c.kind, c.name, f.name, scale)
+		f, scale, lane := counterFamily(c.kind, c.name)
+		if f.name != c.want || scale != c.scale || lane != c.lane {
+			t.Errorf("%s %s: %s ×%v lane %q, want %s ×%v lane %q", c.kind, c.name, f.name, scale, lane, c.want, c.scale, c.lane)
+		}
+		if wantLabels := map[bool]int{true: 3, false: 2}[c.lane != ""]; len(f.labels) != wantLabels {
+			t.Errorf("%s %s: labels %v", c.kind, c.name, f.labels)
 		}
 	}
 }

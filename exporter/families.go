@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,7 +50,7 @@ var (
 // Families of the identity collector.
 var (
 	famInfo = gauge("cxray_device_info",
-		"Identity of the device (value 1): model, PCI device ID (and as mlx5_ib's hca_type), PSID, running and stored firmware, adapter part number, GUIDs, RDMA device. Empty labels are unknown to the backend.",
+		"Identity of the device (value 1): model, PCI device ID (and as mlx5_ib's hca_type), PSID, running and stored firmware, adapter part number, GUIDs, RDMA device. A label the backend cannot tell is left out.",
 		"device", "backend", "model", "device_id", "hca_type", "psid", "firmware_version", "firmware_stored_version", "part_number",
 		"node_guid", "sys_image_guid", "hw_rev", "node_desc", "rdma")
 	famPending = gauge("cxray_device_firmware_pending",
@@ -111,6 +112,12 @@ var (
 	famModInfo = gauge("cxray_module_info",
 		"The module of the port (value 1): cage, where the values come from (source=eeprom: the module's own memory; firmware: the adapter's view, PDDR page 3), memory map, identifier, vendor, part and serial number, revision, media.",
 		"device", "port", "module", "source", "standard", "identifier", "vendor", "part_number", "serial_number", "revision", "media")
+	famModStatus = gauge("cxray_module_status_info",
+		"The firmware's state of the module in the port's cage (value 1; PMAOS): oper_status (plugged_enabled, unplugged, module_plugged_with_error, plugged_disabled) and, for a module with an error, error_type (High_Temperature, Bus_stuck, Power_Budget_Exceeded ...).",
+		"device", "port", "oper_status", "error_type")
+	famModError = gauge("cxray_module_error",
+		"1 when the firmware reports the module plugged with an error (cxray_module_status_info's error_type says which), 0 otherwise.",
+		"device", "port")
 	famModDDM = gauge("cxray_module_ddm",
 		"1 when the module implements digital diagnostics (temperature, voltage, bias and powers), 0 when it does not (passive copper cables).",
 		"device", "port")
@@ -177,36 +184,54 @@ var (
 //	                              cxray_ib_<name>_bytes_total in bytes
 //	rdma   hw_counters/<name>     cxray_rdma_<name>_total
 //
-// scale converts the reported value to the metric's unit.
-func counterFamily(kind, name string) (f family, scale float64) {
-	n := sanitize(name)
+// A counter of one lane (PPCNT's rs_fec_corrected_symbols_lane3,
+// edpl_bip_errors_lane0 ...) is a sample of the family
+// cxray_ppcnt_<field>_per_lane_total with the lane as a label (lane="3", the
+// PRM's numbering from 0): one family per quantity, not one per lane, and
+// apart from the field's own total (rs_fec_corrected_symbols_total) so a
+// family keeps one set of labels. A field already ending in _total gets no
+// second one.
+//
+// scale converts the reported value to the metric's unit; lane is the
+// lane label's value, "" for a counter of the whole port.
+func counterFamily(kind, name string) (f family, scale float64, lane string) {
+	n := strings.TrimSuffix(sanitize(name), "_total")
 	labels := []string{"device", "port"}
+	perLane := ""
+	if m := laneSuffix.FindStringSubmatch(n); m != nil {
+		n, lane, perLane = m[1], m[2], "_per_lane"
+		labels = append(labels, "lane")
+		name += " (per lane)"
+	}
 	switch kind {
 	case "ppcnt":
 		switch {
-		case n == "time_since_last_clear":
+		case n == "time_since_last_clear" && lane == "":
 			return gauge("cxray_ppcnt_time_since_last_clear_seconds",
-				"Time since the port's PPCNT physical-layer counters were last cleared.", labels...), 0.001
+				"Time since the port's PPCNT physical-layer counters were last cleared.", labels...), 0.001, ""
 		case strings.Contains(n, "octets"):
-			return counter("cxray_ppcnt_"+n+"_bytes_total",
-				fmt.Sprintf("PPCNT %s counter %s, in bytes (register PPCNT, per port).", ppcntGroup(n), name), labels...), 1
+			return counter("cxray_ppcnt_"+n+perLane+"_bytes_total",
+				fmt.Sprintf("PPCNT %s counter %s, in bytes (register PPCNT, per port).", ppcntGroup(n), name), labels...), 1, lane
 		}
-		return counter("cxray_ppcnt_"+strings.TrimSuffix(n, "_total")+"_total",
-			fmt.Sprintf("PPCNT %s counter %s (register PPCNT, per port).", ppcntGroup(n), name), labels...), 1
+		return counter("cxray_ppcnt_"+n+perLane+"_total",
+			fmt.Sprintf("PPCNT %s counter %s (register PPCNT, per port).", ppcntGroup(n), name), labels...), 1, lane
 	case "ib":
-		if n == "port_xmit_data" || n == "port_rcv_data" {
+		if (n == "port_xmit_data" || n == "port_rcv_data") && lane == "" {
 			return counter("cxray_ib_"+n+"_bytes_total",
-				fmt.Sprintf("InfiniBand port counter %s in bytes (sysfs counters/%s, which counts 4-octet words).", name, name), labels...), 4
+				fmt.Sprintf("InfiniBand port counter %s in bytes (sysfs counters/%s, which counts 4-octet words).", name, name), labels...), 4, ""
 		}
-		return counter("cxray_ib_"+strings.TrimSuffix(n, "_total")+"_total",
-			fmt.Sprintf("InfiniBand port counter %s (sysfs ports/N/counters/%s).", name, name), labels...), 1
+		return counter("cxray_ib_"+n+perLane+"_total",
+			fmt.Sprintf("InfiniBand port counter %s (sysfs ports/N/counters/%s).", name, name), labels...), 1, lane
 	}
 	help := rdmaHelp[name]
 	if help == "" {
 		help = "mlx5 RDMA hardware counter " + name + " (hw_counters/" + name + ")."
 	}
-	return counter("cxray_rdma_"+strings.TrimSuffix(n, "_total")+"_total", help, labels...), 1
+	return counter("cxray_rdma_"+n+perLane+"_total", help, labels...), 1, lane
 }
+
+// laneSuffix finds a lane number at the end of a counter name.
+var laneSuffix = regexp.MustCompile(`^(.+)_lane_?(\d+)$`)
 
 // ppcntGroup names the group a PPCNT field comes from, for help texts.
 func ppcntGroup(field string) string {

@@ -28,6 +28,9 @@ type Options struct {
 	// DialRoute opens an rtnetlink connection. nil dials the kernel. Tests
 	// inject nltest connections.
 	DialRoute func() (*netlink.Conn, error)
+	// DialRDMA opens an RDMA netlink connection (raw QP and MR contexts).
+	// nil dials the kernel. Tests inject nltest connections.
+	DialRDMA func() (*netlink.Conn, error)
 }
 
 func (o Options) root() string {

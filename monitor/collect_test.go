@@ -163,13 +163,13 @@ func TestRegisterCollector(t *testing.T) {
 	}
 	db := loadDB(t)
 	for what, want := range map[string]string{
-		"tmep":                "--what TMEP: not a group (temp, counters, module, rdma) and",
+		"tmep":                "--what TMEP: not a group (" + strings.Join(monitor.Groups, ", ") + ") and",
 		"MTMP[nosuch=1]":      "--what MTMP: ",
 		"PMAOS":               "needs index field(s) module",
 		"MTMP[sensor_index=0": "write REG[field=value,...]",
 		"MTMP[a]b]":           "write REG[field=value,...]",
 		"MTMP[x]":             "--what MTMP[x]: ",
-		"a.b":                 "not a group (temp, counters, module, rdma) or a register name",
+		"a.b":                 "not a group (" + strings.Join(monitor.Groups, ", ") + ") or a register name",
 		"":                    "nothing to monitor",
 	} {
 		if _, err := monitor.Collectors([]string{what}, db); err == nil || !strings.Contains(err.Error(), want) {

@@ -41,7 +41,7 @@ type Collector interface {
 }
 
 // Groups are the --what names that are not registers.
-var Groups = []string{"temp", "counters", "module", "rdma"}
+var Groups = []string{"temp", "counters", "module", "rdma", "nvmf"}
 
 // Collectors builds the collectors for a --what list: the groups, or
 // register names (optionally REG[k=v,...]). Register names and their
@@ -61,6 +61,8 @@ func Collectors(what []string, db *prm.DB) ([]Collector, error) {
 			out = append(out, moduleCollector{})
 		case w == "rdma":
 			out = append(out, rdmaCollector{})
+		case w == "nvmf":
+			out = append(out, nvmfCollector{})
 		default:
 			rc, err := ParseRegister(w)
 			if err != nil {

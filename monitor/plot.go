@@ -46,6 +46,7 @@ var groups = map[string]func(k string) bool{
 	"counters": func(k string) bool { return strings.Contains(k, ".ppcnt.") || strings.Contains(k, ".ib.") },
 	"module":   func(k string) bool { return strings.HasPrefix(k, "module.") || strings.Contains(k, ".module.") },
 	"rdma":     func(k string) bool { return strings.Contains(k, ".rdma.") },
+	"nvmf":     func(k string) bool { return strings.Contains(k, ".nvmf.") }, // the counters, not the nvmf.offload flag
 }
 
 // matcher is one --what pattern.
@@ -719,9 +720,13 @@ func (t timeTicks) Ticks(min, max float64) []plot.Tick {
 	if n <= 0 {
 		n = 6
 	}
+	// The finest step whose round times inside the range are at most n:
+	// counted, not estimated from the span, so a chart three and a half
+	// days wide gets one tick a day rather than a single one at an even
+	// two-day mark.
 	step := timeSteps[len(timeSteps)-1]
 	for _, s := range timeSteps {
-		if (max-min)/s <= float64(n) {
+		if math.Floor(max/s)-math.Ceil(min/s)+1 <= float64(n) {
 			step = s
 			break
 		}

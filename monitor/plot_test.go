@@ -145,6 +145,25 @@ func TestPlotAxes(t *testing.T) {
 	if ch.XLabel != "time (UTC)" || !strings.Contains(svg, ">May 02 00:00<") {
 		t.Errorf("multi-day axis: %q", ch.XLabel)
 	}
+	// With the legend beside the data the axis is narrower; a span of
+	// three days and a bit still shows a date a day, not one lone tick.
+	threshold := []Threshold{{Name: "temp.module0_threshold_hi_c", Value: 75}, {Name: "temp.module1_threshold_hi_c", Value: 75}}
+	long := samples(40, 2*time.Hour, func(i int) map[string]float64 {
+		return map[string]float64{"temp.asic_c": 50, "temp.module0_c": 40, "temp.module1_c": 41}
+	})
+	sel, err := SelectSeries(long, []string{"temp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := Plot(&buf, "l.svg", sel.Series, threshold, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">May 02 00:00<", ">May 03 00:00<", ">May 04 00:00<"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("three-day axis beside a legend lacks the tick %q", want)
+		}
+	}
 	// Mixed quantities say so.
 	mixed := samples(3, time.Minute, func(i int) map[string]float64 { return map[string]float64{"temp.asic_c": 50, "volt.vcc_mv": 3300} })
 	ch, _ = chart(t, "m.svg", mixed, nil, Options{})

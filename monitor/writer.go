@@ -151,5 +151,5 @@ func writeSampleTable(w io.Writer, s, prev Sample) {
 
 // isCounterKey says a value key is a counter, whose rate is worth showing.
 func isCounterKey(k string) bool {
-	return strings.Contains(k, ".ppcnt.") || strings.Contains(k, ".ib.") || strings.Contains(k, ".rdma.")
+	return strings.Contains(k, ".ppcnt.") || strings.Contains(k, ".ib.") || strings.Contains(k, ".rdma.") || strings.Contains(k, ".nvmf.")
 }

@@ -218,6 +218,7 @@ func (r *Report) diffDevice(b, n *Device, rules Rules) {
 	note("firmware", b.Identity.Firmware, n.Identity.Firmware)
 	note("driver", b.Driver, n.Driver)
 	note("PSID", b.Identity.PSID, n.Identity.PSID)
+	r.diffExtras(dk, b, n)
 	newRegs := map[string]*Register{}
 	for i := range n.Registers {
 		newRegs[n.Registers[i].Key] = &n.Registers[i]

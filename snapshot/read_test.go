@@ -91,6 +91,9 @@ func FuzzSnapshotJSON(f *testing.F) {
 	f.Add(sampleFile(f))
 	f.Add([]byte(`{"format":"cxray-snapshot","version":1,"devices":[{"bdf":"x"}]}`))
 	f.Add([]byte(`{"format":"cxray-snapshot","version":1,"devices":[{"registers":[{"fields":[{"value":"s:x","values":["1","s:y"]}]}]}]}`))
+	f.Add([]byte(`{"format":"cxray-snapshot","version":1,"devices":[{"bdf":"a","nv":{"settings":[{"name":"X","next_boot":"1","current":"2","class":"static"}]},` +
+		`"os":{"netdevs":[{"name":"e","address":"02:00:00:00:00:01"}]},"caps":{"report":{"pages":[{"type":"GENERAL","fields":[{"path":"p","current":1,"max":2}]}]}}},` +
+		`{"bdf":"b","nv":{"error":"x"},"os":{"error":"y"},"caps":{"note":"no command interface"}}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := Parse(b, "fuzz")
 		if err != nil {
@@ -111,6 +114,11 @@ func FuzzSnapshotJSON(f *testing.F) {
 		// Empty lists are left out of the file, so they come back nil.
 		if diff := cmp.Diff(s, again, cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("round trip (-first +again):\n%s", diff)
+		}
+		// A file compared with itself has nothing vanished and no static
+		// change, when its names are unique (a diff matches by name).
+		if r := Diff(s, again, nil); uniqueNames(s) && len(r.Vanished)+len(r.Static) > 0 {
+			t.Fatalf("a snapshot differs from itself: vanished %+v static %+v", r.Vanished, r.Static)
 		}
 	})
 }
@@ -149,4 +157,49 @@ func FuzzProfileYAML(f *testing.F) {
 			t.Fatalf("round trip:\n%s", diff)
 		}
 	})
+}
+
+// uniqueNames: devices, their registers, NV parameters and interfaces are
+// each named once.
+func uniqueNames(f *File) bool {
+	seen := map[string]bool{}
+	once := func(k string) bool {
+		if seen[k] {
+			return false
+		}
+		seen[k] = true
+		return true
+	}
+	for i := range f.Devices {
+		d := &f.Devices[i]
+		dk := devKey(d)
+		if !once("d " + dk) {
+			return false
+		}
+		for _, r := range d.Registers {
+			if !once("r " + dk + " " + r.Key) {
+				return false
+			}
+			for _, fl := range r.Fields {
+				if !once("f " + dk + " " + r.Key + " " + fl.Path) {
+					return false
+				}
+			}
+		}
+		if d.NV != nil {
+			for _, s := range d.NV.Settings {
+				if !once("n " + dk + " " + s.Name) {
+					return false
+				}
+			}
+		}
+		if d.OS != nil {
+			for _, n := range d.OS.Netdevs {
+				if !once("o " + dk + " " + n.Name) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/internal/atomicfile"
+	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -48,7 +49,12 @@ type Device struct {
 	Driver   string           `json:"driver,omitempty"`
 	// Registers in profile order; failures are recorded, not fatal.
 	Registers []Register `json:"registers"`
-	Error     string     `json:"error,omitempty"`
+	// NV, OS and Caps are recorded around the registers (state.go); older
+	// files have none of them.
+	NV    *NVConfig     `json:"nv,omitempty"`
+	OS    *OSView       `json:"os,omitempty"`
+	Caps  *Capabilities `json:"caps,omitempty"`
+	Error string        `json:"error,omitempty"`
 }
 
 // Register is one instance of a register.
@@ -173,6 +179,9 @@ type Options struct {
 	Progress func(done, total int)
 	// Now is the clock for sample times; nil: time.Now.
 	Now func() time.Time
+	// NV is the parameter database the NV configuration is recorded
+	// with; nil records none.
+	NV *nvconf.DB
 }
 
 // instance is one register instance to read.
@@ -291,6 +300,15 @@ func Take(ctx context.Context, a *adapter.Adapter, p *Profile, o Options) (*Devi
 		finish(&regs[i], o)
 	}
 	out.Registers = regs
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out.NV = recordNV(ctx, d, o.NV)
+	out.OS = recordOS(ctx, a)
+	out.Caps = recordCaps(ctx, d)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

@@ -205,6 +205,13 @@ func Open(ctx context.Context, gw *vsec.Gateway, opts *Options) (*Client, error)
 		// The firmware refused QUERY_CAP; the register-access layer asks
 		// again and reports it.
 	default:
+		// No one will close a client that failed to open: give back what
+		// it may hold (the semaphore kept after a command cut short by a
+		// signal), as Close would; the lock is ours already.
+		dctx, cancel := vsec.Detached(ctx)
+		c.closed = true
+		c.release(dctx, &cmdSession{}, true)
+		cancel()
 		return nil, err
 	}
 	return c, nil

@@ -547,3 +547,27 @@ func TestIdleGapWithoutTimers(t *testing.T) {
 	}
 	r.free(t)
 }
+
+// An Open whose QUERY_CAP a signal cuts short returns no client, so no one
+// could close it: it gives back what it holds itself, at every point of
+// the command the cancellation lands on.
+func TestOpenCancelledLeavesNothingHeld(t *testing.T) {
+	for n := 0; n <= 8; n++ {
+		r := newDevice(t, emu.Identity{})
+		r.dev.SetFaults(emu.Faults{SlowICMD: 50 * time.Millisecond})
+		ctx, cancel := context.WithCancel(context.Background())
+		if n == 0 {
+			cancel() // the signal came before the open (during start-up)
+		} else {
+			r.clk.OnSleep(n, cancel)
+		}
+		ic, err := icmd.Open(ctx, r.gw, &icmd.Options{QueryCapabilities: true})
+		cancel()
+		if err == nil {
+			ic.Close(context.Background())
+		}
+		if s := r.dev.State(); s.GatewaySemaphore != 0 || s.ICMDSemaphore != 0 {
+			t.Errorf("cancelled at sleep %d (open error %v): semaphores left held: %+v", n, err, s)
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/esw"
 	"github.com/cxray/cxray/internal/atomicfile"
+	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/nvmf"
 	"github.com/cxray/cxray/objects"
 	"github.com/cxray/cxray/prm"
@@ -421,12 +422,16 @@ counter set, and the error state. 'cxray prm show qpc' shows every field.`,
 			}
 			ctx, cancel := df.context(a)
 			defer cancel()
-			ad, d, err := a.commandDevice(ctx, df)
-			if err != nil {
+			var q *objects.QP
+			err = a.withObject(ctx, df, kernel.ResQP, qpn, func(d *dev.Device) error {
+				var err error
+				q, err = objects.QueryQP(ctx, d, qpn)
 				return err
-			}
-			defer ad.Close()
-			q, err := objects.QueryQP(ctx, d, qpn)
+			}, func(r kernel.RawResource) error {
+				var err error
+				q, err = objects.FromRawQP(r)
+				return err
+			})
 			if err != nil {
 				return objectErr(err, fmt.Sprintf("QP 0x%x", qpn))
 			}
@@ -464,12 +469,16 @@ shows every field.`,
 			}
 			ctx, cancel := df.context(a)
 			defer cancel()
-			ad, d, err := a.commandDevice(ctx, df)
-			if err != nil {
+			var m *objects.MKey
+			err = a.withObject(ctx, df, kernel.ResMR, key, func(d *dev.Device) error {
+				var err error
+				m, err = objects.QueryMKey(ctx, d, key)
 				return err
-			}
-			defer ad.Close()
-			m, err := objects.QueryMKey(ctx, d, key)
+			}, func(r kernel.RawResource) error {
+				var err error
+				m, err = objects.FromRawMR(r)
+				return err
+			})
 			if err != nil {
 				return objectErr(err, fmt.Sprintf("MKEY 0x%x", key))
 			}
@@ -482,6 +491,37 @@ shows every field.`,
 	}
 	df.add(c)
 	return c
+}
+
+// withObject reads an object through the command interface (query), or,
+// where the function has none but the kernel drives it, from the kernel's
+// raw copy of its context (RDMA netlink: fromRaw).
+func (a *app) withObject(ctx context.Context, df deviceFlags, kind kernel.ResKind, id uint32, query func(*dev.Device) error, fromRaw func(kernel.RawResource) error) error {
+	db, err := a.db()
+	if err != nil {
+		return err
+	}
+	ad, err := a.open(ctx, df.name, db)
+	if err != nil {
+		return err
+	}
+	defer ad.Close()
+	if d, err := ad.Registers(ctx); err == nil && d.Commander() != nil {
+		return query(d)
+	}
+	if ad.Kernel() == nil {
+		_, _, err := a.commandDevice(ctx, df) // says why there is no command interface
+		return err
+	}
+	r, err := ad.RawObject(ctx, kind, id)
+	if err != nil {
+		var nf *kernel.NotFoundError
+		if errors.As(err, &nf) {
+			return usageErr("%v; list them with 'rdma resource show %s'", err, kind)
+		}
+		return classify(fmt.Errorf("no command interface (fwctl) on %s, and the kernel's copy: %w", describe(ad), err))
+	}
+	return fromRaw(*r)
 }
 
 // objectErr: an object the firmware does not know answers bad parameter;

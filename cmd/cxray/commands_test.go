@@ -8,6 +8,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mdlayher/netlink"
+	"github.com/mdlayher/netlink/nltest"
+	"golang.org/x/sys/unix"
+
+	"github.com/cxray/cxray/kernel"
 )
 
 const lockdownScenario = "emu:../../examples/lockdown.yaml"
@@ -195,6 +200,27 @@ func TestCommandsOnEveryExampleFunction(t *testing.T) {
 					t.Errorf("%s -d %s@%s: exit %d %s", cmd, name, e.BDF, code, errs)
 				}
 			}
+		}
+	}
+}
+
+// On the kernel backend qp and mkey read the kernel's raw copy of the
+// context (RDMA netlink); without CAP_NET_ADMIN that says what to do.
+func TestObjectsOnKernelBackend(t *testing.T) {
+	withKernelFixture(t)
+	saved := kernelOptions
+	kernelOptions = func() kernel.Options {
+		o := saved()
+		o.DialRDMA = func() (*netlink.Conn, error) {
+			return nltest.Dial(func([]netlink.Message) ([]netlink.Message, error) { return nil, unix.EPERM }), nil
+		}
+		return o
+	}
+	t.Cleanup(func() { kernelOptions = saved })
+	for _, args := range [][]string{{"qp", "0x108"}, {"mkey", "0x10203"}} {
+		_, errs, code := cli(t, "", append(args, "-d", "kernel:mlx5_0")...)
+		if code != 3 || !strings.Contains(errs, "CAP_NET_ADMIN") {
+			t.Errorf("%v: exit %d %s", args, code, errs)
 		}
 	}
 }

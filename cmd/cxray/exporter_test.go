@@ -379,13 +379,22 @@ func (c *checker) register(reg string, index map[string]string, out []byte) {
 					c.t.Fatalf("%s PPCNT %s = %v", c.device, k, v)
 				}
 				name := "cxray_ppcnt_" + strings.TrimSuffix(k, "_total") + "_total"
+				labels := []string{"port", port}
 				switch {
 				case k == "time_since_last_clear":
 					name, x = "cxray_ppcnt_time_since_last_clear_seconds", x/1000
 				case strings.Contains(k, "octets"):
 					name = "cxray_ppcnt_" + k + "_bytes_total"
 				}
-				c.eq("PPCNT "+k, x, name, "port", port)
+				// A lane's counter is a lane-labelled sample of the
+				// field's per-lane family.
+				if i := strings.LastIndex(k, "_lane"); i > 0 {
+					if _, err := strconv.Atoi(k[i+5:]); err == nil {
+						name = "cxray_ppcnt_" + k[:i] + "_per_lane_total"
+						labels = append(labels, "lane", k[i+5:])
+					}
+				}
+				c.eq("PPCNT "+k, x, name, labels...)
 			}
 		}
 	}
@@ -674,7 +683,7 @@ func TestExporterUsage(t *testing.T) {
 	}{
 		{nil, "no device given"},
 		{[]string{"-d", "emu", "--collectors", "optics"}, `no collector "optics"`},
-		{[]string{"-d", "emu", "--collectors.exclude", "identity,temperature,port,counters,module,rdma"}, "no collector left"},
+		{[]string{"-d", "emu", "--collectors.exclude", strings.Join(exporter.CollectorNames(), ",")}, "no collector left"},
 		{[]string{"-d", "emu", "--metrics.exclude", "("}, "--metrics.exclude"},
 		{[]string{"-d", "emu", "--scrape-timeout", "0s"}, "--scrape-timeout"},
 		{[]string{"-d", "emu", "--log.level", "loud"}, "--log.level"},

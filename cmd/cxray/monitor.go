@@ -39,8 +39,10 @@ reported and retried; the others go on. Ctrl-C stops cleanly. Exit 1 when an
 alert fired or a reading froze.
 
 --what: temp (ASIC and module sensors), counters (PPCNT IEEE 802.3, RFC 2863,
-physical layer, per port), module (optics, when available), or register names
-with fixed indexes: PDDR[page_select=0,local_port=1].`,
+physical layer, per port), module (optics, when available), rdma (RDMA
+hw_counters), nvmf (NVMe-oF offload namespaces through the command interface:
+xrq1.ns1.nvmf.read_cmds ...), or register names with fixed indexes:
+PDDR[page_select=0,local_port=1].`,
 		Example: `  cxray monitor -d 0000:03:00.0 -i 60s --format jsonl --out temps.jsonl
   cxray monitor -d emu --what temp,counters --alert 'temp.asic_c > 70' --count 10`,
 		Args: cobra.NoArgs,
@@ -149,7 +151,7 @@ with fixed indexes: PDDR[page_select=0,local_port=1].`,
 	df.add(c)
 	c.Flags().BoolVar(&all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
 	c.Flags().DurationVarP(&interval, "interval", "i", 10*time.Second, "time between samples")
-	c.Flags().StringSliceVar(&what, "what", []string{"temp", "counters"}, "what to sample: temp, counters, module, REG or REG[k=v,...]")
+	c.Flags().StringSliceVar(&what, "what", []string{"temp", "counters"}, "what to sample: temp, counters, module, rdma, nvmf, REG or REG[k=v,...]")
 	c.Flags().StringVar(&format, "format", "table", "table, jsonl or csv")
 	c.Flags().StringVar(&out, "out", "", "append to FILE instead of standard output")
 	c.Flags().Int64Var(&maxSize, "max-size", 64<<20, "rotate --out at this many bytes (0: never)")
@@ -203,6 +205,15 @@ func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sa
 	o := monitor.WriterOptions{Format: format}
 	closeFn := func() {}
 	if out != "" {
+		if format == "csv" {
+			// Appending to a CSV file: keep its header and columns, and
+			// refuse a file that is not a monitor CSV.
+			hdr, err := monitor.CSVHeader(out)
+			if err != nil {
+				return nil, nil, usageWrap(err)
+			}
+			o.Header = hdr
+		}
 		lf, err := monitor.OpenLog(out, maxSize, 3)
 		if err != nil {
 			return nil, nil, usageWrap(err)

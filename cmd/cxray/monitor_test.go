@@ -94,3 +94,89 @@ func TestMonitorKilled(t *testing.T) {
 		t.Errorf("only %d lines", n)
 	}
 }
+
+// monitor --what nvmf: the NVMe-oF namespace counters, in JSON with an
+// alert on their rate, in the table with rates, and drawn by plot's nvmf
+// group as rates per second.
+func TestMonitorNVMF(t *testing.T) {
+	privateState(t)
+	sc := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "")
+	out, errs, code := cli(t, "", "--adb", "builtin", "monitor", "-d", "emu:"+sc, "-i", "1m", "--count", "3", "--what", "nvmf",
+		"--alert", "rate(xrq1.ns2.nvmf.errors) > 0", "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit %d (want 1: the error-rate alert fired): %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var first, last struct {
+		Values map[string]float64 `json:"values"`
+		Alerts []string           `json:"alerts"`
+		Errors []string           `json:"errors"`
+	}
+	mustJSON(t, lines[0], &first)
+	mustJSON(t, lines[len(lines)-1], &last)
+	if last.Values["nvmf.offload"] != 1 || len(last.Errors) != 0 {
+		t.Fatalf("values %v errors %v", last.Values, last.Errors)
+	}
+	for _, k := range []string{"xrq1.ns1.nvmf.read_cmds", "xrq1.ns1.nvmf.write_blocks", "xrq1.ns2.nvmf.errors"} {
+		if last.Values[k] <= first.Values[k] {
+			t.Errorf("%s did not move over two minutes: %v → %v", k, first.Values[k], last.Values[k])
+		}
+	}
+	if !strings.Contains(strings.Join(last.Alerts, "\n"), "rate(xrq1.ns2.nvmf.errors)") {
+		t.Errorf("alerts %v", last.Alerts)
+	}
+	table, _, _ := cli(t, "", "--adb", "builtin", "monitor", "-d", "emu:"+sc, "-i", "1m", "--count", "2", "--what", "nvmf")
+	if !strings.Contains(table, "xrq1.ns1.nvmf.read_cmds") || !strings.Contains(table, "/s") {
+		t.Errorf("table lacks the counters' rates:\n%s", table)
+	}
+	rec := filepath.Join(t.TempDir(), "nv.jsonl")
+	if _, errs, code := cli(t, "", "--adb", "builtin", "monitor", "-d", "emu:"+sc, "-i", "10m", "--count", "4", "--what", "nvmf", "--format", "jsonl", "--out", rec); code != 0 {
+		t.Fatalf("monitor --out: exit %d %s", code, errs)
+	}
+	svg := filepath.Join(t.TempDir(), "nv.svg")
+	out, errs, code = cli(t, "", "plot", rec, "--what", "nvmf", "--out", svg, "-o", "json")
+	if code != 0 {
+		t.Fatalf("plot: exit %d %s", code, errs)
+	}
+	var p struct {
+		Series []string `json:"series"`
+		YLabel string   `json:"y_label"`
+	}
+	mustJSON(t, out, &p)
+	b, _ := os.ReadFile(svg)
+	if p.YLabel != "rate (per second)" || len(p.Series) != 16 || !strings.Contains(string(b), "rate (per second)") || !strings.Contains(string(b), "xrq1.ns2.nvmf.errors (per s)") {
+		t.Errorf("plot --what nvmf: y %q, %d series %v", p.YLabel, len(p.Series), p.Series)
+	}
+}
+
+// A CSV file that monitor appends to keeps one header, across restarts;
+// a file that is not a monitor CSV is refused before anything is written.
+func TestMonitorCSVAppendKeepsOneHeader(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	out := filepath.Join(t.TempDir(), "m.csv")
+	for i := 0; i < 3; i++ {
+		if _, errs, code := cli(t, "", "monitor", "-d", "emu", "--what", "temp", "--count", "2", "-i", "1ms", "--format", "csv", "--out", out); code != 0 {
+			t.Fatalf("run %d: exit %d %s", i, code, errs)
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	headers := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "time,device,") {
+			headers++
+		}
+	}
+	if headers != 1 || len(lines) != 7 {
+		t.Errorf("%d headers in %d lines:\n%s", headers, len(lines), b)
+	}
+	other := filepath.Join(t.TempDir(), "notes.csv")
+	os.WriteFile(other, []byte("hello\n"), 0o644)
+	_, errs, code := cli(t, "", "monitor", "-d", "emu", "--what", "temp", "--count", "1", "--format", "csv", "--out", other)
+	if b, _ := os.ReadFile(other); code != 2 || string(b) != "hello\n" || !strings.Contains(errs, "not a monitor CSV") {
+		t.Errorf("append to a foreign file: exit %d %s; file now %q", code, errs, b)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -30,6 +31,12 @@ counter. The file is versioned JSON with the device identity, firmware and
 driver versions, PRM database revision, host and time. Profiles (` + strings.Join(snapshot.Profiles(), ", ") + `,
 or a YAML file) say which registers; --samples N --interval D reads N times and
 learns which fields move. A register that fails is recorded, not fatal.
+
+Around the registers the file records the NV configuration (every parameter's
+Next Boot and Current value, named with the database 'config' uses), the
+pending firmware version, the OS's MACs of the function's interfaces and, where
+the device has a command interface, the capability pages; all are static, so
+'diff' reports a changed one among the static changes.
 
 Without --out the snapshot is printed as JSON.`,
 		Example: `  cxray snapshot -d 0000:03:00.0 --out before.json
@@ -85,9 +92,15 @@ func (a *app) takeSnapshot(ctx context.Context, name string, all bool, db *prm.D
 	host, _ := os.Hostname()
 	f := &snapshot.File{Format: snapshot.Format, Version: snapshot.Version, Created: targets[0].Clock().Now().UTC(), Host: host, Tool: version,
 		PRMRevision: db.Revision, PRMSource: db.Source, Profile: *p, Samples: samples, Interval: snapshot.Duration(interval)}
+	// The NV configuration is named with the database `config` uses
+	// ($CXRAY_NVDB, mstflint's, or the built-in one).
+	nv, err := (&configCtx{a: a}).db()
+	if err != nil {
+		return nil, err
+	}
 	progress := a.progress()
 	for i, ad := range targets {
-		opt := snapshot.Options{Samples: samples, Interval: interval}
+		opt := snapshot.Options{Samples: samples, Interval: interval, NV: nv}
 		if progress != nil {
 			label := fmt.Sprintf("%s (%d/%d)", ad.BDF(), i+1, len(targets))
 			opt.Progress = func(done, total int) { progress(label, done, total) }
@@ -182,20 +195,24 @@ should move but stayed the same over several samples are flagged as stale
 (exit 1). Snapshots decoded with different PRM revisions are matched by field
 name, then by position.`,
 		Example: `  cxray diff before.json after.json
+  ssh host cxray snapshot -d mlx5_0 | cxray diff before.json -
   cxray diff before.json -d 0000:03:00.0 -o json`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			base, err := snapshot.Read(args[0])
+			if args[0] == "-" && len(args) == 2 && args[1] == "-" {
+				return usageErr("only one of the snapshots can come from standard input")
+			}
+			base, err := a.readSnapshot(args[0])
 			if err != nil {
-				return usageWrap(err)
+				return err
 			}
 			var cur *snapshot.File
 			switch {
 			case len(args) == 2 && df.name != "":
 				return usageErr("compare with a file or with -d DEV, not both")
 			case len(args) == 2:
-				if cur, err = snapshot.Read(args[1]); err != nil {
-					return usageWrap(err)
+				if cur, err = a.readSnapshot(args[1]); err != nil {
+					return err
 				}
 			case df.name != "":
 				db, err := a.db()
@@ -231,3 +248,30 @@ name, then by position.`,
 	c.Flags().IntVar(&limit, "limit", 25, "list at most this many changes per section (0: all)")
 	return c
 }
+
+// readSnapshot reads a snapshot file, or standard input for "-" (bounded:
+// a snapshot is never near snapshot.MaxFile).
+func (a *app) readSnapshot(path string) (*snapshot.File, error) {
+	if path != "-" {
+		f, err := snapshot.Read(path)
+		if err != nil {
+			return nil, usageWrap(err)
+		}
+		return f, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(a.stdin, maxSnapshotInput+1))
+	if err != nil {
+		return nil, usageErr("standard input: %v", err)
+	}
+	if len(b) > maxSnapshotInput {
+		return nil, usageErr("standard input holds more than %d bytes; no snapshot is that large", maxSnapshotInput)
+	}
+	f, err := snapshot.Parse(b, "standard input")
+	if err != nil {
+		return nil, usageWrap(err)
+	}
+	return f, nil
+}
+
+// maxSnapshotInput bounds a snapshot read from standard input.
+const maxSnapshotInput = 512 << 20
