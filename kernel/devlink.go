@@ -6,7 +6,8 @@ import (
 
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
-	"golang.org/x/sys/unix"
+
+	"github.com/cxray/cxray/internal/linuxabi"
 )
 
 // DevlinkInfo is `devlink dev info pci/<bdf>`: what the driver reports
@@ -43,20 +44,20 @@ func (i *DevlinkInfo) FirmwarePending() bool {
 // DevlinkInfo asks devlink for the function's firmware versions and PSID.
 func (d *Device) DevlinkInfo(ctx context.Context) (*DevlinkInfo, error) {
 	handle := "pci/" + d.BDF
-	c, fam, unbind, err := d.genl(ctx, unix.DEVLINK_GENL_NAME)
+	c, fam, unbind, err := d.genl(ctx, linuxabi.DEVLINK_GENL_NAME)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { unbind(); c.Close() }()
 	ae := netlink.NewAttributeEncoder()
-	ae.String(unix.DEVLINK_ATTR_BUS_NAME, "pci")
-	ae.String(unix.DEVLINK_ATTR_DEV_NAME, d.BDF)
+	ae.String(linuxabi.DEVLINK_ATTR_BUS_NAME, "pci")
+	ae.String(linuxabi.DEVLINK_ATTR_DEV_NAME, d.BDF)
 	body, err := ae.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("kernel: encoding the devlink request: %v", err)
 	}
 	msgs, err := c.Execute(genetlink.Message{
-		Header: genetlink.Header{Command: unix.DEVLINK_CMD_INFO_GET, Version: fam.Version},
+		Header: genetlink.Header{Command: linuxabi.DEVLINK_CMD_INFO_GET, Version: fam.Version},
 		Data:   body,
 	}, fam.ID, netlink.Request)
 	if err != nil {
@@ -83,29 +84,29 @@ func parseDevlinkInfo(b []byte) (*DevlinkInfo, error) {
 	var bus, dev string
 	for ad.Next() {
 		switch ad.Type() {
-		case unix.DEVLINK_ATTR_BUS_NAME:
+		case linuxabi.DEVLINK_ATTR_BUS_NAME:
 			bus = ad.String()
-		case unix.DEVLINK_ATTR_DEV_NAME:
+		case linuxabi.DEVLINK_ATTR_DEV_NAME:
 			dev = ad.String()
-		case unix.DEVLINK_ATTR_INFO_DRIVER_NAME:
+		case linuxabi.DEVLINK_ATTR_INFO_DRIVER_NAME:
 			info.Driver = ad.String()
-		case unix.DEVLINK_ATTR_INFO_SERIAL_NUMBER:
+		case linuxabi.DEVLINK_ATTR_INFO_SERIAL_NUMBER:
 			info.SerialNumber = ad.String()
-		case unix.DEVLINK_ATTR_INFO_BOARD_SERIAL_NUMBER:
+		case linuxabi.DEVLINK_ATTR_INFO_BOARD_SERIAL_NUMBER:
 			info.BoardSerialNumber = ad.String()
-		case unix.DEVLINK_ATTR_INFO_VERSION_FIXED, unix.DEVLINK_ATTR_INFO_VERSION_RUNNING, unix.DEVLINK_ATTR_INFO_VERSION_STORED:
+		case linuxabi.DEVLINK_ATTR_INFO_VERSION_FIXED, linuxabi.DEVLINK_ATTR_INFO_VERSION_RUNNING, linuxabi.DEVLINK_ATTR_INFO_VERSION_STORED:
 			dst := map[uint16]map[string]string{
-				unix.DEVLINK_ATTR_INFO_VERSION_FIXED:   info.Fixed,
-				unix.DEVLINK_ATTR_INFO_VERSION_RUNNING: info.Running,
-				unix.DEVLINK_ATTR_INFO_VERSION_STORED:  info.Stored,
+				linuxabi.DEVLINK_ATTR_INFO_VERSION_FIXED:   info.Fixed,
+				linuxabi.DEVLINK_ATTR_INFO_VERSION_RUNNING: info.Running,
+				linuxabi.DEVLINK_ATTR_INFO_VERSION_STORED:  info.Stored,
 			}[ad.Type()]
 			ad.Nested(func(nad *netlink.AttributeDecoder) error {
 				var name, value string
 				for nad.Next() {
 					switch nad.Type() {
-					case unix.DEVLINK_ATTR_INFO_VERSION_NAME:
+					case linuxabi.DEVLINK_ATTR_INFO_VERSION_NAME:
 						name = nad.String()
-					case unix.DEVLINK_ATTR_INFO_VERSION_VALUE:
+					case linuxabi.DEVLINK_ATTR_INFO_VERSION_VALUE:
 						value = nad.String()
 					}
 				}

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/mdlayher/netlink"
-	"golang.org/x/sys/unix"
 
+	"github.com/cxray/cxray/internal/linuxabi"
 	"github.com/cxray/cxray/kernel/kerneltest"
 	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/prm"
@@ -67,30 +67,30 @@ func FuzzSysfsParsers(f *testing.F) {
 func FuzzNetlinkReplies(f *testing.F) {
 	// Seeds: real-shaped replies.
 	ae := netlink.NewAttributeEncoder()
-	ae.String(unix.DEVLINK_ATTR_BUS_NAME, "pci")
-	ae.String(unix.DEVLINK_ATTR_DEV_NAME, "0000:c1:00.0")
-	ae.String(unix.DEVLINK_ATTR_INFO_DRIVER_NAME, "mlx5_core")
-	ae.Nested(unix.DEVLINK_ATTR_INFO_VERSION_FIXED, func(n *netlink.AttributeEncoder) error {
-		n.String(unix.DEVLINK_ATTR_INFO_VERSION_NAME, "fw.psid")
-		n.String(unix.DEVLINK_ATTR_INFO_VERSION_VALUE, "MT_0000000838")
+	ae.String(linuxabi.DEVLINK_ATTR_BUS_NAME, "pci")
+	ae.String(linuxabi.DEVLINK_ATTR_DEV_NAME, "0000:c1:00.0")
+	ae.String(linuxabi.DEVLINK_ATTR_INFO_DRIVER_NAME, "mlx5_core")
+	ae.Nested(linuxabi.DEVLINK_ATTR_INFO_VERSION_FIXED, func(n *netlink.AttributeEncoder) error {
+		n.String(linuxabi.DEVLINK_ATTR_INFO_VERSION_NAME, "fw.psid")
+		n.String(linuxabi.DEVLINK_ATTR_INFO_VERSION_VALUE, "MT_0000000838")
 		return nil
 	})
 	devlink, _ := ae.Encode()
 	f.Add(devlink)
 	ae = netlink.NewAttributeEncoder()
 	ae.Nested(attrEEPROMHeader, func(n *netlink.AttributeEncoder) error {
-		n.String(unix.ETHTOOL_A_HEADER_DEV_NAME, "ens1f0np0")
+		n.String(linuxabi.ETHTOOL_A_HEADER_DEV_NAME, "ens1f0np0")
 		return nil
 	})
 	ae.Bytes(attrEEPROMData, []byte{0x19, 0x50, 0x00, 0x07})
 	eeprom, _ := ae.Encode()
 	f.Add(eeprom)
 	ae = netlink.NewAttributeEncoder()
-	ae.String(unix.IFLA_IFNAME, "ens1f0np0")
-	ae.Bytes(unix.IFLA_ADDRESS, []byte{2, 0x11, 0x22, 0x33, 0x44, 0x55})
-	ae.Bytes(unix.IFLA_PERM_ADDRESS, []byte{0xa0, 0x88, 0xc2, 0x45, 0x67, 0xe2})
+	ae.String(linuxabi.IFLA_IFNAME, "ens1f0np0")
+	ae.Bytes(linuxabi.IFLA_ADDRESS, []byte{2, 0x11, 0x22, 0x33, 0x44, 0x55})
+	ae.Bytes(linuxabi.IFLA_PERM_ADDRESS, []byte{0xa0, 0x88, 0xc2, 0x45, 0x67, 0xe2})
 	link, _ := ae.Encode()
-	f.Add(append(make([]byte, unix.SizeofIfInfomsg), link...))
+	f.Add(append(make([]byte, linuxabi.SizeofIfInfomsg), link...))
 	f.Add([]byte{})
 	f.Add([]byte{4, 0, 1, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {

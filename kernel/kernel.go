@@ -150,6 +150,9 @@ func Open(ctx context.Context, given string, opts Options) (*Device, error) {
 	if strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
 		return nil, fmt.Errorf("kernel: %q is not a device name; give an RDMA device (kernel:mlx5_0), an interface or a PCI address", name)
 	}
+	if err := hostCheck(opts); err != nil {
+		return nil, err
+	}
 	root := opts.root()
 	d := &Device{opts: opts, Given: name}
 	ibDir := filepath.Join(root, "class/infiniband", name)
@@ -204,6 +207,9 @@ func Open(ctx context.Context, given string, opts Options) (*Device, error) {
 // made one, else by PCI address; each name can be given to Open.
 func List(ctx context.Context, opts Options) ([]string, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := hostCheck(opts); err != nil {
 		return nil, err
 	}
 	fs, err := devname.Sys{Root: opts.root()}.List()

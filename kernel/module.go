@@ -7,7 +7,8 @@ import (
 
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
-	"golang.org/x/sys/unix"
+
+	"github.com/cxray/cxray/internal/linuxabi"
 )
 
 // ethtool netlink module EEPROM attributes (uapi linux/ethtool_netlink.h,
@@ -73,7 +74,7 @@ func (d *Device) ReadModuleEEPROM(ctx context.Context, netdev string, r PageRequ
 		return nil, err
 	}
 	what := "module EEPROM of " + netdev
-	c, fam, unbind, err := d.genl(ctx, unix.ETHTOOL_GENL_NAME)
+	c, fam, unbind, err := d.genl(ctx, linuxabi.ETHTOOL_GENL_NAME)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func (d *Device) ReadModuleEEPROM(ctx context.Context, netdev string, r PageRequ
 func readPage(ctx context.Context, c *genetlink.Conn, fam genetlink.Family, netdev, what string, r PageRequest) ([]byte, error) {
 	ae := netlink.NewAttributeEncoder()
 	ae.Nested(attrEEPROMHeader, func(nae *netlink.AttributeEncoder) error {
-		nae.String(unix.ETHTOOL_A_HEADER_DEV_NAME, netdev)
+		nae.String(linuxabi.ETHTOOL_A_HEADER_DEV_NAME, netdev)
 		return nil
 	})
 	ae.Uint32(attrEEPROMOffset, uint32(r.Offset))
@@ -97,7 +98,7 @@ func readPage(ctx context.Context, c *genetlink.Conn, fam genetlink.Family, netd
 		return nil, fmt.Errorf("kernel: encoding the module EEPROM request: %v", err)
 	}
 	msgs, err := c.Execute(genetlink.Message{
-		Header: genetlink.Header{Command: unix.ETHTOOL_MSG_MODULE_EEPROM_GET, Version: unix.ETHTOOL_GENL_VERSION},
+		Header: genetlink.Header{Command: linuxabi.ETHTOOL_MSG_MODULE_EEPROM_GET, Version: linuxabi.ETHTOOL_GENL_VERSION},
 		Data:   body,
 	}, fam.ID, netlink.Request)
 	if err != nil {

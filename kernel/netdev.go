@@ -11,7 +11,8 @@ import (
 	"strings"
 
 	"github.com/mdlayher/netlink"
-	"golang.org/x/sys/unix"
+
+	"github.com/cxray/cxray/internal/linuxabi"
 )
 
 // Netdev is one network interface of the function, with its current and
@@ -199,23 +200,23 @@ func (d *Device) Link(ctx context.Context, name string) (*Link, error) {
 	stop := bindContext(ctx, c.SetDeadline)
 	defer func() { stop(); c.Close() }()
 	ae := netlink.NewAttributeEncoder()
-	ae.String(unix.IFLA_IFNAME, name)
+	ae.String(linuxabi.IFLA_IFNAME, name)
 	attrs, err := ae.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("kernel: encoding the link request: %v", err)
 	}
 	// struct ifinfomsg, all zero: any family, index given by name. Strict
 	// checking (the default on our sockets) wants the unused fields zero.
-	body := append(make([]byte, unix.SizeofIfInfomsg), attrs...)
+	body := append(make([]byte, linuxabi.SizeofIfInfomsg), attrs...)
 	msgs, err := c.Execute(netlink.Message{
-		Header: netlink.Header{Type: unix.RTM_GETLINK, Flags: netlink.Request},
+		Header: netlink.Header{Type: linuxabi.RTM_GETLINK, Flags: netlink.Request},
 		Data:   body,
 	})
 	if err != nil {
 		return nil, netlinkErr(ctx, "link attributes of "+name, err, "")
 	}
 	for _, m := range msgs {
-		if m.Header.Type != unix.RTM_NEWLINK {
+		if m.Header.Type != linuxabi.RTM_NEWLINK {
 			continue
 		}
 		l, err := parseLink(m.Data)
@@ -229,21 +230,21 @@ func (d *Device) Link(ctx context.Context, name string) (*Link, error) {
 
 // parseLink decodes an RTM_NEWLINK body: struct ifinfomsg, then attributes.
 func parseLink(b []byte) (*Link, error) {
-	if len(b) < unix.SizeofIfInfomsg {
+	if len(b) < linuxabi.SizeofIfInfomsg {
 		return nil, fmt.Errorf("link message of %d bytes, shorter than its header", len(b))
 	}
 	l := &Link{Index: int(int32(binary.NativeEndian.Uint32(b[4:8])))}
-	ad, err := netlink.NewAttributeDecoder(b[unix.SizeofIfInfomsg:])
+	ad, err := netlink.NewAttributeDecoder(b[linuxabi.SizeofIfInfomsg:])
 	if err != nil {
 		return nil, err
 	}
 	for ad.Next() {
 		switch ad.Type() {
-		case unix.IFLA_IFNAME:
+		case linuxabi.IFLA_IFNAME:
 			l.Name = ad.String()
-		case unix.IFLA_ADDRESS:
+		case linuxabi.IFLA_ADDRESS:
 			l.Address = net.HardwareAddr(ad.Bytes())
-		case unix.IFLA_PERM_ADDRESS:
+		case linuxabi.IFLA_PERM_ADDRESS:
 			l.PermanentAddress = net.HardwareAddr(ad.Bytes())
 		}
 	}
@@ -271,8 +272,8 @@ func isZero(b []byte) bool {
 // bytes, no slash, no NUL, not "." or ".."), so a bad name gets a clear
 // message instead of the kernel's "attribute failed policy validation".
 func checkIfname(name string) error {
-	if name == "" || len(name) >= unix.IFNAMSIZ || strings.ContainsAny(name, "/\x00 ") || name == "." || name == ".." {
-		return fmt.Errorf("kernel: %q is not an interface name (1 to %d characters, no '/' or spaces)", name, unix.IFNAMSIZ-1)
+	if name == "" || len(name) >= linuxabi.IFNAMSIZ || strings.ContainsAny(name, "/\x00 ") || name == "." || name == ".." {
+		return fmt.Errorf("kernel: %q is not an interface name (1 to %d characters, no '/' or spaces)", name, linuxabi.IFNAMSIZ-1)
 	}
 	return nil
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
-	"golang.org/x/sys/unix"
+
+	"github.com/cxray/cxray/internal/linuxabi"
 )
 
 // dialGeneric opens a generic netlink socket with extended acks, so the
@@ -32,11 +34,11 @@ func dialGeneric() (*genetlink.Conn, error) {
 }
 
 func dialRoute() (*netlink.Conn, error) {
-	c, err := netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{Strict: true})
+	c, err := netlink.Dial(linuxabi.NETLINK_ROUTE, &netlink.Config{Strict: true})
 	if err == nil {
 		return c, nil
 	}
-	c, err = netlink.Dial(unix.NETLINK_ROUTE, nil)
+	c, err = netlink.Dial(linuxabi.NETLINK_ROUTE, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +96,7 @@ func (d *Device) genl(ctx context.Context, family string) (c *genetlink.Conn, f 
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, genetlink.Family{}, nil, fmt.Errorf("kernel: looking up the %s netlink family: %w", family, cerr)
 		}
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT) {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, linuxabi.ENOENT) {
 			return nil, genetlink.Family{}, nil, &UnsupportedError{What: family, Msg: familyAdvice[family]}
 		}
 		return nil, genetlink.Family{}, nil, fmt.Errorf("kernel: looking up the %s netlink family: %v", family, err)
@@ -109,7 +111,7 @@ var familyAdvice = map[string]string{
 
 // errENOTSUPP is the kernel-internal "not supported" (524) that some
 // drivers leak to user space; x/sys does not name it.
-const errENOTSUPP = unix.Errno(524)
+const errENOTSUPP = syscall.Errno(524)
 
 // UnsupportedError is something this kernel or driver cannot give.
 type UnsupportedError struct {
@@ -146,16 +148,16 @@ func netlinkErr(ctx context.Context, what string, err error, detail string) erro
 	if errors.As(err, &oe) && oe.Message != "" {
 		msg = ": the kernel says " + fmt.Sprintf("%q", oe.Message)
 	}
-	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+	if errors.Is(err, linuxabi.EPERM) || errors.Is(err, linuxabi.EACCES) {
 		return &PermissionError{What: what, Cap: "CAP_NET_ADMIN", Err: err}
 	}
 	what += detail
 	switch {
-	case errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, errENOTSUPP):
+	case errors.Is(err, linuxabi.EOPNOTSUPP), errors.Is(err, errENOTSUPP):
 		return &UnsupportedError{What: what, Msg: fmt.Sprintf("the driver does not give the %s (operation not supported)%s", what, msg)}
-	case errors.Is(err, unix.ENODEV):
+	case errors.Is(err, linuxabi.ENODEV):
 		return &NotFoundError{fmt.Sprintf("kernel: reading the %s: no such device in the kernel now (removed, renamed, or in another network namespace)%s", what, msg)}
-	case errors.Is(err, unix.EIO), errors.Is(err, unix.EREMOTEIO), errors.Is(err, unix.ETIMEDOUT):
+	case errors.Is(err, linuxabi.EIO), errors.Is(err, linuxabi.EREMOTEIO), errors.Is(err, linuxabi.ETIMEDOUT):
 		return fmt.Errorf("kernel: reading the %s: the adapter did not answer (%v)%s; is a module plugged in? a retry may help", what, errnoOf(err), msg)
 	}
 	return fmt.Errorf("kernel: reading the %s: %v%s", what, errnoOf(err), msg)
@@ -163,7 +165,7 @@ func netlinkErr(ctx context.Context, what string, err error, detail string) erro
 
 // errnoOf is the errno inside a netlink error, or the error itself.
 func errnoOf(err error) error {
-	var errno unix.Errno
+	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		return errno
 	}

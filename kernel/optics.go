@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mdlayher/genetlink"
-	"golang.org/x/sys/unix"
 
+	"github.com/cxray/cxray/internal/linuxabi"
 	"github.com/cxray/cxray/optics"
 )
 
@@ -43,7 +43,7 @@ func (d *Device) OpenModuleReader(ctx context.Context, netdev string) (*ModuleRe
 	if err := checkIfname(netdev); err != nil {
 		return nil, err
 	}
-	c, fam, unbind, err := d.genl(ctx, unix.ETHTOOL_GENL_NAME)
+	c, fam, unbind, err := d.genl(ctx, linuxabi.ETHTOOL_GENL_NAME)
 	if err != nil {
 		return nil, err
 	}

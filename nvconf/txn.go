@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cxray/cxray/dev"
@@ -70,11 +69,11 @@ func Lock(ctx context.Context, key string) (func(), error) {
 	}
 	start := time.Now()
 	for wait := time.Millisecond; ; wait = min(wait*2, 50*time.Millisecond) {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := tryFlock(f)
 		if err == nil {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+			return func() { unflock(f); f.Close() }, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if !errors.Is(err, errWouldBlock) {
 			f.Close()
 			return nil, fmt.Errorf("NV lock %s: %w", path, err)
 		}

@@ -5,7 +5,8 @@
 // Linux's `ip link` (text, `-br` or `-j`). Each gives interface names and
 // their current MAC addresses, and the permanent MAC where the listing
 // shows it (`ip link`'s permaddr, `Format-List *`'s PermanentAddress), so
-// the MAC drift check of `cxray status` can run on them.
+// the MAC drift check of `cxray status` can run on them. System gives the
+// same Listing for the machine cxray runs on (system.go).
 //
 // The formats are written from their documented shapes: Microsoft's
 // ipconfig and Get-NetAdapter documentation (English labels) and
@@ -29,6 +30,10 @@ type Interface struct {
 	// PermanentMAC is the burned-in address, when the listing shows it.
 	PermanentMAC string `json:"permanent_mac,omitempty"`
 	Status       string `json:"status,omitempty"`
+	// Override is the address an administrator told the system to use
+	// instead of the burned-in one, where System can see it (Windows'
+	// NetworkAddress registry value); MAC is then normally this address.
+	Override string `json:"override,omitempty"`
 }
 
 // Listing is what a text held.

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/cxray/cxray/internal/clock"
 )
 
@@ -72,42 +70,8 @@ type FileLock struct {
 	path string
 }
 
-// OpenLock creates (if needed) and opens the lock file for bdf under dir,
-// creating dir the way mstflint does (mode 0777, existing is fine). Use
-// LockDir for interoperation with mstflint.
-func OpenLock(dir, bdf string) (*FileLock, error) {
-	path, err := LockPath(dir, bdf)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("create lock directory %s: %w; make it writable, or remove a stale file of that name", dir, err)
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o777)
-	if err != nil {
-		return nil, fmt.Errorf("open lock file %s: %w; check its owner and mode (mstflint creates it as root)", path, err)
-	}
-	return &FileLock{f: f, path: path}, nil
-}
-
 // Path returns the lock file's name.
 func (l *FileLock) Path() string { return l.path }
-
-// TryLock takes the lock if it is free, without waiting.
-func (l *FileLock) TryLock() (bool, error) {
-	for {
-		err := unix.Flock(int(l.f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.Is(err, unix.EINTR):
-			continue
-		case errors.Is(err, unix.EWOULDBLOCK):
-			return false, nil
-		}
-		return false, fmt.Errorf("flock %s: %w", l.path, err)
-	}
-}
 
 // Lock takes the lock, retrying with a short back-off until ctx ends. mstflint
 // holds it only for single pread/pwrite calls, so waits are normally brief.
@@ -124,14 +88,6 @@ func (l *FileLock) Lock(ctx context.Context) error {
 		}
 		wait = min(wait*2, time.Millisecond)
 	}
-}
-
-// Unlock releases the lock.
-func (l *FileLock) Unlock() error {
-	if err := unix.Flock(int(l.f.Fd()), unix.LOCK_UN); err != nil {
-		return fmt.Errorf("unlock %s: %w", l.path, err)
-	}
-	return nil
 }
 
 // Close releases the lock (if held) and closes the file.

@@ -36,6 +36,19 @@ if [ ${#need[@]} -gt 0 ]; then
 	fi
 fi
 
+# wine64: the Windows build's smoke test (internal/winesmoke) runs
+# cxray.exe under it; Debian's package puts the loader in /usr/lib/wine.
+if ! command -v wine64 >/dev/null 2>&1 && [ ! -x /usr/lib/wine/wine64 ]; then
+	if [ "$(id -u)" -eq 0 ]; then
+		echo "setup: installing wine64" >&2
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y -qq --no-install-recommends wine64 >/dev/null 2>&1 ||
+			{ apt-get update -qq && apt-get install -y -qq --no-install-recommends wine64 >/dev/null; }
+	else
+		echo "setup: no wine64 (the Windows smoke test will skip); sudo apt-get install -y --no-install-recommends wine64" >&2
+	fi
+fi
+
 export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { echo "setup: Go is missing (expected at /usr/local/go)" >&2; exit 1; }
 go mod download

@@ -26,10 +26,20 @@ echo "test: gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt needed on: $unformatted" >&2; exit 1; fi
 
+echo "test: cross builds (one static binary each) and go vet for each target"
+for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64; do
+	echo "build: $target"
+	GOOS="${target%/*}" GOARCH="${target#*/}" CGO_ENABLED=0 go build ./...
+	GOOS="${target%/*}" GOARCH="${target#*/}" CGO_ENABLED=0 go build -o /dev/null ./cmd/cxray
+	[ "$target" = linux/amd64 ] || GOOS="${target%/*}" GOARCH="${target#*/}" CGO_ENABLED=0 go vet ./...
+done
+
 echo "test: go test"
 go test -count=1 ./...
 echo "test: go test -race (the concurrent parts)"
 go test -race -count=1 ./access/... ./emu/optics ./exporter ./monitor
+echo "test: the emulator state's flock locks (macOS, BSDs), here on Linux"
+go test -count=1 -tags cxray_flock ./emu/state
 
 fuzztime="${FUZZTIME:-10s}"
 echo "test: fuzz targets, $fuzztime each"

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
@@ -603,9 +602,4 @@ func (a *app) confirm(question string) (bool, error) {
 	line, _ := bufio.NewReader(f).ReadString('\n')
 	line = strings.ToLower(strings.TrimSpace(line))
 	return line == "y" || line == "yes", nil
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

@@ -94,6 +94,9 @@ func (s Sys) Parse(given string) (Name, error) {
 		n.BDF = strings.ToLower(addr)
 		return n, nil
 	}
+	if err := s.hostErr(); err != nil {
+		return n, &NotFoundError{fmt.Sprintf("device %q: %v", g, err)}
+	}
 	// mst's names: /dev/mst/mt4129_pciconf0, mt4129_pciconf0.1.
 	if m := mstName.FindStringSubmatch(g); m != nil {
 		bdf, err := s.resolveMST(g, m)
@@ -246,6 +249,9 @@ type Function struct {
 
 // Function reads one function's sysfs entry and checks it is Mellanox's.
 func (s Sys) Function(bdf string) (Function, error) {
+	if err := s.hostErr(); err != nil {
+		return Function{}, fmt.Errorf("PCI function %s: %w", bdf, err)
+	}
 	dir := filepath.Join(s.Root, "bus/pci/devices", bdf)
 	if _, err := os.Stat(dir); err != nil {
 		return Function{}, &NotFoundError{fmt.Sprintf("no PCI function %s on this machine; run 'cxray status' to list the ConnectX adapters", bdf)}
@@ -272,6 +278,9 @@ func (s Sys) Function(bdf string) (Function, error) {
 
 // List returns every Mellanox PCI function, sorted by address.
 func (s Sys) List() ([]Function, error) {
+	if err := s.hostErr(); err != nil {
+		return nil, fmt.Errorf("listing adapters: %w", err)
+	}
 	ents, err := os.ReadDir(filepath.Join(s.Root, "bus/pci/devices"))
 	if err != nil {
 		if os.IsNotExist(err) {

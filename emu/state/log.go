@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Format and Version identify the log's layout and the meaning of its
@@ -136,7 +134,7 @@ func OpenLog(path string, want Header) (*Log, error) {
 		if err != nil {
 			return nil, fmt.Errorf("emulator state: %w", err)
 		}
-		if err := lockRange(f, lockUsers, unix.F_RDLCK, LockWait); err != nil {
+		if err := lockRange(f, lockUsers, lockShared, LockWait); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("emulator state %s: %w", path, err)
 		}
@@ -171,10 +169,10 @@ func samePath(f *os.File, path string) (bool, error) {
 }
 
 func (l *Log) open(want Header) error {
-	if err := lockRange(l.f, lockAccess, unix.F_WRLCK, LockWait); err != nil {
+	if err := lockRange(l.f, lockAccess, lockExclusive, LockWait); err != nil {
 		return fmt.Errorf("emulator state %s: %w", l.path, err)
 	}
-	defer lockRange(l.f, lockAccess, unix.F_UNLCK, 0)
+	defer lockRange(l.f, lockAccess, lockNone, 0)
 	st, err := l.f.Stat()
 	if err != nil {
 		return fmt.Errorf("emulator state: %w", err)
@@ -317,7 +315,7 @@ func (l *Log) Lock() ([]Record, error) {
 	if l.locked {
 		return nil, errors.New("emulator state: Lock while locked")
 	}
-	if err := lockRange(l.f, lockAccess, unix.F_WRLCK, LockWait); err != nil {
+	if err := lockRange(l.f, lockAccess, lockExclusive, LockWait); err != nil {
 		return nil, fmt.Errorf("emulator state %s: %w", l.path, err)
 	}
 	l.locked = true
@@ -377,7 +375,7 @@ func (l *Log) Unlock() error {
 		return nil
 	}
 	l.locked = false
-	return lockRange(l.f, lockAccess, unix.F_UNLCK, 0)
+	return lockRange(l.f, lockAccess, lockNone, 0)
 }
 
 // Close releases the log (and its locks).
@@ -385,6 +383,7 @@ func (l *Log) Close() error {
 	if l.f == nil {
 		return nil
 	}
+	dropLocks(l.f)
 	err := l.f.Close() // closing the file description drops its OFD locks
 	l.f = nil
 	return err
@@ -417,11 +416,7 @@ func InUse(path string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart, Start: lockUsers, Len: 1}
-	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, &lk); err != nil {
-		return false, err
-	}
-	return lk.Type != unix.F_UNLCK, nil
+	return lockedByOthers(f, lockUsers)
 }
 
 // RemoveLog deletes a log nobody has open; ErrInUse when somebody has.
@@ -431,34 +426,34 @@ func RemoveLog(path string) error {
 		return err
 	}
 	defer f.Close()
-	if err := lockRange(f, lockUsers, unix.F_WRLCK, -1); err != nil {
+	if err := lockRange(f, lockUsers, lockExclusive, -1); err != nil {
 		if errors.Is(err, errBusy) {
 			return fmt.Errorf("%s: %w by another process (a running `cxray emu serve` or `emu run`, or a command); stop it, then reset", path, ErrInUse)
 		}
 		return err
 	}
-	return os.Remove(path)
+	return removeLocked(f, path)
 }
 
 var errBusy = errors.New("locked by another process")
 
-// lockRange sets an OFD lock on one byte of f: F_RDLCK, F_WRLCK or
-// F_UNLCK. A conflicting lock is waited for up to wait (polling, so a
-// stopped holder gives an error rather than a hang); wait < 0 does not
-// wait. OFD locks belong to the open file: two opens in one process
-// exclude each other like two processes do, and closing the file drops
-// them.
-func lockRange(f *os.File, start int64, typ int16, wait time.Duration) error {
-	lk := unix.Flock_t{Type: typ, Whence: io.SeekStart, Start: start, Len: 1}
+// lockRange sets a lock on one byte of f: lockShared, lockExclusive or
+// lockNone (unlock). A conflicting lock is waited for up to wait
+// (polling, so a stopped holder gives an error rather than a hang); wait <
+// 0 does not wait. The locks belong to the open file (Linux OFD locks,
+// lock_linux.go; Windows LockFileEx, lock_windows.go; flock elsewhere,
+// lock_flock.go): two opens in one process exclude each other like two
+// processes do, and closing the file drops them.
+func lockRange(f *os.File, start int64, typ lockType, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	pause := 50 * time.Microsecond
 	for {
-		err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EACCES) {
+		ok, err := tryLock(f, start, typ)
+		if err != nil {
 			return fmt.Errorf("lock: %w", err)
+		}
+		if ok {
+			return nil
 		}
 		if wait < 0 {
 			return errBusy

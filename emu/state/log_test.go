@@ -33,10 +33,14 @@ func TestMain(m *testing.M) {
 func child(mode, arg string) error {
 	switch mode {
 	case "append":
-		// arg: PATH:WHO:N
+		// arg: PATH:WHO:N (split from the right: a Windows PATH has a colon)
 		parts := strings.Split(arg, ":")
-		n, _ := strconv.Atoi(parts[2])
-		return appendN(parts[0], parts[1], n)
+		k := len(parts)
+		if k < 3 {
+			return fmt.Errorf("append: want PATH:WHO:N, got %q", arg)
+		}
+		n, _ := strconv.Atoi(parts[k-1])
+		return appendN(strings.Join(parts[:k-2], ":"), parts[k-2], n)
 	case "paos-down":
 		return childPAOSDown(arg)
 	}

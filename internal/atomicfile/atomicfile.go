@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -130,13 +129,6 @@ func RemoveStale(target string) []string {
 		}
 	}
 	return removed
-}
-
-// alive says whether a process exists (signal 0 probes it; EPERM means it
-// exists but is another user's).
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func globEscape(s string) string {

@@ -10,7 +10,8 @@ import (
 	"github.com/mdlayher/genetlink/genltest"
 	"github.com/mdlayher/netlink"
 	"github.com/mdlayher/netlink/nltest"
-	"golang.org/x/sys/unix"
+
+	"github.com/cxray/cxray/internal/linuxabi"
 )
 
 // Family IDs the fake kernel hands out (the real ones are dynamic).
@@ -86,20 +87,20 @@ func (k *Kernel) DialRoute() (*netlink.Conn, error) {
 
 func (k *Kernel) serveGeneric(greq genetlink.Message, nreq netlink.Message) ([]genetlink.Message, error) {
 	switch nreq.Header.Type {
-	case unix.GENL_ID_CTRL:
+	case linuxabi.GENL_ID_CTRL:
 		return k.family(greq)
 	case DevlinkFamilyID:
-		if greq.Header.Command != unix.DEVLINK_CMD_INFO_GET {
-			return nil, genltest.Error(int(unix.EOPNOTSUPP))
+		if greq.Header.Command != linuxabi.DEVLINK_CMD_INFO_GET {
+			return nil, genltest.Error(int(linuxabi.EOPNOTSUPP))
 		}
 		return k.devlink(greq)
 	case EthtoolFamilyID:
-		if greq.Header.Command != unix.ETHTOOL_MSG_MODULE_EEPROM_GET {
-			return nil, genltest.Error(int(unix.EOPNOTSUPP))
+		if greq.Header.Command != linuxabi.ETHTOOL_MSG_MODULE_EEPROM_GET {
+			return nil, genltest.Error(int(linuxabi.EOPNOTSUPP))
 		}
 		return k.eeprom(greq)
 	}
-	return nil, genltest.Error(int(unix.ENOENT))
+	return nil, genltest.Error(int(linuxabi.ENOENT))
 }
 
 func (k *Kernel) family(greq genetlink.Message) ([]genetlink.Message, error) {
@@ -109,28 +110,28 @@ func (k *Kernel) family(greq genetlink.Message) ([]genetlink.Message, error) {
 	}
 	name := ""
 	for ad.Next() {
-		if ad.Type() == unix.CTRL_ATTR_FAMILY_NAME {
+		if ad.Type() == linuxabi.CTRL_ATTR_FAMILY_NAME {
 			name = ad.String()
 		}
 	}
 	var id uint16
 	switch {
-	case name == unix.DEVLINK_GENL_NAME && !k.NoDevlink:
+	case name == linuxabi.DEVLINK_GENL_NAME && !k.NoDevlink:
 		id = DevlinkFamilyID
-	case name == unix.ETHTOOL_GENL_NAME && !k.NoEthtool:
+	case name == linuxabi.ETHTOOL_GENL_NAME && !k.NoEthtool:
 		id = EthtoolFamilyID
 	default:
-		return nil, genltest.Error(int(unix.ENOENT))
+		return nil, genltest.Error(int(linuxabi.ENOENT))
 	}
 	ae := netlink.NewAttributeEncoder()
-	ae.Uint16(unix.CTRL_ATTR_FAMILY_ID, id)
-	ae.String(unix.CTRL_ATTR_FAMILY_NAME, name)
-	ae.Uint32(unix.CTRL_ATTR_VERSION, 1)
+	ae.Uint16(linuxabi.CTRL_ATTR_FAMILY_ID, id)
+	ae.String(linuxabi.CTRL_ATTR_FAMILY_NAME, name)
+	ae.Uint32(linuxabi.CTRL_ATTR_VERSION, 1)
 	b, err := ae.Encode()
 	if err != nil {
 		return nil, err
 	}
-	return []genetlink.Message{{Header: genetlink.Header{Command: unix.CTRL_CMD_NEWFAMILY, Version: 2}, Data: b}}, nil
+	return []genetlink.Message{{Header: genetlink.Header{Command: linuxabi.CTRL_CMD_NEWFAMILY, Version: 2}, Data: b}}, nil
 }
 
 func (k *Kernel) devlink(greq genetlink.Message) ([]genetlink.Message, error) {
@@ -141,34 +142,34 @@ func (k *Kernel) devlink(greq genetlink.Message) ([]genetlink.Message, error) {
 	var bus, dev string
 	for ad.Next() {
 		switch ad.Type() {
-		case unix.DEVLINK_ATTR_BUS_NAME:
+		case linuxabi.DEVLINK_ATTR_BUS_NAME:
 			bus = ad.String()
-		case unix.DEVLINK_ATTR_DEV_NAME:
+		case linuxabi.DEVLINK_ATTR_DEV_NAME:
 			dev = ad.String()
 		}
 	}
 	info, ok := k.Devlink[bus+"/"+dev]
 	if !ok {
-		return nil, genltest.Error(int(unix.ENODEV))
+		return nil, genltest.Error(int(linuxabi.ENODEV))
 	}
 	ae := netlink.NewAttributeEncoder()
-	ae.String(unix.DEVLINK_ATTR_BUS_NAME, bus)
-	ae.String(unix.DEVLINK_ATTR_DEV_NAME, dev)
-	ae.String(unix.DEVLINK_ATTR_INFO_DRIVER_NAME, info.Driver)
+	ae.String(linuxabi.DEVLINK_ATTR_BUS_NAME, bus)
+	ae.String(linuxabi.DEVLINK_ATTR_DEV_NAME, dev)
+	ae.String(linuxabi.DEVLINK_ATTR_INFO_DRIVER_NAME, info.Driver)
 	if info.Serial != "" {
-		ae.String(unix.DEVLINK_ATTR_INFO_SERIAL_NUMBER, info.Serial)
+		ae.String(linuxabi.DEVLINK_ATTR_INFO_SERIAL_NUMBER, info.Serial)
 	}
 	if info.BoardSerial != "" {
-		ae.String(unix.DEVLINK_ATTR_INFO_BOARD_SERIAL_NUMBER, info.BoardSerial)
+		ae.String(linuxabi.DEVLINK_ATTR_INFO_BOARD_SERIAL_NUMBER, info.BoardSerial)
 	}
 	for _, g := range []struct {
 		typ  uint16
 		list [][2]string
-	}{{unix.DEVLINK_ATTR_INFO_VERSION_FIXED, info.Fixed}, {unix.DEVLINK_ATTR_INFO_VERSION_RUNNING, info.Running}, {unix.DEVLINK_ATTR_INFO_VERSION_STORED, info.Stored}} {
+	}{{linuxabi.DEVLINK_ATTR_INFO_VERSION_FIXED, info.Fixed}, {linuxabi.DEVLINK_ATTR_INFO_VERSION_RUNNING, info.Running}, {linuxabi.DEVLINK_ATTR_INFO_VERSION_STORED, info.Stored}} {
 		for _, nv := range g.list {
 			ae.Nested(g.typ, func(nae *netlink.AttributeEncoder) error {
-				nae.String(unix.DEVLINK_ATTR_INFO_VERSION_NAME, nv[0])
-				nae.String(unix.DEVLINK_ATTR_INFO_VERSION_VALUE, nv[1])
+				nae.String(linuxabi.DEVLINK_ATTR_INFO_VERSION_NAME, nv[0])
+				nae.String(linuxabi.DEVLINK_ATTR_INFO_VERSION_VALUE, nv[1])
 				return nil
 			})
 		}
@@ -177,7 +178,7 @@ func (k *Kernel) devlink(greq genetlink.Message) ([]genetlink.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []genetlink.Message{{Header: genetlink.Header{Command: unix.DEVLINK_CMD_INFO_GET, Version: 1}, Data: b}}, nil
+	return []genetlink.Message{{Header: genetlink.Header{Command: linuxabi.DEVLINK_CMD_INFO_GET, Version: 1}, Data: b}}, nil
 }
 
 func (k *Kernel) eeprom(greq genetlink.Message) ([]genetlink.Message, error) {
@@ -191,7 +192,7 @@ func (k *Kernel) eeprom(greq genetlink.Message) ([]genetlink.Message, error) {
 		case 1:
 			ad.Nested(func(nad *netlink.AttributeDecoder) error {
 				for nad.Next() {
-					if nad.Type() == unix.ETHTOOL_A_HEADER_DEV_NAME {
+					if nad.Type() == linuxabi.ETHTOOL_A_HEADER_DEV_NAME {
 						r.Netdev = nad.String()
 					}
 				}
@@ -216,31 +217,31 @@ func (k *Kernel) eeprom(greq genetlink.Message) ([]genetlink.Message, error) {
 	k.requests = append(k.requests, r)
 	k.mu.Unlock()
 	if k.NoCapNetAdmin {
-		return nil, genltest.Error(int(unix.EPERM))
+		return nil, genltest.Error(int(linuxabi.EPERM))
 	}
 	// The kernel's own checks (net/ethtool/eeprom.c), so that a request
 	// the real kernel refuses is refused here too.
 	if r.Length == 0 || r.Length > 128 || r.Offset > 255 || r.Offset+r.Length > 256 ||
 		(r.Offset < 128 && r.Offset+r.Length > 128) || (r.Offset < 128 && r.Page != 0) || !r.HasI2C || r.I2C > 0x7f {
-		return nil, genltest.Error(int(unix.EINVAL))
+		return nil, genltest.Error(int(linuxabi.EINVAL))
 	}
 	mod, ok := k.Modules[r.Netdev]
 	if !ok {
 		if _, known := k.Links[r.Netdev]; known {
-			return nil, genltest.Error(int(unix.EOPNOTSUPP))
+			return nil, genltest.Error(int(linuxabi.EOPNOTSUPP))
 		}
-		return nil, genltest.Error(int(unix.ENODEV))
+		return nil, genltest.Error(int(linuxabi.ENODEV))
 	}
 	key := PageKey{I2C: r.I2C, Bank: r.Bank, Page: r.Page, Upper: r.Offset >= 128}
 	half, ok := mod[key]
 	if !ok || len(half) != 128 {
-		return nil, genltest.Error(int(unix.EIO))
+		return nil, genltest.Error(int(linuxabi.EIO))
 	}
 	start := int(r.Offset) % 128
 	data := half[start : start+int(r.Length)]
 	ae := netlink.NewAttributeEncoder()
 	ae.Nested(1, func(nae *netlink.AttributeEncoder) error {
-		nae.String(unix.ETHTOOL_A_HEADER_DEV_NAME, r.Netdev)
+		nae.String(linuxabi.ETHTOOL_A_HEADER_DEV_NAME, r.Netdev)
 		return nil
 	})
 	ae.Bytes(7, data)
@@ -248,7 +249,7 @@ func (k *Kernel) eeprom(greq genetlink.Message) ([]genetlink.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []genetlink.Message{{Header: genetlink.Header{Command: unix.ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY, Version: 1}, Data: b}}, nil
+	return []genetlink.Message{{Header: genetlink.Header{Command: linuxabi.ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY, Version: 1}, Data: b}}, nil
 }
 
 func (k *Kernel) serveRoute(reqs []netlink.Message) ([]netlink.Message, error) {
@@ -256,47 +257,47 @@ func (k *Kernel) serveRoute(reqs []netlink.Message) ([]netlink.Message, error) {
 		return nil, fmt.Errorf("kerneltest: %d rtnetlink requests at once", len(reqs))
 	}
 	req := reqs[0]
-	if req.Header.Type != unix.RTM_GETLINK || len(req.Data) < unix.SizeofIfInfomsg {
-		return nltest.Error(int(unix.EOPNOTSUPP), reqs)
+	if req.Header.Type != linuxabi.RTM_GETLINK || len(req.Data) < linuxabi.SizeofIfInfomsg {
+		return nltest.Error(int(linuxabi.EOPNOTSUPP), reqs)
 	}
-	ad, err := netlink.NewAttributeDecoder(req.Data[unix.SizeofIfInfomsg:])
+	ad, err := netlink.NewAttributeDecoder(req.Data[linuxabi.SizeofIfInfomsg:])
 	if err != nil {
 		return nil, err
 	}
 	name := ""
 	for ad.Next() {
-		if ad.Type() == unix.IFLA_IFNAME {
+		if ad.Type() == linuxabi.IFLA_IFNAME {
 			name = ad.String()
 		}
 	}
 	l, ok := k.Links[name]
 	if !ok {
-		return nltest.Error(int(unix.ENODEV), reqs)
+		return nltest.Error(int(linuxabi.ENODEV), reqs)
 	}
-	hdr := make([]byte, unix.SizeofIfInfomsg)
+	hdr := make([]byte, linuxabi.SizeofIfInfomsg)
 	binary.NativeEndian.PutUint32(hdr[4:8], uint32(l.Index))
 	ae := netlink.NewAttributeEncoder()
-	ae.String(unix.IFLA_IFNAME, name)
+	ae.String(linuxabi.IFLA_IFNAME, name)
 	if l.Address != "" {
 		mac, err := net.ParseMAC(l.Address)
 		if err != nil {
 			return nil, err
 		}
-		ae.Bytes(unix.IFLA_ADDRESS, mac)
+		ae.Bytes(linuxabi.IFLA_ADDRESS, mac)
 	}
 	if l.Permanent != "" {
 		mac, err := net.ParseMAC(l.Permanent)
 		if err != nil {
 			return nil, err
 		}
-		ae.Bytes(unix.IFLA_PERM_ADDRESS, mac)
+		ae.Bytes(linuxabi.IFLA_PERM_ADDRESS, mac)
 	}
 	b, err := ae.Encode()
 	if err != nil {
 		return nil, err
 	}
 	return []netlink.Message{{
-		Header: netlink.Header{Type: unix.RTM_NEWLINK, Sequence: req.Header.Sequence, PID: req.Header.PID},
+		Header: netlink.Header{Type: linuxabi.RTM_NEWLINK, Sequence: req.Header.Sequence, PID: req.Header.PID},
 		Data:   append(hdr, b...),
 	}}, nil
 }

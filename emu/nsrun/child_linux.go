@@ -21,11 +21,6 @@ import (
 	"github.com/cxray/cxray/pci"
 )
 
-// EnvChild marks a process started by Run as the namespace helper. Its
-// value is a one-time token that must match the request Run sends, so a
-// stray copy of the variable in someone's environment does nothing harmful.
-const EnvChild = "CXRAY_NSRUN_CHILD"
-
 // File descriptors the helper inherits from Run.
 const (
 	fdRequest = 3 // Run -> helper: one JSON request
@@ -59,11 +54,6 @@ type report struct {
 	PID   int    `json:"pid,omitempty"`
 	Code  int    `json:"code"`
 }
-
-// Builder makes the devices to serve from Spec.Payload. It runs in the
-// helper, inside the new namespace, before anything is mounted. Entries
-// whose Dev is an io.Closer are closed after the command exits.
-type Builder func(payload []byte) ([]sysfs.DeviceEntry, error)
 
 // Child turns the process into the namespace helper if Run started it, and
 // then never returns; otherwise it returns at once. Call it at the top of

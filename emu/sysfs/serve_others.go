@@ -1,0 +1,54 @@
+//go:build !linux
+
+package sysfs
+
+import (
+	"fmt"
+
+	"github.com/cxray/cxray/internal/platform"
+)
+
+// Off Linux there is no FUSE sysfs to serve: the entries are still
+// checked (so a bad one gets its own message), then Serve and ServeTree
+// say what needs Linux. The in-process emulator (-d emu) needs none of
+// this.
+
+var errServe = &platform.NeedsLinuxError{What: "serving the emulator as sysfs (emu serve, emu run)",
+	Why: "it mounts a FUSE file system in a private mount namespace"}
+
+// Server is a mounted file system; off Linux none can be made.
+type Server struct {
+	mountpoint string
+	entries    []DeviceEntry
+}
+
+// Mountpoint returns where the file system is mounted.
+func (s *Server) Mountpoint() string { return s.mountpoint }
+
+// Entries returns the served functions.
+func (s *Server) Entries() []DeviceEntry { return append([]DeviceEntry(nil), s.entries...) }
+
+// Serve needs Linux (FUSE and mount namespaces).
+func Serve(mountpoint string, entries []DeviceEntry, opts *Options) (*Server, error) {
+	if _, err := normalize(entries); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("sysfs: mount on %s: %w", mountpoint, errServe)
+}
+
+// ServeTree needs Linux (FUSE and mount namespaces).
+func ServeTree(mountpoint string, entries []DeviceEntry, opts *Options) (*Server, error) {
+	return Serve(mountpoint, entries, opts)
+}
+
+// Bind needs Linux.
+func (s *Server) Bind(part, target string) error { return errServe }
+
+// Detach needs Linux.
+func (s *Server) Detach() error { return errServe }
+
+// Unmount needs Linux.
+func (s *Server) Unmount() error { return errServe }
+
+// Wait returns at once: nothing is mounted.
+func (s *Server) Wait() {}

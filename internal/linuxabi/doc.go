@@ -1,0 +1,10 @@
+// Package linuxabi holds the Linux user-space ABI values the kernel
+// backend puts in and looks for in netlink messages (generic netlink
+// control, devlink, ethtool, rtnetlink attributes; errno values), under
+// their golang.org/x/sys/unix names. x/sys/unix defines them only when
+// building for Linux; this copy, derived from it by internal/cmd/abigen,
+// lets the message code and its fakes (kernel/kerneltest) build and be
+// tested on every platform. Only Linux has sockets to send them on.
+package linuxabi
+
+//go:generate go run ../cmd/abigen -out zlinuxabi.go
