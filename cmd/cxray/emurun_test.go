@@ -62,3 +62,13 @@ func TestEmuRunStatusAndErrors(t *testing.T) {
 		t.Errorf("bad profile: exit %d %s", code, errs)
 	}
 }
+
+// mac --os system reads this machine's interfaces: inside emu run, the
+// emulated ones, whose drifted address the check names.
+func TestMACCheckOfThisMachine(t *testing.T) {
+	requireNS(t)
+	out, errs, code := cli(t, "", "emu", "run", "--scenario", "../../examples/troubled.yaml", "--", cxrayBin(t), "mac", "--os", "system", "-d", "0000:03:00.0")
+	if code != 1 || !strings.Contains(out, "ens1f0np0  02:11:22:33:44:55") || !strings.Contains(out, "locally administered") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+}

@@ -34,7 +34,8 @@ func (a *app) macCmd() *cobra.Command {
 (permanent) ones, as status does on this machine, from text people bring:
 
   --os LISTING   ipconfig /all, Get-NetAdapter (table or | Format-List *),
-                 ip link (text, -br or -j); '-' reads standard input
+                 ip link (text, -br or -j); '-' reads standard input;
+                 'system' reads this machine's own (Linux, Windows)
   --from QUERY   the permanent MACs from an mstflint/flint query output
                  ("Base MAC: b83fd2a1b2c0 4": the base and how many)
   --permanent M  the permanent MACs given (repeat, or comma-separate)
@@ -42,17 +43,18 @@ func (a *app) macCmd() *cobra.Command {
 
 An interface is the adapter's when its current or permanent MAC is one of
 the adapter's, or its description names a ConnectX (Mellanox/NVIDIA)
-adapter. One that uses another address drifts: a locally administered one
+adapter (on Linux: its driver is mlx5_core). One that uses another address drifts: a locally administered one
 (set by software, a VM, teaming, a randomised address) is named as such.
 Exit 1 on drift.`,
 		Example: `  cxray mac --os ipconfig.txt --from flint-q.txt
   cxray mac --os getnetadapter.txt --permanent b8:3f:d2:a1:b2:c0,b8:3f:d2:a1:b2:c1
+  cxray.exe mac --os system --from flint-q.txt          # on Windows, with WinMFT's flint q
   ip link | cxray mac --os - -d 0000:03:00.0`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return a.runMAC(o) },
 	}
 	o.df.add(c)
-	c.Flags().StringVar(&o.listing, "os", "", "the OS's interface listing (ipconfig /all, Get-NetAdapter, ip link; '-': standard input)")
+	c.Flags().StringVar(&o.listing, "os", "", "the OS's interface listing (ipconfig /all, Get-NetAdapter, ip link; '-': standard input; 'system': this machine's)")
 	c.Flags().StringVar(&o.from, "from", "", "an mstflint/flint query output holding the adapter's Base MAC")
 	c.Flags().StringSliceVar(&o.permanent, "permanent", nil, "the adapter's permanent MACs")
 	return c
@@ -109,13 +111,22 @@ func (a *app) runMAC(o *macOptions) error {
 	if sources != 1 {
 		return usageErr("give the adapter's permanent MACs one way: -d DEV, --from QUERY-OUTPUT or --permanent MAC")
 	}
-	text, err := readTextFile(o.listing, a.stdin)
-	if err != nil {
-		return err
-	}
-	l, err := osmac.Parse(text)
-	if err != nil {
-		return usageErr("--os %s: %v", o.listing, err)
+	var l *osmac.Listing
+	if o.listing == "system" {
+		// This machine's own interfaces: sysfs and rtnetlink on Linux,
+		// IP Helper and the registry on Windows (osmac.System).
+		var err error
+		if l, err = osmac.System(a.ctx); err != nil {
+			return deviceErr(err)
+		}
+	} else {
+		text, err := readTextFile(o.listing, a.stdin)
+		if err != nil {
+			return err
+		}
+		if l, err = osmac.Parse(text); err != nil {
+			return usageErr("--os %s: %v", o.listing, err)
+		}
 	}
 	var perms []string
 	switch {
@@ -136,6 +147,7 @@ func (a *app) runMAC(o *macOptions) error {
 			perms = append(perms, m)
 		}
 	default:
+		var err error
 		if perms, err = a.devicePermanentMACs(o.df); err != nil {
 			return err
 		}
@@ -177,7 +189,7 @@ func checkMACs(l *osmac.Listing, perms []string) []macRow {
 	rows := []macRow{}
 	for _, in := range l.Interfaces {
 		connectx := false
-		for _, w := range []string{"mellanox", "connectx", "nvidia"} {
+		for _, w := range []string{"mellanox", "connectx", "nvidia", "mlx5_core"} {
 			connectx = connectx || strings.Contains(strings.ToLower(in.Description), w)
 		}
 		mine := own[in.MAC] || own[in.PermanentMAC] || connectx
