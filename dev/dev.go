@@ -96,6 +96,11 @@ var RegisterIndex = map[string]map[string]string{
 	// ROCE_ACCL from Rev 0.62: the adaptive-retransmission profile is
 	// only read when adp_retrans_timeouts_profile_select is set.
 	"ROCE_ACCL": {"adp_retx_profile_id": "0"},
+	// PPLM from Rev 0.62 and SLRG from Rev 0.64: 0 selects the operational
+	// (not test-mode) FEC settings and the per-lane grade, what older
+	// revisions answer.
+	"PPLM": {"test_mode": "0", "resilink_fec_ind": "0"},
+	"SLRG": {"all_lanes": "0", "measurements_thresholds": "0"},
 }
 
 // Reading is a register read from a device.
