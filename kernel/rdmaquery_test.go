@@ -8,7 +8,8 @@ import (
 
 	"github.com/mdlayher/netlink"
 	"github.com/mdlayher/netlink/nltest"
-	"golang.org/x/sys/unix"
+
+	"github.com/cxray/cxray/internal/linuxabi"
 )
 
 // fakeRDMA answers the device list (mlx5_0 at index 3, mlx5_1 at 4) and
@@ -46,7 +47,7 @@ func fakeRDMA(t *testing.T, raw []byte, refuse error) func() (*netlink.Conn, err
 					return nil
 				})
 				if dev != 3 || qpn != 0x108 {
-					return nil, unix.ENOENT
+					return nil, linuxabi.ENOENT
 				}
 				ae := netlink.NewAttributeEncoder()
 				ae.Uint32(nldevAttrDevIndex, dev)
@@ -56,7 +57,7 @@ func fakeRDMA(t *testing.T, raw []byte, refuse error) func() (*netlink.Conn, err
 				return []netlink.Message{{Header: h(req.Header.Type, 0), Data: b}}, nil
 			}
 			t.Errorf("unexpected request type %d", req.Header.Type)
-			return nil, unix.EINVAL
+			return nil, linuxabi.EINVAL
 		}), nil
 	}
 }
@@ -76,7 +77,7 @@ func TestRawResourceQuery(t *testing.T) {
 	if _, err := other.RawResource(context.Background(), ResQP, 0x108); !errors.As(err, &nf) {
 		t.Errorf("a device not in the list: %v", err)
 	}
-	denied := &Device{RDMA: "mlx5_0", opts: Options{DialRDMA: fakeRDMA(t, raw, unix.EPERM)}}
+	denied := &Device{RDMA: "mlx5_0", opts: Options{DialRDMA: fakeRDMA(t, raw, linuxabi.EPERM)}}
 	var pe *PermissionError
 	if _, err := denied.RawResource(context.Background(), ResQP, 0x108); !errors.As(err, &pe) {
 		t.Errorf("without CAP_NET_ADMIN: %v", err)

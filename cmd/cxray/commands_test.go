@@ -5,12 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mdlayher/netlink"
 	"github.com/mdlayher/netlink/nltest"
-	"golang.org/x/sys/unix"
 
 	"github.com/cxray/cxray/kernel"
 )
@@ -212,7 +212,7 @@ func TestObjectsOnKernelBackend(t *testing.T) {
 	kernelOptions = func() kernel.Options {
 		o := saved()
 		o.DialRDMA = func() (*netlink.Conn, error) {
-			return nltest.Dial(func([]netlink.Message) ([]netlink.Message, error) { return nil, unix.EPERM }), nil
+			return nltest.Dial(func([]netlink.Message) ([]netlink.Message, error) { return nil, syscall.EPERM }), nil
 		}
 		return o
 	}
