@@ -16,7 +16,8 @@ import (
 // Works is what every platform can do, for the "what works instead" part
 // of a NeedsLinuxError.
 const Works = "on this system cxray works with the PRM (prm show/search/decode/encode/diff/crosscheck), " +
-	"mlxconfig outputs (config diff, config show-params), snapshot diffs, plot, " +
+	"mlxconfig outputs (config diff, config query --from, config show-params), snapshot diffs, plot, " +
+	"module dumps (module --file), the MAC check from listings (mac --os FILE), " +
 	"emu profiles, and the in-process emulator (-d emu)"
 
 // NeedsLinuxError is returned where a feature needs Linux. It matches
