@@ -11,9 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cxray/cxray/internal/emuadapter"
 	"github.com/cxray/cxray/nvconf"
-	"github.com/google/go-cmp/cmp"
 )
 
 // cfgcli runs the CLI with the config command present: main.go registers it

@@ -14,29 +14,10 @@ import (
 	"github.com/cxray/cxray/prm"
 )
 
-// readTextFile reads a configuration file (or standard input for "-"),
-// bounded by nvconf.MaxFileSize.
+// readTextFile reads an NV configuration file (or standard input for "-").
 func readTextFile(path string, stdin io.Reader) (string, error) {
-	var b []byte
-	var err error
-	if path == "-" {
-		b, err = io.ReadAll(io.LimitReader(stdin, nvconf.MaxFileSize+1))
-		if err == nil && len(b) > nvconf.MaxFileSize {
-			return "", usageErr("standard input is over %d bytes; an NV configuration file is at most that", nvconf.MaxFileSize)
-		}
-	} else {
-		var fi os.FileInfo
-		if fi, err = os.Stat(path); err == nil && fi.Size() > nvconf.MaxFileSize {
-			return "", usageErr("%s is %d bytes; an NV configuration file is at most %d", path, fi.Size(), nvconf.MaxFileSize)
-		}
-		if err == nil {
-			b, err = os.ReadFile(path)
-		}
-	}
-	if err != nil {
-		return "", usageErr("%v", err)
-	}
-	return string(b), nil
+	b, err := readInput(path, stdin, nvconf.MaxFileSize, "an NV configuration file")
+	return string(b), err
 }
 
 // readBackup reads a backup in any format, with whether it proves itself

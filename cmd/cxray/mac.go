@@ -78,13 +78,19 @@ func macsFromQuery(text string) ([]string, error) {
 	if err != nil || n < 1 || n > 256 {
 		return nil, fmt.Errorf("Base MAC count %q: want 1..256", m[2])
 	}
-	base, err := strconv.ParseUint(strings.ReplaceAll(mac, ":", ""), 16, 64)
+	return macRange(mac, n)
+}
+
+// macRange is n consecutive MACs from base (one per function: the
+// driver gives function f the base MAC plus f).
+func macRange(base string, n int) ([]string, error) {
+	b, err := strconv.ParseUint(strings.ReplaceAll(base, ":", ""), 16, 64)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("base MAC %q: %v", base, err)
 	}
 	out := make([]string, n)
 	for i := range out {
-		out[i] = prm.FormatMAC(base + uint64(i))
+		out[i] = prm.FormatMAC(b + uint64(i))
 	}
 	return out, nil
 }
@@ -120,22 +126,22 @@ func (a *app) runMAC(o *macOptions) error {
 			return deviceErr(err)
 		}
 	} else {
-		text, err := readTextFile(o.listing, a.stdin)
+		text, err := readInput(o.listing, a.stdin, osmac.MaxText, "an interface listing")
 		if err != nil {
 			return err
 		}
-		if l, err = osmac.Parse(text); err != nil {
+		if l, err = osmac.Parse(string(text)); err != nil {
 			return usageErr("--os %s: %v", o.listing, err)
 		}
 	}
 	var perms []string
 	switch {
 	case o.from != "":
-		qt, err := readTextFile(o.from, a.stdin)
+		qt, err := readInput(o.from, a.stdin, osmac.MaxText, "a query output")
 		if err != nil {
 			return err
 		}
-		if perms, err = macsFromQuery(qt); err != nil {
+		if perms, err = macsFromQuery(string(qt)); err != nil {
 			return usageErr("--from %s: %v", o.from, err)
 		}
 	case len(o.permanent) > 0:
@@ -237,14 +243,9 @@ func (a *app) devicePermanentMACs(df deviceFlags) ([]string, error) {
 	if id.BaseMAC == "" {
 		return nil, deviceErr(fmt.Errorf("%s gives no base MAC", describe(ad)))
 	}
-	base, err := strconv.ParseUint(strings.ReplaceAll(id.BaseMAC, ":", ""), 16, 64)
+	out, err := macRange(id.BaseMAC, max(id.Ports, 1))
 	if err != nil {
 		return nil, deviceErr(err)
-	}
-	n := max(id.Ports, 1)
-	out := make([]string, n)
-	for i := range out {
-		out[i] = prm.FormatMAC(base + uint64(i))
 	}
 	return out, nil
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -140,15 +138,10 @@ func (a *app) runModule(o *moduleOptions) error {
 
 // runModuleFile decodes a module dump from a file.
 func (a *app) runModuleFile(o *moduleOptions) error {
-	var data []byte
-	var err error
-	if o.file == "-" {
-		data, err = io.ReadAll(io.LimitReader(a.stdin, hexdump.MaxBytes*8))
-	} else {
-		data, err = os.ReadFile(o.file)
-	}
+	// A hex dump of MaxBytes takes about 4 characters a byte.
+	data, err := readInput(o.file, a.stdin, 8*hexdump.MaxBytes, "a module dump")
 	if err != nil {
-		return usageErr("--file: %v", err)
+		return err
 	}
 	dump, err := hexdump.ReadBytes(data)
 	if err != nil {

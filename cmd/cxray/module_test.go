@@ -10,11 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	emuoptics "github.com/cxray/cxray/emu/optics"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/modules"
 	"github.com/cxray/cxray/optics"
-	"github.com/google/go-cmp/cmp"
 )
 
 // moduleJSON is the part of `cxray module -o json` the tests read.

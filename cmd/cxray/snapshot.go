@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -259,12 +258,9 @@ func (a *app) readSnapshot(path string) (*snapshot.File, error) {
 		}
 		return f, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(a.stdin, maxSnapshotInput+1))
+	b, err := readInput(path, a.stdin, maxSnapshotInput, "a snapshot")
 	if err != nil {
-		return nil, usageErr("standard input: %v", err)
-	}
-	if len(b) > maxSnapshotInput {
-		return nil, usageErr("standard input holds more than %d bytes; no snapshot is that large", maxSnapshotInput)
+		return nil, err
 	}
 	f, err := snapshot.Parse(b, "standard input")
 	if err != nil {
