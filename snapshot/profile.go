@@ -82,6 +82,10 @@ func ParseProfile(b []byte, source string) (*Profile, error) {
 		default:
 			return nil, fmt.Errorf("snapshot profile %s: %s: per is port, module or sensor, not %q", source, r.Register, r.Per)
 		}
+		// "index: {}" fixes nothing; one spelling keeps profiles comparable.
+		if len(r.Index) == 0 {
+			p.Registers[i].Index = nil
+		}
 	}
 	return &p, nil
 }

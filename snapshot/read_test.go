@@ -132,6 +132,7 @@ func FuzzProfileYAML(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte("name: x\nregisters:\n  - register: PDDR\n    per: port\n    index: {page_select: Module_info_page}\n"))
+	f.Add([]byte("name: fuzz\nregisters:\n  - register: \"0\"\n    index: {}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := ParseProfile(b, "fuzz")
 		if err != nil {
