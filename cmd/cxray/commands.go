@@ -23,6 +23,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/esw"
 	"github.com/cxray/cxray/internal/atomicfile"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/nvmf"
 	"github.com/cxray/cxray/objects"
@@ -30,26 +31,26 @@ import (
 )
 
 // commandDevice opens the function -d names and its command interface.
-func (a *app) commandDevice(ctx context.Context, df deviceFlags) (*adapter.Adapter, *dev.Device, error) {
-	db, err := a.db()
+func (a *app) commandDevice(ctx context.Context, df cmdutil.DeviceFlags) (*adapter.Adapter, *dev.Device, error) {
+	db, err := a.DB()
 	if err != nil {
 		return nil, nil, err
 	}
-	ad, err := a.open(ctx, df.name, db)
+	ad, err := a.Open(ctx, df.Name, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := registers(ctx, ad)
+	d, err := cmdutil.Registers(ctx, ad)
 	if err != nil {
 		ad.Close()
 		if errors.Is(err, adapter.ErrUnsupported) {
-			return nil, nil, deviceErr(fmt.Errorf("%s: firmware commands need the command interface (fwctl, Linux 6.15+ with mlx5_fwctl), which the kernel backend does not reach: %w", describe(ad), err))
+			return nil, nil, cmdutil.DeviceErr(fmt.Errorf("%s: firmware commands need the command interface (fwctl, Linux 6.15+ with mlx5_fwctl), which the kernel backend does not reach: %w", cmdutil.Describe(ad), err))
 		}
 		return nil, nil, err
 	}
 	if d.Commander() == nil {
 		ad.Close()
-		return nil, nil, deviceErr(fmt.Errorf("%s has no command interface: commands go through fwctl (Linux 6.15+ with the mlx5_fwctl module: modprobe mlx5_fwctl), which this function does not offer; registers still work (cxray reg get); -d emu has one", describe(ad)))
+		return nil, nil, cmdutil.DeviceErr(fmt.Errorf("%s has no command interface: commands go through fwctl (Linux 6.15+ with the mlx5_fwctl module: modprobe mlx5_fwctl), which this function does not offer; registers still work (cxray reg get); -d emu has one", cmdutil.Describe(ad)))
 	}
 	return ad, d, nil
 }
@@ -62,9 +63,9 @@ func commandErr(err error) error {
 		return nil
 	}
 	if dev.IsRefused(err) {
-		return usageWrap(err)
+		return cmdutil.UsageWrap(err)
 	}
-	return classify(err)
+	return cmdutil.Classify(err)
 }
 
 // printRows prints rows whose first row is the header.
@@ -72,17 +73,17 @@ func (a *app) printRows(rows [][]string) {
 	if len(rows) == 0 {
 		return
 	}
-	t := a.newTable(rows[0]...)
+	t := a.NewTable(rows[0]...)
 	for _, r := range rows[1:] {
-		t.row(r...)
+		t.Row(r...)
 	}
-	t.flush()
+	t.Flush()
 }
 
 // ---- cmd
 
 type cmdOptions struct {
-	df  deviceFlags
+	df  cmdutil.DeviceFlags
 	raw bool
 }
 
@@ -107,7 +108,7 @@ through the emulator's command interface on -d emu.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error { return a.runCmd(o, args[0], args[1:]) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().BoolVar(&o.raw, "raw", false, "print enum fields as numbers")
 	return c
 }
@@ -115,9 +116,9 @@ through the emulator's command interface on -d emu.`,
 func (a *app) runCmd(o *cmdOptions, name string, assigns []string) error {
 	fields, err := prm.ParseAssignments(assigns)
 	if err != nil {
-		return usageWrap(err)
+		return cmdutil.UsageWrap(err)
 	}
-	ctx, cancel := o.df.context(a)
+	ctx, cancel := o.df.Context(a.Ctx)
 	defer cancel()
 	ad, d, err := a.commandDevice(ctx, o.df)
 	if err != nil {
@@ -128,28 +129,28 @@ func (a *app) runCmd(o *cmdOptions, name string, assigns []string) error {
 	if err != nil {
 		return commandErr(err)
 	}
-	if a.json() {
-		return a.writeJSON(map[string]any{"device": ad.Name(), "bdf": ad.BDF(), "backend": ad.Backend(), "via": ad.Path(),
+	if a.JSON() {
+		return a.WriteJSON(map[string]any{"device": ad.Name(), "bdf": ad.BDF(), "backend": ad.Backend(), "via": ad.Path(),
 			"command": r.Command.Name, "opcode": r.Command.Opcode, "request": fmt.Sprintf("%x", r.Request),
 			"fields": json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: o.raw}))})
 	}
-	fmt.Fprintf(a.stdout, "%s (0x%x) on %s\n", r.Command.Name, r.Command.Opcode, describe(ad))
-	t := a.newTable("FIELD", "VALUE")
+	fmt.Fprintf(a.Stdout, "%s (0x%x) on %s\n", r.Command.Name, r.Command.Opcode, cmdutil.Describe(ad))
+	t := a.NewTable("FIELD", "VALUE")
 	for _, row := range r.Decoded.Rows() {
 		v := row.Text
 		if o.raw {
 			v = prm.FormatValue(row.Value)
 		}
-		t.row(row.Path, v)
+		t.Row(row.Path, v)
 	}
-	t.flush()
+	t.Flush()
 	return nil
 }
 
 // ---- caps
 
 type capsOptions struct {
-	df    deviceFlags
+	df    cmdutil.DeviceFlags
 	types []string
 	max   bool
 	all   bool
@@ -174,7 +175,7 @@ with --save, and exits 1 when they differ.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return a.runCaps(o) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().StringSliceVar(&o.types, "type", nil, "capability types (general, eswitch, roce, nvmf, ... or all); default the common ones")
 	c.Flags().BoolVar(&o.max, "max", false, "show only the maximum values")
 	c.Flags().BoolVar(&o.all, "all-fields", false, "keep fields that are zero in both the current and the maximum page")
@@ -183,7 +184,7 @@ with --save, and exits 1 when they differ.`,
 	return c
 }
 
-func (a *app) readCaps(ctx context.Context, df deviceFlags, o *capsOptions) (*caps.Report, error) {
+func (a *app) readCaps(ctx context.Context, df cmdutil.DeviceFlags, o *capsOptions) (*caps.Report, error) {
 	ad, d, err := a.commandDevice(ctx, df)
 	if err != nil {
 		return nil, err
@@ -197,7 +198,7 @@ func (a *app) readCaps(ctx context.Context, df deviceFlags, o *capsOptions) (*ca
 }
 
 func (a *app) runCaps(o *capsOptions) error {
-	ctx, cancel := o.df.context(a)
+	ctx, cancel := o.df.Context(a.Ctx)
 	defer cancel()
 	r, err := a.readCaps(ctx, o.df, o)
 	if err != nil {
@@ -209,7 +210,7 @@ func (a *app) runCaps(o *capsOptions) error {
 			return err
 		}
 		if err := atomicfile.Write(o.save, []byte(b.String())); err != nil {
-			return deviceErr(fmt.Errorf("--save: %w", err))
+			return cmdutil.DeviceErr(fmt.Errorf("--save: %w", err))
 		}
 	}
 	if o.diff != "" {
@@ -218,23 +219,23 @@ func (a *app) runCaps(o *capsOptions) error {
 			return err
 		}
 		changes := caps.Diff(other, r)
-		if a.json() {
-			if err := a.writeJSON(map[string]any{"old": other.Device, "new": r.Device, "changes": changes}); err != nil {
+		if a.JSON() {
+			if err := a.WriteJSON(map[string]any{"old": other.Device, "new": r.Device, "changes": changes}); err != nil {
 				return err
 			}
 		} else if len(changes) == 0 {
-			fmt.Fprintf(a.stdout, "no capability differs between %s and %s\n", other.Device, r.Device)
+			fmt.Fprintf(a.Stdout, "no capability differs between %s and %s\n", other.Device, r.Device)
 		} else {
-			fmt.Fprintf(a.stdout, "%d capabilities differ (old: %s, new: %s)\n", len(changes), other.Device, r.Device)
+			fmt.Fprintf(a.Stdout, "%d capabilities differ (old: %s, new: %s)\n", len(changes), other.Device, r.Device)
 			a.printRows(caps.DiffRows(changes))
 		}
 		if len(changes) > 0 {
-			return errProblem
+			return cmdutil.ErrProblem
 		}
 		return nil
 	}
-	if a.json() {
-		return a.writeJSON(r)
+	if a.JSON() {
+		return a.WriteJSON(r)
 	}
 	rows := r.Rows()
 	if o.max {
@@ -255,12 +256,12 @@ func (a *app) capsOther(ctx context.Context, o *capsOptions) (*caps.Report, erro
 		defer f.Close()
 		r, err := caps.Load(f)
 		if err != nil {
-			return nil, usageErr("--diff %s: %v; give a file written by 'cxray caps --save', or a device name", o.diff, err)
+			return nil, cmdutil.UsageErr("--diff %s: %v; give a file written by 'cxray caps --save', or a device name", o.diff, err)
 		}
 		return r, nil
 	}
 	df := o.df
-	df.name = o.diff
+	df.Name = o.diff
 	r, err := a.readCaps(ctx, df, o)
 	if err != nil {
 		return nil, fmt.Errorf("--diff %s (no such file; read as a device): %w", o.diff, err)
@@ -271,7 +272,7 @@ func (a *app) capsOther(ctx context.Context, o *capsOptions) (*caps.Report, erro
 // ---- esw
 
 func (a *app) eswCmd() *cobra.Command {
-	var df deviceFlags
+	var df cmdutil.DeviceFlags
 	var maxVFs int
 	c := &cobra.Command{
 		Use:   "esw -d DEV",
@@ -285,7 +286,7 @@ each vport (QUERY_VPORT_STATE).`,
   cxray esw -d emu:examples/two-adapters.yaml@0000:03:00.1 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			ctx, cancel := df.context(a)
+			ctx, cancel := df.Context(a.Ctx)
 			defer cancel()
 			ad, d, err := a.commandDevice(ctx, df)
 			if err != nil {
@@ -296,15 +297,15 @@ each vport (QUERY_VPORT_STATE).`,
 			if err != nil {
 				return commandErr(err)
 			}
-			if a.json() {
-				return a.writeJSON(r)
+			if a.JSON() {
+				return a.WriteJSON(r)
 			}
-			fmt.Fprintf(a.stdout, "e-switch of %s\n", describe(ad))
+			fmt.Fprintf(a.Stdout, "e-switch of %s\n", cmdutil.Describe(ad))
 			a.printRows(r.Rows())
 			return nil
 		},
 	}
-	df.add(c)
+	df.Add(c)
 	c.Flags().IntVar(&maxVFs, "max-vfs", 0, "query at most this many VF vports (default 64)")
 	return c
 }
@@ -312,7 +313,7 @@ each vport (QUERY_VPORT_STATE).`,
 // ---- nvmf
 
 type nvmfOptions struct {
-	df       deviceFlags
+	df       cmdutil.DeviceFlags
 	xrqs     []string
 	ns       []string
 	interval time.Duration
@@ -334,7 +335,7 @@ failing.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return a.runNVMF(o) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().StringSliceVar(&o.xrqs, "xrq", nil, "XRQ numbers to read (default: probe)")
 	c.Flags().StringSliceVar(&o.ns, "ns", nil, "namespace IDs to read (default: probe)")
 	c.Flags().DurationVar(&o.interval, "interval", 0, "read twice this far apart and show rates")
@@ -346,7 +347,7 @@ func parseU32s(flag string, vals []string) ([]uint32, error) {
 	for _, v := range vals {
 		n, err := strconv.ParseUint(strings.TrimSpace(v), 0, 32)
 		if err != nil {
-			return nil, usageErr("--%s %q: give numbers (1, 0x10), comma-separated", flag, v)
+			return nil, cmdutil.UsageErr("--%s %q: give numbers (1, 0x10), comma-separated", flag, v)
 		}
 		out = append(out, uint32(n))
 	}
@@ -363,9 +364,9 @@ func (a *app) runNVMF(o *nvmfOptions) error {
 		return err
 	}
 	if o.interval < 0 {
-		return usageErr("--interval %v: give a positive duration", o.interval)
+		return cmdutil.UsageErr("--interval %v: give a positive duration", o.interval)
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, o.df.timeout+o.interval)
+	ctx, cancel := context.WithTimeout(a.Ctx, o.df.Timeout+o.interval)
 	defer cancel()
 	ad, d, err := a.commandDevice(ctx, o.df)
 	if err != nil {
@@ -376,20 +377,20 @@ func (a *app) runNVMF(o *nvmfOptions) error {
 	if err != nil {
 		return commandErr(err)
 	}
-	if a.json() {
-		return a.writeJSON(r)
+	if a.JSON() {
+		return a.WriteJSON(r)
 	}
 	if !r.Offload || len(r.Namespaces) == 0 {
 		why := r.Reason
 		if why == "" {
 			why = "no namespace answered"
 		}
-		fmt.Fprintf(a.stdout, "%s: no NVMe-oF offload namespaces: %s\n", describe(ad), why)
+		fmt.Fprintf(a.Stdout, "%s: no NVMe-oF offload namespaces: %s\n", cmdutil.Describe(ad), why)
 		return nil
 	}
 	a.printRows(r.Rows())
 	if r.Probed != "" {
-		fmt.Fprintf(a.stdout, "(probed %s)\n", r.Probed)
+		fmt.Fprintf(a.Stdout, "(probed %s)\n", r.Probed)
 	}
 	return nil
 }
@@ -399,13 +400,13 @@ func (a *app) runNVMF(o *nvmfOptions) error {
 func parseObjectNumber(what, s string) (uint32, error) {
 	n, err := strconv.ParseUint(s, 0, 32)
 	if err != nil || n > 0xffffff && what == "QPN" {
-		return 0, usageErr("%s %q: give a number (0x1a2b or 6699; QPNs have 24 bits)", what, s)
+		return 0, cmdutil.UsageErr("%s %q: give a number (0x1a2b or 6699; QPNs have 24 bits)", what, s)
 	}
 	return uint32(n), nil
 }
 
 func (a *app) qpCmd() *cobra.Command {
-	var df deviceFlags
+	var df cmdutil.DeviceFlags
 	c := &cobra.Command{
 		Use:   "qp QPN -d DEV",
 		Short: "Show a QP's context: state, PSNs, retry counts, error state",
@@ -420,7 +421,7 @@ counter set, and the error state. 'cxray prm show qpc' shows every field.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := df.context(a)
+			ctx, cancel := df.Context(a.Ctx)
 			defer cancel()
 			var q *objects.QP
 			err = a.withObject(ctx, df, kernel.ResQP, qpn, func(d *dev.Device) error {
@@ -435,25 +436,25 @@ counter set, and the error state. 'cxray prm show qpc' shows every field.`,
 			if err != nil {
 				return objectErr(err, fmt.Sprintf("QP 0x%x", qpn))
 			}
-			if a.json() {
-				if err := a.writeJSON(q); err != nil {
+			if a.JSON() {
+				if err := a.WriteJSON(q); err != nil {
 					return err
 				}
 			} else {
 				a.printRows(q.Rows())
 			}
 			if q.Error {
-				return errProblem
+				return cmdutil.ErrProblem
 			}
 			return nil
 		},
 	}
-	df.add(c)
+	df.Add(c)
 	return c
 }
 
 func (a *app) mkeyCmd() *cobra.Command {
-	var df deviceFlags
+	var df cmdutil.DeviceFlags
 	c := &cobra.Command{
 		Use:   "mkey KEY -d DEV",
 		Short: "Show a memory key's entry: access rights, start, length, page size, PD",
@@ -467,7 +468,7 @@ shows every field.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := df.context(a)
+			ctx, cancel := df.Context(a.Ctx)
 			defer cancel()
 			var m *objects.MKey
 			err = a.withObject(ctx, df, kernel.ResMR, key, func(d *dev.Device) error {
@@ -482,26 +483,26 @@ shows every field.`,
 			if err != nil {
 				return objectErr(err, fmt.Sprintf("MKEY 0x%x", key))
 			}
-			if a.json() {
-				return a.writeJSON(m)
+			if a.JSON() {
+				return a.WriteJSON(m)
 			}
 			a.printRows(m.Rows())
 			return nil
 		},
 	}
-	df.add(c)
+	df.Add(c)
 	return c
 }
 
 // withObject reads an object through the command interface (query), or,
 // where the function has none but the kernel drives it, from the kernel's
 // raw copy of its context (RDMA netlink: fromRaw).
-func (a *app) withObject(ctx context.Context, df deviceFlags, kind kernel.ResKind, id uint32, query func(*dev.Device) error, fromRaw func(kernel.RawResource) error) error {
-	db, err := a.db()
+func (a *app) withObject(ctx context.Context, df cmdutil.DeviceFlags, kind kernel.ResKind, id uint32, query func(*dev.Device) error, fromRaw func(kernel.RawResource) error) error {
+	db, err := a.DB()
 	if err != nil {
 		return err
 	}
-	ad, err := a.open(ctx, df.name, db)
+	ad, err := a.Open(ctx, df.Name, db)
 	if err != nil {
 		return err
 	}
@@ -517,9 +518,9 @@ func (a *app) withObject(ctx context.Context, df deviceFlags, kind kernel.ResKin
 	if err != nil {
 		var nf *kernel.NotFoundError
 		if errors.As(err, &nf) {
-			return usageErr("%v; list them with 'rdma resource show %s'", err, kind)
+			return cmdutil.UsageErr("%v; list them with 'rdma resource show %s'", err, kind)
 		}
-		return classify(fmt.Errorf("no command interface (fwctl) on %s, and the kernel's copy: %w", describe(ad), err))
+		return cmdutil.Classify(fmt.Errorf("no command interface (fwctl) on %s, and the kernel's copy: %w", cmdutil.Describe(ad), err))
 	}
 	return fromRaw(*r)
 }
@@ -528,7 +529,7 @@ func (a *app) withObject(ctx context.Context, df deviceFlags, kind kernel.ResKin
 // that is the user's number to check (2), not a device fault.
 func objectErr(err error, what string) error {
 	if dev.IsCommandStatus(err) && strings.Contains(err.Error(), "bad parameter") {
-		return usageErr("%s: the firmware knows no such object (%v); list them with 'rdma res show qp' / 'rdma res show mr'", what, err)
+		return cmdutil.UsageErr("%s: the firmware knows no such object (%v); list them with 'rdma res show qp' / 'rdma res show mr'", what, err)
 	}
 	return commandErr(err)
 }

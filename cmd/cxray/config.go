@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/internal/atomicfile"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 
 	"github.com/spf13/cobra"
 
@@ -84,7 +85,7 @@ func (cc *configCtx) db() (*nvconf.DB, error) {
 	case path != "":
 		db, err := nvconf.LoadSQLite(path)
 		if err != nil {
-			return nil, usageWrap(fmt.Errorf("--nvdb: %w", err))
+			return nil, cmdutil.UsageWrap(fmt.Errorf("--nvdb: %w", err))
 		}
 		return db, nil
 	}
@@ -107,48 +108,48 @@ func (t *nvTarget) Close() { t.ad.Close() }
 
 // open opens -d and starts the NV session. An interrupted earlier write
 // on the adapter is said on standard error.
-func (cc *configCtx) open(ctx context.Context, df deviceFlags) (*nvTarget, error) {
+func (cc *configCtx) open(ctx context.Context, df cmdutil.DeviceFlags) (*nvTarget, error) {
 	t, err := cc.openSession(ctx, df)
 	if err != nil {
 		return nil, err
 	}
 	if ie := t.interrupted(ctx, false); ie != nil {
-		fmt.Fprintf(cc.a.stderr, "cxray: warning: %v\n", ie)
+		fmt.Fprintf(cc.a.Stderr, "cxray: warning: %v\n", ie)
 	}
 	return t, nil
 }
 
 // openWrite is open for the commands that write: they refuse to build on
 // an interrupted write until it is finished or rolled back.
-func (cc *configCtx) openWrite(ctx context.Context, df deviceFlags) (*nvTarget, error) {
+func (cc *configCtx) openWrite(ctx context.Context, df cmdutil.DeviceFlags) (*nvTarget, error) {
 	t, err := cc.openSession(ctx, df)
 	if err != nil {
 		return nil, err
 	}
 	if ie := t.interrupted(ctx, true); ie != nil {
 		t.Close()
-		return nil, deviceErr(ie)
+		return nil, cmdutil.DeviceErr(ie)
 	}
 	return t, nil
 }
 
-func (cc *configCtx) openSession(ctx context.Context, df deviceFlags) (*nvTarget, error) {
+func (cc *configCtx) openSession(ctx context.Context, df cmdutil.DeviceFlags) (*nvTarget, error) {
 	nv, err := cc.db()
 	if err != nil {
 		return nil, err
 	}
-	db, err := cc.a.db()
+	db, err := cc.a.DB()
 	if err != nil {
 		return nil, err
 	}
-	if df.name == "" {
-		return nil, usageErr("no device given; add -d DEV (a PCI address, mlx5_0, an interface name, or emu for the emulator)")
+	if df.Name == "" {
+		return nil, cmdutil.UsageErr("no device given; add -d DEV (a PCI address, mlx5_0, an interface name, or emu for the emulator)")
 	}
-	ad, err := cc.a.open(ctx, df.name, db)
+	ad, err := cc.a.Open(ctx, df.Name, db)
 	if err != nil {
 		return nil, err
 	}
-	d, err := registers(ctx, ad)
+	d, err := cmdutil.Registers(ctx, ad)
 	if err != nil {
 		ad.Close()
 		return nil, err
@@ -156,7 +157,7 @@ func (cc *configCtx) openSession(ctx context.Context, df deviceFlags) (*nvTarget
 	s, err := nvconf.Open(ctx, d, nv)
 	if err != nil {
 		ad.Close()
-		return nil, classify(err)
+		return nil, cmdutil.Classify(err)
 	}
 	return &nvTarget{ad: ad, s: s, nv: nv}, nil
 }
@@ -192,7 +193,7 @@ func (t *nvTarget) interrupted(ctx context.Context, wait bool) *nvconf.Interrupt
 }
 
 func (t *nvTarget) deviceLine(ctx context.Context) string {
-	s := describe(t.ad)
+	s := cmdutil.Describe(t.ad)
 	if id, err := t.ad.Identity(ctx); err == nil && id.Firmware != "" {
 		s += ", firmware " + id.Firmware
 	}
@@ -204,19 +205,19 @@ func (t *nvTarget) deviceLine(ctx context.Context) string {
 // printDeviceHeader prints the lines mlxconfig users look for first
 // (Device type, Name, Description, Device), then the firmware.
 func (cc *configCtx) printDeviceHeader(t *nvTarget) {
-	w := cc.a.stdout
-	ctx := cc.a.ctx
+	w := cc.a.Stdout
+	ctx := cc.a.Ctx
 	id, _ := t.ad.Identity(ctx)
 	if id == nil {
 		id = &adapter.Identity{}
 	}
 	desc, _ := t.ad.Description(ctx)
 	// mlxconfig writes the type without the dash: ConnectX7.
-	fmt.Fprintf(w, "Device type:  %s\n", dash(strings.ReplaceAll(id.Model, "-", "")))
-	fmt.Fprintf(w, "Name:         %s\n", dash(id.PartNumber))
-	fmt.Fprintf(w, "Description:  %s\n", dash(desc))
-	fmt.Fprintf(w, "Device:       %s\n", describe(t.ad))
-	fmt.Fprintf(w, "Firmware:     %s\n", dash(id.Firmware))
+	fmt.Fprintf(w, "Device type:  %s\n", cmdutil.Dash(strings.ReplaceAll(id.Model, "-", "")))
+	fmt.Fprintf(w, "Name:         %s\n", cmdutil.Dash(id.PartNumber))
+	fmt.Fprintf(w, "Description:  %s\n", cmdutil.Dash(desc))
+	fmt.Fprintf(w, "Device:       %s\n", cmdutil.Describe(t.ad))
+	fmt.Fprintf(w, "Firmware:     %s\n", cmdutil.Dash(id.Firmware))
 }
 
 type valueJSON struct {
@@ -251,7 +252,7 @@ type settingJSON struct {
 }
 
 func (cc *configCtx) queryCmd() *cobra.Command {
-	var df deviceFlags
+	var df cmdutil.DeviceFlags
 	var extended, all bool
 	var filter, from string
 	c := &cobra.Command{
@@ -268,17 +269,17 @@ Parameters the firmware's TLV version is too old for, or whose dependency on
 the device's capabilities does not hold, are not listed (--all lists them with
 the reason), as mstconfig does.`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			re, err := compileFilter(filter)
+			re, err := cmdutil.CompileFilter(filter)
 			if err != nil {
 				return err
 			}
 			if from != "" {
-				if df.name != "" || len(args) > 0 || filter != "" {
-					return usageErr("--from reads the whole file; leave out -d, parameter names and --filter")
+				if df.Name != "" || len(args) > 0 || filter != "" {
+					return cmdutil.UsageErr("--from reads the whole file; leave out -d, parameter names and --filter")
 				}
 				return cc.queryFromFile(from, extended)
 			}
-			ctx, cancel := df.context(cc.a)
+			ctx, cancel := df.Context(cc.a.Ctx)
 			defer cancel()
 			t, err := cc.open(ctx, df)
 			if err != nil {
@@ -288,12 +289,12 @@ the reason), as mstconfig does.`,
 			// Current is read even without -e, so pending changes can be named.
 			res, err := t.s.Query(ctx, nvconf.QueryOptions{Names: args, Filter: re, Extended: true, All: all})
 			if err != nil {
-				return classify(err)
+				return cmdutil.Classify(err)
 			}
 			return cc.printQuery(t, res, extended)
 		},
 	}
-	df.add(c)
+	df.Add(c)
 	c.Flags().BoolVarP(&extended, "extended", "e", false, "also show Default and Current values")
 	c.Flags().StringVar(&from, "from", "", "read the configuration from a file instead of a device: an mlxconfig/mstconfig query output (WinMFT's too), an mstconfig or cxray backup ('-': standard input)")
 	c.Flags().BoolVar(&all, "all", false, "also list parameters mstconfig hides (unmet dependency, old TLV version), with the reason")
@@ -309,7 +310,7 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 			pending = append(pending, s)
 		}
 	}
-	if a.json() {
+	if a.JSON() {
 		out := struct {
 			Device      string        `json:"device"`
 			DeviceType  string        `json:"device_type,omitempty"`
@@ -324,10 +325,10 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 			Notes       []string      `json:"notes,omitempty"`
 		}{Device: t.ad.Name(), NVDB: t.nv.Source, ReadDefault: res.ReadDefault, ReadCurrent: res.ReadCurrent,
 			Parameters: []settingJSON{}, Pending: []string{}, Unsupported: res.Unsupported, Notes: t.s.Notes}
-		if id, _ := t.ad.Identity(a.ctx); id != nil {
+		if id, _ := t.ad.Identity(a.Ctx); id != nil {
 			out.DeviceType, out.Name = strings.ReplaceAll(id.Model, "-", ""), id.PartNumber
 		}
-		out.Description, _ = t.ad.Description(a.ctx)
+		out.Description, _ = t.ad.Description(a.Ctx)
 		for _, s := range res.Settings {
 			j := settingJSON{Name: s.Name, TLV: s.TLV, Instance: s.Instance, Type: s.Ref.Param.Type.String(), Next: toValueJSON(s.Next),
 				Modified: s.Modified, Pending: s.Pending, Hidden: s.Hidden}
@@ -339,9 +340,9 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 		for _, s := range pending {
 			out.Pending = append(out.Pending, s.Name)
 		}
-		return a.writeJSON(out)
+		return a.WriteJSON(out)
 	}
-	w := a.stdout
+	w := a.Stdout
 	cc.printDeviceHeader(t)
 	fmt.Fprintf(w, "Parameters:   %s (%d TLVs)\n", t.nv.Source, len(t.nv.TLVs))
 	for _, n := range t.s.Notes {
@@ -355,7 +356,7 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 			hdr = append(hdr, "DEFAULT", "CURRENT")
 		}
 		hdr = append(hdr, "NEXT BOOT")
-		tb := a.newTable(hdr...)
+		tb := a.NewTable(hdr...)
 		for _, s := range res.Settings {
 			mark := ""
 			if s.Pending {
@@ -372,9 +373,9 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 			if s.Hidden != "" {
 				row = append(row, "(hidden: "+s.Hidden+")")
 			}
-			tb.row(row...)
+			tb.Row(row...)
 		}
-		tb.flush()
+		tb.Flush()
 	}
 	for _, u := range res.Unsupported {
 		fmt.Fprintf(w, "Not supported by this firmware: %s\n", u)
@@ -412,21 +413,21 @@ func valText(v *nvconf.Value) string {
 // replan, backup, journal, write, verify.
 func (cc *configCtx) commit(ctx context.Context, t *nvTarget, question string, c nvconf.Change, yes bool, backupPath string) (string, error) {
 	if !yes {
-		ok, err := cc.a.confirm(question)
+		ok, err := cc.a.Confirm(question)
 		if err != nil {
 			return "", err
 		}
 		if !ok {
-			return "", usageErr("not confirmed; nothing was written")
+			return "", cmdutil.UsageErr("not confirmed; nothing was written")
 		}
 	}
 	c.Key, c.Device, c.Confirmed = t.key(), t.ad.Name(), !yes
 	path, err := t.s.Commit(ctx, c, nvconf.BackupOptions{Path: backupPath, Info: cc.backupInfo(ctx, t), Tool: version})
 	var be *nvconf.BackupError
 	if errors.As(err, &be) {
-		return "", usageWrap(err)
+		return "", cmdutil.UsageWrap(err)
 	}
-	return path, classify(err)
+	return path, cmdutil.Classify(err)
 }
 
 func (cc *configCtx) backupInfo(ctx context.Context, t *nvTarget) nvconf.BackupInfo {
@@ -447,7 +448,7 @@ func writeFileAtomic(path string, b []byte) error {
 }
 
 func (cc *configCtx) printTakesEffect(t *nvTarget) {
-	fmt.Fprintf(cc.a.stdout, "Takes effect at the next firmware reset; until then the adapter runs with its Current values.\n"+
+	fmt.Fprintf(cc.a.Stdout, "Takes effect at the next firmware reset; until then the adapter runs with its Current values.\n"+
 		"  Now: 'cxray config apply -d %s' (MFRL firmware reset; interrupts traffic; where the firmware allows it).\n"+
 		"  Or:  reboot after 'cxray config apply --at-reboot -d %s', or power-cycle the host.\n", t.ad.Name(), t.ad.Name())
 }
@@ -484,7 +485,7 @@ type writeOut struct {
 }
 
 type configSetOptions struct {
-	df          deviceFlags
+	df          cmdutil.DeviceFlags
 	yes, dryRun bool
 	backup      string
 }
@@ -512,7 +513,7 @@ power cycle.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error { return cc.runSetCmd(&o, args) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "validate and print the TLVs that would be written; write nothing")
 	c.Flags().StringVar(&o.backup, "backup", "", "write the backup to this file (default: a new file in $CXRAY_BACKUP_DIR or ~/.local/state/cxray/backups)")
@@ -522,9 +523,9 @@ power cycle.`,
 func (cc *configCtx) runSetCmd(o *configSetOptions, args []string) error {
 	as, err := nvconf.ParseAssignments(args)
 	if err != nil {
-		return usageWrap(err)
+		return cmdutil.UsageWrap(err)
 	}
-	ctx, cancel := o.df.context(cc.a)
+	ctx, cancel := o.df.Context(cc.a.Ctx)
 	defer cancel()
 	t, err := cc.openWrite(ctx, o.df)
 	if err != nil {
@@ -558,7 +559,7 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, as []nvconf.Assign
 	a := cc.a
 	plan, err := t.s.PlanSet(ctx, as)
 	if err != nil {
-		return classify(err)
+		return cmdutil.Classify(err)
 	}
 	hc := t.s.HeaderCodec()
 	changes := []changeOut{}
@@ -582,29 +583,29 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, as []nvconf.Assign
 		Written     bool        `json:"written"`
 		TakesEffect string      `json:"takes_effect,omitempty"`
 	}{Device: t.ad.Name(), Changes: changes, Unchanged: plan.Unchanged, Writes: writes, DryRun: dryRun}
-	if !a.json() {
+	if !a.JSON() {
 		if len(changes) > 0 {
-			tb := a.newTable("PARAMETER", "CURRENT", "NEXT BOOT", "NEW")
+			tb := a.NewTable("PARAMETER", "CURRENT", "NEXT BOOT", "NEW")
 			for _, c := range changes {
-				tb.row(c.Name, dashIfEmpty(c.Current), c.Before, c.After)
+				tb.Row(c.Name, dashIfEmpty(c.Current), c.Before, c.After)
 			}
-			tb.flush()
+			tb.Flush()
 		}
 		for _, u := range plan.Unchanged {
-			fmt.Fprintf(a.stdout, "%s already has that value for the next boot; nothing to write for it.\n", u)
+			fmt.Fprintf(a.Stdout, "%s already has that value for the next boot; nothing to write for it.\n", u)
 		}
 	}
 	if len(plan.Writes) == 0 || dryRun {
-		if a.json() {
-			return a.writeJSON(result)
+		if a.JSON() {
+			return a.WriteJSON(result)
 		}
 		if len(plan.Writes) == 0 {
-			fmt.Fprintln(a.stdout, "Nothing to write.")
+			fmt.Fprintln(a.Stdout, "Nothing to write.")
 			return nil
 		}
-		fmt.Fprintln(a.stdout, "Dry run: the values are valid; these TLVs (MNVDA header + data) would be written:")
+		fmt.Fprintln(a.Stdout, "Dry run: the values are valid; these TLVs (MNVDA header + data) would be written:")
 		for _, w := range writes {
-			fmt.Fprintf(a.stdout, "  %s  %s\n", w.TLV, strings.Join(w.Data, " "))
+			fmt.Fprintf(a.Stdout, "  %s  %s\n", w.TLV, strings.Join(w.Data, " "))
 		}
 		return nil
 	}
@@ -629,11 +630,11 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, as []nvconf.Assign
 		return err
 	}
 	result.Backup, result.Written, result.TakesEffect = path, true, "next firmware reset"
-	if a.json() {
-		return a.writeJSON(result)
+	if a.JSON() {
+		return a.WriteJSON(result)
 	}
-	fmt.Fprintf(a.stdout, "Backup: %s\n", path)
-	fmt.Fprintf(a.stdout, "Written and verified: %d TLV(s) hold the new values for the next boot.\n", len(final.Writes))
+	fmt.Fprintf(a.Stdout, "Backup: %s\n", path)
+	fmt.Fprintf(a.Stdout, "Written and verified: %d TLV(s) hold the new values for the next boot.\n", len(final.Writes))
 	cc.printTakesEffect(t)
 	return nil
 }
@@ -641,7 +642,7 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, as []nvconf.Assign
 // ---- apply
 
 type configApplyOptions struct {
-	df                    deviceFlags
+	df                    cmdutil.DeviceFlags
 	yes, dryRun, atReboot bool
 }
 
@@ -661,7 +662,7 @@ mstfwreset or a reboot).`,
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error { return cc.runApply(&o) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be applied and which reset would be sent; send nothing")
 	c.Flags().BoolVar(&o.atReboot, "at-reboot", false, "arm the reset for the next host reboot (PERST) instead of now")
@@ -670,7 +671,7 @@ mstfwreset or a reboot).`,
 
 func (cc *configCtx) runApply(o *configApplyOptions) error {
 	a := cc.a
-	ctx, cancel := o.df.context(a)
+	ctx, cancel := o.df.Context(a.Ctx)
 	defer cancel()
 	t, err := cc.openWrite(ctx, o.df)
 	if err != nil {
@@ -679,7 +680,7 @@ func (cc *configCtx) runApply(o *configApplyOptions) error {
 	defer t.Close()
 	plan, err := t.s.PlanApply(ctx, o.atReboot)
 	if err != nil {
-		return classify(err)
+		return cmdutil.Classify(err)
 	}
 	out := struct {
 		Device        string   `json:"device"`
@@ -691,23 +692,23 @@ func (cc *configCtx) runApply(o *configApplyOptions) error {
 		DryRun        bool     `json:"dry_run"`
 	}{Device: t.ad.Name(), Trigger: plan.TriggerName(), Pending: nonNilStr(plan.Pending), Applied: []string{}, StillPending: []string{}, DryRun: o.dryRun}
 	if plan.Nothing() {
-		if a.json() {
-			return a.writeJSON(out)
+		if a.JSON() {
+			return a.WriteJSON(out)
 		}
-		fmt.Fprintln(a.stdout, "Nothing pending: Current already equals Next Boot; no reset sent.")
+		fmt.Fprintln(a.Stdout, "Nothing pending: Current already equals Next Boot; no reset sent.")
 		return nil
 	}
-	if !a.json() {
+	if !a.JSON() {
 		if len(plan.Pending) > 0 {
-			fmt.Fprintf(a.stdout, "Pending: %s\n", strings.Join(plan.Pending, ", "))
+			fmt.Fprintf(a.Stdout, "Pending: %s\n", strings.Join(plan.Pending, ", "))
 		}
-		fmt.Fprintf(a.stdout, "Firmware reset: %s (MFRL reset_trigger 0x%02x)\n", plan.TriggerName(), plan.Trigger)
+		fmt.Fprintf(a.Stdout, "Firmware reset: %s (MFRL reset_trigger 0x%02x)\n", plan.TriggerName(), plan.Trigger)
 	}
 	if o.dryRun {
-		if a.json() {
-			return a.writeJSON(out)
+		if a.JSON() {
+			return a.WriteJSON(out)
 		}
-		fmt.Fprintln(a.stdout, "Dry run: no reset sent.")
+		fmt.Fprintln(a.Stdout, "Dry run: no reset sent.")
 		return nil
 	}
 	if !o.yes {
@@ -715,31 +716,31 @@ func (cc *configCtx) runApply(o *configApplyOptions) error {
 		if plan.Trigger == nvconf.TriggerPERST {
 			q = fmt.Sprintf("Arm a firmware reset of %s for the next reboot?", t.ad.Name())
 		}
-		ok, err := a.confirm(q)
+		ok, err := a.Confirm(q)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return usageErr("not confirmed; no reset sent")
+			return cmdutil.UsageErr("not confirmed; no reset sent")
 		}
 	}
 	res, err := t.s.Apply(ctx, plan)
 	if err != nil {
-		return classify(err)
+		return cmdutil.Classify(err)
 	}
 	out.Applied, out.StillPending, out.ArmedAtReboot = res.Applied, res.StillPending, res.ArmedAtReboot
-	if a.json() {
-		return a.writeJSON(out)
+	if a.JSON() {
+		return a.WriteJSON(out)
 	}
 	switch {
 	case res.ArmedAtReboot:
-		fmt.Fprintln(a.stdout, "Armed: the firmware resets at the next reboot (PERST) and then uses the Next Boot values.")
+		fmt.Fprintln(a.Stdout, "Armed: the firmware resets at the next reboot (PERST) and then uses the Next Boot values.")
 	case !res.ReadCurrent:
-		fmt.Fprintln(a.stdout, "Reset requested. This firmware cannot report Current values (MNVGC), so cxray cannot tell whether it has happened; a reboot makes sure.")
+		fmt.Fprintln(a.Stdout, "Reset requested. This firmware cannot report Current values (MNVGC), so cxray cannot tell whether it has happened; a reboot makes sure.")
 	case len(res.StillPending) == 0:
-		fmt.Fprintf(a.stdout, "Applied: Current now equals Next Boot (%d parameter(s) took effect).\n", len(res.Applied))
+		fmt.Fprintf(a.Stdout, "Applied: Current now equals Next Boot (%d parameter(s) took effect).\n", len(res.Applied))
 	default:
-		fmt.Fprintf(a.stdout, "The reset is armed but has not happened: still pending %s. It happens at the next PCIe link toggle (mstfwreset -d %s reset) or reboot.\n",
+		fmt.Fprintf(a.Stdout, "The reset is armed but has not happened: still pending %s. It happens at the next PCIe link toggle (mstfwreset -d %s reset) or reboot.\n",
 			strings.Join(res.StillPending, ", "), t.ad.Name())
 	}
 	return nil
@@ -748,7 +749,7 @@ func (cc *configCtx) runApply(o *configApplyOptions) error {
 // ---- reset
 
 type configResetOptions struct {
-	df               deviceFlags
+	df               cmdutil.DeviceFlags
 	yes, dryRun, all bool
 	backup           string
 }
@@ -767,7 +768,7 @@ parameter that changes. A backup is written first. Takes effect at the next
 firmware reset, like set.`,
 		RunE: func(_ *cobra.Command, args []string) error { return cc.runReset(&o, args) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().BoolVar(&o.all, "all", false, "reset the whole NV configuration (MNVIA)")
 	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "list what would return to its default; write nothing")
@@ -786,9 +787,9 @@ func resetWords(p *nvconf.ResetPlan) []string {
 func (cc *configCtx) runReset(o *configResetOptions, names []string) error {
 	a := cc.a
 	if o.all == (len(names) > 0) {
-		return usageErr("name the TLVs or parameters to reset, or give --all (not both)")
+		return cmdutil.UsageErr("name the TLVs or parameters to reset, or give --all (not both)")
 	}
-	ctx, cancel := o.df.context(a)
+	ctx, cancel := o.df.Context(a.Ctx)
 	defer cancel()
 	t, err := cc.openWrite(ctx, o.df)
 	if err != nil {
@@ -797,7 +798,7 @@ func (cc *configCtx) runReset(o *configResetOptions, names []string) error {
 	defer t.Close()
 	plan, err := t.s.PlanReset(ctx, names, o.all)
 	if err != nil {
-		return classify(err)
+		return cmdutil.Classify(err)
 	}
 	type changeJ struct {
 		Name   string `json:"name"`
@@ -816,22 +817,22 @@ func (cc *configCtx) runReset(o *configResetOptions, names []string) error {
 	for _, c := range plan.Changes {
 		out.Changes = append(out.Changes, changeJ{Name: c.Name, Before: c.Before, After: c.After})
 	}
-	if !a.json() {
+	if !a.JSON() {
 		if len(out.Changes) > 0 {
-			tb := a.newTable("PARAMETER", "NEXT BOOT", "DEFAULT")
+			tb := a.NewTable("PARAMETER", "NEXT BOOT", "DEFAULT")
 			for _, c := range out.Changes {
-				tb.row(c.Name, c.Before, c.After)
+				tb.Row(c.Name, c.Before, c.After)
 			}
-			tb.flush()
+			tb.Flush()
 		} else if plan.KnownDefaults {
-			fmt.Fprintln(a.stdout, "Every parameter of these TLVs already has its default for the next boot.")
+			fmt.Fprintln(a.Stdout, "Every parameter of these TLVs already has its default for the next boot.")
 		}
 	}
 	if o.dryRun {
-		if a.json() {
-			return a.writeJSON(out)
+		if a.JSON() {
+			return a.WriteJSON(out)
 		}
-		fmt.Fprintf(a.stdout, "Dry run: would reset %s; nothing written.\n", plan.Describe())
+		fmt.Fprintf(a.Stdout, "Dry run: would reset %s; nothing written.\n", plan.Describe())
 		return nil
 	}
 	final := plan
@@ -855,11 +856,11 @@ func (cc *configCtx) runReset(o *configResetOptions, names []string) error {
 		return err
 	}
 	out.Backup, out.Written = path, true
-	if a.json() {
-		return a.writeJSON(out)
+	if a.JSON() {
+		return a.WriteJSON(out)
 	}
-	fmt.Fprintf(a.stdout, "Backup: %s\n", path)
-	fmt.Fprintf(a.stdout, "Reset %s: the defaults apply from the next boot.\n", final.Describe())
+	fmt.Fprintf(a.Stdout, "Backup: %s\n", path)
+	fmt.Fprintf(a.Stdout, "Reset %s: the defaults apply from the next boot.\n", final.Describe())
 	cc.printTakesEffect(t)
 	return nil
 }
@@ -867,7 +868,7 @@ func (cc *configCtx) runReset(o *configResetOptions, names []string) error {
 // ---- backup
 
 type configBackupOptions struct {
-	df     deviceFlags
+	df     cmdutil.DeviceFlags
 	format string
 }
 
@@ -884,16 +885,16 @@ restore with 'cxray config restore'.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error { return cc.runBackup(&o, args[0]) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().StringVar(&o.format, "format", "cxray", "file format: cxray (readable) or raw (mstflint's MLNX_RAW_TLV_FILE)")
 	return c
 }
 
 func (cc *configCtx) runBackup(o *configBackupOptions, file string) error {
 	if o.format != "cxray" && o.format != "raw" {
-		return usageErr("--format %s: the formats are cxray and raw", o.format)
+		return cmdutil.UsageErr("--format %s: the formats are cxray and raw", o.format)
 	}
-	ctx, cancel := o.df.context(cc.a)
+	ctx, cancel := o.df.Context(cc.a.Ctx)
 	defer cancel()
 	t, err := cc.open(ctx, o.df)
 	if err != nil {
@@ -902,35 +903,35 @@ func (cc *configCtx) runBackup(o *configBackupOptions, file string) error {
 	defer t.Close()
 	tlvs, err := t.s.Walk(ctx)
 	if err != nil {
-		return classify(err)
+		return cmdutil.Classify(err)
 	}
 	var b []byte
 	if o.format == "raw" {
 		if b, err = nvconf.WriteRawFile(tlvs, t.s.HeaderCodec()); err != nil {
-			return classify(err)
+			return cmdutil.Classify(err)
 		}
 	} else {
 		b = nvconf.WriteBackup(tlvs, t.nv, t.s.HeaderCodec(), cc.backupInfo(ctx, t))
 	}
 	if file == "-" {
-		_, err := cc.a.stdout.Write(b)
+		_, err := cc.a.Stdout.Write(b)
 		return err
 	}
 	if err := writeFileAtomic(file, b); err != nil {
-		return usageErr("cannot write %s: %v", file, err)
+		return cmdutil.UsageErr("cannot write %s: %v", file, err)
 	}
-	if cc.a.json() {
+	if cc.a.JSON() {
 		var names []string
 		for _, r := range tlvs {
 			names = append(names, t.nv.DescribeType(r.Header.Type))
 		}
-		return cc.a.writeJSON(map[string]any{"device": t.ad.Name(), "file": file, "format": o.format, "tlvs": nonNilStr(names)})
+		return cc.a.WriteJSON(map[string]any{"device": t.ad.Name(), "file": file, "format": o.format, "tlvs": nonNilStr(names)})
 	}
 	if len(tlvs) == 0 {
-		fmt.Fprintf(cc.a.stdout, "The NV configuration area is empty (everything has its default); wrote an empty backup to %s.\n", file)
+		fmt.Fprintf(cc.a.Stdout, "The NV configuration area is empty (everything has its default); wrote an empty backup to %s.\n", file)
 		return nil
 	}
-	fmt.Fprintf(cc.a.stdout, "Saved %d TLV(s) to %s (%s format).\n", len(tlvs), file, o.format)
+	fmt.Fprintf(cc.a.Stdout, "Saved %d TLV(s) to %s (%s format).\n", len(tlvs), file, o.format)
 	return nil
 }
 
@@ -946,7 +947,7 @@ func readTLVFile(path string, hc *nvconf.HeaderCodec, nv *nvconf.DB, stdin io.Re
 // ---- restore
 
 type configRestoreOptions struct {
-	df                 deviceFlags
+	df                 cmdutil.DeviceFlags
 	yes, dryRun, merge bool
 	resetMissing       bool
 	acceptUnchecked    bool
@@ -971,7 +972,7 @@ they are listed first.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error { return cc.runRestoreCmd(&o, args[0]) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().BoolVar(&o.resetMissing, "reset-missing", false, "also reset the TLVs stored on the adapter but not in the file")
 	c.Flags().BoolVar(&o.acceptUnchecked, "accept-unchecked", false, "with --reset-missing: trust a file without count or checksum (mstflint's format) to be complete")
 	c.Flags().BoolVar(&o.merge, "merge", false, "only write the file's TLVs (the default; kept for older scripts)")
@@ -996,16 +997,16 @@ func restoreWords(p *nvconf.RestorePlan, nv *nvconf.DB) []string {
 func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 	a := cc.a
 	if o.merge && o.resetMissing {
-		return usageErr("--merge and --reset-missing exclude each other; --merge is the default")
+		return cmdutil.UsageErr("--merge and --reset-missing exclude each other; --merge is the default")
 	}
-	ctx, cancel := o.df.context(a)
+	ctx, cancel := o.df.Context(a.Ctx)
 	defer cancel()
 	t, err := cc.openWrite(ctx, o.df)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	bf, err := readBackup(file, t.s.HeaderCodec(), t.nv, a.stdin)
+	bf, err := readBackup(file, t.s.HeaderCodec(), t.nv, a.Stdin)
 	if err != nil {
 		return err
 	}
@@ -1014,12 +1015,12 @@ func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 	// at a line boundary reads as a smaller backup: resetting what it
 	// lacks would reset what the cut removed.
 	if bf.Unchecked && o.resetMissing && !o.acceptUnchecked {
-		return usageErr("%s (%s) carries no count or checksum, so nothing proves it is whole, and --reset-missing would reset every TLV a cut removed; restore without --reset-missing (the file's TLVs only), or add --accept-unchecked if you know the file is complete", file, bf.Format)
+		return cmdutil.UsageErr("%s (%s) carries no count or checksum, so nothing proves it is whole, and --reset-missing would reset every TLV a cut removed; restore without --reset-missing (the file's TLVs only), or add --accept-unchecked if you know the file is complete", file, bf.Format)
 	}
 	ro := nvconf.RestoreOptions{ResetMissing: o.resetMissing}
 	plan, err := t.s.PlanRestore(ctx, want, ro)
 	if err != nil {
-		return classify(err)
+		return cmdutil.Classify(err)
 	}
 	names := func(rs []nvconf.RawTLV) []string {
 		out := []string{}
@@ -1039,32 +1040,32 @@ func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 		Backup    string   `json:"backup,omitempty"`
 		Written   bool     `json:"written"`
 	}{Device: t.ad.Name(), File: file, Reset: names(plan.Resets), Write: names(plan.Writes), Kept: names(plan.Kept), Unchanged: plan.Unchanged, DryRun: o.dryRun}
-	if !a.json() {
+	if !a.JSON() {
 		for _, r := range plan.Resets {
-			fmt.Fprintf(a.stdout, "reset  %s (stored now, not in the file)\n", t.nv.DescribeType(r.Header.Type))
+			fmt.Fprintf(a.Stdout, "reset  %s (stored now, not in the file)\n", t.nv.DescribeType(r.Header.Type))
 		}
 		for _, r := range plan.Writes {
-			fmt.Fprintf(a.stdout, "write  %s\n", t.nv.DescribeType(r.Header.Type))
+			fmt.Fprintf(a.Stdout, "write  %s\n", t.nv.DescribeType(r.Header.Type))
 			for _, l := range plan.Deltas[r.Header.Type] {
-				fmt.Fprintf(a.stdout, "         %s\n", l)
+				fmt.Fprintf(a.Stdout, "         %s\n", l)
 			}
 		}
 		for _, r := range plan.Kept {
-			fmt.Fprintf(a.stdout, "keep   %s (stored now, not in the file; --reset-missing resets it)\n", t.nv.DescribeType(r.Header.Type))
+			fmt.Fprintf(a.Stdout, "keep   %s (stored now, not in the file; --reset-missing resets it)\n", t.nv.DescribeType(r.Header.Type))
 		}
-		fmt.Fprintf(a.stdout, "%d TLV(s) already as in the file.\n", plan.Unchanged)
+		fmt.Fprintf(a.Stdout, "%d TLV(s) already as in the file.\n", plan.Unchanged)
 		if bf.Unchecked {
-			fmt.Fprintf(a.stdout, "note: %s (%s) carries no count or checksum: check it holds every TLV you expect\n", file, bf.Format)
+			fmt.Fprintf(a.Stdout, "note: %s (%s) carries no count or checksum: check it holds every TLV you expect\n", file, bf.Format)
 		}
 	}
 	if plan.Empty() || o.dryRun {
-		if a.json() {
-			return a.writeJSON(out)
+		if a.JSON() {
+			return a.WriteJSON(out)
 		}
 		if plan.Empty() {
-			fmt.Fprintln(a.stdout, "Nothing to do: the stored configuration holds the file's TLVs.")
+			fmt.Fprintln(a.Stdout, "Nothing to do: the stored configuration holds the file's TLVs.")
 		} else {
-			fmt.Fprintln(a.stdout, "Dry run: nothing written.")
+			fmt.Fprintln(a.Stdout, "Dry run: nothing written.")
 		}
 		return nil
 	}
@@ -1095,11 +1096,11 @@ func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 		return err
 	}
 	out.Backup, out.Written = path, true
-	if a.json() {
-		return a.writeJSON(out)
+	if a.JSON() {
+		return a.WriteJSON(out)
 	}
-	fmt.Fprintf(a.stdout, "Backup of the configuration before: %s\n", path)
-	fmt.Fprintf(a.stdout, "Restored and verified: the stored configuration holds the TLVs of %s.\n", file)
+	fmt.Fprintf(a.Stdout, "Backup of the configuration before: %s\n", path)
+	fmt.Fprintf(a.Stdout, "Restored and verified: the stored configuration holds the TLVs of %s.\n", file)
 	cc.printTakesEffect(t)
 	return nil
 }
@@ -1107,7 +1108,7 @@ func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 // ---- recover
 
 type configRecoverOptions struct {
-	df                            deviceFlags
+	df                            cmdutil.DeviceFlags
 	finish, rollback, yes, dryRun bool
 }
 
@@ -1126,7 +1127,7 @@ holds them.`,
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error { return cc.runRecover(&o) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().BoolVar(&o.finish, "finish", false, "complete the interrupted write")
 	c.Flags().BoolVar(&o.rollback, "rollback", false, "undo it from the backup taken before it")
 	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
@@ -1137,9 +1138,9 @@ holds them.`,
 func (cc *configCtx) runRecover(o *configRecoverOptions) error {
 	a := cc.a
 	if o.finish && o.rollback {
-		return usageErr("--finish and --rollback exclude each other")
+		return cmdutil.UsageErr("--finish and --rollback exclude each other")
 	}
-	ctx, cancel := o.df.context(a)
+	ctx, cancel := o.df.Context(a.Ctx)
 	defer cancel()
 	t, err := cc.open(ctx, o.df)
 	if err != nil {
@@ -1148,40 +1149,40 @@ func (cc *configCtx) runRecover(o *configRecoverOptions) error {
 	defer t.Close()
 	j, err := nvconf.DefaultJournal()
 	if err != nil {
-		return usageWrap(err)
+		return cmdutil.UsageWrap(err)
 	}
 	e, err := j.Pending(t.key())
 	if err != nil {
-		return usageWrap(err)
+		return cmdutil.UsageWrap(err)
 	}
 	if e == nil {
-		if a.json() {
-			return a.writeJSON(map[string]any{"device": t.ad.Name(), "pending": false})
+		if a.JSON() {
+			return a.WriteJSON(map[string]any{"device": t.ad.Name(), "pending": false})
 		}
-		fmt.Fprintf(a.stdout, "No interrupted NV write on %s.\n", t.ad.Name())
+		fmt.Fprintf(a.Stdout, "No interrupted NV write on %s.\n", t.ad.Name())
 		return nil
 	}
 	ie := nvconf.Interrupted(e, t.nv)
 	if !o.finish && !o.rollback {
-		if a.json() {
-			if err := a.writeJSON(map[string]any{"device": t.ad.Name(), "pending": true, "op": e.Op, "started": e.Started, "backup": e.Backup, "tlvs": ie.Names}); err != nil {
+		if a.JSON() {
+			if err := a.WriteJSON(map[string]any{"device": t.ad.Name(), "pending": true, "op": e.Op, "started": e.Started, "backup": e.Backup, "tlvs": ie.Names}); err != nil {
 				return err
 			}
 		} else {
-			fmt.Fprintln(a.stdout, ie.Error())
+			fmt.Fprintln(a.Stdout, ie.Error())
 		}
-		return errProblem
+		return cmdutil.ErrProblem
 	}
 	var backup []nvconf.RawTLV
 	if o.rollback {
-		if backup, err = readTLVFile(e.Backup, t.s.HeaderCodec(), t.nv, a.stdin); err != nil {
+		if backup, err = readTLVFile(e.Backup, t.s.HeaderCodec(), t.nv, a.Stdin); err != nil {
 			return fmt.Errorf("the backup of the interrupted write cannot be read: %w", err)
 		}
 	}
 	rec := nvconf.PlanRecover(e, o.rollback, backup)
 	verb := map[bool]string{true: "roll back", false: "finish"}[o.rollback]
-	if !a.json() {
-		fmt.Fprintf(a.stdout, "%s\nTo %s: reset %d TLV(s), write %d.\n", ie.Error(), verb, len(rec.Resets), len(rec.Writes))
+	if !a.JSON() {
+		fmt.Fprintf(a.Stdout, "%s\nTo %s: reset %d TLV(s), write %d.\n", ie.Error(), verb, len(rec.Resets), len(rec.Writes))
 	}
 	if o.dryRun {
 		return nil
@@ -1202,10 +1203,10 @@ func (cc *configCtx) runRecover(o *configRecoverOptions) error {
 	if err != nil {
 		return err
 	}
-	if a.json() {
-		return a.writeJSON(map[string]any{"device": t.ad.Name(), "pending": false, "recovered": verb})
+	if a.JSON() {
+		return a.WriteJSON(map[string]any{"device": t.ad.Name(), "pending": false, "recovered": verb})
 	}
-	fmt.Fprintf(a.stdout, "Done: the interrupted %s is %s.\n", e.Op, map[bool]string{true: "rolled back", false: "finished"}[o.rollback])
+	fmt.Fprintf(a.Stdout, "Done: the interrupted %s is %s.\n", e.Op, map[bool]string{true: "rolled back", false: "finished"}[o.rollback])
 	return nil
 }
 
@@ -1223,19 +1224,19 @@ or device names (an existing file wins; emu, 0000:03:00.0, mlx5_0 ...). Exit
 status 1 when they differ.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			ctx, cancel := context.WithTimeout(cc.a.ctx, timeout)
+			ctx, cancel := context.WithTimeout(cc.a.Ctx, timeout)
 			defer cancel()
 			nv, err := cc.db()
 			if err != nil {
 				return err
 			}
-			db, err := cc.a.db()
+			db, err := cc.a.DB()
 			if err != nil {
 				return err
 			}
 			hc, err := nvconf.NewHeaderCodec(db, "MNVDA")
 			if err != nil {
-				return usageWrap(err)
+				return cmdutil.UsageWrap(err)
 			}
 			// A query output holds values, not TLVs: compare by parameter.
 			if isQueryFile(args[0]) || isQueryFile(args[1]) {
@@ -1257,24 +1258,24 @@ status 1 when they differ.`,
 // loadSide reads one operand of diff: a file, or a device's stored TLVs.
 func (cc *configCtx) loadSide(ctx context.Context, arg string, nv *nvconf.DB, db *prm.DB, hc *nvconf.HeaderCodec) ([]nvconf.RawTLV, error) {
 	if fi, err := os.Stat(arg); (err == nil && !fi.IsDir()) || arg == "-" {
-		return readTLVFile(arg, hc, nv, cc.a.stdin)
+		return readTLVFile(arg, hc, nv, cc.a.Stdin)
 	}
-	ad, err := cc.a.open(ctx, arg, db)
+	ad, err := cc.a.Open(ctx, arg, db)
 	if err != nil {
 		return nil, fmt.Errorf("%s is neither a file nor a device: %w", arg, err)
 	}
 	defer ad.Close()
-	d, err := registers(ctx, ad)
+	d, err := cmdutil.Registers(ctx, ad)
 	if err != nil {
 		return nil, err
 	}
 	s, err := nvconf.Open(ctx, d, nv)
 	if err != nil {
-		return nil, classify(err)
+		return nil, cmdutil.Classify(err)
 	}
 	tlvs, err := s.Walk(ctx)
 	if err != nil {
-		return nil, classify(err)
+		return nil, cmdutil.Classify(err)
 	}
 	return tlvs, nil
 }
@@ -1283,32 +1284,32 @@ func (cc *configCtx) printDiff(args []string, sides [2][]nvconf.RawTLV, nv *nvco
 	a := cc.a
 	d := nvconf.Compare(sides[0], sides[1])
 	entries := nv.Differences(d)
-	if a.json() {
-		if err := a.writeJSON(map[string]any{"a": args[0], "b": args[1], "same": d.Same, "differences": entries}); err != nil {
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"a": args[0], "b": args[1], "same": d.Same, "differences": entries}); err != nil {
 			return err
 		}
 	} else {
 		for _, e := range entries {
 			switch e.In {
 			case "a":
-				fmt.Fprintf(a.stdout, "only in %s: %s\n", args[0], e.TLV)
+				fmt.Fprintf(a.Stdout, "only in %s: %s\n", args[0], e.TLV)
 			case "b":
-				fmt.Fprintf(a.stdout, "only in %s: %s\n", args[1], e.TLV)
+				fmt.Fprintf(a.Stdout, "only in %s: %s\n", args[1], e.TLV)
 			default:
-				fmt.Fprintf(a.stdout, "differs: %s\n", e.TLV)
+				fmt.Fprintf(a.Stdout, "differs: %s\n", e.TLV)
 			}
 			for _, c := range e.Changes {
-				fmt.Fprintf(a.stdout, "    %s\n", c)
+				fmt.Fprintf(a.Stdout, "    %s\n", c)
 			}
 		}
 		if d.Empty() {
-			fmt.Fprintf(a.stdout, "Same NV configuration (%d TLV(s)).\n", d.Same)
+			fmt.Fprintf(a.Stdout, "Same NV configuration (%d TLV(s)).\n", d.Same)
 		} else {
-			fmt.Fprintf(a.stdout, "%d TLV(s) differ, %d the same.\n", len(entries), d.Same)
+			fmt.Fprintf(a.Stdout, "%d TLV(s) differ, %d the same.\n", len(entries), d.Same)
 		}
 	}
 	if !d.Empty() {
-		return errProblem
+		return cmdutil.ErrProblem
 	}
 	return nil
 }
@@ -1329,7 +1330,7 @@ TLVs), and its description when the database has one (mstflint's file does,
 the built-in set does not). --filter searches names, TLVs and descriptions.`,
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
-			re, err := compileFilter(filter)
+			re, err := cmdutil.CompileFilter(filter)
 			if err != nil {
 				return err
 			}
@@ -1348,8 +1349,8 @@ the built-in set does not). --filter searches names, TLVs and descriptions.`,
 func (cc *configCtx) printParams(nv *nvconf.DB, re *regexp.Regexp, internal bool) error {
 	a := cc.a
 	list := nv.Params(re, internal)
-	if a.json() {
-		return a.writeJSON(map[string]any{"nvdb": nv.Source, "descriptions": nv.HasDescriptions, "parameters": list})
+	if a.JSON() {
+		return a.WriteJSON(map[string]any{"nvdb": nv.Source, "descriptions": nv.HasDescriptions, "parameters": list})
 	}
 	rows := [][]string{{"PARAMETER", "TLV", "TYPE", "VALUES"}}
 	var details []string
@@ -1378,11 +1379,11 @@ func (cc *configCtx) printParams(nv *nvconf.DB, re *regexp.Regexp, internal bool
 		}
 		details = append(details, strings.Join(d, "\n"))
 	}
-	writeRows(a.stdout, rows, details)
+	cmdutil.WriteRows(a.Stdout, rows, details)
 	note := ""
 	if !nv.HasDescriptions {
 		note = " (no descriptions in the built-in set; install mstflint or give --nvdb for them)"
 	}
-	fmt.Fprintf(a.stdout, "%d parameter(s) from %s%s\n", len(list), nv.Source, note)
+	fmt.Fprintf(a.Stdout, "%d parameter(s) from %s%s\n", len(list), nv.Source, note)
 	return nil
 }

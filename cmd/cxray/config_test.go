@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/internal/emuadapter"
 	"github.com/cxray/cxray/nvconf"
 )
@@ -22,7 +23,7 @@ import (
 func cfgcli(t testing.TB, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	a := &app{ctx: context.Background(), stdout: &out, stderr: &errb, stdin: strings.NewReader(stdin)}
+	a := newApp(context.Background(), strings.NewReader(stdin), &out, &errb)
 	root := a.rootCmd()
 	if c, _, err := root.Find([]string{"config"}); err != nil || c == root || c.Name() != "config" {
 		root.AddCommand(a.configCmd())
@@ -32,17 +33,17 @@ func cfgcli(t testing.TB, stdin string, args ...string) (string, string, int) {
 	root.SetErr(&errb)
 	err := root.Execute()
 	if err == nil {
-		return out.String(), errb.String(), exitOK
+		return out.String(), errb.String(), cmdutil.ExitOK
 	}
-	var ee *exitError
-	if errors.As(err, &ee) && ee == errProblem {
-		return out.String(), errb.String(), exitProblem
+	var ee *cmdutil.ExitError
+	if errors.As(err, &ee) && ee == cmdutil.ErrProblem {
+		return out.String(), errb.String(), cmdutil.ExitProblem
 	}
 	fmt.Fprintf(&errb, "cxray: %v\n", err)
 	if errors.As(err, &ee) {
-		return out.String(), errb.String(), ee.code
+		return out.String(), errb.String(), ee.Code
 	}
-	return out.String(), errb.String(), exitUsage
+	return out.String(), errb.String(), cmdutil.ExitUsage
 }
 
 // nvEnv gives the test a private emulator state (kept across its
@@ -147,7 +148,7 @@ func TestConfigQueryEmu(t *testing.T) {
 		t.Errorf("cx6dx: %v", m)
 	}
 	_, errs, code = cfgcli(t, "", "config", "query", "-d", "emu", "NUM_OF_VF")
-	if code != exitUsage || !strings.Contains(errs, "did you mean NUM_OF_VFS") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "did you mean NUM_OF_VFS") {
 		t.Errorf("typo: exit %d %s", code, errs)
 	}
 	// A parameter mstconfig hides is shown when asked for, with why.
@@ -156,7 +157,7 @@ func TestConfigQueryEmu(t *testing.T) {
 		t.Errorf("--all: %+v", q.Parameters)
 	}
 	_, errs, code = cfgcli(t, "", "config", "query")
-	if code != exitUsage || !strings.Contains(errs, "no device given") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "no device given") {
 		t.Errorf("no device: exit %d %s", code, errs)
 	}
 }
@@ -251,7 +252,7 @@ func TestConfigSetRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, errs, code := cfgcli(t, "", append([]string{"config", "set", "-d", "emu", "--yes"}, c.args...)...)
-		if code != exitUsage {
+		if code != cmdutil.ExitUsage {
 			t.Errorf("%v: exit %d: %s", c.args, code, errs)
 		}
 		for _, w := range c.want {
@@ -269,7 +270,7 @@ func TestConfigSetRefused(t *testing.T) {
 	}
 	// Without a terminal and without --yes nothing is written either.
 	_, errs, code := cfgcli(t, "", "config", "set", "-d", "emu", "NUM_OF_VFS=4")
-	if code != exitUsage || !strings.Contains(errs, "--yes") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "--yes") {
 		t.Errorf("unconfirmed: exit %d %s", code, errs)
 	}
 	// A dry run validates and shows the bytes, writes nothing.
@@ -329,7 +330,7 @@ func TestConfigBackupRestore(t *testing.T) {
 		cfgcli(t, "", "config", "set", "-d", "emu", "NUM_OF_VFS=64", "LOG_TX_PSN_WINDOW=5", "--yes")
 		cfgcli(t, "", "config", "reset", "-d", "emu", "LINK_TYPE_P2", "--yes")
 		out, _, code := cfgcli(t, "", "config", "diff", a, "emu")
-		if code != exitProblem || !strings.Contains(out, "NUM_OF_VFS: 8 -> 64") || !strings.Contains(out, "only in "+a+": nv_vpi_link_type (port 2)") {
+		if code != cmdutil.ExitProblem || !strings.Contains(out, "NUM_OF_VFS: 8 -> 64") || !strings.Contains(out, "only in "+a+": nv_vpi_link_type (port 2)") {
 			t.Errorf("diff before restore: exit %d\n%s", code, out)
 		}
 		// By default a TLV the file does not hold is kept, and said so.
@@ -337,7 +338,7 @@ func TestConfigBackupRestore(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "Restored and verified") || !strings.Contains(out, "keep   nv_sw_offload_conf") || strings.Contains(out, "reset  ") {
 			t.Fatalf("restore %s: exit %d\n%s%s", format, code, out, errs)
 		}
-		if out, _, code := cfgcli(t, "", "config", "diff", a, "emu"); code != exitProblem || !strings.Contains(out, "only in emu: nv_sw_offload_conf") {
+		if out, _, code := cfgcli(t, "", "config", "diff", a, "emu"); code != cmdutil.ExitProblem || !strings.Contains(out, "only in emu: nv_sw_offload_conf") {
 			t.Errorf("after a restore that keeps: exit %d\n%s", code, out)
 		}
 		// --reset-missing resets it too, listed first.
@@ -364,7 +365,7 @@ func TestConfigBackupRestore(t *testing.T) {
 	// A file naming a TLV the database lacks is refused before writing.
 	bad := filepath.Join(dir, "bad.nvbackup")
 	os.WriteFile(bad, []byte("CXRAY_NV_BACKUP 1\ntlv 0x00ffffff\ndata 0x0\n"), 0o644)
-	if _, errs, code := cfgcli(t, "", "config", "restore", "-d", "emu", bad, "--yes"); code != exitUsage || !strings.Contains(errs, "not in the parameter database") {
+	if _, errs, code := cfgcli(t, "", "config", "restore", "-d", "emu", bad, "--yes"); code != cmdutil.ExitUsage || !strings.Contains(errs, "not in the parameter database") {
 		t.Errorf("unknown TLV: exit %d %s", code, errs)
 	}
 }
@@ -391,7 +392,7 @@ func TestConfigReset(t *testing.T) {
 	if !strings.Contains(out, "# 0 TLV(s)") {
 		t.Errorf("the NV area is not empty after reset --all:\n%s", out)
 	}
-	if _, errs, code := cfgcli(t, "", "config", "reset", "-d", "emu", "--yes"); code != exitUsage || !strings.Contains(errs, "--all") {
+	if _, errs, code := cfgcli(t, "", "config", "reset", "-d", "emu", "--yes"); code != cmdutil.ExitUsage || !strings.Contains(errs, "--all") {
 		t.Errorf("reset without names: %d %s", code, errs)
 	}
 }
@@ -430,7 +431,7 @@ func TestConfigShowParams(t *testing.T) {
 			t.Errorf("no description from the installed database:\n%s", out)
 		}
 	}
-	if _, errs, code := cfgcli(t, "", "config", "show-params", "--nvdb", "/nonexistent.db"); code != exitUsage || !strings.Contains(errs, "--nvdb") {
+	if _, errs, code := cfgcli(t, "", "config", "show-params", "--nvdb", "/nonexistent.db"); code != cmdutil.ExitUsage || !strings.Contains(errs, "--nvdb") {
 		t.Errorf("bad --nvdb: %d %s", code, errs)
 	}
 }

@@ -10,13 +10,14 @@ import (
 	"io"
 	"os"
 
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/prm"
 )
 
 // readTextFile reads an NV configuration file (or standard input for "-").
 func readTextFile(path string, stdin io.Reader) (string, error) {
-	b, err := readInput(path, stdin, nvconf.MaxFileSize, "an NV configuration file")
+	b, err := cmdutil.ReadInput(path, stdin, nvconf.MaxFileSize, "an NV configuration file")
 	return string(b), err
 }
 
@@ -28,11 +29,11 @@ func readBackup(path string, hc *nvconf.HeaderCodec, nv *nvconf.DB, stdin io.Rea
 		return nil, err
 	}
 	if nvconf.IsQueryText(text) {
-		return nil, usageErr("%s is a query output (mlxconfig/mstconfig q), not a backup: it holds values, not the TLVs to write; set them with 'cxray config set', or compare with 'cxray config diff'", path)
+		return nil, cmdutil.UsageErr("%s is a query output (mlxconfig/mstconfig q), not a backup: it holds values, not the TLVs to write; set them with 'cxray config set', or compare with 'cxray config diff'", path)
 	}
 	b, err := nvconf.ReadBackupFile(text, hc, nv)
 	if err != nil {
-		return nil, usageErr("%s: %v", path, err)
+		return nil, cmdutil.UsageErr("%s: %v", path, err)
 	}
 	return b, nil
 }
@@ -43,21 +44,21 @@ func (cc *configCtx) readConfigFile(path string) (*nvconf.ConfigFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := cc.a.db()
+	db, err := cc.a.DB()
 	if err != nil {
 		return nil, err
 	}
 	hc, err := nvconf.NewHeaderCodec(db, "MNVDA")
 	if err != nil {
-		return nil, usageWrap(err)
+		return nil, cmdutil.UsageWrap(err)
 	}
-	text, err := readTextFile(path, cc.a.stdin)
+	text, err := readTextFile(path, cc.a.Stdin)
 	if err != nil {
 		return nil, err
 	}
 	cf, err := nvconf.ReadConfigFile(text, nv, hc)
 	if err != nil {
-		return nil, usageErr("%s: %v; give an mlxconfig/mstconfig query output (q or -e q), an mstconfig backup or a cxray backup", path, err)
+		return nil, cmdutil.UsageErr("%s: %v; give an mlxconfig/mstconfig query output (q or -e q), an mstconfig backup or a cxray backup", path, err)
 	}
 	return cf, nil
 }
@@ -70,7 +71,7 @@ func (cc *configCtx) queryFromFile(path string, extended bool) error {
 		return err
 	}
 	res := cf.Result
-	if a.json() {
+	if a.JSON() {
 		out := struct {
 			File       string        `json:"file"`
 			Kind       string        `json:"kind"`
@@ -90,9 +91,9 @@ func (cc *configCtx) queryFromFile(path string, extended bool) error {
 			}
 			out.Parameters = append(out.Parameters, j)
 		}
-		return a.writeJSON(out)
+		return a.WriteJSON(out)
 	}
-	w := a.stdout
+	w := a.Stdout
 	fmt.Fprintf(w, "File:         %s (%s)\n", path, cf.Kind)
 	if len(cf.Devices) > 0 && cf.Devices[0].Device != "" {
 		fmt.Fprintf(w, "Device:       %s\n", cf.Devices[0].Device)
@@ -102,7 +103,7 @@ func (cc *configCtx) queryFromFile(path string, extended bool) error {
 	if wide {
 		cols = []string{"PARAMETER", "DEFAULT", "CURRENT", "NEXT BOOT"}
 	}
-	t := a.newTable(cols...)
+	t := a.NewTable(cols...)
 	text := func(v *nvconf.Value) string {
 		if v == nil {
 			return "-"
@@ -111,12 +112,12 @@ func (cc *configCtx) queryFromFile(path string, extended bool) error {
 	}
 	for _, s := range res.Settings {
 		if wide {
-			t.row(s.Name, text(s.Default), text(s.Current), text(s.Next))
+			t.Row(s.Name, text(s.Default), text(s.Current), text(s.Next))
 		} else {
-			t.row(s.Name, text(s.Next))
+			t.Row(s.Name, text(s.Next))
 		}
 	}
-	t.flush()
+	t.Flush()
 	for _, n := range cf.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
@@ -135,7 +136,7 @@ func (cc *configCtx) settingsSide(ctx context.Context, arg string, db *prm.DB) (
 		}
 		return cf.Result, nil
 	}
-	df := deviceFlags{name: arg}
+	df := cmdutil.DeviceFlags{Name: arg}
 	t, err := cc.open(ctx, df)
 	if err != nil {
 		return nil, fmt.Errorf("%s is neither a file nor a device: %w", arg, err)
@@ -143,7 +144,7 @@ func (cc *configCtx) settingsSide(ctx context.Context, arg string, db *prm.DB) (
 	defer t.Close()
 	res, err := t.s.Query(ctx, nvconf.QueryOptions{Extended: true})
 	if err != nil {
-		return nil, classify(err)
+		return nil, cmdutil.Classify(err)
 	}
 	return res, nil
 }
@@ -171,21 +172,21 @@ func (cc *configCtx) diffSettings(ctx context.Context, args []string, db *prm.DB
 		sides[i] = r
 	}
 	changes := nvconf.CompareSettings(sides[0], sides[1])
-	if a.json() {
-		if err := a.writeJSON(map[string]any{"a": args[0], "b": args[1], "same": len(changes) == 0, "by": "parameter", "changes": changes}); err != nil {
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"a": args[0], "b": args[1], "same": len(changes) == 0, "by": "parameter", "changes": changes}); err != nil {
 			return err
 		}
 	} else if len(changes) == 0 {
-		fmt.Fprintf(a.stdout, "%s and %s hold the same values\n", args[0], args[1])
+		fmt.Fprintf(a.Stdout, "%s and %s hold the same values\n", args[0], args[1])
 	} else {
-		t := a.newTable("PARAMETER", "COLUMN", args[0], args[1])
+		t := a.NewTable("PARAMETER", "COLUMN", args[0], args[1])
 		for _, c := range changes {
-			t.row(c.Name, c.Column, dash(c.Old), dash(c.New))
+			t.Row(c.Name, c.Column, cmdutil.Dash(c.Old), cmdutil.Dash(c.New))
 		}
-		t.flush()
+		t.Flush()
 	}
 	if len(changes) > 0 {
-		return errProblem
+		return cmdutil.ErrProblem
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/emu/state"
 	"github.com/cxray/cxray/emu/sysfs"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/internal/emuadapter"
 )
 
@@ -80,7 +81,7 @@ Needs root (mount namespaces) and /dev/fuse.`,
 func commandAfterFlags(c *cobra.Command) {
 	c.Flags().SetInterspersed(false)
 	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return usageErr("%v; the command to run and its flags go after '--': cxray %s -- mstflint -d 0000:03:00.0 q", err, c.CommandPath()[len("cxray "):])
+		return cmdutil.UsageErr("%v; the command to run and its flags go after '--': cxray %s -- mstflint -d 0000:03:00.0 q", err, c.CommandPath()[len("cxray "):])
 	})
 }
 
@@ -88,7 +89,7 @@ func commandAfterFlags(c *cobra.Command) {
 // early so a bad name gets the scenario's own message.
 func emuName(scenarioFile, profile string) (string, error) {
 	if scenarioFile != "" && profile != "" {
-		return "", usageErr("give --scenario or --profile, not both")
+		return "", cmdutil.UsageErr("give --scenario or --profile, not both")
 	}
 	name := "emu"
 	switch {
@@ -97,14 +98,14 @@ func emuName(scenarioFile, profile string) (string, error) {
 		// depend on the working directory.
 		abs, err := filepath.Abs(scenarioFile)
 		if err != nil {
-			return "", usageWrap(err)
+			return "", cmdutil.UsageWrap(err)
 		}
 		name = "emu:" + abs
 	case profile != "":
 		name = "emu:" + profile
 	}
 	if _, err := scenario.ResolveScenario(name); err != nil {
-		return "", usageWrap(err)
+		return "", cmdutil.UsageWrap(err)
 	}
 	return name, nil
 }
@@ -113,21 +114,21 @@ func emuName(scenarioFile, profile string) (string, error) {
 // returns its exit status.
 func (a *app) runInNamespace(p runPayload, args []string) error {
 	payload, _ := json.Marshal(p)
-	code, err := nsrun.Run(context.Background(), nsrun.Spec{Payload: payload}, args, a.stdin, a.stdout, a.stderr)
+	code, err := nsrun.Run(context.Background(), nsrun.Spec{Payload: payload}, args, a.Stdin, a.Stdout, a.Stderr)
 	if err != nil && code < 0 {
 		switch {
 		case errors.Is(err, nsrun.ErrCommandNotFound):
-			return usageWrap(err)
+			return cmdutil.UsageWrap(err)
 		case errors.Is(err, nsrun.ErrNotRoot), errors.Is(err, nsrun.ErrNoFUSE), errors.Is(err, nsrun.ErrNoNamespace):
-			return deviceErr(err)
+			return cmdutil.DeviceErr(err)
 		}
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
-			return deviceErr(err)
+			return cmdutil.DeviceErr(err)
 		}
 	}
 	if code != 0 {
-		return &exitError{code, errQuiet}
+		return &cmdutil.ExitError{Code: code, Err: cmdutil.ErrQuiet}
 	}
 	return nil
 }
@@ -153,14 +154,14 @@ func (a *app) emuProfilesCmd() *cobra.Command {
 				}
 				out = append(out, prof{n, p.Summary, p.Spec.FW.String(), p.Spec.PSID, len(p.Spec.Ports)})
 			}
-			if a.json() {
-				return a.writeJSON(map[string]any{"profiles": out})
+			if a.JSON() {
+				return a.WriteJSON(map[string]any{"profiles": out})
 			}
-			t := a.newTable("PROFILE", "FIRMWARE", "PSID", "PORTS", "SUMMARY")
+			t := a.NewTable("PROFILE", "FIRMWARE", "PSID", "PORTS", "SUMMARY")
 			for _, p := range out {
-				t.row(p.Name, p.Firmware, p.PSID, fmt.Sprint(p.Ports), p.Summary)
+				t.Row(p.Name, p.Firmware, p.PSID, fmt.Sprint(p.Ports), p.Summary)
 			}
-			t.flush()
+			t.Flush()
 			return nil
 		},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/emu/ctl"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 )
 
 func (a *app) emuServeCmd() *cobra.Command {
@@ -36,10 +37,10 @@ prints. Needs root and /dev/fuse.`,
 			}
 			sock, err := filepath.Abs(socket)
 			if err != nil {
-				return usageWrap(err)
+				return cmdutil.UsageWrap(err)
 			}
 			if len(args) == 0 {
-				if f, ok := a.stdin.(*os.File); ok && isTerminal(f) {
+				if f, ok := a.Stdin.(*os.File); ok && cmdutil.IsTerminal(f) {
 					sh := os.Getenv("SHELL")
 					if sh == "" {
 						sh = "/bin/sh"
@@ -86,27 +87,27 @@ command on the same scenario sees them. Faults are this emulator's only.`,
 			switch args[0] {
 			case "status", "clear":
 				if len(args) != 1 {
-					return usageErr("%s takes no arguments", args[0])
+					return cmdutil.UsageErr("%s takes no arguments", args[0])
 				}
 			case "fault":
 				if len(args) < 2 {
-					return usageErr("fault needs NAME=VALUE settings: %s", strings.Join(ctl.FaultNames(), ", "))
+					return cmdutil.UsageErr("fault needs NAME=VALUE settings: %s", strings.Join(ctl.FaultNames(), ", "))
 				}
 				req.Set = map[string]string{}
 				for _, kv := range args[1:] {
 					k, v, ok := strings.Cut(kv, "=")
 					if !ok {
-						return usageErr("%q is not NAME=VALUE", kv)
+						return cmdutil.UsageErr("%q is not NAME=VALUE", kv)
 					}
 					req.Set[k] = v
 				}
 			case "module":
 				if len(args) < 2 {
-					return usageErr("module needs a cage number and its faults (none for no fault)")
+					return cmdutil.UsageErr("module needs a cage number and its faults (none for no fault)")
 				}
 				m, err := strconv.Atoi(args[1])
 				if err != nil || m < 0 {
-					return usageErr("module %q: give the cage number (0, 1, ...)", args[1])
+					return cmdutil.UsageErr("module %q: give the cage number (0, 1, ...)", args[1])
 				}
 				req.Module = m
 				for _, f := range args[2:] {
@@ -116,11 +117,11 @@ command on the same scenario sees them. Faults are this emulator's only.`,
 				}
 			case "plug":
 				if len(args) != 3 {
-					return usageErr("plug needs a cage number and a module (empty pulls it out)")
+					return cmdutil.UsageErr("plug needs a cage number and a module (empty pulls it out)")
 				}
 				m, err := strconv.Atoi(args[1])
 				if err != nil || m < 0 {
-					return usageErr("plug %q: give the cage number (0, 1, ...)", args[1])
+					return cmdutil.UsageErr("plug %q: give the cage number (0, 1, ...)", args[1])
 				}
 				req.Module, req.Kind = m, args[2]
 			case "nv":
@@ -128,48 +129,48 @@ command on the same scenario sees them. Faults are this emulator's only.`,
 				for _, kv := range args[1:] {
 					k, v, ok := strings.Cut(kv, "=")
 					if !ok {
-						return usageErr("%q is not NAME=VALUE", kv)
+						return cmdutil.UsageErr("%q is not NAME=VALUE", kv)
 					}
 					req.NV[k] = v
 				}
 			case "advance":
 				if len(args) != 2 {
-					return usageErr("advance needs one duration, e.g. 10m")
+					return cmdutil.UsageErr("advance needs one duration, e.g. 10m")
 				}
 				req.Duration = args[1]
 			default:
-				return usageErr("unknown ctl command %q; use status, fault, clear, module, plug, nv or advance", args[0])
+				return cmdutil.UsageErr("unknown ctl command %q; use status, fault, clear, module, plug, nv or advance", args[0])
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			resp, err := ctl.Call(ctx, socket, req)
 			if err != nil {
 				if resp != nil {
-					return usageWrap(err) // the emulator refused the request
+					return cmdutil.UsageWrap(err) // the emulator refused the request
 				}
-				return deviceErr(err)
+				return cmdutil.DeviceErr(err)
 			}
-			if a.json() {
-				return a.writeJSON(resp)
+			if a.JSON() {
+				return a.WriteJSON(resp)
 			}
-			fmt.Fprintf(a.stdout, "emulator pid %d, clock %s", resp.PID, resp.Clock)
+			fmt.Fprintf(a.Stdout, "emulator pid %d, clock %s", resp.PID, resp.Clock)
 			if resp.Manual {
-				fmt.Fprint(a.stdout, " (manual)")
+				fmt.Fprint(a.Stdout, " (manual)")
 			}
-			fmt.Fprintln(a.stdout)
+			fmt.Fprintln(a.Stdout)
 			if resp.State != "" {
-				fmt.Fprintf(a.stdout, "state: %s\n", resp.State)
+				fmt.Fprintf(a.Stdout, "state: %s\n", resp.State)
 			}
-			t := a.newTable("BDF", "ADAPTER", "PROFILE", "NETDEV", "RDMA", "FAULTS")
+			t := a.NewTable("BDF", "ADAPTER", "PROFILE", "NETDEV", "RDMA", "FAULTS")
 			for _, f := range resp.Functions {
 				var fs []string
 				for k, v := range f.Faults {
 					fs = append(fs, k+"="+v)
 				}
 				sort.Strings(fs)
-				t.row(f.BDF, f.Adapter, f.Profile, dash(f.Netdev), dash(f.RDMA), dash(strings.Join(fs, " ")))
+				t.Row(f.BDF, f.Adapter, f.Profile, cmdutil.Dash(f.Netdev), cmdutil.Dash(f.RDMA), cmdutil.Dash(strings.Join(fs, " ")))
 			}
-			t.flush()
+			t.Flush()
 			return nil
 		},
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/emu/state"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 )
 
 func (a *app) emuStatusCmd() *cobra.Command {
@@ -24,31 +25,31 @@ stale once the file changes: the new content starts a state of its own.`,
 		RunE: func(*cobra.Command, []string) error {
 			dir, err := state.Dir()
 			if err != nil {
-				return deviceErr(err)
+				return cmdutil.DeviceErr(err)
 			}
 			var infos []state.Info
 			if dir != "" {
 				if infos, err = state.List(dir); err != nil {
-					return deviceErr(err)
+					return cmdutil.DeviceErr(err)
 				}
 			}
 			if infos == nil {
 				infos = []state.Info{}
 			}
-			if a.json() {
-				return a.writeJSON(map[string]any{"dir": dir, "keeps_state": dir != "", "states": infos})
+			if a.JSON() {
+				return a.WriteJSON(map[string]any{"dir": dir, "keeps_state": dir != "", "states": infos})
 			}
 			if dir == "" {
-				fmt.Fprintf(a.stdout, "The emulator keeps no state (%s=%s): every command powers on a fresh one.\n", state.EnvDir, state.Off)
+				fmt.Fprintf(a.Stdout, "The emulator keeps no state (%s=%s): every command powers on a fresh one.\n", state.EnvDir, state.Off)
 				return nil
 			}
-			fmt.Fprintf(a.stdout, "Emulator states in %s\n", dir)
+			fmt.Fprintf(a.Stdout, "Emulator states in %s\n", dir)
 			if len(infos) == 0 {
-				fmt.Fprintln(a.stdout, "None yet: the first command on -d emu (or emu run/serve) makes one.")
+				fmt.Fprintln(a.Stdout, "None yet: the first command on -d emu (or emu run/serve) makes one.")
 				return nil
 			}
 			now := time.Now()
-			t := a.newTable("SCENARIO", "CHANGES", "CLOCK", "LAST CHANGE", "NOTE")
+			t := a.NewTable("SCENARIO", "CHANGES", "CLOCK", "LAST CHANGE", "NOTE")
 			for _, in := range infos {
 				var notes []string
 				if in.InUse {
@@ -67,9 +68,9 @@ stale once the file changes: the new content starts a state of its own.`,
 						clk += " (manual)"
 					}
 				}
-				t.row(dash(in.Name), fmt.Sprint(in.Records), clk, age(now, in.Modified)+" ago", dash(strings.Join(notes, "; ")))
+				t.Row(cmdutil.Dash(in.Name), fmt.Sprint(in.Records), clk, age(now, in.Modified)+" ago", cmdutil.Dash(strings.Join(notes, "; ")))
 			}
-			t.flush()
+			t.Flush()
 			return nil
 		},
 	}
@@ -105,7 +106,7 @@ scenario describes it. A state in use by a running 'emu serve' or 'emu run'
 		RunE: func(_ *cobra.Command, args []string) error {
 			dir, err := state.Dir()
 			if err != nil {
-				return deviceErr(err)
+				return cmdutil.DeviceErr(err)
 			}
 			name := ""
 			if len(args) == 1 {
@@ -114,14 +115,14 @@ scenario describes it. A state in use by a running 'emu serve' or 'emu run'
 					name = args[0]
 				}
 				if _, _, err := scenario.Locate(name); err != nil {
-					return usageWrap(err)
+					return cmdutil.UsageWrap(err)
 				}
 			}
 			var removed []string
 			switch {
 			case dir == "":
-				if !a.json() {
-					fmt.Fprintf(a.stdout, "The emulator keeps no state (%s=%s): nothing to reset.\n", state.EnvDir, state.Off)
+				if !a.JSON() {
+					fmt.Fprintf(a.Stdout, "The emulator keeps no state (%s=%s): nothing to reset.\n", state.EnvDir, state.Off)
 				}
 			default:
 				removed, err = state.Remove(dir, name)
@@ -129,20 +130,20 @@ scenario describes it. A state in use by a running 'emu serve' or 'emu run'
 			if removed == nil {
 				removed = []string{}
 			}
-			if a.json() {
-				if jerr := a.writeJSON(map[string]any{"removed": removed}); jerr != nil {
+			if a.JSON() {
+				if jerr := a.WriteJSON(map[string]any{"removed": removed}); jerr != nil {
 					return jerr
 				}
 			} else {
 				for _, p := range removed {
-					fmt.Fprintf(a.stdout, "Removed %s\n", p)
+					fmt.Fprintf(a.Stdout, "Removed %s\n", p)
 				}
 				if len(removed) == 0 && err == nil && dir != "" {
-					fmt.Fprintln(a.stdout, "No kept state to reset.")
+					fmt.Fprintln(a.Stdout, "No kept state to reset.")
 				}
 			}
 			if err != nil {
-				return deviceErr(err)
+				return cmdutil.DeviceErr(err)
 			}
 			return nil
 		},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/emu/state"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 )
 
 var blanks = regexp.MustCompile(`[ \t]+`)
@@ -107,7 +108,7 @@ func TestEmuKeepsState(t *testing.T) {
 	if st := emuStatus(t); len(st.States) != 0 {
 		t.Errorf("after reset of all: %+v", st.States)
 	}
-	if _, errs, code := cfgcli(t, "", "emu", "reset", "cx9"); code != exitUsage || !strings.Contains(errs, "cx7-2p400g") {
+	if _, errs, code := cfgcli(t, "", "emu", "reset", "cx9"); code != cmdutil.ExitUsage || !strings.Contains(errs, "cx7-2p400g") {
 		t.Errorf("reset of an unknown profile: %d %s", code, errs)
 	}
 	// CXRAY_EMU_STATE=off: every command powers on a fresh emulator.

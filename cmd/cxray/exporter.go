@@ -19,6 +19,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/exporter"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/prm"
 )
@@ -91,7 +92,7 @@ authentication come from an exporter-toolkit web configuration file
   cxray exporter -d emu:examples/fleet-16.yaml --all --metrics.exclude '_dbm$'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := exporterContext(a.ctx)
+			ctx, stop := exporterContext(a.Ctx)
 			defer stop()
 			return a.runExporter(ctx, &o, exporterReady)
 		},
@@ -109,7 +110,7 @@ authentication come from an exporter-toolkit web configuration file
 	f.DurationVar(&o.openTimeout, "timeout", 10*time.Second, "give up opening a device at start after this long")
 	f.StringVar(&o.logLevel, "log.level", "info", "log level: debug, info, warn, error")
 	f.IntVar(&o.maxConns, "web.max-connections", 64, "connections served at once; more wait to be accepted (slow or idle clients are cut by the server's timeouts)")
-	addViaFlag(c, &o.via)
+	cmdutil.AddViaFlag(c, &o.via)
 	return c
 }
 
@@ -126,10 +127,10 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, ready func(ne
 	}
 	if o.webConfig != "" {
 		if err := web.Validate(o.webConfig); err != nil {
-			return usageErr("--web.config %s: %v", o.webConfig, err)
+			return cmdutil.UsageErr("--web.config %s: %v", o.webConfig, err)
 		}
 	}
-	db, err := a.db()
+	db, err := a.DB()
 	if err != nil {
 		return err
 	}
@@ -143,7 +144,7 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, ready func(ne
 	e, err := exporter.New(srcs, eo)
 	if err != nil {
 		closeSources(srcs)
-		return usageWrap(err)
+		return cmdutil.UsageWrap(err)
 	}
 	defer e.Close()
 
@@ -161,7 +162,7 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, ready func(ne
 	mux.Handle("/", landing)
 	l, err := net.Listen("tcp", o.listen)
 	if err != nil {
-		return usageErr("--listen %s: %v; pick a free port (the default is %s)", o.listen, err, defaultExporterListen)
+		return cmdutil.UsageErr("--listen %s: %v; pick a free port (the default is %s)", o.listen, err, defaultExporterListen)
 	}
 	if !isLoopback(l.Addr()) && o.webConfig == "" {
 		log.Warn("serving on a non-loopback address without TLS or authentication; give --web.config to add them", "address", l.Addr().String())
@@ -181,7 +182,7 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, ready func(ne
 		if errors.Is(err, http.ErrServerClosed) {
 			return nil
 		}
-		return deviceErr(fmt.Errorf("serving %s: %w", o.listen, err))
+		return cmdutil.DeviceErr(fmt.Errorf("serving %s: %w", o.listen, err))
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -228,22 +229,22 @@ func closeSources(srcs []exporter.Source) {
 func exporterLogger(a *app, level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, usageErr("--log.level %s: give debug, info, warn or error", level)
+		return nil, cmdutil.UsageErr("--log.level %s: give debug, info, warn or error", level)
 	}
-	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: l})), nil
+	return slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: l})), nil
 }
 
 // exporterOptions turns the flags into the exporter's options.
 func (o *exporterOptions) exporterOptions(log *slog.Logger) (exporter.Options, error) {
 	eo := exporter.Options{Timeout: o.scrapeTimeout, Logger: log, Version: version}
 	if o.scrapeTimeout <= 0 || o.scrapeTimeout > 10*time.Minute {
-		return eo, usageErr("--scrape-timeout %v: give a duration between 100ms and 10m", o.scrapeTimeout)
+		return eo, cmdutil.UsageErr("--scrape-timeout %v: give a duration between 100ms and 10m", o.scrapeTimeout)
 	}
 	if o.maxConns < 1 {
-		return eo, usageErr("--web.max-connections %d: give at least 1", o.maxConns)
+		return eo, cmdutil.UsageErr("--web.max-connections %d: give at least 1", o.maxConns)
 	}
 	if o.openTimeout <= 0 {
-		return eo, usageErr("--timeout %v: give a positive duration", o.openTimeout)
+		return eo, cmdutil.UsageErr("--timeout %v: give a positive duration", o.openTimeout)
 	}
 	names := exporter.CollectorNames()
 	if len(o.collectors) > 0 {
@@ -255,7 +256,7 @@ func (o *exporterOptions) exporterOptions(log *slog.Logger) (exporter.Options, e
 	}
 	for n := range drop {
 		if !contains(exporter.CollectorNames(), n) {
-			return eo, usageErr("--collectors.exclude %s: no such collector; collectors: %s", n, strings.Join(exporter.CollectorNames(), ", "))
+			return eo, cmdutil.UsageErr("--collectors.exclude %s: no such collector; collectors: %s", n, strings.Join(exporter.CollectorNames(), ", "))
 		}
 	}
 	for _, n := range names {
@@ -264,7 +265,7 @@ func (o *exporterOptions) exporterOptions(log *slog.Logger) (exporter.Options, e
 		}
 	}
 	if len(eo.Collectors) == 0 {
-		return eo, usageErr("no collector left to run; --collectors and --collectors.exclude leave none of %s", strings.Join(exporter.CollectorNames(), ", "))
+		return eo, cmdutil.UsageErr("no collector left to run; --collectors and --collectors.exclude leave none of %s", strings.Join(exporter.CollectorNames(), ", "))
 	}
 	for _, r := range []struct {
 		flag, expr string
@@ -275,13 +276,13 @@ func (o *exporterOptions) exporterOptions(log *slog.Logger) (exporter.Options, e
 		}
 		re, err := regexp.Compile(r.expr)
 		if err != nil {
-			return eo, usageErr("%s %q: %v (a Go regular expression over metric names)", r.flag, r.expr, err)
+			return eo, cmdutil.UsageErr("%s %q: %v (a Go regular expression over metric names)", r.flag, r.expr, err)
 		}
 		*r.dst = re
 	}
 	// Check the collector names now, with the flag's name in the message.
 	if _, err := exporter.New(nil, eo); err != nil {
-		return eo, usageErr("--collectors: %v", strings.TrimPrefix(err.Error(), "exporter: "))
+		return eo, cmdutil.UsageErr("--collectors: %v", strings.TrimPrefix(err.Error(), "exporter: "))
 	}
 	return eo, nil
 }
@@ -301,15 +302,15 @@ func contains(list []string, s string) bool {
 // (exporter.Lazy); only a name that cannot mean a device is an error.
 func (a *app) exporterSources(ctx context.Context, o *exporterOptions, db *prm.DB, log *slog.Logger) ([]exporter.Source, error) {
 	if len(o.devices) == 0 && !o.all {
-		return nil, usageErr("no device given; add -d DEV (repeatable: a PCI address, mlx5_0, kernel:mlx5_0, emu:FILE.yaml) or --all for every adapter of this machine")
+		return nil, cmdutil.UsageErr("no device given; add -d DEV (repeatable: a PCI address, mlx5_0, kernel:mlx5_0, emu:FILE.yaml) or --all for every adapter of this machine")
 	}
-	opts := a.adapterOptions(db)
+	opts := a.AdapterOptions(db)
 	opts.ReadOnly, opts.Fallback = true, true
 	var out []exporter.Source
 	if len(o.devices) == 0 {
-		fns, err := sys.List()
+		fns, err := a.Sys.List()
 		if err != nil {
-			return nil, deviceErr(err)
+			return nil, cmdutil.DeviceErr(err)
 		}
 		// Where direct access cannot work, only the functions the kernel
 		// driver has can be read, through it.
@@ -328,16 +329,16 @@ func (a *app) exporterSources(ctx context.Context, o *exporterOptions, db *prm.D
 		}
 		if len(out) == 0 {
 			if why != "" {
-				return nil, deviceErr(fmt.Errorf("no ConnectX function driven by mlx5_core found, and %s; load the driver (modprobe mlx5_core), or use -d emu for the emulator", why))
+				return nil, cmdutil.DeviceErr(fmt.Errorf("no ConnectX function driven by mlx5_core found, and %s; load the driver (modprobe mlx5_core), or use -d emu for the emulator", why))
 			}
-			return nil, deviceErr(errors.New("no ConnectX adapters found on this machine; use -d emu for the emulator"))
+			return nil, cmdutil.DeviceErr(errors.New("no ConnectX adapters found on this machine; use -d emu for the emulator"))
 		}
 		return out, nil
 	}
 	for _, given := range o.devices {
 		n, err := opts.Parse(given)
 		if err != nil {
-			return out, classify(err)
+			return out, cmdutil.Classify(err)
 		}
 		if n.Kind == devname.Emu {
 			var ads []*adapter.Adapter
@@ -350,7 +351,7 @@ func (a *app) exporterSources(ctx context.Context, o *exporterOptions, db *prm.D
 				}
 			}
 			if err != nil {
-				return out, classify(err)
+				return out, cmdutil.Classify(err)
 			}
 			for _, ad := range ads {
 				out = append(out, exporter.FromAdapter(ad))
@@ -358,17 +359,17 @@ func (a *app) exporterSources(ctx context.Context, o *exporterOptions, db *prm.D
 			continue
 		}
 		if o.all {
-			return out, usageErr("--all with -d works for emulated scenarios (emu:FILE.yaml); for this machine's adapters leave out -d")
+			return out, cmdutil.UsageErr("--all with -d works for emulated scenarios (emu:FILE.yaml); for this machine's adapters leave out -d")
 		}
 		label := n.BDF
 		if n.Kind == devname.Kernel {
 			label = n.Kernel
-			if kd, err := kernel.Open(ctx, n.Kernel, kernelOptions()); err == nil {
+			if kd, err := kernel.Open(ctx, n.Kernel, a.AdapterOptions(db).Kernel); err == nil {
 				label = kd.BDF
 			} else {
 				var nf *kernel.NotFoundError
 				if errors.As(err, &nf) {
-					return out, deviceErr(err)
+					return out, cmdutil.DeviceErr(err)
 				}
 			}
 		}

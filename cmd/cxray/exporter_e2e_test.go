@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"net"
@@ -403,8 +404,8 @@ rule_files: [%q]
 // TestExporterRatesExact: on a manual clock, counters scraped ten emulated
 // seconds apart moved by exactly what the scenario's traffic says.
 func TestExporterRatesExact(t *testing.T) {
-	a := &app{ctx: context.Background()}
-	db, err := a.db()
+	a := newApp(context.Background(), nil, io.Discard, io.Discard)
+	db, err := a.DB()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,8 +526,8 @@ func TestExporterLoad(t *testing.T) {
 		}
 		dur = d
 	}
-	a := &app{ctx: context.Background()}
-	db, err := a.db()
+	a := newApp(context.Background(), nil, io.Discard, io.Discard)
+	db, err := a.DB()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/exporter"
 	"github.com/cxray/cxray/exporter/exportertest"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/modules"
 	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/prm"
@@ -72,7 +73,7 @@ func startExporter(t testing.TB, args ...string) *runningExporter {
 	exporterContext = func(context.Context) (context.Context, context.CancelFunc) { return ctx, func() {} }
 	exporterReady = func(a net.Addr) { addrc <- a }
 	r := &runningExporter{cancel: cancel, done: make(chan error, 1), stderr: &syncBuffer{}}
-	a := &app{ctx: context.Background(), stdout: &bytes.Buffer{}, stderr: r.stderr, stdin: strings.NewReader("")}
+	a := newApp(context.Background(), strings.NewReader(""), &bytes.Buffer{}, r.stderr)
 	root := a.rootCmd()
 	root.AddCommand(a.exporterCmd())
 	root.SetArgs(append([]string{"exporter", "--listen", "127.0.0.1:0"}, args...))
@@ -133,7 +134,7 @@ func cliJSON(t testing.TB, args ...string) []byte {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(append(args, "-o", "json"), strings.NewReader(""), &out, &errb)
-	if code != exitOK && code != exitProblem {
+	if code != cmdutil.ExitOK && code != cmdutil.ExitProblem {
 		t.Fatalf("cxray %v: exit %d: %s", args, code, errb.String())
 	}
 	return out.Bytes()
@@ -550,8 +551,8 @@ func TestExporterFleetMatchesCLI(t *testing.T) {
 // emulated clock moved an hour (temperatures, optics and counters have all
 // moved), with the exporter and the CLI's own code reading one emulation.
 func TestExporterFleetMatchesCLIAnHourLater(t *testing.T) {
-	a := &app{ctx: context.Background(), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
-	db, err := a.db()
+	a := newApp(context.Background(), nil, &bytes.Buffer{}, &bytes.Buffer{})
+	db, err := a.DB()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -588,7 +589,8 @@ func TestExporterFleetMatchesCLIAnHourLater(t *testing.T) {
 		}
 		for _, q := range regQueries(len(reports), mods) {
 			var buf bytes.Buffer
-			ca := &app{ctx: ctx, stdout: &buf, stderr: io.Discard, output: "json"}
+			ca := newApp(ctx, nil, &buf, io.Discard)
+			ca.Output = "json"
 			rd, err := d.Get(ctx, q.reg, assignments(q.index), nil, 0)
 			if err != nil {
 				t.Fatalf("%s %s: %v", f.BDF, q.reg, err)
@@ -692,13 +694,13 @@ func TestExporterUsage(t *testing.T) {
 		{[]string{"-d", "emu", "-d", "emu:cx6dx-2p100g"}, "given twice"},
 	} {
 		var out, errb bytes.Buffer
-		a := &app{ctx: context.Background(), stdout: &out, stderr: &errb}
+		a := newApp(context.Background(), nil, &out, &errb)
 		root := a.rootCmd()
 		root.AddCommand(a.exporterCmd())
 		root.SetArgs(append([]string{"exporter", "--listen", "127.0.0.1:0"}, c.args...))
 		err := root.Execute()
-		var ee *exitError
-		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &ee) || ee.code != exitUsage {
+		var ee *cmdutil.ExitError
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &ee) || ee.Code != cmdutil.ExitUsage {
 			t.Errorf("%v: %v", c.args, err)
 		}
 	}

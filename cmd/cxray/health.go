@@ -10,10 +10,11 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/health"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 )
 
 type healthOptions struct {
-	df       deviceFlags
+	df       cmdutil.DeviceFlags
 	all      bool
 	verbose  bool
 	interval time.Duration
@@ -48,7 +49,7 @@ Exit 0 when every check is ok, 1 on a warning or failure.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return a.runHealth(&o) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().BoolVar(&o.all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
 	c.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "time between the two samples of counters and module monitors")
 	c.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "show the details of passing checks too")
@@ -57,23 +58,23 @@ Exit 0 when every check is ok, 1 on a warning or failure.`,
 }
 
 func (a *app) runHealth(o *healthOptions) error {
-	db, err := a.db()
+	db, err := a.DB()
 	if err != nil {
 		return err
 	}
-	if o.df.name == "" && !o.all {
-		return usageErr("add -d DEV, or --all for every adapter ('cxray status' lists them; -d emu tries the emulator)")
+	if o.df.Name == "" && !o.all {
+		return cmdutil.UsageErr("add -d DEV, or --all for every adapter ('cxray status' lists them; -d emu tries the emulator)")
 	}
 	if o.interval <= 0 || o.interval > 10*time.Minute {
-		return usageErr("--interval %v: give a duration between 1ms and 10m", o.interval)
+		return cmdutil.UsageErr("--interval %v: give a duration between 1ms and 10m", o.interval)
 	}
 	nv, err := o.cc.db()
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, o.df.timeout+2*o.interval)
+	ctx, cancel := context.WithTimeout(a.Ctx, o.df.Timeout+2*o.interval)
 	defer cancel()
-	targets, err := a.openTargets(ctx, o.df.name, o.all, db)
+	targets, err := a.OpenTargets(ctx, o.df.Name, o.all, db)
 	if err != nil {
 		return err
 	}
@@ -88,20 +89,20 @@ func (a *app) runHealth(o *healthOptions) error {
 		bad = bad || rep.Status != health.OK
 		reports = append(reports, rep)
 	}
-	if a.json() {
-		if err := a.writeJSON(map[string]any{"source_revision": db.Revision, "devices": reports}); err != nil {
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"source_revision": db.Revision, "devices": reports}); err != nil {
 			return err
 		}
 	} else {
 		for i, r := range reports {
 			if i > 0 {
-				fmt.Fprintln(a.stdout)
+				fmt.Fprintln(a.Stdout)
 			}
 			printHealth(a, r, o.verbose)
 		}
 	}
 	if bad {
-		return errProblem
+		return cmdutil.ErrProblem
 	}
 	return nil
 }
@@ -113,15 +114,15 @@ func printHealth(a *app, r *health.Report, verbose bool) {
 	if r.BDF != "" && r.BDF != name {
 		name += " (" + r.BDF + ")"
 	}
-	fmt.Fprintf(a.stdout, "%s: %s\n", name, strings.ToUpper(string(r.Status)))
+	fmt.Fprintf(a.Stdout, "%s: %s\n", name, strings.ToUpper(string(r.Status)))
 	for _, c := range r.Checks {
-		fmt.Fprintf(a.stdout, "  %s %-14s %s\n", healthMarks[c.Status], c.Name, c.Summary)
+		fmt.Fprintf(a.Stdout, "  %s %-14s %s\n", healthMarks[c.Status], c.Name, c.Summary)
 		if c.Status == health.Warn || c.Status == health.Fail || verbose {
 			for _, d := range c.Details {
-				fmt.Fprintf(a.stdout, "                       - %s\n", d)
+				fmt.Fprintf(a.Stdout, "                       - %s\n", d)
 			}
 			if c.Next != "" {
-				fmt.Fprintf(a.stdout, "                       next: %s\n", c.Next)
+				fmt.Fprintf(a.Stdout, "                       next: %s\n", c.Next)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
 )
@@ -43,7 +44,7 @@ func TestKernelStatus(t *testing.T) {
 	es, code, errs := kernelStatusJSON(t, "kernel:mlx5_0")
 	// The fixture's interface uses a MAC other than the permanent one:
 	// status flags it and exits 1, as health does.
-	if code != exitProblem || len(es) != 1 {
+	if code != cmdutil.ExitProblem || len(es) != 1 {
 		t.Fatalf("exit %d %v: %s", code, es, errs)
 	}
 	e := es[0]
@@ -55,7 +56,7 @@ func TestKernelStatus(t *testing.T) {
 	}
 	// A name that is not there: a device error naming what to do.
 	_, code, errs = kernelStatusJSON(t, "kernel:mlx5_7")
-	if code != exitDevice || !strings.Contains(errs, "cxray status") {
+	if code != cmdutil.ExitDevice || !strings.Contains(errs, "cxray status") {
 		t.Errorf("unknown device: exit %d %s", code, errs)
 	}
 }
@@ -66,7 +67,7 @@ func TestKernelStatusWithoutDevlink(t *testing.T) {
 	k := withKernelFixture(t)
 	k.NoDevlink = true
 	es, code, errs := kernelStatusJSON(t, "kernel:mlx5_1")
-	if code != exitOK || len(es) != 1 || es[0].Firmware != "28.39.1002" || es[0].PSID != "MT_0000000838" || !strings.Contains(es[0].Error, "devlink") || es[0].MACDrift {
+	if code != cmdutil.ExitOK || len(es) != 1 || es[0].Firmware != "28.39.1002" || es[0].PSID != "MT_0000000838" || !strings.Contains(es[0].Error, "devlink") || es[0].MACDrift {
 		t.Fatalf("exit %d %+v %s", code, es, errs)
 	}
 }
@@ -82,7 +83,7 @@ func TestKernelRefusesRegisters(t *testing.T) {
 		{"config", "query", "-d", "kernel:mlx5_0"},
 	} {
 		_, errs, code := cli(t, "", args...)
-		if code != exitDevice || !strings.Contains(errs, "not available on the kernel backend") || !strings.Contains(errs, "-d 0000:c1:00.0 as root") {
+		if code != cmdutil.ExitDevice || !strings.Contains(errs, "not available on the kernel backend") || !strings.Contains(errs, "-d 0000:c1:00.0 as root") {
 			t.Errorf("%v: exit %d %s", args, code, errs)
 		}
 	}
@@ -136,7 +137,7 @@ func TestKernelModule(t *testing.T) {
 	}
 
 	code, r, _ := cli("--raw", "--verify", "--interval", "1ms")
-	if code != exitProblem || len(r.Modules) != 1 || r.AdapterFirmware != "28.39.1002" {
+	if code != cmdutil.ExitProblem || len(r.Modules) != 1 || r.AdapterFirmware != "28.39.1002" {
 		t.Fatalf("exit %d: %+v", code, r)
 	}
 	m := r.Modules[0]
@@ -156,7 +157,7 @@ func TestKernelModule(t *testing.T) {
 	}
 
 	// The function has one interface: port 2 is a usage error naming it.
-	if code, _, stderr := cli("--port", "2"); code != exitUsage || !strings.Contains(stderr, "ens1f0np0") {
+	if code, _, stderr := cli("--port", "2"); code != cmdutil.ExitUsage || !strings.Contains(stderr, "ens1f0np0") {
 		t.Errorf("--port 2: exit %d %s", code, stderr)
 	}
 
@@ -187,7 +188,7 @@ func TestKernelBackendCommands(t *testing.T) {
 		} `json:"devices"`
 	}
 	mustJSON(t, out, &hr)
-	if code != exitProblem || len(hr.Devices) != 1 || hr.Devices[0].Backend != "kernel" {
+	if code != cmdutil.ExitProblem || len(hr.Devices) != 1 || hr.Devices[0].Backend != "kernel" {
 		t.Fatalf("health: exit %d %s %s", code, out, errs)
 	}
 	st := map[string]string{}
@@ -213,7 +214,7 @@ func TestKernelBackendCommands(t *testing.T) {
 		RatesErr    string             `json:"retransmission_rates_error"`
 	}
 	mustJSON(t, out, &rr)
-	if code != exitOK || !strings.Contains(rr.FeaturesErr, "not available on the kernel backend") || rr.RatesErr != "" || rr.Rates == nil {
+	if code != cmdutil.ExitOK || !strings.Contains(rr.FeaturesErr, "not available on the kernel backend") || rr.RatesErr != "" || rr.Rates == nil {
 		t.Errorf("roce status: exit %d %+v %s", code, rr, errs)
 	}
 	// monitor: temperatures and the IB counters.
@@ -222,7 +223,7 @@ func TestKernelBackendCommands(t *testing.T) {
 		Values map[string]float64 `json:"values"`
 	}
 	mustJSON(t, strings.SplitN(out, "\n", 2)[0], &s)
-	if code != exitOK || s.Values["temp.asic_c"] != 61.25 || len(s.Values) < 5 {
+	if code != cmdutil.ExitOK || s.Values["temp.asic_c"] != 61.25 || len(s.Values) < 5 {
 		t.Errorf("monitor: exit %d %v %s", code, s.Values, errs)
 	}
 	found := false

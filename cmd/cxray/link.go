@@ -10,13 +10,14 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/link"
 	"github.com/cxray/cxray/prm"
 )
 
 // linkOptions are the flags of `cxray link`.
 type linkOptions struct {
-	df       deviceFlags
+	df       cmdutil.DeviceFlags
 	port     int
 	all      bool
 	counters bool
@@ -60,21 +61,21 @@ could not be read.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.all && cmd.Flags().Changed("port") {
-				return usageErr("--port and --all exclude each other; give one")
+				return cmdutil.UsageErr("--port and --all exclude each other; give one")
 			}
 			if o.port < 1 || o.port > 255 {
-				return usageErr("--port %d: ports are numbered from 1 (local port of the function)", o.port)
+				return cmdutil.UsageErr("--port %d: ports are numbered from 1 (local port of the function)", o.port)
 			}
 			if o.interval < 0 || o.interval > 10*time.Minute {
-				return usageErr("--interval %v: give a duration between 1ms and 10m (or leave it out)", o.interval)
+				return cmdutil.UsageErr("--interval %v: give a duration between 1ms and 10m (or leave it out)", o.interval)
 			}
-			if o.df.name == "" {
-				return usageErr("add -d DEV ('cxray status' lists them; -d emu tries the emulator)")
+			if o.df.Name == "" {
+				return cmdutil.UsageErr("add -d DEV ('cxray status' lists them; -d emu tries the emulator)")
 			}
 			return a.runLink(&o)
 		},
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().IntVar(&o.port, "port", 1, "local port to read (1 is the function's own port)")
 	c.Flags().BoolVar(&o.all, "all", false, "read every port this function reaches")
 	c.Flags().BoolVar(&o.counters, "counters", false, "add FEC per speed and per-lane counter detail")
@@ -85,13 +86,13 @@ could not be read.`,
 }
 
 func (a *app) runLink(o *linkOptions) error {
-	db, err := a.db()
+	db, err := a.DB()
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, o.df.timeout+o.interval)
+	ctx, cancel := context.WithTimeout(a.Ctx, o.df.Timeout+o.interval)
 	defer cancel()
-	ad, err := a.open(ctx, o.df.name, db)
+	ad, err := a.Open(ctx, o.df.Name, db)
 	if err != nil {
 		return err
 	}
@@ -108,27 +109,27 @@ func (a *app) runLink(o *linkOptions) error {
 	}
 	reports, err := link.Read(ctx, ad, lo)
 	if err != nil {
-		return classify(err)
+		return cmdutil.Classify(err)
 	}
 	n := link.Problems(reports)
-	if a.json() {
-		if err := a.writeJSON(map[string]any{"device": o.df.name, "backend": string(ad.Backend()), "source_revision": db.Revision,
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"device": o.df.Name, "backend": string(ad.Backend()), "source_revision": db.Revision,
 			"thresholds": link.DefaultThresholds, "cleared": cleared, "links": reports, "verdicts": n}); err != nil {
 			return err
 		}
 	} else {
 		for _, c := range cleared {
-			fmt.Fprintf(a.stdout, "cleared %s\n", c)
+			fmt.Fprintf(a.Stdout, "cleared %s\n", c)
 		}
 		for i, r := range reports {
 			if i > 0 {
-				fmt.Fprintln(a.stdout)
+				fmt.Fprintln(a.Stdout)
 			}
-			link.WriteText(a.stdout, r, o.counters)
+			link.WriteText(a.Stdout, r, o.counters)
 		}
 	}
 	if n > 0 {
-		return errProblem
+		return cmdutil.ErrProblem
 	}
 	return nil
 }
@@ -136,29 +137,29 @@ func (a *app) runLink(o *linkOptions) error {
 // clearLinkCounters resets the physical-layer PPCNT groups of the ports
 // through dev's guarded write (read, plan, write, read back), after asking.
 func (a *app) clearLinkCounters(ctx context.Context, ad *adapter.Adapter, ports []int, yes bool) ([]string, error) {
-	d, err := registers(ctx, ad)
+	d, err := cmdutil.Registers(ctx, ad)
 	if err != nil {
 		return nil, err
 	}
 	if len(ports) == 0 {
 		ps, err := ad.Ports(ctx)
 		if err != nil {
-			return nil, classify(err)
+			return nil, cmdutil.Classify(err)
 		}
 		for _, p := range ps {
 			ports = append(ports, p.Local)
 		}
 	} else if _, err := ad.Port(ctx, ports[0]); err != nil {
-		return nil, classify(err)
+		return nil, cmdutil.Classify(err)
 	}
 	if !yes {
-		ok, err := a.confirm(fmt.Sprintf("Clear the physical-layer counters (PPCNT groups %v) of port %v on %s?", link.ClearGroups, ports, ad.Name()))
+		ok, err := a.Confirm(fmt.Sprintf("Clear the physical-layer counters (PPCNT groups %v) of port %v on %s?", link.ClearGroups, ports, ad.Name()))
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			fmt.Fprintln(a.stderr, "cxray: nothing cleared")
-			return nil, errProblem
+			fmt.Fprintln(a.Stderr, "cxray: nothing cleared")
+			return nil, cmdutil.ErrProblem
 		}
 	}
 	var done []string
@@ -167,10 +168,10 @@ func (a *app) clearLinkCounters(ctx context.Context, ad *adapter.Adapter, ports 
 			idx := []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(p)}, {Path: "grp", Value: g}}
 			wp, err := d.PrepareSetWith(ctx, "PPCNT", idx, []prm.Assignment{{Path: "clr", Value: "1"}}, dev.SetOptions{})
 			if err != nil {
-				return done, classify(err)
+				return done, cmdutil.Classify(err)
 			}
 			if _, err := d.ApplySet(ctx, wp, idx); err != nil {
-				return done, classify(err)
+				return done, cmdutil.Classify(err)
 			}
 			done = append(done, fmt.Sprintf("port %d PPCNT group %s", p, g))
 		}

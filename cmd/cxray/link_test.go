@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/internal/prmhistory"
 )
 
@@ -66,7 +67,7 @@ func TestLinkEveryExampleFunction(t *testing.T) {
 				if code != codeT {
 					t.Errorf("%s: exit %d in JSON mode, %d in table mode (%s %s)", name, code, codeT, errs, errsT)
 				}
-				if code == exitDevice {
+				if code == cmdutil.ExitDevice {
 					if !strings.Contains(errs, "semaphore") && !strings.Contains(errs, "cxray") {
 						t.Errorf("%s: exit 3 without a reason: %q", name, errs)
 					}
@@ -83,7 +84,7 @@ func TestLinkEveryExampleFunction(t *testing.T) {
 						}
 					}
 				}
-				if verdicts != doc.Verdicts || (verdicts > 0) != (code == exitProblem) || (code != 0 && code != exitProblem) {
+				if verdicts != doc.Verdicts || (verdicts > 0) != (code == cmdutil.ExitProblem) || (code != 0 && code != cmdutil.ExitProblem) {
 					t.Errorf("%s: %d verdicts (JSON says %d), exit %d: %s", name, verdicts, doc.Verdicts, code, errs)
 				}
 			}
@@ -115,7 +116,7 @@ func TestLinkTroubleVerdicts(t *testing.T) {
 		switch {
 		case c.code == "" && (code != 0 || len(got) > 0):
 			t.Errorf("%s: exit %d, verdicts %v; want none (%s)", c.bdf, code, got, errs)
-		case c.code != "" && (code != exitProblem || len(got) != 1 || got[0] != want):
+		case c.code != "" && (code != cmdutil.ExitProblem || len(got) != 1 || got[0] != want):
 			t.Errorf("%s: exit %d, verdicts %v; want [%s] and exit 1 (%s)", c.bdf, code, got, want, errs)
 		}
 	}
@@ -127,7 +128,7 @@ func TestLinkTroubleVerdicts(t *testing.T) {
 func TestLinkClear(t *testing.T) {
 	file := "emu:../../examples/link-trouble.yaml@0000:03:00.1"
 	// Let time pass first (the manual clock moves with --interval).
-	if _, errs, code := cli(t, "", "link", "-d", file, "--interval", "1m", "-o", "json"); code != exitProblem {
+	if _, errs, code := cli(t, "", "link", "-d", file, "--interval", "1m", "-o", "json"); code != cmdutil.ExitProblem {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	before := linkJSON(t, file)
@@ -135,7 +136,7 @@ func TestLinkClear(t *testing.T) {
 		t.Fatalf("time since clear %d ms after a one-minute interval", ms)
 	}
 	_, errs, code := cli(t, "", "link", "-d", file, "--clear")
-	if code != exitUsage || !strings.Contains(errs, "--yes") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "--yes") {
 		t.Errorf("--clear without a terminal: exit %d, %q", code, errs)
 	}
 	if again := linkJSON(t, file); *again.Links[0].Counters.TimeSinceClearMS < 60000 {
@@ -163,7 +164,7 @@ func TestLinkClear(t *testing.T) {
 func linkJSON(t *testing.T, name string, args ...string) linkDoc {
 	t.Helper()
 	out, errs, code := cli(t, "", append([]string{"link", "-d", name, "-o", "json"}, args...)...)
-	if code > exitProblem {
+	if code > cmdutil.ExitProblem {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	var doc linkDoc
@@ -183,7 +184,7 @@ func TestLinkUsage(t *testing.T) {
 	} {
 		for _, mode := range []string{"table", "json"} {
 			_, errs, code := cli(t, "", append(args, "-o", mode)...)
-			if code != exitUsage || errs == "" {
+			if code != cmdutil.ExitUsage || errs == "" {
 				t.Errorf("%v -o %s: exit %d, %q; want 2 with a message", args, mode, code, errs)
 			}
 		}
@@ -196,7 +197,7 @@ func TestLinkKernel(t *testing.T) {
 	withKernelFixture(t)
 	out, errs, code := cli(t, "", "link", "-d", "kernel:mlx5_0", "-o", "json")
 	var doc linkDoc
-	if code > exitProblem {
+	if code > cmdutil.ExitProblem {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	mustJSON(t, out, &doc)
@@ -234,7 +235,7 @@ func TestLinkRevisions(t *testing.T) {
 		var doc linkDoc
 		mustJSON(t, out, &doc)
 		l := doc.Links[0]
-		if code != exitProblem || len(doc.Cleared) != 2 || len(l.Verdicts) != 1 || l.Verdicts[0].Code != "firmware_troubleshooting" ||
+		if code != cmdutil.ExitProblem || len(doc.Cleared) != 2 || len(l.Verdicts) != 1 || l.Verdicts[0].Code != "firmware_troubleshooting" ||
 			l.Operational.State != "Active" || len(l.Unavailable) != 0 {
 			t.Errorf("%s: exit %d, cleared %v, state %q, verdicts %+v, unavailable %+v: %s", filepath.Base(f), code, doc.Cleared, l.Operational.State, l.Verdicts, l.Unavailable, errs)
 		}

@@ -14,12 +14,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/osmac"
 	"github.com/cxray/cxray/prm"
 )
 
 type macOptions struct {
-	df        deviceFlags
+	df        cmdutil.DeviceFlags
 	listing   string
 	from      string
 	permanent []string
@@ -53,7 +54,7 @@ Exit 1 on drift.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return a.runMAC(o) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().StringVar(&o.listing, "os", "", "the OS's interface listing (ipconfig /all, Get-NetAdapter, ip link; '-': standard input; 'system': this machine's)")
 	c.Flags().StringVar(&o.from, "from", "", "an mstflint/flint query output holding the adapter's Base MAC")
 	c.Flags().StringSliceVar(&o.permanent, "permanent", nil, "the adapter's permanent MACs")
@@ -106,49 +107,49 @@ type macRow struct {
 
 func (a *app) runMAC(o *macOptions) error {
 	if o.listing == "" {
-		return usageErr("give the OS's listing with --os FILE (ipconfig /all, Get-NetAdapter, ip link), '-' for standard input")
+		return cmdutil.UsageErr("give the OS's listing with --os FILE (ipconfig /all, Get-NetAdapter, ip link), '-' for standard input")
 	}
 	sources := 0
-	for _, set := range []bool{o.df.name != "", o.from != "", len(o.permanent) > 0} {
+	for _, set := range []bool{o.df.Name != "", o.from != "", len(o.permanent) > 0} {
 		if set {
 			sources++
 		}
 	}
 	if sources != 1 {
-		return usageErr("give the adapter's permanent MACs one way: -d DEV, --from QUERY-OUTPUT or --permanent MAC")
+		return cmdutil.UsageErr("give the adapter's permanent MACs one way: -d DEV, --from QUERY-OUTPUT or --permanent MAC")
 	}
 	var l *osmac.Listing
 	if o.listing == "system" {
 		// This machine's own interfaces: sysfs and rtnetlink on Linux,
 		// IP Helper and the registry on Windows (osmac.System).
 		var err error
-		if l, err = osmac.System(a.ctx); err != nil {
-			return deviceErr(err)
+		if l, err = osmac.System(a.Ctx); err != nil {
+			return cmdutil.DeviceErr(err)
 		}
 	} else {
-		text, err := readInput(o.listing, a.stdin, osmac.MaxText, "an interface listing")
+		text, err := cmdutil.ReadInput(o.listing, a.Stdin, osmac.MaxText, "an interface listing")
 		if err != nil {
 			return err
 		}
 		if l, err = osmac.Parse(string(text)); err != nil {
-			return usageErr("--os %s: %v", o.listing, err)
+			return cmdutil.UsageErr("--os %s: %v", o.listing, err)
 		}
 	}
 	var perms []string
 	switch {
 	case o.from != "":
-		qt, err := readInput(o.from, a.stdin, osmac.MaxText, "a query output")
+		qt, err := cmdutil.ReadInput(o.from, a.Stdin, osmac.MaxText, "a query output")
 		if err != nil {
 			return err
 		}
 		if perms, err = macsFromQuery(string(qt)); err != nil {
-			return usageErr("--from %s: %v", o.from, err)
+			return cmdutil.UsageErr("--from %s: %v", o.from, err)
 		}
 	case len(o.permanent) > 0:
 		for _, p := range o.permanent {
 			m, ok := osmac.NormalizeMAC(p)
 			if !ok {
-				return usageErr("--permanent %q is no MAC address (b8:3f:d2:a1:b2:c0)", p)
+				return cmdutil.UsageErr("--permanent %q is no MAC address (b8:3f:d2:a1:b2:c0)", p)
 			}
 			perms = append(perms, m)
 		}
@@ -163,24 +164,24 @@ func (a *app) runMAC(o *macOptions) error {
 	for _, r := range rows {
 		drift = drift || r.Drift
 	}
-	if a.json() {
-		if err := a.writeJSON(map[string]any{"listing": l.Format, "permanent_macs": perms, "interfaces": rows, "mac_drift": drift}); err != nil {
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"listing": l.Format, "permanent_macs": perms, "interfaces": rows, "mac_drift": drift}); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(a.stdout, "%s, %d interfaces; the adapter's permanent MACs: %s\n", l.Format, len(l.Interfaces), strings.Join(perms, ", "))
+		fmt.Fprintf(a.Stdout, "%s, %d interfaces; the adapter's permanent MACs: %s\n", l.Format, len(l.Interfaces), strings.Join(perms, ", "))
 		if len(rows) == 0 {
-			fmt.Fprintln(a.stdout, "no interface of the listing belongs to this adapter (by MAC or description)")
+			fmt.Fprintln(a.Stdout, "no interface of the listing belongs to this adapter (by MAC or description)")
 		} else {
-			t := a.newTable("INTERFACE", "MAC", "PERMANENT", "VERDICT")
+			t := a.NewTable("INTERFACE", "MAC", "PERMANENT", "VERDICT")
 			for _, r := range rows {
-				t.row(r.Interface, r.MAC, dash(r.Permanent), r.Why)
+				t.Row(r.Interface, r.MAC, cmdutil.Dash(r.Permanent), r.Why)
 			}
-			t.flush()
+			t.Flush()
 		}
 	}
 	if drift {
-		return errProblem
+		return cmdutil.ErrProblem
 	}
 	return nil
 }
@@ -224,28 +225,28 @@ func checkMACs(l *osmac.Listing, perms []string) []macRow {
 
 // devicePermanentMACs reads the permanent MACs of every function of the
 // adapter -d names (each function's burnt-in MAC).
-func (a *app) devicePermanentMACs(df deviceFlags) ([]string, error) {
-	db, err := a.db()
+func (a *app) devicePermanentMACs(df cmdutil.DeviceFlags) ([]string, error) {
+	db, err := a.DB()
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, df.timeout)
+	ctx, cancel := context.WithTimeout(a.Ctx, df.Timeout)
 	defer cancel()
-	ad, err := a.open(ctx, df.name, db)
+	ad, err := a.Open(ctx, df.Name, db)
 	if err != nil {
 		return nil, err
 	}
 	defer ad.Close()
 	id, err := ad.Identity(ctx)
 	if err != nil {
-		return nil, classify(err)
+		return nil, cmdutil.Classify(err)
 	}
 	if id.BaseMAC == "" {
-		return nil, deviceErr(fmt.Errorf("%s gives no base MAC", describe(ad)))
+		return nil, cmdutil.DeviceErr(fmt.Errorf("%s gives no base MAC", cmdutil.Describe(ad)))
 	}
 	out, err := macRange(id.BaseMAC, max(id.Ports, 1))
 	if err != nil {
-		return nil, deviceErr(err)
+		return nil, cmdutil.DeviceErr(err)
 	}
 	return out, nil
 }

@@ -19,64 +19,45 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/emu/nsrun"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
+	"github.com/cxray/cxray/internal/emuadapter"
+	"github.com/cxray/cxray/kernel"
 )
 
-// Exit codes (ARCHITECTURE.md §4).
-const (
-	exitOK      = 0
-	exitProblem = 1 // the command worked and found a problem
-	exitUsage   = 2
-	exitDevice  = 3
-)
-
-// exitError carries an exit code with an error.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func usageErr(format string, args ...any) error {
-	return &exitError{exitUsage, fmt.Errorf(format, args...)}
-}
-
-func usageWrap(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return err
-	}
-	return &exitError{exitUsage, err}
-}
-
-// errQuiet carries an exit status that needs no message (a command run by
-// `cxray emu run` exited with it and said what it had to say).
-var errQuiet = errors.New("exit status")
-
-// problem is returned by commands that ran fine and found something wrong;
-// their output has said what.
-var errProblem = &exitError{exitProblem, errors.New("problem found")}
-
-// app holds what every command shares.
+// app is one run of cxray; the commands that still live in this package
+// hang off it. The shared parts are cmdutil.App's.
 type app struct {
-	// ctx is cancelled by SIGINT, SIGTERM and SIGHUP: every device
-	// operation runs under it, so a stopped cxray finishes or abandons its
-	// transaction and releases the adapter's semaphores on the way out.
-	ctx            context.Context
-	stdout, stderr io.Writer
-	stdin          io.Reader
-	output         string // table or json
-	adbPath        string
-	// cmd is the command running (its flags: --via).
-	cmd *cobra.Command
+	*cmdutil.App
 }
 
-func (a *app) json() bool { return a.output == "json" }
+// sys is the sysfs tree device names resolve in; tests replace it.
+var sys = devname.Default
+
+// kernelOptions says where the kernel backend reads: the sysfs tree device
+// names resolve in, and the machine's netlink. Tests replace it to add fake
+// netlink connections.
+var kernelOptions = func() kernel.Options { return kernel.Options{Root: sys.Root} }
+
+// emulator opens -d emu names: the only place the command layer hands the
+// emulator to the adapter layer. Tests tune it.
+var emulator = &emuadapter.Emulator{}
+
+// newApp is the App of one run, with this package's (test-tunable)
+// sysfs, kernel and emulator.
+func newApp(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *app {
+	a := &app{App: &cmdutil.App{Ctx: ctx, Stdout: stdout, Stderr: stderr, Stdin: stdin, Version: version,
+		Sys: sys, Kernel: kernelOptions(), Emulator: emulator}}
+	a.Rerun = func(args []string) error {
+		root := a.rootCmd()
+		root.SetArgs(args)
+		root.SetOut(a.Stdout)
+		root.SetErr(a.Stderr)
+		return root.Execute()
+	}
+	return a
+}
 
 func main() {
 	// In the helper process that `cxray emu run` re-executes inside its
@@ -125,34 +106,34 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{ctx: ctx, stdout: stdout, stderr: stderr, stdin: stdin}
+	a := newApp(ctx, stdin, stdout, stderr)
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.Execute()
 	if err == nil {
-		return exitOK
+		return cmdutil.ExitOK
 	}
-	var ee *exitError
-	if errors.As(err, &ee) && ee == errProblem {
-		return exitProblem
+	var ee *cmdutil.ExitError
+	if errors.As(err, &ee) && ee == cmdutil.ErrProblem {
+		return cmdutil.ExitProblem
 	}
-	if errors.As(err, &ee) && ee.err == errQuiet {
-		return ee.code
+	if errors.As(err, &ee) && ee.Err == cmdutil.ErrQuiet {
+		return ee.Code
 	}
-	code := exitUsage // cobra's own errors: unknown command or flag
+	code := cmdutil.ExitUsage // cobra's own errors: unknown command or flag
 	if errors.As(err, &ee) {
-		code = ee.code
+		code = ee.Code
 	}
 	msg := err.Error()
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		msg, code = "stopped by a signal; the device was released", exitDevice
+		msg, code = "stopped by a signal; the device was released", cmdutil.ExitDevice
 	}
 	fmt.Fprintf(stderr, "cxray: %s\n", msg)
 	// In JSON mode the error is a JSON document on standard output too, so
 	// scripts that parse it always get one.
-	if a.output == "json" || wantsJSON(args) {
+	if a.Output == "json" || wantsJSON(args) {
 		b, _ := json.Marshal(map[string]any{"error": msg, "exit_code": code})
 		fmt.Fprintf(stdout, "%s\n", b)
 	}
@@ -185,21 +166,21 @@ Exit codes: 0 ok, 1 a problem was found, 2 usage error, 3 device or access error
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if a.output != "table" && a.output != "json" {
-				return usageErr("-o %s: the output format is table or json", a.output)
+			if a.Output != "table" && a.Output != "json" {
+				return cmdutil.UsageErr("-o %s: the output format is table or json", a.Output)
 			}
-			a.cmd = cmd
+			a.Cmd = cmd
 			if fl := cmd.Flags().Lookup("via"); fl != nil {
 				if _, err := adapter.ParseVia(fl.Value.String()); err != nil {
-					return usageWrap(err)
+					return cmdutil.UsageWrap(err)
 				}
 			}
 			return nil
 		},
 	}
-	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table or json")
-	root.PersistentFlags().StringVar(&a.adbPath, "adb", "", "register database (ADB file, or 'builtin'); default $CXRAY_ADB, the installed one, or the built-in")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageWrap(err) })
+	root.PersistentFlags().StringVarP(&a.Output, "output", "o", "table", "output format: table or json")
+	root.PersistentFlags().StringVar(&a.ADBPath, "adb", "", "register database (ADB file, or 'builtin'); default $CXRAY_ADB, the installed one, or the built-in")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageWrap(err) })
 	root.AddCommand(a.prmCmd(), a.statusCmd(), a.regCmd(), a.healthCmd(), a.roceCmd(), a.moduleCmd(), a.configCmd(), a.snapshotCmd(), a.diffCmd(), a.monitorCmd(), a.plotCmd(), a.exporterCmd(), a.emuCmd(), a.versionCmd(),
 		a.cmdCmd(), a.capsCmd(), a.eswCmd(), a.nvmfCmd(), a.qpCmd(), a.mkeyCmd(), a.macCmd())
 	root.AddCommand(a.linkCmd())
@@ -215,10 +196,10 @@ func (a *app) versionCmd() *cobra.Command {
 		Short: "Print cxray's version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			if a.json() {
-				return a.writeJSON(map[string]string{"version": version})
+			if a.JSON() {
+				return a.WriteJSON(map[string]string{"version": version})
 			}
-			fmt.Fprintln(a.stdout, "cxray", version)
+			fmt.Fprintln(a.Stdout, "cxray", version)
 			return nil
 		},
 	}

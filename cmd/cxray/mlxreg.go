@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 )
 
 // mlxregFlags are mlxreg's (and mstreg's) flags, accepted on `cxray reg`
@@ -79,11 +81,11 @@ func (f *mlxregFlags) translate() ([]string, error) {
 	case f.showReg != "":
 		return []string{"prm", "show", f.showReg}, nil
 	case f.get && f.set != "":
-		return nil, usageErr("--get and --set together: give one (cxray reg get NAME, or cxray reg set NAME FIELD=VALUE...)")
+		return nil, cmdutil.UsageErr("--get and --set together: give one (cxray reg get NAME, or cxray reg set NAME FIELD=VALUE...)")
 	case f.regName != "" && f.regID != "":
-		return nil, usageErr("--reg_name and --reg_id together: give one")
+		return nil, cmdutil.UsageErr("--reg_name and --reg_id together: give one")
 	case f.regName == "" && f.regID == "":
-		return nil, usageErr("mlxreg flags need --reg_name NAME or --reg_id ID (cxray reg get NAME -d DEV)")
+		return nil, cmdutil.UsageErr("mlxreg flags need --reg_name NAME or --reg_id ID (cxray reg get NAME -d DEV)")
 	case f.get && f.regName != "":
 		args = []string{"reg", "get", f.regName}
 		withDevice()
@@ -91,7 +93,7 @@ func (f *mlxregFlags) translate() ([]string, error) {
 		return args, nil
 	case f.get:
 		if f.regLen == "" {
-			return nil, usageErr("--reg_id needs --reg_len (cxray reg get --id %s --len N -d DEV)", f.regID)
+			return nil, cmdutil.UsageErr("--reg_id needs --reg_len (cxray reg get --id %s --len N -d DEV)", f.regID)
 		}
 		args = []string{"reg", "get", "--id", f.regID, "--len", f.regLen}
 		withDevice()
@@ -105,13 +107,13 @@ func (f *mlxregFlags) translate() ([]string, error) {
 		}
 		return args, nil
 	case f.set != "":
-		return nil, usageErr("--set with --reg_id writes raw bytes in cxray: cxray reg set --id %s --len N --data HEX -d DEV (the whole register, read back after)", f.regID)
+		return nil, cmdutil.UsageErr("--set with --reg_id writes raw bytes in cxray: cxray reg set --id %s --len N --data HEX -d DEV (the whole register, read back after)", f.regID)
 	}
 	name := f.regName
 	if name == "" {
 		name = "--id " + f.regID
 	}
-	return nil, usageErr("say what to do with %s: --get (cxray reg get %s), or --set FIELD=VALUE (cxray reg set %s FIELD=VALUE)", name, name, name)
+	return nil, cmdutil.UsageErr("say what to do with %s: --get (cxray reg get %s), or --set FIELD=VALUE (cxray reg set %s FIELD=VALUE)", name, name, name)
 }
 
 // runMlxreg runs the cxray command an mlxreg command line means.
@@ -120,14 +122,14 @@ func (a *app) runMlxreg(f *mlxregFlags) error {
 	if err != nil {
 		return err
 	}
-	if a.output != "table" {
-		args = append(args, "-o", a.output)
+	if a.Output != "table" {
+		args = append(args, "-o", a.Output)
 	}
-	fmt.Fprintf(a.stderr, "cxray: mlxreg flags: running 'cxray %s'\n", strings.Join(quoteArgs(args), " "))
+	fmt.Fprintf(a.Stderr, "cxray: mlxreg flags: running 'cxray %s'\n", strings.Join(quoteArgs(args), " "))
 	root := a.rootCmd()
 	root.SetArgs(args)
-	root.SetOut(a.stdout)
-	root.SetErr(a.stderr)
+	root.SetOut(a.Stdout)
+	root.SetErr(a.Stderr)
 	return root.Execute()
 }
 

@@ -8,13 +8,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/hexdump"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/modules"
 	"github.com/cxray/cxray/optics"
 )
 
 // moduleOptions are the flags of `cxray module`.
 type moduleOptions struct {
-	df       deviceFlags
+	df       cmdutil.DeviceFlags
 	port     int
 	all      bool
 	raw      bool
@@ -61,24 +62,24 @@ exits 1. Exit 3 means the device itself could not be read.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.all && cmd.Flags().Changed("port") {
-				return usageErr("--port and --all exclude each other; give one")
+				return cmdutil.UsageErr("--port and --all exclude each other; give one")
 			}
 			if o.port < 1 || o.port > 255 {
-				return usageErr("--port %d: ports are numbered from 1 (local port of the function)", o.port)
+				return cmdutil.UsageErr("--port %d: ports are numbered from 1 (local port of the function)", o.port)
 			}
 			if o.interval <= 0 || o.interval > 10*time.Minute {
-				return usageErr("--interval %v: give a duration between 1ms and 10m", o.interval)
+				return cmdutil.UsageErr("--interval %v: give a duration between 1ms and 10m", o.interval)
 			}
 			if o.file != "" {
-				if o.df.name != "" || o.verify || o.all {
-					return usageErr("--file decodes a dump offline; leave out -d, --verify and --all")
+				if o.df.Name != "" || o.verify || o.all {
+					return cmdutil.UsageErr("--file decodes a dump offline; leave out -d, --verify and --all")
 				}
 				return a.runModuleFile(&o)
 			}
 			return a.runModule(&o)
 		},
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().IntVar(&o.port, "port", 1, "local port whose module to read (1 is the function's own port)")
 	c.Flags().BoolVar(&o.all, "all", false, "read the modules of every port this function reaches")
 	c.Flags().BoolVar(&o.raw, "raw", false, "add a hex dump of every EEPROM page read")
@@ -89,17 +90,17 @@ exits 1. Exit 3 means the device itself could not be read.`,
 }
 
 func (a *app) runModule(o *moduleOptions) error {
-	db, err := a.db()
+	db, err := a.DB()
 	if err != nil {
 		return err
 	}
-	timeout := o.df.timeout
+	timeout := o.df.Timeout
 	if o.verify {
 		timeout += o.interval
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, timeout)
+	ctx, cancel := context.WithTimeout(a.Ctx, timeout)
 	defer cancel()
-	ad, err := a.open(ctx, o.df.name, db)
+	ad, err := a.Open(ctx, o.df.Name, db)
 	if err != nil {
 		return err
 	}
@@ -110,28 +111,28 @@ func (a *app) runModule(o *moduleOptions) error {
 	}
 	reports, err := modules.Read(ctx, ad, mo)
 	if err != nil {
-		return classify(err)
+		return cmdutil.Classify(err)
 	}
 	fwVersion := ""
 	if id, err := ad.Identity(ctx); err == nil {
 		fwVersion = id.Firmware
 	}
 	total := modules.Verdicts(reports)
-	if a.json() {
-		if err := a.writeJSON(map[string]any{"device": o.df.name, "source_revision": db.Revision, "adapter_firmware": fwVersion,
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"device": o.df.Name, "source_revision": db.Revision, "adapter_firmware": fwVersion,
 			"modules": reports, "verdicts": total}); err != nil {
 			return err
 		}
 	} else {
 		for i, r := range reports {
 			if i > 0 {
-				fmt.Fprintln(a.stdout)
+				fmt.Fprintln(a.Stdout)
 			}
-			modules.WriteText(a.stdout, r, o.raw)
+			modules.WriteText(a.Stdout, r, o.raw)
 		}
 	}
 	if total > 0 {
-		return errProblem
+		return cmdutil.ErrProblem
 	}
 	return nil
 }
@@ -139,37 +140,37 @@ func (a *app) runModule(o *moduleOptions) error {
 // runModuleFile decodes a module dump from a file.
 func (a *app) runModuleFile(o *moduleOptions) error {
 	// A hex dump of MaxBytes takes about 4 characters a byte.
-	data, err := readInput(o.file, a.stdin, 8*hexdump.MaxBytes, "a module dump")
+	data, err := cmdutil.ReadInput(o.file, a.Stdin, 8*hexdump.MaxBytes, "a module dump")
 	if err != nil {
 		return err
 	}
 	dump, err := hexdump.ReadBytes(data)
 	if err != nil {
-		return usageErr("--file %s: %v; give ethtool -m DEV raw on (or hex on) output", o.file, err)
+		return cmdutil.UsageErr("--file %s: %v; give ethtool -m DEV raw on (or hex on) output", o.file, err)
 	}
 	if dump.Bytes == nil {
-		return usageErr("--file %s holds register fields (%s), not module memory; decode it with cxray prm decode", o.file, dump.Format)
+		return cmdutil.UsageErr("--file %s holds register fields (%s), not module memory; decode it with cxray prm decode", o.file, dump.Format)
 	}
 	im, notes, err := optics.FromEthtool(dump.Bytes)
 	if err != nil {
-		return usageErr("--file %s: %v", o.file, err)
+		return cmdutil.UsageErr("--file %s: %v", o.file, err)
 	}
 	notes = append(append([]string{}, dump.Notes...), notes...)
 	r := modules.FromImage(im, "file", o.raw)
-	if a.json() {
-		if err := a.writeJSON(map[string]any{"file": o.file, "format": dump.Format, "notes": notes, "modules": []*modules.Report{r},
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"file": o.file, "format": dump.Format, "notes": notes, "modules": []*modules.Report{r},
 			"verdicts": len(r.Verdicts)}); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(a.stdout, "%s (%s, %d bytes)\n", o.file, dump.Format, len(dump.Bytes))
+		fmt.Fprintf(a.Stdout, "%s (%s, %d bytes)\n", o.file, dump.Format, len(dump.Bytes))
 		for _, n := range notes {
-			fmt.Fprintf(a.stdout, "note: %s\n", n)
+			fmt.Fprintf(a.Stdout, "note: %s\n", n)
 		}
-		modules.WriteText(a.stdout, r, o.raw)
+		modules.WriteText(a.Stdout, r, o.raw)
 	}
 	if len(r.Verdicts) > 0 {
-		return errProblem
+		return cmdutil.ErrProblem
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	emuoptics "github.com/cxray/cxray/emu/optics"
 	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/modules"
 	"github.com/cxray/cxray/optics"
 )
@@ -257,7 +258,7 @@ func TestModuleUsage(t *testing.T) {
 func TestSentinelsAreNotReadings(t *testing.T) {
 	sc := moduleScenario(t, "        faults: [i2c_hang]\n")
 	out, _, code := cli(t, "", "module", "-d", "emu:"+sc)
-	if code != exitProblem || !strings.Contains(out, "n/a (0xFFFF)") || strings.Contains(out, "6.5535") || strings.Contains(out, "-0.00") {
+	if code != cmdutil.ExitProblem || !strings.Contains(out, "n/a (0xFFFF)") || strings.Contains(out, "6.5535") || strings.Contains(out, "-0.00") {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
 	out, _, _ = cli(t, "", "module", "-d", "emu:"+sc, "-o", "json")

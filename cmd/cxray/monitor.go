@@ -11,12 +11,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/monitor"
 )
 
 func (a *app) monitorCmd() *cobra.Command {
-	var df deviceFlags
+	var df cmdutil.DeviceFlags
 	var all bool
 	var interval time.Duration
 	var what, alerts []string
@@ -47,10 +48,10 @@ PDDR[page_select=0,local_port=1].`,
   cxray monitor -d emu --what temp,counters --alert 'temp.asic_c > 70' --count 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if a.json() {
+			if a.JSON() {
 				format = "jsonl"
 			}
-			if out != "" && !cmd.Flags().Changed("format") && !a.json() {
+			if out != "" && !cmd.Flags().Changed("format") && !a.JSON() {
 				// A file's extension says its format; a file without one
 				// that does has to say it.
 				switch strings.ToLower(filepath.Ext(out)) {
@@ -61,36 +62,36 @@ PDDR[page_select=0,local_port=1].`,
 				case ".txt", ".log":
 					format = "table"
 				default:
-					return usageErr("--out %s: give --format jsonl, csv or table (plot reads jsonl); the file's extension says none", out)
+					return cmdutil.UsageErr("--out %s: give --format jsonl, csv or table (plot reads jsonl); the file's extension says none", out)
 				}
 			}
 			switch format {
 			case "table", "jsonl", "csv":
 			default:
-				return usageErr("--format %s: use table, jsonl or csv", format)
+				return cmdutil.UsageErr("--format %s: use table, jsonl or csv", format)
 			}
 			if interval <= 0 {
-				return usageErr("-i %s: give a positive interval", interval)
+				return cmdutil.UsageErr("-i %s: give a positive interval", interval)
 			}
-			db, err := a.db()
+			db, err := a.DB()
 			if err != nil {
 				return err
 			}
 			cols, err := monitor.Collectors(splitList(what), db)
 			if err != nil {
-				return usageWrap(err)
+				return cmdutil.UsageWrap(err)
 			}
 			var as []*monitor.Alert
 			for _, s := range alerts {
 				al, err := monitor.ParseAlert(s)
 				if err != nil {
-					return usageWrap(err)
+					return cmdutil.UsageWrap(err)
 				}
 				as = append(as, al)
 			}
-			ctx := a.ctx
-			octx, cancel := context.WithTimeout(ctx, df.timeout)
-			targets, err := a.openTargets(octx, df.name, all, db)
+			ctx := a.Ctx
+			octx, cancel := context.WithTimeout(ctx, df.Timeout)
+			targets, err := a.OpenTargets(octx, df.Name, all, db)
 			cancel()
 			if err != nil {
 				return err
@@ -98,7 +99,7 @@ PDDR[page_select=0,local_port=1].`,
 			defer adapter.CloseAll(targets)
 			clk := targets[0].Clock()
 			if _, manual := clk.(*clock.Manual); manual && count == 0 {
-				return usageErr("the scenario's clock is manual, so samples are instant: give --count N (each sample advances the emulated clock by -i)")
+				return cmdutil.UsageErr("the scenario's clock is manual, so samples are instant: give --count N (each sample advances the emulated clock by -i)")
 			}
 			m := &monitor.Monitor{Collectors: cols, Alerts: as, FrozenAfter: frozenAfter, Now: clk.Now}
 			var ts []*monitor.Target
@@ -125,7 +126,7 @@ PDDR[page_select=0,local_port=1].`,
 				if ctx.Err() != nil {
 					break
 				}
-				sctx, cancel := context.WithTimeout(ctx, df.timeout)
+				sctx, cancel := context.WithTimeout(ctx, df.Timeout)
 				samples := m.Sample(sctx, ts)
 				cancel()
 				if i == 0 {
@@ -139,16 +140,16 @@ PDDR[page_select=0,local_port=1].`,
 					}
 				}
 				if err := w(samples); err != nil {
-					return deviceErr(err)
+					return cmdutil.DeviceErr(err)
 				}
 			}
 			if problems {
-				return errProblem
+				return cmdutil.ErrProblem
 			}
 			return nil
 		},
 	}
-	df.add(c)
+	df.Add(c)
 	c.Flags().BoolVar(&all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
 	c.Flags().DurationVarP(&interval, "interval", "i", 10*time.Second, "time between samples")
 	c.Flags().StringSliceVar(&what, "what", []string{"temp", "counters"}, "what to sample: temp, counters, module, rdma, nvmf, REG or REG[k=v,...]")
@@ -180,7 +181,7 @@ func checkAlerts(as []*monitor.Alert, samples []monitor.Sample) error {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
-			return usageErr("--alert %q matches none of the values read (%s%s); a key matches exactly, as a suffix after a dot, or with * wildcards",
+			return cmdutil.UsageErr("--alert %q matches none of the values read (%s%s); a key matches exactly, as a suffix after a dot, or with * wildcards",
 				al.Text, strings.Join(keys[:min(8, len(keys))], ", "), map[bool]string{true: ", ...", false: ""}[len(keys) > 8])
 		}
 	}
@@ -210,13 +211,13 @@ func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sa
 			// refuse a file that is not a monitor CSV.
 			hdr, err := monitor.CSVHeader(out)
 			if err != nil {
-				return nil, nil, usageWrap(err)
+				return nil, nil, cmdutil.UsageWrap(err)
 			}
 			o.Header = hdr
 		}
 		lf, err := monitor.OpenLog(out, maxSize, 3)
 		if err != nil {
-			return nil, nil, usageWrap(err)
+			return nil, nil, cmdutil.UsageWrap(err)
 		}
 		o.Sink = func(line []byte) error {
 			if err := lf.WriteLine(line); err != nil {
@@ -226,15 +227,15 @@ func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sa
 		}
 		closeFn = func() { lf.Close() }
 	} else {
-		o.Stdout = a.stdout
-		if f, ok := a.stdout.(*os.File); ok && isTerminal(f) {
+		o.Stdout = a.Stdout
+		if f, ok := a.Stdout.(*os.File); ok && cmdutil.IsTerminal(f) {
 			o.Live = true
 		}
 	}
 	w, err := monitor.NewWriter(o)
 	if err != nil {
 		closeFn()
-		return nil, nil, usageWrap(err)
+		return nil, nil, cmdutil.UsageWrap(err)
 	}
 	return w, closeFn, nil
 }

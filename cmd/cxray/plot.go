@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/internal/atomicfile"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/monitor"
 )
 
@@ -39,16 +40,16 @@ sample is refused with the reason.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if out == "" {
-				return usageErr("give the chart file with --out (ending in .svg, .png or .pdf)")
+				return cmdutil.UsageErr("give the chart file with --out (ending in .svg, .png or .pdf)")
 			}
 			f, err := os.Open(args[0])
 			if err != nil {
-				return usageWrap(err)
+				return cmdutil.UsageWrap(err)
 			}
 			defer f.Close()
 			rec, err := monitor.ReadRecording(f)
 			if err != nil {
-				return usageErr("%s: %v", args[0], err)
+				return cmdutil.UsageErr("%s: %v", args[0], err)
 			}
 			pats := splitList(what)
 			if len(pats) == 0 {
@@ -56,7 +57,7 @@ sample is refused with the reason.`,
 			}
 			sel, err := monitor.SelectSeries(rec.Samples, pats)
 			if err != nil {
-				return usageWrap(err)
+				return cmdutil.UsageWrap(err)
 			}
 			var plotted []monitor.Series
 			for _, s := range sel.Series {
@@ -69,7 +70,7 @@ sample is refused with the reason.`,
 				name, v, ok := strings.Cut(t, "=")
 				x, err := strconv.ParseFloat(v, 64)
 				if !ok || err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-					return usageErr("--threshold %q: write NAME=VALUE with a finite number, e.g. alarm=70", t)
+					return cmdutil.UsageErr("--threshold %q: write NAME=VALUE with a finite number, e.g. alarm=70", t)
 				}
 				ths = append(ths, monitor.Threshold{Name: name, Value: x})
 			}
@@ -81,12 +82,12 @@ sample is refused with the reason.`,
 			if err != nil {
 				var fe *monitor.FiniteError
 				if errors.As(err, &fe) {
-					return usageErr("%s: %v", args[0], err)
+					return cmdutil.UsageErr("%s: %v", args[0], err)
 				}
-				return usageWrap(err)
+				return cmdutil.UsageWrap(err)
 			}
 			if err := atomicfile.Write(out, buf.Bytes()); err != nil {
-				return deviceErr(err)
+				return cmdutil.DeviceErr(err)
 			}
 			notes := chart.Notes
 			if len(sel.Left) > 0 {
@@ -95,7 +96,7 @@ sample is refused with the reason.`,
 			if rec.TornLine {
 				notes = append(notes, "the last line of the file was cut (the monitor was stopped while writing it) and is left out")
 			}
-			if a.json() {
+			if a.JSON() {
 				names := []string{}
 				for _, s := range plotted {
 					names = append(names, s.Name)
@@ -104,12 +105,12 @@ sample is refused with the reason.`,
 				if rec.TornLine {
 					skipped = 1
 				}
-				return a.writeJSON(map[string]any{"file": out, "series": names, "thresholds": len(ths), "samples": len(rec.Samples),
-					"skipped_lines": skipped, "y_label": chart.YLabel, "x_label": chart.XLabel, "left_out": nonNil(sel.Left), "notes": nonNil(notes)})
+				return a.WriteJSON(map[string]any{"file": out, "series": names, "thresholds": len(ths), "samples": len(rec.Samples),
+					"skipped_lines": skipped, "y_label": chart.YLabel, "x_label": chart.XLabel, "left_out": cmdutil.NonNil(sel.Left), "notes": cmdutil.NonNil(notes)})
 			}
-			fmt.Fprintf(a.stdout, "wrote %s: %d series, %d threshold lines, %d samples; y axis: %s\n", out, len(plotted), len(ths), len(rec.Samples), chart.YLabel)
+			fmt.Fprintf(a.Stdout, "wrote %s: %d series, %d threshold lines, %d samples; y axis: %s\n", out, len(plotted), len(ths), len(rec.Samples), chart.YLabel)
 			for _, n := range notes {
-				fmt.Fprintf(a.stdout, "note: %s\n", n)
+				fmt.Fprintf(a.Stdout, "note: %s\n", n)
 			}
 			return nil
 		},

@@ -2,18 +2,17 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/hexdump"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/internal/prmhistory"
 	"github.com/cxray/cxray/nvconf"
 	nvbuiltin "github.com/cxray/cxray/nvconf/builtin"
@@ -39,18 +38,6 @@ into cxray (with descriptions read from the installed ADB when present).`,
 	c.AddCommand(a.prmInfoCmd(), a.prmListCmd(), a.prmShowCmd(), a.prmSearchCmd(),
 		a.prmDecodeCmd(), a.prmEncodeCmd(), a.prmDiffCmd(), a.prmCrosscheckCmd())
 	return c
-}
-
-func (a *app) db() (*prm.DB, error) {
-	db, err := source.Open(a.adbPath)
-	if err != nil {
-		var ae *adb.Error
-		if errors.As(err, &ae) {
-			return nil, usageWrap(fmt.Errorf("register database: %w", err))
-		}
-		return nil, usageWrap(err)
-	}
-	return db, nil
 }
 
 // target is what a NAME argument names: a register, a layout node of the
@@ -101,9 +88,9 @@ func (a *app) lookup(db *prm.DB, name string) (*target, error) {
 	// Not a register nor a command: say what the name is instead, if
 	// anything (a field, an NV parameter), besides the closest names.
 	if why := prmsearch.Explain(prmsearch.Sources{DB: db, NV: searchNVDB()}, name); why != "" {
-		return nil, usageErr("no register %q in %s: %s", name, db.Revision, why)
+		return nil, cmdutil.UsageErr("no register %q in %s: %s", name, db.Revision, why)
 	}
-	return nil, usageWrap(notFoundEverywhere(name, err))
+	return nil, cmdutil.UsageWrap(notFoundEverywhere(name, err))
 }
 
 // findNode accepts layout node names with or without the _ext suffix.
@@ -129,7 +116,7 @@ func (a *app) prmInfoCmd() *cobra.Command {
 		Short: "Which register database is in use: source, revision, counts",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			db, err := a.db()
+			db, err := a.DB()
 			if err != nil {
 				return err
 			}
@@ -152,38 +139,31 @@ func (a *app) prmInfoCmd() *cobra.Command {
 			if info.Installed == nil {
 				info.Installed = []source.Installed{}
 			}
-			if a.json() {
-				return a.writeJSON(info)
+			if a.JSON() {
+				return a.WriteJSON(info)
 			}
-			t := a.newTable()
-			t.row("source:", info.Source)
-			t.row("revision:", info.Revision)
-			t.row("registers:", fmt.Sprint(info.Registers))
-			t.row("nodes:", fmt.Sprint(info.Nodes))
-			t.row("fields:", fmt.Sprint(info.Fields))
-			t.row("descriptions:", yesNo(info.HasDescriptions))
-			t.row("layout warnings:", fmt.Sprint(info.LayoutWarnings))
+			t := a.NewTable()
+			t.Row("source:", info.Source)
+			t.Row("revision:", info.Revision)
+			t.Row("registers:", fmt.Sprint(info.Registers))
+			t.Row("nodes:", fmt.Sprint(info.Nodes))
+			t.Row("fields:", fmt.Sprint(info.Fields))
+			t.Row("descriptions:", cmdutil.YesNo(info.HasDescriptions))
+			t.Row("layout warnings:", fmt.Sprint(info.LayoutWarnings))
 			if len(info.Installed) == 0 {
-				t.row("installed ADBs:", "none (apt-get install -y mstflint adds one with descriptions)")
+				t.Row("installed ADBs:", "none (apt-get install -y mstflint adds one with descriptions)")
 			}
 			for i, in := range info.Installed {
 				label := ""
 				if i == 0 {
 					label = "installed ADBs:"
 				}
-				t.row(label, in.Path+" ("+in.Revision+")")
+				t.Row(label, in.Path+" ("+in.Revision+")")
 			}
-			t.flush()
+			t.Flush()
 			return nil
 		},
 	}
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }
 
 // ---- list
@@ -195,11 +175,11 @@ func (a *app) prmListCmd() *cobra.Command {
 		Short: "List the registers (name, ID, size)",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			re, err := compileFilter(filter)
+			re, err := cmdutil.CompileFilter(filter)
 			if err != nil {
 				return err
 			}
-			db, err := a.db()
+			db, err := a.DB()
 			if err != nil {
 				return err
 			}
@@ -216,31 +196,20 @@ func (a *app) prmListCmd() *cobra.Command {
 				}
 				items = append(items, item{r.Name, r.ID, r.Size, r.Node})
 			}
-			if a.json() {
-				return a.writeJSON(map[string]any{"source_revision": db.Revision, "registers": items})
+			if a.JSON() {
+				return a.WriteJSON(map[string]any{"source_revision": db.Revision, "registers": items})
 			}
-			t := a.newTable("NAME", "ID", "SIZE", "NODE")
+			t := a.NewTable("NAME", "ID", "SIZE", "NODE")
 			for _, it := range items {
-				t.row(it.Name, fmt.Sprintf("0x%04x", it.ID), fmt.Sprint(it.SizeBytes), it.Node)
+				t.Row(it.Name, fmt.Sprintf("0x%04x", it.ID), fmt.Sprint(it.SizeBytes), it.Node)
 			}
-			t.flush()
-			fmt.Fprintf(a.stdout, "%d registers (%s, %s)\n", len(items), db.Revision, db.Source)
+			t.Flush()
+			fmt.Fprintf(a.Stdout, "%d registers (%s, %s)\n", len(items), db.Revision, db.Source)
 			return nil
 		},
 	}
 	c.Flags().StringVar(&filter, "filter", "", "only names matching this regular expression (case-insensitive)")
 	return c
-}
-
-func compileFilter(f string) (*regexp.Regexp, error) {
-	if f == "" {
-		return nil, nil
-	}
-	re, err := regexp.Compile("(?i)" + f)
-	if err != nil {
-		return nil, usageErr("--filter %q is not a regular expression: %v", f, err)
-	}
-	return re, nil
 }
 
 // ---- show
@@ -280,7 +249,7 @@ counted from the dword's LSB), and MSB as mlx5_ifc.h counts (bits from the
 most significant bit of byte 0).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			db, err := a.db()
+			db, err := a.DB()
 			if err != nil {
 				return err
 			}
@@ -299,15 +268,15 @@ most significant bit of byte 0).`,
 				}
 			}
 			if len(leaves) == 0 && path != "" {
-				return usageErr("%s has no field under %q; run 'cxray prm show %s' to see its fields", t.name(), path, t.name())
+				return cmdutil.UsageErr("%s has no field under %q; run 'cxray prm show %s' to see its fields", t.name(), path, t.name())
 			}
-			if a.json() {
-				return a.writeJSON(showJSON(db, t, leaves))
+			if a.JSON() {
+				return a.WriteJSON(showJSON(db, t, leaves))
 			}
 			a.showTable(db, t, leaves, brief)
 			if !noDiagram {
-				fmt.Fprintln(a.stdout)
-				writeDiagram(a.stdout, t.plan, leaves, path)
+				fmt.Fprintln(a.Stdout)
+				writeDiagram(a.Stdout, t.plan, leaves, path)
 			}
 			return nil
 		},
@@ -357,7 +326,7 @@ func showJSON(db *prm.DB, t *target, leaves []prm.Leaf) any {
 }
 
 func (a *app) showTable(db *prm.DB, t *target, leaves []prm.Leaf, brief bool) {
-	w := a.stdout
+	w := a.Stdout
 	head := t.name()
 	if t.reg != nil {
 		head += fmt.Sprintf("  register 0x%04x, %d bytes, layout %s", t.reg.ID, max(t.reg.Size, t.plan.Bytes), t.node.Name)
@@ -366,7 +335,7 @@ func (a *app) showTable(db *prm.DB, t *target, leaves []prm.Leaf, brief bool) {
 	}
 	fmt.Fprintf(w, "%s\n%s (%s)\n", head, db.Revision, db.Source)
 	if d := db.NodeDescr(t.node); d != "" && !brief {
-		fmt.Fprintln(w, indent(d, "  "))
+		fmt.Fprintln(w, cmdutil.Indent(d, "  "))
 	}
 	for _, wn := range t.plan.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", wn)
@@ -416,7 +385,7 @@ func (a *app) showTable(db *prm.DB, t *target, leaves []prm.Leaf, brief bool) {
 		rows = append(rows, []string{name, fmt.Sprintf("0x%02x", l.Bit/32*4), bits, fmt.Sprint(l.Bit), fmt.Sprint(l.Width), access, values})
 		details = append(details, detail)
 	}
-	writeRows(w, rows, details)
+	cmdutil.WriteRows(w, rows, details)
 }
 
 func enumText(es []prm.EnumValue) string {
@@ -425,43 +394,6 @@ func enumText(es []prm.EnumValue) string {
 		parts[i] = fmt.Sprintf("%s=%d", e.Name, e.Value)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// writeRows aligns rows; the last column is free text and a detail (a
-// description) goes indented under its row. Rows of one cell are headings.
-func writeRows(w io.Writer, rows [][]string, details []string) {
-	widths := []int{}
-	for _, r := range rows {
-		if len(r) == 1 {
-			continue
-		}
-		for i, c := range r[:len(r)-1] {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], len(c))
-		}
-	}
-	for i, r := range rows {
-		var b strings.Builder
-		if len(r) == 1 {
-			b.WriteString(r[0])
-		}
-		for j, c := range r {
-			if len(r) == 1 {
-				break
-			}
-			if j < len(r)-1 {
-				fmt.Fprintf(&b, "%-*s  ", widths[j], c)
-			} else {
-				b.WriteString(c)
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-		if i > 0 && i-1 < len(details) && details[i-1] != "" {
-			fmt.Fprintln(w, indent(details[i-1], "      "))
-		}
-	}
 }
 
 // ---- search
@@ -484,7 +416,7 @@ close to WORD are suggested. Exit status 1 only when nothing at all matches.`,
   cxray prm search 'fec.*active' -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			db, err := a.db()
+			db, err := a.DB()
 			if err != nil {
 				return err
 			}
@@ -498,17 +430,17 @@ close to WORD are suggested. Exit status 1 only when nothing at all matches.`,
 				return err
 			}
 			res.Hits = append(res.Hits, cmdHits...)
-			if a.json() {
-				if err := a.writeJSON(map[string]any{"query": res.Query, "source_revision": db.Revision, "has_descriptions": db.HasDescriptions,
+			if a.JSON() {
+				if err := a.WriteJSON(map[string]any{"query": res.Query, "source_revision": db.Revision, "has_descriptions": db.HasDescriptions,
 					"command_revision": cdb.Revision, "hits": res.Hits, "suggestions": res.Suggestions}); err != nil {
 					return err
 				}
 				if !res.Found() {
-					return errProblem
+					return cmdutil.ErrProblem
 				}
 				return nil
 			}
-			t := a.newTable("KIND", "REGISTER/TLV", "NAME", "WHERE", "SHOW WITH")
+			t := a.NewTable("KIND", "REGISTER/TLV", "NAME", "WHERE", "SHOW WITH")
 			for _, h := range res.Hits {
 				reg := h.Register
 				if reg == "" {
@@ -520,19 +452,19 @@ close to WORD are suggested. Exit status 1 only when nothing at all matches.`,
 						where = h.Path + ": " + where
 					}
 				}
-				t.row(h.Kind, reg, h.Name, where, h.Hint)
+				t.Row(h.Kind, reg, h.Name, where, h.Hint)
 			}
-			t.flush()
-			fmt.Fprintf(a.stdout, "%d matches", len(res.Hits))
+			t.Flush()
+			fmt.Fprintf(a.Stdout, "%d matches", len(res.Hits))
 			if !db.HasDescriptions {
-				fmt.Fprint(a.stdout, " (names only: this database has no descriptions; apt-get install -y mstflint adds them)")
+				fmt.Fprint(a.Stdout, " (names only: this database has no descriptions; apt-get install -y mstflint adds them)")
 			}
-			fmt.Fprintln(a.stdout)
+			fmt.Fprintln(a.Stdout)
 			if len(res.Suggestions) > 0 {
-				fmt.Fprintf(a.stdout, "did you mean: %s\n", strings.Join(res.Suggestions, ", "))
+				fmt.Fprintf(a.Stdout, "did you mean: %s\n", strings.Join(res.Suggestions, ", "))
 			}
 			if !res.Found() {
-				return errProblem
+				return cmdutil.ErrProblem
 			}
 			return nil
 		},
@@ -611,7 +543,7 @@ nvmf_frontend_namespace_context) or a command, whose out mailbox is decoded
   cxray prm decode qpc --file dump.txt`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			db, err := a.db()
+			db, err := a.DB()
 			if err != nil {
 				return err
 			}
@@ -629,22 +561,22 @@ nvmf_frontend_namespace_context) or a command, whose out mailbox is decoded
 			}
 			dump, err := hexdump.ReadBytes([]byte(text))
 			if err != nil {
-				return usageErr("%v", err)
+				return cmdutil.UsageErr("%v", err)
 			}
 			if dump.Register != "" && !strings.EqualFold(dump.Register, t.name()) {
-				return usageErr("the dump names register %s, not %s; run 'cxray prm decode %s' on it", dump.Register, t.name(), dump.Register)
+				return cmdutil.UsageErr("the dump names register %s, not %s; run 'cxray prm decode %s' on it", dump.Register, t.name(), dump.Register)
 			}
 			buf := dump.Bytes
 			if dump.Fields != nil {
 				// Field values (mstreg --reg_name, cxray reg get): the
 				// layout turns them into bytes; fields not given are zero.
 				if buf, err = dump.Encode(t.plan); err != nil {
-					return usageErr("%v", err)
+					return cmdutil.UsageErr("%v", err)
 				}
 				pad = true
 			}
 			for _, n := range dump.Notes {
-				fmt.Fprintf(a.stderr, "cxray: note: %s\n", n)
+				fmt.Fprintf(a.Stderr, "cxray: note: %s\n", n)
 			}
 			buf, err = fitLength(t, buf, pad)
 			if err != nil {
@@ -652,7 +584,7 @@ nvmf_frontend_namespace_context) or a command, whose out mailbox is decoded
 			}
 			d, err := t.plan.Decode(buf)
 			if err != nil {
-				return usageErr("%v", err)
+				return cmdutil.UsageErr("%v", err)
 			}
 			return a.printDecoded(db, t, d, field, raw)
 		},
@@ -668,9 +600,9 @@ nvmf_frontend_namespace_context) or a command, whose out mailbox is decoded
 func (a *app) hexInput(args []string, file string) (string, error) {
 	switch {
 	case file != "" && len(args) > 0:
-		return "", usageErr("give the bytes either as arguments or with --file, not both")
+		return "", cmdutil.UsageErr("give the bytes either as arguments or with --file, not both")
 	case file == "-" || (file == "" && (len(args) == 0 || len(args) == 1 && args[0] == "-")):
-		b, err := io.ReadAll(io.LimitReader(a.stdin, 16<<20))
+		b, err := io.ReadAll(io.LimitReader(a.Stdin, 16<<20))
 		if err != nil {
 			return "", err
 		}
@@ -678,7 +610,7 @@ func (a *app) hexInput(args []string, file string) (string, error) {
 	case file != "":
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return "", usageErr("%v", err)
+			return "", cmdutil.UsageErr("%v", err)
 		}
 		return string(b), nil
 	}
@@ -693,13 +625,13 @@ func fitLength(t *target, buf []byte, pad bool) ([]byte, error) {
 	}
 	switch {
 	case len(buf) == 0:
-		return nil, usageErr("no bytes given; paste the register as hex (for example 0x00000218 0x00000000 ...)")
+		return nil, cmdutil.UsageErr("no bytes given; paste the register as hex (for example 0x00000218 0x00000000 ...)")
 	case len(buf) < want && pad:
 		return append(buf, make([]byte, want-len(buf))...), nil
 	case len(buf) < want:
-		return nil, usageErr("%s is %d bytes (%d dwords); got %d bytes (%d dwords). Paste the whole register, or add --pad to treat the rest as zero", t.name(), want, want/4, len(buf), len(buf)/4)
+		return nil, cmdutil.UsageErr("%s is %d bytes (%d dwords); got %d bytes (%d dwords). Paste the whole register, or add --pad to treat the rest as zero", t.name(), want, want/4, len(buf), len(buf)/4)
 	case len(buf) > want && !t.plan.HasVariable():
-		return nil, usageErr("%s is %d bytes (%d dwords); got %d bytes. Is this dump of another register? Remove the extra bytes", t.name(), want, want/4, len(buf))
+		return nil, cmdutil.UsageErr("%s is %d bytes (%d dwords); got %d bytes. Is this dump of another register? Remove the extra bytes", t.name(), want, want/4, len(buf))
 	}
 	return buf, nil
 }
@@ -709,40 +641,40 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 	if field != "" {
 		v, err := d.Get(field)
 		if err != nil {
-			return usageWrap(err)
+			return cmdutil.UsageWrap(err)
 		}
-		if a.json() {
-			return a.writeJSON(json.RawMessage(v.AppendJSON(nil, opt)))
+		if a.JSON() {
+			return a.WriteJSON(json.RawMessage(v.AppendJSON(nil, opt)))
 		}
 		if k := v.Kind(); k == prm.KindStruct || k == prm.KindUnion && v.Member() != prm.MemberNone || k == prm.KindArray && !v.IsText() {
 			// A structure: its fields, one per row (never "0x").
-			tb := a.newTable()
+			tb := a.NewTable()
 			for _, r := range d.Rows() {
 				if prm.HasPrefixPath(r.Path, v.Path()) {
-					tb.row(r.Path, units.Text(t.name(), r.Path, r.Value, raw))
+					tb.Row(r.Path, units.Text(t.name(), r.Path, r.Value, raw))
 				}
 			}
-			tb.flush()
+			tb.Flush()
 			return nil
 		}
-		fmt.Fprintln(a.stdout, units.Text(t.name(), v.Path(), v, raw))
+		fmt.Fprintln(a.Stdout, units.Text(t.name(), v.Path(), v, raw))
 		return nil
 	}
-	if a.json() {
+	if a.JSON() {
 		out := map[string]any{"name": t.name(), "size_bytes": len(d.Raw), "source_revision": db.Revision,
 			"fields": json.RawMessage(d.AppendJSON(nil, opt)), "units": units.Fields(t.name(), d)}
 		if t.reg != nil {
 			out["id"] = t.reg.ID
 		}
 		t.commandJSON(out)
-		return a.writeJSON(out)
+		return a.WriteJSON(out)
 	}
 	rows := d.Rows()
-	tb := a.newTable("FIELD", "VALUE")
+	tb := a.NewTable("FIELD", "VALUE")
 	for _, r := range rows {
-		tb.row(r.Path, units.Text(t.name(), r.Path, r.Value, raw))
+		tb.Row(r.Path, units.Text(t.name(), r.Path, r.Value, raw))
 	}
-	tb.flush()
+	tb.Flush()
 	return nil
 }
 
@@ -765,7 +697,7 @@ NAME may be a command: its in mailbox is built, with the opcode set.`,
   cxray prm encode QUERY_HCA_CAP op_mod=0x13`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			db, err := a.db()
+			db, err := a.DB()
 			if err != nil {
 				return err
 			}
@@ -775,7 +707,7 @@ NAME may be a command: its in mailbox is built, with the opcode set.`,
 			}
 			as, err := prm.ParseAssignments(args[1:])
 			if err != nil {
-				return usageWrap(err)
+				return cmdutil.UsageWrap(err)
 			}
 			if t.cmd != nil {
 				if err := t.pickMailbox(true, "encode"); err != nil {
@@ -787,21 +719,21 @@ NAME may be a command: its in mailbox is built, with the opcode set.`,
 			buf := t.plan.NewBuffer()
 			if size > 0 {
 				if size < len(buf) || size%4 != 0 {
-					return usageErr("--size %d: give a multiple of 4 of at least %d bytes", size, len(buf))
+					return cmdutil.UsageErr("--size %d: give a multiple of 4 of at least %d bytes", size, len(buf))
 				}
 				buf = make([]byte, size)
 			}
 			if base != "" {
 				b, err := hexdump.Parse(base)
 				if err != nil {
-					return usageErr("--base: %v", err)
+					return cmdutil.UsageErr("--base: %v", err)
 				}
 				if buf, err = fitLength(t, b, false); err != nil {
 					return err
 				}
 			}
 			if err := t.plan.Encode(buf, as); err != nil {
-				return usageWrap(err)
+				return cmdutil.UsageWrap(err)
 			}
 			d, err := t.plan.Decode(buf)
 			if err != nil {
@@ -820,18 +752,18 @@ func (a *app) printEncoded(db *prm.DB, t *target, d *prm.Decoded) error {
 	for i := 0; i+4 <= len(d.Raw); i += 4 {
 		dwords = append(dwords, fmt.Sprintf("0x%02x%02x%02x%02x", d.Raw[i], d.Raw[i+1], d.Raw[i+2], d.Raw[i+3]))
 	}
-	if a.json() {
+	if a.JSON() {
 		out := map[string]any{"name": t.name(), "size_bytes": len(d.Raw), "source_revision": db.Revision,
 			"hex": fmt.Sprintf("%x", d.Raw), "dwords": dwords, "fields": json.RawMessage(d.AppendJSON(nil, prm.JSONOptions{}))}
 		if t.reg != nil {
 			out["id"] = t.reg.ID
 		}
 		t.commandJSON(out)
-		return a.writeJSON(out)
+		return a.WriteJSON(out)
 	}
-	fmt.Fprintf(a.stdout, "%s, %d bytes:\n", t.name(), len(d.Raw))
+	fmt.Fprintf(a.Stdout, "%s, %d bytes:\n", t.name(), len(d.Raw))
 	for i := 0; i < len(dwords); i += 4 {
-		fmt.Fprintf(a.stdout, "  0x%02x: %s\n", i*4, strings.Join(dwords[i:min(i+4, len(dwords))], " "))
+		fmt.Fprintf(a.Stdout, "  0x%02x: %s\n", i*4, strings.Join(dwords[i:min(i+4, len(dwords))], " "))
 	}
 	var set []string
 	for _, r := range d.Rows() {
@@ -840,8 +772,8 @@ func (a *app) printEncoded(db *prm.DB, t *target, d *prm.Decoded) error {
 		}
 	}
 	if len(set) > 0 {
-		fmt.Fprintln(a.stdout, "non-zero fields:")
-		fmt.Fprintln(a.stdout, strings.Join(set, "\n"))
+		fmt.Fprintln(a.Stdout, "non-zero fields:")
+		fmt.Fprintln(a.Stdout, strings.Join(set, "\n"))
 	}
 	return nil
 }

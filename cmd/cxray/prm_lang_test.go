@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 )
 
 // prm search answers in both output modes with the same exit code: 0 when
@@ -51,7 +53,7 @@ func TestPrmNotARegister(t *testing.T) {
 		"prm decode MTPM 0":          "did you mean MTMP,",
 	} {
 		_, errs, code := cli(t, "", append([]string{"--adb", "builtin"}, strings.Fields(args)...)...)
-		if code != exitUsage || !strings.Contains(errs, want) {
+		if code != cmdutil.ExitUsage || !strings.Contains(errs, want) {
 			t.Errorf("%s: exit %d, %q; want %q", args, code, errs, want)
 		}
 	}
@@ -83,7 +85,7 @@ func TestPrmDecodePasted(t *testing.T) {
 	// The dump says which register it is.
 	data, _ := os.ReadFile("../../hexdump/testdata/cxray-MTMP.get.txt")
 	_, errs, code := cli(t, string(data), "--adb", "builtin", "prm", "decode", "MGIR")
-	if code != exitUsage || !strings.Contains(errs, "names register MTMP, not MGIR") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "names register MTMP, not MGIR") {
 		t.Errorf("wrong register: %d %s", code, errs)
 	}
 	// A gap is zero-filled with a note on stderr.

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/cmdb"
 	"github.com/cxray/cxray/prmsearch"
@@ -92,7 +93,7 @@ func notFoundEverywhere(name string, regErr error) error {
 func (t *target) pickMailbox(in bool, verb string) error {
 	if t.cmd == nil {
 		if in && verb == "decode" {
-			return usageErr("--in is for commands; %s is a layout", t.name())
+			return cmdutil.UsageErr("--in is for commands; %s is a layout", t.name())
 		}
 		return nil
 	}
@@ -101,7 +102,7 @@ func (t *target) pickMailbox(in bool, verb string) error {
 		p, which = t.in, "in"
 	}
 	if p == nil {
-		return usageErr("%s (0x%x): no source cxray has describes its %s mailbox, so it cannot %s it", t.cmd.Name, t.cmd.Opcode, which, verb)
+		return cmdutil.UsageErr("%s (0x%x): no source cxray has describes its %s mailbox, so it cannot %s it", t.cmd.Name, t.cmd.Opcode, which, verb)
 	}
 	t.plan, t.node = p, p.Node
 	return nil
@@ -160,17 +161,17 @@ func (a *app) showCommand(t *target, path string, brief, noDiagram bool) error {
 		sides[which] = s
 	}
 	if path != "" && matched == 0 {
-		return usageErr("%s has no field under %q in its mailboxes; run 'cxray prm show %s' to see them", c.Name, path, c.Name)
+		return cmdutil.UsageErr("%s has no field under %q in its mailboxes; run 'cxray prm show %s' to see them", c.Name, path, c.Name)
 	}
-	if a.json() {
+	if a.JSON() {
 		out := map[string]any{"name": c.Name, "kind": "command", "opcode": c.Opcode, "origin": c.Origin,
 			"source_revision": t.db.Revision, "source": t.db.Source, "fwctl": fwctlRules(c), "in": nil, "out": nil}
 		for which, s := range sides {
 			out[which] = showJSON(t.db, &target{node: s.plan.Node, plan: s.plan}, s.leaves)
 		}
-		return a.writeJSON(out)
+		return a.WriteJSON(out)
 	}
-	w := a.stdout
+	w := a.Stdout
 	fmt.Fprintf(w, "%s  command 0x%04x (%s)\n", c.Name, c.Opcode, c.Origin)
 	switch rules := fwctlRules(c); {
 	case len(rules) == 0:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/prm/ifc"
 )
 
@@ -22,23 +23,23 @@ revisions and the kernel are listed as explained. Exit 1 on an unexplained
 mismatch.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			db, err := a.db()
+			db, err := a.DB()
 			if err != nil {
 				return err
 			}
 			if header == "" {
 				if header, err = ifc.Find(); err != nil {
-					return usageWrap(err)
+					return cmdutil.UsageWrap(err)
 				}
 			}
 			h, err := ifc.LoadFile(header)
 			if err != nil {
-				return usageWrap(err)
+				return cmdutil.UsageWrap(err)
 			}
 			rep := ifc.Compare(db, h)
-			if a.json() {
+			if a.JSON() {
 				reg, other := rep.Counts(true), rep.Counts(false)
-				err := a.writeJSON(map[string]any{
+				err := a.WriteJSON(map[string]any{
 					"adb": rep.ADBSource, "adb_revision": rep.ADBRevision, "kernel": rep.KernelSource,
 					"registers": reg.Layouts, "matched": reg.Matched, "renamed": reg.Renamed, "split_merged": reg.Splits,
 					"only_adb": reg.OnlyADB, "only_kernel": reg.OnlyKernel, "mismatches": reg.Mismatches, "explained": reg.Explained,
@@ -49,15 +50,15 @@ mismatch.`,
 					return err
 				}
 			} else {
-				fmt.Fprint(a.stdout, rep.Summary())
+				fmt.Fprint(a.Stdout, rep.Summary())
 				if verbose {
 					for _, l := range rep.Registers {
-						fmt.Fprint(a.stdout, l.Detail())
+						fmt.Fprint(a.Stdout, l.Detail())
 					}
 				}
 			}
 			if rep.Failed() {
-				return errProblem
+				return cmdutil.ErrProblem
 			}
 			return nil
 		},

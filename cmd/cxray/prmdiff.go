@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/cmdb"
 	"github.com/cxray/cxray/prm/revdiff"
@@ -97,19 +98,19 @@ Exit status, as diff(1): 0 when nothing changed, 1 when something did.`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			old, oldIfc, err := loadDiffSide(args[0])
 			if err != nil {
-				return usageWrap(err)
+				return cmdutil.UsageWrap(err)
 			}
 			new, newIfc, err := loadDiffSide(args[1])
 			if err != nil {
-				return usageWrap(err)
+				return cmdutil.UsageWrap(err)
 			}
 			if oldIfc != newIfc {
-				return usageErr("%s and %s are not the same kind of database: compare an ADB with an ADB ('builtin') or a kernel header with a kernel header ('builtin-ifc')", args[0], args[1])
+				return cmdutil.UsageErr("%s and %s are not the same kind of database: compare an ADB with an ADB ('builtin') or a kernel header with a kernel header ('builtin-ifc')", args[0], args[1])
 			}
 			names, every := args[2:], false
 			if oldIfc {
 				if names, every, err = layoutNames(old, new, names); err != nil {
-					return usageWrap(err)
+					return cmdutil.UsageWrap(err)
 				}
 			}
 			rep, err := revdiff.Diff(old, new, revdiff.Options{Names: names})
@@ -119,19 +120,19 @@ Exit status, as diff(1): 0 when nothing changed, 1 when something did.`,
 			if err != nil {
 				var nf *prm.NotFoundError
 				if errors.As(err, &nf) {
-					return usageWrap(err)
+					return cmdutil.UsageWrap(err)
 				}
 				return err
 			}
-			if a.json() {
-				if err := a.writeJSON(rep); err != nil {
+			if a.JSON() {
+				if err := a.WriteJSON(rep); err != nil {
 					return err
 				}
-			} else if err := rep.WriteText(a.stdout); err != nil {
+			} else if err := rep.WriteText(a.Stdout); err != nil {
 				return err
 			}
 			if len(rep.AddedRegisters)+len(rep.RemovedRegisters)+len(rep.Changed) > 0 {
-				return errProblem
+				return cmdutil.ErrProblem
 			}
 			return nil
 		},

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +11,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/hexdump"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/units"
 )
@@ -52,7 +51,7 @@ func parseKV(list []string, flag string) ([]prm.Assignment, error) {
 	}
 	as, err := prm.ParseAssignments(all)
 	if err != nil {
-		return nil, usageErr("%s: %v", flag, err)
+		return nil, cmdutil.UsageErr("%s: %v", flag, err)
 	}
 	return as, nil
 }
@@ -60,7 +59,7 @@ func parseKV(list []string, flag string) ([]prm.Assignment, error) {
 // ---- list
 
 func (a *app) regListCmd() *cobra.Command {
-	var df deviceFlags
+	var df cmdutil.DeviceFlags
 	var filter string
 	c := &cobra.Command{
 		Use:   "list",
@@ -70,29 +69,29 @@ func (a *app) regListCmd() *cobra.Command {
 (yes), does not (no), or the capability masks do not cover it (-).`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			re, err := compileFilter(filter)
+			re, err := cmdutil.CompileFilter(filter)
 			if err != nil {
 				return err
 			}
-			db, err := a.db()
+			db, err := a.DB()
 			if err != nil {
 				return err
 			}
 			var caps dev.Capabilities
-			if df.name != "" {
-				ctx, cancel := df.context(a)
+			if df.Name != "" {
+				ctx, cancel := df.Context(a.Ctx)
 				defer cancel()
-				ad, err := a.open(ctx, df.name, db)
+				ad, err := a.Open(ctx, df.Name, db)
 				if err != nil {
 					return err
 				}
 				defer ad.Close()
-				d, err := registers(ctx, ad)
+				d, err := cmdutil.Registers(ctx, ad)
 				if err != nil {
 					return err
 				}
 				if caps, err = d.Capabilities(ctx); err != nil {
-					return classify(err)
+					return cmdutil.Classify(err)
 				}
 			}
 			type item struct {
@@ -112,37 +111,37 @@ func (a *app) regListCmd() *cobra.Command {
 				}
 				items = append(items, it)
 			}
-			if a.json() {
-				return a.writeJSON(map[string]any{"device": df.name, "source_revision": db.Revision, "registers": items})
+			if a.JSON() {
+				return a.WriteJSON(map[string]any{"device": df.Name, "source_revision": db.Revision, "registers": items})
 			}
 			hdr := []string{"NAME", "ID", "SIZE"}
-			if df.name != "" {
+			if df.Name != "" {
 				hdr = append(hdr, "SUPPORTED")
 			}
-			t := a.newTable(hdr...)
+			t := a.NewTable(hdr...)
 			n := 0
 			for _, it := range items {
 				row := []string{it.Name, fmt.Sprintf("0x%04x", it.ID), fmt.Sprint(it.SizeBytes)}
-				if df.name != "" {
+				if df.Name != "" {
 					s := "-"
 					if it.Supported != nil {
-						s = yesNo(*it.Supported)
+						s = cmdutil.YesNo(*it.Supported)
 						if *it.Supported {
 							n++
 						}
 					}
 					row = append(row, s)
 				}
-				t.row(row...)
+				t.Row(row...)
 			}
-			t.flush()
-			if df.name != "" {
-				fmt.Fprintf(a.stdout, "%d of %d registers advertised by the firmware\n", n, len(items))
+			t.Flush()
+			if df.Name != "" {
+				fmt.Fprintf(a.Stdout, "%d of %d registers advertised by the firmware\n", n, len(items))
 			}
 			return nil
 		},
 	}
-	df.add(c)
+	df.Add(c)
 	c.Flags().StringVar(&filter, "filter", "", "only names matching this regular expression")
 	return c
 }
@@ -150,7 +149,7 @@ func (a *app) regListCmd() *cobra.Command {
 // ---- get
 
 type regGetOptions struct {
-	df          deviceFlags
+	df          cmdutil.DeviceFlags
 	index, op   []string
 	field, data string
 	raw         bool
@@ -169,7 +168,7 @@ func (a *app) regGetCmd() *cobra.Command {
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error { return a.runRegGet(&o, args) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().StringArrayVar(&o.index, "index", nil, "index field=value (repeat, or comma-separate)")
 	c.Flags().StringArrayVar(&o.op, "op", nil, "operation field=value (clr=1 ...)")
 	c.Flags().StringVar(&o.field, "field", "", "print only this field (path)")
@@ -181,7 +180,7 @@ func (a *app) regGetCmd() *cobra.Command {
 }
 
 func (a *app) runRegGet(o *regGetOptions, args []string) error {
-	db, err := a.db()
+	db, err := a.DB()
 	if err != nil {
 		return err
 	}
@@ -194,16 +193,16 @@ func (a *app) runRegGet(o *regGetOptions, args []string) error {
 		return err
 	}
 	if len(args) == 0 && o.id == 0 {
-		return usageErr("name a register (cxray reg get MGIR), or give --id and --len for one the database lacks")
+		return cmdutil.UsageErr("name a register (cxray reg get MGIR), or give --id and --len for one the database lacks")
 	}
-	ctx, cancel := o.df.context(a)
+	ctx, cancel := o.df.Context(a.Ctx)
 	defer cancel()
-	ad, err := a.open(ctx, o.df.name, db)
+	ad, err := a.Open(ctx, o.df.Name, db)
 	if err != nil {
 		return err
 	}
 	defer ad.Close()
-	d, err := registers(ctx, ad)
+	d, err := cmdutil.Registers(ctx, ad)
 	if err != nil {
 		return err
 	}
@@ -212,29 +211,29 @@ func (a *app) runRegGet(o *regGetOptions, args []string) error {
 	}
 	r, err := d.Get(ctx, args[0], idx, ops, o.length)
 	if err != nil {
-		return classify(err)
+		return cmdutil.Classify(err)
 	}
 	return a.printReading(ad, r, o.field, o.raw)
 }
 
 func (a *app) getRaw(ctx context.Context, ad *adapter.Adapter, d *dev.Device, id uint16, length int, data string) error {
 	if length <= 0 || length%4 != 0 || length > 2048 {
-		return usageErr("--len %d: give the register length in bytes, a multiple of 4 (at most 2048)", length)
+		return cmdutil.UsageErr("--len %d: give the register length in bytes, a multiple of 4 (at most 2048)", length)
 	}
 	buf := make([]byte, length)
 	if data != "" {
 		b, err := hexdump.Parse(data)
 		if err != nil {
-			return usageErr("--data: %v", err)
+			return cmdutil.UsageErr("--data: %v", err)
 		}
 		if len(b) > length {
-			return usageErr("--data is %d bytes, more than --len %d", len(b), length)
+			return cmdutil.UsageErr("--data is %d bytes, more than --len %d", len(b), length)
 		}
 		copy(buf, b)
 	}
 	out, err := d.GetRaw(ctx, id, buf)
 	if err != nil {
-		return classify(err)
+		return cmdutil.Classify(err)
 	}
 	return a.printRaw(ad, id, out)
 }
@@ -244,14 +243,14 @@ func (a *app) printRaw(ad *adapter.Adapter, id uint16, out []byte) error {
 	for i := 0; i+4 <= len(out); i += 4 {
 		dwords = append(dwords, fmt.Sprintf("0x%02x%02x%02x%02x", out[i], out[i+1], out[i+2], out[i+3]))
 	}
-	if a.json() {
-		return a.writeJSON(map[string]any{"device": ad.Name(), "id": id, "size_bytes": len(out), "dwords": dwords})
+	if a.JSON() {
+		return a.WriteJSON(map[string]any{"device": ad.Name(), "id": id, "size_bytes": len(out), "dwords": dwords})
 	}
-	t := a.newTable("ADDRESS", "DATA")
+	t := a.NewTable("ADDRESS", "DATA")
 	for i, d := range dwords {
-		t.row(fmt.Sprintf("0x%08x", i*4), d)
+		t.Row(fmt.Sprintf("0x%08x", i*4), d)
 	}
-	t.flush()
+	t.Flush()
 	return nil
 }
 
@@ -259,24 +258,24 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 	if field != "" {
 		v, err := r.Decoded.Get(field)
 		if err != nil {
-			return usageWrap(err)
+			return cmdutil.UsageWrap(err)
 		}
-		if a.json() {
-			return a.writeJSON(json.RawMessage(v.AppendJSON(nil, prm.JSONOptions{Raw: raw})))
+		if a.JSON() {
+			return a.WriteJSON(json.RawMessage(v.AppendJSON(nil, prm.JSONOptions{Raw: raw})))
 		}
 		if v.Kind() == prm.KindStruct || v.Kind() == prm.KindUnion || (v.Kind() == prm.KindArray && !v.IsText()) {
-			t := a.newTable()
+			t := a.NewTable()
 			for _, row := range subRows(r.Decoded, field) {
-				t.row(row.Path, withUnit(r.Register.Name, row, raw))
+				t.Row(row.Path, withUnit(r.Register.Name, row, raw))
 			}
-			t.flush()
+			t.Flush()
 			return nil
 		}
-		fmt.Fprintln(a.stdout, withUnit(r.Register.Name, prm.Row{Path: field, Value: v, Text: prm.FormatValue(v)}, raw))
+		fmt.Fprintln(a.Stdout, withUnit(r.Register.Name, prm.Row{Path: field, Value: v, Text: prm.FormatValue(v)}, raw))
 		return nil
 	}
-	if a.json() {
-		return a.writeJSON(map[string]any{
+	if a.JSON() {
+		return a.WriteJSON(map[string]any{
 			"device":          ad.Name(),
 			"bdf":             ad.BDF(),
 			"backend":         ad.Backend(),
@@ -284,21 +283,21 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 			"register":        r.Register.Name,
 			"id":              r.Register.ID,
 			"source_revision": ad.DB().Revision,
-			"defaulted":       nonNil(r.Defaulted),
+			"defaulted":       cmdutil.NonNil(r.Defaulted),
 			"fields":          json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: raw})),
 			"units":           units.Fields(r.Register.Name, r.Decoded),
 		})
 	}
-	fmt.Fprintf(a.stdout, "%s (0x%04x) on %s", r.Register.Name, r.Register.ID, describe(ad))
+	fmt.Fprintf(a.Stdout, "%s (0x%04x) on %s", r.Register.Name, r.Register.ID, cmdutil.Describe(ad))
 	if len(r.Defaulted) > 0 {
-		fmt.Fprintf(a.stdout, "; defaulted %s", strings.Join(r.Defaulted, ", "))
+		fmt.Fprintf(a.Stdout, "; defaulted %s", strings.Join(r.Defaulted, ", "))
 	}
-	fmt.Fprintln(a.stdout)
-	t := a.newTable("FIELD", "VALUE")
+	fmt.Fprintln(a.Stdout)
+	t := a.NewTable("FIELD", "VALUE")
 	for _, row := range r.Decoded.Rows() {
-		t.row(row.Path, withUnit(r.Register.Name, row, raw))
+		t.Row(row.Path, withUnit(r.Register.Name, row, raw))
 	}
-	t.flush()
+	t.Flush()
 	return nil
 }
 
@@ -345,17 +344,10 @@ func rowText(r prm.Row, raw bool) string {
 	return r.Text
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // ---- set
 
 type regSetOptions struct {
-	df          deviceFlags
+	df          cmdutil.DeviceFlags
 	index       []string
 	yes, dryRun bool
 	raw         bool
@@ -378,7 +370,7 @@ it would send and writes nothing.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error { return a.runRegSet(&o, args) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().StringArrayVar(&o.index, "index", nil, "index field=value selecting the instance to write")
 	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the bytes that would be written; write nothing")
@@ -390,18 +382,18 @@ it would send and writes nothing.`,
 }
 
 func (a *app) runRegSet(o *regSetOptions, args []string) error {
-	db, err := a.db()
+	db, err := a.DB()
 	if err != nil {
 		return err
 	}
 	if o.id != 0 {
 		if len(args) > 0 {
-			return usageErr("with --id give the bytes with --data, not field=value pairs")
+			return cmdutil.UsageErr("with --id give the bytes with --data, not field=value pairs")
 		}
 		return a.setRaw(o.df, db, uint16(o.id), o.length, o.data, o.yes, o.dryRun)
 	}
 	if len(args) < 2 {
-		return usageErr("name a register and the fields to set: cxray reg set PAOS admin_status=up ase=1 -d DEV")
+		return cmdutil.UsageErr("name a register and the fields to set: cxray reg set PAOS admin_status=up ase=1 -d DEV")
 	}
 	idx, err := parseKV(o.index, "--index")
 	if err != nil {
@@ -409,11 +401,11 @@ func (a *app) runRegSet(o *regSetOptions, args []string) error {
 	}
 	fields, err := prm.ParseAssignments(args[1:])
 	if err != nil {
-		return usageWrap(err)
+		return cmdutil.UsageWrap(err)
 	}
-	ctx, cancel := o.df.context(a)
+	ctx, cancel := o.df.Context(a.Ctx)
 	defer cancel()
-	ad, err := a.open(ctx, o.df.name, db)
+	ad, err := a.Open(ctx, o.df.Name, db)
 	if err != nil {
 		return err
 	}
@@ -424,51 +416,51 @@ func (a *app) runRegSet(o *regSetOptions, args []string) error {
 // writeRegister is the guarded register write `reg set` and `roce set`
 // share: read, show the change, confirm, write, read back to verify.
 func (a *app) writeRegister(ctx context.Context, ad *adapter.Adapter, name string, idx, fields []prm.Assignment, so dev.SetOptions, yes, dryRun bool) error {
-	d, err := registers(ctx, ad)
+	d, err := cmdutil.Registers(ctx, ad)
 	if err != nil {
 		return err
 	}
 	wp, err := d.PrepareSetWith(ctx, name, idx, fields, so)
 	if err != nil {
-		return classify(err)
+		return cmdutil.Classify(err)
 	}
 	reg := wp.Reading.Register
 	wp.Changes = inUnits(wp)
-	if !a.json() {
-		fmt.Fprintf(a.stdout, "%s (0x%04x) on %s", reg.Name, reg.ID, describe(ad))
+	if !a.JSON() {
+		fmt.Fprintf(a.Stdout, "%s (0x%04x) on %s", reg.Name, reg.ID, cmdutil.Describe(ad))
 		if len(wp.Reading.Defaulted) > 0 {
-			fmt.Fprintf(a.stdout, "; defaulted %s", strings.Join(wp.Reading.Defaulted, ", "))
+			fmt.Fprintf(a.Stdout, "; defaulted %s", strings.Join(wp.Reading.Defaulted, ", "))
 		}
-		fmt.Fprintln(a.stdout)
-		t := a.newTable("FIELD", "BEFORE", "AFTER")
+		fmt.Fprintln(a.Stdout)
+		t := a.NewTable("FIELD", "BEFORE", "AFTER")
 		for _, c := range wp.Changes {
-			t.row(c.Path, c.Before, c.After)
+			t.Row(c.Path, c.Before, c.After)
 		}
-		t.flush()
+		t.Flush()
 		if len(wp.Changes) == 0 {
-			fmt.Fprintln(a.stdout, "(the register already holds these values; writing anyway)")
+			fmt.Fprintln(a.Stdout, "(the register already holds these values; writing anyway)")
 		}
 	}
 	if dryRun {
 		return a.printDryRun(ad, wp)
 	}
 	if !yes {
-		ok, err := a.confirm(fmt.Sprintf("Write %s on %s?", reg.Name, ad.Name()))
+		ok, err := a.Confirm(fmt.Sprintf("Write %s on %s?", reg.Name, ad.Name()))
 		if err != nil {
 			return err
 		}
 		if !ok {
-			fmt.Fprintln(a.stderr, "cxray: nothing written")
-			return errProblem
+			fmt.Fprintln(a.Stderr, "cxray: nothing written")
+			return cmdutil.ErrProblem
 		}
 	}
 	back, err := d.ApplySet(ctx, wp, idx)
 	if err != nil {
-		return classify(err)
+		return cmdutil.Classify(err)
 	}
-	if a.json() {
-		return a.writeJSON(map[string]any{"device": ad.Name(), "register": reg.Name, "id": reg.ID,
-			"changes": changesJSON(wp.Changes), "written": hexDwords(wp.Bytes), "verified": true, "not_verifiable": nonNil(wp.Unverifiable),
+	if a.JSON() {
+		return a.WriteJSON(map[string]any{"device": ad.Name(), "register": reg.Name, "id": reg.ID,
+			"changes": changesJSON(wp.Changes), "written": hexDwords(wp.Bytes), "verified": true, "not_verifiable": cmdutil.NonNil(wp.Unverifiable),
 			"fields": json.RawMessage(back.Decoded.AppendJSON(nil, prm.JSONOptions{}))})
 	}
 	unver := map[string]bool{}
@@ -483,74 +475,74 @@ func (a *app) writeRegister(ctx context.Context, ad *adapter.Adapter, name strin
 	}
 	switch {
 	case len(wp.Unverifiable) == 0:
-		fmt.Fprintln(a.stdout, "written and verified by reading back")
+		fmt.Fprintln(a.Stdout, "written and verified by reading back")
 	case len(checked) > 0:
-		fmt.Fprintf(a.stdout, "written; %s verified by reading back; %s act on the write and read back cleared by design (not verifiable)\n", strings.Join(checked, ", "), strings.Join(wp.Unverifiable, ", "))
+		fmt.Fprintf(a.Stdout, "written; %s verified by reading back; %s act on the write and read back cleared by design (not verifiable)\n", strings.Join(checked, ", "), strings.Join(wp.Unverifiable, ", "))
 	default:
-		fmt.Fprintf(a.stdout, "written; %s act on the write and read back cleared by design, so nothing could be verified by reading back\n", strings.Join(wp.Unverifiable, ", "))
+		fmt.Fprintf(a.Stdout, "written; %s act on the write and read back cleared by design, so nothing could be verified by reading back\n", strings.Join(wp.Unverifiable, ", "))
 	}
 	return nil
 }
 
 // setRaw writes a register the database does not describe: the bytes as
 // given, confirmed, then read back and compared.
-func (a *app) setRaw(df deviceFlags, db *prm.DB, id uint16, length int, data string, yes, dryRun bool) error {
+func (a *app) setRaw(df cmdutil.DeviceFlags, db *prm.DB, id uint16, length int, data string, yes, dryRun bool) error {
 	if length <= 0 || length%4 != 0 || length > 2048 {
-		return usageErr("--len %d: give the register length in bytes, a multiple of 4 (at most 2048)", length)
+		return cmdutil.UsageErr("--len %d: give the register length in bytes, a multiple of 4 (at most 2048)", length)
 	}
 	b, err := hexdump.Parse(data)
 	if err != nil {
-		return usageErr("--data: %v", err)
+		return cmdutil.UsageErr("--data: %v", err)
 	}
 	if len(b) != length {
-		return usageErr("--data is %d bytes; --len says %d: give the whole register", len(b), length)
+		return cmdutil.UsageErr("--data is %d bytes; --len says %d: give the whole register", len(b), length)
 	}
 	if dryRun {
-		fmt.Fprintf(a.stdout, "dry run: would send SET of register 0x%04x, %d bytes:\n", id, length)
+		fmt.Fprintf(a.Stdout, "dry run: would send SET of register 0x%04x, %d bytes:\n", id, length)
 		dw := hexDwords(b)
 		for i := 0; i < len(dw); i += 4 {
-			fmt.Fprintf(a.stdout, "  0x%02x: %s\n", i*4, strings.Join(dw[i:min(i+4, len(dw))], " "))
+			fmt.Fprintf(a.Stdout, "  0x%02x: %s\n", i*4, strings.Join(dw[i:min(i+4, len(dw))], " "))
 		}
 		return nil
 	}
-	ctx, cancel := df.context(a)
+	ctx, cancel := df.Context(a.Ctx)
 	defer cancel()
-	ad, err := a.open(ctx, df.name, db)
+	ad, err := a.Open(ctx, df.Name, db)
 	if err != nil {
 		return err
 	}
 	defer ad.Close()
-	d, err := registers(ctx, ad)
+	d, err := cmdutil.Registers(ctx, ad)
 	if err != nil {
 		return err
 	}
 	if !yes {
-		ok, err := a.confirm(fmt.Sprintf("Write %d raw bytes to register 0x%04x on %s?", length, id, ad.Name()))
+		ok, err := a.Confirm(fmt.Sprintf("Write %d raw bytes to register 0x%04x on %s?", length, id, ad.Name()))
 		if err != nil {
 			return err
 		}
 		if !ok {
-			fmt.Fprintln(a.stderr, "cxray: nothing written")
-			return errProblem
+			fmt.Fprintln(a.Stderr, "cxray: nothing written")
+			return cmdutil.ErrProblem
 		}
 	}
 	if _, err := d.SetRaw(ctx, id, b); err != nil {
-		return classify(err)
+		return cmdutil.Classify(err)
 	}
 	back, err := d.GetRaw(ctx, id, append([]byte(nil), b...))
 	if err != nil {
-		return classify(fmt.Errorf("the write was sent, but reading it back failed: %w", err))
+		return cmdutil.Classify(fmt.Errorf("the write was sent, but reading it back failed: %w", err))
 	}
 	same := string(back) == string(b)
-	if a.json() {
-		return a.writeJSON(map[string]any{"device": ad.Name(), "id": id, "written": hexDwords(b), "read_back": hexDwords(back), "identical": same})
+	if a.JSON() {
+		return a.WriteJSON(map[string]any{"device": ad.Name(), "id": id, "written": hexDwords(b), "read_back": hexDwords(back), "identical": same})
 	}
-	fmt.Fprintln(a.stdout, "written; read back:")
+	fmt.Fprintln(a.Stdout, "written; read back:")
 	if err := a.printRaw(ad, id, back); err != nil {
 		return err
 	}
 	if !same {
-		fmt.Fprintln(a.stdout, "note: the read-back differs from what was written (read-only fields, or the firmware adjusted values)")
+		fmt.Fprintln(a.Stdout, "note: the read-back differs from what was written (read-only fields, or the firmware adjusted values)")
 	}
 	return nil
 }
@@ -580,26 +572,13 @@ func hexDwords(b []byte) []string {
 func (a *app) printDryRun(ad *adapter.Adapter, wp *dev.WritePlan) error {
 	reg := wp.Reading.Register
 	dw := hexDwords(wp.Bytes)
-	if a.json() {
-		return a.writeJSON(map[string]any{"device": ad.Name(), "register": reg.Name, "id": reg.ID,
+	if a.JSON() {
+		return a.WriteJSON(map[string]any{"device": ad.Name(), "register": reg.Name, "id": reg.ID,
 			"changes": changesJSON(wp.Changes), "would_write": dw, "dry_run": true})
 	}
-	fmt.Fprintf(a.stdout, "dry run: would send SET of register 0x%04x, %d bytes:\n", reg.ID, len(wp.Bytes))
+	fmt.Fprintf(a.Stdout, "dry run: would send SET of register 0x%04x, %d bytes:\n", reg.ID, len(wp.Bytes))
 	for i := 0; i < len(dw); i += 4 {
-		fmt.Fprintf(a.stdout, "  0x%02x: %s\n", i*4, strings.Join(dw[i:min(i+4, len(dw))], " "))
+		fmt.Fprintf(a.Stdout, "  0x%02x: %s\n", i*4, strings.Join(dw[i:min(i+4, len(dw))], " "))
 	}
 	return nil
-}
-
-// confirm asks on the terminal; without one it refuses, so scripts must
-// say --yes.
-func (a *app) confirm(question string) (bool, error) {
-	f, ok := a.stdin.(*os.File)
-	if !ok || !isTerminal(f) {
-		return false, usageErr("refusing to write without confirmation: standard input is not a terminal; add --yes (or --dry-run to see the bytes)")
-	}
-	fmt.Fprintf(a.stderr, "%s [y/N] ", question)
-	line, _ := bufio.NewReader(f).ReadString('\n')
-	line = strings.ToLower(strings.TrimSpace(line))
-	return line == "y" || line == "yes", nil
 }

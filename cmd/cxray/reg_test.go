@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 )
 
 func TestStatusEmu(t *testing.T) {
@@ -250,11 +252,11 @@ func TestIndexLeafName(t *testing.T) {
 func TestRegSetEnumAndOperationFields(t *testing.T) {
 	privateState(t) // it writes to -d emu, which keeps what it is told
 	_, errs, code := cli(t, "", "reg", "set", "PAOS", "admin_status=9", "-d", "emu", "--yes")
-	if code != exitUsage || !strings.Contains(errs, "not one of its values") || !strings.Contains(errs, "nothing was written") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "not one of its values") || !strings.Contains(errs, "nothing was written") {
 		t.Errorf("enum: exit %d %s", code, errs)
 	}
 	out, _, code := cli(t, "", "reg", "set", "PAOS", "admin_status=9", "-d", "emu", "--dry-run", "--raw")
-	if code != exitOK || !strings.Contains(out, "would send SET") {
+	if code != cmdutil.ExitOK || !strings.Contains(out, "would send SET") {
 		t.Errorf("--raw: exit %d %s", code, out)
 	}
 	out, errs, code = cli(t, "", "reg", "set", "PAOS", "admin_status=down_by_configuration", "ase=1", "-d", "emu", "--yes", "-o", "json")
@@ -263,7 +265,7 @@ func TestRegSetEnumAndOperationFields(t *testing.T) {
 		NotVerifiable []string `json:"not_verifiable"`
 	}
 	mustJSON(t, out, &r)
-	if code != exitOK || !r.Verified || len(r.NotVerifiable) != 1 || r.NotVerifiable[0] != "ase" {
+	if code != cmdutil.ExitOK || !r.Verified || len(r.NotVerifiable) != 1 || r.NotVerifiable[0] != "ase" {
 		t.Errorf("operation field: exit %d %+v %s", code, r, errs)
 	}
 }

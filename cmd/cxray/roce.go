@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/roce"
@@ -30,7 +31,7 @@ window or a switch through the guarded write paths of 'config set' and 'reg set'
 }
 
 type roceStatusOptions struct {
-	df            deviceFlags
+	df            cmdutil.DeviceFlags
 	interval, rtt time.Duration
 	cc            *configCtx
 }
@@ -43,7 +44,7 @@ func (a *app) roceStatusCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(*cobra.Command, []string) error { return a.runRoceStatus(&o) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	c.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "time between the two counter samples")
 	c.Flags().DurationVar(&o.rtt, "rtt", 0, "round-trip time of the fabric, to judge the window against the port speed (e.g. 8us)")
 	c.Flags().StringVar(&o.cc.nvdb, "nvdb", "", "NV parameter database (as for 'cxray config')")
@@ -51,65 +52,65 @@ func (a *app) roceStatusCmd() *cobra.Command {
 }
 
 func (a *app) runRoceStatus(o *roceStatusOptions) error {
-	db, err := a.db()
+	db, err := a.DB()
 	if err != nil {
 		return err
 	}
 	if o.interval <= 0 || o.interval > 10*time.Minute {
-		return usageErr("--interval %v: give a duration between 1ms and 10m", o.interval)
+		return cmdutil.UsageErr("--interval %v: give a duration between 1ms and 10m", o.interval)
 	}
 	nv, err := o.cc.db()
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, o.df.timeout+o.interval)
+	ctx, cancel := context.WithTimeout(a.Ctx, o.df.Timeout+o.interval)
 	defer cancel()
-	ad, err := a.open(ctx, o.df.name, db)
+	ad, err := a.Open(ctx, o.df.Name, db)
 	if err != nil {
 		return err
 	}
 	defer ad.Close()
 	rep, err := roce.Status(ctx, ad, roce.StatusOptions{NV: nv, Interval: o.interval, RTT: o.rtt})
 	if err != nil {
-		return classify(err)
+		return cmdutil.Classify(err)
 	}
-	if a.json() {
-		return a.writeJSON(rep)
+	if a.JSON() {
+		return a.WriteJSON(rep)
 	}
-	fmt.Fprintf(a.stdout, "RoCE on %s\n\nROCE_ACCL\n", describe(ad))
+	fmt.Fprintf(a.Stdout, "RoCE on %s\n\nROCE_ACCL\n", cmdutil.Describe(ad))
 	if rep.FeaturesErr != "" {
-		fmt.Fprintf(a.stdout, "  %s\n", rep.FeaturesErr)
+		fmt.Fprintf(a.Stdout, "  %s\n", rep.FeaturesErr)
 	} else {
-		t := a.newTable("  FEATURE", "SUPPORTED", "ENABLED", "MEANING")
+		t := a.NewTable("  FEATURE", "SUPPORTED", "ENABLED", "MEANING")
 		for _, f := range rep.Features {
-			t.row("  "+f.Name, yesNo(f.Supported), yesNo(f.Enabled), f.Meaning)
+			t.Row("  "+f.Name, cmdutil.YesNo(f.Supported), cmdutil.YesNo(f.Enabled), f.Meaning)
 		}
-		t.flush()
+		t.Flush()
 	}
-	fmt.Fprintln(a.stdout)
+	fmt.Fprintln(a.Stdout)
 	switch {
 	case rep.Window.Error != "":
-		fmt.Fprintf(a.stdout, "LOG_TX_PSN_WINDOW: unreadable (%s)\n", rep.Window.Error)
+		fmt.Fprintf(a.Stdout, "LOG_TX_PSN_WINDOW: unreadable (%s)\n", rep.Window.Error)
 	default:
-		fmt.Fprintf(a.stdout, "LOG_TX_PSN_WINDOW: current %s, next boot %s  (0: device default, 63: device maximum; window = 2^N packets)\n",
+		fmt.Fprintf(a.Stdout, "LOG_TX_PSN_WINDOW: current %s, next boot %s  (0: device default, 63: device maximum; window = 2^N packets)\n",
 			windowText(rep.Window.Current), windowText(rep.Window.NextBoot))
 	}
 	if rep.Advice != nil {
 		for _, n := range rep.Advice.Notes[:min(2, len(rep.Advice.Notes))] {
-			fmt.Fprintf(a.stdout, "  %s\n", n)
+			fmt.Fprintf(a.Stdout, "  %s\n", n)
 		}
 	}
-	fmt.Fprintln(a.stdout)
+	fmt.Fprintln(a.Stdout)
 	switch {
 	case rep.RatesErr != "":
-		fmt.Fprintf(a.stdout, "retransmission counters: %s\n", rep.RatesErr)
+		fmt.Fprintf(a.Stdout, "retransmission counters: %s\n", rep.RatesErr)
 	case len(rep.Rates) == 0:
-		fmt.Fprintln(a.stdout, "retransmission counters: none moved")
+		fmt.Fprintln(a.Stdout, "retransmission counters: none moved")
 	default:
-		fmt.Fprintf(a.stdout, "retransmission counters over %s:\n", o.interval)
+		fmt.Fprintf(a.Stdout, "retransmission counters over %s:\n", o.interval)
 		for _, k := range roce.SortedRates(rep.Rates) {
 			name := k[strings.IndexByte(k, '.')+1:]
-			fmt.Fprintf(a.stdout, "  %-34s %10.3g/s  %s\n", k, rep.Rates[k], roce.CounterMeaning[name])
+			fmt.Fprintf(a.Stdout, "  %-34s %10.3g/s  %s\n", k, rep.Rates[k], roce.CounterMeaning[name])
 		}
 	}
 	return nil
@@ -128,7 +129,7 @@ func windowText(n int) string {
 }
 
 func (a *app) roceAdviseCmd() *cobra.Command {
-	var df deviceFlags
+	var df cmdutil.DeviceFlags
 	var rateS string
 	var rtt time.Duration
 	var mtu int
@@ -143,11 +144,11 @@ func (a *app) roceAdviseCmd() *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			rate, err := roce.ParseRate(rateS)
 			if err != nil {
-				return usageWrap(err)
+				return cmdutil.UsageWrap(err)
 			}
 			current := -1
-			if df.name != "" {
-				db, err := a.db()
+			if df.Name != "" {
+				db, err := a.DB()
 				if err != nil {
 					return err
 				}
@@ -155,52 +156,52 @@ func (a *app) roceAdviseCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				ctx, cancel := df.context(a)
+				ctx, cancel := df.Context(a.Ctx)
 				defer cancel()
-				ad, err := a.open(ctx, df.name, db)
+				ad, err := a.Open(ctx, df.Name, db)
 				if err != nil {
 					return err
 				}
 				defer ad.Close()
-				d, err := registers(ctx, ad)
+				d, err := cmdutil.Registers(ctx, ad)
 				if err != nil {
 					return err
 				}
 				_, cur, err := roce.Window(ctx, d, nv)
 				if err != nil {
-					return classify(err)
+					return cmdutil.Classify(err)
 				}
 				current = cur
 			}
 			adv, err := roce.Advise(rate, rtt.Seconds(), mtu, loss, current)
 			if err != nil {
-				return usageWrap(err)
+				return cmdutil.UsageWrap(err)
 			}
 			limiting := adv.Limiting != nil && *adv.Limiting
-			if a.json() {
-				if err := a.writeJSON(adv); err != nil {
+			if a.JSON() {
+				if err := a.WriteJSON(adv); err != nil {
 					return err
 				}
 				if limiting {
-					return errProblem
+					return cmdutil.ErrProblem
 				}
 				return nil
 			}
-			fmt.Fprintf(a.stdout, "link %.0f Gb/s, RTT %g µs, MTU %d: BDP %.0f bytes = %.0f packets\n", adv.RateGbps, adv.RTTMicros, adv.MTU, adv.BDPBytes, adv.BDPPackets)
-			fmt.Fprintf(a.stdout, "smallest LOG_TX_PSN_WINDOW that covers it: %d (%d packets)\n", adv.MinLogWindow, 1<<adv.MinLogWindow)
+			fmt.Fprintf(a.Stdout, "link %.0f Gb/s, RTT %g µs, MTU %d: BDP %.0f bytes = %.0f packets\n", adv.RateGbps, adv.RTTMicros, adv.MTU, adv.BDPBytes, adv.BDPPackets)
+			fmt.Fprintf(a.Stdout, "smallest LOG_TX_PSN_WINDOW that covers it: %d (%d packets)\n", adv.MinLogWindow, 1<<adv.MinLogWindow)
 			if adv.Current >= 0 {
-				fmt.Fprintf(a.stdout, "current: %s\n", windowText(adv.Current))
+				fmt.Fprintf(a.Stdout, "current: %s\n", windowText(adv.Current))
 			}
 			for _, n := range adv.Notes[1:] {
-				fmt.Fprintf(a.stdout, "- %s\n", n)
+				fmt.Fprintf(a.Stdout, "- %s\n", n)
 			}
 			if limiting {
-				return errProblem
+				return cmdutil.ErrProblem
 			}
 			return nil
 		},
 	}
-	df.add(c)
+	df.Add(c)
 	c.Flags().StringVar(&rateS, "rate", "", "link rate (400G, 100G, 25G)")
 	c.Flags().DurationVar(&rtt, "rtt", 0, "round-trip time of the fabric (8us)")
 	c.Flags().IntVar(&mtu, "mtu", 4096, "RoCE path MTU in bytes")
@@ -212,7 +213,7 @@ func (a *app) roceAdviseCmd() *cobra.Command {
 }
 
 func (a *app) roceSetCmd() *cobra.Command {
-	var df deviceFlags
+	var df cmdutil.DeviceFlags
 	var yes, dryRun bool
 	var backup string
 	cc := &configCtx{a: a}
@@ -231,13 +232,13 @@ verified; takes effect at the next firmware reset) or ROCE_ACCL switches
 			for _, arg := range args {
 				k, v, ok := strings.Cut(arg, "=")
 				if !ok {
-					return usageErr("%q: write log_tx_psn_window=N or FEATURE=on|off", arg)
+					return cmdutil.UsageErr("%q: write log_tx_psn_window=N or FEATURE=on|off", arg)
 				}
 				k = strings.ToLower(strings.TrimSpace(k))
 				if k == "log_tx_psn_window" {
 					n, err := strconv.Atoi(v)
 					if err != nil || n < 0 || n > roce.MaxLogWindow {
-						return usageErr("log_tx_psn_window=%s: give 0 (device default) to 63 (device maximum)", v)
+						return cmdutil.UsageErr("log_tx_psn_window=%s: give 0 (device default) to 63 (device maximum)", v)
 					}
 					nvSets = append(nvSets, nvconf.Assignment{Name: "LOG_TX_PSN_WINDOW", Value: v})
 					continue
@@ -248,18 +249,18 @@ verified; takes effect at the next firmware reset) or ROCE_ACCL switches
 					on = true
 				case "off", "0", "false", "no":
 				default:
-					return usageErr("%s=%s: give on or off", k, v)
+					return cmdutil.UsageErr("%s=%s: give on or off", k, v)
 				}
 				as, err := roce.SetAssignments(k, on)
 				if err != nil {
-					return usageWrap(err)
+					return cmdutil.UsageWrap(err)
 				}
 				regSets = append(regSets, as...)
 			}
 			if len(nvSets) > 0 && len(regSets) > 0 {
-				return usageErr("set the window and the switches in two commands: the window is NV (next boot), the switches are live")
+				return cmdutil.UsageErr("set the window and the switches in two commands: the window is NV (next boot), the switches are live")
 			}
-			ctx, cancel := df.context(a)
+			ctx, cancel := df.Context(a.Ctx)
 			defer cancel()
 			if len(nvSets) > 0 {
 				t, err := cc.openWrite(ctx, df)
@@ -269,11 +270,11 @@ verified; takes effect at the next firmware reset) or ROCE_ACCL switches
 				defer t.Close()
 				return cc.runSet(ctx, t, nvSets, yes, dryRun, backup)
 			}
-			db, err := a.db()
+			db, err := a.DB()
 			if err != nil {
 				return err
 			}
-			ad, err := a.open(ctx, df.name, db)
+			ad, err := a.Open(ctx, df.Name, db)
 			if err != nil {
 				return err
 			}
@@ -281,7 +282,7 @@ verified; takes effect at the next firmware reset) or ROCE_ACCL switches
 			return a.writeRegister(ctx, ad, "ROCE_ACCL", nil, regSets, dev.SetOptions{}, yes, dryRun)
 		},
 	}
-	df.add(c)
+	df.Add(c)
 	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be written; write nothing")
 	c.Flags().StringVar(&backup, "backup", "", "NV backup file (for log_tx_psn_window)")

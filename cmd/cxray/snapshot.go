@@ -10,12 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/snapshot"
 )
 
 func (a *app) snapshotCmd() *cobra.Command {
-	var df deviceFlags
+	var df cmdutil.DeviceFlags
 	var all bool
 	var profile, out string
 	var samples int
@@ -42,37 +43,37 @@ Without --out the snapshot is printed as JSON.`,
   cxray snapshot -d emu:examples/two-adapters.yaml --all --samples 3 --interval 10s --out base.json`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			db, err := a.db()
+			db, err := a.DB()
 			if err != nil {
 				return err
 			}
 			p, err := snapshot.LoadProfile(profile)
 			if err != nil {
-				return usageWrap(err)
+				return cmdutil.UsageWrap(err)
 			}
 			if samples < 1 || samples > 1000 {
-				return usageErr("--samples %d: give 1 to 1000", samples)
+				return cmdutil.UsageErr("--samples %d: give 1 to 1000", samples)
 			}
 			if samples > 1 && interval <= 0 {
-				return usageErr("--samples %d needs --interval (e.g. 10s)", samples)
+				return cmdutil.UsageErr("--samples %d needs --interval (e.g. 10s)", samples)
 			}
-			timeout := df.timeout + time.Duration(samples)*interval
-			ctx, cancel := context.WithTimeout(a.ctx, timeout)
+			timeout := df.Timeout + time.Duration(samples)*interval
+			ctx, cancel := context.WithTimeout(a.Ctx, timeout)
 			defer cancel()
-			f, err := a.takeSnapshot(ctx, df.name, all, db, p, samples, interval)
+			f, err := a.takeSnapshot(ctx, df.Name, all, db, p, samples, interval)
 			if err != nil {
 				return err
 			}
 			if out == "" {
-				return a.writeJSON(f)
+				return a.WriteJSON(f)
 			}
 			if err := snapshot.Write(out, f); err != nil {
-				return deviceErr(err)
+				return cmdutil.DeviceErr(err)
 			}
 			return a.printSnapshotSummary(out, f)
 		},
 	}
-	df.add(c)
+	df.Add(c)
 	c.Flags().BoolVar(&all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
 	c.Flags().StringVar(&profile, "profile", "standard", "which registers: "+strings.Join(snapshot.Profiles(), ", ")+", or a YAML file")
 	c.Flags().StringVar(&out, "out", "", "write the snapshot to FILE (atomically) instead of standard output")
@@ -83,7 +84,7 @@ Without --out the snapshot is printed as JSON.`,
 
 // takeSnapshot reads the targets into one file.
 func (a *app) takeSnapshot(ctx context.Context, name string, all bool, db *prm.DB, p *snapshot.Profile, samples int, interval time.Duration) (*snapshot.File, error) {
-	targets, err := a.openTargets(ctx, name, all, db)
+	targets, err := a.OpenTargets(ctx, name, all, db)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func (a *app) takeSnapshot(ctx context.Context, name string, all bool, db *prm.D
 		f.Devices = append(f.Devices, *d)
 	}
 	if progress != nil {
-		fmt.Fprint(a.stderr, "\r\033[K")
+		fmt.Fprint(a.Stderr, "\r\033[K")
 	}
 	ok := false
 	for _, d := range f.Devices {
@@ -125,15 +126,15 @@ func (a *app) takeSnapshot(ctx context.Context, name string, all bool, db *prm.D
 		}
 	}
 	if !ok {
-		return nil, deviceErr(fmt.Errorf("no device could be read: %s", f.Devices[0].Error))
+		return nil, cmdutil.DeviceErr(fmt.Errorf("no device could be read: %s", f.Devices[0].Error))
 	}
 	return f, nil
 }
 
 // progress returns a progress printer when standard error is a terminal.
 func (a *app) progress() func(label string, done, total int) {
-	f, ok := a.stderr.(*os.File)
-	if !ok || !isTerminal(f) {
+	f, ok := a.Stderr.(*os.File)
+	if !ok || !cmdutil.IsTerminal(f) {
 		return nil
 	}
 	return func(label string, done, total int) {
@@ -165,20 +166,20 @@ func (a *app) printSnapshotSummary(path string, f *snapshot.File) error {
 		}
 		sums = append(sums, s)
 	}
-	if a.json() {
-		return a.writeJSON(map[string]any{"file": path, "profile": f.Profile.Name, "samples": f.Samples, "devices": sums})
+	if a.JSON() {
+		return a.WriteJSON(map[string]any{"file": path, "profile": f.Profile.Name, "samples": f.Samples, "devices": sums})
 	}
-	fmt.Fprintf(a.stdout, "wrote %s (profile %s, %d sample(s), %s)\n", path, f.Profile.Name, f.Samples, f.PRMRevision)
-	t := a.newTable("BDF", "FIRMWARE", "REGISTERS", "FIELDS", "UNREADABLE")
+	fmt.Fprintf(a.Stdout, "wrote %s (profile %s, %d sample(s), %s)\n", path, f.Profile.Name, f.Samples, f.PRMRevision)
+	t := a.NewTable("BDF", "FIRMWARE", "REGISTERS", "FIELDS", "UNREADABLE")
 	for _, s := range sums {
-		t.row(s.BDF, dash(s.Firmware), fmt.Sprint(s.Registers), fmt.Sprint(s.Fields), fmt.Sprint(s.Failed))
+		t.Row(s.BDF, cmdutil.Dash(s.Firmware), fmt.Sprint(s.Registers), fmt.Sprint(s.Fields), fmt.Sprint(s.Failed))
 	}
-	t.flush()
+	t.Flush()
 	return nil
 }
 
 func (a *app) diffCmd() *cobra.Command {
-	var df deviceFlags
+	var df cmdutil.DeviceFlags
 	var all bool
 	var samples, limit int
 	var interval time.Duration
@@ -199,7 +200,7 @@ name, then by position.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if args[0] == "-" && len(args) == 2 && args[1] == "-" {
-				return usageErr("only one of the snapshots can come from standard input")
+				return cmdutil.UsageErr("only one of the snapshots can come from standard input")
 			}
 			base, err := a.readSnapshot(args[0])
 			if err != nil {
@@ -207,40 +208,40 @@ name, then by position.`,
 			}
 			var cur *snapshot.File
 			switch {
-			case len(args) == 2 && df.name != "":
-				return usageErr("compare with a file or with -d DEV, not both")
+			case len(args) == 2 && df.Name != "":
+				return cmdutil.UsageErr("compare with a file or with -d DEV, not both")
 			case len(args) == 2:
 				if cur, err = a.readSnapshot(args[1]); err != nil {
 					return err
 				}
-			case df.name != "":
-				db, err := a.db()
+			case df.Name != "":
+				db, err := a.DB()
 				if err != nil {
 					return err
 				}
-				ctx, cancel := context.WithTimeout(a.ctx, df.timeout+time.Duration(samples)*interval)
+				ctx, cancel := context.WithTimeout(a.Ctx, df.Timeout+time.Duration(samples)*interval)
 				defer cancel()
-				if cur, err = a.takeSnapshot(ctx, df.name, all, db, &base.Profile, samples, interval); err != nil {
+				if cur, err = a.takeSnapshot(ctx, df.Name, all, db, &base.Profile, samples, interval); err != nil {
 					return err
 				}
 			default:
-				return usageErr("give a second snapshot file, or -d DEV to compare with the device now")
+				return cmdutil.UsageErr("give a second snapshot file, or -d DEV to compare with the device now")
 			}
 			rep := snapshot.Diff(base, cur, nil)
-			if a.json() {
-				if err := a.writeJSON(rep); err != nil {
+			if a.JSON() {
+				if err := a.WriteJSON(rep); err != nil {
 					return err
 				}
-			} else if err := rep.WriteText(a.stdout, limit); err != nil {
+			} else if err := rep.WriteText(a.Stdout, limit); err != nil {
 				return err
 			}
 			if rep.Problems() {
-				return errProblem
+				return cmdutil.ErrProblem
 			}
 			return nil
 		},
 	}
-	df.add(c)
+	df.Add(c)
 	c.Flags().BoolVar(&all, "all", false, "with -d: every function of the emulated scenario")
 	c.Flags().IntVar(&samples, "samples", 1, "with -d: samples to read now")
 	c.Flags().DurationVar(&interval, "interval", 0, "with -d: time between samples")
@@ -254,17 +255,17 @@ func (a *app) readSnapshot(path string) (*snapshot.File, error) {
 	if path != "-" {
 		f, err := snapshot.Read(path)
 		if err != nil {
-			return nil, usageWrap(err)
+			return nil, cmdutil.UsageWrap(err)
 		}
 		return f, nil
 	}
-	b, err := readInput(path, a.stdin, maxSnapshotInput, "a snapshot")
+	b, err := cmdutil.ReadInput(path, a.Stdin, maxSnapshotInput, "a snapshot")
 	if err != nil {
 		return nil, err
 	}
 	f, err := snapshot.Parse(b, "standard input")
 	if err != nil {
-		return nil, usageWrap(err)
+		return nil, cmdutil.UsageWrap(err)
 	}
 	return f, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/internal/prmhistory"
 	"github.com/cxray/cxray/snapshot"
 )
@@ -161,7 +162,7 @@ func TestDiffCatchesWhatVanished(t *testing.T) {
 		}
 	}
 	out, _, code := cli(t, "", "diff", base, one)
-	if code != exitProblem || !strings.Contains(out, "VANISHED") || !strings.Contains(out, "0000:04:00.1: the device is in the baseline but not in the new snapshot") {
+	if code != cmdutil.ExitProblem || !strings.Contains(out, "VANISHED") || !strings.Contains(out, "0000:04:00.1: the device is in the baseline but not in the new snapshot") {
 		t.Errorf("three functions gone: exit %d\n%s", code, out)
 	}
 	if i, j := strings.Index(out, "VANISHED"), strings.Index(out, "STATIC"); j >= 0 && j < i {
@@ -187,7 +188,7 @@ func TestDiffCatchesWhatVanished(t *testing.T) {
 			regs[strings.SplitN(v.Register, "[", 2)[0]] = true
 		}
 	}
-	if code != exitProblem || !regs["PAOS"] {
+	if code != cmdutil.ExitProblem || !regs["PAOS"] {
 		t.Errorf("unreadable registers: exit %d %+v", code, r.Vanished)
 	}
 }
@@ -220,8 +221,8 @@ func TestSnapshotDiffNV(t *testing.T) {
 	mustRun(t, "config", "set", "-d", "emu", "LOG_TX_PSN_WINDOW=14", "--yes")
 	b := snap("b.json")
 	out, errs, code := cfgcli(t, "", "diff", a, b, "-o", "json")
-	if code != exitProblem {
-		t.Fatalf("diff after config set: exit %d, want %d: %s", code, exitProblem, errs)
+	if code != cmdutil.ExitProblem {
+		t.Fatalf("diff after config set: exit %d, want %d: %s", code, cmdutil.ExitProblem, errs)
 	}
 	got := nvChanges(out)
 	want := map[string][2]any{"NV[next_boot] LOG_TX_PSN_WINDOW": {"9", "14"}}
@@ -234,8 +235,8 @@ func TestSnapshotDiffNV(t *testing.T) {
 		}
 	}
 	text, _, code := cfgcli(t, "", "diff", a, b)
-	if code != exitProblem {
-		t.Errorf("table diff: exit %d, want %d", code, exitProblem)
+	if code != cmdutil.ExitProblem {
+		t.Errorf("table diff: exit %d, want %d", code, cmdutil.ExitProblem)
 	}
 	wantIn(t, "table diff", text, "STATIC values changed", "NV[next_boot] LOG_TX_PSN_WINDOW: 9 → 14")
 
@@ -243,7 +244,7 @@ func TestSnapshotDiffNV(t *testing.T) {
 	c := snap("c.json")
 	out, _, code = cfgcli(t, "", "diff", b, c, "-o", "json")
 	got = nvChanges(out)
-	if cc, ok := got["NV[current] LOG_TX_PSN_WINDOW"]; code != exitProblem || !ok || cc.Old != "9" || cc.New != "14" {
+	if cc, ok := got["NV[current] LOG_TX_PSN_WINDOW"]; code != cmdutil.ExitProblem || !ok || cc.Old != "9" || cc.New != "14" {
 		t.Errorf("after apply: exit %d, changes %v; want NV[current] LOG_TX_PSN_WINDOW 9 → 14", code, got)
 	}
 	if _, ok := got["NV[next_boot] LOG_TX_PSN_WINDOW"]; ok {
@@ -274,7 +275,7 @@ func TestSnapshotDiffOlderFile(t *testing.T) {
 	}
 	for _, args := range [][]string{{old, b}, {b, old}} {
 		out, errs, code := cfgcli(t, "", append([]string{"diff", "-o", "json"}, args...)...)
-		if code != exitOK {
+		if code != cmdutil.ExitOK {
 			t.Errorf("diff %v: exit %d: %s%s", args, code, out, errs)
 		}
 		var r struct {

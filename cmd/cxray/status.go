@@ -13,6 +13,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/health"
+	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -47,7 +48,7 @@ type statusEntry struct {
 }
 
 type statusOptions struct {
-	df deviceFlags
+	df cmdutil.DeviceFlags
 }
 
 func (a *app) statusCmd() *cobra.Command {
@@ -65,24 +66,24 @@ kernel driver where it has them.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return a.runStatus(&o) },
 	}
-	o.df.add(c)
+	o.df.Add(c)
 	return c
 }
 
 func (a *app) runStatus(o *statusOptions) error {
-	db, err := a.db()
+	db, err := a.DB()
 	if err != nil {
 		return err
 	}
-	ctx, cancel := o.df.context(a)
+	ctx, cancel := o.df.Context(a.Ctx)
 	defer cancel()
-	entries, err := a.gatherStatus(ctx, o.df.name, db)
+	entries, err := a.gatherStatus(ctx, o.df.Name, db)
 	if err != nil {
 		return err
 	}
 	// A device named with -d that could not be read is a device error
 	// (exit 3), after the report says why.
-	failed := o.df.name != "" && len(entries) > 0
+	failed := o.df.Name != "" && len(entries) > 0
 	drift := false
 	for _, e := range entries {
 		if e.Error == "" || e.Firmware != "" {
@@ -90,8 +91,8 @@ func (a *app) runStatus(o *statusOptions) error {
 		}
 		drift = drift || e.MACDrift
 	}
-	if a.json() {
-		if err := a.writeJSON(map[string]any{"source_revision": db.Revision, "devices": entries}); err != nil {
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"source_revision": db.Revision, "devices": entries}); err != nil {
 			return err
 		}
 	} else {
@@ -99,16 +100,16 @@ func (a *app) runStatus(o *statusOptions) error {
 	}
 	switch {
 	case failed:
-		return &exitError{exitDevice, errQuiet}
+		return &cmdutil.ExitError{Code: cmdutil.ExitDevice, Err: cmdutil.ErrQuiet}
 	case drift:
-		return errProblem
+		return cmdutil.ErrProblem
 	}
 	return nil
 }
 
 func (a *app) printStatus(entries []statusEntry) {
 	if len(entries) == 0 {
-		fmt.Fprintln(a.stdout, "no ConnectX adapters found on this machine; try the emulator: cxray status -d emu")
+		fmt.Fprintln(a.Stdout, "no ConnectX adapters found on this machine; try the emulator: cxray status -d emu")
 		return
 	}
 	// mst's names exist for this machine's functions only (not emulated
@@ -121,19 +122,19 @@ func (a *app) printStatus(entries []statusEntry) {
 	if withMST {
 		head = append([]string{"BDF", "MST"}, head[1:]...)
 	}
-	t := a.newTable(head...)
+	t := a.NewTable(head...)
 	var notes []string
 	for _, e := range entries {
-		fwv := dash(e.Firmware)
+		fwv := cmdutil.Dash(e.Firmware)
 		if e.FirmwarePending != "" {
 			fwv += " (" + e.FirmwarePending + " pending)"
 		}
-		row := []string{e.BDF, e.Model, fwv, dash(e.PSID), dash(fmt.Sprint(e.Ports)), dash(strings.Join(e.Netdevs, ",")),
-			dash(strings.Join(e.RDMA, ",")), numa(e.NUMANode), dash(e.PermanentMAC), dash(e.NodeGUID)}
+		row := []string{e.BDF, e.Model, fwv, cmdutil.Dash(e.PSID), cmdutil.Dash(fmt.Sprint(e.Ports)), cmdutil.Dash(strings.Join(e.Netdevs, ",")),
+			cmdutil.Dash(strings.Join(e.RDMA, ",")), numa(e.NUMANode), cmdutil.Dash(e.PermanentMAC), cmdutil.Dash(e.NodeGUID)}
 		if withMST {
-			row = append([]string{e.BDF, dash(e.MST)}, row[1:]...)
+			row = append([]string{e.BDF, cmdutil.Dash(e.MST)}, row[1:]...)
 		}
-		t.row(row...)
+		t.Row(row...)
 		for _, d := range e.Drift {
 			notes = append(notes, fmt.Sprintf("%s: MAC drift: %s uses %s, the permanent MAC is %s", e.BDF, d.Netdev, d.Address, d.Permanent))
 		}
@@ -147,9 +148,9 @@ func (a *app) printStatus(entries []statusEntry) {
 			notes = append(notes, fmt.Sprintf("%s: %s", e.BDF, e.Error))
 		}
 	}
-	t.flush()
+	t.Flush()
 	for _, n := range notes {
-		fmt.Fprintln(a.stdout, n)
+		fmt.Fprintln(a.Stdout, n)
 	}
 }
 
@@ -160,22 +161,15 @@ func numa(n int) string {
 	return fmt.Sprint(n)
 }
 
-func dash(s string) string {
-	if s == "" || s == "0" {
-		return "-"
-	}
-	return s
-}
-
 // gatherStatus lists the functions to report and reads each.
 func (a *app) gatherStatus(ctx context.Context, given string, db *prm.DB) ([]statusEntry, error) {
-	opts := a.adapterOptions(db)
+	opts := a.AdapterOptions(db)
 	opts.Fallback = true
 	entries := []statusEntry{}
 	if given != "" {
 		n, err := opts.Parse(given)
 		if err != nil {
-			return nil, classify(err)
+			return nil, cmdutil.Classify(err)
 		}
 		var ads []*adapter.Adapter
 		switch n.Kind {
@@ -195,18 +189,18 @@ func (a *app) gatherStatus(ctx context.Context, given string, db *prm.DB) ([]sta
 				ads = []*adapter.Adapter{ad}
 			}
 		default:
-			f, ferr := sys.Function(n.BDF)
+			f, ferr := a.Sys.Function(n.BDF)
 			if ferr != nil {
-				return nil, classify(&adapter.NotFoundError{Err: ferr})
+				return nil, cmdutil.Classify(&adapter.NotFoundError{Err: ferr})
 			}
 			e := a.pciStatus(ctx, f, opts)
-			if fs, err := sys.List(); err == nil {
+			if fs, err := a.Sys.List(); err == nil {
 				e.MST = devname.MSTName(fs, f.BDF)
 			}
 			return append(entries, e), nil
 		}
 		if err != nil {
-			return nil, classify(err)
+			return nil, cmdutil.Classify(err)
 		}
 		defer adapter.CloseAll(ads)
 		for _, ad := range ads {
@@ -214,9 +208,9 @@ func (a *app) gatherStatus(ctx context.Context, given string, db *prm.DB) ([]sta
 		}
 		return entries, nil
 	}
-	fs, err := sys.List()
+	fs, err := a.Sys.List()
 	if err != nil {
-		return nil, deviceErr(err)
+		return nil, cmdutil.DeviceErr(err)
 	}
 	for _, f := range fs {
 		e := a.pciStatus(ctx, f, opts)
@@ -235,7 +229,7 @@ func (a *app) pciStatus(ctx context.Context, f devname.Function, opts adapter.Op
 		e.Device = f.RDMA[0]
 	}
 	for _, nd := range f.Netdevs {
-		if m := sys.MAC(nd); m != "" {
+		if m := a.Sys.MAC(nd); m != "" {
 			e.OSMACs[nd] = m
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package cmdutil
 
 import (
 	"os"
@@ -6,8 +6,8 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// isTerminal: a console handle has a console mode; a pipe or file has none.
-func isTerminal(f *os.File) bool {
+// IsTerminal: a console handle has a console mode; a pipe or file has none.
+func IsTerminal(f *os.File) bool {
 	var mode uint32
 	return windows.GetConsoleMode(windows.Handle(f.Fd()), &mode) == nil
 }

@@ -1,4 +1,4 @@
-package main
+package cmdutil
 
 import (
 	"os"
@@ -6,7 +6,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func isTerminal(f *os.File) bool {
+// IsTerminal says f is a terminal (confirmation prompts need one).
+func IsTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
 }

@@ -1,0 +1,96 @@
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/prm"
+)
+
+// Exit codes (ARCHITECTURE.md, "Output and exit codes").
+const (
+	ExitOK      = 0
+	ExitProblem = 1 // the command worked and found a problem
+	ExitUsage   = 2
+	ExitDevice  = 3
+)
+
+// ExitError carries an exit code with an error.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// UsageErr is a usage error (exit 2) whose message says what to do.
+func UsageErr(format string, args ...any) error {
+	return &ExitError{ExitUsage, fmt.Errorf(format, args...)}
+}
+
+// UsageWrap marks err as a usage error unless it carries a code already.
+func UsageWrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &ExitError{ExitUsage, err}
+}
+
+// DeviceErr marks err as a device or access error (exit 3) unless it
+// carries a code already.
+func DeviceErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &ExitError{ExitDevice, err}
+}
+
+// ErrQuiet carries an exit status that needs no message (a command run by
+// `cxray emu run` exited with it and said what it had to say).
+var ErrQuiet = errors.New("exit status")
+
+// ErrProblem is returned by commands that ran fine and found something
+// wrong; their output has said what.
+var ErrProblem = &ExitError{ExitProblem, errors.New("problem found")}
+
+// Classify maps errors to exit codes: bad names and values are usage
+// errors (2), the rest device errors (3).
+func Classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var (
+		ie *dev.IndexError
+		fe *prm.FieldError
+		nf *prm.NotFoundError
+		ro *dev.ROError
+		en *dev.EnumError
+		ue *adapter.UsageError
+		np *adapter.NoPortError
+		ve *nvconf.ValidationError
+		ne *nvconf.NameError
+		va *nvconf.ValueError
+		fl *nvconf.FileError
+		ee *ExitError
+	)
+	switch {
+	case errors.As(err, &ee):
+		return err
+	case errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &nf), errors.As(err, &ro), errors.As(err, &en), errors.As(err, &ue), errors.As(err, &np),
+		errors.As(err, &ve), errors.As(err, &ne), errors.As(err, &va), errors.As(err, &fl):
+		return UsageWrap(err)
+	}
+	return DeviceErr(err)
+}
