@@ -33,12 +33,12 @@ type App struct {
 	// Ctx is cancelled by SIGINT, SIGTERM and SIGHUP: every device
 	// operation runs under it, so a stopped cxray finishes or abandons its
 	// transaction and releases the adapter's semaphores on the way out.
-	Ctx                    context.Context
-	Stdout, Stderr         io.Writer
-	Stdin                  io.Reader
-	Output                 string // table or json
-	ADBPath                string
-	Version                string
+	Ctx            context.Context
+	Stdout, Stderr io.Writer
+	Stdin          io.Reader
+	Output         string // table or json
+	ADBPath        string
+	Version        string
 	// Cmd is the command running (its flags: --via).
 	Cmd *cobra.Command
 
