@@ -18,16 +18,13 @@ import (
 	"github.com/cxray/cxray/nvconf"
 )
 
-// cfgcli runs the CLI with the config command present: main.go registers it
-// once wired; until then the test adds it to the root itself.
+// cfgcli runs the CLI with the built-in register database, returning
+// standard output, standard error and the exit code.
 func cfgcli(t testing.TB, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	a := newApp(context.Background(), strings.NewReader(stdin), &out, &errb)
 	root := a.rootCmd()
-	if c, _, err := root.Find([]string{"config"}); err != nil || c == root || c.Name() != "config" {
-		root.AddCommand(a.configCmd())
-	}
 	root.SetArgs(append([]string{"--adb", "builtin"}, args...))
 	root.SetOut(&out)
 	root.SetErr(&errb)
@@ -55,7 +52,7 @@ func nvEnv(t *testing.T) (state, backups string) {
 	state, backups = filepath.Join(dir, "emu", "profile-cx7-2p400g.log"), filepath.Join(dir, "backups")
 	t.Setenv(emuadapter.EnvState, filepath.Join(dir, "emu"))
 	t.Setenv(nvconf.EnvBackupDir, backups)
-	t.Setenv(EnvNVDB, "builtin")
+	t.Setenv(cmdutil.EnvNVDB, "builtin")
 	return state, backups
 }
 

@@ -26,7 +26,7 @@ func privateState(t *testing.T) string {
 	dir := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", dir)
 	t.Setenv(state.EnvDir, "")
-	t.Setenv(EnvNVDB, "builtin")
+	t.Setenv(cmdutil.EnvNVDB, "builtin")
 	return filepath.Join(dir, "cxray", "emu")
 }
 

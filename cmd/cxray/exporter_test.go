@@ -24,6 +24,7 @@ import (
 	"github.com/cxray/cxray/exporter"
 	"github.com/cxray/cxray/exporter/exportertest"
 	"github.com/cxray/cxray/internal/cli/cmdutil"
+	"github.com/cxray/cxray/internal/cli/regcmd"
 	"github.com/cxray/cxray/modules"
 	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/prm"
@@ -595,7 +596,7 @@ func TestExporterFleetMatchesCLIAnHourLater(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", f.BDF, q.reg, err)
 			}
-			if err := ca.printReading(ad, rd, "", false); err != nil {
+			if err := regcmd.PrintReading(ca.App, ad, rd, "", false); err != nil {
 				t.Fatal(err)
 			}
 			c.register(q.reg, q.index, buf.Bytes())

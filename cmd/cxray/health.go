@@ -18,11 +18,11 @@ type healthOptions struct {
 	all      bool
 	verbose  bool
 	interval time.Duration
-	cc       *configCtx
+	nvdb     string
 }
 
 func (a *app) healthCmd() *cobra.Command {
-	o := healthOptions{cc: &configCtx{a: a}}
+	var o healthOptions
 	c := &cobra.Command{
 		Use:   "health [-d DEV|--all]",
 		Short: "The first command to run on a suspicious adapter: a verdict per check",
@@ -53,7 +53,7 @@ Exit 0 when every check is ok, 1 on a warning or failure.`,
 	c.Flags().BoolVar(&o.all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
 	c.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "time between the two samples of counters and module monitors")
 	c.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "show the details of passing checks too")
-	c.Flags().StringVar(&o.cc.nvdb, "nvdb", "", "NV parameter database (as for 'cxray config')")
+	cmdutil.AddNVDBFlag(c, &o.nvdb)
 	return c
 }
 
@@ -68,7 +68,7 @@ func (a *app) runHealth(o *healthOptions) error {
 	if o.interval <= 0 || o.interval > 10*time.Minute {
 		return cmdutil.UsageErr("--interval %v: give a duration between 1ms and 10m", o.interval)
 	}
-	nv, err := o.cc.db()
+	nv, err := cmdutil.NVDB(o.nvdb)
 	if err != nil {
 		return err
 	}

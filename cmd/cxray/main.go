@@ -22,6 +22,9 @@ import (
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/emu/nsrun"
 	"github.com/cxray/cxray/internal/cli/cmdutil"
+	"github.com/cxray/cxray/internal/cli/configcmd"
+	"github.com/cxray/cxray/internal/cli/prmcmd"
+	"github.com/cxray/cxray/internal/cli/regcmd"
 	"github.com/cxray/cxray/internal/emuadapter"
 	"github.com/cxray/cxray/kernel"
 )
@@ -181,7 +184,7 @@ Exit codes: 0 ok, 1 a problem was found, 2 usage error, 3 device or access error
 	root.PersistentFlags().StringVarP(&a.Output, "output", "o", "table", "output format: table or json")
 	root.PersistentFlags().StringVar(&a.ADBPath, "adb", "", "register database (ADB file, or 'builtin'); default $CXRAY_ADB, the installed one, or the built-in")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageWrap(err) })
-	root.AddCommand(a.prmCmd(), a.statusCmd(), a.regCmd(), a.healthCmd(), a.roceCmd(), a.moduleCmd(), a.configCmd(), a.snapshotCmd(), a.diffCmd(), a.monitorCmd(), a.plotCmd(), a.exporterCmd(), a.emuCmd(), a.versionCmd(),
+	root.AddCommand(prmcmd.New(a.App), a.statusCmd(), regcmd.New(a.App), a.healthCmd(), a.roceCmd(), a.moduleCmd(), configcmd.New(a.App), a.snapshotCmd(), a.diffCmd(), a.monitorCmd(), a.plotCmd(), a.exporterCmd(), a.emuCmd(), a.versionCmd(),
 		a.cmdCmd(), a.capsCmd(), a.eswCmd(), a.nvmfCmd(), a.qpCmd(), a.mkeyCmd(), a.macCmd())
 	root.AddCommand(a.linkCmd())
 	return root

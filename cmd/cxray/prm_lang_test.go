@@ -12,7 +12,7 @@ import (
 // prm search answers in both output modes with the same exit code: 0 when
 // anything matches, 1 only when nothing at all does.
 func TestPrmSearchEverything(t *testing.T) {
-	t.Setenv(EnvNVDB, "builtin")
+	t.Setenv(cmdutil.EnvNVDB, "builtin")
 	for _, c := range []struct {
 		q, want string
 		code    int
@@ -46,7 +46,7 @@ func TestPrmSearchEverything(t *testing.T) {
 
 // Names that are not registers say what they are.
 func TestPrmNotARegister(t *testing.T) {
-	t.Setenv(EnvNVDB, "builtin")
+	t.Setenv(cmdutil.EnvNVDB, "builtin")
 	for args, want := range map[string]string{
 		"prm show NODE_GUID":         "node_guid is a field of PGUID (cxray prm show PGUID --path node_guid)",
 		"prm show LOG_TX_PSN_WINDOW": "LOG_TX_PSN_WINDOW is an NV configuration parameter",

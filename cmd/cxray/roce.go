@@ -11,6 +11,8 @@ import (
 
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/internal/cli/cmdutil"
+	"github.com/cxray/cxray/internal/cli/configcmd"
+	"github.com/cxray/cxray/internal/cli/regcmd"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/roce"
@@ -33,11 +35,11 @@ window or a switch through the guarded write paths of 'config set' and 'reg set'
 type roceStatusOptions struct {
 	df            cmdutil.DeviceFlags
 	interval, rtt time.Duration
-	cc            *configCtx
+	nvdb          string
 }
 
 func (a *app) roceStatusCmd() *cobra.Command {
-	o := roceStatusOptions{cc: &configCtx{a: a}}
+	var o roceStatusOptions
 	c := &cobra.Command{
 		Use:   "status -d DEV [--interval 5s] [--rtt 8us]",
 		Short: "ROCE_ACCL switches, LOG_TX_PSN_WINDOW and retransmission rates",
@@ -47,7 +49,7 @@ func (a *app) roceStatusCmd() *cobra.Command {
 	o.df.Add(c)
 	c.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "time between the two counter samples")
 	c.Flags().DurationVar(&o.rtt, "rtt", 0, "round-trip time of the fabric, to judge the window against the port speed (e.g. 8us)")
-	c.Flags().StringVar(&o.cc.nvdb, "nvdb", "", "NV parameter database (as for 'cxray config')")
+	cmdutil.AddNVDBFlag(c, &o.nvdb)
 	return c
 }
 
@@ -59,7 +61,7 @@ func (a *app) runRoceStatus(o *roceStatusOptions) error {
 	if o.interval <= 0 || o.interval > 10*time.Minute {
 		return cmdutil.UsageErr("--interval %v: give a duration between 1ms and 10m", o.interval)
 	}
-	nv, err := o.cc.db()
+	nv, err := cmdutil.NVDB(o.nvdb)
 	if err != nil {
 		return err
 	}
@@ -134,7 +136,7 @@ func (a *app) roceAdviseCmd() *cobra.Command {
 	var rtt time.Duration
 	var mtu int
 	var loss float64
-	cc := &configCtx{a: a}
+	var nvdb string
 	c := &cobra.Command{
 		Use:   "advise --rate 400G --rtt 10us [--mtu 4096] [--loss P] [-d DEV]",
 		Short: "The PSN window a link needs: bandwidth-delay product, smallest log2 window, whether the current one limits",
@@ -152,7 +154,7 @@ func (a *app) roceAdviseCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				nv, err := cc.db()
+				nv, err := cmdutil.NVDB(nvdb)
 				if err != nil {
 					return err
 				}
@@ -206,7 +208,7 @@ func (a *app) roceAdviseCmd() *cobra.Command {
 	c.Flags().DurationVar(&rtt, "rtt", 0, "round-trip time of the fabric (8us)")
 	c.Flags().IntVar(&mtu, "mtu", 4096, "RoCE path MTU in bytes")
 	c.Flags().Float64Var(&loss, "loss", 0, "packet loss probability, if known (1e-5)")
-	c.Flags().StringVar(&cc.nvdb, "nvdb", "", "NV parameter database (as for 'cxray config')")
+	cmdutil.AddNVDBFlag(c, &nvdb)
 	c.MarkFlagRequired("rate")
 	c.MarkFlagRequired("rtt")
 	return c
@@ -216,7 +218,7 @@ func (a *app) roceSetCmd() *cobra.Command {
 	var df cmdutil.DeviceFlags
 	var yes, dryRun bool
 	var backup string
-	cc := &configCtx{a: a}
+	var nvdb string
 	c := &cobra.Command{
 		Use:   "set log_tx_psn_window=N | FEATURE=on|off ... -d DEV",
 		Short: "Change the PSN window (NV, next boot) or a ROCE_ACCL switch (live), through the guarded writers",
@@ -263,12 +265,7 @@ verified; takes effect at the next firmware reset) or ROCE_ACCL switches
 			ctx, cancel := df.Context(a.Ctx)
 			defer cancel()
 			if len(nvSets) > 0 {
-				t, err := cc.openWrite(ctx, df)
-				if err != nil {
-					return err
-				}
-				defer t.Close()
-				return cc.runSet(ctx, t, nvSets, yes, dryRun, backup)
+				return configcmd.Set(ctx, a.App, df, nvdb, nvSets, yes, dryRun, backup)
 			}
 			db, err := a.DB()
 			if err != nil {
@@ -279,13 +276,13 @@ verified; takes effect at the next firmware reset) or ROCE_ACCL switches
 				return err
 			}
 			defer ad.Close()
-			return a.writeRegister(ctx, ad, "ROCE_ACCL", nil, regSets, dev.SetOptions{}, yes, dryRun)
+			return regcmd.WriteRegister(ctx, a.App, ad, "ROCE_ACCL", nil, regSets, dev.SetOptions{}, yes, dryRun)
 		},
 	}
 	df.Add(c)
 	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be written; write nothing")
 	c.Flags().StringVar(&backup, "backup", "", "NV backup file (for log_tx_psn_window)")
-	c.Flags().StringVar(&cc.nvdb, "nvdb", "", "NV parameter database (as for 'cxray config')")
+	cmdutil.AddNVDBFlag(c, &nvdb)
 	return c
 }

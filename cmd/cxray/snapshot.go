@@ -94,7 +94,7 @@ func (a *app) takeSnapshot(ctx context.Context, name string, all bool, db *prm.D
 		PRMRevision: db.Revision, PRMSource: db.Source, Profile: *p, Samples: samples, Interval: snapshot.Duration(interval)}
 	// The NV configuration is named with the database `config` uses
 	// ($CXRAY_NVDB, mstflint's, or the built-in one).
-	nv, err := (&configCtx{a: a}).db()
+	nv, err := cmdutil.NVDB("")
 	if err != nil {
 		return nil, err
 	}

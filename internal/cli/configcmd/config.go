@@ -1,4 +1,4 @@
-package main
+package configcmd
 
 import (
 	"context"
@@ -17,18 +17,11 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/nvconf"
-	"github.com/cxray/cxray/nvconf/builtin"
 	"github.com/cxray/cxray/prm"
 )
 
 // `cxray config`: NV configuration, what mlxconfig/mstconfig do, with
 // validation before any write, backups, read-back verification and JSON.
-
-// Environment variables of the config commands.
-const (
-	// EnvNVDB names the NV parameter database (an SQLite file, or "builtin").
-	EnvNVDB = "CXRAY_NVDB"
-)
 
 // configCtx is what the config subcommands share.
 type configCtx struct {
@@ -73,29 +66,8 @@ for the built-in one).`,
 	return c
 }
 
-// db loads the parameter database.
-func (cc *configCtx) db() (*nvconf.DB, error) {
-	path := cc.nvdb
-	if path == "" {
-		path = os.Getenv(EnvNVDB)
-	}
-	switch {
-	case strings.EqualFold(path, "builtin"):
-		return builtin.Load()
-	case path != "":
-		db, err := nvconf.LoadSQLite(path)
-		if err != nil {
-			return nil, cmdutil.UsageWrap(fmt.Errorf("--nvdb: %w", err))
-		}
-		return db, nil
-	}
-	if _, err := os.Stat(nvconf.MstflintPath); err == nil {
-		if db, err := nvconf.LoadSQLite(nvconf.MstflintPath); err == nil {
-			return db, nil
-		}
-	}
-	return builtin.Load()
-}
+// db loads the parameter database --nvdb names.
+func (cc *configCtx) db() (*nvconf.DB, error) { return cmdutil.NVDB(cc.nvdb) }
 
 // nvTarget is an opened device with its NV session.
 type nvTarget struct {
@@ -422,7 +394,7 @@ func (cc *configCtx) commit(ctx context.Context, t *nvTarget, question string, c
 		}
 	}
 	c.Key, c.Device, c.Confirmed = t.key(), t.ad.Name(), !yes
-	path, err := t.s.Commit(ctx, c, nvconf.BackupOptions{Path: backupPath, Info: cc.backupInfo(ctx, t), Tool: version})
+	path, err := t.s.Commit(ctx, c, nvconf.BackupOptions{Path: backupPath, Info: cc.backupInfo(ctx, t), Tool: cc.a.Version})
 	var be *nvconf.BackupError
 	if errors.As(err, &be) {
 		return "", cmdutil.UsageWrap(err)

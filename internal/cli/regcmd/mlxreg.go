@@ -1,4 +1,4 @@
-package main
+package regcmd
 
 import (
 	"fmt"
@@ -126,11 +126,7 @@ func (a *app) runMlxreg(f *mlxregFlags) error {
 		args = append(args, "-o", a.Output)
 	}
 	fmt.Fprintf(a.Stderr, "cxray: mlxreg flags: running 'cxray %s'\n", strings.Join(quoteArgs(args), " "))
-	root := a.rootCmd()
-	root.SetArgs(args)
-	root.SetOut(a.Stdout)
-	root.SetErr(a.Stderr)
-	return root.Execute()
+	return a.Rerun(args)
 }
 
 func quoteArgs(args []string) []string {

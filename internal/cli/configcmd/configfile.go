@@ -1,4 +1,4 @@
-package main
+package configcmd
 
 // NV configuration from files people bring instead of a device: mlxconfig
 // or mstconfig query outputs (WinMFT included), mstconfig backups and

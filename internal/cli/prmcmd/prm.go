@@ -1,4 +1,4 @@
-package main
+package prmcmd
 
 import (
 	"encoding/json"
@@ -476,7 +476,7 @@ close to WORD are suggested. Exit status 1 only when nothing at all matches.`,
 // searchNVDB is the NV parameter database for searches: as config loads
 // it ($CXRAY_NVDB, the installed one, the built-in), nil when none loads.
 func searchNVDB() *nvconf.DB {
-	path := os.Getenv(EnvNVDB)
+	path := os.Getenv(cmdutil.EnvNVDB)
 	if path == "" {
 		if _, err := os.Stat(nvconf.MstflintPath); err == nil {
 			path = nvconf.MstflintPath
