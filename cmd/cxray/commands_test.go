@@ -12,6 +12,7 @@ import (
 	"github.com/mdlayher/netlink"
 	"github.com/mdlayher/netlink/nltest"
 
+	"github.com/cxray/cxray/internal/cli/statuscmd"
 	"github.com/cxray/cxray/kernel"
 )
 
@@ -187,7 +188,7 @@ func TestCommandsOnEveryExampleFunction(t *testing.T) {
 			continue
 		}
 		var doc struct {
-			Devices []statusEntry `json:"devices"`
+			Devices []statuscmd.Entry `json:"devices"`
 		}
 		mustJSON(t, out, &doc)
 		if len(doc.Devices) == 0 {

@@ -24,7 +24,7 @@ func cfgcli(t testing.TB, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	a := newApp(context.Background(), strings.NewReader(stdin), &out, &errb)
-	root := a.rootCmd()
+	root := rootCmd(a)
 	root.SetArgs(append([]string{"--adb", "builtin"}, args...))
 	root.SetOut(&out)
 	root.SetErr(&errb)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/exporter/exportertest"
+	"github.com/cxray/cxray/internal/cli/exportercmd"
 )
 
 // getMetrics scrapes url without failing the test (for goroutines).
@@ -130,10 +131,8 @@ devices:
 // the exporter serves a scrape afterwards and its goroutines and memory
 // come back down.
 func TestExporterCutsSlowClients(t *testing.T) {
-	saved := [3]time.Duration{readTimeout, writeMargin, idleTimeout}
-	readTimeout, writeMargin, idleTimeout = 3*time.Second, time.Second, time.Second
-	t.Cleanup(func() { readTimeout, writeMargin, idleTimeout = saved[0], saved[1], saved[2] })
-	r := startExporter(t, "-d", "emu:"+fleetFile(t), "--all", "--scrape-timeout", "5s", "--web.max-connections", "300")
+	short := exportercmd.Timeouts{Read: 3 * time.Second, WriteMargin: time.Second, Idle: time.Second}
+	r := startExporterWith(t, short, "-d", "emu:"+fleetFile(t), "--all", "--scrape-timeout", "5s", "--web.max-connections", "300")
 	scrapeURL(t, r.url)
 	runtime.GC()
 	var before runtime.MemStats

@@ -18,12 +18,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/emu/rdma"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/exporter"
 	"github.com/cxray/cxray/exporter/exportertest"
 	"github.com/cxray/cxray/internal/cli/cmdutil"
+	"github.com/cxray/cxray/internal/cli/exportercmd"
 	"github.com/cxray/cxray/internal/cli/regcmd"
 	"github.com/cxray/cxray/modules"
 	"github.com/cxray/cxray/optics"
@@ -68,22 +71,30 @@ func (s *syncBuffer) String() string {
 
 func startExporter(t testing.TB, args ...string) *runningExporter {
 	t.Helper()
+	return startExporterWith(t, exportercmd.Timeouts{}, args...)
+}
+
+// startExporterWith runs `cxray exporter` in this process on a free
+// loopback port, with the HTTP server's timeouts t (zero: the defaults),
+// until the test ends.
+func startExporterWith(t testing.TB, timeouts exportercmd.Timeouts, args ...string) *runningExporter {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan net.Addr, 1)
-	savedCtx, savedReady := exporterContext, exporterReady
-	exporterContext = func(context.Context) (context.Context, context.CancelFunc) { return ctx, func() {} }
-	exporterReady = func(a net.Addr) { addrc <- a }
 	r := &runningExporter{cancel: cancel, done: make(chan error, 1), stderr: &syncBuffer{}}
 	a := newApp(context.Background(), strings.NewReader(""), &bytes.Buffer{}, r.stderr)
-	root := a.rootCmd()
-	root.AddCommand(a.exporterCmd())
+	root := rootCmd(a)
+	replaceCommand(root, exportercmd.NewWithHooks(a, exportercmd.Hooks{
+		Context:  func(context.Context) (context.Context, context.CancelFunc) { return ctx, func() {} },
+		Ready:    func(a net.Addr) { addrc <- a },
+		Timeouts: timeouts,
+	}))
 	root.SetArgs(append([]string{"exporter", "--listen", "127.0.0.1:0"}, args...))
 	root.SetOut(io.Discard)
 	root.SetErr(io.Discard)
 	go func() { r.done <- root.Execute() }()
 	t.Cleanup(func() {
 		r.stop()
-		exporterContext, exporterReady = savedCtx, savedReady
 	})
 	select {
 	case addr := <-addrc:
@@ -94,6 +105,16 @@ func startExporter(t testing.TB, args ...string) *runningExporter {
 		t.Fatalf("exporter %v did not start", args)
 	}
 	return r
+}
+
+// replaceCommand puts c in the place of root's subcommand of its name.
+func replaceCommand(root, c *cobra.Command) {
+	for _, old := range root.Commands() {
+		if old.Name() == c.Name() {
+			root.RemoveCommand(old)
+		}
+	}
+	root.AddCommand(c)
 }
 
 func (r *runningExporter) stop() {
@@ -596,7 +617,7 @@ func TestExporterFleetMatchesCLIAnHourLater(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", f.BDF, q.reg, err)
 			}
-			if err := regcmd.PrintReading(ca.App, ad, rd, "", false); err != nil {
+			if err := regcmd.PrintReading(ca, ad, rd, "", false); err != nil {
 				t.Fatal(err)
 			}
 			c.register(q.reg, q.index, buf.Bytes())
@@ -696,8 +717,7 @@ func TestExporterUsage(t *testing.T) {
 	} {
 		var out, errb bytes.Buffer
 		a := newApp(context.Background(), nil, &out, &errb)
-		root := a.rootCmd()
-		root.AddCommand(a.exporterCmd())
+		root := rootCmd(a)
 		root.SetArgs(append([]string{"exporter", "--listen", "127.0.0.1:0"}, c.args...))
 		err := root.Execute()
 		var ee *cmdutil.ExitError

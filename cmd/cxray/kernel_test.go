@@ -8,6 +8,7 @@ import (
 
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/internal/cli/cmdutil"
+	"github.com/cxray/cxray/internal/cli/statuscmd"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
 )
@@ -27,11 +28,11 @@ func withKernelFixture(t *testing.T) *kerneltest.Kernel {
 }
 
 // kernelStatusJSON runs `cxray status -d NAME -o json` on the fixture.
-func kernelStatusJSON(t *testing.T, name string) ([]statusEntry, int, string) {
+func kernelStatusJSON(t *testing.T, name string) ([]statuscmd.Entry, int, string) {
 	t.Helper()
 	out, errs, code := cli(t, "", "status", "-d", name, "-o", "json")
 	var doc struct {
-		Devices []statusEntry `json:"devices"`
+		Devices []statuscmd.Entry `json:"devices"`
 	}
 	if code <= 1 {
 		mustJSON(t, out, &doc)
@@ -242,7 +243,7 @@ func TestStatusListsMSTNames(t *testing.T) {
 	withKernelFixture(t)
 	out, _, _ := cli(t, "", "status", "-o", "json")
 	var doc struct {
-		Devices []statusEntry `json:"devices"`
+		Devices []statuscmd.Entry `json:"devices"`
 	}
 	mustJSON(t, out, &doc)
 	named := 0
@@ -255,7 +256,7 @@ func TestStatusListsMSTNames(t *testing.T) {
 		// the report names the function the name resolved to.
 		out, _, code := cli(t, "", "status", "-d", e.MST, "-o", "json")
 		var one struct {
-			Devices []statusEntry `json:"devices"`
+			Devices []statuscmd.Entry `json:"devices"`
 		}
 		mustJSON(t, out, &one)
 		if len(one.Devices) != 1 || one.Devices[0].BDF != e.BDF || one.Devices[0].MST != e.MST {

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cxray/cxray/internal/cli/maccmd"
 )
 
 // The MAC check on files: the permanent MACs from mstflint q (captured on
@@ -13,7 +15,7 @@ import (
 // administered address: drift, exit 1; the Intel NIC is not looked at.
 func TestMACCheckFromFiles(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	want := []macRow{
+	want := []maccmd.Row{
 		{Interface: "Ethernet 2", Description: "Mellanox ConnectX-7 Adapter", MAC: "b8:3f:d2:d2:0a:20", Permanent: "b8:3f:d2:d2:0a:20", Why: "ok: the permanent MAC"},
 		{Interface: "Ethernet 3", Description: "Mellanox ConnectX-7 Adapter #2", MAC: "02:11:22:33:44:55", Drift: true,
 			Why: "drift: a locally administered address (set by software: a VM, teaming, a randomised or configured MAC)"},
@@ -27,7 +29,7 @@ func TestMACCheckFromFiles(t *testing.T) {
 		out, errs, code := cli(t, "", args...)
 		var doc struct {
 			Permanent  []string `json:"permanent_macs"`
-			Interfaces []macRow
+			Interfaces []maccmd.Row
 			Drift      bool `json:"mac_drift"`
 		}
 		mustJSON(t, out, &doc)
@@ -59,18 +61,6 @@ func TestMACCheckFromFiles(t *testing.T) {
 	} {
 		if _, errs, code := cli(t, "", bad...); code != 2 {
 			t.Errorf("%v: exit %d %s", bad, code, errs)
-		}
-	}
-}
-
-func TestMacsFromQuery(t *testing.T) {
-	got, err := macsFromQuery("Base MAC:   b83fd2a1b2c0   4\n")
-	if d := cmp.Diff([]string{"b8:3f:d2:a1:b2:c0", "b8:3f:d2:a1:b2:c1", "b8:3f:d2:a1:b2:c2", "b8:3f:d2:a1:b2:c3"}, got); d != "" || err != nil {
-		t.Errorf("%v (-want +got):\n%s", err, d)
-	}
-	for _, bad := range []string{"", "Base MAC: b83fd2a1b2c0 0", "Base MAC: b83fd2a1b2c0 999"} {
-		if _, err := macsFromQuery(bad); err == nil {
-			t.Errorf("%q was taken", bad)
 		}
 	}
 }

@@ -20,20 +20,24 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
-	"github.com/cxray/cxray/emu/nsrun"
 	"github.com/cxray/cxray/internal/cli/cmdutil"
 	"github.com/cxray/cxray/internal/cli/configcmd"
+	"github.com/cxray/cxray/internal/cli/emucmd"
+	"github.com/cxray/cxray/internal/cli/exportercmd"
+	"github.com/cxray/cxray/internal/cli/fwcmd"
+	"github.com/cxray/cxray/internal/cli/healthcmd"
+	"github.com/cxray/cxray/internal/cli/linkcmd"
+	"github.com/cxray/cxray/internal/cli/maccmd"
+	"github.com/cxray/cxray/internal/cli/modulecmd"
+	"github.com/cxray/cxray/internal/cli/monitorcmd"
 	"github.com/cxray/cxray/internal/cli/prmcmd"
 	"github.com/cxray/cxray/internal/cli/regcmd"
+	"github.com/cxray/cxray/internal/cli/rocecmd"
+	"github.com/cxray/cxray/internal/cli/snapshotcmd"
+	"github.com/cxray/cxray/internal/cli/statuscmd"
 	"github.com/cxray/cxray/internal/emuadapter"
 	"github.com/cxray/cxray/kernel"
 )
-
-// app is one run of cxray; the commands that still live in this package
-// hang off it. The shared parts are cmdutil.App's.
-type app struct {
-	*cmdutil.App
-}
 
 // sys is the sysfs tree device names resolve in; tests replace it.
 var sys = devname.Default
@@ -49,11 +53,11 @@ var emulator = &emuadapter.Emulator{}
 
 // newApp is the App of one run, with this package's (test-tunable)
 // sysfs, kernel and emulator.
-func newApp(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *app {
-	a := &app{App: &cmdutil.App{Ctx: ctx, Stdout: stdout, Stderr: stderr, Stdin: stdin, Version: version,
-		Sys: sys, Kernel: kernelOptions(), Emulator: emulator}}
+func newApp(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *cmdutil.App {
+	a := &cmdutil.App{Ctx: ctx, Stdout: stdout, Stderr: stderr, Stdin: stdin, Version: version,
+		Sys: sys, Kernel: kernelOptions(), Emulator: emulator}
 	a.Rerun = func(args []string) error {
-		root := a.rootCmd()
+		root := rootCmd(a)
 		root.SetArgs(args)
 		root.SetOut(a.Stdout)
 		root.SetErr(a.Stderr)
@@ -65,7 +69,7 @@ func newApp(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *app
 func main() {
 	// In the helper process that `cxray emu run` re-executes inside its
 	// mount namespace this serves the emulated devices and never returns.
-	nsrun.Child(emuRunDevices)
+	emucmd.Child()
 	ctx, stop := signalContext()
 	code := runContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
@@ -110,7 +114,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := newApp(ctx, stdin, stdout, stderr)
-	root := a.rootCmd()
+	root := rootCmd(a)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -157,7 +161,9 @@ func wantsJSON(args []string) bool {
 	return false
 }
 
-func (a *app) rootCmd() *cobra.Command {
+// rootCmd is the cxray command with every verb: the one place they are
+// wired together.
+func rootCmd(a *cmdutil.App) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "cxray",
 		Short: "Registers, optics and configuration of NVIDIA ConnectX adapters",
@@ -184,16 +190,16 @@ Exit codes: 0 ok, 1 a problem was found, 2 usage error, 3 device or access error
 	root.PersistentFlags().StringVarP(&a.Output, "output", "o", "table", "output format: table or json")
 	root.PersistentFlags().StringVar(&a.ADBPath, "adb", "", "register database (ADB file, or 'builtin'); default $CXRAY_ADB, the installed one, or the built-in")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageWrap(err) })
-	root.AddCommand(prmcmd.New(a.App), a.statusCmd(), regcmd.New(a.App), a.healthCmd(), a.roceCmd(), a.moduleCmd(), configcmd.New(a.App), a.snapshotCmd(), a.diffCmd(), a.monitorCmd(), a.plotCmd(), a.exporterCmd(), a.emuCmd(), a.versionCmd(),
-		a.cmdCmd(), a.capsCmd(), a.eswCmd(), a.nvmfCmd(), a.qpCmd(), a.mkeyCmd(), a.macCmd())
-	root.AddCommand(a.linkCmd())
+	root.AddCommand(prmcmd.New(a), statuscmd.New(a), regcmd.New(a), healthcmd.New(a), rocecmd.New(a), modulecmd.New(a), configcmd.New(a), snapshotcmd.New(a), snapshotcmd.NewDiff(a), monitorcmd.New(a), monitorcmd.NewPlot(a), exportercmd.New(a), emucmd.New(a), versionCmd(a),
+		fwcmd.NewCmd(a), fwcmd.NewCaps(a), fwcmd.NewEsw(a), fwcmd.NewNvmf(a), fwcmd.NewQP(a), fwcmd.NewMkey(a), maccmd.New(a))
+	root.AddCommand(linkcmd.New(a))
 	return root
 }
 
 // version is set by the linker for releases.
 var version = "dev"
 
-func (a *app) versionCmd() *cobra.Command {
+func versionCmd(a *cmdutil.App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print cxray's version",

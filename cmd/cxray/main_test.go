@@ -4,13 +4,13 @@ import (
 	"os"
 	"testing"
 
-	"github.com/cxray/cxray/emu/nsrun"
+	"github.com/cxray/cxray/internal/cli/emucmd"
 )
 
 // TestMain lets the test binary serve as the namespace helper of
 // `cxray emu run`, as the real binary's main does.
 func TestMain(m *testing.M) {
-	nsrun.Child(emuRunDevices)
+	emucmd.Child()
 	// State (NV journals, backups, the emulator's kept state) goes to a
 	// directory of the test run, never the user's.
 	dir, err := os.MkdirTemp("", "cxray-test-state-")

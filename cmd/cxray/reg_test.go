@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/internal/cli/cmdutil"
+	"github.com/cxray/cxray/internal/cli/statuscmd"
 )
 
 func TestStatusEmu(t *testing.T) {
@@ -16,7 +17,7 @@ func TestStatusEmu(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	var st struct {
-		Devices []statusEntry `json:"devices"`
+		Devices []statuscmd.Entry `json:"devices"`
 	}
 	mustJSON(t, out, &st)
 	if len(st.Devices) != 1 {

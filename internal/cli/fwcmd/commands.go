@@ -1,4 +1,4 @@
-package main
+package fwcmd
 
 // The command interface's commands: cmd (any read-only command), caps,
 // esw, nvmf, qp and mkey. They reach the firmware through fwctl on a host

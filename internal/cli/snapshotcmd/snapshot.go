@@ -1,4 +1,4 @@
-package main
+package snapshotcmd
 
 import (
 	"context"
@@ -90,7 +90,7 @@ func (a *app) takeSnapshot(ctx context.Context, name string, all bool, db *prm.D
 	}
 	defer adapter.CloseAll(targets)
 	host, _ := os.Hostname()
-	f := &snapshot.File{Format: snapshot.Format, Version: snapshot.Version, Created: targets[0].Clock().Now().UTC(), Host: host, Tool: version,
+	f := &snapshot.File{Format: snapshot.Format, Version: snapshot.Version, Created: targets[0].Clock().Now().UTC(), Host: host, Tool: a.Version,
 		PRMRevision: db.Revision, PRMSource: db.Source, Profile: *p, Samples: samples, Interval: snapshot.Duration(interval)}
 	// The NV configuration is named with the database `config` uses
 	// ($CXRAY_NVDB, mstflint's, or the built-in one).

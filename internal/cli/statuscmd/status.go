@@ -1,4 +1,4 @@
-package main
+package statuscmd
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	"github.com/cxray/cxray/prm"
 )
 
-// statusEntry is one function in `cxray status`.
-type statusEntry struct {
+// Entry is one function in `cxray status`.
+type Entry struct {
 	BDF    string `json:"bdf"`
 	Device string `json:"device"` // the -d name that reaches it
 	// MST is mst's name of the function (mt4129_pciconf0), which -d takes.
@@ -107,7 +107,7 @@ func (a *app) runStatus(o *statusOptions) error {
 	return nil
 }
 
-func (a *app) printStatus(entries []statusEntry) {
+func (a *app) printStatus(entries []Entry) {
 	if len(entries) == 0 {
 		fmt.Fprintln(a.Stdout, "no ConnectX adapters found on this machine; try the emulator: cxray status -d emu")
 		return
@@ -162,10 +162,10 @@ func numa(n int) string {
 }
 
 // gatherStatus lists the functions to report and reads each.
-func (a *app) gatherStatus(ctx context.Context, given string, db *prm.DB) ([]statusEntry, error) {
+func (a *app) gatherStatus(ctx context.Context, given string, db *prm.DB) ([]Entry, error) {
 	opts := a.AdapterOptions(db)
 	opts.Fallback = true
-	entries := []statusEntry{}
+	entries := []Entry{}
 	if given != "" {
 		n, err := opts.Parse(given)
 		if err != nil {
@@ -222,8 +222,8 @@ func (a *app) gatherStatus(ctx context.Context, given string, db *prm.DB) ([]sta
 
 // pciStatus reads a function of this machine: sysfs for its names, then
 // the adapter (directly as root, else through the kernel).
-func (a *app) pciStatus(ctx context.Context, f devname.Function, opts adapter.Options) statusEntry {
-	e := statusEntry{BDF: f.BDF, Device: f.BDF, Model: f.DeviceName, DeviceID: f.DeviceID, Backend: dev.BackendDirect,
+func (a *app) pciStatus(ctx context.Context, f devname.Function, opts adapter.Options) Entry {
+	e := Entry{BDF: f.BDF, Device: f.BDF, Model: f.DeviceName, DeviceID: f.DeviceID, Backend: dev.BackendDirect,
 		Netdevs: f.Netdevs, RDMA: f.RDMA, NUMANode: f.NUMANode, OSMACs: map[string]string{}}
 	if len(f.RDMA) > 0 {
 		e.Device = f.RDMA[0]
@@ -252,8 +252,8 @@ func (a *app) pciStatus(ctx context.Context, f devname.Function, opts adapter.Op
 }
 
 // adapterStatus is one status line read through an adapter.
-func adapterStatus(ctx context.Context, ad *adapter.Adapter) statusEntry {
-	e := statusEntry{BDF: ad.BDF(), Device: ad.Name(), Backend: ad.Backend(), Netdevs: []string{}, RDMA: []string{},
+func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
+	e := Entry{BDF: ad.BDF(), Device: ad.Name(), Backend: ad.Backend(), Netdevs: []string{}, RDMA: []string{},
 		NUMANode: -1, OSMACs: map[string]string{}}
 	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

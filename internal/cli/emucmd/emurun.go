@@ -1,4 +1,4 @@
-package main
+package emucmd
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package main
+package exportercmd
 
 import (
 	"context"
@@ -42,21 +42,37 @@ type exporterOptions struct {
 	maxConns       int
 }
 
-// exporterContext is how long `cxray exporter` serves: until SIGINT or
-// SIGTERM. Tests replace it (and exporterReady, told the listening address)
-// to run the command in-process.
-var (
-	exporterContext = func(parent context.Context) (context.Context, context.CancelFunc) {
-		return context.WithCancel(parent)
-	}
-	exporterReady func(net.Addr)
-)
+// Hooks let a test run the exporter in-process. Zero fields keep the
+// defaults.
+type Hooks struct {
+	// Context is how long the exporter serves; by default until the App's
+	// context ends (SIGINT, SIGTERM).
+	Context func(parent context.Context) (context.Context, context.CancelFunc)
+	// Ready is told the listening address (tests listen on port 0).
+	Ready func(net.Addr)
+	// Timeouts of the HTTP server (tests shorten them).
+	Timeouts Timeouts
+}
+
+// Timeouts bound what a client can hold (see exporterServer).
+type Timeouts struct {
+	Read, WriteMargin, Idle time.Duration
+}
+
+// DefaultTimeouts are the HTTP server's timeouts.
+var DefaultTimeouts = Timeouts{Read: 10 * time.Second, WriteMargin: 10 * time.Second, Idle: 2 * time.Minute}
 
 // defaultExporterListen is the exporter's address unless told otherwise:
 // loopback only, so that nothing is exposed by accident.
 const defaultExporterListen = "127.0.0.1:9879"
 
-func (a *app) exporterCmd() *cobra.Command {
+func (a *app) exporterCmd(h Hooks) *cobra.Command {
+	if h.Context == nil {
+		h.Context = context.WithCancel
+	}
+	if h.Timeouts == (Timeouts{}) {
+		h.Timeouts = DefaultTimeouts
+	}
 	o := exporterOptions{}
 	var names []string
 	for _, n := range exporter.CollectorNames() {
@@ -92,9 +108,9 @@ authentication come from an exporter-toolkit web configuration file
   cxray exporter -d emu:examples/fleet-16.yaml --all --metrics.exclude '_dbm$'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := exporterContext(a.Ctx)
+			ctx, stop := h.Context(a.Ctx)
 			defer stop()
-			return a.runExporter(ctx, &o, exporterReady)
+			return a.runExporter(ctx, &o, h)
 		},
 	}
 	f := c.Flags()
@@ -114,14 +130,14 @@ authentication come from an exporter-toolkit web configuration file
 	return c
 }
 
-// runExporter serves until ctx ends. ready, when set, is told the address
+// runExporter serves until ctx ends. h.Ready, when set, is told the address
 // once the listener is up (tests listen on port 0).
-func (a *app) runExporter(ctx context.Context, o *exporterOptions, ready func(net.Addr)) error {
+func (a *app) runExporter(ctx context.Context, o *exporterOptions, h Hooks) error {
 	log, err := exporterLogger(a, o.logLevel)
 	if err != nil {
 		return err
 	}
-	eo, err := o.exporterOptions(log)
+	eo, err := o.exporterOptions(log, a.Version)
 	if err != nil {
 		return err
 	}
@@ -153,7 +169,7 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, ready func(ne
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "cxray exporter",
 		Description: "ConnectX adapter telemetry: " + strings.Join(e.Devices(), ", "),
-		Version:     version,
+		Version:     a.Version,
 		Links:       []web.LandingLinks{{Address: "/metrics", Text: "Metrics"}},
 	})
 	if err != nil {
@@ -168,14 +184,14 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, ready func(ne
 		log.Warn("serving on a non-loopback address without TLS or authentication; give --web.config to add them", "address", l.Addr().String())
 	}
 	l = netutil.LimitListener(l, o.maxConns)
-	srv := exporterServer(mux, o.scrapeTimeout)
+	srv := exporterServer(mux, o.scrapeTimeout, h.Timeouts)
 	errc := make(chan error, 1)
 	noSocket := false
 	flags := &web.FlagConfig{WebListenAddresses: &[]string{o.listen}, WebSystemdSocket: &noSocket, WebConfigFile: &o.webConfig}
 	go func() { errc <- web.Serve(l, srv, flags, log) }()
 	log.Info("cxray exporter serving", "address", l.Addr().String(), "devices", len(srcs))
-	if ready != nil {
-		ready(l.Addr())
+	if h.Ready != nil {
+		h.Ready(l.Addr())
 	}
 	select {
 	case err := <-errc:
@@ -193,27 +209,19 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, ready func(ne
 }
 
 // exporterServer bounds what a client can hold: a request must arrive
-// within readTimeout, the answer must be taken within a scrape's deadline
+// within t.Read, the answer must be taken within a scrape's deadline
 // and a margin for a slow network (a reader that stalls is cut, and its
-// buffers freed), and an idle connection is closed after idleTimeout.
-func exporterServer(h http.Handler, scrape time.Duration) *http.Server {
+// buffers freed), and an idle connection is closed after t.Idle.
+func exporterServer(h http.Handler, scrape time.Duration, t Timeouts) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: readTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      scrape + writeMargin,
-		IdleTimeout:       idleTimeout,
+		ReadHeaderTimeout: t.Read,
+		ReadTimeout:       t.Read,
+		WriteTimeout:      scrape + t.WriteMargin,
+		IdleTimeout:       t.Idle,
 		MaxHeaderBytes:    64 << 10,
 	}
 }
-
-// Timeouts of the exporter's HTTP server; variables so that tests can
-// shorten them.
-var (
-	readTimeout = 10 * time.Second
-	writeMargin = 10 * time.Second
-	idleTimeout = 2 * time.Minute
-)
 
 func isLoopback(a net.Addr) bool {
 	t, ok := a.(*net.TCPAddr)
@@ -235,7 +243,7 @@ func exporterLogger(a *app, level string) (*slog.Logger, error) {
 }
 
 // exporterOptions turns the flags into the exporter's options.
-func (o *exporterOptions) exporterOptions(log *slog.Logger) (exporter.Options, error) {
+func (o *exporterOptions) exporterOptions(log *slog.Logger, version string) (exporter.Options, error) {
 	eo := exporter.Options{Timeout: o.scrapeTimeout, Logger: log, Version: version}
 	if o.scrapeTimeout <= 0 || o.scrapeTimeout > 10*time.Minute {
 		return eo, cmdutil.UsageErr("--scrape-timeout %v: give a duration between 100ms and 10m", o.scrapeTimeout)

@@ -1,4 +1,4 @@
-package main
+package maccmd
 
 // cxray mac: the MAC drift check of status, on evidence people bring from
 // hosts cxray does not run on (WinMFT on Windows, locked-down machines):
@@ -96,7 +96,8 @@ func macRange(base string, n int) ([]string, error) {
 	return out, nil
 }
 
-type macRow struct {
+// Row is one OS interface in `cxray mac` (-o json: "interfaces").
+type Row struct {
 	Interface   string `json:"interface"`
 	Description string `json:"description,omitempty"`
 	MAC         string `json:"mac"`
@@ -188,12 +189,12 @@ func (a *app) runMAC(o *macOptions) error {
 
 // checkMACs decides, for each interface of the adapter, whether its MAC is
 // a permanent one.
-func checkMACs(l *osmac.Listing, perms []string) []macRow {
+func checkMACs(l *osmac.Listing, perms []string) []Row {
 	own := map[string]bool{}
 	for _, p := range perms {
 		own[p] = true
 	}
-	rows := []macRow{}
+	rows := []Row{}
 	for _, in := range l.Interfaces {
 		connectx := false
 		for _, w := range []string{"mellanox", "connectx", "nvidia", "mlx5_core"} {
@@ -203,7 +204,7 @@ func checkMACs(l *osmac.Listing, perms []string) []macRow {
 		if !mine || in.MAC == "" {
 			continue
 		}
-		r := macRow{Interface: in.Name, Description: in.Description, MAC: in.MAC}
+		r := Row{Interface: in.Name, Description: in.Description, MAC: in.MAC}
 		switch {
 		case own[in.MAC] && (in.PermanentMAC == "" || in.PermanentMAC == in.MAC):
 			r.Permanent, r.Why = in.MAC, "ok: the permanent MAC"
