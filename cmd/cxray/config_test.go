@@ -509,10 +509,22 @@ func TestConfigFromMlxconfigOutputs(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" || code != 1 || diff.By != "parameter" {
 		t.Errorf("diff of the captures: exit %d by %q (-want +got):\n%s", code, diff.By, d)
 	}
-	// The capture was taken on the default emulator: the same values.
+	// The capture was taken on the default emulator: the same values,
+	// whether the capture is a file or comes on standard input.
 	out, errs, code = cli(t, "", "config", "diff", "../../nvconf/testdata/mstconfig-q.txt", "emu")
 	if code != 0 || !strings.Contains(out, "hold the same values") {
 		t.Errorf("diff capture vs emu: exit %d %s %s", code, out, errs)
+	}
+	capture, err := os.ReadFile("../../nvconf/testdata/mstconfig-q.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = cli(t, string(capture), "config", "diff", "-", "emu")
+	if code != 0 || !strings.Contains(out, "hold the same values") {
+		t.Errorf("diff capture on stdin vs emu: exit %d %s %s", code, out, errs)
+	}
+	if _, errs, code = cli(t, string(capture), "config", "diff", "-", "-"); code != 2 || !strings.Contains(errs, "not both") {
+		t.Errorf("diff - -: exit %d %s", code, errs)
 	}
 	_, errs, code = cli(t, "", "config", "query", "--from", "config_test.go")
 	if code != 2 || !strings.Contains(errs, "query output") {

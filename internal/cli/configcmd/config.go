@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -1210,13 +1209,17 @@ status 1 when they differ.`,
 			if err != nil {
 				return cmdutil.UsageWrap(err)
 			}
+			ops, err := cc.readOperands(args)
+			if err != nil {
+				return err
+			}
 			// A query output holds values, not TLVs: compare by parameter.
-			if isQueryFile(args[0]) || isQueryFile(args[1]) {
-				return cc.diffSettings(ctx, args, db)
+			if ops[0].holdsQuery() || ops[1].holdsQuery() {
+				return cc.diffSettings(ctx, ops, db)
 			}
 			var sides [2][]nvconf.RawTLV
-			for i, arg := range args {
-				if sides[i], err = cc.loadSide(ctx, arg, nv, db, hc); err != nil {
+			for i, op := range ops {
+				if sides[i], err = cc.loadSide(ctx, op, nv, db, hc); err != nil {
 					return err
 				}
 			}
@@ -1228,10 +1231,15 @@ status 1 when they differ.`,
 }
 
 // loadSide reads one operand of diff: a file, or a device's stored TLVs.
-func (cc *configCtx) loadSide(ctx context.Context, arg string, nv *nvconf.DB, db *prm.DB, hc *nvconf.HeaderCodec) ([]nvconf.RawTLV, error) {
-	if fi, err := os.Stat(arg); (err == nil && !fi.IsDir()) || arg == "-" {
-		return readTLVFile(arg, hc, nv, cc.a.Stdin)
+func (cc *configCtx) loadSide(ctx context.Context, op operand, nv *nvconf.DB, db *prm.DB, hc *nvconf.HeaderCodec) ([]nvconf.RawTLV, error) {
+	if op.file {
+		b, err := parseBackup(op.arg, op.text, hc, nv)
+		if err != nil {
+			return nil, err
+		}
+		return b.TLVs, nil
 	}
+	arg := op.arg
 	ad, err := cc.a.Open(ctx, arg, db)
 	if err != nil {
 		return nil, fmt.Errorf("%s is neither a file nor a device: %w", arg, err)

@@ -28,6 +28,11 @@ func readBackup(path string, hc *nvconf.HeaderCodec, nv *nvconf.DB, stdin io.Rea
 	if err != nil {
 		return nil, err
 	}
+	return parseBackup(path, text, hc, nv)
+}
+
+// parseBackup reads the text of a backup that path names.
+func parseBackup(path, text string, hc *nvconf.HeaderCodec, nv *nvconf.DB) (*nvconf.BackupFile, error) {
 	if nvconf.IsQueryText(text) {
 		return nil, cmdutil.UsageErr("%s is a query output (mlxconfig/mstconfig q), not a backup: it holds values, not the TLVs to write; set them with 'cxray config set', or compare with 'cxray config diff'", path)
 	}
@@ -40,6 +45,15 @@ func readBackup(path string, hc *nvconf.HeaderCodec, nv *nvconf.DB, stdin io.Rea
 
 // readConfigFile reads any configuration file as settings.
 func (cc *configCtx) readConfigFile(path string) (*nvconf.ConfigFile, error) {
+	text, err := readTextFile(path, cc.a.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	return cc.parseConfigFile(path, text)
+}
+
+// parseConfigFile reads the text of a configuration file that path names.
+func (cc *configCtx) parseConfigFile(path, text string) (*nvconf.ConfigFile, error) {
 	nv, err := cc.db()
 	if err != nil {
 		return nil, err
@@ -51,10 +65,6 @@ func (cc *configCtx) readConfigFile(path string) (*nvconf.ConfigFile, error) {
 	hc, err := nvconf.NewHeaderCodec(db, "MNVDA")
 	if err != nil {
 		return nil, cmdutil.UsageWrap(err)
-	}
-	text, err := readTextFile(path, cc.a.Stdin)
-	if err != nil {
-		return nil, err
 	}
 	cf, err := nvconf.ReadConfigFile(text, nv, hc)
 	if err != nil {
@@ -127,15 +137,51 @@ func (cc *configCtx) queryFromFile(path string, extended bool) error {
 	return nil
 }
 
+// operand is one side of config diff: a file (or standard input), read
+// once, or a device name.
+type operand struct {
+	arg  string
+	file bool
+	text string
+}
+
+// readOperands reads the operands of config diff that are files: an
+// existing file wins over a device of the same name.
+func (cc *configCtx) readOperands(args []string) ([]operand, error) {
+	ops := make([]operand, len(args))
+	stdin := 0
+	for i, arg := range args {
+		ops[i].arg = arg
+		if fi, err := os.Stat(arg); (err != nil || fi.IsDir()) && arg != "-" {
+			continue
+		}
+		if arg == "-" {
+			if stdin++; stdin > 1 {
+				return nil, cmdutil.UsageErr("standard input (-) can be one side of the diff, not both; save one side to a file")
+			}
+		}
+		text, err := readTextFile(arg, cc.a.Stdin)
+		if err != nil {
+			return nil, err
+		}
+		ops[i].file, ops[i].text = true, text
+	}
+	return ops, nil
+}
+
+// holdsQuery says an operand is a query output (values, not TLVs).
+func (op operand) holdsQuery() bool { return op.file && nvconf.IsQueryText(op.text) }
+
 // settingsSide is one operand of a settings diff: a file or a device.
-func (cc *configCtx) settingsSide(ctx context.Context, arg string, db *prm.DB) (*nvconf.QueryResult, error) {
-	if fi, err := os.Stat(arg); (err == nil && !fi.IsDir()) || arg == "-" {
-		cf, err := cc.readConfigFile(arg)
+func (cc *configCtx) settingsSide(ctx context.Context, op operand, db *prm.DB) (*nvconf.QueryResult, error) {
+	if op.file {
+		cf, err := cc.parseConfigFile(op.arg, op.text)
 		if err != nil {
 			return nil, err
 		}
 		return cf.Result, nil
 	}
+	arg := op.arg
 	df := cmdutil.DeviceFlags{Name: arg}
 	t, err := cc.open(ctx, df)
 	if err != nil {
@@ -149,23 +195,14 @@ func (cc *configCtx) settingsSide(ctx context.Context, arg string, db *prm.DB) (
 	return res, nil
 }
 
-// isQueryFile says whether arg names a file holding a query output.
-func isQueryFile(arg string) bool {
-	fi, err := os.Stat(arg)
-	if err != nil || fi.IsDir() || fi.Size() > nvconf.MaxFileSize {
-		return false
-	}
-	b, err := os.ReadFile(arg)
-	return err == nil && nvconf.IsQueryText(string(b))
-}
-
 // diffSettings compares two configurations parameter by parameter (when
 // one side is a query output, which holds values, not TLVs).
-func (cc *configCtx) diffSettings(ctx context.Context, args []string, db *prm.DB) error {
+func (cc *configCtx) diffSettings(ctx context.Context, ops []operand, db *prm.DB) error {
 	a := cc.a
+	args := []string{ops[0].arg, ops[1].arg}
 	var sides [2]*nvconf.QueryResult
-	for i, arg := range args {
-		r, err := cc.settingsSide(ctx, arg, db)
+	for i, op := range ops {
+		r, err := cc.settingsSide(ctx, op, db)
 		if err != nil {
 			return err
 		}
