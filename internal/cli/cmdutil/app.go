@@ -115,3 +115,23 @@ func (a *App) Confirm(question string) (bool, error) {
 	line = strings.ToLower(strings.TrimSpace(line))
 	return line == "y" || line == "yes", nil
 }
+
+// Ask is the confirmation before a change: nil when yes was given or the
+// user agrees. A refusal says on standard error that nothing was done
+// (nothing: "nothing written") and is exit 1, as a declined mlxreg or
+// mlxconfig write is not a usage error; without a terminal to ask on it
+// is exit 2 (add --yes).
+func (a *App) Ask(yes bool, question, nothing string) error {
+	if yes {
+		return nil
+	}
+	ok, err := a.Confirm(question)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		fmt.Fprintf(a.Stderr, "cxray: not confirmed; %s\n", nothing)
+		return ErrProblem
+	}
+	return nil
+}

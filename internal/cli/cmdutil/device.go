@@ -118,3 +118,18 @@ func UnsupportedNote(err error) string {
 	}
 	return fmt.Sprint(err)
 }
+
+// OpenRegisters opens the function given names with its register path;
+// the caller closes the adapter.
+func (a *App) OpenRegisters(ctx context.Context, given string, db *prm.DB) (*adapter.Adapter, *dev.Device, error) {
+	ad, err := a.Open(ctx, given, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := Registers(ctx, ad)
+	if err != nil {
+		ad.Close()
+		return nil, nil, err
+	}
+	return ad, d, nil
+}

@@ -81,18 +81,12 @@ func (cc *configCtx) runApply(o *configApplyOptions) error {
 		fmt.Fprintln(a.Stdout, "Dry run: no reset sent.")
 		return nil
 	}
-	if !o.yes {
-		q := fmt.Sprintf("Reset the firmware of %s now (traffic stops for a moment)?", t.ad.Name())
-		if plan.Trigger == nvconf.TriggerPERST {
-			q = fmt.Sprintf("Arm a firmware reset of %s for the next reboot?", t.ad.Name())
-		}
-		ok, err := a.Confirm(q)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return cmdutil.UsageErr("not confirmed; no reset sent")
-		}
+	q := fmt.Sprintf("Reset the firmware of %s now (traffic stops for a moment)?", t.ad.Name())
+	if plan.Trigger == nvconf.TriggerPERST {
+		q = fmt.Sprintf("Arm a firmware reset of %s for the next reboot?", t.ad.Name())
+	}
+	if err := a.Ask(o.yes, q, "no reset sent"); err != nil {
+		return err
 	}
 	res, err := t.s.Apply(ctx, plan)
 	if err != nil {

@@ -15,14 +15,8 @@ import (
 // commit asks (unless yes), then has nvconf commit the change: lock,
 // replan, backup, journal, write, verify.
 func (cc *configCtx) commit(ctx context.Context, t *nvTarget, question string, c nvconf.Change, yes bool, backupPath string) (string, error) {
-	if !yes {
-		ok, err := cc.a.Confirm(question)
-		if err != nil {
-			return "", err
-		}
-		if !ok {
-			return "", cmdutil.UsageErr("not confirmed; nothing was written")
-		}
+	if err := cc.a.Ask(yes, question, "nothing written"); err != nil {
+		return "", err
 	}
 	c.Key, c.Device, c.Confirmed = t.key(), t.ad.Name(), !yes
 	path, err := t.s.Commit(ctx, c, nvconf.BackupOptions{Path: backupPath, Info: cc.backupInfo(ctx, t), Tool: cc.a.Version})

@@ -110,13 +110,8 @@ func (cc *configCtx) openSession(ctx context.Context, df cmdutil.DeviceFlags) (*
 	if df.Name == "" {
 		return nil, cmdutil.UsageErr("no device given; add -d DEV (a PCI address, mlx5_0, an interface name, or emu for the emulator)")
 	}
-	ad, err := cc.a.Open(ctx, df.Name, db)
+	ad, d, err := cc.a.OpenRegisters(ctx, df.Name, db)
 	if err != nil {
-		return nil, err
-	}
-	d, err := cmdutil.Registers(ctx, ad)
-	if err != nil {
-		ad.Close()
 		return nil, err
 	}
 	s, err := nvconf.Open(ctx, d, nv)

@@ -152,15 +152,8 @@ func (a *app) clearLinkCounters(ctx context.Context, ad *adapter.Adapter, ports 
 	} else if _, err := ad.Port(ctx, ports[0]); err != nil {
 		return nil, cmdutil.Classify(err)
 	}
-	if !yes {
-		ok, err := a.Confirm(fmt.Sprintf("Clear the physical-layer counters (PPCNT groups %v) of port %v on %s?", link.ClearGroups, ports, ad.Name()))
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			fmt.Fprintln(a.Stderr, "cxray: nothing cleared")
-			return nil, cmdutil.ErrProblem
-		}
+	if err := a.Ask(yes, fmt.Sprintf("Clear the physical-layer counters (PPCNT groups %v) of port %v on %s?", link.ClearGroups, ports, ad.Name()), "nothing cleared"); err != nil {
+		return nil, err
 	}
 	var done []string
 	for _, p := range ports {

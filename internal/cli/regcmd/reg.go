@@ -81,15 +81,11 @@ func (a *app) regListCmd() *cobra.Command {
 			if df.Name != "" {
 				ctx, cancel := df.Context(a.Ctx)
 				defer cancel()
-				ad, err := a.Open(ctx, df.Name, db)
+				ad, d, err := a.OpenRegisters(ctx, df.Name, db)
 				if err != nil {
 					return err
 				}
 				defer ad.Close()
-				d, err := cmdutil.Registers(ctx, ad)
-				if err != nil {
-					return err
-				}
 				if caps, err = d.Capabilities(ctx); err != nil {
 					return cmdutil.Classify(err)
 				}
@@ -197,15 +193,11 @@ func (a *app) runRegGet(o *regGetOptions, args []string) error {
 	}
 	ctx, cancel := o.df.Context(a.Ctx)
 	defer cancel()
-	ad, err := a.Open(ctx, o.df.Name, db)
+	ad, d, err := a.OpenRegisters(ctx, o.df.Name, db)
 	if err != nil {
 		return err
 	}
 	defer ad.Close()
-	d, err := cmdutil.Registers(ctx, ad)
-	if err != nil {
-		return err
-	}
 	if o.id != 0 {
 		return a.getRaw(ctx, ad, d, uint16(o.id), o.length, o.data)
 	}
@@ -444,15 +436,8 @@ func (a *app) writeRegister(ctx context.Context, ad *adapter.Adapter, name strin
 	if dryRun {
 		return a.printDryRun(ad, wp)
 	}
-	if !yes {
-		ok, err := a.Confirm(fmt.Sprintf("Write %s on %s?", reg.Name, ad.Name()))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			fmt.Fprintln(a.Stderr, "cxray: nothing written")
-			return cmdutil.ErrProblem
-		}
+	if err := a.Ask(yes, fmt.Sprintf("Write %s on %s?", reg.Name, ad.Name()), "nothing written"); err != nil {
+		return err
 	}
 	back, err := d.ApplySet(ctx, wp, idx)
 	if err != nil {
@@ -507,24 +492,13 @@ func (a *app) setRaw(df cmdutil.DeviceFlags, db *prm.DB, id uint16, length int, 
 	}
 	ctx, cancel := df.Context(a.Ctx)
 	defer cancel()
-	ad, err := a.Open(ctx, df.Name, db)
+	ad, d, err := a.OpenRegisters(ctx, df.Name, db)
 	if err != nil {
 		return err
 	}
 	defer ad.Close()
-	d, err := cmdutil.Registers(ctx, ad)
-	if err != nil {
+	if err := a.Ask(yes, fmt.Sprintf("Write %d raw bytes to register 0x%04x on %s?", length, id, ad.Name()), "nothing written"); err != nil {
 		return err
-	}
-	if !yes {
-		ok, err := a.Confirm(fmt.Sprintf("Write %d raw bytes to register 0x%04x on %s?", length, id, ad.Name()))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			fmt.Fprintln(a.Stderr, "cxray: nothing written")
-			return cmdutil.ErrProblem
-		}
 	}
 	if _, err := d.SetRaw(ctx, id, b); err != nil {
 		return cmdutil.Classify(err)

@@ -160,15 +160,11 @@ func (a *app) roceAdviseCmd() *cobra.Command {
 				}
 				ctx, cancel := df.Context(a.Ctx)
 				defer cancel()
-				ad, err := a.Open(ctx, df.Name, db)
+				ad, d, err := a.OpenRegisters(ctx, df.Name, db)
 				if err != nil {
 					return err
 				}
 				defer ad.Close()
-				d, err := cmdutil.Registers(ctx, ad)
-				if err != nil {
-					return err
-				}
 				_, cur, err := roce.Window(ctx, d, nv)
 				if err != nil {
 					return cmdutil.Classify(err)
