@@ -35,7 +35,7 @@ func TestRevisionDates(t *testing.T) {
 func TestRenamesReproducible(t *testing.T) {
 	prmhistory.Require(t)
 	out := filepath.Join(t.TempDir(), "r.txt")
-	cmd := exec.Command("go", "run", "../internal/cmd/healthgen", "-out", out)
+	cmd := exec.Command("go", "run", "../gen/healthgen", "-out", out)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-//go:generate go run ../internal/cmd/healthgen -out renames.txt
+//go:generate go run ../gen/healthgen -out renames.txt
 
 // revisionDates are when each HCA PRM revision reached mstflint's public
 // repository (its register database); see shared/research

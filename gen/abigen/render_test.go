@@ -16,7 +16,7 @@ func TestGeneratedUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("../../linuxabi/zlinuxabi.go")
+	got, err := os.ReadFile("../../internal/linuxabi/zlinuxabi.go")
 	if err != nil {
 		t.Fatal(err)
 	}
