@@ -7,4 +7,4 @@
 // tested on every platform. Only Linux has sockets to send them on.
 package linuxabi
 
-//go:generate go run ../cmd/abigen -out zlinuxabi.go
+//go:generate go run ../../gen/abigen -out zlinuxabi.go
