@@ -1,0 +1,33 @@
+package devtest
+
+import (
+	"testing"
+
+	"github.com/cxray/cxray/nvconf"
+	nvbuiltin "github.com/cxray/cxray/nvconf/builtin"
+	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/builtin"
+)
+
+// DB is the built-in register database (prm/builtin), the one tests
+// build fakes over and decode with; it fails t when it does not load.
+func DB(t testing.TB) *prm.DB {
+	t.Helper()
+	db, err := builtin.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// NV is the built-in NV configuration database (nvconf/builtin), which
+// names the parameters behind the NV registers a test puts; it fails t
+// when it does not load.
+func NV(t testing.TB) *nvconf.DB {
+	t.Helper()
+	nv, err := nvbuiltin.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nv
+}
