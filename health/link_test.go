@@ -7,14 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cxray/cxray/adapter"
-	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/health"
-	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/emuadapter"
-	"github.com/cxray/cxray/prm/builtin"
+	"github.com/cxray/cxray/internal/emuadapter/emutest"
 )
 
 // expectedLink is the link check's verdict the emulated ports call for,
@@ -107,28 +103,6 @@ func TestLinkCheckTrouble(t *testing.T) {
 // clock.
 func runExample(t *testing.T, file, bdf string) *health.Report {
 	t.Helper()
-	sc, err := scenario.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewManual(scenario.DefaultStart)
-	emuDB, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	em, err := scenario.Build(sc, scenario.Options{DB: emuDB, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := em.Function(bdf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
-	ads, err := e.Open(context.Background(), em, []*scenario.Function{f}, "emu:"+file, false, nil, adapter.Options{DB: emuDB})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adapter.CloseAll(ads)
+	ads, _ := emutest.OpenFile(t, file, bdf)
 	return health.Run(context.Background(), ads[0], health.Options{Interval: 2 * time.Second})
 }

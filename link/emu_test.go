@@ -12,17 +12,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cxray/cxray/adapter"
-	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/emuadapter"
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/emuadapter/emutest"
 	"github.com/cxray/cxray/link"
 	"github.com/cxray/cxray/prm"
-	"github.com/cxray/cxray/prm/adb"
-	"github.com/cxray/cxray/prm/builtin"
 )
 
 // Every port of every function of every example and test scenario, decoded
@@ -32,57 +27,21 @@ import (
 // the JSON of every report is valid.
 
 func TestScenarios(t *testing.T) {
-	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkScenarios(t, db)
+	checkScenarios(t, devtest.DB(t))
 }
 
 func TestScenariosAcrossRevisions(t *testing.T) {
-	for _, f := range prmhistory.Files(t) {
-		db, err := adb.LoadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run(db.Revision, func(t *testing.T) { checkScenarios(t, db) })
-	}
+	devtest.EachRevision(t, checkScenarios)
 }
 
 func checkScenarios(t *testing.T, db *prm.DB) {
-	files, _ := filepath.Glob("../examples/*.yaml")
-	more, _ := filepath.Glob("../emu/scenario/testdata/*.yaml")
-	files = append(files, more...)
-	if len(files) < 6 {
-		t.Fatalf("found only %v", files)
-	}
-	emuDB, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ports := 0
-	for _, file := range files {
+	for _, file := range emutest.ScenarioFiles(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			sc, err := scenario.Load(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			start := sc.Clock.Start
-			if start.IsZero() {
-				start = scenario.DefaultStart
-			}
-			clk := clock.NewManual(start)
-			em, err := scenario.Build(sc, scenario.Options{DB: emuDB, Clock: clk})
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
+			em := emutest.BuildFile(t, file)
+			clk := em.Manual
 			ctx := context.Background()
-			ads, err := e.Open(ctx, em, em.Functions(), "emu:"+file, true, nil, adapter.Options{DB: db})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer adapter.CloseAll(ads)
+			ads := emutest.Open(t, em, "emu:"+file, db)
 			for _, after := range []time.Duration{0, 10 * time.Minute} {
 				clk.Advance(after)
 				for i, f := range em.Functions() {
@@ -244,26 +203,7 @@ func checkConsistent(t *testing.T, f *scenario.Function, r *link.Report, counted
 // Rates over an interval on the manual clock are the model's rates
 // exactly; a clear between the reads is said, and counts from the clear.
 func TestRates(t *testing.T) {
-	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := scenario.Load("../examples/link-trouble.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewManual(scenario.DefaultStart)
-	em, err := scenario.Build(sc, scenario.Options{DB: db, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, _ := em.Function("0000:03:00.1")
-	e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
-	ads, err := e.Open(context.Background(), em, []*scenario.Function{f}, "emu", false, nil, adapter.Options{DB: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adapter.CloseAll(ads)
+	ads, clk := emutest.OpenFile(t, "../examples/link-trouble.yaml", "0000:03:00.1")
 	clk.Advance(time.Minute)
 	reps, err := link.Read(context.Background(), ads[0], link.Options{Interval: 10 * time.Second, Brief: true})
 	if err != nil {

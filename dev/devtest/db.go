@@ -3,9 +3,11 @@ package devtest
 import (
 	"testing"
 
+	"github.com/cxray/cxray/internal/prmhistory"
 	"github.com/cxray/cxray/nvconf"
 	nvbuiltin "github.com/cxray/cxray/nvconf/builtin"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/adb"
 	"github.com/cxray/cxray/prm/builtin"
 )
 
@@ -30,4 +32,19 @@ func NV(t testing.TB) *nvconf.DB {
 		t.Fatal(err)
 	}
 	return nv
+}
+
+// EachRevision runs fn as a subtest of t named after each PRM revision of
+// the history (internal/prmhistory), oldest first, with the register
+// database of that revision; it skips t, saying why, when the history is
+// not here.
+func EachRevision(t *testing.T, fn func(t *testing.T, db *prm.DB)) {
+	t.Helper()
+	for _, f := range prmhistory.Files(t) {
+		db, err := adb.LoadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(db.Revision, func(t *testing.T) { fn(t, db) })
+	}
 }
