@@ -2,12 +2,10 @@ package health_test
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/health"
 	"github.com/cxray/cxray/internal/emuadapter/emutest"
@@ -44,15 +42,7 @@ func expectedLink(t *testing.T, f *scenario.Function, own []int) health.Status {
 			continue
 		}
 		ps := spec.Ports[p-1]
-		mod := spec.Modules[ps.Module].Protocols
-		best := 0
-		for _, n := range ps.Protocols {
-			pr, _ := fw.LookupEthProtocol(n)
-			if len(mod) == 0 || slices.ContainsFunc(mod, func(m string) bool { q, _ := fw.LookupEthProtocol(m); return q.Name == pr.Name }) {
-				best = max(best, pr.Gbps)
-			}
-		}
-		if st.SpeedGbps < best {
+		if st.SpeedGbps < emutest.BestGbps(a, p) {
 			worse(health.Warn) // speed mismatch
 		}
 		for l := 0; l < ps.Lanes; l++ {

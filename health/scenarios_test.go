@@ -2,13 +2,13 @@ package health_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/nvstore"
@@ -41,26 +41,22 @@ func TestScenarioVerdictsAcrossRevisions(t *testing.T) {
 func checkScenarios(t *testing.T, db *prm.DB) {
 	nv := devtest.NV(t)
 	functions := 0
-	for _, file := range emutest.ScenarioFiles(t) {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			em := emutest.BuildFile(t, file)
-			ctx := context.Background()
-			ads := emutest.Open(t, em, "emu:"+file, db)
-			for i, f := range em.Functions() {
-				functions++
-				rep := health.Run(ctx, ads[i], health.Options{Interval: 2 * time.Second, NV: nv})
-				got := map[string]health.Status{}
-				for _, c := range rep.Checks {
-					got[c.Name] = c.Status
-				}
-				want := expected(t, em, f, db.Revision)
-				if d := cmp.Diff(want, got); d != "" {
-					t.Errorf("%s: verdicts differ from the scenario's state (-want +got):\n%s\nreport:\n%s", f.BDF, d, describe(rep))
-				}
-				ads[i].Close()
+	emutest.EachScenario(t, db, func(t *testing.T, em *scenario.Emulation, ads []*adapter.Adapter) {
+		ctx := context.Background()
+		for i, f := range em.Functions() {
+			functions++
+			rep := health.Run(ctx, ads[i], health.Options{Interval: 2 * time.Second, NV: nv})
+			got := map[string]health.Status{}
+			for _, c := range rep.Checks {
+				got[c.Name] = c.Status
 			}
-		})
-	}
+			want := expected(t, em, f, db.Revision)
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("%s: verdicts differ from the scenario's state (-want +got):\n%s\nreport:\n%s", f.BDF, d, describe(rep))
+			}
+			ads[i].Close()
+		}
+	})
 	if functions < 30 {
 		t.Errorf("only %d functions checked", functions)
 	}

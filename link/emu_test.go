@@ -3,7 +3,6 @@ package link_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -12,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev/devtest"
-	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/emuadapter/emutest"
 	"github.com/cxray/cxray/link"
@@ -36,50 +35,46 @@ func TestScenariosAcrossRevisions(t *testing.T) {
 
 func checkScenarios(t *testing.T, db *prm.DB) {
 	ports := 0
-	for _, file := range emutest.ScenarioFiles(t) {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			em := emutest.BuildFile(t, file)
-			clk := em.Manual
-			ctx := context.Background()
-			ads := emutest.Open(t, em, "emu:"+file, db)
-			for _, after := range []time.Duration{0, 10 * time.Minute} {
-				clk.Advance(after)
-				for i, f := range em.Functions() {
-					reps, err := link.Read(ctx, ads[i], link.Options{})
-					dfl := f.Device.Faults()
-					if dfl.GatewaySemaphoreHeld || dfl.ICMDSemaphoreHeld || dfl.ICMDStuckBusy || dfl.Removed {
-						if err == nil {
-							t.Errorf("%s: a device that does not answer read without error", f.BDF)
-						}
-						continue
+	emutest.EachScenario(t, db, func(t *testing.T, em *scenario.Emulation, ads []*adapter.Adapter) {
+		clk := em.Manual
+		ctx := context.Background()
+		for _, after := range []time.Duration{0, 10 * time.Minute} {
+			clk.Advance(after)
+			for i, f := range em.Functions() {
+				reps, err := link.Read(ctx, ads[i], link.Options{})
+				dfl := f.Device.Faults()
+				if dfl.GatewaySemaphoreHeld || dfl.ICMDSemaphoreHeld || dfl.ICMDStuckBusy || dfl.Removed {
+					if err == nil {
+						t.Errorf("%s: a device that does not answer read without error", f.BDF)
 					}
-					if err != nil {
-						t.Fatalf("%s: %v", f.BDF, err)
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", f.BDF, err)
+				}
+				if _, err := json.Marshal(reps); err != nil {
+					t.Errorf("%s: JSON: %v", f.BDF, err)
+				}
+				own := f.View.Ports()
+				if len(reps) != len(own) {
+					t.Fatalf("%s: %d reports for ports %v", f.BDF, len(reps), own)
+				}
+				for _, r := range reps {
+					ports++
+					want := expected(t, f.Adapter, own[r.Port-1], after > 0)
+					var got []string
+					for _, v := range r.Verdicts {
+						got = append(got, v.Code)
 					}
-					if _, err := json.Marshal(reps); err != nil {
-						t.Errorf("%s: JSON: %v", f.BDF, err)
+					sort.Strings(got)
+					if d := cmp.Diff(want, got); d != "" {
+						t.Errorf("%s port %d after %v: verdicts (-want +got):\n%s\n%s", f.BDF, r.Port, after, d, text(r))
 					}
-					own := f.View.Ports()
-					if len(reps) != len(own) {
-						t.Fatalf("%s: %d reports for ports %v", f.BDF, len(reps), own)
-					}
-					for _, r := range reps {
-						ports++
-						want := expected(t, f.Adapter, own[r.Port-1], after > 0)
-						var got []string
-						for _, v := range r.Verdicts {
-							got = append(got, v.Code)
-						}
-						sort.Strings(got)
-						if d := cmp.Diff(want, got); d != "" {
-							t.Errorf("%s port %d after %v: verdicts (-want +got):\n%s\n%s", f.BDF, r.Port, after, d, text(r))
-						}
-						checkConsistent(t, f, r, after > 0)
-					}
+					checkConsistent(t, f, r, after > 0)
 				}
 			}
-		})
-	}
+		}
+	})
 	if ports < 40 {
 		t.Errorf("only %d ports checked", ports)
 	}
@@ -114,15 +109,7 @@ func expected(t *testing.T, a *scenario.Adapter, port int, counted bool) []strin
 	}
 	// Up: slower than the port and its module could go together?
 	ps := spec.Ports[port-1]
-	mod := spec.Modules[ps.Module].Protocols
-	best := 0
-	for _, n := range ps.Protocols {
-		p, _ := fw.LookupEthProtocol(n)
-		if len(mod) == 0 || slices.ContainsFunc(mod, func(m string) bool { q, _ := fw.LookupEthProtocol(m); return q.Name == p.Name }) {
-			best = max(best, p.Gbps)
-		}
-	}
-	if st.SpeedGbps < best {
+	if st.SpeedGbps < emutest.BestGbps(a, port) {
 		want = append(want, "speed_mismatch")
 	}
 	bad, worst := 0, 0.0

@@ -14,12 +14,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devtest"
+	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/internal/emuadapter"
@@ -113,6 +115,19 @@ func OpenYAML(t testing.TB, text string) ([]*adapter.Adapter, *clock.Manual) {
 	return Open(t, em, "emu:"+YAMLName, nil), em.Manual
 }
 
+// EachScenario runs fn as a subtest of t named after each scenario file
+// (ScenarioFiles), with the file built (BuildFile) and every function of
+// it open as "emu:FILE@BDF", decoding with db (Open).
+func EachScenario(t *testing.T, db *prm.DB, fn func(t *testing.T, em *scenario.Emulation, ads []*adapter.Adapter)) {
+	t.Helper()
+	for _, file := range ScenarioFiles(t) {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			em := BuildFile(t, file)
+			fn(t, em, Open(t, em, "emu:"+file, db))
+		})
+	}
+}
+
 // minScenarioFiles is fewer files than the repository ships: finding
 // fewer means the search went wrong, not that there is less to test.
 const minScenarioFiles = 6
@@ -156,4 +171,22 @@ func ScenarioFiles(t testing.TB) []string {
 		t.Fatalf("found only %d scenario files under %s (%v); want at least %d", len(files), root, files, minScenarioFiles)
 	}
 	return files
+}
+
+// BestGbps is the fastest speed an emulated port can link at with the
+// module in its cage: the fastest of the port's Ethernet protocols that
+// the module supports too (any of the port's when the module names none).
+// Tests hold a port that links slower to a speed mismatch.
+func BestGbps(a *scenario.Adapter, port int) int {
+	spec := a.Spec.Spec
+	ps := spec.Ports[port-1]
+	mod := spec.Modules[ps.Module].Protocols
+	best := 0
+	for _, n := range ps.Protocols {
+		p, _ := fw.LookupEthProtocol(n)
+		if len(mod) == 0 || slices.ContainsFunc(mod, func(m string) bool { q, _ := fw.LookupEthProtocol(m); return q.Name == p.Name }) {
+			best = max(best, p.Gbps)
+		}
+	}
+	return best
 }
