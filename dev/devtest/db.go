@@ -16,10 +16,7 @@ import (
 func DB(t testing.TB) *prm.DB {
 	t.Helper()
 	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
+	return loaded(t, db, err)
 }
 
 // NV is the built-in NV configuration database (nvconf/builtin), which
@@ -28,10 +25,16 @@ func DB(t testing.TB) *prm.DB {
 func NV(t testing.TB) *nvconf.DB {
 	t.Helper()
 	nv, err := nvbuiltin.Load()
+	return loaded(t, nv, err)
+}
+
+// loaded is v, when err says it loaded.
+func loaded[T any](t testing.TB, v T, err error) T {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return nv
+	return v
 }
 
 // EachRevision runs fn as a subtest of t named after each PRM revision of

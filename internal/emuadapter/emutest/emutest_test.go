@@ -1,11 +1,8 @@
 package emutest_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,11 +17,6 @@ import (
 // directory of the module, once each.
 func TestScenarioFiles(t *testing.T) {
 	files := emutest.ScenarioFiles(t)
-	for _, want := range []string{"../../../examples/link-trouble.yaml", "../../../emu/scenario/testdata/reference.yaml"} {
-		if !slices.Contains(files, want) {
-			t.Errorf("%s is not among %v", want, files)
-		}
-	}
 	seen := map[string]bool{}
 	for _, f := range files {
 		if _, err := os.Stat(f); err != nil {
@@ -35,21 +27,22 @@ func TestScenarioFiles(t *testing.T) {
 		}
 		seen[f] = true
 	}
-	abs := func(fs []string) []string {
-		var out []string
-		for _, f := range fs {
-			a, err := filepath.Abs(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, a)
+	for _, want := range []string{"../../../examples/link-trouble.yaml", "../../../emu/scenario/testdata/reference.yaml"} {
+		if !seen[want] {
+			t.Errorf("%s is not among %v", want, files)
 		}
-		return out
 	}
-	here := abs(files)
-	t.Chdir("../../../emu/scenario")
-	if d := cmp.Diff(here, abs(emutest.ScenarioFiles(t))); d != "" {
-		t.Errorf("from emu/scenario (-from here +from there):\n%s", d)
+	// From another directory: the same files, relative to that one.
+	const dir = "../../../emu/scenario"
+	t.Chdir(dir)
+	there := emutest.ScenarioFiles(t)
+	if len(there) != len(files) {
+		t.Fatalf("from %s: %v; from here: %v", dir, there, files)
+	}
+	for i, f := range there {
+		if got := filepath.Join(dir, f); got != files[i] {
+			t.Errorf("from %s: file %d is %s (%s from here), want %s", dir, i, f, got, files[i])
+		}
 	}
 }
 
@@ -103,7 +96,7 @@ func TestOpen(t *testing.T) {
 	if d := cmp.Diff([]string{"emu:" + file + " 0000:03:00.1"}, names(ads)); d != "" {
 		t.Errorf("OpenFile (-want +got):\n%s", d)
 	}
-	id, err := ads[0].Identity(context.Background())
+	id, err := ads[0].Identity(t.Context())
 	if err != nil || id.Model != "ConnectX-7" {
 		t.Errorf("identity %+v: %v", id, err)
 	}
@@ -113,25 +106,21 @@ func TestOpen(t *testing.T) {
 	}
 }
 
-// EachScenario gives every file its subtest, with every function open.
+// EachScenario gives every file a subtest of its own, with that file
+// built and every function of it open.
 func TestEachScenario(t *testing.T) {
 	var got []string
-	emutest.EachScenario(t, nil, func(t *testing.T, em *scenario.Emulation, ads []*adapter.Adapter) {
-		got = append(got, t.Name())
+	emutest.EachScenario(t, nil, func(st *testing.T, em *scenario.Emulation, ads []*adapter.Adapter) {
+		got = append(got, em.Scenario.Source)
+		if filepath.Dir(st.Name()) != t.Name() {
+			st.Errorf("%s is not a subtest of %s", st.Name(), t.Name())
+		}
 		if len(ads) != len(em.Functions()) || len(ads) == 0 {
-			t.Errorf("%d adapters for %d functions", len(ads), len(em.Functions()))
+			st.Errorf("%d adapters for %d functions", len(ads), len(em.Functions()))
 		}
 	})
-	// Two files may share a name (examples/ and testdata/ both have a
-	// two-adapters.yaml): the second subtest gets testing's "#01".
-	files := emutest.ScenarioFiles(t)
-	if len(got) != len(files) {
-		t.Fatalf("%d subtests for %d files: %v", len(got), len(files), got)
-	}
-	for i, f := range files {
-		if want := t.Name() + "/" + filepath.Base(f); !strings.HasPrefix(got[i], want) {
-			t.Errorf("subtest %d is %s, want %s", i, got[i], want)
-		}
+	if d := cmp.Diff(emutest.ScenarioFiles(t), got); d != "" {
+		t.Errorf("scenarios built (-files +built):\n%s", d)
 	}
 }
 
