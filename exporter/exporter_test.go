@@ -214,7 +214,7 @@ func TestSlowDeviceDoesNotHoldUpOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, took := scrape(t, e.Handler(), "")
-	// Not a timing test (the load test in cmd/cxray holds scrapes to their
+	// Not a timing test (the load test in cli holds scrapes to their
 	// deadline): the point is that the 5 s device did not hold the scrape.
 	if took > 3*time.Second {
 		t.Errorf("scrape took %v: the slow device held it up", took)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // BER is a bit error ratio with where it came from. Value is nil when
@@ -80,12 +81,11 @@ func Format(v float64) string {
 	case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
 		return "n/a"
 	}
-	e := math.Floor(math.Log10(v))
-	c := v / math.Pow(10, e)
-	if c >= 9.95 { // rounding carried into the next decade
-		c, e = c/10, e+1
-	}
-	return strconv.FormatFloat(c, 'f', 1, 64) + "E" + strconv.Itoa(int(e))
+	// strconv rounds the decimal form itself (9.96E-5 becomes 1.0E-4) and
+	// reaches subnormal ratios, which dividing by a power of ten does not.
+	c, e, _ := strings.Cut(strconv.FormatFloat(v, 'e', 1, 64), "e")
+	exp, _ := strconv.Atoi(e)
+	return c + "E" + strconv.Itoa(exp)
 }
 
 // Delta is how much a counter grew between two reads. A counter that went

@@ -9,7 +9,7 @@ import (
 // EnvCrashAt names a point of a write flow where the process kills itself
 // with SIGKILL, which nothing can catch: the crash tests use it to prove
 // that a crash at each step leaves the device recoverable and the backup
-// whole (cmd/cxray/crash_test.go). The points: "backup" (the backup is
+// whole (cli/crash_test.go). The points: "backup" (the backup is
 // written, the journal not begun), "journal" (begun, nothing written),
 // "write:N" (N NV writes or resets done, the next not started). Unset,
 // nothing happens; it is no option, and help does not show it.

@@ -1,0 +1,220 @@
+// Package cli is cxray's command line: the root command that wires every
+// verb (each a package of its own under cli/internal, on the App of
+// cli/internal/cmdutil), the signals that stop a run cleanly, and the exit
+// codes and JSON errors of ARCHITECTURE.md's output contract. Its tests run
+// the whole CLI end to end against the emulator and the kernel fixtures.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/cli/internal/configcmd"
+	"github.com/cxray/cxray/cli/internal/emucmd"
+	"github.com/cxray/cxray/cli/internal/exportercmd"
+	"github.com/cxray/cxray/cli/internal/fwcmd"
+	"github.com/cxray/cxray/cli/internal/healthcmd"
+	"github.com/cxray/cxray/cli/internal/linkcmd"
+	"github.com/cxray/cxray/cli/internal/maccmd"
+	"github.com/cxray/cxray/cli/internal/modulecmd"
+	"github.com/cxray/cxray/cli/internal/monitorcmd"
+	"github.com/cxray/cxray/cli/internal/prmcmd"
+	"github.com/cxray/cxray/cli/internal/regcmd"
+	"github.com/cxray/cxray/cli/internal/rocecmd"
+	"github.com/cxray/cxray/cli/internal/snapshotcmd"
+	"github.com/cxray/cxray/cli/internal/statuscmd"
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/internal/emuadapter"
+	"github.com/cxray/cxray/kernel"
+)
+
+// sys is the sysfs tree device names resolve in; tests replace it.
+var sys = devname.Default
+
+// kernelOptions says where the kernel backend reads: the sysfs tree device
+// names resolve in, and the machine's netlink. Tests replace it to add fake
+// netlink connections.
+var kernelOptions = func() kernel.Options { return kernel.Options{Root: sys.Root} }
+
+// emulator opens -d emu names: the only place the command layer hands the
+// emulator to the adapter layer. Tests tune it.
+var emulator = &emuadapter.Emulator{}
+
+// newApp is the App of one run, with this package's (test-tunable)
+// sysfs, kernel and emulator.
+func newApp(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *cmdutil.App {
+	a := &cmdutil.App{Ctx: ctx, Stdout: stdout, Stderr: stderr, Stdin: stdin, Version: version,
+		Sys: sys, Kernel: kernelOptions(), Emulator: emulator}
+	a.Rerun = func(args []string) error {
+		root := rootCmd(a)
+		root.SetArgs(args)
+		root.SetOut(a.Stdout)
+		root.SetErr(a.Stderr)
+		return root.Execute()
+	}
+	return a
+}
+
+// Main runs cxray on the process's arguments and streams and returns its
+// exit code; a signal stops the command cleanly.
+func Main() int {
+	// In the helper process that `cxray emu run` re-executes inside its
+	// mount namespace this serves the emulated devices and never returns.
+	emucmd.Child()
+	ctx, stop := signalContext()
+	code := runContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	// A device a command left open gives back the ICMD semaphore it keeps
+	// between commands; an exiting process must not take it along.
+	dev.ReleaseAll(2 * time.Second)
+	return code
+}
+
+// signalContext is cancelled by the first SIGINT, SIGTERM or SIGHUP; the
+// command then unwinds, closing its devices (which releases their
+// semaphores). A second signal gives the unwinding a moment, then exits.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	var once sync.Once
+	stop := func() { once.Do(func() { signal.Stop(ch); cancel() }) }
+	go func() {
+		first, ok := <-ch
+		if !ok {
+			return
+		}
+		cancel()
+		select {
+		case <-ch:
+			// Give in-flight releases a moment: the access layer bounds
+			// them, so this is short.
+			dev.ReleaseAll(time.Second)
+			fmt.Fprintln(os.Stderr, "cxray: stopped by a second signal")
+			os.Exit(128 + int(first.(syscall.Signal)))
+		case <-time.After(30 * time.Second):
+			os.Exit(128 + int(first.(syscall.Signal)))
+		}
+	}()
+	return ctx, stop
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdin, stdout, stderr)
+}
+
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := newApp(ctx, stdin, stdout, stderr)
+	root := rootCmd(a)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return cmdutil.ExitOK
+	}
+	var ee *cmdutil.ExitError
+	if errors.As(err, &ee) && ee == cmdutil.ErrProblem {
+		return cmdutil.ExitProblem
+	}
+	if errors.As(err, &ee) && ee.Err == cmdutil.ErrQuiet {
+		return ee.Code
+	}
+	code := cmdutil.ExitUsage // cobra's own errors: unknown command or flag
+	if errors.As(err, &ee) {
+		code = ee.Code
+	}
+	msg := err.Error()
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		msg, code = "stopped by a signal; the device was released", cmdutil.ExitDevice
+	}
+	fmt.Fprintf(stderr, "cxray: %s\n", msg)
+	// In JSON mode the error is a JSON document on standard output too, so
+	// scripts that parse it always get one.
+	if a.Output == "json" || wantsJSON(args) {
+		b, _ := json.Marshal(map[string]any{"error": msg, "exit_code": code})
+		fmt.Fprintf(stdout, "%s\n", b)
+	}
+	return code
+}
+
+// wantsJSON says the arguments ask for -o json, for errors that come
+// before the flags are parsed.
+func wantsJSON(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "-ojson", a == "--output=json", a == "-o=json":
+			return true
+		case (a == "-o" || a == "--output") && i+1 < len(args) && args[i+1] == "json":
+			return true
+		}
+	}
+	return false
+}
+
+// rootCmd is the cxray command with every verb: the one place they are
+// wired together.
+func rootCmd(a *cmdutil.App) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cxray",
+		Short: "Registers, optics and configuration of NVIDIA ConnectX adapters",
+		Long: `cxray turns the ConnectX Programmer's Reference Manual into tools: find and
+decode any register, read and write registers on an adapter or on the built-in
+emulator, and more. Every command prints a table, or JSON with -o json.
+
+Exit codes: 0 ok, 1 a problem was found, 2 usage error, 3 device or access error.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if a.Output != "table" && a.Output != "json" {
+				return cmdutil.UsageErr("-o %s: the output format is table or json", a.Output)
+			}
+			a.Cmd = cmd
+			if fl := cmd.Flags().Lookup("via"); fl != nil {
+				if _, err := adapter.ParseVia(fl.Value.String()); err != nil {
+					return cmdutil.UsageWrap(err)
+				}
+			}
+			return nil
+		},
+	}
+	root.PersistentFlags().StringVarP(&a.Output, "output", "o", "table", "output format: table or json")
+	root.PersistentFlags().StringVar(&a.ADBPath, "adb", "", "register database (ADB file, or 'builtin'); default $CXRAY_ADB, the installed one, or the built-in")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageWrap(err) })
+	root.AddCommand(prmcmd.New(a), statuscmd.New(a), regcmd.New(a), healthcmd.New(a), rocecmd.New(a), modulecmd.New(a), configcmd.New(a), snapshotcmd.New(a), snapshotcmd.NewDiff(a), monitorcmd.New(a), monitorcmd.NewPlot(a), exportercmd.New(a), emucmd.New(a), versionCmd(a),
+		fwcmd.NewCmd(a), fwcmd.NewCaps(a), fwcmd.NewEsw(a), fwcmd.NewNvmf(a), fwcmd.NewQP(a), fwcmd.NewMkey(a), maccmd.New(a))
+	root.AddCommand(linkcmd.New(a))
+	return root
+}
+
+// version is set by the linker for releases
+// (-ldflags "-X github.com/cxray/cxray/cli.version=v1.2.3").
+var version = "dev"
+
+func versionCmd(a *cmdutil.App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print cxray's version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if a.JSON() {
+				return a.WriteJSON(map[string]string{"version": version})
+			}
+			fmt.Fprintln(a.Stdout, "cxray", version)
+			return nil
+		},
+	}
+}

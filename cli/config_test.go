@@ -1,0 +1,561 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/internal/emuadapter"
+	"github.com/cxray/cxray/nvconf"
+)
+
+// cfgcli runs the CLI with the built-in register database, returning
+// standard output, standard error and the exit code.
+func cfgcli(t testing.TB, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := newApp(context.Background(), strings.NewReader(stdin), &out, &errb)
+	root := rootCmd(a)
+	root.SetArgs(append([]string{"--adb", "builtin"}, args...))
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	err := root.Execute()
+	if err == nil {
+		return out.String(), errb.String(), cmdutil.ExitOK
+	}
+	var ee *cmdutil.ExitError
+	if errors.As(err, &ee) && ee == cmdutil.ErrProblem {
+		return out.String(), errb.String(), cmdutil.ExitProblem
+	}
+	fmt.Fprintf(&errb, "cxray: %v\n", err)
+	if errors.As(err, &ee) {
+		return out.String(), errb.String(), ee.Code
+	}
+	return out.String(), errb.String(), cmdutil.ExitUsage
+}
+
+// nvEnv gives the test a private emulator state (kept across its
+// commands, as -d emu keeps it), sends backups to a temporary directory,
+// and pins the built-in parameter set; state is the default profile's log.
+func nvEnv(t *testing.T) (state, backups string) {
+	t.Helper()
+	dir := t.TempDir()
+	state, backups = filepath.Join(dir, "emu", "profile-cx7-2p400g.log"), filepath.Join(dir, "backups")
+	t.Setenv(emuadapter.EnvState, filepath.Join(dir, "emu"))
+	t.Setenv(nvconf.EnvBackupDir, backups)
+	t.Setenv(cmdutil.EnvNVDB, "builtin")
+	return state, backups
+}
+
+type queryOut struct {
+	Device     string `json:"device"`
+	Parameters []struct {
+		Name    string `json:"name"`
+		TLV     string `json:"tlv"`
+		Type    string `json:"type"`
+		Next    *val   `json:"next"`
+		Default *val   `json:"default"`
+		Current *val   `json:"current"`
+		Pending bool   `json:"pending"`
+		Hidden  string `json:"hidden"`
+	} `json:"parameters"`
+	Pending []string `json:"pending"`
+}
+
+type val struct {
+	Text string  `json:"text"`
+	Raw  *uint64 `json:"raw"`
+}
+
+// query returns name -> [default, current, next] from query -e -o json.
+func query(t *testing.T, args ...string) (map[string][3]string, queryOut) {
+	t.Helper()
+	out, errs, code := cfgcli(t, "", append([]string{"config", "query", "-d", "emu", "-e", "-o", "json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("query: exit %d: %s", code, errs)
+	}
+	var q queryOut
+	mustJSON(t, out, &q)
+	m := map[string][3]string{}
+	for _, p := range q.Parameters {
+		m[p.Name] = [3]string{p.Default.Text, p.Current.Text, p.Next.Text}
+	}
+	return m, q
+}
+
+func TestConfigQueryEmu(t *testing.T) {
+	nvEnv(t)
+	m, q := query(t)
+	want := map[string][3]string{
+		"SRIOV_EN":          {"False(0)", "True(1)", "True(1)"},
+		"NUM_OF_VFS":        {"0", "8", "8"},
+		"LINK_TYPE_P1":      {"ETH(2)", "ETH(2)", "ETH(2)"},
+		"LINK_TYPE_P2":      {"ETH(2)", "ETH(2)", "ETH(2)"},
+		"LOG_TX_PSN_WINDOW": {"9", "9", "9"},
+		"NUM_OF_PF":         {"2", "2", "2"},
+	}
+	for n, w := range want {
+		if m[n] != w {
+			t.Errorf("%s = %v, want %v", n, m[n], w)
+		}
+	}
+	if len(q.Parameters) < 100 || len(q.Pending) != 0 {
+		t.Errorf("%d parameters, pending %v", len(q.Parameters), q.Pending)
+	}
+	for _, p := range q.Parameters {
+		if p.Name == "LINK_TYPE_P1" && (p.Type != "ENUM" || p.TLV != "nv_vpi_link_type" || p.Next.Raw == nil || *p.Next.Raw != 2) {
+			t.Errorf("LINK_TYPE_P1 %+v", p)
+		}
+	}
+	// The table: values, marks, and the pending line.
+	out, errs, code := cfgcli(t, "", "config", "query", "-d", "emu", "-e", "--filter", "^(SRIOV_EN|NUM_OF_VFS|LINK_TYPE_P1)$")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, w := range []string{"PARAMETER", "DEFAULT", "CURRENT", "NEXT BOOT", "SRIOV_EN", "False(0)", "True(1)", "Nothing pending"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("table lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "LOG_TX_PSN_WINDOW") {
+		t.Errorf("--filter let through other parameters:\n%s", out)
+	}
+	// By name: a per-port base name gives every port; a typo a suggestion.
+	m, _ = query(t, "LINK_TYPE", "LOG_TX_PSN_WINDOW")
+	if len(m) != 3 || m["LINK_TYPE_P2"][2] != "ETH(2)" {
+		t.Errorf("by name: %v", m)
+	}
+	// Capability fields by their tlv.field name: the limits set checks.
+	m, _ = query(t, "nv_global_pci_cap.max_vfs_per_pf")
+	if m["nv_global_pci_cap.max_vfs_per_pf"][2] != "127" {
+		t.Errorf("capability: %v", m)
+	}
+	// Each profile keeps its own values (and its own saved state).
+	m, _ = query(t, "-d", "emu:cx6dx-2p100g", "NUM_OF_VFS", "LOG_TX_PSN_WINDOW")
+	if m["NUM_OF_VFS"][2] != "4" || m["LOG_TX_PSN_WINDOW"][2] != "7" {
+		t.Errorf("cx6dx: %v", m)
+	}
+	_, errs, code = cfgcli(t, "", "config", "query", "-d", "emu", "NUM_OF_VF")
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "did you mean NUM_OF_VFS") {
+		t.Errorf("typo: exit %d %s", code, errs)
+	}
+	// A parameter mstconfig hides is shown when asked for, with why.
+	_, q = query(t, "--all", "--filter", "^VECTOR_CALC_DISABLE$")
+	if len(q.Parameters) != 1 || !strings.Contains(q.Parameters[0].Hidden, "no dependency") {
+		t.Errorf("--all: %+v", q.Parameters)
+	}
+	_, errs, code = cfgcli(t, "", "config", "query")
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "no device given") {
+		t.Errorf("no device: exit %d %s", code, errs)
+	}
+}
+
+// The done-when flow: set changes Next Boot only, apply moves it to
+// Current.
+func TestConfigSetApply(t *testing.T) {
+	_, backups := nvEnv(t)
+	out, errs, code := cfgcli(t, "", "config", "set", "-d", "emu", "SRIOV_EN=False", "NUM_OF_VFS=16", "LINK_TYPE_P1=IB", "--yes")
+	if code != 0 {
+		t.Fatalf("set: exit %d: %s", code, errs)
+	}
+	for _, w := range []string{"NUM_OF_VFS", "16", "LINK_TYPE_P1", "IB(1)", "Backup:", "Written and verified", "next firmware reset", "cxray config apply -d emu"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("set output lacks %q:\n%s", w, out)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(backups, "*.nvbackup"))
+	if len(files) != 1 {
+		t.Fatalf("backups %v", files)
+	}
+	b, _ := os.ReadFile(files[0])
+	if !strings.Contains(string(b), "NUM_OF_VFS = 8") {
+		t.Errorf("the backup does not hold the configuration before the set:\n%s", b)
+	}
+	m, q := query(t)
+	if m["SRIOV_EN"] != [3]string{"False(0)", "True(1)", "False(0)"} || m["NUM_OF_VFS"] != [3]string{"0", "8", "16"} || m["LINK_TYPE_P1"] != [3]string{"ETH(2)", "ETH(2)", "IB(1)"} {
+		t.Fatalf("after set: %v %v %v", m["SRIOV_EN"], m["NUM_OF_VFS"], m["LINK_TYPE_P1"])
+	}
+	if strings.Join(q.Pending, ",") != "NUM_OF_VFS,SRIOV_EN,LINK_TYPE_P1" {
+		t.Errorf("pending %v", q.Pending)
+	}
+	out, _, _ = cfgcli(t, "", "config", "query", "-d", "emu")
+	if !strings.Contains(out, "3 pending until the next firmware reset: NUM_OF_VFS 8 -> 16") {
+		t.Errorf("the query does not say what is pending:\n%s", out)
+	}
+	// Setting the same value again writes nothing.
+	out, _, code = cfgcli(t, "", "config", "set", "-d", "emu", "NUM_OF_VFS=16", "--yes")
+	if code != 0 || !strings.Contains(out, "Nothing to write") {
+		t.Errorf("same value: %d %s", code, out)
+	}
+	out, errs, code = cfgcli(t, "", "config", "apply", "-d", "emu", "--yes", "-o", "json")
+	if code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, errs)
+	}
+	var ap struct {
+		Trigger      string   `json:"trigger"`
+		Applied      []string `json:"applied"`
+		StillPending []string `json:"still_pending"`
+	}
+	mustJSON(t, out, &ap)
+	if ap.Trigger != "pcie_link_toggle" || len(ap.Applied) != 3 || len(ap.StillPending) != 0 {
+		t.Errorf("apply %+v", ap)
+	}
+	m, q = query(t)
+	if m["NUM_OF_VFS"] != [3]string{"0", "16", "16"} || m["LINK_TYPE_P1"] != [3]string{"ETH(2)", "IB(1)", "IB(1)"} || len(q.Pending) != 0 {
+		t.Errorf("after apply: %v %v %v", m["NUM_OF_VFS"], m["LINK_TYPE_P1"], q.Pending)
+	}
+	out, _, _ = cfgcli(t, "", "config", "apply", "-d", "emu", "--yes")
+	if !strings.Contains(out, "Nothing pending") {
+		t.Errorf("second apply: %s", out)
+	}
+	// --at-reboot arms the reset instead.
+	cfgcli(t, "", "config", "set", "-d", "emu", "LOG_TX_PSN_WINDOW=12", "--yes")
+	out, _, code = cfgcli(t, "", "config", "apply", "-d", "emu", "--yes", "--at-reboot")
+	if code != 0 || !strings.Contains(out, "Armed") {
+		t.Errorf("at reboot: %d %s", code, out)
+	}
+	if m, _ := query(t, "LOG_TX_PSN_WINDOW"); m["LOG_TX_PSN_WINDOW"] != [3]string{"9", "9", "12"} {
+		t.Errorf("armed reset applied early: %v", m)
+	}
+}
+
+// Invalid values are refused before any device write, naming the allowed
+// values.
+func TestConfigSetRefused(t *testing.T) {
+	state, backups := nvEnv(t)
+	query(t) // saves the initial state
+	before, _ := os.ReadFile(state)
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"LINK_TYPE_P1=FOO"}, []string{"LINK_TYPE_P1=FOO", "unknown value", "allowed: IB(1), ETH(2)"}},
+		{[]string{"NUM_OF_VFS=500"}, []string{"above the maximum 127", "max_vfs_per_pf", "allowed: 0..127"}},
+		{[]string{"SRIOV_EN=perhaps"}, []string{"SRIOV_EN is a boolean", "allowed: True(1), False(0)"}},
+		{[]string{"NUM_OF_VFS=eight"}, []string{"is a number", "allowed: 0..65535"}},
+		{[]string{"LOG_TX_PSN_WINDOW=64"}, []string{"0..63"}},
+		{[]string{"LINK_TYPE=ETH"}, []string{"set per port", "LINK_TYPE_P1"}},
+		{[]string{"NUM_OF_VFS=4", "LINK_TYPE_P2=FC"}, []string{"LINK_TYPE_P2=FC", "nothing was written"}},
+		{[]string{"NUM_OF_VFS"}, []string{"is not NAME=VALUE"}},
+	}
+	for _, c := range cases {
+		_, errs, code := cfgcli(t, "", append([]string{"config", "set", "-d", "emu", "--yes"}, c.args...)...)
+		if code != cmdutil.ExitUsage {
+			t.Errorf("%v: exit %d: %s", c.args, code, errs)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%v: %q missing from: %s", c.args, w, errs)
+			}
+		}
+	}
+	after, _ := os.ReadFile(state)
+	if !bytes.Equal(before, after) {
+		t.Errorf("a refused set changed the NV state:\n%s\n%s", before, after)
+	}
+	if files, _ := filepath.Glob(filepath.Join(backups, "*")); len(files) != 0 {
+		t.Errorf("a refused set wrote a backup: %v", files)
+	}
+	// Without a terminal and without --yes nothing is written either.
+	_, errs, code := cfgcli(t, "", "config", "set", "-d", "emu", "NUM_OF_VFS=4")
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "--yes") {
+		t.Errorf("unconfirmed: exit %d %s", code, errs)
+	}
+	// A dry run validates and shows the bytes, writes nothing.
+	out, errs, code := cfgcli(t, "", "config", "set", "-d", "emu", "NUM_OF_VFS=4", "--dry-run")
+	if code != 0 || !strings.Contains(out, "Dry run") || !strings.Contains(out, "nv_global_pci_conf  0x000a000c 0x00000080 0x00000000") {
+		t.Errorf("dry run: exit %d %s %s", code, out, errs)
+	}
+	after, _ = os.ReadFile(state)
+	if !bytes.Equal(before, after) {
+		t.Error("a dry run changed the NV state")
+	}
+}
+
+// dataLines keeps the tlv and data lines of a cxray backup (the comments
+// carry the time), TLV by TLV in type order: the firmware walks its NV area
+// in write order, and a restore rewrites only what differs.
+func dataLines(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(l, "tlv "):
+			blocks = append(blocks, l)
+		case strings.HasPrefix(l, "data ") && len(blocks) > 0:
+			blocks[len(blocks)-1] += "\n" + l
+		}
+	}
+	sort.Strings(blocks)
+	return strings.Join(blocks, "\n")
+}
+
+// backup, change, restore: the stored configuration is back exactly, in
+// both file formats.
+func TestConfigBackupRestore(t *testing.T) {
+	nvEnv(t)
+	dir := t.TempDir()
+	a, araw := filepath.Join(dir, "a.nvbackup"), filepath.Join(dir, "a.raw")
+	cfgcli(t, "", "config", "set", "-d", "emu", "LINK_TYPE_P2=IB", "KEEP_ETH_LINK_UP_P1=False", "--yes")
+	for _, args := range [][]string{
+		{"config", "backup", "-d", "emu", a},
+		{"config", "backup", "-d", "emu", "--format", "raw", araw},
+	} {
+		if out, errs, code := cfgcli(t, "", args...); code != 0 || !strings.Contains(out, "Saved 3 TLV(s)") {
+			t.Fatalf("%v: exit %d %s %s", args, code, out, errs)
+		}
+	}
+	raw, _ := os.ReadFile(araw)
+	if !strings.HasPrefix(string(raw), "MLNX_RAW_TLV_FILE\n% TLV Type: 0x00000080, Writer ID: ICMD_mlxconfig(0x09)") {
+		t.Errorf("raw backup:\n%s", raw)
+	}
+	for _, format := range []string{a, araw} {
+		// Change things: a TLV differs, one more is stored, one is gone.
+		cfgcli(t, "", "config", "set", "-d", "emu", "NUM_OF_VFS=64", "LOG_TX_PSN_WINDOW=5", "--yes")
+		cfgcli(t, "", "config", "reset", "-d", "emu", "LINK_TYPE_P2", "--yes")
+		out, _, code := cfgcli(t, "", "config", "diff", a, "emu")
+		if code != cmdutil.ExitProblem || !strings.Contains(out, "NUM_OF_VFS: 8 -> 64") || !strings.Contains(out, "only in "+a+": nv_vpi_link_type (port 2)") {
+			t.Errorf("diff before restore: exit %d\n%s", code, out)
+		}
+		// By default a TLV the file does not hold is kept, and said so.
+		out, errs, code := cfgcli(t, "", "config", "restore", "-d", "emu", format, "--yes")
+		if code != 0 || !strings.Contains(out, "Restored and verified") || !strings.Contains(out, "keep   nv_sw_offload_conf") || strings.Contains(out, "reset  ") {
+			t.Fatalf("restore %s: exit %d\n%s%s", format, code, out, errs)
+		}
+		if out, _, code := cfgcli(t, "", "config", "diff", a, "emu"); code != cmdutil.ExitProblem || !strings.Contains(out, "only in emu: nv_sw_offload_conf") {
+			t.Errorf("after a restore that keeps: exit %d\n%s", code, out)
+		}
+		// --reset-missing resets it too, listed first.
+		out, errs, code = cfgcli(t, "", "config", "restore", "-d", "emu", format, "--yes", "--reset-missing", "--accept-unchecked")
+		if code != 0 || !strings.Contains(out, "Restored and verified") || !strings.HasPrefix(out, "reset  nv_sw_offload_conf") {
+			t.Fatalf("restore --reset-missing %s: exit %d\n%s%s", format, code, out, errs)
+		}
+		b := filepath.Join(dir, "b.nvbackup")
+		cfgcli(t, "", "config", "backup", "-d", "emu", b)
+		if dataLines(t, a) != dataLines(t, b) {
+			t.Errorf("after restoring %s:\n%s\nwant\n%s", format, dataLines(t, b), dataLines(t, a))
+		}
+		for _, pair := range [][2]string{{a, b}, {araw, "emu"}, {a, araw}} {
+			if out, errs, code := cfgcli(t, "", "config", "diff", pair[0], pair[1]); code != 0 || !strings.Contains(out, "Same NV configuration (3 TLV(s))") {
+				t.Errorf("diff %v: exit %d %s %s", pair, code, out, errs)
+			}
+		}
+	}
+	// Restoring what is there writes nothing.
+	out, _, code := cfgcli(t, "", "config", "restore", "-d", "emu", a, "--yes")
+	if code != 0 || !strings.Contains(out, "Nothing to do") {
+		t.Errorf("idempotent restore: %d %s", code, out)
+	}
+	// A file naming a TLV the database lacks is refused before writing.
+	bad := filepath.Join(dir, "bad.nvbackup")
+	os.WriteFile(bad, []byte("CXRAY_NV_BACKUP 1\ntlv 0x00ffffff\ndata 0x0\n"), 0o644)
+	if _, errs, code := cfgcli(t, "", "config", "restore", "-d", "emu", bad, "--yes"); code != cmdutil.ExitUsage || !strings.Contains(errs, "not in the parameter database") {
+		t.Errorf("unknown TLV: exit %d %s", code, errs)
+	}
+}
+
+func TestConfigReset(t *testing.T) {
+	nvEnv(t)
+	cfgcli(t, "", "config", "set", "-d", "emu", "LINK_TYPE_P1=IB", "LINK_TYPE_P2=IB", "--yes")
+	out, errs, code := cfgcli(t, "", "config", "reset", "-d", "emu", "LINK_TYPE_P1", "--yes")
+	if code != 0 || !strings.Contains(out, "LINK_TYPE_P1  IB(1)      ETH(2)") {
+		t.Fatalf("reset: exit %d\n%s%s", code, out, errs)
+	}
+	if m, _ := query(t, "LINK_TYPE"); m["LINK_TYPE_P1"][2] != "ETH(2)" || m["LINK_TYPE_P2"][2] != "IB(1)" {
+		t.Errorf("after reset of port 1: %v", m)
+	}
+	out, _, code = cfgcli(t, "", "config", "reset", "-d", "emu", "--all", "--yes")
+	if code != 0 || !strings.Contains(out, "the whole NV configuration") {
+		t.Fatalf("reset --all: %d %s", code, out)
+	}
+	m, _ := query(t, "SRIOV_EN", "LINK_TYPE_P2")
+	if m["SRIOV_EN"] != [3]string{"False(0)", "True(1)", "False(0)"} || m["LINK_TYPE_P2"][2] != "ETH(2)" {
+		t.Errorf("after reset --all: %v", m)
+	}
+	out, _, _ = cfgcli(t, "", "config", "backup", "-d", "emu", "-")
+	if !strings.Contains(out, "# 0 TLV(s)") {
+		t.Errorf("the NV area is not empty after reset --all:\n%s", out)
+	}
+	if _, errs, code := cfgcli(t, "", "config", "reset", "-d", "emu", "--yes"); code != cmdutil.ExitUsage || !strings.Contains(errs, "--all") {
+		t.Errorf("reset without names: %d %s", code, errs)
+	}
+}
+
+func TestConfigShowParams(t *testing.T) {
+	out, errs, code := cfgcli(t, "", "config", "show-params", "--nvdb", "builtin", "--filter", "PSN|^LINK_TYPE", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	var sp struct {
+		Parameters []struct {
+			Name      string            `json:"name"`
+			TLV       string            `json:"tlv"`
+			Type      string            `json:"type"`
+			Allowed   string            `json:"allowed"`
+			Max       string            `json:"max"`
+			TypeDword string            `json:"type_dword"`
+			Values    map[string]uint64 `json:"values"`
+		} `json:"parameters"`
+	}
+	mustJSON(t, out, &sp)
+	got := map[string]string{}
+	for _, p := range sp.Parameters {
+		got[p.Name] = p.TLV + " " + p.Type + " " + p.Allowed + " " + p.Max + " " + p.TypeDword
+	}
+	if got["LOG_TX_PSN_WINDOW"] != "nv_sw_offload_conf UNSIGNED 0..63 63 0x0000010a" || got["LINK_TYPE_P<n>"] != "nv_vpi_link_type ENUM IB(1), ETH(2)  0x01010012" {
+		t.Errorf("%v", got)
+	}
+	out, _, _ = cfgcli(t, "", "config", "show-params", "--nvdb", "builtin", "--filter", "^NUM_OF_VFS$")
+	if !strings.Contains(out, "max $nv_global_pci_cap.max_vfs_per_pf_valid==1") || !strings.Contains(out, "no descriptions in the built-in set") {
+		t.Errorf("%s", out)
+	}
+	if _, err := os.Stat("/usr/share/mstflint/mlxconfig_dbs/mlxconfig_host.db"); err == nil {
+		out, _, _ = cfgcli(t, "", "config", "show-params", "--nvdb", "/usr/share/mstflint/mlxconfig_dbs/mlxconfig_host.db", "--filter", "^SRIOV_EN$")
+		if !strings.Contains(out, "Single-Root I/O Virtualization") {
+			t.Errorf("no description from the installed database:\n%s", out)
+		}
+	}
+	if _, errs, code := cfgcli(t, "", "config", "show-params", "--nvdb", "/nonexistent.db"); code != cmdutil.ExitUsage || !strings.Contains(errs, "--nvdb") {
+		t.Errorf("bad --nvdb: %d %s", code, errs)
+	}
+}
+
+// mlxconfig's command line: short commands, -y and -e before the command,
+// and the header its users read first.
+func TestConfigSpeaksMlxconfig(t *testing.T) {
+	nvEnv(t)
+	out, errs, code := cli(t, "", "config", "-d", "emu", "-e", "q", "NUM_OF_VFS")
+	if code != 0 || !strings.Contains(out, "DEFAULT") {
+		t.Fatalf("config -d emu -e q: exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{"Device type:  ConnectX7\n", "Name:         EMU-CX7-2P400G\n", "Description:  Emulated NVIDIA ConnectX-7", "Device:       emu (0000:03:00.0)\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("header lacks %q:\n%s", want, out)
+		}
+	}
+	if _, errs, code := cli(t, "", "config", "-d", "emu", "-y", "s", "NUM_OF_VFS=4"); code != 0 {
+		t.Fatalf("config -d emu -y s: exit %d %s", code, errs)
+	}
+	out, _, _ = cli(t, "", "config", "q", "-d", "emu", "NUM_OF_VFS", "-o", "json")
+	if !strings.Contains(out, `"text": "4"`) {
+		t.Errorf("after s: %s", out)
+	}
+	if out, _, code := cli(t, "", "config", "i", "--filter", "^SRIOV_EN$"); code != 0 || !strings.Contains(out, "SRIOV_EN") {
+		t.Errorf("config i: exit %d %s", code, out)
+	}
+	if _, errs, code := cli(t, "", "config", "-d", "emu", "-y", "r", "--all"); code != 0 {
+		t.Errorf("config -y r --all: exit %d %s", code, errs)
+	}
+}
+
+// Query outputs captured from mstconfig on the emulator (nvconf/testdata)
+// read as configurations: shown with --from, compared by parameter.
+func TestConfigFromMlxconfigOutputs(t *testing.T) {
+	nvEnv(t)
+	q, qp := "../nvconf/testdata/mstconfig-e-q.txt", "../nvconf/testdata/mstconfig-e-q-pending.txt"
+	out, errs, code := cli(t, "", "config", "query", "--from", qp, "-o", "json")
+	if code != 0 {
+		t.Fatalf("query --from: exit %d %s", code, errs)
+	}
+	var doc struct {
+		Kind       string
+		Parameters []struct {
+			Name                   string
+			Default, Current, Next struct{ Text string }
+		}
+	}
+	mustJSON(t, out, &doc)
+	found := false
+	for _, p := range doc.Parameters {
+		if p.Name == "NUM_OF_VFS" {
+			found = true
+			if p.Default.Text != "0" || p.Current.Text != "8" || p.Next.Text != "6" {
+				t.Errorf("NUM_OF_VFS: %+v", p)
+			}
+		}
+	}
+	if doc.Kind != "query" || !found {
+		t.Errorf("query --from: kind %q, NUM_OF_VFS found %v", doc.Kind, found)
+	}
+	out, _, code = cli(t, "", "config", "diff", q, qp, "-o", "json")
+	var diff struct {
+		By      string
+		Changes []nvconf.SettingChange
+	}
+	mustJSON(t, out, &diff)
+	want := []nvconf.SettingChange{
+		{Name: "LINK_TYPE_P2", Column: "Next Boot", Old: "ETH(2)", New: "IB(1)"},
+		{Name: "LOG_TX_PSN_WINDOW", Column: "Next Boot", Old: "9", New: "14"},
+		{Name: "NUM_OF_VFS", Column: "Next Boot", Old: "8", New: "6"},
+	}
+	var got []nvconf.SettingChange
+	for _, c := range diff.Changes {
+		c.TLV = ""
+		got = append(got, c)
+	}
+	if d := cmp.Diff(want, got); d != "" || code != 1 || diff.By != "parameter" {
+		t.Errorf("diff of the captures: exit %d by %q (-want +got):\n%s", code, diff.By, d)
+	}
+	// The capture was taken on the default emulator: the same values,
+	// whether the capture is a file or comes on standard input.
+	out, errs, code = cli(t, "", "config", "diff", "../nvconf/testdata/mstconfig-q.txt", "emu")
+	if code != 0 || !strings.Contains(out, "hold the same values") {
+		t.Errorf("diff capture vs emu: exit %d %s %s", code, out, errs)
+	}
+	capture, err := os.ReadFile("../nvconf/testdata/mstconfig-q.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = cli(t, string(capture), "config", "diff", "-", "emu")
+	if code != 0 || !strings.Contains(out, "hold the same values") {
+		t.Errorf("diff capture on stdin vs emu: exit %d %s %s", code, out, errs)
+	}
+	if _, errs, code = cli(t, string(capture), "config", "diff", "-", "-"); code != 2 || !strings.Contains(errs, "not both") {
+		t.Errorf("diff - -: exit %d %s", code, errs)
+	}
+	_, errs, code = cli(t, "", "config", "query", "--from", "config_test.go")
+	if code != 2 || !strings.Contains(errs, "query output") {
+		t.Errorf("query --from a Go file: exit %d %s", code, errs)
+	}
+	_, errs, code = cli(t, "", "config", "restore", q, "-d", "emu", "--yes")
+	if code != 2 || !strings.Contains(errs, "not a backup") {
+		t.Errorf("restore of a query output: exit %d %s", code, errs)
+	}
+}
+
+// A backup in mstflint's format proves nothing about its length: cut at a
+// line, it must not drive --reset-missing, and the device keeps its TLVs.
+func TestRestoreRefusesUncheckedResetMissing(t *testing.T) {
+	nvEnv(t)
+	b, err := os.ReadFile("../nvconf/testdata/mstconfig-backup-pending.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	cut := filepath.Join(t.TempDir(), "cut.txt")
+	if err := os.WriteFile(cut, []byte(strings.Join(lines[:len(lines)/2], "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _, _ := cli(t, "", "config", "query", "-d", "emu", "-o", "json")
+	_, errs, code := cli(t, "", "config", "restore", cut, "-d", "emu", "--reset-missing", "--yes")
+	if code != 2 || !strings.Contains(errs, "no count or checksum") {
+		t.Errorf("restore --reset-missing of an unchecked file: exit %d %s", code, errs)
+	}
+	after, _, _ := cli(t, "", "config", "query", "-d", "emu", "-o", "json")
+	if before != after {
+		t.Error("the refused restore changed the device")
+	}
+}

@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cxray/cxray/cli/internal/exportercmd"
+	"github.com/cxray/cxray/exporter/exportertest"
+)
+
+// getMetrics scrapes url without failing the test (for goroutines).
+func getMetrics(url string) (*exportertest.Scrape, error) {
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return exportertest.Parse(string(b))
+}
+
+// serving counts the goroutines that serve an HTTP connection.
+func serving() int {
+	buf := make([]byte, 8<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	return strings.Count(string(buf), "net/http.(*conn).serve(")
+}
+
+// upDevices lists the devices a scrape serves as up, and all it names.
+func upDevices(s *exportertest.Scrape) (up, all []string) {
+	for _, smp := range s.Find("cxray_device_up") {
+		all = append(all, smp.Labels["device"])
+		if smp.Value == 1 {
+			up = append(up, smp.Labels["device"])
+		}
+	}
+	sort.Strings(up)
+	sort.Strings(all)
+	return up, all
+}
+
+// TestExporterOverlappingScrapesKeepDevicesUp: two scrapers at once (two
+// Prometheus servers, or one and an operator's curl) share the devices'
+// reads; no device that is up in a scrape alone is down in an overlapping
+// one.
+func TestExporterOverlappingScrapesKeepDevicesUp(t *testing.T) {
+	r := startExporter(t, "-d", "emu:"+fleetFile(t), "--all")
+	alone, _ := scrapeURL(t, r.url)
+	healthy, all := upDevices(alone)
+	if len(healthy) == 0 || len(all) < 16 {
+		t.Fatalf("a scrape alone: %d of %d devices up", len(healthy), len(all))
+	}
+	for round := range 6 {
+		var wg sync.WaitGroup
+		scrapes := make([]*exportertest.Scrape, 3)
+		errs := make([]error, 3)
+		for i := range scrapes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				scrapes[i], errs[i] = getMetrics(r.url)
+			}()
+		}
+		wg.Wait()
+		for i, s := range scrapes {
+			if errs[i] != nil {
+				t.Fatalf("round %d scraper %d: %v", round, i, errs[i])
+			}
+			up, _ := upDevices(s)
+			isUp := map[string]bool{}
+			for _, d := range up {
+				isUp[d] = true
+			}
+			for _, d := range healthy {
+				if !isUp[d] {
+					t.Errorf("round %d scraper %d: %s is down in an overlapping scrape, up alone", round, i, d)
+				}
+			}
+		}
+	}
+}
+
+// TestExporterStartsWithHeldDevice: a device whose gateway semaphore
+// another tool holds does not stop the exporter; it is served as down and
+// the others as up.
+func TestExporterStartsWithHeldDevice(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "held.yaml")
+	err := os.WriteFile(file, []byte(`seed: 1
+devices:
+  - name: free
+    profile: cx7-2p400g
+    bdf: 0000:03:00.0
+  - name: held
+    profile: cx7-2p400g
+    bdf: 0000:05:00.0
+    faults:
+      gateway_semaphore_held: true
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startExporter(t, "-d", "emu:"+file, "--all", "--scrape-timeout", "3s")
+	s, _ := scrapeURL(t, r.url)
+	if v, ok := s.Value("cxray_device_up", "device", "0000:03:00.0"); !ok || v != 1 {
+		t.Errorf("the free device: cxray_device_up %v (served %v), want 1", v, ok)
+	}
+	if v, ok := s.Value("cxray_device_up", "device", "0000:05:00.0"); !ok || v != 0 {
+		t.Errorf("the held device: cxray_device_up %v (served %v), want 0", v, ok)
+	}
+}
+
+// TestExporterCutsSlowClients: clients that send half a request, or ask
+// and never read the answer, are disconnected by the server's timeouts;
+// the exporter serves a scrape afterwards and its goroutines and memory
+// come back down.
+func TestExporterCutsSlowClients(t *testing.T) {
+	short := exportercmd.Timeouts{Read: 3 * time.Second, WriteMargin: time.Second, Idle: time.Second}
+	r := startExporterWith(t, short, "-d", "emu:"+fleetFile(t), "--all", "--scrape-timeout", "5s", "--web.max-connections", "300")
+	scrapeURL(t, r.url)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	goroutines := runtime.NumGoroutine()
+
+	addr := r.url[len("http://"):]
+	var conns []net.Conn
+	most := 0
+	for i := range 200 {
+		if i%20 == 19 {
+			most = max(most, serving())
+		}
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		if i%2 == 0 {
+			// Half a request line, never finished.
+			fmt.Fprintf(c, "GET /metr")
+			continue
+		}
+		// A whole request whose answer is never read: a tiny receive
+		// buffer makes the server's writes stall.
+		c.(*net.TCPConn).SetReadBuffer(1024)
+		fmt.Fprintf(c, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+	}
+	// The server lets go of every one of them within its timeouts (read
+	// 3 s; write: scrape 5 s + 1 s) although the clients keep them open:
+	// no goroutine serves a connection any more.
+	if most = max(most, serving()); most < 50 {
+		t.Fatalf("at most %d connections served at once while 200 clients connected; the test did not load the server", most)
+	}
+	for wait := time.Now().Add(30 * time.Second); serving() > 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(wait) {
+			t.Fatalf("%d of 200 slow connections still served after 30 s: the server's timeouts did not cut them", serving())
+		}
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	if _, err := getMetrics(r.url); err != nil {
+		t.Fatalf("a scrape after the slow clients: %v", err)
+	}
+	var after runtime.MemStats
+	for wait := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		n := runtime.NumGoroutine()
+		if n <= goroutines+5 && after.HeapInuse < before.HeapInuse+64<<20 {
+			break
+		}
+		if time.Now().After(wait) {
+			t.Fatalf("after the slow clients: %d goroutines (were %d), heap %d MB (was %d MB)", n, goroutines, after.HeapInuse>>20, before.HeapInuse>>20)
+		}
+	}
+}

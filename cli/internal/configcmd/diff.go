@@ -1,0 +1,125 @@
+package configcmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/prm"
+)
+
+func (cc *configCtx) diffCmd() *cobra.Command {
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "diff A B",
+		Short: "Compare two NV configurations: backups, mlxconfig query outputs or devices",
+		Long: `Compare stored NV configurations TLV by TLV and parameter by parameter. A and
+B are backup files (cxray or MLNX_RAW_TLV_FILE format), mlxconfig/mstconfig
+query outputs (q or -e q, from WinMFT too: compared parameter by parameter)
+or device names (an existing file wins; emu, 0000:03:00.0, mlx5_0 ...). Exit
+status 1 when they differ.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			ctx, cancel := context.WithTimeout(cc.a.Ctx, timeout)
+			defer cancel()
+			nv, err := cc.db()
+			if err != nil {
+				return err
+			}
+			db, err := cc.a.DB()
+			if err != nil {
+				return err
+			}
+			hc, err := nvconf.NewHeaderCodec(db, "MNVDA")
+			if err != nil {
+				return cmdutil.UsageWrap(err)
+			}
+			ops, err := cc.readOperands(args)
+			if err != nil {
+				return err
+			}
+			// A query output holds values, not TLVs: compare by parameter.
+			if ops[0].holdsQuery() || ops[1].holdsQuery() {
+				return cc.diffSettings(ctx, ops, db)
+			}
+			var sides [2][]nvconf.RawTLV
+			for i, op := range ops {
+				if sides[i], err = cc.loadSide(ctx, op, nv, db, hc); err != nil {
+					return err
+				}
+			}
+			return cc.printDiff(args, sides, nv)
+		},
+	}
+	c.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "give up on a device after this long")
+	return c
+}
+
+// loadSide reads one operand of diff: a file, or a device's stored TLVs.
+func (cc *configCtx) loadSide(ctx context.Context, op operand, nv *nvconf.DB, db *prm.DB, hc *nvconf.HeaderCodec) ([]nvconf.RawTLV, error) {
+	if op.file {
+		b, err := parseBackup(op.arg, op.text, hc, nv)
+		if err != nil {
+			return nil, err
+		}
+		return b.TLVs, nil
+	}
+	arg := op.arg
+	ad, err := cc.a.Open(ctx, arg, db)
+	if err != nil {
+		return nil, fmt.Errorf("%s is neither a file nor a device: %w", arg, err)
+	}
+	defer ad.Close()
+	d, err := cmdutil.Registers(ctx, ad)
+	if err != nil {
+		return nil, err
+	}
+	s, err := nvconf.Open(ctx, d, nv)
+	if err != nil {
+		return nil, cmdutil.Classify(err)
+	}
+	tlvs, err := s.Walk(ctx)
+	if err != nil {
+		return nil, cmdutil.Classify(err)
+	}
+	return tlvs, nil
+}
+
+func (cc *configCtx) printDiff(args []string, sides [2][]nvconf.RawTLV, nv *nvconf.DB) error {
+	a := cc.a
+	d := nvconf.Compare(sides[0], sides[1])
+	entries := nv.Differences(d)
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"a": args[0], "b": args[1], "same": d.Same, "differences": entries}); err != nil {
+			return err
+		}
+	} else {
+		for _, e := range entries {
+			switch e.In {
+			case "a":
+				fmt.Fprintf(a.Stdout, "only in %s: %s\n", args[0], e.TLV)
+			case "b":
+				fmt.Fprintf(a.Stdout, "only in %s: %s\n", args[1], e.TLV)
+			default:
+				fmt.Fprintf(a.Stdout, "differs: %s\n", e.TLV)
+			}
+			for _, c := range e.Changes {
+				fmt.Fprintf(a.Stdout, "    %s\n", c)
+			}
+		}
+		if d.Empty() {
+			fmt.Fprintf(a.Stdout, "Same NV configuration (%d TLV(s)).\n", d.Same)
+		} else {
+			fmt.Fprintf(a.Stdout, "%d TLV(s) differ, %d the same.\n", len(entries), d.Same)
+		}
+	}
+	if !d.Empty() {
+		return cmdutil.ErrProblem
+	}
+	return nil
+}

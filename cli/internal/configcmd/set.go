@@ -1,0 +1,183 @@
+package configcmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/nvconf"
+)
+
+type changeOut struct {
+	Name    string `json:"name"`
+	TLV     string `json:"tlv"`
+	Current string `json:"current,omitempty"`
+	Before  string `json:"next_boot_before"`
+	After   string `json:"next_boot_after"`
+}
+
+type writeOut struct {
+	TLV     string   `json:"tlv"`
+	Type    string   `json:"type"`
+	Version int      `json:"version"`
+	Data    []string `json:"data"`
+}
+
+type configSetOptions struct {
+	df          cmdutil.DeviceFlags
+	yes, dryRun bool
+	backup      string
+}
+
+func (cc *configCtx) setCmd() *cobra.Command {
+	var o configSetOptions
+	c := &cobra.Command{
+		Use:     "set PARAM=VALUE...",
+		Aliases: []string{"s"},
+		Short:   "Change parameters (validated, backed up, whole-TLV write, verified; Next Boot)",
+		Long: `Change parameters for the next boot: cxray reads each TLV, checks every value
+(type, enum values, the device's limits and rules) before touching the device,
+writes a backup of the NV configuration, writes whole TLVs with the valid bits
+of the changed parameters set, and reads them back. A lock per adapter keeps
+two cxray runs from interleaving their writes, and a journal lets the next run
+find a write that was cut short ('cxray config recover').
+
+Values: True/False or 1/0 for booleans, enum names or numbers (ETH or 2),
+numbers in decimal or 0x... Per-port parameters are NAME_P1, NAME_P2; array
+elements NAME[i].
+
+The change takes effect at the next firmware reset: 'cxray config apply' where
+the firmware allows it, a reboot after 'cxray config apply --at-reboot', or a
+power cycle.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error { return cc.runSetCmd(&o, args) },
+	}
+	o.df.Add(c)
+	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "validate and print the TLVs that would be written; write nothing")
+	c.Flags().StringVar(&o.backup, "backup", "", "write the backup to this file (default: a new file in $CXRAY_BACKUP_DIR or ~/.local/state/cxray/backups)")
+	return c
+}
+
+func (cc *configCtx) runSetCmd(o *configSetOptions, args []string) error {
+	as, err := nvconf.ParseAssignments(args)
+	if err != nil {
+		return cmdutil.UsageWrap(err)
+	}
+	ctx, cancel := o.df.Context(cc.a.Ctx)
+	defer cancel()
+	t, err := cc.openWrite(ctx, o.df)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	return cc.runSet(ctx, t, as, o.yes, o.dryRun, o.backup)
+}
+
+// setWords is a set plan in words, as the user confirms it.
+func setWords(plan *nvconf.SetPlan) []string {
+	var out []string
+	for _, w := range plan.Writes {
+		for _, c := range w.Changes {
+			out = append(out, fmt.Sprintf("%s %s: %s -> %s", w.Inst, c.Name, c.Before, c.After))
+		}
+	}
+	return out
+}
+
+func setEntry(t *nvTarget, plan *nvconf.SetPlan) *nvconf.JournalEntry {
+	e := &nvconf.JournalEntry{}
+	for _, w := range plan.Writes {
+		e.Writes = append(e.Writes, nvconf.RawTLV{Header: nvconf.Header{Type: w.Inst.Type(), Version: w.Version, WriterID: t.s.Writer, Length: len(w.After)}, Data: w.After})
+	}
+	return e
+}
+
+// runSet plans, shows and performs a set (roce set shares it).
+func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, as []nvconf.Assignment, yes, dryRun bool, backupPath string) error {
+	a := cc.a
+	plan, err := t.s.PlanSet(ctx, as)
+	if err != nil {
+		return cmdutil.Classify(err)
+	}
+	hc := t.s.HeaderCodec()
+	changes := []changeOut{}
+	writes := []writeOut{}
+	var names []string
+	for _, w := range plan.Writes {
+		names = append(names, w.Inst.String())
+		for _, c := range w.Changes {
+			changes = append(changes, changeOut{Name: c.Name, TLV: w.Inst.String(), Current: c.Current, Before: c.Before, After: c.After})
+		}
+		img, _ := nvconf.RawTLV{Header: nvconf.Header{Type: w.Inst.Type(), Version: w.Version, WriterID: t.s.Writer}, Data: w.After}.Image(hc)
+		writes = append(writes, writeOut{TLV: w.Inst.String(), Type: fmt.Sprintf("0x%08x", w.Inst.Type()), Version: w.Version, Data: strings.Fields(nvconf.Dwords(img))})
+	}
+	result := struct {
+		Device      string      `json:"device"`
+		Changes     []changeOut `json:"changes"`
+		Unchanged   []string    `json:"unchanged,omitempty"`
+		Writes      []writeOut  `json:"writes"`
+		DryRun      bool        `json:"dry_run"`
+		Backup      string      `json:"backup,omitempty"`
+		Written     bool        `json:"written"`
+		TakesEffect string      `json:"takes_effect,omitempty"`
+	}{Device: t.ad.Name(), Changes: changes, Unchanged: plan.Unchanged, Writes: writes, DryRun: dryRun}
+	if !a.JSON() {
+		if len(changes) > 0 {
+			tb := a.NewTable("PARAMETER", "CURRENT", "NEXT BOOT", "NEW")
+			for _, c := range changes {
+				tb.Row(c.Name, dashIfEmpty(c.Current), c.Before, c.After)
+			}
+			tb.Flush()
+		}
+		for _, u := range plan.Unchanged {
+			fmt.Fprintf(a.Stdout, "%s already has that value for the next boot; nothing to write for it.\n", u)
+		}
+	}
+	if len(plan.Writes) == 0 || dryRun {
+		if a.JSON() {
+			return a.WriteJSON(result)
+		}
+		if len(plan.Writes) == 0 {
+			fmt.Fprintln(a.Stdout, "Nothing to write.")
+			return nil
+		}
+		fmt.Fprintln(a.Stdout, "Dry run: the values are valid; these TLVs (MNVDA header + data) would be written:")
+		for _, w := range writes {
+			fmt.Fprintf(a.Stdout, "  %s  %s\n", w.TLV, strings.Join(w.Data, " "))
+		}
+		return nil
+	}
+	final := plan
+	path, err := cc.commit(ctx, t, fmt.Sprintf("Write %s (Next Boot) on %s?", strings.Join(names, ", "), t.ad.Name()), nvconf.Change{
+		Op: "set", Shown: setWords(plan),
+		Replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
+			p, err := t.s.PlanSet(ctx, as)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			final = p
+			var insts []nvconf.Instance
+			for _, w := range p.Writes {
+				insts = append(insts, w.Inst)
+			}
+			return setWords(p), insts, setEntry(t, p), nil
+		},
+		Apply: func(ctx context.Context) error { return t.s.ApplySet(ctx, final) },
+	}, yes, backupPath)
+	if err != nil {
+		return err
+	}
+	result.Backup, result.Written, result.TakesEffect = path, true, "next firmware reset"
+	if a.JSON() {
+		return a.WriteJSON(result)
+	}
+	fmt.Fprintf(a.Stdout, "Backup: %s\n", path)
+	fmt.Fprintf(a.Stdout, "Written and verified: %d TLV(s) hold the new values for the next boot.\n", len(final.Writes))
+	cc.printTakesEffect(t)
+	return nil
+}

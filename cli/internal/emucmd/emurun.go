@@ -1,0 +1,242 @@
+package emucmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/emu/ctl"
+	"github.com/cxray/cxray/emu/nsrun"
+	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/emu/state"
+	"github.com/cxray/cxray/emu/sysfs"
+	"github.com/cxray/cxray/internal/emuadapter"
+)
+
+func (a *app) emuCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "emu",
+		Short: "The emulated ConnectX adapters: profiles, and running tools against them",
+		Long: `cxray carries a software ConnectX-7 (and ConnectX-6 Dx) that speaks the same
+bytes as the hardware at the PCI config-space boundary. Use it in-process with
+-d emu, emu:PROFILE or emu:FILE.yaml, or run any program against it with
+'cxray emu run', which serves the emulated functions as /sys/bus/pci/devices
+inside a private mount namespace.
+
+The emulated devices keep their state between commands, like a device:
+what one command writes (registers, NV configuration, resets, module plugs,
+a manual clock) the next one reads, one state per profile or scenario file,
+shared by -d emu, 'emu run' and 'emu serve' ('emu status' lists the states,
+'emu reset' starts over; CXRAY_EMU_STATE=off keeps none).`,
+	}
+	c.AddCommand(a.emuRunCmd(), a.emuServeCmd(), a.emuCtlCmd(), a.emuProfilesCmd(), a.emuStatusCmd(), a.emuResetCmd())
+	return c
+}
+
+func (a *app) emuRunCmd() *cobra.Command {
+	var scenarioFile, profile string
+	c := &cobra.Command{
+		Use:   "run [--scenario FILE | --profile P] -- CMD [ARGS...]",
+		Short: "Run a command with the emulated adapters as its /sys/bus/pci/devices",
+		Long: `Run CMD in a private mount namespace in which the emulated PCI functions are
+served with FUSE over /sys/bus/pci/devices: unmodified tools (mstflint, mstreg,
+mstlink, mstconfig, and cxray's own PCI path) open
+/sys/bus/pci/devices/0000:03:00.0/config and talk to the emulator.
+/sys/class/net and /sys/class/infiniband are emulated too, so the names
+'cxray status' lists (-d mlx5_0, -d ens1f0np0) and the kernel backend
+(-d kernel:mlx5_0) work. The devices are the same kept devices as -d emu on
+the same profile or scenario ('cxray emu status'). Everything
+is torn down when CMD exits or on a signal; the exit status is CMD's.
+Needs root (mount namespaces) and /dev/fuse.`,
+		Example: `  cxray emu run -- mstflint -d 0000:03:00.0 q
+  cxray emu run --scenario examples/two-adapters.yaml -- cxray status
+  cxray emu run -- sh -c 'cxray reg set PAOS admin_status=up_once ase=1 -d 03:00.0 --yes; mstreg -d 03:00.0 --reg_name PAOS --get --indexes local_port=1,lp_msb=0,swid=0'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := emuName(scenarioFile, profile)
+			if err != nil {
+				return err
+			}
+			return a.runInNamespace(runPayload{Name: name}, args)
+		},
+	}
+	c.Flags().StringVar(&scenarioFile, "scenario", "", "scenario file (YAML) describing the emulated adapters")
+	c.Flags().StringVar(&profile, "profile", "", "one adapter of this profile ("+strings.Join(scenario.Profiles(), ", ")+")")
+	commandAfterFlags(c)
+	return c
+}
+
+// commandAfterFlags makes the first argument that is not a flag of c the
+// start of the command to run, so 'emu run mstflint -d X q' keeps -d for
+// mstflint as 'emu run -- mstflint -d X q' does; a flag c does not know
+// before the command is answered with where the command goes.
+func commandAfterFlags(c *cobra.Command) {
+	c.Flags().SetInterspersed(false)
+	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return cmdutil.UsageErr("%v; the command to run and its flags go after '--': cxray %s -- mstflint -d 0000:03:00.0 q", err, c.CommandPath()[len("cxray "):])
+	})
+}
+
+// emuName turns --scenario/--profile into an emulator name, checking it
+// early so a bad name gets the scenario's own message.
+func emuName(scenarioFile, profile string) (string, error) {
+	if scenarioFile != "" && profile != "" {
+		return "", cmdutil.UsageErr("give --scenario or --profile, not both")
+	}
+	name := "emu"
+	switch {
+	case scenarioFile != "":
+		// Absolute: the namespace helper, and the state's key, do not
+		// depend on the working directory.
+		abs, err := filepath.Abs(scenarioFile)
+		if err != nil {
+			return "", cmdutil.UsageWrap(err)
+		}
+		name = "emu:" + abs
+	case profile != "":
+		name = "emu:" + profile
+	}
+	if _, err := scenario.ResolveScenario(name); err != nil {
+		return "", cmdutil.UsageWrap(err)
+	}
+	return name, nil
+}
+
+// runInNamespace runs argv with the emulated devices of p as its sysfs and
+// returns its exit status.
+func (a *app) runInNamespace(p runPayload, args []string) error {
+	payload, _ := json.Marshal(p)
+	code, err := nsrun.Run(context.Background(), nsrun.Spec{Payload: payload}, args, a.Stdin, a.Stdout, a.Stderr)
+	if err != nil && code < 0 {
+		switch {
+		case errors.Is(err, nsrun.ErrCommandNotFound):
+			return cmdutil.UsageWrap(err)
+		case errors.Is(err, nsrun.ErrNotRoot), errors.Is(err, nsrun.ErrNoFUSE), errors.Is(err, nsrun.ErrNoNamespace):
+			return cmdutil.DeviceErr(err)
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return cmdutil.DeviceErr(err)
+		}
+	}
+	if code != 0 {
+		return &cmdutil.ExitError{Code: code, Err: cmdutil.ErrQuiet}
+	}
+	return nil
+}
+
+func (a *app) emuProfilesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "profiles",
+		Short: "List the emulator's adapter profiles",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			type prof struct {
+				Name     string `json:"name"`
+				Summary  string `json:"summary"`
+				Firmware string `json:"firmware"`
+				PSID     string `json:"psid"`
+				Ports    int    `json:"ports"`
+			}
+			var out []prof
+			for _, n := range scenario.Profiles() {
+				p, err := scenario.LookupProfile(n)
+				if err != nil {
+					return err
+				}
+				out = append(out, prof{n, p.Summary, p.Spec.FW.String(), p.Spec.PSID, len(p.Spec.Ports)})
+			}
+			if a.JSON() {
+				return a.WriteJSON(map[string]any{"profiles": out})
+			}
+			t := a.NewTable("PROFILE", "FIRMWARE", "PSID", "PORTS", "SUMMARY")
+			for _, p := range out {
+				t.Row(p.Name, p.Firmware, p.PSID, fmt.Sprint(p.Ports), p.Summary)
+			}
+			t.Flush()
+			return nil
+		},
+	}
+}
+
+// runPayload is what the namespace helper gets: the emulator name (emu,
+// emu:PROFILE, emu:FILE.yaml) and, for `emu serve`, the control socket.
+type runPayload struct {
+	Name   string `json:"name"`
+	Socket string `json:"socket,omitempty"`
+}
+
+// emuRunDevices builds the devices of `cxray emu run` and `serve` inside the
+// namespace helper, and starts the control socket when one is asked for.
+func emuRunDevices(payload []byte) ([]sysfs.DeviceEntry, error) {
+	var p runPayload
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return nil, fmt.Errorf("bad emulator request: %w", err)
+	}
+	// The same kept state as -d emu on this scenario; released when the
+	// helper ends.
+	var (
+		e  *scenario.Emulation
+		st *state.State
+	)
+	if emuadapter.KeepsState() {
+		var err error
+		if st, err = emuadapter.OpenState(p.Name, scenario.Options{}); err != nil {
+			return nil, err
+		}
+		nsrun.AtExit(func() { st.Close() })
+		e = st.Emulation()
+	} else {
+		var err error
+		if e, err = scenario.Resolve(p.Name, scenario.Options{}); err != nil {
+			return nil, err
+		}
+	}
+	if p.Socket != "" {
+		var (
+			srv *ctl.Server
+			err error
+		)
+		if st != nil {
+			srv, err = ctl.ListenState(p.Socket, st)
+		} else {
+			srv, err = ctl.Listen(p.Socket, e)
+		}
+		if err != nil {
+			return nil, err
+		}
+		// The socket goes on every exit of the helper: the command ended
+		// (a signal to emu serve is passed on to it), or setup failed.
+		nsrun.AtExit(func() { srv.Close() })
+		go srv.Serve()
+		fmt.Fprintln(os.Stderr, serveBanner(len(e.Functions()), p.Socket, os.Getpid(), st))
+	}
+	var do func(func() error) error
+	if st != nil {
+		do = st.Do
+	}
+	return emuadapter.SysfsEntries(e, do), nil
+}
+
+// serveBanner is what `emu serve` prints once its devices are up: every
+// path absolute and the join line keeping the joining shell's directory
+// (entering a mount namespace otherwise leaves it at /), so both work when
+// pasted in any shell, in any directory.
+func serveBanner(funcs int, socket string, pid int, st *state.State) string {
+	kept := "keeps no state"
+	if st != nil {
+		kept = "state: " + st.Path()
+	}
+	return fmt.Sprintf("cxray emu serve: %d emulated functions (%s)\n"+
+		"  control:   cxray emu ctl --socket %s status\n"+
+		"  join from another shell: nsenter --mount=/proc/%d/ns/mnt --wd=\"$PWD\" -- \"${SHELL:-/bin/sh}\"",
+		funcs, kept, socket, pid)
+}

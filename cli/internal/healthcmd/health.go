@@ -1,0 +1,129 @@
+package healthcmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/health"
+)
+
+type healthOptions struct {
+	df       cmdutil.DeviceFlags
+	all      bool
+	verbose  bool
+	interval time.Duration
+	nvdb     string
+}
+
+func (a *app) healthCmd() *cobra.Command {
+	var o healthOptions
+	c := &cobra.Command{
+		Use:   "health [-d DEV|--all]",
+		Short: "The first command to run on a suspicious adapter: a verdict per check",
+		Long: `Check an adapter in one pass and say, for each check, ok, warn or fail, what
+it means and what to do:
+  identity       firmware, PSID, a firmware waiting for a reset, and whether
+                 the PRM database is much older than the firmware (fields you
+                 may misread)
+  access         how the device is reached and what that limits
+  ports          state and speed of the ports this function owns
+  modules        the 'cxray module' verdicts (read twice, to catch frozen
+                 monitors), thresholds crossed
+  temperatures   ASIC and modules against their thresholds
+  configuration  NV settings pending until a firmware reset, suspicious ones
+  counters       error counters (and RoCE retransmissions) moving between
+                 two samples --interval apart
+  mac            the OS's MAC against the permanent one
+A check the backend cannot serve says "not available on this backend".
+Exit 0 when every check is ok, 1 on a warning or failure.`,
+		Example: `  cxray health -d emu
+  cxray health -d 0000:03:00.0 -o json
+  cxray health -d kernel:mlx5_0
+  cxray health --all`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return a.runHealth(&o) },
+	}
+	o.df.Add(c)
+	c.Flags().BoolVar(&o.all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
+	c.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "time between the two samples of counters and module monitors")
+	c.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "show the details of passing checks too")
+	cmdutil.AddNVDBFlag(c, &o.nvdb)
+	return c
+}
+
+func (a *app) runHealth(o *healthOptions) error {
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	if o.df.Name == "" && !o.all {
+		return cmdutil.UsageErr("add -d DEV, or --all for every adapter ('cxray status' lists them; -d emu tries the emulator)")
+	}
+	if o.interval <= 0 || o.interval > 10*time.Minute {
+		return cmdutil.UsageErr("--interval %v: give a duration between 1ms and 10m", o.interval)
+	}
+	nv, err := cmdutil.NVDB(o.nvdb)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(a.Ctx, o.df.Timeout+2*o.interval)
+	defer cancel()
+	targets, err := a.OpenTargets(ctx, o.df.Name, o.all, db)
+	if err != nil {
+		return err
+	}
+	defer adapter.CloseAll(targets)
+	var reports []*health.Report
+	bad := false
+	for _, ad := range targets {
+		rep := health.Run(ctx, ad, health.Options{Interval: o.interval, NV: nv})
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		bad = bad || rep.Status != health.OK
+		reports = append(reports, rep)
+	}
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"source_revision": db.Revision, "devices": reports}); err != nil {
+			return err
+		}
+	} else {
+		for i, r := range reports {
+			if i > 0 {
+				fmt.Fprintln(a.Stdout)
+			}
+			printHealth(a, r, o.verbose)
+		}
+	}
+	if bad {
+		return cmdutil.ErrProblem
+	}
+	return nil
+}
+
+var healthMarks = map[health.Status]string{health.OK: "ok  ", health.Warn: "WARN", health.Fail: "FAIL", health.Skip: "--  "}
+
+func printHealth(a *app, r *health.Report, verbose bool) {
+	name := r.Device
+	if r.BDF != "" && r.BDF != name {
+		name += " (" + r.BDF + ")"
+	}
+	fmt.Fprintf(a.Stdout, "%s: %s\n", name, strings.ToUpper(string(r.Status)))
+	for _, c := range r.Checks {
+		fmt.Fprintf(a.Stdout, "  %s %-14s %s\n", healthMarks[c.Status], c.Name, c.Summary)
+		if c.Status == health.Warn || c.Status == health.Fail || verbose {
+			for _, d := range c.Details {
+				fmt.Fprintf(a.Stdout, "                       - %s\n", d)
+			}
+			if c.Next != "" {
+				fmt.Fprintf(a.Stdout, "                       next: %s\n", c.Next)
+			}
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package linkcmd
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/link"
+	"github.com/cxray/cxray/prm"
+)
+
+// linkOptions are the flags of `cxray link`.
+type linkOptions struct {
+	df       cmdutil.DeviceFlags
+	port     int
+	all      bool
+	counters bool
+	interval time.Duration
+	clear    bool
+	yes      bool
+}
+
+func (a *app) linkCmd() *cobra.Command {
+	var o linkOptions
+	c := &cobra.Command{
+		Use:   "link",
+		Short: "Link diagnostics: state, speed, FEC, bit error ratios per lane, the firmware's troubleshooting verdict",
+		Long: `Read a port's link the way mlxlink does, from the same registers: the PHY
+manager's state and the auto-negotiation state, speed and width, enabled and
+cable speeds, auto-negotiation and loopback (PAOS, PTYS, PDDR page 0); the FEC
+active and, per speed, supported and configured (PDDR, PPLM); errors since the
+last clear: raw (corrected by FEC) and effective (not correctable) errors, per
+lane, FEC blocks and symbols, and the raw, effective and symbol bit error
+ratios, from the firmware's own ratio fields where PPCNT has them, else from the
+counters (PPCNT physical-layer groups 0x12 and 0x16); the firmware's
+troubleshooting status opcode and message (PDDR page 1); and each lane's eye
+(SLRG). A ratio with no time since the last clear is "n/a", not a number.
+
+Every reading is judged: a verdict names its category (link partner, cable or
+module, configuration such as a FEC or speed mismatch, signal quality), the
+evidence and what to do next; the command then exits 1.
+
+--interval reads the counters twice and adds rates over the interval.
+--counters adds the FEC detail per speed and per lane. --clear resets the
+physical-layer counters first (a guarded register write: PPCNT clr, asked for
+unless --yes).
+
+With -d kernel:NAME only what sysfs and ethtool give is shown (state, speed,
+port counters); the rest is listed as not available. Exit 3 means the device
+could not be read.`,
+		Example: `  cxray link -d emu
+  cxray link -d 0000:03:00.0 --all --counters -o json
+  cxray link -d mlx5_0 --interval 10s
+  cxray link -d emu --clear --yes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.all && cmd.Flags().Changed("port") {
+				return cmdutil.UsageErr("--port and --all exclude each other; give one")
+			}
+			if o.port < 1 || o.port > 255 {
+				return cmdutil.UsageErr("--port %d: ports are numbered from 1 (local port of the function)", o.port)
+			}
+			if o.interval < 0 || o.interval > 10*time.Minute {
+				return cmdutil.UsageErr("--interval %v: give a duration between 1ms and 10m (or leave it out)", o.interval)
+			}
+			if o.df.Name == "" {
+				return cmdutil.UsageErr("add -d DEV ('cxray status' lists them; -d emu tries the emulator)")
+			}
+			return a.runLink(&o)
+		},
+	}
+	o.df.Add(c)
+	c.Flags().IntVar(&o.port, "port", 1, "local port to read (1 is the function's own port)")
+	c.Flags().BoolVar(&o.all, "all", false, "read every port this function reaches")
+	c.Flags().BoolVar(&o.counters, "counters", false, "add FEC per speed and per-lane counter detail")
+	c.Flags().DurationVar(&o.interval, "interval", 0, "read the counters twice, this far apart, and show rates")
+	c.Flags().BoolVar(&o.clear, "clear", false, "reset the physical-layer counters (PPCNT clr) before reading")
+	c.Flags().BoolVar(&o.yes, "yes", false, "with --clear: do not ask for confirmation")
+	return c
+}
+
+func (a *app) runLink(o *linkOptions) error {
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(a.Ctx, o.df.Timeout+o.interval)
+	defer cancel()
+	ad, err := a.Open(ctx, o.df.Name, db)
+	if err != nil {
+		return err
+	}
+	defer ad.Close()
+	lo := link.Options{Interval: o.interval}
+	if !o.all {
+		lo.Ports = []int{o.port}
+	}
+	cleared := []string{}
+	if o.clear {
+		if cleared, err = a.clearLinkCounters(ctx, ad, lo.Ports, o.yes); err != nil {
+			return err
+		}
+	}
+	reports, err := link.Read(ctx, ad, lo)
+	if err != nil {
+		return cmdutil.Classify(err)
+	}
+	n := link.Problems(reports)
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"device": o.df.Name, "backend": string(ad.Backend()), "source_revision": db.Revision,
+			"thresholds": link.DefaultThresholds, "cleared": cleared, "links": reports, "verdicts": n}); err != nil {
+			return err
+		}
+	} else {
+		for _, c := range cleared {
+			fmt.Fprintf(a.Stdout, "cleared %s\n", c)
+		}
+		for i, r := range reports {
+			if i > 0 {
+				fmt.Fprintln(a.Stdout)
+			}
+			link.WriteText(a.Stdout, r, o.counters)
+		}
+	}
+	if n > 0 {
+		return cmdutil.ErrProblem
+	}
+	return nil
+}
+
+// clearLinkCounters resets the physical-layer PPCNT groups of the ports
+// through dev's guarded write (read, plan, write, read back), after asking.
+func (a *app) clearLinkCounters(ctx context.Context, ad *adapter.Adapter, ports []int, yes bool) ([]string, error) {
+	d, err := cmdutil.Registers(ctx, ad)
+	if err != nil {
+		return nil, err
+	}
+	if len(ports) == 0 {
+		ps, err := ad.Ports(ctx)
+		if err != nil {
+			return nil, cmdutil.Classify(err)
+		}
+		for _, p := range ps {
+			ports = append(ports, p.Local)
+		}
+	} else if _, err := ad.Port(ctx, ports[0]); err != nil {
+		return nil, cmdutil.Classify(err)
+	}
+	if err := a.Ask(yes, fmt.Sprintf("Clear the physical-layer counters (PPCNT groups %v) of port %v on %s?", link.ClearGroups, ports, ad.Name()), "nothing cleared"); err != nil {
+		return nil, err
+	}
+	var done []string
+	for _, p := range ports {
+		for _, g := range link.ClearGroups {
+			idx := []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(p)}, {Path: "grp", Value: g}}
+			wp, err := d.PrepareSetWith(ctx, "PPCNT", idx, []prm.Assignment{{Path: "clr", Value: "1"}}, dev.SetOptions{})
+			if err != nil {
+				return done, cmdutil.Classify(err)
+			}
+			if _, err := d.ApplySet(ctx, wp, idx); err != nil {
+				return done, cmdutil.Classify(err)
+			}
+			done = append(done, fmt.Sprintf("port %d PPCNT group %s", p, g))
+		}
+	}
+	return done, nil
+}

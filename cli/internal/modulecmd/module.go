@@ -1,0 +1,176 @@
+package modulecmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/hexdump"
+	"github.com/cxray/cxray/modules"
+	"github.com/cxray/cxray/optics"
+)
+
+// moduleOptions are the flags of `cxray module`.
+type moduleOptions struct {
+	df       cmdutil.DeviceFlags
+	port     int
+	all      bool
+	raw      bool
+	verify   bool
+	interval time.Duration
+	file     string
+}
+
+func (a *app) moduleCmd() *cobra.Command {
+	var o moduleOptions
+	c := &cobra.Command{
+		Use:   "module",
+		Short: "Optical module diagnostics: identity, temperature, voltage, bias and powers per lane",
+		Long: `Read the pluggable module of a port: its identity (vendor, part and serial
+number, media, wavelength, power class, CMIS state and firmware) and its
+diagnostics (temperature, supply voltage, and per lane Tx bias, Tx and Rx
+power) with the module's own alarm and warning thresholds, latched flags and
+lane signals (Tx fault, LOS, CDR loss of lock). The EEPROM is read through the
+MCIA register and decoded by cxray (SFF-8472, SFF-8636, CMIS 4.0/5.x); the
+firmware's decoded view (PDDR page 3, what mlxlink -m shows) is read as well.
+
+Values near a threshold are marked ~, past a warning *, past an alarm !.
+
+With -d kernel:NAME the EEPROM is read through the kernel (ethtool netlink,
+CAP_NET_ADMIN) and decoded the same way; the kernel does not offer the
+firmware's view, so --verify then only re-reads the EEPROM.
+
+--verify compares the EEPROM with the firmware's view number by number within
+each quantity's resolution, then reads both again after --interval to catch
+monitors that have stopped updating. --raw adds a hex dump of every page read.
+
+--file DUMP decodes a module dump offline, with the same decoders and
+verdicts: ethtool -m DEV raw on (binary) or hex on, or any hex dump form prm
+decode reads; '-' reads standard input.
+
+When something is wrong the command names it, says whether the module, the
+firmware or cxray (a misreading) is at fault, and what to do next; it then
+exits 1. Exit 3 means the device itself could not be read.`,
+		Example: `  cxray module -d emu
+  cxray module -d 0000:03:00.0 --all -o json
+  cxray module -d mlx5_0 --port 1 --verify --raw
+  cxray module -d kernel:mlx5_0
+  ethtool -m eth2 raw on > sfp.bin; cxray module --file sfp.bin`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.all && cmd.Flags().Changed("port") {
+				return cmdutil.UsageErr("--port and --all exclude each other; give one")
+			}
+			if o.port < 1 || o.port > 255 {
+				return cmdutil.UsageErr("--port %d: ports are numbered from 1 (local port of the function)", o.port)
+			}
+			if o.interval <= 0 || o.interval > 10*time.Minute {
+				return cmdutil.UsageErr("--interval %v: give a duration between 1ms and 10m", o.interval)
+			}
+			if o.file != "" {
+				if o.df.Name != "" || o.verify || o.all {
+					return cmdutil.UsageErr("--file decodes a dump offline; leave out -d, --verify and --all")
+				}
+				return a.runModuleFile(&o)
+			}
+			return a.runModule(&o)
+		},
+	}
+	o.df.Add(c)
+	c.Flags().IntVar(&o.port, "port", 1, "local port whose module to read (1 is the function's own port)")
+	c.Flags().BoolVar(&o.all, "all", false, "read the modules of every port this function reaches")
+	c.Flags().BoolVar(&o.raw, "raw", false, "add a hex dump of every EEPROM page read")
+	c.Flags().BoolVar(&o.verify, "verify", false, "compare the EEPROM with the firmware's view and re-read to detect frozen monitors")
+	c.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "with --verify: time between the two reads")
+	c.Flags().StringVar(&o.file, "file", "", "decode a module dump instead of a device: ethtool -m DEV raw on / hex on ('-': standard input)")
+	return c
+}
+
+func (a *app) runModule(o *moduleOptions) error {
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	timeout := o.df.Timeout
+	if o.verify {
+		timeout += o.interval
+	}
+	ctx, cancel := context.WithTimeout(a.Ctx, timeout)
+	defer cancel()
+	ad, err := a.Open(ctx, o.df.Name, db)
+	if err != nil {
+		return err
+	}
+	defer ad.Close()
+	mo := modules.Options{Raw: o.raw, Verify: o.verify, Interval: o.interval}
+	if !o.all {
+		mo.Ports = []int{o.port}
+	}
+	reports, err := modules.Read(ctx, ad, mo)
+	if err != nil {
+		return cmdutil.Classify(err)
+	}
+	fwVersion := ""
+	if id, err := ad.Identity(ctx); err == nil {
+		fwVersion = id.Firmware
+	}
+	total := modules.Verdicts(reports)
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"device": o.df.Name, "source_revision": db.Revision, "adapter_firmware": fwVersion,
+			"modules": reports, "verdicts": total}); err != nil {
+			return err
+		}
+	} else {
+		for i, r := range reports {
+			if i > 0 {
+				fmt.Fprintln(a.Stdout)
+			}
+			modules.WriteText(a.Stdout, r, o.raw)
+		}
+	}
+	if total > 0 {
+		return cmdutil.ErrProblem
+	}
+	return nil
+}
+
+// runModuleFile decodes a module dump from a file.
+func (a *app) runModuleFile(o *moduleOptions) error {
+	// A hex dump of MaxBytes takes about 4 characters a byte.
+	data, err := cmdutil.ReadInput(o.file, a.Stdin, 8*hexdump.MaxBytes, "a module dump")
+	if err != nil {
+		return err
+	}
+	dump, err := hexdump.ReadBytes(data)
+	if err != nil {
+		return cmdutil.UsageErr("--file %s: %v; give ethtool -m DEV raw on (or hex on) output", o.file, err)
+	}
+	if dump.Bytes == nil {
+		return cmdutil.UsageErr("--file %s holds register fields (%s), not module memory; decode it with cxray prm decode", o.file, dump.Format)
+	}
+	im, notes, err := optics.FromEthtool(dump.Bytes)
+	if err != nil {
+		return cmdutil.UsageErr("--file %s: %v", o.file, err)
+	}
+	notes = append(append([]string{}, dump.Notes...), notes...)
+	r := modules.FromImage(im, "file", o.raw)
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"file": o.file, "format": dump.Format, "notes": notes, "modules": []*modules.Report{r},
+			"verdicts": len(r.Verdicts)}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(a.Stdout, "%s (%s, %d bytes)\n", o.file, dump.Format, len(dump.Bytes))
+		for _, n := range notes {
+			fmt.Fprintf(a.Stdout, "note: %s\n", n)
+		}
+		modules.WriteText(a.Stdout, r, o.raw)
+	}
+	if len(r.Verdicts) > 0 {
+		return cmdutil.ErrProblem
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+package monitorcmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/internal/clock"
+	"github.com/cxray/cxray/monitor"
+)
+
+func (a *app) monitorCmd() *cobra.Command {
+	var df cmdutil.DeviceFlags
+	var all bool
+	var interval time.Duration
+	var what, alerts []string
+	var format, out string
+	var count, frozenAfter int
+	var maxSize int64
+	c := &cobra.Command{
+		Use:   "monitor [-d DEV|--all] [-i 10s] [--what temp,counters,REG...] [--format table|jsonl|csv] [--out FILE]",
+		Short: "Sample temperatures, counters and registers on an interval, with alerts",
+		Long: `Sample on an interval and write every reading in units (°C, counts, the units
+of known register fields): a live table on a terminal, JSON lines (-o json or
+--format jsonl) or CSV. --out appends to a file safely (one write per line, a
+torn last line is cut on restart, rotated at --max-size). Alerts are simple
+expressions printed and recorded in the stream:
+  temp.asic_c > 70     port1.ppcnt.symbol_errors > 0     rate(ppcnt.symbol_errors) > 0
+(a key matches exactly or as a suffix; * is a wildcard; rate() per second,
+delta() per sample). A moving value (temperatures) unchanged for
+--frozen-after samples is reported as frozen. A device that stops answering is
+reported and retried; the others go on. Ctrl-C stops cleanly. Exit 1 when an
+alert fired or a reading froze.
+
+--what: temp (ASIC and module sensors), counters (PPCNT IEEE 802.3, RFC 2863,
+physical layer, per port), module (optics, when available), rdma (RDMA
+hw_counters), nvmf (NVMe-oF offload namespaces through the command interface:
+xrq1.ns1.nvmf.read_cmds ...), or register names with fixed indexes:
+PDDR[page_select=0,local_port=1].`,
+		Example: `  cxray monitor -d 0000:03:00.0 -i 60s --format jsonl --out temps.jsonl
+  cxray monitor -d emu --what temp,counters --alert 'temp.asic_c > 70' --count 10`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.JSON() {
+				format = "jsonl"
+			}
+			if out != "" && !cmd.Flags().Changed("format") && !a.JSON() {
+				// A file's extension says its format; a file without one
+				// that does has to say it.
+				switch strings.ToLower(filepath.Ext(out)) {
+				case ".jsonl", ".ndjson", ".json":
+					format = "jsonl"
+				case ".csv":
+					format = "csv"
+				case ".txt", ".log":
+					format = "table"
+				default:
+					return cmdutil.UsageErr("--out %s: give --format jsonl, csv or table (plot reads jsonl); the file's extension says none", out)
+				}
+			}
+			switch format {
+			case "table", "jsonl", "csv":
+			default:
+				return cmdutil.UsageErr("--format %s: use table, jsonl or csv", format)
+			}
+			if interval <= 0 {
+				return cmdutil.UsageErr("-i %s: give a positive interval", interval)
+			}
+			db, err := a.DB()
+			if err != nil {
+				return err
+			}
+			cols, err := monitor.Collectors(splitList(what), db)
+			if err != nil {
+				return cmdutil.UsageWrap(err)
+			}
+			var as []*monitor.Alert
+			for _, s := range alerts {
+				al, err := monitor.ParseAlert(s)
+				if err != nil {
+					return cmdutil.UsageWrap(err)
+				}
+				as = append(as, al)
+			}
+			ctx := a.Ctx
+			octx, cancel := context.WithTimeout(ctx, df.Timeout)
+			targets, err := a.OpenTargets(octx, df.Name, all, db)
+			cancel()
+			if err != nil {
+				return err
+			}
+			defer adapter.CloseAll(targets)
+			clk := targets[0].Clock()
+			if _, manual := clk.(*clock.Manual); manual && count == 0 {
+				return cmdutil.UsageErr("the scenario's clock is manual, so samples are instant: give --count N (each sample advances the emulated clock by -i)")
+			}
+			m := &monitor.Monitor{Collectors: cols, Alerts: as, FrozenAfter: frozenAfter, Now: clk.Now}
+			var ts []*monitor.Target
+			for _, ad := range targets {
+				name := ad.BDF()
+				if name == "" {
+					name = ad.Name()
+				}
+				ts = append(ts, &monitor.Target{Name: name, Adapter: ad})
+			}
+			w, closeW, err := a.sampleWriter(format, out, maxSize)
+			if err != nil {
+				return err
+			}
+			defer closeW()
+			wait := clk.Sleep
+			problems := false
+			for i := 0; count == 0 || i < count; i++ {
+				if i > 0 {
+					if err := wait(ctx, interval); err != nil {
+						break
+					}
+				}
+				if ctx.Err() != nil {
+					break
+				}
+				sctx, cancel := context.WithTimeout(ctx, df.Timeout)
+				samples := m.Sample(sctx, ts)
+				cancel()
+				if i == 0 {
+					if err := checkAlerts(as, samples); err != nil {
+						return err
+					}
+				}
+				for _, s := range samples {
+					if len(s.Alerts)+len(s.Frozen) > 0 {
+						problems = true
+					}
+				}
+				if err := w(samples); err != nil {
+					return cmdutil.DeviceErr(err)
+				}
+			}
+			if problems {
+				return cmdutil.ErrProblem
+			}
+			return nil
+		},
+	}
+	df.Add(c)
+	c.Flags().BoolVar(&all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
+	c.Flags().DurationVarP(&interval, "interval", "i", 10*time.Second, "time between samples")
+	c.Flags().StringSliceVar(&what, "what", []string{"temp", "counters"}, "what to sample: temp, counters, module, rdma, nvmf, REG or REG[k=v,...]")
+	c.Flags().StringVar(&format, "format", "table", "table, jsonl or csv")
+	c.Flags().StringVar(&out, "out", "", "append to FILE instead of standard output")
+	c.Flags().Int64Var(&maxSize, "max-size", 64<<20, "rotate --out at this many bytes (0: never)")
+	c.Flags().StringArrayVar(&alerts, "alert", nil, "alert expression (repeat)")
+	c.Flags().IntVar(&count, "count", 0, "stop after N samples (0: until Ctrl-C)")
+	c.Flags().IntVar(&frozenAfter, "frozen-after", 5, "samples a moving value may stay the same before it is reported frozen")
+	return c
+}
+
+// checkAlerts refuses an --alert that matches none of the keys the first
+// samples hold.
+func checkAlerts(as []*monitor.Alert, samples []monitor.Sample) error {
+	all := map[string]float64{}
+	for _, s := range samples {
+		for k, v := range s.Values {
+			all[k] = v
+		}
+	}
+	if len(all) == 0 {
+		return nil // the device did not answer: nothing to judge by
+	}
+	for _, al := range as {
+		if !al.MatchesAny(all) {
+			keys := make([]string, 0, len(all))
+			for k := range all {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			return cmdutil.UsageErr("--alert %q matches none of the values read (%s%s); a key matches exactly, as a suffix after a dot, or with * wildcards",
+				al.Text, strings.Join(keys[:min(8, len(keys))], ", "), map[bool]string{true: ", ...", false: ""}[len(keys) > 8])
+		}
+	}
+	return nil
+}
+
+func splitList(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		for _, p := range strings.Split(x, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// sampleWriter returns a function that writes a batch of samples in the
+// chosen format, to --out or standard output.
+func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sample) error, func(), error) {
+	o := monitor.WriterOptions{Format: format}
+	closeFn := func() {}
+	if out != "" {
+		if format == "csv" {
+			// Appending to a CSV file: keep its header and columns, and
+			// refuse a file that is not a monitor CSV.
+			hdr, err := monitor.CSVHeader(out)
+			if err != nil {
+				return nil, nil, cmdutil.UsageWrap(err)
+			}
+			o.Header = hdr
+		}
+		lf, err := monitor.OpenLog(out, maxSize, 3)
+		if err != nil {
+			return nil, nil, cmdutil.UsageWrap(err)
+		}
+		o.Sink = func(line []byte) error {
+			if err := lf.WriteLine(line); err != nil {
+				return err
+			}
+			return lf.Sync()
+		}
+		closeFn = func() { lf.Close() }
+	} else {
+		o.Stdout = a.Stdout
+		if f, ok := a.Stdout.(*os.File); ok && cmdutil.IsTerminal(f) {
+			o.Live = true
+		}
+	}
+	w, err := monitor.NewWriter(o)
+	if err != nil {
+		closeFn()
+		return nil, nil, cmdutil.UsageWrap(err)
+	}
+	return w, closeFn, nil
+}

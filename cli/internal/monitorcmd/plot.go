@@ -1,0 +1,124 @@
+package monitorcmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/internal/atomicfile"
+	"github.com/cxray/cxray/monitor"
+)
+
+func (a *app) plotCmd() *cobra.Command {
+	var what, thresholds []string
+	var out, title, mode string
+	c := &cobra.Command{
+		Use:   "plot FILE --out CHART.svg|.png|.pdf [--what KEY...]",
+		Short: "Draw monitored values over time, with threshold lines",
+		Long: `Draw the values of a 'cxray monitor --format jsonl' (or --format csv) file
+against time. --what picks the keys: monitor's group names (temp, counters,
+module, rdma, nvmf), an exact key or its end after a dot (asic_c), a pattern with *
+wildcards (port1.ppcnt.*errors*; a key that only has the word negated, such
+as rs_fec_no_errors_blocks, is left out: name it to draw it), or /regexp/
+matching whole keys. Default: temp. Counters are drawn as their rate per
+second (--mode value draws the running totals). The y axis is labelled with
+the keys' quantity and unit; the legend sits beside the data. Thresholds
+recorded beside the values (temp.asic_threshold_hi_c) are drawn as dashed
+lines; add more with --threshold NAME=VALUE. A torn last line (the monitor
+was killed while writing it) is left out; anything else that is not a
+sample is refused with the reason.`,
+		Example: `  cxray plot temps.jsonl --out temps.svg
+  cxray plot run.jsonl --what 'port1.ppcnt.*errors*' --out errors.png
+  cxray plot run.jsonl --what counters --mode value --out totals.svg`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if out == "" {
+				return cmdutil.UsageErr("give the chart file with --out (ending in .svg, .png or .pdf)")
+			}
+			f, err := os.Open(args[0])
+			if err != nil {
+				return cmdutil.UsageWrap(err)
+			}
+			defer f.Close()
+			rec, err := monitor.ReadRecording(f)
+			if err != nil {
+				return cmdutil.UsageErr("%s: %v", args[0], err)
+			}
+			pats := splitList(what)
+			if len(pats) == 0 {
+				pats = []string{"temp"}
+			}
+			sel, err := monitor.SelectSeries(rec.Samples, pats)
+			if err != nil {
+				return cmdutil.UsageWrap(err)
+			}
+			var plotted []monitor.Series
+			for _, s := range sel.Series {
+				if !strings.Contains(s.Key, "threshold") {
+					plotted = append(plotted, s)
+				}
+			}
+			ths := monitor.AutoThresholds(rec.Samples, plotted)
+			for _, t := range thresholds {
+				name, v, ok := strings.Cut(t, "=")
+				x, err := strconv.ParseFloat(v, 64)
+				if !ok || err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+					return cmdutil.UsageErr("--threshold %q: write NAME=VALUE with a finite number, e.g. alarm=70", t)
+				}
+				ths = append(ths, monitor.Threshold{Name: name, Value: x})
+			}
+			if title == "" {
+				title = strings.Join(pats, ", ")
+			}
+			var buf bytes.Buffer
+			chart, err := monitor.Plot(&buf, out, plotted, ths, monitor.Options{Title: title, Mode: mode})
+			if err != nil {
+				var fe *monitor.FiniteError
+				if errors.As(err, &fe) {
+					return cmdutil.UsageErr("%s: %v", args[0], err)
+				}
+				return cmdutil.UsageWrap(err)
+			}
+			if err := atomicfile.Write(out, buf.Bytes()); err != nil {
+				return cmdutil.DeviceErr(err)
+			}
+			notes := chart.Notes
+			if len(sel.Left) > 0 {
+				notes = append(notes, "left out (they count the absence of what --what names; give them exactly to draw them): "+strings.Join(sel.Left, ", "))
+			}
+			if rec.TornLine {
+				notes = append(notes, "the last line of the file was cut (the monitor was stopped while writing it) and is left out")
+			}
+			if a.JSON() {
+				names := []string{}
+				for _, s := range plotted {
+					names = append(names, s.Name)
+				}
+				skipped := 0
+				if rec.TornLine {
+					skipped = 1
+				}
+				return a.WriteJSON(map[string]any{"file": out, "series": names, "thresholds": len(ths), "samples": len(rec.Samples),
+					"skipped_lines": skipped, "y_label": chart.YLabel, "x_label": chart.XLabel, "left_out": cmdutil.NonNil(sel.Left), "notes": cmdutil.NonNil(notes)})
+			}
+			fmt.Fprintf(a.Stdout, "wrote %s: %d series, %d threshold lines, %d samples; y axis: %s\n", out, len(plotted), len(ths), len(rec.Samples), chart.YLabel)
+			for _, n := range notes {
+				fmt.Fprintf(a.Stdout, "note: %s\n", n)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringSliceVar(&what, "what", nil, "keys to draw: a group (temp, counters, module, rdma, nvmf), a key, a * pattern or /regexp/ (default temp)")
+	c.Flags().StringVar(&out, "out", "", "chart file (.svg, .png or .pdf)")
+	c.Flags().StringArrayVar(&thresholds, "threshold", nil, "extra threshold line NAME=VALUE")
+	c.Flags().StringVar(&title, "title", "", "chart title")
+	c.Flags().StringVar(&mode, "mode", "auto", "auto (counters as rates per second), rate, or value")
+	return c
+}

@@ -1,0 +1,792 @@
+package prmcmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/hexdump"
+	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/nvconf"
+	nvbuiltin "github.com/cxray/cxray/nvconf/builtin"
+	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/adb"
+	"github.com/cxray/cxray/prm/cmdb"
+	"github.com/cxray/cxray/prm/source"
+	"github.com/cxray/cxray/prm/units"
+	"github.com/cxray/cxray/prmsearch"
+)
+
+func (a *app) prmCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "prm",
+		Short: "Find, show, decode and encode PRM registers; diff PRM revisions",
+		Long: `The PRM register database: every access register of the ConnectX HCA PRM
+with its fields, offsets, widths, access kinds and enum values.
+
+The database is, in order: --adb FILE, $CXRAY_ADB, the ADB installed on this
+machine when its revision differs from the built-in one, or the database built
+into cxray (with descriptions read from the installed ADB when present).`,
+	}
+	c.AddCommand(a.prmInfoCmd(), a.prmListCmd(), a.prmShowCmd(), a.prmSearchCmd(),
+		a.prmDecodeCmd(), a.prmEncodeCmd(), a.prmDiffCmd(), a.prmCrosscheckCmd())
+	return c
+}
+
+// target is what a NAME argument names: a register, a layout node of the
+// register database, a command of the command database (plan is its in
+// layout, out its out layout), or one of its layouts (mkc, e_switch_cap).
+type target struct {
+	reg  *prm.Register
+	node *prm.Node
+	plan *prm.Plan
+	// db is the database the layout comes from (the register database, or
+	// the command database's layouts).
+	db      *prm.DB
+	cmd     *cmdb.Command
+	in, out *prm.Plan
+}
+
+func (t *target) name() string {
+	switch {
+	case t.reg != nil:
+		return t.reg.Name
+	case t.cmd != nil:
+		return t.cmd.Name
+	}
+	return t.node.Name
+}
+
+func (a *app) lookup(db *prm.DB, name string) (*target, error) {
+	r, err := db.Register(name)
+	if err == nil {
+		p, err := db.RegisterPlan(r)
+		if err != nil {
+			return nil, err
+		}
+		return &target{reg: r, node: p.Node, plan: p, db: db}, nil
+	}
+	if n := findNode(db, name); n != nil {
+		p, err := db.Plan(n.Name)
+		if err != nil {
+			return nil, err
+		}
+		return &target{node: n, plan: p, db: db}, nil
+	}
+	if t, ok, cerr := lookupCommandSide(name); cerr != nil {
+		return nil, cerr
+	} else if ok {
+		return t, nil
+	}
+	// Not a register nor a command: say what the name is instead, if
+	// anything (a field, an NV parameter), besides the closest names.
+	if why := prmsearch.Explain(prmsearch.Sources{DB: db, NV: searchNVDB()}, name); why != "" {
+		return nil, cmdutil.UsageErr("no register %q in %s: %s", name, db.Revision, why)
+	}
+	return nil, cmdutil.UsageWrap(notFoundEverywhere(name, err))
+}
+
+// findNode accepts layout node names with or without the _ext suffix.
+func findNode(db *prm.DB, name string) *prm.Node {
+	for _, n := range []string{name, name + "_ext"} {
+		if nd, ok := db.Nodes[n]; ok {
+			return nd
+		}
+	}
+	for k, nd := range db.Nodes {
+		if strings.EqualFold(k, name) || strings.EqualFold(k, name+"_ext") {
+			return nd
+		}
+	}
+	return nil
+}
+
+// ---- info
+
+func (a *app) prmInfoCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "info",
+		Short: "Which register database is in use: source, revision, counts",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			db, err := a.DB()
+			if err != nil {
+				return err
+			}
+			warn := 0
+			for _, r := range db.Registers {
+				if p, err := db.RegisterPlan(r); err == nil {
+					warn += len(p.Warnings)
+				}
+			}
+			info := struct {
+				Source          string             `json:"source"`
+				Revision        string             `json:"revision"`
+				Registers       int                `json:"registers"`
+				Nodes           int                `json:"nodes"`
+				Fields          int                `json:"fields"`
+				HasDescriptions bool               `json:"has_descriptions"`
+				LayoutWarnings  int                `json:"layout_warnings"`
+				Installed       []source.Installed `json:"installed"`
+			}{db.Source, db.Revision, len(db.Registers), len(db.Nodes), db.FieldCount(), db.HasDescriptions, warn, source.Found()}
+			if info.Installed == nil {
+				info.Installed = []source.Installed{}
+			}
+			if a.JSON() {
+				return a.WriteJSON(info)
+			}
+			t := a.NewTable()
+			t.Row("source:", info.Source)
+			t.Row("revision:", info.Revision)
+			t.Row("registers:", fmt.Sprint(info.Registers))
+			t.Row("nodes:", fmt.Sprint(info.Nodes))
+			t.Row("fields:", fmt.Sprint(info.Fields))
+			t.Row("descriptions:", cmdutil.YesNo(info.HasDescriptions))
+			t.Row("layout warnings:", fmt.Sprint(info.LayoutWarnings))
+			if len(info.Installed) == 0 {
+				t.Row("installed ADBs:", "none (apt-get install -y mstflint adds one with descriptions)")
+			}
+			for i, in := range info.Installed {
+				label := ""
+				if i == 0 {
+					label = "installed ADBs:"
+				}
+				t.Row(label, in.Path+" ("+in.Revision+")")
+			}
+			t.Flush()
+			return nil
+		},
+	}
+}
+
+// ---- list
+
+func (a *app) prmListCmd() *cobra.Command {
+	var filter string
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List the registers (name, ID, size)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			re, err := cmdutil.CompileFilter(filter)
+			if err != nil {
+				return err
+			}
+			db, err := a.DB()
+			if err != nil {
+				return err
+			}
+			type item struct {
+				Name      string `json:"name"`
+				ID        uint32 `json:"id"`
+				SizeBytes int    `json:"size_bytes"`
+				Node      string `json:"node"`
+			}
+			items := []item{}
+			for _, r := range db.Registers {
+				if re != nil && !re.MatchString(r.Name) && !re.MatchString(r.Node) {
+					continue
+				}
+				items = append(items, item{r.Name, r.ID, r.Size, r.Node})
+			}
+			if a.JSON() {
+				return a.WriteJSON(map[string]any{"source_revision": db.Revision, "registers": items})
+			}
+			t := a.NewTable("NAME", "ID", "SIZE", "NODE")
+			for _, it := range items {
+				t.Row(it.Name, fmt.Sprintf("0x%04x", it.ID), fmt.Sprint(it.SizeBytes), it.Node)
+			}
+			t.Flush()
+			fmt.Fprintf(a.Stdout, "%d registers (%s, %s)\n", len(items), db.Revision, db.Source)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&filter, "filter", "", "only names matching this regular expression (case-insensitive)")
+	return c
+}
+
+// ---- show
+
+type showField struct {
+	Path        string            `json:"path"`
+	BitOffset   int               `json:"bit_offset"`
+	BitWidth    int               `json:"bit_width"`
+	Count       int               `json:"count,omitempty"`
+	Variable    bool              `json:"variable,omitempty"`
+	Access      string            `json:"access"`
+	Enum        map[string]uint64 `json:"enum"`
+	When        string            `json:"when,omitempty"`
+	Description string            `json:"description,omitempty"`
+}
+
+type showJoined struct {
+	Path      string   `json:"path"`
+	BitOffset int      `json:"bit_offset"`
+	BitWidth  int      `json:"bit_width"`
+	Parts     []string `json:"parts"`
+	Format    string   `json:"format"`
+}
+
+func (a *app) prmShowCmd() *cobra.Command {
+	var path string
+	var brief, noDiagram bool
+	c := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show a register's layout: offsets, bit ranges, widths, access, enums, meaning",
+		Long: `Show a register's layout. NAME is a register name or ID (PMAOS, 0x5012), a
+layout node (config_item), a command (QUERY_HCA_CAP: its in and out
+mailboxes) or a layout of the command interface by the kernel's mlx5_ifc.h
+name (mkc, qpc, e_switch_cap, cmd_hca_cap, initial_seg). Offsets are given
+both ways: ADDR/BITS as the PRM and mstreg print them (dword address, bits
+counted from the dword's LSB), and MSB as mlx5_ifc.h counts (bits from the
+most significant bit of byte 0).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			db, err := a.DB()
+			if err != nil {
+				return err
+			}
+			t, err := a.lookup(db, args[0])
+			if err != nil {
+				return err
+			}
+			if t.cmd != nil {
+				return a.showCommand(t, path, brief, noDiagram)
+			}
+			db = t.db
+			var leaves []prm.Leaf
+			for _, l := range t.plan.Leaves() {
+				if prm.HasPrefixPath(l.Path, path) {
+					leaves = append(leaves, l)
+				}
+			}
+			if len(leaves) == 0 && path != "" {
+				return cmdutil.UsageErr("%s has no field under %q; run 'cxray prm show %s' to see its fields", t.name(), path, t.name())
+			}
+			if a.JSON() {
+				return a.WriteJSON(showJSON(db, t, leaves))
+			}
+			a.showTable(db, t, leaves, brief)
+			if !noDiagram {
+				fmt.Fprintln(a.Stdout)
+				writeDiagram(a.Stdout, t.plan, leaves, path)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&path, "path", "", "only fields under this path (e.g. page_data.pddr_module_info_ext)")
+	c.Flags().BoolVar(&brief, "brief", false, "leave out descriptions")
+	c.Flags().BoolVar(&noDiagram, "no-diagram", false, "leave out the bit-layout drawing")
+	return c
+}
+
+func showJSON(db *prm.DB, t *target, leaves []prm.Leaf) any {
+	out := struct {
+		Name           string       `json:"name"`
+		ID             *uint32      `json:"id"`
+		Node           string       `json:"node"`
+		SizeBytes      int          `json:"size_bytes"`
+		SourceRevision string       `json:"source_revision"`
+		Source         string       `json:"source"`
+		Description    string       `json:"description,omitempty"`
+		Fields         []showField  `json:"fields"`
+		Joined         []showJoined `json:"joined"`
+		Warnings       []string     `json:"warnings,omitempty"`
+	}{Name: t.name(), Node: t.node.Name, SizeBytes: t.plan.Bytes, SourceRevision: db.Revision, Source: db.Source,
+		Description: db.NodeDescr(t.node), Fields: []showField{}, Joined: []showJoined{}, Warnings: t.plan.Warnings}
+	if t.reg != nil {
+		id := t.reg.ID
+		out.ID = &id
+		out.SizeBytes = max(t.reg.Size, t.plan.Bytes)
+	}
+	for _, l := range leaves {
+		if l.Joined {
+			j := showJoined{Path: l.Path, BitOffset: l.Bit, BitWidth: l.Width, Format: l.Step.Join.String(), Parts: l.Step.PartNames()}
+			out.Joined = append(out.Joined, j)
+			continue
+		}
+		f := showField{Path: l.Path, BitOffset: l.Bit, BitWidth: l.Width, Access: leafAccess(db, l),
+			Enum: map[string]uint64{}, When: l.When, Variable: l.Variable, Description: db.FieldDescr(l.Field())}
+		if l.Count > 0 {
+			f.Count = l.Count
+		}
+		for _, e := range l.Enum() {
+			f.Enum[e.Name] = e.Value
+		}
+		out.Fields = append(out.Fields, f)
+	}
+	return out
+}
+
+func (a *app) showTable(db *prm.DB, t *target, leaves []prm.Leaf, brief bool) {
+	w := a.Stdout
+	head := t.name()
+	if t.reg != nil {
+		head += fmt.Sprintf("  register 0x%04x, %d bytes, layout %s", t.reg.ID, max(t.reg.Size, t.plan.Bytes), t.node.Name)
+	} else {
+		head += fmt.Sprintf("  layout node, %d bytes", t.plan.Bytes)
+	}
+	fmt.Fprintf(w, "%s\n%s (%s)\n", head, db.Revision, db.Source)
+	if d := db.NodeDescr(t.node); d != "" && !brief {
+		fmt.Fprintln(w, cmdutil.Indent(d, "  "))
+	}
+	for _, wn := range t.plan.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", wn)
+	}
+	fmt.Fprintln(w)
+	rows := [][]string{{"FIELD", "ADDR", "BITS", "MSB", "WIDTH", "ACCESS", "VALUES"}}
+	var details []string
+	lastWhen := ""
+	for _, l := range leaves {
+		name := l.Path
+		if l.Count > 0 || l.Variable {
+			if l.Variable {
+				name += "[]"
+			} else {
+				name += fmt.Sprintf("[%d]", l.Count)
+			}
+		}
+		bits := fmt.Sprintf("[%d:%d]", 31-l.Bit%32, 32-l.Bit%32-l.Width)
+		if l.Width >= 32 || l.Count > 0 || l.Variable {
+			n := l.Width
+			if l.Count > 0 {
+				n *= l.Count
+			}
+			bits = fmt.Sprintf("%d bytes", n/8)
+			if n%8 != 0 {
+				bits = fmt.Sprintf("%d bits", n)
+			}
+		}
+		access := leafAccess(db, l)
+		values := enumText(l.Enum())
+		if l.Joined {
+			access = "joined"
+			values = strings.Join(l.Step.PartNames(), " + ")
+			if j := l.Step.Join; j != prm.JoinNumber {
+				values += " (" + j.String() + ")"
+			}
+		}
+		detail := ""
+		if l.When != lastWhen && l.When != "" {
+			rows = append(rows, []string{"when " + l.When + ":"})
+			details = append(details, "")
+		}
+		lastWhen = l.When
+		if !brief && !l.Joined {
+			detail = db.FieldDescr(l.Field())
+		}
+		rows = append(rows, []string{name, fmt.Sprintf("0x%02x", l.Bit/32*4), bits, fmt.Sprint(l.Bit), fmt.Sprint(l.Width), access, values})
+		details = append(details, detail)
+	}
+	cmdutil.WriteRows(w, rows, details)
+}
+
+func enumText(es []prm.EnumValue) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = fmt.Sprintf("%s=%d", e.Name, e.Value)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ---- search
+
+func (a *app) prmSearchCmd() *cobra.Command {
+	var noHistory bool
+	c := &cobra.Command{
+		Use:   "search WORD",
+		Short: "Search registers, fields, enum values, descriptions, NV parameters and older PRM revisions",
+		Long: `Search everything cxray knows of the PRM for WORD (case-insensitive): register
+names, field paths, enum value names, descriptions (when the database has
+them), NV configuration parameters with their TLV and bits, and, when the
+PRM revision history is at hand, names of other revisions ("renamed in Rev
+0.59 to ..."); then command names and the fields of the command interface's
+layouts (mlx5_ifc.h: mailboxes, contexts, capability pages). Words are matched in any order (MODULE_TEMP finds
+pddr_module_info_ext.temperature); a regular expression is accepted. Names
+close to WORD are suggested. Exit status 1 only when nothing at all matches.`,
+		Example: `  cxray prm search log_tx_psn_window
+  cxray prm search module_temp
+  cxray prm search 'fec.*active' -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			db, err := a.DB()
+			if err != nil {
+				return err
+			}
+			src := prmsearch.Sources{DB: db, NV: searchNVDB()}
+			if !noHistory {
+				src.History = searchHistory
+			}
+			res := prmsearch.Search(src, args[0])
+			cmdHits, cdb, err := searchCommands(args[0])
+			if err != nil {
+				return err
+			}
+			res.Hits = append(res.Hits, cmdHits...)
+			if a.JSON() {
+				if err := a.WriteJSON(map[string]any{"query": res.Query, "source_revision": db.Revision, "has_descriptions": db.HasDescriptions,
+					"command_revision": cdb.Revision, "hits": res.Hits, "suggestions": res.Suggestions}); err != nil {
+					return err
+				}
+				if !res.Found() {
+					return cmdutil.ErrProblem
+				}
+				return nil
+			}
+			t := a.NewTable("KIND", "REGISTER/TLV", "NAME", "WHERE", "SHOW WITH")
+			for _, h := range res.Hits {
+				reg := h.Register
+				if reg == "" {
+					reg = h.Path
+				}
+				where := h.Text
+				if h.Kind == prmsearch.KindField || h.Kind == prmsearch.KindDescription && h.Register != "" {
+					if h.Path != "" && h.Path != h.Name {
+						where = h.Path + ": " + where
+					}
+				}
+				t.Row(h.Kind, reg, h.Name, where, h.Hint)
+			}
+			t.Flush()
+			fmt.Fprintf(a.Stdout, "%d matches", len(res.Hits))
+			if !db.HasDescriptions {
+				fmt.Fprint(a.Stdout, " (names only: this database has no descriptions; apt-get install -y mstflint adds them)")
+			}
+			fmt.Fprintln(a.Stdout)
+			if len(res.Suggestions) > 0 {
+				fmt.Fprintf(a.Stdout, "did you mean: %s\n", strings.Join(res.Suggestions, ", "))
+			}
+			if !res.Found() {
+				return cmdutil.ErrProblem
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&noHistory, "no-history", false, "do not search the other PRM revisions of the history folder")
+	return c
+}
+
+// searchNVDB is the NV parameter database for searches: as config loads
+// it ($CXRAY_NVDB, the installed one, the built-in), nil when none loads.
+func searchNVDB() *nvconf.DB {
+	path := os.Getenv(cmdutil.EnvNVDB)
+	if path == "" {
+		if _, err := os.Stat(nvconf.MstflintPath); err == nil {
+			path = nvconf.MstflintPath
+		}
+	}
+	if path != "" && !strings.EqualFold(path, "builtin") {
+		if db, err := nvconf.LoadSQLite(path); err == nil {
+			return db
+		}
+	}
+	db, err := nvbuiltin.Load()
+	if err != nil {
+		return nil
+	}
+	return db
+}
+
+// searchHistory loads the PRM revisions of the history folder, oldest
+// first; none when the folder is not at hand.
+func searchHistory() []*prm.DB {
+	dir, ok := prmhistory.Dir()
+	if !ok {
+		return nil
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "hca-ext-rev*.adb"))
+	sort.Slice(files, func(i, j int) bool { return revisionOrder(files[i]) < revisionOrder(files[j]) })
+	var out []*prm.DB
+	for _, f := range files {
+		if db, err := adb.LoadFile(f); err == nil {
+			out = append(out, db)
+		}
+	}
+	return out
+}
+
+// revisionOrder sorts hca-ext-rev0.9.adb before hca-ext-rev0.51.adb.
+func revisionOrder(path string) string {
+	base := strings.TrimSuffix(filepath.Base(path), ".adb")
+	_, rev, _ := strings.Cut(base, "rev")
+	major, minor, _ := strings.Cut(rev, ".")
+	return fmt.Sprintf("%08s.%08s", major, minor)
+}
+
+// ---- decode
+
+func (a *app) prmDecodeCmd() *cobra.Command {
+	var file, field string
+	var raw, pad, inBox bool
+	c := &cobra.Command{
+		Use:   "decode NAME [HEX...]",
+		Short: "Decode register bytes (a hex dump) into fields",
+		Long: `Decode register bytes into named fields with enum names, text and joined
+values. The bytes come from the arguments, --file FILE, or standard input
+("-" or no HEX). Dumps are read as people paste them: dwords (0x00000218 ...),
+runs of hex digits, hexdump -C, xxd, od -t x1, mstreg's and mlxreg's whole
+--get output (the "Address | Data" dword table, or the "Field Name | Data"
+field table of --reg_name), cxray's own reg get tables (with or without --raw,
+--id) and JSON, and rdma -j ... -r data. Address columns are honoured; a gap is
+zero-filled with a note. NAME may be a command layout (qpc, mkc,
+nvmf_frontend_namespace_context) or a command, whose out mailbox is decoded
+(its in mailbox with --in).`,
+		Example: `  cxray prm decode PMAOS 0x00010101 0x00000000 0x00000000 0x00000000
+  cxray prm decode MGIR --file mgir.txt -o json
+  cxray prm decode qpc --file dump.txt`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			db, err := a.DB()
+			if err != nil {
+				return err
+			}
+			t, err := a.lookup(db, args[0])
+			if err != nil {
+				return err
+			}
+			if err := t.pickMailbox(inBox, "decode"); err != nil {
+				return err
+			}
+			db = t.db
+			text, err := a.hexInput(args[1:], file)
+			if err != nil {
+				return err
+			}
+			dump, err := hexdump.ReadBytes([]byte(text))
+			if err != nil {
+				return cmdutil.UsageErr("%v", err)
+			}
+			if dump.Register != "" && !strings.EqualFold(dump.Register, t.name()) {
+				return cmdutil.UsageErr("the dump names register %s, not %s; run 'cxray prm decode %s' on it", dump.Register, t.name(), dump.Register)
+			}
+			buf := dump.Bytes
+			if dump.Fields != nil {
+				// Field values (mstreg --reg_name, cxray reg get): the
+				// layout turns them into bytes; fields not given are zero.
+				if buf, err = dump.Encode(t.plan); err != nil {
+					return cmdutil.UsageErr("%v", err)
+				}
+				pad = true
+			}
+			for _, n := range dump.Notes {
+				fmt.Fprintf(a.Stderr, "cxray: note: %s\n", n)
+			}
+			buf, err = fitLength(t, buf, pad)
+			if err != nil {
+				return err
+			}
+			d, err := t.plan.Decode(buf)
+			if err != nil {
+				return cmdutil.UsageErr("%v", err)
+			}
+			return a.printDecoded(db, t, d, field, raw)
+		},
+	}
+	c.Flags().StringVar(&file, "file", "", "read the hex dump from FILE ('-' for standard input)")
+	c.Flags().StringVar(&field, "field", "", "print only this field (path)")
+	c.Flags().BoolVar(&raw, "raw", false, "print enum fields as numbers")
+	c.Flags().BoolVar(&pad, "pad", false, "accept a short dump and treat the missing bytes as zero")
+	c.Flags().BoolVar(&inBox, "in", false, "for a command: decode its in mailbox (default: the out mailbox)")
+	return c
+}
+
+func (a *app) hexInput(args []string, file string) (string, error) {
+	switch {
+	case file != "" && len(args) > 0:
+		return "", cmdutil.UsageErr("give the bytes either as arguments or with --file, not both")
+	case file == "-" || (file == "" && (len(args) == 0 || len(args) == 1 && args[0] == "-")):
+		b, err := io.ReadAll(io.LimitReader(a.Stdin, 16<<20))
+		if err != nil {
+			return "", err
+		}
+		return string(b), nil
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", cmdutil.UsageErr("%v", err)
+		}
+		return string(b), nil
+	}
+	return strings.Join(args, " "), nil
+}
+
+// fitLength checks the dump's length against the register's.
+func fitLength(t *target, buf []byte, pad bool) ([]byte, error) {
+	want := t.plan.Bytes
+	if t.reg != nil && t.reg.Size > want {
+		want = t.reg.Size
+	}
+	switch {
+	case len(buf) == 0:
+		return nil, cmdutil.UsageErr("no bytes given; paste the register as hex (for example 0x00000218 0x00000000 ...)")
+	case len(buf) < want && pad:
+		return append(buf, make([]byte, want-len(buf))...), nil
+	case len(buf) < want:
+		return nil, cmdutil.UsageErr("%s is %d bytes (%d dwords); got %d bytes (%d dwords). Paste the whole register, or add --pad to treat the rest as zero", t.name(), want, want/4, len(buf), len(buf)/4)
+	case len(buf) > want && !t.plan.HasVariable():
+		return nil, cmdutil.UsageErr("%s is %d bytes (%d dwords); got %d bytes. Is this dump of another register? Remove the extra bytes", t.name(), want, want/4, len(buf))
+	}
+	return buf, nil
+}
+
+func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, raw bool) error {
+	opt := prm.JSONOptions{Raw: raw}
+	if field != "" {
+		v, err := d.Get(field)
+		if err != nil {
+			return cmdutil.UsageWrap(err)
+		}
+		if a.JSON() {
+			return a.WriteJSON(json.RawMessage(v.AppendJSON(nil, opt)))
+		}
+		if k := v.Kind(); k == prm.KindStruct || k == prm.KindUnion && v.Member() != prm.MemberNone || k == prm.KindArray && !v.IsText() {
+			// A structure: its fields, one per row (never "0x").
+			tb := a.NewTable()
+			for _, r := range d.Rows() {
+				if prm.HasPrefixPath(r.Path, v.Path()) {
+					tb.Row(r.Path, units.Text(t.name(), r.Path, r.Value, raw))
+				}
+			}
+			tb.Flush()
+			return nil
+		}
+		fmt.Fprintln(a.Stdout, units.Text(t.name(), v.Path(), v, raw))
+		return nil
+	}
+	if a.JSON() {
+		out := map[string]any{"name": t.name(), "size_bytes": len(d.Raw), "source_revision": db.Revision,
+			"fields": json.RawMessage(d.AppendJSON(nil, opt)), "units": units.Fields(t.name(), d)}
+		if t.reg != nil {
+			out["id"] = t.reg.ID
+		}
+		t.commandJSON(out)
+		return a.WriteJSON(out)
+	}
+	rows := d.Rows()
+	tb := a.NewTable("FIELD", "VALUE")
+	for _, r := range rows {
+		tb.Row(r.Path, units.Text(t.name(), r.Path, r.Value, raw))
+	}
+	tb.Flush()
+	return nil
+}
+
+// ---- encode
+
+func (a *app) prmEncodeCmd() *cobra.Command {
+	var base string
+	var size int
+	c := &cobra.Command{
+		Use:   "encode NAME FIELD=VALUE...",
+		Short: "Build register bytes from field=value assignments",
+		Long: `Build register bytes from field=value assignments. Values are numbers in any
+base (42, 0x2a, 0b101010, -1 as two's complement), enum names, text for ASCII
+fields (psid=MT_0000000838), or aa:bb:cc:dd:ee:ff for joined MAC fields. Bits
+no field owns stay zero. Fields inside a union name the member
+(page_data.pddr_module_info_ext.temperature); the selector is set for you.
+NAME may be a command: its in mailbox is built, with the opcode set.`,
+		Example: `  cxray prm encode PAOS local_port=1 admin_status=up ase=1
+  cxray prm encode PMAOS module=0 admin_status=enabled ase=1 -o json
+  cxray prm encode QUERY_HCA_CAP op_mod=0x13`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			db, err := a.DB()
+			if err != nil {
+				return err
+			}
+			t, err := a.lookup(db, args[0])
+			if err != nil {
+				return err
+			}
+			as, err := prm.ParseAssignments(args[1:])
+			if err != nil {
+				return cmdutil.UsageWrap(err)
+			}
+			if t.cmd != nil {
+				if err := t.pickMailbox(true, "encode"); err != nil {
+					return err
+				}
+				as = withOpcode(t.cmd, as)
+			}
+			db = t.db
+			buf := t.plan.NewBuffer()
+			if size > 0 {
+				if size < len(buf) || size%4 != 0 {
+					return cmdutil.UsageErr("--size %d: give a multiple of 4 of at least %d bytes", size, len(buf))
+				}
+				buf = make([]byte, size)
+			}
+			if base != "" {
+				b, err := hexdump.Parse(base)
+				if err != nil {
+					return cmdutil.UsageErr("--base: %v", err)
+				}
+				if buf, err = fitLength(t, b, false); err != nil {
+					return err
+				}
+			}
+			if err := t.plan.Encode(buf, as); err != nil {
+				return cmdutil.UsageWrap(err)
+			}
+			d, err := t.plan.Decode(buf)
+			if err != nil {
+				return err
+			}
+			return a.printEncoded(db, t, d)
+		},
+	}
+	c.Flags().StringVar(&base, "base", "", "start from these bytes (hex) instead of zeros")
+	c.Flags().IntVar(&size, "size", 0, "buffer size in bytes, for registers that end in a variable array")
+	return c
+}
+
+func (a *app) printEncoded(db *prm.DB, t *target, d *prm.Decoded) error {
+	dwords := make([]string, 0, len(d.Raw)/4)
+	for i := 0; i+4 <= len(d.Raw); i += 4 {
+		dwords = append(dwords, fmt.Sprintf("0x%02x%02x%02x%02x", d.Raw[i], d.Raw[i+1], d.Raw[i+2], d.Raw[i+3]))
+	}
+	if a.JSON() {
+		out := map[string]any{"name": t.name(), "size_bytes": len(d.Raw), "source_revision": db.Revision,
+			"hex": fmt.Sprintf("%x", d.Raw), "dwords": dwords, "fields": json.RawMessage(d.AppendJSON(nil, prm.JSONOptions{}))}
+		if t.reg != nil {
+			out["id"] = t.reg.ID
+		}
+		t.commandJSON(out)
+		return a.WriteJSON(out)
+	}
+	fmt.Fprintf(a.Stdout, "%s, %d bytes:\n", t.name(), len(d.Raw))
+	for i := 0; i < len(dwords); i += 4 {
+		fmt.Fprintf(a.Stdout, "  0x%02x: %s\n", i*4, strings.Join(dwords[i:min(i+4, len(dwords))], " "))
+	}
+	var set []string
+	for _, r := range d.Rows() {
+		if !isZero(r.Value) {
+			set = append(set, fmt.Sprintf("  %s = %s", r.Path, r.Text))
+		}
+	}
+	if len(set) > 0 {
+		fmt.Fprintln(a.Stdout, "non-zero fields:")
+		fmt.Fprintln(a.Stdout, strings.Join(set, "\n"))
+	}
+	return nil
+}
+
+func isZero(v prm.Value) bool {
+	switch v.Kind() {
+	case prm.KindUint, prm.KindJoined:
+		return v.Uint() == 0
+	}
+	for _, b := range v.Raw() {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}

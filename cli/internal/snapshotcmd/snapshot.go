@@ -1,0 +1,274 @@
+package snapshotcmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/snapshot"
+)
+
+func (a *app) snapshotCmd() *cobra.Command {
+	var df cmdutil.DeviceFlags
+	var all bool
+	var profile, out string
+	var samples int
+	var interval time.Duration
+	c := &cobra.Command{
+		Use:   "snapshot [-d DEV|--all] [--profile NAME|FILE] [--out FILE]",
+		Short: "Record a baseline of an adapter's registers, every field classed static, dynamic or counter",
+		Long: `Read a set of registers with their instances (per port, module, sensor),
+decode them and record every field with its class: static (must not change:
+identity, configuration, thresholds), dynamic (states, temperatures, powers) or
+counter. The file is versioned JSON with the device identity, firmware and
+driver versions, PRM database revision, host and time. Profiles (` + strings.Join(snapshot.Profiles(), ", ") + `,
+or a YAML file) say which registers; --samples N --interval D reads N times and
+learns which fields move. A register that fails is recorded, not fatal.
+
+Around the registers the file records the NV configuration (every parameter's
+Next Boot and Current value, named with the database 'config' uses), the
+pending firmware version, the OS's MACs of the function's interfaces and, where
+the device has a command interface, the capability pages; all are static, so
+'diff' reports a changed one among the static changes.
+
+Without --out the snapshot is printed as JSON.`,
+		Example: `  cxray snapshot -d 0000:03:00.0 --out before.json
+  cxray snapshot -d emu:examples/two-adapters.yaml --all --samples 3 --interval 10s --out base.json`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			db, err := a.DB()
+			if err != nil {
+				return err
+			}
+			p, err := snapshot.LoadProfile(profile)
+			if err != nil {
+				return cmdutil.UsageWrap(err)
+			}
+			if samples < 1 || samples > 1000 {
+				return cmdutil.UsageErr("--samples %d: give 1 to 1000", samples)
+			}
+			if samples > 1 && interval <= 0 {
+				return cmdutil.UsageErr("--samples %d needs --interval (e.g. 10s)", samples)
+			}
+			timeout := df.Timeout + time.Duration(samples)*interval
+			ctx, cancel := context.WithTimeout(a.Ctx, timeout)
+			defer cancel()
+			f, err := a.takeSnapshot(ctx, df.Name, all, db, p, samples, interval)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				return a.WriteJSON(f)
+			}
+			if err := snapshot.Write(out, f); err != nil {
+				return cmdutil.DeviceErr(err)
+			}
+			return a.printSnapshotSummary(out, f)
+		},
+	}
+	df.Add(c)
+	c.Flags().BoolVar(&all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
+	c.Flags().StringVar(&profile, "profile", "standard", "which registers: "+strings.Join(snapshot.Profiles(), ", ")+", or a YAML file")
+	c.Flags().StringVar(&out, "out", "", "write the snapshot to FILE (atomically) instead of standard output")
+	c.Flags().IntVar(&samples, "samples", 1, "read everything N times")
+	c.Flags().DurationVar(&interval, "interval", 0, "time between samples")
+	return c
+}
+
+// takeSnapshot reads the targets into one file.
+func (a *app) takeSnapshot(ctx context.Context, name string, all bool, db *prm.DB, p *snapshot.Profile, samples int, interval time.Duration) (*snapshot.File, error) {
+	targets, err := a.OpenTargets(ctx, name, all, db)
+	if err != nil {
+		return nil, err
+	}
+	defer adapter.CloseAll(targets)
+	host, _ := os.Hostname()
+	f := &snapshot.File{Format: snapshot.Format, Version: snapshot.Version, Created: targets[0].Clock().Now().UTC(), Host: host, Tool: a.Version,
+		PRMRevision: db.Revision, PRMSource: db.Source, Profile: *p, Samples: samples, Interval: snapshot.Duration(interval)}
+	// The NV configuration is named with the database `config` uses
+	// ($CXRAY_NVDB, mstflint's, or the built-in one).
+	nv, err := cmdutil.NVDB("")
+	if err != nil {
+		return nil, err
+	}
+	progress := a.progress()
+	for i, ad := range targets {
+		opt := snapshot.Options{Samples: samples, Interval: interval, NV: nv}
+		if progress != nil {
+			label := fmt.Sprintf("%s (%d/%d)", ad.BDF(), i+1, len(targets))
+			opt.Progress = func(done, total int) { progress(label, done, total) }
+		}
+		d, err := snapshot.Take(ctx, ad, p, opt)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			f.Devices = append(f.Devices, snapshot.Device{Name: ad.Name(), BDF: ad.BDF(), Backend: ad.Backend(), Error: err.Error()})
+			continue
+		}
+		f.Created = ad.Clock().Now().UTC()
+		f.Devices = append(f.Devices, *d)
+	}
+	if progress != nil {
+		fmt.Fprint(a.Stderr, "\r\033[K")
+	}
+	ok := false
+	for _, d := range f.Devices {
+		if d.Error == "" {
+			ok = true
+		}
+	}
+	if !ok {
+		return nil, cmdutil.DeviceErr(fmt.Errorf("no device could be read: %s", f.Devices[0].Error))
+	}
+	return f, nil
+}
+
+// progress returns a progress printer when standard error is a terminal.
+func (a *app) progress() func(label string, done, total int) {
+	f, ok := a.Stderr.(*os.File)
+	if !ok || !cmdutil.IsTerminal(f) {
+		return nil
+	}
+	return func(label string, done, total int) {
+		const width = 30
+		n := done * width / max(total, 1)
+		fmt.Fprintf(f, "\r%s [%s%s] %d/%d", label, strings.Repeat("#", n), strings.Repeat(".", width-n), done, total)
+	}
+}
+
+func (a *app) printSnapshotSummary(path string, f *snapshot.File) error {
+	type devSum struct {
+		BDF       string `json:"bdf"`
+		Firmware  string `json:"firmware"`
+		Registers int    `json:"registers"`
+		Fields    int    `json:"fields"`
+		Failed    int    `json:"failed"`
+		Error     string `json:"error,omitempty"`
+	}
+	var sums []devSum
+	for _, d := range f.Devices {
+		s := devSum{BDF: d.BDF, Firmware: d.Identity.Firmware, Error: d.Error}
+		for _, r := range d.Registers {
+			if r.Error != "" {
+				s.Failed++
+				continue
+			}
+			s.Registers++
+			s.Fields += len(r.Fields)
+		}
+		sums = append(sums, s)
+	}
+	if a.JSON() {
+		return a.WriteJSON(map[string]any{"file": path, "profile": f.Profile.Name, "samples": f.Samples, "devices": sums})
+	}
+	fmt.Fprintf(a.Stdout, "wrote %s (profile %s, %d sample(s), %s)\n", path, f.Profile.Name, f.Samples, f.PRMRevision)
+	t := a.NewTable("BDF", "FIRMWARE", "REGISTERS", "FIELDS", "UNREADABLE")
+	for _, s := range sums {
+		t.Row(s.BDF, cmdutil.Dash(s.Firmware), fmt.Sprint(s.Registers), fmt.Sprint(s.Fields), fmt.Sprint(s.Failed))
+	}
+	t.Flush()
+	return nil
+}
+
+func (a *app) diffCmd() *cobra.Command {
+	var df cmdutil.DeviceFlags
+	var all bool
+	var samples, limit int
+	var interval time.Duration
+	c := &cobra.Command{
+		Use:   "diff BASE [NEW | -d DEV]",
+		Short: "Compare a baseline snapshot with another, or with the device now",
+		Long: `Compare two snapshots (or a snapshot with the device now, read with the
+baseline's profile). Static values that changed are listed first and make the
+exit status 1; dynamic values and counters are summarised with deltas and
+rates; firmware, driver and PRM-revision changes are called out; fields that
+appeared or disappeared (a new PRM revision) are shown as such; values that
+should move but stayed the same over several samples are flagged as stale
+(exit 1). Snapshots decoded with different PRM revisions are matched by field
+name, then by position.`,
+		Example: `  cxray diff before.json after.json
+  ssh host cxray snapshot -d mlx5_0 | cxray diff before.json -
+  cxray diff before.json -d 0000:03:00.0 -o json`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if args[0] == "-" && len(args) == 2 && args[1] == "-" {
+				return cmdutil.UsageErr("only one of the snapshots can come from standard input")
+			}
+			base, err := a.readSnapshot(args[0])
+			if err != nil {
+				return err
+			}
+			var cur *snapshot.File
+			switch {
+			case len(args) == 2 && df.Name != "":
+				return cmdutil.UsageErr("compare with a file or with -d DEV, not both")
+			case len(args) == 2:
+				if cur, err = a.readSnapshot(args[1]); err != nil {
+					return err
+				}
+			case df.Name != "":
+				db, err := a.DB()
+				if err != nil {
+					return err
+				}
+				ctx, cancel := context.WithTimeout(a.Ctx, df.Timeout+time.Duration(samples)*interval)
+				defer cancel()
+				if cur, err = a.takeSnapshot(ctx, df.Name, all, db, &base.Profile, samples, interval); err != nil {
+					return err
+				}
+			default:
+				return cmdutil.UsageErr("give a second snapshot file, or -d DEV to compare with the device now")
+			}
+			rep := snapshot.Diff(base, cur, nil)
+			if a.JSON() {
+				if err := a.WriteJSON(rep); err != nil {
+					return err
+				}
+			} else if err := rep.WriteText(a.Stdout, limit); err != nil {
+				return err
+			}
+			if rep.Problems() {
+				return cmdutil.ErrProblem
+			}
+			return nil
+		},
+	}
+	df.Add(c)
+	c.Flags().BoolVar(&all, "all", false, "with -d: every function of the emulated scenario")
+	c.Flags().IntVar(&samples, "samples", 1, "with -d: samples to read now")
+	c.Flags().DurationVar(&interval, "interval", 0, "with -d: time between samples")
+	c.Flags().IntVar(&limit, "limit", 25, "list at most this many changes per section (0: all)")
+	return c
+}
+
+// readSnapshot reads a snapshot file, or standard input for "-" (bounded:
+// a snapshot is never near snapshot.MaxFile).
+func (a *app) readSnapshot(path string) (*snapshot.File, error) {
+	if path != "-" {
+		f, err := snapshot.Read(path)
+		if err != nil {
+			return nil, cmdutil.UsageWrap(err)
+		}
+		return f, nil
+	}
+	b, err := cmdutil.ReadInput(path, a.Stdin, maxSnapshotInput, "a snapshot")
+	if err != nil {
+		return nil, err
+	}
+	f, err := snapshot.Parse(b, "standard input")
+	if err != nil {
+		return nil, cmdutil.UsageWrap(err)
+	}
+	return f, nil
+}
+
+// maxSnapshotInput bounds a snapshot read from standard input.
+const maxSnapshotInput = 512 << 20

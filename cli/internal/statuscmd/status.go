@@ -1,0 +1,299 @@
+package statuscmd
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/health"
+	"github.com/cxray/cxray/prm"
+)
+
+// Entry is one function in `cxray status`.
+type Entry struct {
+	BDF    string `json:"bdf"`
+	Device string `json:"device"` // the -d name that reaches it
+	// MST is mst's name of the function (mt4129_pciconf0), which -d takes.
+	MST             string      `json:"mst,omitempty"`
+	Model           string      `json:"model"`
+	DeviceID        uint16      `json:"device_id"`
+	Backend         dev.Backend `json:"backend"`
+	Via             dev.Backend `json:"via,omitempty"`
+	PSID            string      `json:"psid,omitempty"`
+	Firmware        string      `json:"firmware,omitempty"`
+	FirmwarePending string      `json:"firmware_pending,omitempty"`
+	// Ports is how many ports this function owns.
+	Ports        int      `json:"ports,omitempty"`
+	Netdevs      []string `json:"netdevs"`
+	RDMA         []string `json:"rdma"`
+	NUMANode     int      `json:"numa_node"`
+	PermanentMAC string   `json:"permanent_mac,omitempty"`
+	NodeGUID     string   `json:"node_guid,omitempty"`
+	// OSMACs are the interfaces' current addresses; MACDrift is set when
+	// one differs from the permanent MAC.
+	OSMACs   map[string]string `json:"os_macs,omitempty"`
+	MACDrift bool              `json:"mac_drift"`
+	Drift    []health.MACDrift `json:"drift,omitempty"`
+	Error    string            `json:"error,omitempty"`
+	// Notes say how the device was reached (a fallback, the path taken).
+	Notes []string `json:"notes,omitempty"`
+}
+
+type statusOptions struct {
+	df cmdutil.DeviceFlags
+}
+
+func (a *app) statusCmd() *cobra.Command {
+	var o statusOptions
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "List ConnectX adapters: PCI address, names, firmware, PSID, MAC, GUID",
+		Long: `List every ConnectX function of this machine (or the one given with -d, or
+the emulated ones with -d emu / emu:FILE.yaml) with its PCI address, the names
+that reach it (-d accepts all of them), firmware version (and one waiting for
+a reset), PSID, the ports it owns, NUMA node, the permanent MAC and node GUID,
+and the current MAC the OS uses. A difference is flagged as MAC drift (exit 1).
+Firmware details need root on real adapters; without it they come from the
+kernel driver where it has them.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return a.runStatus(&o) },
+	}
+	o.df.Add(c)
+	return c
+}
+
+func (a *app) runStatus(o *statusOptions) error {
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := o.df.Context(a.Ctx)
+	defer cancel()
+	entries, err := a.gatherStatus(ctx, o.df.Name, db)
+	if err != nil {
+		return err
+	}
+	// A device named with -d that could not be read is a device error
+	// (exit 3), after the report says why.
+	failed := o.df.Name != "" && len(entries) > 0
+	drift := false
+	for _, e := range entries {
+		if e.Error == "" || e.Firmware != "" {
+			failed = false
+		}
+		drift = drift || e.MACDrift
+	}
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"source_revision": db.Revision, "devices": entries}); err != nil {
+			return err
+		}
+	} else {
+		a.printStatus(entries)
+	}
+	switch {
+	case failed:
+		return &cmdutil.ExitError{Code: cmdutil.ExitDevice, Err: cmdutil.ErrQuiet}
+	case drift:
+		return cmdutil.ErrProblem
+	}
+	return nil
+}
+
+func (a *app) printStatus(entries []Entry) {
+	if len(entries) == 0 {
+		fmt.Fprintln(a.Stdout, "no ConnectX adapters found on this machine; try the emulator: cxray status -d emu")
+		return
+	}
+	// mst's names exist for this machine's functions only (not emulated
+	// scenarios outside emu run): the column shows when one has a name.
+	withMST := false
+	for _, e := range entries {
+		withMST = withMST || e.MST != ""
+	}
+	head := []string{"BDF", "MODEL", "FIRMWARE", "PSID", "PORTS", "NETDEV", "RDMA", "NUMA", "PERMANENT MAC", "NODE GUID"}
+	if withMST {
+		head = append([]string{"BDF", "MST"}, head[1:]...)
+	}
+	t := a.NewTable(head...)
+	var notes []string
+	for _, e := range entries {
+		fwv := cmdutil.Dash(e.Firmware)
+		if e.FirmwarePending != "" {
+			fwv += " (" + e.FirmwarePending + " pending)"
+		}
+		row := []string{e.BDF, e.Model, fwv, cmdutil.Dash(e.PSID), cmdutil.Dash(fmt.Sprint(e.Ports)), cmdutil.Dash(strings.Join(e.Netdevs, ",")),
+			cmdutil.Dash(strings.Join(e.RDMA, ",")), numa(e.NUMANode), cmdutil.Dash(e.PermanentMAC), cmdutil.Dash(e.NodeGUID)}
+		if withMST {
+			row = append([]string{e.BDF, cmdutil.Dash(e.MST)}, row[1:]...)
+		}
+		t.Row(row...)
+		for _, d := range e.Drift {
+			notes = append(notes, fmt.Sprintf("%s: MAC drift: %s uses %s, the permanent MAC is %s", e.BDF, d.Netdev, d.Address, d.Permanent))
+		}
+		if e.FirmwarePending != "" {
+			notes = append(notes, fmt.Sprintf("%s: firmware %s is written and runs after the next firmware reset", e.BDF, e.FirmwarePending))
+		}
+		for _, n := range e.Notes {
+			notes = append(notes, fmt.Sprintf("%s: %s", e.BDF, n))
+		}
+		if e.Error != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", e.BDF, e.Error))
+		}
+	}
+	t.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(a.Stdout, n)
+	}
+}
+
+func numa(n int) string {
+	if n < 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}
+
+// gatherStatus lists the functions to report and reads each.
+func (a *app) gatherStatus(ctx context.Context, given string, db *prm.DB) ([]Entry, error) {
+	opts := a.AdapterOptions(db)
+	opts.Fallback = true
+	entries := []Entry{}
+	if given != "" {
+		n, err := opts.Parse(given)
+		if err != nil {
+			return nil, cmdutil.Classify(err)
+		}
+		var ads []*adapter.Adapter
+		switch n.Kind {
+		case devname.Emu:
+			// The whole scenario, unless -d picks one function with @.
+			if strings.Contains(n.Emu, "@") {
+				var ad *adapter.Adapter
+				if ad, err = adapter.Open(ctx, given, opts); err == nil {
+					ads = []*adapter.Adapter{ad}
+				}
+			} else {
+				ads, err = adapter.OpenAll(ctx, given, opts)
+			}
+		case devname.Kernel:
+			var ad *adapter.Adapter
+			if ad, err = adapter.Open(ctx, given, opts); err == nil {
+				ads = []*adapter.Adapter{ad}
+			}
+		default:
+			f, ferr := a.Sys.Function(n.BDF)
+			if ferr != nil {
+				return nil, cmdutil.Classify(&adapter.NotFoundError{Err: ferr})
+			}
+			e := a.pciStatus(ctx, f, opts)
+			if fs, err := a.Sys.List(); err == nil {
+				e.MST = devname.MSTName(fs, f.BDF)
+			}
+			return append(entries, e), nil
+		}
+		if err != nil {
+			return nil, cmdutil.Classify(err)
+		}
+		defer adapter.CloseAll(ads)
+		for _, ad := range ads {
+			entries = append(entries, adapterStatus(ctx, ad))
+		}
+		return entries, nil
+	}
+	fs, err := a.Sys.List()
+	if err != nil {
+		return nil, cmdutil.DeviceErr(err)
+	}
+	for _, f := range fs {
+		e := a.pciStatus(ctx, f, opts)
+		e.MST = devname.MSTName(fs, f.BDF)
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// pciStatus reads a function of this machine: sysfs for its names, then
+// the adapter (directly as root, else through the kernel).
+func (a *app) pciStatus(ctx context.Context, f devname.Function, opts adapter.Options) Entry {
+	e := Entry{BDF: f.BDF, Device: f.BDF, Model: f.DeviceName, DeviceID: f.DeviceID, Backend: dev.BackendDirect,
+		Netdevs: f.Netdevs, RDMA: f.RDMA, NUMANode: f.NUMANode, OSMACs: map[string]string{}}
+	if len(f.RDMA) > 0 {
+		e.Device = f.RDMA[0]
+	}
+	for _, nd := range f.Netdevs {
+		if m := a.Sys.MAC(nd); m != "" {
+			e.OSMACs[nd] = m
+		}
+	}
+	if f.VF {
+		e.Error = "virtual function: firmware details come from its physical function"
+		return e
+	}
+	ad, err := adapter.Open(ctx, f.BDF, opts)
+	if err != nil {
+		e.Error = err.Error()
+		return e
+	}
+	defer ad.Close()
+	full := adapterStatus(ctx, ad)
+	full.Device = e.Device
+	if full.Model == "" {
+		full.Model = e.Model
+	}
+	return full
+}
+
+// adapterStatus is one status line read through an adapter.
+func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
+	e := Entry{BDF: ad.BDF(), Device: ad.Name(), Backend: ad.Backend(), Netdevs: []string{}, RDMA: []string{},
+		NUMANode: -1, OSMACs: map[string]string{}}
+	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var notes []string
+	id, err := ad.Identity(ictx)
+	if err != nil {
+		notes = append(notes, err.Error())
+	}
+	if id != nil {
+		e.Model, e.DeviceID, e.PSID, e.Firmware, e.FirmwarePending = id.Model, id.DeviceID, id.PSID, id.Firmware, id.FirmwarePending
+		e.PermanentMAC, e.NodeGUID = id.PermanentMAC, id.NodeGUID
+		if e.Model == "" && id.DeviceID != 0 {
+			e.Model, _ = devname.Model(id.DeviceID)
+		}
+	}
+	if p := ad.Path(); p != "" && p != ad.Backend() {
+		e.Via = p
+	}
+	if ps, err := ad.Ports(ictx); err == nil {
+		e.Ports = len(ps)
+	} else if id != nil {
+		notes = append(notes, "ports: "+err.Error())
+	}
+	if os, err := ad.OS(ictx); err == nil {
+		e.NUMANode, e.RDMA = os.NUMANode, os.RDMA
+		for _, n := range os.Netdevs {
+			e.Netdevs = append(e.Netdevs, n.Name)
+			if n.Address != "" {
+				e.OSMACs[n.Name] = n.Address
+			}
+		}
+		perm := ""
+		if id != nil {
+			perm = id.PermanentMAC
+		}
+		e.Drift = health.Drift(perm, os.Netdevs)
+		e.MACDrift = len(e.Drift) > 0
+	}
+	e.Notes = append(e.Notes, ad.Notes()...)
+	sort.Strings(e.Netdevs)
+	e.Error = strings.Join(notes, "; ")
+	return e
+}

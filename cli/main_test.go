@@ -1,0 +1,24 @@
+package cli
+
+import (
+	"os"
+	"testing"
+
+	"github.com/cxray/cxray/cli/internal/emucmd"
+)
+
+// TestMain lets the test binary serve as the namespace helper of
+// `cxray emu run`, as the real binary's main does.
+func TestMain(m *testing.M) {
+	emucmd.Child()
+	// State (NV journals, backups, the emulator's kept state) goes to a
+	// directory of the test run, never the user's.
+	dir, err := os.MkdirTemp("", "cxray-test-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}

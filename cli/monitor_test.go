@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestMonitorJSONAndAlerts(t *testing.T) {
+	sc := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "")
+	out, errs, code := cli(t, "", "--adb", "builtin", "monitor", "-d", "emu:"+sc, "-i", "1m", "--count", "3", "--what", "temp,counters", "--alert", "temp.asic_c > 1", "--alert", "rate(a_frames_transmitted_ok) > 0", "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit %d (want 1: alerts fired): %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	var last struct {
+		Time   time.Time          `json:"time"`
+		Values map[string]float64 `json:"values"`
+		Alerts []string           `json:"alerts"`
+	}
+	mustJSON(t, lines[2], &last)
+	if last.Time != time.Date(2024, 5, 1, 8, 2, 0, 0, time.UTC) {
+		t.Errorf("samples should be 1m apart on the emulated clock: %v", last.Time)
+	}
+	if last.Values["temp.asic_c"] < 20 || last.Values["port1.ppcnt.a_frames_transmitted_ok"] == 0 {
+		t.Errorf("values %v", last.Values)
+	}
+	joined := strings.Join(last.Alerts, "\n")
+	if !strings.Contains(joined, "temp.asic_c") || !strings.Contains(joined, "rate(port1.ppcnt.a_frames_transmitted_ok)") {
+		t.Errorf("alerts %v", last.Alerts)
+	}
+	_, errs, code = cli(t, "", "monitor", "-d", "emu:"+sc, "--what", "temp")
+	if code != 2 || !strings.Contains(errs, "--count") {
+		t.Errorf("manual clock without --count: %d %s", code, errs)
+	}
+	_, errs, code = cli(t, "", "monitor", "-d", "emu", "--alert", "temp >> 3", "--count", "1")
+	if code != 2 || !strings.Contains(errs, "KEY OP NUMBER") {
+		t.Errorf("bad alert: %d %s", code, errs)
+	}
+}
+
+// A monitor killed mid-run leaves a file of whole JSON lines, and a new
+// monitor appends to it.
+func TestMonitorKilled(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "cxray")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/cxray").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	file := filepath.Join(t.TempDir(), "m.jsonl")
+	for round := 0; round < 2; round++ {
+		cmd := exec.Command(bin, "--adb", "builtin", "monitor", "-d", "emu", "-i", "5ms", "--what", "temp,counters", "--format", "jsonl", "--out", file)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if st, err := os.Stat(file); err == nil && st.Size() > int64(20000*(round+1)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatal("the monitor wrote too little")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	n := 0
+	for sc.Scan() {
+		var v map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("line %d is not whole JSON: %v: %.80q", n+1, err, sc.Text())
+		}
+		n++
+	}
+	if n < 4 {
+		t.Errorf("only %d lines", n)
+	}
+}
+
+// monitor --what nvmf: the NVMe-oF namespace counters, in JSON with an
+// alert on their rate, in the table with rates, and drawn by plot's nvmf
+// group as rates per second.
+func TestMonitorNVMF(t *testing.T) {
+	privateState(t)
+	sc := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "")
+	out, errs, code := cli(t, "", "--adb", "builtin", "monitor", "-d", "emu:"+sc, "-i", "1m", "--count", "3", "--what", "nvmf",
+		"--alert", "rate(xrq1.ns2.nvmf.errors) > 0", "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit %d (want 1: the error-rate alert fired): %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var first, last struct {
+		Values map[string]float64 `json:"values"`
+		Alerts []string           `json:"alerts"`
+		Errors []string           `json:"errors"`
+	}
+	mustJSON(t, lines[0], &first)
+	mustJSON(t, lines[len(lines)-1], &last)
+	if last.Values["nvmf.offload"] != 1 || len(last.Errors) != 0 {
+		t.Fatalf("values %v errors %v", last.Values, last.Errors)
+	}
+	for _, k := range []string{"xrq1.ns1.nvmf.read_cmds", "xrq1.ns1.nvmf.write_blocks", "xrq1.ns2.nvmf.errors"} {
+		if last.Values[k] <= first.Values[k] {
+			t.Errorf("%s did not move over two minutes: %v → %v", k, first.Values[k], last.Values[k])
+		}
+	}
+	if !strings.Contains(strings.Join(last.Alerts, "\n"), "rate(xrq1.ns2.nvmf.errors)") {
+		t.Errorf("alerts %v", last.Alerts)
+	}
+	table, _, _ := cli(t, "", "--adb", "builtin", "monitor", "-d", "emu:"+sc, "-i", "1m", "--count", "2", "--what", "nvmf")
+	if !strings.Contains(table, "xrq1.ns1.nvmf.read_cmds") || !strings.Contains(table, "/s") {
+		t.Errorf("table lacks the counters' rates:\n%s", table)
+	}
+	rec := filepath.Join(t.TempDir(), "nv.jsonl")
+	if _, errs, code := cli(t, "", "--adb", "builtin", "monitor", "-d", "emu:"+sc, "-i", "10m", "--count", "4", "--what", "nvmf", "--format", "jsonl", "--out", rec); code != 0 {
+		t.Fatalf("monitor --out: exit %d %s", code, errs)
+	}
+	svg := filepath.Join(t.TempDir(), "nv.svg")
+	out, errs, code = cli(t, "", "plot", rec, "--what", "nvmf", "--out", svg, "-o", "json")
+	if code != 0 {
+		t.Fatalf("plot: exit %d %s", code, errs)
+	}
+	var p struct {
+		Series []string `json:"series"`
+		YLabel string   `json:"y_label"`
+	}
+	mustJSON(t, out, &p)
+	b, _ := os.ReadFile(svg)
+	if p.YLabel != "rate (per second)" || len(p.Series) != 16 || !strings.Contains(string(b), "rate (per second)") || !strings.Contains(string(b), "xrq1.ns2.nvmf.errors (per s)") {
+		t.Errorf("plot --what nvmf: y %q, %d series %v", p.YLabel, len(p.Series), p.Series)
+	}
+}
+
+// A CSV file that monitor appends to keeps one header, across restarts;
+// a file that is not a monitor CSV is refused before anything is written.
+func TestMonitorCSVAppendKeepsOneHeader(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	out := filepath.Join(t.TempDir(), "m.csv")
+	for i := 0; i < 3; i++ {
+		if _, errs, code := cli(t, "", "monitor", "-d", "emu", "--what", "temp", "--count", "2", "-i", "1ms", "--format", "csv", "--out", out); code != 0 {
+			t.Fatalf("run %d: exit %d %s", i, code, errs)
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	headers := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "time,device,") {
+			headers++
+		}
+	}
+	if headers != 1 || len(lines) != 7 {
+		t.Errorf("%d headers in %d lines:\n%s", headers, len(lines), b)
+	}
+	other := filepath.Join(t.TempDir(), "notes.csv")
+	os.WriteFile(other, []byte("hello\n"), 0o644)
+	_, errs, code := cli(t, "", "monitor", "-d", "emu", "--what", "temp", "--count", "1", "--format", "csv", "--out", other)
+	if b, _ := os.ReadFile(other); code != 2 || string(b) != "hello\n" || !strings.Contains(errs, "not a monitor CSV") {
+		t.Errorf("append to a foreign file: exit %d %s; file now %q", code, errs, b)
+	}
+}

@@ -1,0 +1,272 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/cli/internal/statuscmd"
+)
+
+func TestStatusEmu(t *testing.T) {
+	out, errs, code := cli(t, "", "--adb", "builtin", "status", "-d", "emu", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var st struct {
+		Devices []statuscmd.Entry `json:"devices"`
+	}
+	mustJSON(t, out, &st)
+	if len(st.Devices) != 1 {
+		t.Fatalf("%s", out)
+	}
+	d := st.Devices[0]
+	if d.BDF != "0000:03:00.0" || d.Model != "ConnectX-7" || d.Firmware != "28.39.1010" || d.PSID != "MT_0000000834" || d.Ports != 2 || d.PermanentMAC == "" || d.MACDrift {
+		t.Errorf("%+v", d)
+	}
+	// A scenario with two adapters lists three functions, each with its names.
+	sc := filepath.Join("..", "emu", "scenario", "testdata", "two-adapters.yaml")
+	out, errs, code = cli(t, "", "--adb", "builtin", "status", "-d", "emu:"+sc, "-o", "json")
+	mustJSON(t, out, &st)
+	if code != 0 || len(st.Devices) < 3 {
+		t.Fatalf("exit %d %s %s", code, errs, out)
+	}
+	if st.Devices[1].BDF != "0000:03:00.1" || st.Devices[1].Netdevs[0] != "ens1f1np1" || st.Devices[1].PermanentMAC != "b8:3f:d2:a1:b2:c1" || st.Devices[1].NodeGUID != "b83f:d203:00a1:b2c0" {
+		t.Errorf("second function %+v", st.Devices[1])
+	}
+	if st.Devices[2].Model != "ConnectX-6 Dx" {
+		t.Errorf("third function %+v", st.Devices[2])
+	}
+}
+
+func TestRegGetMGIR(t *testing.T) {
+	out, errs, code := cli(t, "", "--adb", "builtin", "reg", "get", "MGIR", "-d", "emu", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r struct {
+		Register string `json:"register"`
+		Backend  string `json:"backend"`
+		Fields   struct {
+			FWInfo struct {
+				PSID          string `json:"psid"`
+				ExtendedMajor int    `json:"extended_major"`
+				ExtendedMinor int    `json:"extended_minor"`
+				ExtendedSub   int    `json:"extended_sub_minor"`
+			} `json:"fw_info"`
+		} `json:"fields"`
+	}
+	mustJSON(t, out, &r)
+	f := r.Fields.FWInfo
+	if r.Register != "MGIR" || r.Backend != "emulator" || f.PSID != "MT_0000000834" || f.ExtendedMajor != 28 || f.ExtendedMinor != 39 || f.ExtendedSub != 1010 {
+		t.Errorf("%+v", r)
+	}
+	out, _, _ = cli(t, "", "--adb", "builtin", "reg", "get", "MGIR", "-d", "emu", "--field", "fw_info.psid")
+	if strings.TrimSpace(out) != `"MT_0000000834"` {
+		t.Errorf("--field: %q", out)
+	}
+}
+
+func TestRegSet(t *testing.T) {
+	privateState(t) // it writes to -d emu, which keeps what it is told
+	// A RW field: written, verified by reading back.
+	out, errs, code := cli(t, "", "--adb", "builtin", "reg", "set", "PAOS", "admin_status=down_by_configuration", "ase=1", "-d", "emu", "--yes", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, `"verified": true`) || !strings.Contains(out, `"admin_status": "down_by_configuration"`) {
+		t.Errorf("%s", out)
+	}
+	// --dry-run prints the bytes and writes nothing (oper_status 2: the set
+	// above took the port down, and -d emu keeps it so).
+	out, _, code = cli(t, "", "--adb", "builtin", "reg", "set", "PAOS", "admin_status=down_by_configuration", "ase=1", "-d", "emu", "--dry-run")
+	if code != 0 || !strings.Contains(out, "0x00: 0x00010202 0x80000000") {
+		t.Errorf("dry run: %s", out)
+	}
+	// Without a terminal and without --yes: refused.
+	_, errs, code = cli(t, "", "--adb", "builtin", "reg", "set", "PAOS", "admin_status=up", "-d", "emu")
+	if code != 2 || !strings.Contains(errs, "add --yes") {
+		t.Errorf("no confirmation: exit %d %s", code, errs)
+	}
+	// RO fields refused.
+	_, errs, code = cli(t, "", "--adb", "builtin", "reg", "set", "PAOS", "oper_status=1", "-d", "emu", "--yes")
+	if code != 2 || !strings.Contains(errs, "oper_status is read-only") {
+		t.Errorf("RO: exit %d %s", code, errs)
+	}
+	// Index fields without a default must be given.
+	_, errs, code = cli(t, "", "--adb", "builtin", "reg", "get", "PMAOS", "-d", "emu")
+	if code != 2 || !strings.Contains(errs, "--index module=N") {
+		t.Errorf("missing index: exit %d %s", code, errs)
+	}
+}
+
+func TestRegListSupported(t *testing.T) {
+	sc := filepath.Join(t.TempDir(), "u.yaml")
+	os.WriteFile(sc, []byte("devices:\n  - profile: cx7-2p400g\n    faults:\n      unsupported: [MFBA]\n"), 0o644)
+	out, errs, code := cli(t, "", "--adb", "builtin", "reg", "list", "-d", "emu:"+sc, "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	var l struct {
+		Registers []struct {
+			Name      string `json:"name"`
+			Supported *bool  `json:"supported"`
+		} `json:"registers"`
+	}
+	mustJSON(t, out, &l)
+	sup := map[string]bool{}
+	for _, r := range l.Registers {
+		if r.Supported != nil {
+			sup[r.Name] = *r.Supported
+		}
+	}
+	if !sup["MGIR"] || !sup["MCAM"] || !sup["MTMP"] {
+		t.Errorf("MCAM should advertise MGIR, MCAM, MTMP: %v", sup)
+	}
+	if v, ok := sup["MFBA"]; !ok || v {
+		t.Errorf("MFBA, unsupported by the scenario, should be covered and not advertised: %v %v", v, ok)
+	}
+}
+
+// Every fault gives a clear device error (exit 3) within the deadline.
+func TestFaults(t *testing.T) {
+	cases := []struct {
+		faults string
+		want   string
+	}{
+		{"gateway_semaphore_held: true", "in use by another tool"},
+		{"icmd_semaphore_held: true", "semaphore"},
+		{"icmd_stuck_busy: true", "busy"},
+		{"removed: true", "removed"},
+		{"register_status: {MGIR: 4}", "not supported"},
+	}
+	for _, c := range cases {
+		sc := filepath.Join(t.TempDir(), "f.yaml")
+		os.WriteFile(sc, []byte("devices:\n  - profile: cx7-2p400g\n    faults:\n      "+c.faults+"\n"), 0o644)
+		start := time.Now()
+		_, errs, code := cli(t, "", "--adb", "builtin", "reg", "get", "MGIR", "-d", "emu:"+sc, "--timeout", "4s")
+		took := time.Since(start)
+		if code != 3 || !strings.Contains(strings.ToLower(errs), c.want) {
+			t.Errorf("%s: exit %d, %q (want %q)", c.faults, code, errs, c.want)
+		}
+		if took > 6*time.Second {
+			t.Errorf("%s: took %v, past the 4s deadline", c.faults, took)
+		}
+	}
+	// Slow firmware still answers.
+	sc := filepath.Join(t.TempDir(), "slow.yaml")
+	os.WriteFile(sc, []byte("devices:\n  - profile: cx7-2p400g\n    faults:\n      slow_icmd_polls: 5\n"), 0o644)
+	if _, errs, code := cli(t, "", "--adb", "builtin", "reg", "get", "MGIR", "-d", "emu:"+sc); code != 0 {
+		t.Errorf("slow firmware: exit %d %s", code, errs)
+	}
+}
+
+func TestDeviceNameErrors(t *testing.T) {
+	_, errs, code := cli(t, "", "reg", "get", "MGIR")
+	if code != 2 || !strings.Contains(errs, "add -d DEV") {
+		t.Errorf("no device: %d %s", code, errs)
+	}
+	_, errs, code = cli(t, "", "reg", "get", "MGIR", "-d", "emu:nosuchprofile")
+	if code != 2 || !strings.Contains(errs, "cx7-2p400g") {
+		t.Errorf("bad profile: %d %s", code, errs)
+	}
+	_, errs, code = cli(t, "", "reg", "get", "MGIR", "-d", "no_such_nic0")
+	if code != 3 || !strings.Contains(errs, "cxray status") {
+		t.Errorf("unknown name: %d %s", code, errs)
+	}
+}
+
+func TestRegRaw(t *testing.T) {
+	out, errs, code := cli(t, "", "--adb", "builtin", "reg", "get", "--id", "0x9020", "--len", "160", "-d", "emu", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	var g struct {
+		Dwords []string `json:"dwords"`
+	}
+	mustJSON(t, out, &g)
+	if len(g.Dwords) != 40 || g.Dwords[0] != "0x00001021" {
+		t.Errorf("raw MGIR %v", g.Dwords)
+	}
+	out, errs, code = cli(t, "", "--adb", "builtin", "reg", "set", "--id", "0x5006", "--len", "16", "--data", "0x00010201,0x80000000,0,0", "-d", "emu", "--yes", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	var s struct {
+		ReadBack []string `json:"read_back"`
+	}
+	mustJSON(t, out, &s)
+	// admin down: the firmware reports oper_status down (2) in the low nibble.
+	if len(s.ReadBack) != 4 || s.ReadBack[0] != "0x00010202" {
+		t.Errorf("read back %v", s.ReadBack)
+	}
+	_, errs, code = cli(t, "", "reg", "set", "--id", "0x5006", "--len", "16", "--data", "0x1", "-d", "emu", "--yes")
+	if code != 2 || !strings.Contains(errs, "--len says 16") {
+		t.Errorf("short data: exit %d %s", code, errs)
+	}
+}
+
+func TestRegUnits(t *testing.T) {
+	out, errs, code := cli(t, "", "--adb", "builtin", "reg", "get", "MTMP", "--index", "sensor_index=0", "-d", "emu", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	var r struct {
+		Fields struct {
+			Temperature float64 `json:"temperature"`
+		} `json:"fields"`
+		Units map[string]struct {
+			Value float64 `json:"value"`
+			Unit  string  `json:"unit"`
+		} `json:"units"`
+	}
+	mustJSON(t, out, &r)
+	u := r.Units["temperature"]
+	if u.Unit != "°C" || u.Value != r.Fields.Temperature*0.125 || u.Value < 20 || u.Value > 110 {
+		t.Errorf("temperature %v raw %v", u, r.Fields.Temperature)
+	}
+}
+
+func TestStatusUnreadableDevice(t *testing.T) {
+	sc := filepath.Join(t.TempDir(), "r.yaml")
+	os.WriteFile(sc, []byte("devices:\n  - profile: cx7-2p400g\n    faults: {removed: true}\n"), 0o644)
+	out, _, code := cli(t, "", "status", "-d", "emu:"+sc, "--timeout", "3s")
+	if code != 3 || !strings.Contains(out, "removed") {
+		t.Errorf("exit %d: %s", code, out)
+	}
+}
+
+// Nested index fields can be named by their own name, as mstreg allows.
+func TestIndexLeafName(t *testing.T) {
+	out, errs, code := cli(t, "", "reg", "get", "PDDR", "-d", "emu", "--index", "page_select=1,group_opcode=1", "--field", "page_data.pddr_troubleshooting_page_ext.group_opcode")
+	if code != 0 || !strings.Contains(out, "Advanced_debug_opcodes") {
+		t.Errorf("exit %d %s %s", code, out, errs)
+	}
+}
+
+// TestRegSetEnumAndOperationFields: a value outside an enum is refused
+// before anything is written (--raw lets it through), and an operation
+// bit the firmware clears is not claimed as verified.
+func TestRegSetEnumAndOperationFields(t *testing.T) {
+	privateState(t) // it writes to -d emu, which keeps what it is told
+	_, errs, code := cli(t, "", "reg", "set", "PAOS", "admin_status=9", "-d", "emu", "--yes")
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "not one of its values") || !strings.Contains(errs, "nothing was written") {
+		t.Errorf("enum: exit %d %s", code, errs)
+	}
+	out, _, code := cli(t, "", "reg", "set", "PAOS", "admin_status=9", "-d", "emu", "--dry-run", "--raw")
+	if code != cmdutil.ExitOK || !strings.Contains(out, "would send SET") {
+		t.Errorf("--raw: exit %d %s", code, out)
+	}
+	out, errs, code = cli(t, "", "reg", "set", "PAOS", "admin_status=down_by_configuration", "ase=1", "-d", "emu", "--yes", "-o", "json")
+	var r struct {
+		Verified      bool     `json:"verified"`
+		NotVerifiable []string `json:"not_verifiable"`
+	}
+	mustJSON(t, out, &r)
+	if code != cmdutil.ExitOK || !r.Verified || len(r.NotVerifiable) != 1 || r.NotVerifiable[0] != "ase" {
+		t.Errorf("operation field: exit %d %+v %s", code, r, errs)
+	}
+}
