@@ -13,6 +13,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
 )
@@ -26,7 +27,7 @@ const fn0 = "devices/pci0000:c0/0000:c0:01.1/0000:c1:00.0"
 
 func kernelOptions(t *testing.T, tree string, k *kerneltest.Kernel) adapter.Options {
 	t.Helper()
-	return adapter.Options{DB: loadDB(t), Sys: devname.Sys{Root: tree},
+	return adapter.Options{DB: devtest.DB(t), Sys: devname.Sys{Root: tree},
 		Kernel: kernel.Options{Root: tree, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}}
 }
 

@@ -38,7 +38,7 @@ func putModule(f *devtest.Fake, module int, mem map[kerneltest.PageKey][]byte) {
 // reads counts the accesses to a register, also while the fake holds no
 // instance of it (it then names the register by its ID).
 func reads(t *testing.T, f *devtest.Fake, name string) int {
-	r, err := loadDB(t).Register(name)
+	r, err := devtest.DB(t).Register(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func oneModulePort(f *devtest.Fake) {
 // read of the same module reuses the static pages and reads fewer still.
 func TestModuleReadsWhatDecodeNeeds(t *testing.T) {
 	ctx := context.Background()
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	oneModulePort(f)
 	f.Put("PMAOS", "module=0", "oper_status=plugged_enabled")
@@ -95,7 +95,7 @@ func TestModuleReadsWhatDecodeNeeds(t *testing.T) {
 // standard calls for, byte for byte, in chunks of MCIAChunk bytes.
 func TestModuleThroughMCIA(t *testing.T) {
 	ctx := context.Background()
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	oneModulePort(f)
 	f.Put("PMAOS", "module=0", "oper_status=plugged_enabled")
@@ -146,7 +146,7 @@ func TestModuleThroughMCIA(t *testing.T) {
 
 func TestModuleStates(t *testing.T) {
 	ctx := context.Background()
-	db := loadDB(t)
+	db := devtest.DB(t)
 	t.Run("unplugged: no EEPROM read", func(t *testing.T) {
 		f := devtest.New(db)
 		oneModulePort(f)

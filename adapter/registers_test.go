@@ -14,7 +14,6 @@ import (
 	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/prm"
-	"github.com/cxray/cxray/prm/builtin"
 )
 
 // The register side of the adapter over dev/devtest: each test puts the
@@ -23,17 +22,8 @@ import (
 
 const testBDF = "0000:03:00.1"
 
-func loadDB(t testing.TB) *prm.DB {
-	t.Helper()
-	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
 // newFake is an empty register store; open wraps it as an adapter.
-func newFake(t testing.TB) *devtest.Fake { return devtest.New(loadDB(t)) }
+func newFake(t testing.TB) *devtest.Fake { return devtest.New(devtest.DB(t)) }
 
 func open(f *devtest.Fake, db *prm.DB, c adapter.Config) *adapter.Adapter {
 	if c.Name == "" {
@@ -67,7 +57,7 @@ func bptr(v bool) *bool       { return &v }
 
 func TestRegisterIdentity(t *testing.T) {
 	ctx := context.Background()
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	mgir(f)
 	// PGUID's node_guid is 128 bits; the GUID is its low 64.
@@ -103,7 +93,7 @@ func TestRegisterIdentity(t *testing.T) {
 // a date: what is missing stays empty, nothing fails, no firmware is
 // pending.
 func TestRegisterIdentityMinimal(t *testing.T) {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	mgir(f, "fw_info.month=0x13")
 	id, err := open(f, db, adapter.Config{}).Identity(context.Background())
@@ -168,7 +158,7 @@ func TestRegisterPorts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			db := loadDB(t)
+			db := devtest.DB(t)
 			f := devtest.New(db)
 			c.put(f)
 			got, err := open(f, db, adapter.Config{}).Ports(context.Background())
@@ -191,7 +181,7 @@ func TestRegisterPorts(t *testing.T) {
 // Ports are read once; Port names the ports the function has.
 func TestPortCachedAndNoPort(t *testing.T) {
 	ctx := context.Background()
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	mgir(f)
 	f.Put("PMLP", "local_port=1", "width=4", "lane_module_mapping[0].module=0")
@@ -231,7 +221,7 @@ func TestNoPortErrorLists(t *testing.T) {
 }
 
 func TestRegisterLinks(t *testing.T) {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	mgir(f, "hw_info.num_ports=4")
 	for p := 1; p <= 4; p++ {
@@ -269,7 +259,7 @@ func TestRegisterLinks(t *testing.T) {
 }
 
 func TestRegisterTemperatures(t *testing.T) {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	mgir(f)
 	f.Put("PMLP", "local_port=1", "width=4", "lane_module_mapping[0].module=0")
@@ -320,7 +310,7 @@ func TestRegisterTemperatures(t *testing.T) {
 }
 
 func TestRegisterCounters(t *testing.T) {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	mgir(f)
 	f.Put("PMLP", "local_port=1", "width=4", "lane_module_mapping[0].module=0")
@@ -360,7 +350,7 @@ func TestRegisterCounters(t *testing.T) {
 // it again; a firmware status does not.
 func TestReopenAfterTransportFailure(t *testing.T) {
 	ctx := context.Background()
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	mgir(f)
 	gone := errors.New("config space reads all ones")
@@ -408,7 +398,7 @@ func TestReopenAfterTransportFailure(t *testing.T) {
 }
 
 func TestCloseRunsBoth(t *testing.T) {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	var order []string
 	d := dev.New("t", testBDF, dev.BackendDirect, db, f, func() error { order = append(order, "registers"); return nil })
@@ -441,7 +431,7 @@ func (v *osView) RDMACounters(_ context.Context, port int) (map[string]uint64, e
 
 func TestRDMACounters(t *testing.T) {
 	ctx := context.Background()
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	mgir(f)
 	f.Put("PMLP", "local_port=1", "width=4")
@@ -473,7 +463,7 @@ func TestRDMACounters(t *testing.T) {
 // representors are never a port's interface.
 func TestNetdevNaming(t *testing.T) {
 	ctx := context.Background()
-	db := loadDB(t)
+	db := devtest.DB(t)
 	two := devtest.New(db)
 	mgir(two)
 	one := devtest.New(db)
@@ -513,7 +503,7 @@ func TestNetdevNaming(t *testing.T) {
 
 func TestAccessorsAndErrors(t *testing.T) {
 	ctx := context.Background()
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	clk := clock.NewManual(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	a := open(f, db, adapter.Config{Name: "emu:lab.yaml", BDF: "0000:04:00.0", Backend: dev.BackendEmulator, Clock: clk, Notes: []string{"through fwctl"}})
@@ -556,7 +546,7 @@ func TestAccessorsAndErrors(t *testing.T) {
 // reading failed, and the caller should hear of it as it does for an ASIC
 // sensor.
 func TestBusyModuleSensorIsAnError(t *testing.T) {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	mgir(f, "hw_info.num_ports=1")
 	f.Put("MTMP", "sensor_index=0", "temperature=400")

@@ -21,21 +21,11 @@ import (
 	"github.com/cxray/cxray/kernel/kerneltest"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
-	"github.com/cxray/cxray/prm/builtin"
 )
 
 // dev's own logic over dev/devtest: request building (index defaults,
 // short field names, request fields), writes and their verification,
 // the firmware status vocabulary, capabilities and identity.
-
-func loadDB(t testing.TB) *prm.DB {
-	t.Helper()
-	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
 
 func as(t testing.TB, s ...string) []prm.Assignment {
 	t.Helper()
@@ -47,14 +37,14 @@ func as(t testing.TB, s ...string) []prm.Assignment {
 }
 
 func fake(t testing.TB) (*dev.Device, *devtest.Fake) {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	return f.Device("t", "0000:03:00.1", dev.BackendDirect), f
 }
 
 // databases are the built-in one and every revision of the PRM history.
 func databases(t *testing.T) map[string]*prm.DB {
-	out := map[string]*prm.DB{"builtin": loadDB(t)}
+	out := map[string]*prm.DB{"builtin": devtest.DB(t)}
 	dir, ok := prmhistory.Dir()
 	if !ok {
 		t.Logf("the PRM history is not here (%s): only the built-in database is checked", prmhistory.Env)
@@ -368,7 +358,7 @@ func (r refusing) Access(ctx context.Context, m dev.Method, id uint16, data []by
 
 func TestApplySetVerifies(t *testing.T) {
 	ctx := context.Background()
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	f.Put("PAOS", "local_port=1", "admin_status=up")
 	d := dev.New("t", "", dev.BackendDirect, db, deaf{f}, nil)
@@ -470,7 +460,7 @@ func TestIdentity(t *testing.T) {
 		t.Errorf("identity (-want +got):\n%s\n%v", d, err)
 	}
 	// No PGUID, no base MAC: left empty, not failed.
-	f2 := devtest.New(loadDB(t))
+	f2 := devtest.New(devtest.DB(t))
 	f2.Put("MGIR", "fw_info.extended_major=22")
 	id, err = f2.Device("t", "0000:03:00.0", dev.BackendDirect).Identity(context.Background())
 	if err != nil || id.NodeGUID != "" || id.BaseMAC != "" || id.Firmware != "22.0.0000" {
@@ -503,7 +493,7 @@ func TestTransferAndRaw(t *testing.T) {
 	if _, err := d.SetRaw(ctx, 0x1234, make([]byte, 16)); err == nil || !strings.HasPrefix(err.Error(), "write 0x1234: ") {
 		t.Errorf("raw set: %v", err)
 	}
-	paos, _ := loadDB(t).Register("PAOS")
+	paos, _ := devtest.DB(t).Register("PAOS")
 	f.Put("PAOS", "local_port=1", "admin_status=up")
 	req := make([]byte, 16)
 	req[1] = 1 // local_port 1
@@ -516,7 +506,7 @@ func TestTransferAndRaw(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	n := 0
 	d := dev.New("t", "", dev.BackendDirect, db, devtest.New(db), func() error { n++; return errors.New("x") })
 	if err := d.Close(); err == nil || n != 1 {
@@ -530,7 +520,7 @@ func TestClose(t *testing.T) {
 // The access stack over the emulator's config space: the same code as
 // hardware.
 func TestOpenConfigSpace(t *testing.T) {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	sc, err := scenario.Parse([]byte("devices:\n  - profile: cx7-2p400g\n"), "t")
 	if err != nil {
 		t.Fatal(err)
@@ -571,7 +561,7 @@ func TestOpenConfigSpace(t *testing.T) {
 func TestOpenPCIChecks(t *testing.T) {
 	tree := kerneltest.Tree(t, kerneltest.CX7)
 	sys := devname.Sys{Root: tree}
-	db := loadDB(t)
+	db := devtest.DB(t)
 	_, _, err := dev.OpenPCI(context.Background(), sys, "0000:00:1f.0", "0000:00:1f.0", db)
 	var oe *dev.OpenError
 	if !errors.As(err, &oe) {

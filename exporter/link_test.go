@@ -1,41 +1,17 @@
 package exporter
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/cxray/cxray/adapter"
-	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/emuadapter"
-	"github.com/cxray/cxray/prm/builtin"
+	"github.com/cxray/cxray/internal/emuadapter/emutest"
 )
 
 // The link collector on the link-trouble example after ten minutes: the
 // BER gauges are the model's, the degraded lane stands out, the down
 // ports have no ratio but their opcode and verdict, the FEC mismatch is 1.
 func TestLinkCollector(t *testing.T) {
-	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := scenario.Load("../examples/link-trouble.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewManual(scenario.DefaultStart)
-	em, err := scenario.Build(sc, scenario.Options{DB: db, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
-	ads, err := e.Open(context.Background(), em, em.Functions(), "emu:link-trouble", true, nil, adapter.Options{DB: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adapter.CloseAll(ads)
+	ads, clk := emutest.OpenFile(t, "../examples/link-trouble.yaml")
 	clk.Advance(10 * time.Minute)
 	var srcs []Source
 	for _, a := range ads {

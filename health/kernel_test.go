@@ -10,6 +10,7 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/health"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
@@ -22,7 +23,7 @@ func openKernel(t *testing.T, name string, mod func(k *kerneltest.Kernel)) *adap
 	if mod != nil {
 		mod(k)
 	}
-	a, err := adapter.Open(context.Background(), name, adapter.Options{DB: loadDB(t), Sys: devname.Sys{Root: tree},
+	a, err := adapter.Open(context.Background(), name, adapter.Options{DB: devtest.DB(t), Sys: devname.Sys{Root: tree},
 		Kernel: kernel.Options{Root: tree, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}})
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +37,7 @@ func openKernel(t *testing.T, name string, mod func(k *kerneltest.Kernel)) *adap
 // registers, says it is not available on this backend.
 func TestHealthOnKernelBackend(t *testing.T) {
 	// The kernel adapter sleeps on the wall clock: a short interval.
-	rep := health.Run(context.Background(), openKernel(t, "kernel:mlx5_0", nil), health.Options{Interval: time.Millisecond, NV: nvDB(t)})
+	rep := health.Run(context.Background(), openKernel(t, "kernel:mlx5_0", nil), health.Options{Interval: time.Millisecond, NV: devtest.NV(t)})
 	want := map[string]health.Status{
 		"identity":      health.Warn, // 28.41.1000 is in flash, 28.39.1002 runs
 		"access":        health.Warn, // no registers

@@ -2,19 +2,13 @@ package health_test
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cxray/cxray/adapter"
-	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/health"
-	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/emuadapter"
-	"github.com/cxray/cxray/prm/builtin"
+	"github.com/cxray/cxray/internal/emuadapter/emutest"
 )
 
 // expectedLink is the link check's verdict the emulated ports call for,
@@ -48,15 +42,7 @@ func expectedLink(t *testing.T, f *scenario.Function, own []int) health.Status {
 			continue
 		}
 		ps := spec.Ports[p-1]
-		mod := spec.Modules[ps.Module].Protocols
-		best := 0
-		for _, n := range ps.Protocols {
-			pr, _ := fw.LookupEthProtocol(n)
-			if len(mod) == 0 || slices.ContainsFunc(mod, func(m string) bool { q, _ := fw.LookupEthProtocol(m); return q.Name == pr.Name }) {
-				best = max(best, pr.Gbps)
-			}
-		}
-		if st.SpeedGbps < best {
+		if st.SpeedGbps < emutest.BestGbps(a, p) {
 			worse(health.Warn) // speed mismatch
 		}
 		for l := 0; l < ps.Lanes; l++ {
@@ -107,28 +93,6 @@ func TestLinkCheckTrouble(t *testing.T) {
 // clock.
 func runExample(t *testing.T, file, bdf string) *health.Report {
 	t.Helper()
-	sc, err := scenario.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewManual(scenario.DefaultStart)
-	emuDB, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	em, err := scenario.Build(sc, scenario.Options{DB: emuDB, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := em.Function(bdf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
-	ads, err := e.Open(context.Background(), em, []*scenario.Function{f}, "emu:"+file, false, nil, adapter.Options{DB: emuDB})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adapter.CloseAll(ads)
+	ads, _ := emutest.OpenFile(t, file, bdf)
 	return health.Run(context.Background(), ads[0], health.Options{Interval: 2 * time.Second})
 }

@@ -14,25 +14,13 @@ import (
 	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/health"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/nvconf"
-	nvbuiltin "github.com/cxray/cxray/nvconf/builtin"
 	"github.com/cxray/cxray/prm"
-	"github.com/cxray/cxray/prm/builtin"
 )
 
 // The checks' own logic over dev/devtest: each test starts from a healthy
 // one-port function and changes the registers one check reads.
 
 const bdf = "0000:03:00.0"
-
-func loadDB(t testing.TB) *prm.DB {
-	t.Helper()
-	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
 
 // healthy is a function that owns port 1 (module 0), up at its full
 // 400G, with cool sensors; no module EEPROM access (MCIA, PDDR) and no
@@ -60,7 +48,7 @@ type rig struct {
 }
 
 func newRig(t testing.TB) *rig {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	r := &rig{f: healthy(db), clk: clock.NewManual(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)),
 		os: &osView{os: &adapter.OS{Netdevs: []adapter.Netdev{{Name: "ens1f0np0", Address: "a0:88:c2:45:67:e2"}}}}}
 	r.c = adapter.Config{Name: "test", BDF: bdf, Backend: dev.BackendDirect, DB: db}
@@ -236,7 +224,7 @@ func TestTemperaturesCheck(t *testing.T) {
 	}
 	// No sensor at all.
 	r := newRig(t)
-	db := loadDB(t)
+	db := devtest.DB(t)
 	r.f = devtest.New(db)
 	r.f.Put("MGIR", "hw_info.num_ports=1")
 	r.f.Put("MTCAP", "sensor_map=0x1")
@@ -368,7 +356,7 @@ func TestIdentityCheck(t *testing.T) {
 	})
 	t.Run("no identity: nothing else runs", func(t *testing.T) {
 		r := newRig(t)
-		r.f = devtest.New(loadDB(t))
+		r.f = devtest.New(devtest.DB(t))
 		rep := r.run(t)
 		want := map[string]health.Status{"identity": health.Fail, "access": health.OK}
 		if d := cmp.Diff(want, statuses(rep)); d != "" || rep.Status != health.Fail {
@@ -464,21 +452,12 @@ func TestMACCheck(t *testing.T) {
 func TestConfigurationCheckRefused(t *testing.T) {
 	r := newRig(t)
 	rep := health.Run(context.Background(), adapter.New(adapter.Config{Name: "t", BDF: bdf, Backend: dev.BackendDirect, DB: r.c.DB,
-		Registers: r.f.Device("t", bdf, dev.BackendDirect), Clock: r.clk}), health.Options{Interval: time.Second, NV: nvDB(t)})
+		Registers: r.f.Device("t", bdf, dev.BackendDirect), Clock: r.clk}), health.Options{Interval: time.Second, NV: devtest.NV(t)})
 	got := check(t, rep, "configuration")
 	if got.Status != health.Warn || !strings.HasPrefix(got.Summary, "the NV configuration could not be read: ") || !strings.Contains(got.Summary, "MNVQC") {
 		t.Errorf("%s %q", got.Status, got.Summary)
 	}
-	if _, _, err := health.NVFindings(context.Background(), r.f.Device("t", bdf, dev.BackendDirect), nvDB(t)); !errors.Is(err, dev.ErrNotSupported) {
+	if _, _, err := health.NVFindings(context.Background(), r.f.Device("t", bdf, dev.BackendDirect), devtest.NV(t)); !errors.Is(err, dev.ErrNotSupported) {
 		t.Errorf("NVFindings: %v", err)
 	}
-}
-
-func nvDB(t testing.TB) *nvconf.DB {
-	t.Helper()
-	nv, err := nvbuiltin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nv
 }

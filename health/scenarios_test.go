@@ -2,7 +2,6 @@ package health_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,20 +9,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/adapter"
-	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/nvstore"
 	"github.com/cxray/cxray/emu/rdma"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/health"
-	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/internal/emuadapter"
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/emuadapter/emutest"
 	"github.com/cxray/cxray/nvconf"
-	nvbuiltin "github.com/cxray/cxray/nvconf/builtin"
 	"github.com/cxray/cxray/prm"
-	"github.com/cxray/cxray/prm/adb"
-	"github.com/cxray/cxray/prm/builtin"
 )
 
 // TestScenarioVerdicts runs health on every function of every example
@@ -33,78 +28,35 @@ import (
 // (its ports, modules, sensors, NV store, RDMA model and faults), never
 // from the health report.
 func TestScenarioVerdicts(t *testing.T) {
-	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkScenarios(t, db)
+	checkScenarios(t, devtest.DB(t))
 }
 
 // TestScenarioVerdictsAcrossRevisions: the same verdicts when cxray
 // decodes with each PRM revision of the history (the emulated firmware
 // keeps its own); only the identity check may add the database's age.
 func TestScenarioVerdictsAcrossRevisions(t *testing.T) {
-	for _, f := range prmhistory.Files(t) {
-		db, err := adb.LoadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run(db.Revision, func(t *testing.T) { checkScenarios(t, db) })
-	}
+	devtest.EachRevision(t, checkScenarios)
 }
 
 func checkScenarios(t *testing.T, db *prm.DB) {
-	files, _ := filepath.Glob("../examples/*.yaml")
-	more, _ := filepath.Glob("../emu/scenario/testdata/*.yaml")
-	files = append(files, more...)
-	if len(files) < 6 {
-		t.Fatalf("found only %v", files)
-	}
-	emuDB, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	nv, err := nvbuiltin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
+	nv := devtest.NV(t)
 	functions := 0
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			sc, err := scenario.Load(file)
-			if err != nil {
-				t.Fatal(err)
+	emutest.EachScenario(t, db, func(t *testing.T, em *scenario.Emulation, ads []*adapter.Adapter) {
+		ctx := context.Background()
+		for i, f := range em.Functions() {
+			functions++
+			rep := health.Run(ctx, ads[i], health.Options{Interval: 2 * time.Second, NV: nv})
+			got := map[string]health.Status{}
+			for _, c := range rep.Checks {
+				got[c.Name] = c.Status
 			}
-			start := sc.Clock.Start
-			if start.IsZero() {
-				start = scenario.DefaultStart
+			want := expected(t, em, f, db.Revision)
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("%s: verdicts differ from the scenario's state (-want +got):\n%s\nreport:\n%s", f.BDF, d, describe(rep))
 			}
-			clk := clock.NewManual(start)
-			em, err := scenario.Build(sc, scenario.Options{DB: emuDB, Clock: clk})
-			if err != nil {
-				t.Fatal(err)
-			}
-			emu := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
-			ctx := context.Background()
-			ads, err := emu.Open(ctx, em, em.Functions(), "emu:"+file, true, nil, adapter.Options{DB: db})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, f := range em.Functions() {
-				functions++
-				rep := health.Run(ctx, ads[i], health.Options{Interval: 2 * time.Second, NV: nv})
-				got := map[string]health.Status{}
-				for _, c := range rep.Checks {
-					got[c.Name] = c.Status
-				}
-				want := expected(t, em, f, db.Revision)
-				if d := cmp.Diff(want, got); d != "" {
-					t.Errorf("%s: verdicts differ from the scenario's state (-want +got):\n%s\nreport:\n%s", f.BDF, d, describe(rep))
-				}
-				ads[i].Close()
-			}
-		})
-	}
+			ads[i].Close()
+		}
+	})
 	if functions < 30 {
 		t.Errorf("only %d functions checked", functions)
 	}

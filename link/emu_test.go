@@ -3,7 +3,6 @@ package link_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -13,16 +12,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/adapter"
-	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/emu/fw"
+	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/emuadapter"
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/emuadapter/emutest"
 	"github.com/cxray/cxray/link"
 	"github.com/cxray/cxray/prm"
-	"github.com/cxray/cxray/prm/adb"
-	"github.com/cxray/cxray/prm/builtin"
 )
 
 // Every port of every function of every example and test scenario, decoded
@@ -32,95 +26,55 @@ import (
 // the JSON of every report is valid.
 
 func TestScenarios(t *testing.T) {
-	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkScenarios(t, db)
+	checkScenarios(t, devtest.DB(t))
 }
 
 func TestScenariosAcrossRevisions(t *testing.T) {
-	for _, f := range prmhistory.Files(t) {
-		db, err := adb.LoadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run(db.Revision, func(t *testing.T) { checkScenarios(t, db) })
-	}
+	devtest.EachRevision(t, checkScenarios)
 }
 
 func checkScenarios(t *testing.T, db *prm.DB) {
-	files, _ := filepath.Glob("../examples/*.yaml")
-	more, _ := filepath.Glob("../emu/scenario/testdata/*.yaml")
-	files = append(files, more...)
-	if len(files) < 6 {
-		t.Fatalf("found only %v", files)
-	}
-	emuDB, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ports := 0
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			sc, err := scenario.Load(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			start := sc.Clock.Start
-			if start.IsZero() {
-				start = scenario.DefaultStart
-			}
-			clk := clock.NewManual(start)
-			em, err := scenario.Build(sc, scenario.Options{DB: emuDB, Clock: clk})
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
-			ctx := context.Background()
-			ads, err := e.Open(ctx, em, em.Functions(), "emu:"+file, true, nil, adapter.Options{DB: db})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer adapter.CloseAll(ads)
-			for _, after := range []time.Duration{0, 10 * time.Minute} {
-				clk.Advance(after)
-				for i, f := range em.Functions() {
-					reps, err := link.Read(ctx, ads[i], link.Options{})
-					dfl := f.Device.Faults()
-					if dfl.GatewaySemaphoreHeld || dfl.ICMDSemaphoreHeld || dfl.ICMDStuckBusy || dfl.Removed {
-						if err == nil {
-							t.Errorf("%s: a device that does not answer read without error", f.BDF)
-						}
-						continue
+	emutest.EachScenario(t, db, func(t *testing.T, em *scenario.Emulation, ads []*adapter.Adapter) {
+		clk := em.Manual
+		ctx := context.Background()
+		for _, after := range []time.Duration{0, 10 * time.Minute} {
+			clk.Advance(after)
+			for i, f := range em.Functions() {
+				reps, err := link.Read(ctx, ads[i], link.Options{})
+				dfl := f.Device.Faults()
+				if dfl.GatewaySemaphoreHeld || dfl.ICMDSemaphoreHeld || dfl.ICMDStuckBusy || dfl.Removed {
+					if err == nil {
+						t.Errorf("%s: a device that does not answer read without error", f.BDF)
 					}
-					if err != nil {
-						t.Fatalf("%s: %v", f.BDF, err)
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", f.BDF, err)
+				}
+				if _, err := json.Marshal(reps); err != nil {
+					t.Errorf("%s: JSON: %v", f.BDF, err)
+				}
+				own := f.View.Ports()
+				if len(reps) != len(own) {
+					t.Fatalf("%s: %d reports for ports %v", f.BDF, len(reps), own)
+				}
+				for _, r := range reps {
+					ports++
+					want := expected(t, f.Adapter, own[r.Port-1], after > 0)
+					var got []string
+					for _, v := range r.Verdicts {
+						got = append(got, v.Code)
 					}
-					if _, err := json.Marshal(reps); err != nil {
-						t.Errorf("%s: JSON: %v", f.BDF, err)
+					sort.Strings(got)
+					if d := cmp.Diff(want, got); d != "" {
+						t.Errorf("%s port %d after %v: verdicts (-want +got):\n%s\n%s", f.BDF, r.Port, after, d, text(r))
 					}
-					own := f.View.Ports()
-					if len(reps) != len(own) {
-						t.Fatalf("%s: %d reports for ports %v", f.BDF, len(reps), own)
-					}
-					for _, r := range reps {
-						ports++
-						want := expected(t, f.Adapter, own[r.Port-1], after > 0)
-						var got []string
-						for _, v := range r.Verdicts {
-							got = append(got, v.Code)
-						}
-						sort.Strings(got)
-						if d := cmp.Diff(want, got); d != "" {
-							t.Errorf("%s port %d after %v: verdicts (-want +got):\n%s\n%s", f.BDF, r.Port, after, d, text(r))
-						}
-						checkConsistent(t, f, r, after > 0)
-					}
+					checkConsistent(t, f, r, after > 0)
 				}
 			}
-		})
-	}
+		}
+	})
 	if ports < 40 {
 		t.Errorf("only %d ports checked", ports)
 	}
@@ -155,15 +109,7 @@ func expected(t *testing.T, a *scenario.Adapter, port int, counted bool) []strin
 	}
 	// Up: slower than the port and its module could go together?
 	ps := spec.Ports[port-1]
-	mod := spec.Modules[ps.Module].Protocols
-	best := 0
-	for _, n := range ps.Protocols {
-		p, _ := fw.LookupEthProtocol(n)
-		if len(mod) == 0 || slices.ContainsFunc(mod, func(m string) bool { q, _ := fw.LookupEthProtocol(m); return q.Name == p.Name }) {
-			best = max(best, p.Gbps)
-		}
-	}
-	if st.SpeedGbps < best {
+	if st.SpeedGbps < emutest.BestGbps(a, port) {
 		want = append(want, "speed_mismatch")
 	}
 	bad, worst := 0, 0.0
@@ -244,26 +190,7 @@ func checkConsistent(t *testing.T, f *scenario.Function, r *link.Report, counted
 // Rates over an interval on the manual clock are the model's rates
 // exactly; a clear between the reads is said, and counts from the clear.
 func TestRates(t *testing.T) {
-	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := scenario.Load("../examples/link-trouble.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewManual(scenario.DefaultStart)
-	em, err := scenario.Build(sc, scenario.Options{DB: db, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, _ := em.Function("0000:03:00.1")
-	e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
-	ads, err := e.Open(context.Background(), em, []*scenario.Function{f}, "emu", false, nil, adapter.Options{DB: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adapter.CloseAll(ads)
+	ads, clk := emutest.OpenFile(t, "../examples/link-trouble.yaml", "0000:03:00.1")
 	clk.Advance(time.Minute)
 	reps, err := link.Read(context.Background(), ads[0], link.Options{Interval: 10 * time.Second, Brief: true})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
 	"github.com/cxray/cxray/modules"
@@ -21,7 +22,7 @@ import (
 func TestModulesOnKernelBackend(t *testing.T) {
 	tree := kerneltest.Tree(t, kerneltest.CX7)
 	k := kerneltest.CX7Kernel()
-	a, err := adapter.Open(context.Background(), "kernel:mlx5_0", adapter.Options{DB: loadDB(t), Sys: devname.Sys{Root: tree},
+	a, err := adapter.Open(context.Background(), "kernel:mlx5_0", adapter.Options{DB: devtest.DB(t), Sys: devname.Sys{Root: tree},
 		Kernel: kernel.Options{Root: tree, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}})
 	if err != nil {
 		t.Fatal(err)

@@ -15,49 +15,17 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devtest"
-	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/emuadapter"
+	"github.com/cxray/cxray/internal/emuadapter/emutest"
 	"github.com/cxray/cxray/modules"
 	"github.com/cxray/cxray/optics"
-	"github.com/cxray/cxray/prm"
-	"github.com/cxray/cxray/prm/builtin"
 )
 
 var start = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func loadDB(t testing.TB) *prm.DB {
-	t.Helper()
-	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
-// emulated opens every function of a scenario on a manual clock: the
-// emulator's modules are real module memory maps (SFF-8472, SFF-8636,
-// CMIS) with the faults the scenario gives them.
-func emulated(t *testing.T, yaml string) ([]*adapter.Adapter, *clock.Manual) {
-	t.Helper()
-	db := loadDB(t)
-	sc, err := scenario.Parse([]byte(yaml), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewManual(start)
-	em, err := scenario.Build(sc, scenario.Options{DB: db, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
-	ads, err := e.Open(context.Background(), em, em.Functions(), "emu:t.yaml", true, nil, adapter.Options{DB: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { adapter.CloseAll(ads) })
-	return ads, clk
-}
+// The emulated tests open scenarios through emutest: the emulator's
+// modules are real module memory maps (SFF-8472, SFF-8636, CMIS) with the
+// faults the scenario gives them.
 
 func codes(rs []*modules.Report) map[int][]string {
 	out := map[int][]string{}
@@ -73,7 +41,7 @@ func codes(rs []*modules.Report) map[int][]string {
 // Each module fault the emulator models comes out as its verdict, on its
 // port only, once read, verified and diagnosed.
 func TestVerdictsOfEmulatedFaults(t *testing.T) {
-	ads, _ := emulated(t, `clock: {mode: manual}
+	ads, _ := emutest.OpenYAML(t, `clock: {mode: manual}
 devices:
   - profile: cx7-2p400g
     modules:
@@ -125,7 +93,7 @@ devices:
 // Verify reads twice, Interval apart on the adapter's clock, and compares
 // the EEPROM with the firmware's view.
 func TestVerify(t *testing.T) {
-	ads, clk := emulated(t, `clock: {mode: manual}
+	ads, clk := emutest.OpenYAML(t, `clock: {mode: manual}
 devices:
   - profile: cx7-2p400g
     modules:
@@ -176,7 +144,7 @@ devices:
 }
 
 func TestWriteText(t *testing.T) {
-	ads, _ := emulated(t, `clock: {mode: manual}
+	ads, _ := emutest.OpenYAML(t, `clock: {mode: manual}
 devices:
   - profile: cx7-2p400g
     modules:
@@ -251,7 +219,7 @@ devices:
 // SFF-8472 (an SFP with A2h diagnostics) and a passive copper cable print
 // through the same writer.
 func TestWriteTextOtherStandards(t *testing.T) {
-	ads, _ := emulated(t, `clock: {mode: manual}
+	ads, _ := emutest.OpenYAML(t, `clock: {mode: manual}
 devices:
   - profile: cx7-2p400g
     modules:
@@ -289,7 +257,7 @@ func fake(t *testing.T, pmaos ...string) *adapter.Adapter {
 }
 
 func fakeWith(t *testing.T, pmaos ...string) (*adapter.Adapter, *devtest.Fake) {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	f.Put("MGIR", "hw_info.num_ports=1", "fw_info.extended_major=28", "fw_info.extended_minor=39", "fw_info.extended_sub_minor=1002")
 	if len(pmaos) > 0 {

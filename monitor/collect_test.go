@@ -13,26 +13,14 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/dev/devtest"
-	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/emuadapter"
+	"github.com/cxray/cxray/internal/emuadapter/emutest"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
 	"github.com/cxray/cxray/monitor"
-	"github.com/cxray/cxray/prm"
-	"github.com/cxray/cxray/prm/builtin"
 )
 
 var start = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-
-func loadDB(t testing.TB) *prm.DB {
-	t.Helper()
-	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
 
 // rdma is an OS view with RDMA counters the test moves.
 type rdma struct{ values map[string]uint64 }
@@ -52,7 +40,7 @@ func (r *rdma) RDMACounters(context.Context, int) (map[string]uint64, error) {
 // function is a one-port function over dev/devtest with an ASIC and a
 // module sensor and two PPCNT groups.
 func function(t *testing.T) (*adapter.Adapter, *devtest.Fake, *rdma, *clock.Manual) {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	f.Put("MGIR", "hw_info.num_ports=1")
 	f.Put("PMLP", "local_port=1", "width=4", "lane_module_mapping[0].module=0")
@@ -69,7 +57,7 @@ func function(t *testing.T) (*adapter.Adapter, *devtest.Fake, *rdma, *clock.Manu
 
 func collectors(t *testing.T, what ...string) []monitor.Collector {
 	t.Helper()
-	cs, err := monitor.Collectors(what, loadDB(t))
+	cs, err := monitor.Collectors(what, devtest.DB(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +149,7 @@ func TestRegisterCollector(t *testing.T) {
 	if len(errs) != 1 || !strings.HasPrefix(errs[0], "PDDR: ") {
 		t.Errorf("PDDR: %v", errs)
 	}
-	db := loadDB(t)
+	db := devtest.DB(t)
 	for what, want := range map[string]string{
 		"tmep":                "--what TMEP: not a group (" + strings.Join(monitor.Groups, ", ") + ") and",
 		"MTMP[nosuch=1]":      "--what MTMP: ",
@@ -187,7 +175,7 @@ func TestRegisterCollector(t *testing.T) {
 func kernelAdapter(t *testing.T) *adapter.Adapter {
 	tree := kerneltest.Tree(t, kerneltest.CX7)
 	k := kerneltest.CX7Kernel()
-	a, err := adapter.Open(context.Background(), "kernel:mlx5_0", adapter.Options{DB: loadDB(t), Sys: devname.Sys{Root: tree},
+	a, err := adapter.Open(context.Background(), "kernel:mlx5_0", adapter.Options{DB: devtest.DB(t), Sys: devname.Sys{Root: tree},
 		Kernel: kernel.Options{Root: tree, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}})
 	if err != nil {
 		t.Fatal(err)
@@ -228,22 +216,7 @@ func TestCollectorsOnKernelBackend(t *testing.T) {
 // The module collector over the emulator: every module value, its
 // thresholds, and which keys are expected to move.
 func TestModuleCollector(t *testing.T) {
-	db := loadDB(t)
-	sc, err := scenario.Parse([]byte("clock: {mode: manual}\ndevices:\n  - profile: cx7-2p400g\n    modules:\n      - {module: 1, plugged: false}\n"), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewManual(start)
-	em, err := scenario.Build(sc, scenario.Options{DB: db, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
-	ads, err := e.Open(context.Background(), em, em.Functions(), "emu:t.yaml", false, nil, adapter.Options{DB: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adapter.CloseAll(ads)
+	ads, _ := emutest.OpenYAML(t, "clock: {mode: manual}\ndevices:\n  - profile: cx7-2p400g\n    modules:\n      - {module: 1, plugged: false}\n")
 	got, errs := collect(t, ads[0], "module")
 	if len(errs) != 0 {
 		t.Errorf("an empty cage is an error: %v", errs)

@@ -1,41 +1,17 @@
 package monitor_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/cxray/cxray/adapter"
-	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/emuadapter"
-	"github.com/cxray/cxray/prm/builtin"
+	"github.com/cxray/cxray/internal/emuadapter/emutest"
 )
 
 // --what link on the link-trouble example: the degraded lane's ratio is
 // the model's, a down port has its opcode and no ratio, and nothing is
 // reported as unreadable.
 func TestLinkCollector(t *testing.T) {
-	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := scenario.Load("../examples/link-trouble.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewManual(scenario.DefaultStart)
-	em, err := scenario.Build(sc, scenario.Options{DB: db, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
-	ads, err := e.Open(context.Background(), em, em.Functions(), "emu:link-trouble", true, nil, adapter.Options{DB: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adapter.CloseAll(ads)
+	ads, clk := emutest.OpenFile(t, "../examples/link-trouble.yaml")
 	// At power-on no time has passed since the clear: no ratio at all.
 	out, errs := collect(t, ads[1], "link")
 	if _, ok := out["port1.link.raw_ber"]; ok || len(errs) > 0 {

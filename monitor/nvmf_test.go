@@ -8,42 +8,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cxray/cxray/adapter"
-	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/emuadapter"
+	"github.com/cxray/cxray/internal/emuadapter/emutest"
 	"github.com/cxray/cxray/monitor"
 	"github.com/cxray/cxray/nvmf"
 )
-
-// emulated opens the one-function scenario text on a manual clock.
-func emulated(t *testing.T, text string) (*adapter.Adapter, *clock.Manual) {
-	t.Helper()
-	db := loadDB(t)
-	sc, err := scenario.Parse([]byte(text), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewManual(start)
-	em, err := scenario.Build(sc, scenario.Options{DB: db, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
-	ads, err := e.Open(context.Background(), em, em.Functions(), "emu:t.yaml", false, nil, adapter.Options{DB: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { adapter.CloseAll(ads) })
-	return ads[0], clk
-}
 
 // --what nvmf: per namespace the counters nvmf.Read gives, under
 // xrq<X>.ns<N>.nvmf.<counter>, moving with the emulated traffic; counters
 // to the table (rates) and to plot's nvmf group.
 func TestNVMFCollector(t *testing.T) {
-	a, clk := emulated(t, "clock: {mode: manual}\ndevices:\n  - profile: cx7-2p400g\n")
+	ads, clk := emutest.OpenYAML(t, "clock: {mode: manual}\ndevices:\n  - profile: cx7-2p400g\n")
+	a := ads[0]
 	clk.Advance(time.Hour)
 	got, errs := collect(t, a, "nvmf")
 	if len(errs) != 0 {
@@ -95,7 +70,8 @@ func TestNVMFCollector(t *testing.T) {
 // Without the offload the collector says so, with nvmf.offload 0; without
 // a command interface it says that, and reads nothing.
 func TestNVMFCollectorWithout(t *testing.T) {
-	a, _ := emulated(t, "clock: {mode: manual}\ndevices:\n  - profile: cx7-2p400g\n    nvmf: {offload: false}\n")
+	ads, _ := emutest.OpenYAML(t, "clock: {mode: manual}\ndevices:\n  - profile: cx7-2p400g\n    nvmf: {offload: false}\n")
+	a := ads[0]
 	got, errs := collect(t, a, "nvmf")
 	if d := cmp.Diff(map[string]float64{"nvmf.offload": 0}, got); d != "" || len(errs) != 1 || !strings.Contains(errs[0], "no NVMe-oF target offload") {
 		t.Errorf("no offload: values (-want +got):\n%s errors %v", d, errs)

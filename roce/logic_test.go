@@ -13,37 +13,14 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/dev/devtest"
-	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/emuadapter"
+	"github.com/cxray/cxray/internal/emuadapter/emutest"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
-	"github.com/cxray/cxray/nvconf"
-	nvbuiltin "github.com/cxray/cxray/nvconf/builtin"
-	"github.com/cxray/cxray/prm"
-	"github.com/cxray/cxray/prm/builtin"
 	"github.com/cxray/cxray/roce"
 )
 
 var start = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-
-func loadDB(t testing.TB) *prm.DB {
-	t.Helper()
-	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
-func nvDB(t testing.TB) *nvconf.DB {
-	t.Helper()
-	nv, err := nvbuiltin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nv
-}
 
 // counters is an OS view whose RDMA counters the test moves.
 type counters struct {
@@ -66,7 +43,7 @@ func (c *counters) RDMACounters(_ context.Context, port int) (map[string]uint64,
 
 // function is a one-port function (port 1 up at 400G) over dev/devtest.
 func function(t *testing.T, os adapter.OSView) (*adapter.Adapter, *devtest.Fake, *clock.Manual) {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	f.Put("MGIR", "hw_info.num_ports=1")
 	f.Put("PAOS", "local_port=1", "admin_status=up", "oper_status=up")
@@ -194,7 +171,7 @@ func TestPortRate(t *testing.T) {
 	f.Put("PTYS", "local_port=1", "proto_mask=Ethernet", "data_rate_oper=0")
 	// A new adapter over the same registers (links are read each time,
 	// but keep the test independent of caching).
-	down := adapter.New(adapter.Config{Name: "t", Backend: dev.BackendDirect, DB: loadDB(t), Registers: f.Device("t", "", dev.BackendDirect)})
+	down := adapter.New(adapter.Config{Name: "t", Backend: dev.BackendDirect, DB: devtest.DB(t), Registers: f.Device("t", "", dev.BackendDirect)})
 	if _, err := roce.PortRate(context.Background(), down); err == nil || !strings.Contains(err.Error(), "port 1 reports no speed (is it up?)") {
 		t.Errorf("down: %v", err)
 	}
@@ -229,7 +206,7 @@ func TestStatusOverRegisters(t *testing.T) {
 	t.Run("no NV access: the window's error", func(t *testing.T) {
 		a, f, _ := function(t, &counters{port: map[int]map[string]uint64{1: {}}})
 		f.Put("ROCE_ACCL", "roce_tx_window_field_select=1", "roce_tx_window_en=1")
-		r, err := roce.Status(ctx, a, roce.StatusOptions{NV: nvDB(t), Interval: time.Second})
+		r, err := roce.Status(ctx, a, roce.StatusOptions{NV: devtest.NV(t), Interval: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,31 +219,16 @@ func TestStatusOverRegisters(t *testing.T) {
 // LOG_TX_PSN_WINDOW through the emulated NV store: 12 written, waiting
 // for a firmware reset.
 func TestWindowOnEmulator(t *testing.T) {
-	db := loadDB(t)
-	sc, err := scenario.Load("../examples/troubled.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := clock.NewManual(start)
-	em, err := scenario.Build(sc, scenario.Options{DB: db, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: clk, SemaphoreTimeout: 50 * time.Millisecond}}
-	ads, err := e.Open(context.Background(), em, em.Functions()[:1], "emu:troubled.yaml", false, nil, adapter.Options{DB: db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adapter.CloseAll(ads)
+	ads, _ := emutest.OpenFile(t, "../examples/troubled.yaml", "0000:03:00.0")
 	d, err := ads[0].Registers(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, cur, err := roce.Window(context.Background(), d, nvDB(t))
+	next, cur, err := roce.Window(context.Background(), d, devtest.NV(t))
 	if err != nil || next != 12 || cur == 12 || cur < 0 {
 		t.Errorf("next %d current %d: %v", next, cur, err)
 	}
-	r, err := roce.Status(context.Background(), ads[0], roce.StatusOptions{NV: nvDB(t), Interval: 10 * time.Second, RTT: 20 * time.Microsecond})
+	r, err := roce.Status(context.Background(), ads[0], roce.StatusOptions{NV: devtest.NV(t), Interval: 10 * time.Second, RTT: 20 * time.Microsecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,13 +243,13 @@ func TestWindowOnEmulator(t *testing.T) {
 func TestStatusOnKernelBackend(t *testing.T) {
 	tree := kerneltest.Tree(t, kerneltest.CX7)
 	k := kerneltest.CX7Kernel()
-	a, err := adapter.Open(context.Background(), "kernel:mlx5_0", adapter.Options{DB: loadDB(t), Sys: devname.Sys{Root: tree},
+	a, err := adapter.Open(context.Background(), "kernel:mlx5_0", adapter.Options{DB: devtest.DB(t), Sys: devname.Sys{Root: tree},
 		Kernel: kernel.Options{Root: tree, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	r, err := roce.Status(context.Background(), a, roce.StatusOptions{NV: nvDB(t), Interval: time.Millisecond, RTT: 8 * time.Microsecond})
+	r, err := roce.Status(context.Background(), a, roce.StatusOptions{NV: devtest.NV(t), Interval: time.Millisecond, RTT: 8 * time.Microsecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,21 +17,10 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/prm"
-	"github.com/cxray/cxray/prm/builtin"
 	"github.com/cxray/cxray/snapshot"
 )
 
 var start = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-
-func loadDB(t testing.TB) *prm.DB {
-	t.Helper()
-	db, err := builtin.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
 
 type osView struct{}
 
@@ -43,7 +32,7 @@ func (osView) RDMACounters(context.Context, int) (map[string]uint64, error) {
 // second is function 1 of a two-port adapter: it owns local port 2, on
 // module 1.
 func second(t *testing.T) (*adapter.Adapter, *devtest.Fake, *clock.Manual) {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	f := devtest.New(db)
 	f.Put("MGIR", "hw_info.num_ports=2", "hw_info.uptime=1000", "fw_info.extended_major=28", "fw_info.extended_minor=39",
 		"fw_info.extended_sub_minor=1002", "fw_info.psid=MT_0000000838")
@@ -225,7 +214,7 @@ func TestTakeSleepsOnTheAdapterClock(t *testing.T) {
 }
 
 func TestTakeRefuses(t *testing.T) {
-	db := loadDB(t)
+	db := devtest.DB(t)
 	k := adapter.New(adapter.Config{Name: "kernel:mlx5_0", Backend: dev.BackendKernel, DB: db})
 	if _, err := snapshot.Take(context.Background(), k, profile(t, "minimal"), snapshot.Options{}); !errors.Is(err, adapter.ErrUnsupported) {
 		t.Errorf("kernel backend: %v", err)
