@@ -37,7 +37,7 @@ import (
 	"github.com/cxray/cxray/cli/internal/statuscmd"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
-	"github.com/cxray/cxray/internal/emuadapter"
+	"github.com/cxray/cxray/emu/emuadapter"
 	"github.com/cxray/cxray/kernel"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
-	"github.com/cxray/cxray/internal/emuadapter"
+	"github.com/cxray/cxray/emu/emuadapter"
 	"github.com/cxray/cxray/nvconf"
 )
 

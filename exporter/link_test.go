@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cxray/cxray/internal/emuadapter/emutest"
+	"github.com/cxray/cxray/emu/emuadapter/emutest"
 )
 
 // The link collector on the link-trouble example after ten minutes: the

@@ -14,6 +14,7 @@ import (
 	"github.com/cxray/cxray/health"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
+	"github.com/cxray/cxray/nvconf/nvtest"
 )
 
 func openKernel(t *testing.T, name string, mod func(k *kerneltest.Kernel)) *adapter.Adapter {
@@ -37,7 +38,7 @@ func openKernel(t *testing.T, name string, mod func(k *kerneltest.Kernel)) *adap
 // registers, says it is not available on this backend.
 func TestHealthOnKernelBackend(t *testing.T) {
 	// The kernel adapter sleeps on the wall clock: a short interval.
-	rep := health.Run(context.Background(), openKernel(t, "kernel:mlx5_0", nil), health.Options{Interval: time.Millisecond, NV: devtest.NV(t)})
+	rep := health.Run(context.Background(), openKernel(t, "kernel:mlx5_0", nil), health.Options{Interval: time.Millisecond, NV: nvtest.NV(t)})
 	want := map[string]health.Status{
 		"identity":      health.Warn, // 28.41.1000 is in flash, 28.39.1002 runs
 		"access":        health.Warn, // no registers

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/health"
-	"github.com/cxray/cxray/internal/emuadapter/emutest"
 )
 
 // expectedLink is the link check's verdict the emulated ports call for,

@@ -14,6 +14,7 @@ import (
 	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/health"
 	"github.com/cxray/cxray/internal/clock"
+	"github.com/cxray/cxray/nvconf/nvtest"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -452,12 +453,12 @@ func TestMACCheck(t *testing.T) {
 func TestConfigurationCheckRefused(t *testing.T) {
 	r := newRig(t)
 	rep := health.Run(context.Background(), adapter.New(adapter.Config{Name: "t", BDF: bdf, Backend: dev.BackendDirect, DB: r.c.DB,
-		Registers: r.f.Device("t", bdf, dev.BackendDirect), Clock: r.clk}), health.Options{Interval: time.Second, NV: devtest.NV(t)})
+		Registers: r.f.Device("t", bdf, dev.BackendDirect), Clock: r.clk}), health.Options{Interval: time.Second, NV: nvtest.NV(t)})
 	got := check(t, rep, "configuration")
 	if got.Status != health.Warn || !strings.HasPrefix(got.Summary, "the NV configuration could not be read: ") || !strings.Contains(got.Summary, "MNVQC") {
 		t.Errorf("%s %q", got.Status, got.Summary)
 	}
-	if _, _, err := health.NVFindings(context.Background(), r.f.Device("t", bdf, dev.BackendDirect), devtest.NV(t)); !errors.Is(err, dev.ErrNotSupported) {
+	if _, _, err := health.NVFindings(context.Background(), r.f.Device("t", bdf, dev.BackendDirect), nvtest.NV(t)); !errors.Is(err, dev.ErrNotSupported) {
 		t.Errorf("NVFindings: %v", err)
 	}
 }

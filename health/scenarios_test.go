@@ -10,14 +10,15 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev/devtest"
+	"github.com/cxray/cxray/emu/emuadapter"
+	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/nvstore"
 	"github.com/cxray/cxray/emu/rdma"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/health"
-	"github.com/cxray/cxray/internal/emuadapter"
-	"github.com/cxray/cxray/internal/emuadapter/emutest"
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/nvtest"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -39,7 +40,7 @@ func TestScenarioVerdictsAcrossRevisions(t *testing.T) {
 }
 
 func checkScenarios(t *testing.T, db *prm.DB) {
-	nv := devtest.NV(t)
+	nv := nvtest.NV(t)
 	functions := 0
 	emutest.EachScenario(t, db, func(t *testing.T, em *scenario.Emulation, ads []*adapter.Adapter) {
 		ctx := context.Background()

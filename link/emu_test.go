@@ -13,8 +13,8 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev/devtest"
+	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/internal/emuadapter/emutest"
 	"github.com/cxray/cxray/link"
 	"github.com/cxray/cxray/prm"
 )

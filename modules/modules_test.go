@@ -15,8 +15,8 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devtest"
+	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/emuadapter/emutest"
 	"github.com/cxray/cxray/modules"
 	"github.com/cxray/cxray/optics"
 )

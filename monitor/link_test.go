@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cxray/cxray/internal/emuadapter/emutest"
+	"github.com/cxray/cxray/emu/emuadapter/emutest"
 )
 
 // --what link on the link-trouble example: the degraded lane's ratio is

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cxray/cxray/internal/emuadapter/emutest"
+	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/monitor"
 	"github.com/cxray/cxray/nvmf"
 )

@@ -13,10 +13,11 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/dev/devtest"
+	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/emuadapter/emutest"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
+	"github.com/cxray/cxray/nvconf/nvtest"
 	"github.com/cxray/cxray/roce"
 )
 
@@ -206,7 +207,7 @@ func TestStatusOverRegisters(t *testing.T) {
 	t.Run("no NV access: the window's error", func(t *testing.T) {
 		a, f, _ := function(t, &counters{port: map[int]map[string]uint64{1: {}}})
 		f.Put("ROCE_ACCL", "roce_tx_window_field_select=1", "roce_tx_window_en=1")
-		r, err := roce.Status(ctx, a, roce.StatusOptions{NV: devtest.NV(t), Interval: time.Second})
+		r, err := roce.Status(ctx, a, roce.StatusOptions{NV: nvtest.NV(t), Interval: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,11 +225,11 @@ func TestWindowOnEmulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, cur, err := roce.Window(context.Background(), d, devtest.NV(t))
+	next, cur, err := roce.Window(context.Background(), d, nvtest.NV(t))
 	if err != nil || next != 12 || cur == 12 || cur < 0 {
 		t.Errorf("next %d current %d: %v", next, cur, err)
 	}
-	r, err := roce.Status(context.Background(), ads[0], roce.StatusOptions{NV: devtest.NV(t), Interval: 10 * time.Second, RTT: 20 * time.Microsecond})
+	r, err := roce.Status(context.Background(), ads[0], roce.StatusOptions{NV: nvtest.NV(t), Interval: 10 * time.Second, RTT: 20 * time.Microsecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestStatusOnKernelBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	r, err := roce.Status(context.Background(), a, roce.StatusOptions{NV: devtest.NV(t), Interval: time.Millisecond, RTT: 8 * time.Microsecond})
+	r, err := roce.Status(context.Background(), a, roce.StatusOptions{NV: nvtest.NV(t), Interval: time.Millisecond, RTT: 8 * time.Microsecond})
 	if err != nil {
 		t.Fatal(err)
 	}

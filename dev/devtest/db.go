@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/cxray/cxray/internal/prmhistory"
-	"github.com/cxray/cxray/nvconf"
-	nvbuiltin "github.com/cxray/cxray/nvconf/builtin"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
 	"github.com/cxray/cxray/prm/builtin"
@@ -17,15 +15,6 @@ func DB(t testing.TB) *prm.DB {
 	t.Helper()
 	db, err := builtin.Load()
 	return loaded(t, db, err)
-}
-
-// NV is the built-in NV configuration database (nvconf/builtin), which
-// names the parameters behind the NV registers a test puts; it fails t
-// when it does not load.
-func NV(t testing.TB) *nvconf.DB {
-	t.Helper()
-	nv, err := nvbuiltin.Load()
-	return loaded(t, nv, err)
 }
 
 // loaded is v, when err says it loaded.

@@ -14,11 +14,11 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/emu/ctl"
+	"github.com/cxray/cxray/emu/emuadapter"
 	"github.com/cxray/cxray/emu/nsrun"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/emu/state"
 	"github.com/cxray/cxray/emu/sysfs"
-	"github.com/cxray/cxray/internal/emuadapter"
 )
 
 func (a *app) emuCmd() *cobra.Command {

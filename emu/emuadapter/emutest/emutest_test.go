@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/internal/emuadapter/emutest"
 )
 
 // The scenario files are the repository's, found the same from any
@@ -27,21 +27,25 @@ func TestScenarioFiles(t *testing.T) {
 		}
 		seen[f] = true
 	}
-	for _, want := range []string{"../../../examples/link-trouble.yaml", "../../../emu/scenario/testdata/reference.yaml"} {
+	for _, want := range []string{"../../../examples/link-trouble.yaml", "../../scenario/testdata/reference.yaml"} {
 		if !seen[want] {
 			t.Errorf("%s is not among %v", want, files)
 		}
 	}
 	// From another directory: the same files, relative to that one.
-	const dir = "../../../emu/scenario"
+	const dir = "../../scenario"
+	abs := make([]string, len(files))
+	for i, f := range files {
+		abs[i], _ = filepath.Abs(f)
+	}
 	t.Chdir(dir)
 	there := emutest.ScenarioFiles(t)
 	if len(there) != len(files) {
 		t.Fatalf("from %s: %v; from here: %v", dir, there, files)
 	}
 	for i, f := range there {
-		if got := filepath.Join(dir, f); got != files[i] {
-			t.Errorf("from %s: file %d is %s (%s from here), want %s", dir, i, f, got, files[i])
+		if got, _ := filepath.Abs(f); got != abs[i] {
+			t.Errorf("from %s: file %d is %s (%s), want %s", dir, i, f, got, abs[i])
 		}
 	}
 }

@@ -21,10 +21,10 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devtest"
+	"github.com/cxray/cxray/emu/emuadapter"
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/emuadapter"
 	"github.com/cxray/cxray/prm"
 )
 
