@@ -49,6 +49,7 @@ func FuzzWhat(f *testing.F) {
 	for _, s := range []string{"PDDR[page_select=3,local_port=1]", "mtmp", "PPCNT[grp=0x12]", "X[a=]", "Y[=1]", "Z["} {
 		f.Add(s)
 	}
+	f.Add("ſ")
 	f.Fuzz(func(t *testing.T, s string) {
 		w, err := ParseRegister(s)
 		if err != nil {

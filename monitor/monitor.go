@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
@@ -324,7 +325,9 @@ func ParseRegister(w string) (RegCollector, error) {
 	name, rest, hasIdx := strings.Cut(strings.TrimSpace(w), "[")
 	name = strings.TrimSpace(name)
 	rc := RegCollector{Register: strings.ToUpper(name), key: strings.ToLower(name)}
-	if name == "" || strings.ContainsAny(name, "]=,. ") {
+	// Register names are ASCII (the PRM's); Unicode case folding would
+	// turn "ſ" into a register "S" the user never typed.
+	if name == "" || strings.ContainsAny(name, "]=,. ") || strings.IndexFunc(name, func(r rune) bool { return r > unicode.MaxASCII }) >= 0 {
 		return rc, fmt.Errorf("--what %q: not a group (%s) or a register name; write REG or REG[field=value,...]", w, strings.Join(Groups, ", "))
 	}
 	if hasIdx {
