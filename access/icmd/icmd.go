@@ -490,6 +490,16 @@ func (c *Client) own(ctx context.Context, opcode uint16, probe func(*vsec.Sessio
 // read: a tool may have cleared it meanwhile (mstconfig clear_semaphore).
 // Taking it writes our value and reads it back; a non-zero value sticks
 // only when the semaphore was free.
+//
+// Once the write may have reached the device the semaphore may be ours,
+// whatever happens to the caller's context: c.held is set before the
+// write and cleared only when the read-back shows another value, and the
+// read-back runs on a detached context. A signal between the write and
+// the read-back (which checked the caller's context) used to leave the
+// semaphore taken with c.held false, so nothing released it and the next
+// tool waited its whole budget (TestSignalAtEveryAccessLeavesNothingHeld).
+// When the read-back fails too, c.held stays set and the caller's error
+// path reads it again and releases it if it holds our value.
 func (c *Client) semaphore(ctx context.Context, s *vsec.Session) (uint32, error) {
 	if c.held {
 		v, err := s.Read32(ctx, vsec.SpaceSemaphore, addrSem)
@@ -501,14 +511,16 @@ func (c *Client) semaphore(ctx context.Context, s *vsec.Session) (uint32, error)
 			return v, nil
 		}
 	}
-	if err := s.Write32(ctx, vsec.SpaceSemaphore, addrSem, c.semValue); err != nil {
+	c.held, c.heldSince = true, c.clk.Now()
+	werr := s.Write32(ctx, vsec.SpaceSemaphore, addrSem, c.semValue)
+	dctx, cancel := vsec.Detached(ctx)
+	v, err := s.Read32(dctx, vsec.SpaceSemaphore, addrSem)
+	cancel()
+	if err != nil {
 		return 0, err
 	}
-	v, err := s.Read32(ctx, vsec.SpaceSemaphore, addrSem)
-	if err == nil && v == c.semValue {
-		c.held, c.heldSince = true, c.clk.Now()
-	}
-	return v, err
+	c.held = v == c.semValue
+	return v, werr
 }
 
 // finish ends a command: it keeps the ICMD semaphore for the next command
