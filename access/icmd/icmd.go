@@ -467,9 +467,12 @@ func (c *Client) own(ctx context.Context, opcode uint16, probe func(*vsec.Sessio
 		}
 		if err != nil {
 			s.Release()
-			if ctx.Err() != nil { // the deadline came mid-check: say what we waited for
+			if ctx.Err() != nil && checked != 0 { // the deadline came mid-check: say what we waited for
 				err = c.semBusy(opcode, checked, c.clk.Now().Sub(start), ctx.Err(), c.clk.Now().Sub(heldSince))
 			}
+			// Without a holder seen, nothing was waited for: the
+			// access's own error (the deadline passed before it) is
+			// the answer, not "in use by another tool".
 			return fail(err)
 		}
 		if holder == c.semValue {

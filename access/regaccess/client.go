@@ -81,9 +81,24 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 	start := clk.Now()
 	until := vsec.Until(ctx, clk, busyLimit)
 	b := vsec.NewBackoff(busyBackoff, maxBusyBackoff)
+	busy := func(tries int, cause error) error {
+		err := fmt.Errorf("regaccess: %s: the firmware answered busy %d times in %v, until the command's deadline: %w",
+			c.ic.Gateway().Name(), tries, clk.Now().Sub(start).Round(time.Millisecond), &StatusError{Status: StatusBusy, RegisterID: r.ID, Method: r.Method})
+		if cause != nil {
+			err = fmt.Errorf("%w (%w)", err, cause)
+		}
+		return err
+	}
 	for try := 1; ; try++ {
 		reply, err := c.ic.Send(ctx, icmd.OpAccessReg, frame[:HeaderSize+w], HeaderSize+rd)
 		if err != nil {
+			if try > 1 && ctx.Err() != nil {
+				// The deadline (or a signal) ended a retry: what the
+				// firmware said until then is the answer, not the
+				// retry's own failure (which would blame the semaphore
+				// or the gateway that were only cut short).
+				return nil, busy(try-1, ctx.Err())
+			}
 			return nil, fmt.Errorf("regaccess: %s register 0x%04x: %w", r.Method, r.ID, err)
 		}
 		p, status, err := ParseReply(reply, r.ID, rd)
@@ -94,8 +109,7 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 			if clk.Now().Before(until) && b.Sleep(ctx, clk, until) == nil {
 				continue
 			}
-			return nil, fmt.Errorf("regaccess: %s: the firmware answered busy %d times in %v, until the command's deadline: %w",
-				c.ic.Gateway().Name(), try, clk.Now().Sub(start).Round(time.Millisecond), &StatusError{Status: status, RegisterID: r.ID, Method: r.Method})
+			return nil, busy(try, nil)
 		}
 		if status != StatusOK {
 			return nil, &StatusError{Status: status, RegisterID: r.ID, Method: r.Method}

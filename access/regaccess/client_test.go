@@ -482,3 +482,34 @@ func FuzzAccessReplies(f *testing.F) {
 		}
 	})
 }
+
+// The deadline or a signal ending a retry of a busy register (here: the
+// context is cancelled during the third backoff sleep, so the next try
+// runs on an ended context) reports what the firmware answered, busy, and
+// the context's end; not the retry's cut-short semaphore or gateway step
+// as a device "in use by another tool". Nothing is left held.
+func TestBusyRetryCutShort(t *testing.T) {
+	for _, n := range []int{1, 3, 6} {
+		clk := emu.NewManualClock(time.Unix(0, 0))
+		fw := &busyFW{Firmware: emu.NewMapFirmware(sizes), busy: 1 << 30}
+		d := emu.New(emu.Config{Firmware: fw, Clock: clk})
+		rc, ic := openICMD(t, d, clk, 0)
+		ctx, cancel := context.WithCancel(context.Background())
+		clk.OnSleep(n, cancel)
+		_, err := rc.Access(ctx, regaccess.Get, regPAOS, make([]byte, 0x10))
+		cancel()
+		var se *regaccess.StatusError
+		if !errors.As(err, &se) || se.Status != regaccess.StatusBusy || !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled at sleep %d: %v, want busy status and context.Canceled", n, err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, fmt.Sprintf("busy %d times", fw.calls)) || strings.Contains(msg, "another tool") {
+			t.Errorf("cancelled at sleep %d after %d busy answers: %v", n, fw.calls, msg)
+		}
+		if err := ic.Close(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		if s := d.State(); s.GatewaySemaphore != 0 || s.ICMDSemaphore != 0 || s.ICMDBusy {
+			t.Errorf("cancelled at sleep %d: left held: %+v", n, s)
+		}
+	}
+}
