@@ -14,9 +14,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/nvstore"
 	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/nvconf"
 	prmbuiltin "github.com/cxray/cxray/prm/builtin"
 )
@@ -36,6 +38,15 @@ type rig struct {
 }
 
 func newRig(t *testing.T, mod func(*nvstore.Defaults)) *rig {
+	t.Helper()
+	return newRigOn(t, mod, nil)
+}
+
+// newRigOn is newRig with the access path on clk (nil: the wall clock).
+// A manual clock makes waits that last until the deadline (a busy
+// firmware's retries) run in virtual time: at once, and the same on a
+// loaded machine.
+func newRigOn(t *testing.T, mod func(*nvstore.Defaults), clk clock.Clock) *rig {
 	t.Helper()
 	pdb, err := prmbuiltin.Load()
 	if err != nil {
@@ -59,7 +70,7 @@ func newRig(t *testing.T, mod func(*nvstore.Defaults)) *rig {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	d, _, err := dev.OpenConfigSpace(ctx, "emu", "0000:03:00.0", dev.BackendEmulator, pdb, em.Functions()[0].Device, dev.StackOptions{SemaphoreTimeout: time.Second})
+	d, _, err := dev.OpenConfigSpace(ctx, "emu", "0000:03:00.0", dev.BackendEmulator, pdb, em.Functions()[0].Device, dev.StackOptions{SemaphoreTimeout: time.Second, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +156,12 @@ func TestOpenSession(t *testing.T) {
 }
 
 // No NV access at all: the reason and what to do, by the status the
-// firmware answers.
+// firmware answers. Status 1 is "busy", which the register layer asks
+// again until the deadline: on the wall clock that took the whole minute
+// of the rig's context, and under load the last retry could still be
+// running at the deadline, so the error was the deadline's, not the
+// firmware's answer. The access path runs on a manual clock, so the
+// retries take virtual time.
 func TestOpenRefused(t *testing.T) {
 	for _, c := range []struct {
 		status uint8
@@ -156,7 +172,7 @@ func TestOpenRefused(t *testing.T) {
 		{0x70, "refuses NV configuration access from this function"},
 		{0x1, "answered the NV capability query with an error"},
 	} {
-		r := newRig(t, nil)
+		r := newRigOn(t, nil, emu.NewManualClock(time.Unix(0, 0)))
 		if err := r.store.SetFaults(nvstore.Faults{NoAccess: true, NoAccessStatus: c.status}); err != nil {
 			t.Fatal(err)
 		}
@@ -164,6 +180,9 @@ func TestOpenRefused(t *testing.T) {
 		var nv *nvconf.NVError
 		if !errors.As(err, &nv) || !strings.Contains(nv.Hint, c.hint) || nv.Op != "check NV access" || !strings.Contains(err.Error(), "nvconf: check NV access: ") {
 			t.Errorf("status 0x%x: %v", c.status, err)
+		}
+		if c.status == 1 && !strings.Contains(err.Error(), "the firmware answered busy") {
+			t.Errorf("status 1: %v, want the busy answers counted", err)
 		}
 	}
 }
