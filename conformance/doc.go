@@ -32,7 +32,8 @@
 // sets the storm's runs (N per mstreg, 2N per cxray loop), and
 // CXRAY_CONCURRENCY_INJECT_WEDGE=1 plays a dead semaphore holder in its
 // first attempt, which must wedge the storm and be cleared by the advice
-// cxray prints.
+// cxray prints (=icmd: a dead holder of the ICMD semaphore, which the
+// first cxray read after the storm must release itself).
 //
 // The package itself holds the parsers of the peer tools' outputs and the
 // register comparison, unit-tested on captured outputs without a device.
