@@ -76,10 +76,12 @@ func Main() int {
 	emucmd.Child()
 	ctx, stop := signalContext()
 	code := runContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
 	// A device a command left open gives back the ICMD semaphore it keeps
-	// between commands; an exiting process must not take it along.
+	// between commands; an exiting process must not take it along. This
+	// runs before the signal handler is removed, so a signal now cannot
+	// kill the process mid-release.
 	dev.ReleaseAll(2 * time.Second)
+	stop()
 	return code
 }
 

@@ -236,3 +236,24 @@ func TestAdapterOptions(t *testing.T) {
 		t.Errorf("no -d: %v", err)
 	}
 }
+
+// A deadline during device work is a device error that keeps its cause;
+// a signal stays a cancellation (package cli reports it as one).
+func TestStopped(t *testing.T) {
+	dctx, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	<-dctx.Done()
+	cause := fmt.Errorf("MTMP: %w", context.DeadlineExceeded)
+	err := Stopped(dctx, cause)
+	if code(err) != ExitDevice || !errors.Is(err, cause) || !strings.Contains(err.Error(), "--timeout") {
+		t.Errorf("deadline: %v (exit %d)", err, code(err))
+	}
+	if err := Stopped(dctx, nil); code(err) != ExitDevice || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("deadline without a cause: %v", err)
+	}
+	cctx, stop := context.WithCancel(context.Background())
+	stop()
+	if err := Stopped(cctx, cause); !errors.Is(err, context.Canceled) || code(err) != -1 {
+		t.Errorf("signal: %v (exit %d), want the bare cancellation", err, code(err))
+	}
+}

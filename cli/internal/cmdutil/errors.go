@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -93,4 +94,18 @@ func Classify(err error) error {
 		return UsageWrap(err)
 	}
 	return DeviceErr(err)
+}
+
+// Stopped is the error of a command whose context ended during device
+// work: a signal stops it as such (package cli says the device was
+// released), a deadline is a device error (exit 3) that keeps what was
+// being waited for (cause) and says what to do.
+func Stopped(ctx context.Context, cause error) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return ctx.Err()
+	}
+	if cause == nil {
+		cause = ctx.Err()
+	}
+	return DeviceErr(fmt.Errorf("%w (the --timeout ran out: give a longer one, or check the device with 'cxray status')", cause))
 }

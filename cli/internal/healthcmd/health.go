@@ -84,7 +84,7 @@ func (a *app) runHealth(o *healthOptions) error {
 	for _, ad := range targets {
 		rep := health.Run(ctx, ad, health.Options{Interval: o.interval, NV: nv})
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return cmdutil.Stopped(ctx, fmt.Errorf("health of %s: %w", cmdutil.Describe(ad), ctx.Err()))
 		}
 		bad = bad || rep.Status != health.OK
 		reports = append(reports, rep)

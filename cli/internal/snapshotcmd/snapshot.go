@@ -108,7 +108,7 @@ func (a *app) takeSnapshot(ctx context.Context, name string, all bool, db *prm.D
 		d, err := snapshot.Take(ctx, ad, p, opt)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, cmdutil.Stopped(ctx, err)
 			}
 			f.Devices = append(f.Devices, snapshot.Device{Name: ad.Name(), BDF: ad.BDF(), Backend: ad.Backend(), Error: err.Error()})
 			continue
