@@ -85,7 +85,7 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 		err := fmt.Errorf("regaccess: %s: the firmware answered busy %d times in %v, until the command's deadline: %w",
 			c.ic.Gateway().Name(), tries, clk.Now().Sub(start).Round(time.Millisecond), &StatusError{Status: StatusBusy, RegisterID: r.ID, Method: r.Method})
 		if cause != nil {
-			err = fmt.Errorf("%w (%w)", err, cause)
+			err = fmt.Errorf("%w; the last try was cut short: %w", err, cause)
 		}
 		return err
 	}
@@ -94,10 +94,12 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 		if err != nil {
 			if try > 1 && ctx.Err() != nil {
 				// The deadline (or a signal) ended a retry: what the
-				// firmware said until then is the answer, not the
-				// retry's own failure (which would blame the semaphore
-				// or the gateway that were only cut short).
-				return nil, busy(try-1, ctx.Err())
+				// firmware said until then is the answer; the retry's
+				// own failure is only how it was cut short.
+				if !errors.Is(err, ctx.Err()) {
+					err = fmt.Errorf("%w (%w)", err, ctx.Err())
+				}
+				return nil, busy(try-1, err)
 			}
 			return nil, fmt.Errorf("regaccess: %s register 0x%04x: %w", r.Method, r.ID, err)
 		}

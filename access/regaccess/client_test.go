@@ -486,8 +486,8 @@ func FuzzAccessReplies(f *testing.F) {
 // The deadline or a signal ending a retry of a busy register (here: the
 // context is cancelled during the third backoff sleep, so the next try
 // runs on an ended context) reports what the firmware answered, busy, and
-// the context's end; not the retry's cut-short semaphore or gateway step
-// as a device "in use by another tool". Nothing is left held.
+// the context's end, with how the last try was cut short; never a device
+// "in use by another tool" when no tool held it. Nothing is left held.
 func TestBusyRetryCutShort(t *testing.T) {
 	for _, n := range []int{1, 3, 6} {
 		clk := emu.NewManualClock(time.Unix(0, 0))
