@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // LogFile appends whole lines to a file that is rotated by size. Each line
@@ -156,7 +157,7 @@ const maxRecordingLine = 16 << 20
 func ReadRecording(r io.Reader) (*Recording, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var lines []string
-	torn := false
+	torn, cut := false, false
 	for {
 		l, err := br.ReadString('\n')
 		if len(l) > maxRecordingLine {
@@ -173,6 +174,20 @@ func ReadRecording(r io.Reader) (*Recording, error) {
 			return nil, err
 		}
 		lines = append(lines, strings.TrimRight(l, "\r\n"))
+	}
+	for i, l := range lines {
+		// cxray writes only UTF-8; a line that is not (a torn last line
+		// may end inside a character) is damage or another tool's file,
+		// and reading it would change its names (JSON turns invalid
+		// bytes into U+FFFD).
+		if utf8.ValidString(l) {
+			continue
+		}
+		if torn && i == len(lines)-1 {
+			lines, cut, torn = lines[:i], true, false
+			break
+		}
+		return nil, &RecordingError{Line: i + 1, Msg: "not UTF-8 text; the file is damaged or is not what cxray monitor writes"}
 	}
 	first := ""
 	for _, l := range lines {
@@ -200,6 +215,7 @@ func ReadRecording(r io.Reader) (*Recording, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec.TornLine = rec.TornLine || cut
 	if len(rec.Samples) == 0 {
 		return nil, &RecordingError{Msg: "the file holds no complete sample"}
 	}

@@ -253,6 +253,23 @@ func TestReadRecording(t *testing.T) {
 	if err != nil || rec.Format != "csv" || len(rec.Samples) != 2 || !rec.TornLine || rec.Samples[1].Values["temp.asic_c"] != 41 {
 		t.Errorf("csv: %+v %v", rec, err)
 	}
+	// Bytes that are not UTF-8 are damage (cxray writes none): refused in
+	// a header or a row, and a torn last line cut inside a character is
+	// left out like any torn line. (Read as names, they would change:
+	// FuzzReadRecording's crasher.)
+	for _, bad := range []string{
+		"time,device,alerts,frozen,errors,\xa9\n2024-05-01T08:00:00Z,d,,,,1\n",
+		"time,device,alerts,frozen,errors,a\n2024-05-01T08:00:00Z,d\xff,,,,1\n",
+		line(0) + `{"time":"2024-05-01T08:00:00Z","device":"d","values":{"` + "\xa9" + `":1}}` + "\n",
+	} {
+		if _, err := readText(bad); err == nil || !strings.Contains(err.Error(), "not UTF-8") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	rec, err = readText(line(0) + line(1) + "{\"time\":\"2024-05-01T08:00:00Z\",\"device\":\"\xc3")
+	if err != nil || len(rec.Samples) != 2 || !rec.TornLine {
+		t.Errorf("torn inside a character: %+v %v", rec, err)
+	}
 }
 
 // Appending CSV reuses the existing header instead of writing another.
