@@ -435,3 +435,48 @@ func TestLoadProfileFile(t *testing.T) {
 		t.Errorf("profiles (-want +got):\n%s", d)
 	}
 }
+
+// A deadline or a signal at any register access ends Take with the
+// context's error: never a snapshot in which the registers read after it
+// are recorded as failed (a baseline that would later diff as "vanished").
+// Each access is tried both ways: cut short (the access fails with the
+// context's error) and answered just before the end.
+func TestTakeEndedAtEveryAccess(t *testing.T) {
+	a, f, _ := second(t)
+	p := profile(t, "minimal")
+	o := snapshot.Options{Samples: 2}
+	total := 0
+	f.Hook = func(dev.Method, string) error { total++; return nil }
+	// The second run counts: the adapter keeps what does not change (the
+	// identity) from the first.
+	for range 2 {
+		total = 0
+		if _, err := snapshot.Take(context.Background(), a, p, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if total < 5 {
+		t.Fatalf("an uninterrupted snapshot made only %d accesses", total)
+	}
+	for _, cut := range []bool{true, false} {
+		for n := 1; n <= total; n++ {
+			ctx, cancel := context.WithCancel(context.Background())
+			k := 0
+			f.Hook = func(dev.Method, string) error {
+				if k++; k == n {
+					cancel()
+					if cut {
+						return ctx.Err()
+					}
+				}
+				return nil
+			}
+			d, err := snapshot.Take(ctx, a, p, o)
+			cancel()
+			if !errors.Is(err, context.Canceled) || d != nil {
+				t.Errorf("ended at access %d of %d (cut short %v): %v, snapshot %v", n, total, cut, err, d != nil)
+			}
+		}
+	}
+	f.Hook = nil
+}
