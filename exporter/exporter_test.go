@@ -201,24 +201,25 @@ func TestMetricsFromOneSource(t *testing.T) {
 	}
 }
 
-// TestSlowDeviceDoesNotHoldUpOthers: one device slower than the deadline;
-// the scrape ends on time with everything the others had.
+// TestSlowDeviceDoesNotHoldUpOthers: one device that answers only after
+// the scrape; the scrape ends with everything the others had. Not a timing
+// test (the load test in cli holds scrapes to their deadline, when asked
+// for): the slow device's gate opens only when the test ends, so a scrape
+// that waited for it would never return. The budget is generous so that
+// the others answer in it on a loaded machine.
 func TestSlowDeviceDoesNotHoldUpOthers(t *testing.T) {
-	slow := &fakeSource{name: "slow", delay: 5 * time.Second}
+	gate := make(chan struct{})
+	t.Cleanup(func() { close(gate) })
+	slow := &fakeSource{name: "slow", gate: gate}
 	srcs := []Source{slow}
 	for i := range 5 {
-		srcs = append(srcs, &fakeSource{name: fmt.Sprintf("fast%d", i), delay: time.Millisecond})
+		srcs = append(srcs, &fakeSource{name: fmt.Sprintf("fast%d", i)})
 	}
-	e, err := New(srcs, Options{Timeout: 500 * time.Millisecond, NoRuntimeMetrics: true})
+	e, err := New(srcs, Options{Timeout: 2 * time.Second, NoRuntimeMetrics: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, took := scrape(t, e.Handler(), "")
-	// Not a timing test (the load test in cli holds scrapes to their
-	// deadline): the point is that the 5 s device did not hold the scrape.
-	if took > 3*time.Second {
-		t.Errorf("scrape took %v: the slow device held it up", took)
-	}
+	s, _ := scrape(t, e.Handler(), "")
 	for i := range 5 {
 		d := fmt.Sprintf("fast%d", i)
 		if value(t, s, "cxray_device_up", "device", d) != 1 || len(s.Find("cxray_module_tx_power_watts", "device", d)) != 1 {
@@ -235,8 +236,11 @@ func TestSlowDeviceDoesNotHoldUpOthers(t *testing.T) {
 // context holds one goroutine; later scrapes report it busy and start no
 // more; once it answers it is read again.
 func TestStuckDeviceIsReadByOneGoroutine(t *testing.T) {
+	// The stuck device ignores the context until the test lets it go, so a
+	// scrape that waited for it would never return (no timing assertion);
+	// the budget is generous so that "ok" answers in it under load.
 	stuck := &fakeSource{name: "stuck", stuck: make(chan struct{})}
-	e, err := New([]Source{stuck, &fakeSource{name: "ok"}}, Options{Timeout: 100 * time.Millisecond, NoRuntimeMetrics: true})
+	e, err := New([]Source{stuck, &fakeSource{name: "ok"}}, Options{Timeout: 500 * time.Millisecond, NoRuntimeMetrics: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,20 +248,17 @@ func TestStuckDeviceIsReadByOneGoroutine(t *testing.T) {
 	scrape(t, h, "")
 	before := runtime.NumGoroutine()
 	var s *exportertest.Scrape
-	for range 20 {
-		var took time.Duration
-		s, took = scrape(t, h, "")
-		if took > 3*time.Second {
-			t.Errorf("scrape took %v: the stuck device held it up", took)
-		}
+	const scrapes = 10
+	for range scrapes {
+		s, _ = scrape(t, h, "")
 	}
 	if after := runtime.NumGoroutine(); after > before+2 {
-		t.Errorf("goroutines grew from %d to %d over 20 scrapes of a stuck device", before, after)
+		t.Errorf("goroutines grew from %d to %d over %d scrapes of a stuck device", before, after, scrapes)
 	}
 	if n := stuck.calls.Load(); n != 1 {
 		t.Errorf("the stuck device was entered %d times, want 1", n)
 	}
-	if value(t, s, "cxray_device_up", "device", "stuck") != 0 || value(t, s, "cxray_scrape_collector_errors_total", "device", "stuck", "collector", "identity") != 21 ||
+	if value(t, s, "cxray_device_up", "device", "stuck") != 0 || value(t, s, "cxray_scrape_collector_errors_total", "device", "stuck", "collector", "identity") != scrapes+1 ||
 		value(t, s, "cxray_device_up", "device", "ok") != 1 {
 		t.Error("stuck device not reported")
 	}
