@@ -11,9 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/adapter/adaptertest"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
-	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
 )
@@ -25,30 +25,9 @@ import (
 // fn0 is the fixture's first function in its tree.
 const fn0 = "devices/pci0000:c0/0000:c0:01.1/0000:c1:00.0"
 
-func kernelOptions(t *testing.T, tree string, k *kerneltest.Kernel) adapter.Options {
-	t.Helper()
-	return adapter.Options{DB: devtest.DB(t), Sys: devname.Sys{Root: tree},
-		Kernel: kernel.Options{Root: tree, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}}
-}
-
-func openKernel(t *testing.T, name string, mod func(tree string, k *kerneltest.Kernel)) *adapter.Adapter {
-	t.Helper()
-	tree := kerneltest.Tree(t, kerneltest.CX7)
-	k := kerneltest.CX7Kernel()
-	if mod != nil {
-		mod(tree, k)
-	}
-	a, err := adapter.Open(context.Background(), name, kernelOptions(t, tree, k))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
-}
-
 func TestKernelAdapter(t *testing.T) {
 	ctx := context.Background()
-	a := openKernel(t, "kernel:mlx5_0", nil)
+	a := adaptertest.Kernel(t, "kernel:mlx5_0", nil)
 	if a.Name() != "kernel:mlx5_0" || a.BDF() != "0000:c1:00.0" || a.Backend() != dev.BackendKernel || a.HasRegisters() || a.Kernel() == nil {
 		t.Errorf("adapter: %q %q %q registers %v", a.Name(), a.BDF(), a.Backend(), a.HasRegisters())
 	}
@@ -110,7 +89,7 @@ func TestKernelAdapter(t *testing.T) {
 // firmware's own view is named as unavailable.
 func TestKernelModule(t *testing.T) {
 	ctx := context.Background()
-	a := openKernel(t, "kernel:mlx5_0", nil)
+	a := adaptertest.Kernel(t, "kernel:mlx5_0", nil)
 	ms, err := a.Modules(ctx, adapter.ModuleOptions{Firmware: true, Full: true})
 	if err != nil || len(ms) != 1 {
 		t.Fatal(ms, err)
@@ -134,14 +113,14 @@ func TestKernelModuleFailures(t *testing.T) {
 	ctx := context.Background()
 	// Without CAP_NET_ADMIN the read fails with the kernel's permission
 	// error, not a module verdict.
-	a := openKernel(t, "kernel:mlx5_0", func(_ string, k *kerneltest.Kernel) { k.NoCapNetAdmin = true })
+	a := adaptertest.Kernel(t, "kernel:mlx5_0", func(_ string, k *kerneltest.Kernel) { k.NoCapNetAdmin = true })
 	_, err := a.Module(ctx, 1, adapter.ModuleOptions{})
 	var pe *kernel.PermissionError
 	if !errors.As(err, &pe) {
 		t.Errorf("no CAP_NET_ADMIN: %v", err)
 	}
 	// The interface has no module memory: the reason is in the reading.
-	a = openKernel(t, "kernel:mlx5_0", func(_ string, k *kerneltest.Kernel) { delete(k.Modules, "ens1f0np0") })
+	a = adaptertest.Kernel(t, "kernel:mlx5_0", func(_ string, k *kerneltest.Kernel) { delete(k.Modules, "ens1f0np0") })
 	m, err := a.Module(ctx, 1, adapter.ModuleOptions{})
 	if err != nil || m.EEPROMErr == nil || m.Present != nil {
 		t.Errorf("no module memory: %+v %v", m, err)
@@ -153,7 +132,7 @@ func TestKernelModuleFailures(t *testing.T) {
 // error. Its hwmon has the ASIC sensor only.
 func TestKernelIBWithoutDevlink(t *testing.T) {
 	ctx := context.Background()
-	a := openKernel(t, "kernel:mlx5_1", func(_ string, k *kerneltest.Kernel) { k.NoDevlink = true })
+	a := adaptertest.Kernel(t, "kernel:mlx5_1", func(_ string, k *kerneltest.Kernel) { k.NoDevlink = true })
 	id, err := a.Identity(ctx)
 	if id == nil || id.PSID != "MT_0000000838" || id.Firmware != "28.39.1002" || id.FirmwareStored != "" || id.FirmwarePending != "" {
 		t.Fatalf("identity %+v %v", id, err)
@@ -180,7 +159,7 @@ func TestKernelIBWithoutDevlink(t *testing.T) {
 // Without hwmon, no temperatures.
 func TestKernelWithoutRDMADevice(t *testing.T) {
 	ctx := context.Background()
-	a := openKernel(t, "kernel:ens1f0np0", func(tree string, _ *kerneltest.Kernel) {
+	a := adaptertest.Kernel(t, "kernel:ens1f0np0", func(tree string, _ *kerneltest.Kernel) {
 		for _, p := range []string{fn0 + "/infiniband", "class/infiniband/mlx5_0", fn0 + "/hwmon", "class/hwmon/hwmon2"} {
 			if err := os.RemoveAll(filepath.Join(tree, p)); err != nil {
 				t.Fatal(err)
@@ -220,7 +199,7 @@ func second[T any](_ T, err error) error { return err }
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
 	tree := kerneltest.Tree(t, kerneltest.CX7)
-	o := kernelOptions(t, tree, kerneltest.CX7Kernel())
+	o := adaptertest.KernelOptions(t, tree, kerneltest.CX7Kernel())
 	var ue *adapter.UsageError
 	var nf *adapter.NotFoundError
 	if _, err := adapter.Open(ctx, "  ", o); !errors.As(err, &ue) || !strings.Contains(err.Error(), "add -d DEV") {
@@ -260,7 +239,7 @@ func TestOpenPCIBlocked(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(tree, "kernel/security/lockdown"), []byte("none [integrity] confidentiality\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := kernelOptions(t, tree, kerneltest.CX7Kernel())
+	o := adaptertest.KernelOptions(t, tree, kerneltest.CX7Kernel())
 	why := o.DirectBlocked()
 	if os.Geteuid() == 0 && why != "kernel lockdown (integrity) blocks PCI config-space writes" || os.Geteuid() != 0 && why != "direct register access needs root" {
 		t.Errorf("blocked: %q", why)
@@ -291,7 +270,7 @@ func TestOpenAllTakesMlx5Functions(t *testing.T) {
 	tree := kerneltest.Tree(t, kerneltest.CX7)
 	os.MkdirAll(filepath.Join(tree, "kernel/security"), 0o755)
 	os.WriteFile(filepath.Join(tree, "kernel/security/lockdown"), []byte("none [integrity] confidentiality\n"), 0o644)
-	o := kernelOptions(t, tree, kerneltest.CX7Kernel())
+	o := adaptertest.KernelOptions(t, tree, kerneltest.CX7Kernel())
 	o.Fallback = true
 	as, err := adapter.OpenAll(ctx, "", o)
 	if err != nil {
@@ -316,7 +295,7 @@ func TestOpenPCIDirect(t *testing.T) {
 	tree := kerneltest.Tree(t, kerneltest.CX7)
 	os.MkdirAll(filepath.Join(tree, "kernel/security"), 0o755)
 	os.WriteFile(filepath.Join(tree, "kernel/security/lockdown"), []byte("[none] integrity confidentiality\n"), 0o644)
-	o := kernelOptions(t, tree, kerneltest.CX7Kernel())
+	o := adaptertest.KernelOptions(t, tree, kerneltest.CX7Kernel())
 	if why := o.DirectBlocked(); why != "" {
 		t.Fatalf("blocked: %s", why)
 	}

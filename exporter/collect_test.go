@@ -13,12 +13,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/adapter/adaptertest"
 	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/exporter/exportertest"
-	"github.com/cxray/cxray/kernel"
-	"github.com/cxray/cxray/kernel/kerneltest"
 	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/prm/builtin"
 )
@@ -260,13 +258,7 @@ func TestFromAdapterRegisters(t *testing.T) {
 // The exporter on the kernel backend: what sysfs, hwmon, devlink and
 // ethtool give.
 func TestFromAdapterKernel(t *testing.T) {
-	tree := kerneltest.Tree(t, kerneltest.CX7)
-	k := kerneltest.CX7Kernel()
-	a, err := adapter.Open(context.Background(), "kernel:mlx5_1", adapter.Options{Sys: devname.Sys{Root: tree},
-		Kernel: kernel.Options{Root: tree, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := adaptertest.Kernel(t, "kernel:mlx5_1", nil)
 	s := scrapeOne(t, FromAdapter(a), Options{})
 	d := []string{"device", "0000:c1:00.1"}
 	for _, c := range []struct {

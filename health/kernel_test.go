@@ -8,37 +8,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cxray/cxray/adapter"
-	"github.com/cxray/cxray/dev/devname"
-	"github.com/cxray/cxray/dev/devtest"
+	"github.com/cxray/cxray/adapter/adaptertest"
 	"github.com/cxray/cxray/health"
-	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
 	"github.com/cxray/cxray/nvconf/nvtest"
 )
-
-func openKernel(t *testing.T, name string, mod func(k *kerneltest.Kernel)) *adapter.Adapter {
-	t.Helper()
-	tree := kerneltest.Tree(t, kerneltest.CX7)
-	k := kerneltest.CX7Kernel()
-	if mod != nil {
-		mod(k)
-	}
-	a, err := adapter.Open(context.Background(), name, adapter.Options{DB: devtest.DB(t), Sys: devname.Sys{Root: tree},
-		Kernel: kernel.Options{Root: tree, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
-}
 
 // health -d kernel: on the two-port ConnectX-7 fixture: every check runs
 // on what the kernel offers; the configuration check, which needs
 // registers, says it is not available on this backend.
 func TestHealthOnKernelBackend(t *testing.T) {
 	// The kernel adapter sleeps on the wall clock: a short interval.
-	rep := health.Run(context.Background(), openKernel(t, "kernel:mlx5_0", nil), health.Options{Interval: time.Millisecond, NV: nvtest.NV(t)})
+	rep := health.Run(context.Background(), adaptertest.Kernel(t, "kernel:mlx5_0", nil), health.Options{Interval: time.Millisecond, NV: nvtest.NV(t)})
 	want := map[string]health.Status{
 		"identity":      health.Warn, // 28.41.1000 is in flash, 28.39.1002 runs
 		"access":        health.Warn, // no registers
@@ -91,7 +72,7 @@ func TestHealthOnKernelBackend(t *testing.T) {
 // the verdicts then name "module -1", while the temperature check of the
 // same report names the module sensor "module 0" (hwmon's sensor64).
 func TestKernelVerdictsNameTheModule(t *testing.T) {
-	rep := health.Run(context.Background(), openKernel(t, "kernel:mlx5_0", nil), health.Options{Interval: time.Millisecond})
+	rep := health.Run(context.Background(), adaptertest.Kernel(t, "kernel:mlx5_0", nil), health.Options{Interval: time.Millisecond})
 	for _, d := range check(t, rep, "modules").Details {
 		if strings.Contains(d, "module -1") {
 			t.Errorf("%q", d)
@@ -102,7 +83,7 @@ func TestKernelVerdictsNameTheModule(t *testing.T) {
 // Without CAP_NET_ADMIN the module check warns with the reason; the
 // others are unchanged.
 func TestHealthOnKernelWithoutCapNetAdmin(t *testing.T) {
-	rep := health.Run(context.Background(), openKernel(t, "kernel:mlx5_1", func(k *kerneltest.Kernel) { k.NoCapNetAdmin = true }),
+	rep := health.Run(context.Background(), adaptertest.Kernel(t, "kernel:mlx5_1", func(_ string, k *kerneltest.Kernel) { k.NoCapNetAdmin = true }),
 		health.Options{Interval: time.Millisecond})
 	got := check(t, rep, "modules")
 	if got.Status != health.Warn || !strings.HasPrefix(got.Summary, "modules could not be read: ") {

@@ -7,11 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cxray/cxray/adapter"
-	"github.com/cxray/cxray/dev/devname"
-	"github.com/cxray/cxray/dev/devtest"
-	"github.com/cxray/cxray/kernel"
-	"github.com/cxray/cxray/kernel/kerneltest"
+	"github.com/cxray/cxray/adapter/adaptertest"
 	"github.com/cxray/cxray/modules"
 	"github.com/cxray/cxray/optics"
 )
@@ -20,14 +16,7 @@ import (
 // decoded and diagnosed by the same code as MCIA; the firmware's view is
 // not available on this backend and says so.
 func TestModulesOnKernelBackend(t *testing.T) {
-	tree := kerneltest.Tree(t, kerneltest.CX7)
-	k := kerneltest.CX7Kernel()
-	a, err := adapter.Open(context.Background(), "kernel:mlx5_0", adapter.Options{DB: devtest.DB(t), Sys: devname.Sys{Root: tree},
-		Kernel: kernel.Options{Root: tree, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := adaptertest.Kernel(t, "kernel:mlx5_0", nil)
 	rs, err := modules.Read(context.Background(), a, modules.Options{Verify: true, Interval: time.Millisecond, Raw: true})
 	if err != nil || len(rs) != 1 {
 		t.Fatal(rs, err)

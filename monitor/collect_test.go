@@ -10,13 +10,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/adapter/adaptertest"
 	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/kernel"
-	"github.com/cxray/cxray/kernel/kerneltest"
 	"github.com/cxray/cxray/monitor"
 )
 
@@ -170,23 +168,9 @@ func TestRegisterCollector(t *testing.T) {
 	}
 }
 
-// On the register side of the kernel backend: the register collector
-// says the backend has none.
-func kernelAdapter(t *testing.T) *adapter.Adapter {
-	tree := kerneltest.Tree(t, kerneltest.CX7)
-	k := kerneltest.CX7Kernel()
-	a, err := adapter.Open(context.Background(), "kernel:mlx5_0", adapter.Options{DB: devtest.DB(t), Sys: devname.Sys{Root: tree},
-		Kernel: kernel.Options{Root: tree, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
-}
-
 // monitor -d kernel: every group reads what the kernel offers.
 func TestCollectorsOnKernelBackend(t *testing.T) {
-	a := kernelAdapter(t)
+	a := adaptertest.Kernel(t, "kernel:mlx5_0", nil)
 	got, errs := collect(t, a, "temp", "counters", "rdma", "module")
 	for k, want := range map[string]float64{
 		"temp.asic_c": 61.25, "temp.asic_threshold_hi_c": 105, "temp.module0_c": 44,

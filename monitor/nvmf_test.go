@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cxray/cxray/adapter/adaptertest"
 	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/monitor"
 	"github.com/cxray/cxray/nvmf"
@@ -81,7 +82,7 @@ func TestNVMFCollectorWithout(t *testing.T) {
 	if len(got) != 0 || len(errs) != 1 || !strings.Contains(errs[0], "no command interface") {
 		t.Errorf("no command interface: %v %v", got, errs)
 	}
-	got, errs = collect(t, kernelAdapter(t), "nvmf")
+	got, errs = collect(t, adaptertest.Kernel(t, "kernel:mlx5_0", nil), "nvmf")
 	if len(got) != 0 || len(errs) != 1 || !strings.Contains(errs[0], "register access is not available on the kernel backend") {
 		t.Errorf("kernel backend: %v %v", got, errs)
 	}

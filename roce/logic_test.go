@@ -10,13 +10,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/adapter/adaptertest"
 	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/kernel"
-	"github.com/cxray/cxray/kernel/kerneltest"
 	"github.com/cxray/cxray/nvconf/nvtest"
 	"github.com/cxray/cxray/roce"
 )
@@ -242,14 +240,7 @@ func TestWindowOnEmulator(t *testing.T) {
 // from the kernel; ROCE_ACCL and the NV window are registers, not
 // available on this backend, and say so instead of failing.
 func TestStatusOnKernelBackend(t *testing.T) {
-	tree := kerneltest.Tree(t, kerneltest.CX7)
-	k := kerneltest.CX7Kernel()
-	a, err := adapter.Open(context.Background(), "kernel:mlx5_0", adapter.Options{DB: devtest.DB(t), Sys: devname.Sys{Root: tree},
-		Kernel: kernel.Options{Root: tree, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := adaptertest.Kernel(t, "kernel:mlx5_0", nil)
 	r, err := roce.Status(context.Background(), a, roce.StatusOptions{NV: nvtest.NV(t), Interval: time.Millisecond, RTT: 8 * time.Microsecond})
 	if err != nil {
 		t.Fatal(err)
