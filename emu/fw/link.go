@@ -116,14 +116,17 @@ type linkQuality struct {
 
 type linkEpoch struct {
 	from time.Duration // link-up time at which the epoch starts
+	gbps int           // the speed the link runs at in the epoch
 	base linkTotals
 	rate linkTotals // micro-events per second of link-up time
 }
 
-// linkTotals are error counts: raw errors per lane and effective errors.
+// linkTotals are counts of the physical layer: raw errors per lane,
+// effective errors, and the bits and RS-FEC codewords received.
 type linkTotals struct {
-	lane      [8]uint64
-	effective uint64
+	lane         [8]uint64
+	effective    uint64
+	bits, blocks uint64
 }
 
 func (t linkTotals) sub(o linkTotals) linkTotals {
@@ -131,6 +134,8 @@ func (t linkTotals) sub(o linkTotals) linkTotals {
 		t.lane[i] -= min(t.lane[i], o.lane[i])
 	}
 	t.effective -= min(t.effective, o.effective)
+	t.bits -= min(t.bits, o.bits)
+	t.blocks -= min(t.blocks, o.blocks)
 	return t
 }
 
@@ -169,20 +174,54 @@ func (q *linkQuality) totals(up time.Duration) linkTotals {
 		t.lane[i] = satAdd(t.lane[i], count(e.rate.lane[i], d))
 	}
 	t.effective = satAdd(t.effective, count(e.rate.effective, d))
+	t.bits = satAdd(t.bits, count(e.rate.bits, d))
+	t.blocks = satAdd(t.blocks, count(e.rate.blocks, d))
 	return t
 }
 
-// linkRates are the error rates of a spec on port p, at the port's top
-// speed (the bit rate the counters count, reg_ppcnt.go).
+// operGbps is the speed the port's link runs at: its active protocol's,
+// or (down, before it first comes up) the fastest the port enables.
+func operGbps(p *portState) int {
+	if p.proto >= 0 && p.proto < len(ethProtocols) {
+		return ethProtocols[p.proto].Gbps
+	}
+	return p.rates.topGbps
+}
+
+// linkRates are the rates of a spec on port p at the speed the link runs:
+// bits, codewords (an RS-FEC codeword carries 5140 bits) and the errors
+// the spec's bit error rates make of those bits.
 func linkRates(p *portState) linkTotals {
 	var r linkTotals
 	lanes := max(int(p.width), 1)
-	bits := float64(p.rates.rxBits) / 1e6 // bits per second
+	bits := float64(operGbps(p)) * 1e9 // bits per second
 	for i := 0; i < lanes && i < 8; i++ {
 		r.lane[i] = perMicro(p.lq.spec.laneBER(i) * bits / float64(lanes))
 	}
 	r.effective = perMicro(p.lq.spec.EffectiveBER * bits)
+	r.bits = perMicro(bits)
+	r.blocks = perMicro(bits / 5140)
 	return r
+}
+
+// respeed starts an epoch at the port's current link-up time when the link
+// now runs at another speed than the last epoch counted (a partner or an
+// admin change brought it up slower), so counters count the bits the link
+// carries. Past maxLinkEpochs the last speed keeps counting.
+func (f *Firmware) respeed(p *portState, now time.Time) {
+	n := len(p.lq.epochs)
+	if !p.up || n == 0 || p.lq.epochs[n-1].gbps == operGbps(p) {
+		return
+	}
+	up := p.upTime(now)
+	e := linkEpoch{from: up, gbps: operGbps(p), base: p.lq.totals(up), rate: linkRates(p)}
+	switch {
+	case p.lq.epochs[n-1].from == up:
+		e.base = p.lq.epochs[n-1].base
+		p.lq.epochs[n-1] = e
+	case n < maxLinkEpochs:
+		p.lq.epochs = append(p.lq.epochs, e)
+	}
 }
 
 // initLink sets a port's model at power-on.
@@ -205,7 +244,7 @@ func (f *Firmware) applyLink(p *portState, spec LinkSpec, up time.Duration) {
 		}
 		p.lq.partner = extMask(ps)
 	}
-	e := linkEpoch{from: up, base: base, rate: linkRates(p)}
+	e := linkEpoch{from: up, gbps: operGbps(p), base: base, rate: linkRates(p)}
 	if n := len(p.lq.epochs); n > 0 && p.lq.epochs[n-1].from == up {
 		p.lq.epochs[n-1] = e
 	} else {
@@ -372,11 +411,13 @@ func laneBERNow(p *portState, i int) float64 {
 	if p.lq.spec.modeled() {
 		return p.lq.spec.laneBER(i)
 	}
-	if p.rates.rxBits == 0 {
+	bits := float64(operGbps(p)) * 1e9
+	if bits == 0 {
 		return 0
 	}
-	// Two wrong bits per corrected symbol, 1.3 symbols per block.
-	return float64(p.rates.fecCorrected) * float64(p.rates.correctedSymbolsPerBlock10) / 10 * 2 / float64(p.rates.rxBits)
+	// Two wrong bits per corrected symbol, 1.3 symbols per block
+	// (fecCorrected is per million seconds).
+	return float64(p.rates.fecCorrected) / 1e6 * float64(p.rates.correctedSymbolsPerBlock10) / 10 * 2 / bits
 }
 
 // highBER is the lane BER the firmware reports as a problem (PDDR opcode
@@ -424,7 +465,7 @@ func (f *Firmware) ppcntPhysModel(c *Call, p *portState, up, since time.Duration
 		syms += n
 		c.Put(fmt.Sprintf("%srs_fec_corrected_symbols_lane%d", pre, l), n)
 	}
-	blocks := count(p.rates.fecBlocks, up)
+	blocks := t.blocks
 	corr := syms * 10 / 13
 	c.Put(pre+"rs_fec_corrected_blocks", corr)
 	c.Put(pre+"rs_fec_uncorrectable_blocks", t.effective)
@@ -436,7 +477,7 @@ func (f *Firmware) ppcntPhysModel(c *Call, p *portState, up, since time.Duration
 func (f *Firmware) ppcntPhysStatModel(c *Call, p *portState, up, since time.Duration) {
 	const pre = "counter_set.phys_layer_stat_cntrs_ext."
 	t := f.linkCounts(p, c.Now, up)
-	bits := count(p.rates.rxBits, up)
+	bits := t.bits
 	raw := t.raw()
 	eff := t.effective
 	if f.activeFEC(p) == fecNone && p.proto >= 0 {

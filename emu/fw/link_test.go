@@ -103,6 +103,45 @@ func TestLinkModelEpochsAndClear(t *testing.T) {
 	}
 }
 
+// The counters count the bits the link carries: at the speed it runs
+// (100G with a 100G partner, though the port does 400G), and at the new
+// speed from the moment the partner changes; errors are the BER of those
+// bits, and the codewords 5140 bits each.
+func TestLinkModelCountsAtTheSpeedItRuns(t *testing.T) {
+	r := newRig(t, func(s *fw.Spec) {
+		s.Ports[0].Link = fw.LinkSpec{RawBER: 1e-9, PartnerProtocols: []string{"CAUI-4"}}
+	})
+	if st := r.fw.Ports()[0]; !st.OperUp || st.SpeedGbps != 100 {
+		t.Fatalf("up %v at %d G, want 100G", st.OperUp, st.SpeedGbps)
+	}
+	counts := func() (bits, blocks uint64, lanes [4]uint64) {
+		d := r.get("PPCNT", "local_port", "1", "grp", "0x16")
+		p := r.get("PPCNT", "local_port", "1", "grp", "0x12")
+		blocks = u(t, p, phys+"rs_fec_no_errors_blocks") + u(t, p, phys+"rs_fec_corrected_blocks") + u(t, p, phys+"rs_fec_uncorrectable_blocks")
+		return u(t, d, stat+"phy_received_bits"), blocks, laneErrors(t, r, 1)
+	}
+	r.clk.Advance(10 * time.Second)
+	bits, blocks, lanes := counts()
+	// 100G over 4 lanes for 10 s: 1e12 bits, 2.5e11 per lane, 250 errors each.
+	if bits != 1e12 || lanes != [4]uint64{250, 250, 250, 250} {
+		t.Errorf("at 100G: %d bits, lane errors %v; want 1e12 and 250 each", bits, lanes)
+	}
+	if want := uint64(1e12) / 5140; blocks < want-1 || blocks > want+1 {
+		t.Errorf("at 100G: %d codewords, want %d", blocks, want)
+	}
+	if err := r.fw.SetLink(1, fw.LinkSpec{RawBER: 1e-9}); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.fw.Ports()[0]; st.SpeedGbps != 400 {
+		t.Fatalf("without the slow partner: %d G, want 400G", st.SpeedGbps)
+	}
+	r.clk.Advance(5 * time.Second)
+	bits, _, lanes = counts()
+	if bits != 3e12 || lanes != [4]uint64{750, 750, 750, 750} {
+		t.Errorf("then 5 s at 400G: %d bits, lane errors %v; want 3e12 and 750 each", bits, lanes)
+	}
+}
+
 // The partner decides: a slower partner brings the link up slower; one
 // with no common speed, or a forced FEC this side does not run, keeps it
 // down with PDDR's opcodes 39 and 38; PPLM overriding the FEC to match

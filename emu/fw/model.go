@@ -275,6 +275,7 @@ func (f *Firmware) relinkAt(now time.Time) {
 			}
 		}
 		p.up, p.proto, p.cause = up, proto, cause
+		f.respeed(p, now)
 	}
 }
 

@@ -21,8 +21,7 @@ type portRates struct {
 	rxErrors, rxDiscards       uint64
 	symbolErrors               uint64
 	fecCorrected, fecUncorr    uint64
-	fecBlocks                  uint64    // RS-FEC codewords at the port's top speed
-	rxBits                     uint64    // bits received at the port's top speed
+	topGbps                    int       // the fastest protocol the port enables
 	prioShare                  [8]uint64 // per-million of the traffic
 	lanes                      int
 	correctedSymbolsPerBlock10 uint64 // corrected symbols per corrected block, ×10
@@ -51,16 +50,14 @@ func newPortRates(ps PortSpec, seed uint64, port int) portRates {
 		fecCorrected: perMicro(t.FECCorrectedPerSec * j), fecUncorr: perMicro(t.FECUncorrPerSec * j),
 		lanes: ps.Lanes, correctedSymbolsPerBlock10: 13,
 	}
-	// An RS-FEC codeword carries 5140 bits; count them at the fastest speed
-	// the port supports, so the rate never changes under the counters.
-	var gbps int
+	// Bits and RS-FEC codewords are counted at the speed the link runs
+	// (link.go, linkRates); before the link first comes up, at the
+	// fastest the port enables.
 	for _, n := range ps.Protocols {
 		if p, err := LookupEthProtocol(n); err == nil {
-			gbps = max(gbps, p.Gbps)
+			r.topGbps = max(r.topGbps, p.Gbps)
 		}
 	}
-	r.fecBlocks = perMicro(float64(gbps) * 1e9 / 5140)
-	r.rxBits = perMicro(float64(gbps) * 1e9)
 	var sum float64
 	for _, s := range t.PriorityShare {
 		sum += s
@@ -218,7 +215,7 @@ func (f *Firmware) ppcntPhys(c *Call, p *portState, up, since time.Duration) uin
 	c.Put(pre+"time_since_last_clear", uint64(max(since, 0)/time.Millisecond))
 	c.Put(pre+"symbol_errors", count(r.symbolErrors, up))
 	corr, unc := count(r.fecCorrected, up), count(r.fecUncorr, up)
-	blocks := count(r.fecBlocks, up)
+	blocks := f.linkCounts(p, c.Now, up).blocks
 	c.Put(pre+"rs_fec_corrected_blocks", corr)
 	c.Put(pre+"rs_fec_uncorrectable_blocks", unc)
 	c.Put(pre+"rs_fec_no_errors_blocks", blocks-min(blocks, corr+unc))
@@ -245,7 +242,7 @@ func (f *Firmware) ppcntPhysStat(c *Call, p *portState, up, since time.Duration)
 	}
 	const pre = "counter_set.phys_layer_stat_cntrs_ext."
 	r := &p.rates
-	bits := count(r.rxBits, up)
+	bits := f.linkCounts(p, c.Now, up).bits
 	// A corrected RS-FEC symbol is 10 bits of which about two are wrong.
 	corrected := count(r.fecCorrected, up) / 10 * r.correctedSymbolsPerBlock10 * 2
 	effective := count(r.fecUncorr, up)
