@@ -96,6 +96,13 @@ var RegisterIndex = map[string]map[string]string{
 	// ROCE_ACCL from Rev 0.62: the adaptive-retransmission profile is
 	// only read when adp_retrans_timeouts_profile_select is set.
 	"ROCE_ACCL": {"adp_retx_profile_id": "0"},
+	// The PCIe registers address a node of the PCIe hierarchy; depth 0,
+	// node 0 is the adapter's own endpoint, and pcie_index is reserved
+	// when the host reads (it selects a Socket-Direct PCIe link). DPNv,
+	// from Rev 0.62, 0 (multi_topology_unaware_sw) keeps that addressing.
+	"MPEIN": {"depth": "0", "pcie_index": "0", "node": "0", "DPNv": "0"},
+	"MPCNT": {"depth": "0", "pcie_index": "0", "node": "0", "DPNv": "0"},
+	"MPIR":  {"depth": "0", "pcie_index": "0", "node": "0", "DPNv": "0"},
 	// PPLM from Rev 0.62 and SLRG from Rev 0.64: 0 selects the operational
 	// (not test-mode) FEC settings and the per-lane grade, what older
 	// revisions answer.

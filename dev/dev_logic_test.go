@@ -76,7 +76,8 @@ func TestIndexDefaultsEveryRevision(t *testing.T) {
 		// profiles give them.
 		for reg, given := range map[string][]string{"PAOS": nil, "PMLP": nil, "PPCNT": {"grp=0"}, "PTYS": {"proto_mask=4"}, "PDDR": {"page_select=0"},
 			"MTMP": {"sensor_index=0"}, "MGIR": nil, "PGUID": nil, "MTCAP": nil, "ROCE_ACCL": nil,
-			"MCAM": {"access_reg_group=0", "feature_group=0"}, "PCAM": {"access_reg_group=0", "feature_group=0"}} {
+			"MCAM": {"access_reg_group=0", "feature_group=0"}, "PCAM": {"access_reg_group=0", "feature_group=0"},
+			"MPEIN": nil, "MPIR": nil, "MPCNT": {"grp=0"}} {
 			r0, err := db.Register(reg)
 			if err != nil {
 				continue
