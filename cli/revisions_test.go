@@ -75,7 +75,18 @@ func TestRevisionMatrix(t *testing.T) {
 		out, _ := matrixRun(t, builtinDB, append([]string{"reg", "get", "-d", matrixScenario, "--raw"}, r...)...)
 		refRegs[strings.Join(r, " ")] = regFields(t, out)
 	}
-	refMonitor, _ := matrixRun(t, builtinDB, "monitor", "-d", matrixScenario, "--all", "--what", "temp,counters,module", "--count", "1", "-i", "1s")
+	// Three samples, so that the counters have moved on the manual clock:
+	// zeros would read the same through any member of a union.
+	refMonitor, _ := matrixRun(t, builtinDB, "monitor", "-d", matrixScenario, "--all", "--what", "temp,counters,module", "--count", "3", "-i", "1s")
+	moved := 0
+	for k, v := range monitorValues(t, refMonitor) {
+		if f, ok := v.(float64); ok && f != 0 && strings.Contains(k, ".ppcnt.") {
+			moved++
+		}
+	}
+	if moved < 10 {
+		t.Fatalf("only %d PPCNT counters moved in the reference monitor run: the matrix would compare zeros", moved)
+	}
 	refSnap, _ := matrixRun(t, builtinDB, "snapshot", "-d", matrixScenario, "--all")
 
 	for _, f := range files {
@@ -109,7 +120,7 @@ func TestRevisionMatrix(t *testing.T) {
 					t.Errorf("reg get %v: no field in common with the built-in database", r)
 				}
 			}
-			out, _ = matrixRun(t, f, "monitor", "-d", matrixScenario, "--all", "--what", "temp,counters,module", "--count", "1", "-i", "1s")
+			out, _ = matrixRun(t, f, "monitor", "-d", matrixScenario, "--all", "--what", "temp,counters,module", "--count", "3", "-i", "1s")
 			diffValues(t, "monitor", monitorValues(t, refMonitor), monitorValues(t, out))
 			out, _ = matrixRun(t, f, "snapshot", "-d", matrixScenario, "--all")
 			if d := cmp.Diff(snapshotSummary(t, refSnap), snapshotSummary(t, out)); d != "" {

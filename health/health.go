@@ -179,6 +179,11 @@ func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check
 	default:
 		c.Details = append(c.Details, fmt.Sprintf("firmware built %s, database revision of %s", id.FirmwareBuilt.Format("2006-01-02"), revDate.Format("2006-01")))
 	}
+	// What the database could not say for itself and was completed from
+	// the built-in one (prm.DB.AdoptSelectors): a database matter.
+	for _, n := range db.Notes {
+		c.Details = append(c.Details, "database: "+n)
+	}
 	return id, c
 }
 

@@ -181,6 +181,9 @@ type DB struct {
 	DocName string
 	// HasDescriptions is false for the built-in, facts-only database.
 	HasDescriptions bool
+	// Notes say what was taken from another database to read this one
+	// (AdoptSelectors), for the user.
+	Notes []string
 
 	Nodes     map[string]*Node
 	Registers []*Register // sorted by name

@@ -62,7 +62,7 @@ func Open(path string) (*prm.DB, error) {
 	}
 	inst := found[0]
 	if inst.Revision != builtin.Revision() {
-		return adb.LoadFile(inst.Path)
+		return withSelectors(adb.LoadFile(inst.Path))
 	}
 	d, err := adb.OpenDescriptions(inst.Path)
 	if err != nil {
@@ -83,5 +83,17 @@ func Load(path string) (*prm.DB, error) {
 	if strings.EqualFold(path, Builtin) {
 		return builtin.Load()
 	}
-	return adb.LoadFile(path)
+	return withSelectors(adb.LoadFile(path))
+}
+
+// withSelectors completes an older database's unions with the built-in
+// database's selectors (prm.DB.AdoptSelectors).
+func withSelectors(db *prm.DB, err error) (*prm.DB, error) {
+	if err != nil {
+		return nil, err
+	}
+	if ref, rerr := builtin.Load(); rerr == nil && ref.Revision != db.Revision {
+		db.AdoptSelectors(ref)
+	}
+	return db, nil
 }

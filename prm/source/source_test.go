@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
 	"github.com/cxray/cxray/prm/builtin"
 )
@@ -67,5 +70,67 @@ func TestOpenOrder(t *testing.T) {
 	}
 	if _, err := os.Stat(rev64); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Rev 0.51 names no selector for PPCNT's counter_set or PDDR's page_data:
+// loaded through Load, the unions take the built-in database's selectors,
+// so a group decodes as its own member only, and the database says so.
+func TestLoadAdoptsSelectors(t *testing.T) {
+	dir := prmhistory.Require(t)
+	raw, err := adb.LoadFile(filepath.Join(dir, "hca-ext-rev0.51.adb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := Load(filepath.Join(dir, "hca-ext-rev0.51.adb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := func(db *prm.DB, reg string, index ...prm.Assignment) map[string]bool {
+		t.Helper()
+		r, err := db.Register(reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := db.RegisterPlan(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := p.NewBuffer()
+		if err := p.Encode(buf, index); err != nil {
+			t.Fatal(err)
+		}
+		d, err := p.Decode(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, row := range d.Rows() {
+			if segs := strings.Split(row.Path, "."); len(segs) > 2 {
+				out[segs[0]+"."+segs[1]] = true
+			}
+		}
+		return out
+	}
+	perPrio := []prm.Assignment{{Path: "grp", Value: "0x10"}}
+	if got := members(raw, "PPCNT", perPrio...); len(got) < 5 {
+		t.Fatalf("the raw Rev 0.51 PPCNT decodes %d members: the premise (no selector) no longer holds", len(got))
+	}
+	if got, want := members(db, "PPCNT", perPrio...), map[string]bool{"counter_set.eth_per_prio_grp_data_layout_ext": true}; !cmp.Equal(got, want) {
+		t.Errorf("PPCNT grp=0x10 decodes %v, want only %v", got, want)
+	}
+	if got := members(db, "PDDR", prm.Assignment{Path: "page_select", Value: "0"}); len(got) != 1 {
+		t.Errorf("PDDR page_select=0 decodes %v, want one member", got)
+	}
+	var notes string
+	for _, n := range db.Notes {
+		notes += n + "\n"
+	}
+	if !strings.Contains(notes, "counter_set") || !strings.Contains(notes, "page_data") || !strings.Contains(notes, "Rev 0.51 names no selector") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	// The built-in database itself is left alone.
+	if b, _ := builtin.Load(); len(b.Notes) != 0 {
+		t.Errorf("the built-in database got notes: %v", b.Notes)
 	}
 }
