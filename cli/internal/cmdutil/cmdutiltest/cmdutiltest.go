@@ -20,6 +20,7 @@ import (
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/emu/emuadapter"
 	"github.com/cxray/cxray/kernel"
+	"github.com/cxray/cxray/nvconf"
 )
 
 // App is a cmdutil.App whose standard output and error are buffers.
@@ -29,12 +30,15 @@ type App struct {
 }
 
 // New is an App writing output (table or json) into buffers. It points
-// XDG_STATE_HOME at a directory of the test (the emulator's kept state,
-// NV journals and backups go there), so it cannot run in parallel tests.
+// XDG_STATE_HOME at a directory of the test and clears the variables that
+// would send state elsewhere, so the emulator's kept state, NV journals and
+// backups go there; it pins the built-in NV parameter set. It sets the
+// environment, so it cannot be used in parallel tests.
 func New(t testing.TB, output string) *App {
 	t.Helper()
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	t.Setenv("CXRAY_BACKUP_DIR", "")
+	t.Setenv(emuadapter.EnvState, "")
+	t.Setenv(nvconf.EnvBackupDir, "")
 	t.Setenv(cmdutil.EnvNVDB, "builtin")
 	root := t.TempDir()
 	var out, errb bytes.Buffer
