@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
@@ -232,5 +233,44 @@ func TestPlotUsage(t *testing.T) {
 	}
 	if want := "wrote " + svg + ": 1 series, 1 threshold lines, 2 samples; y axis: "; !strings.HasPrefix(a.Out.String(), want) {
 		t.Errorf("table:\n%s\nwant it to start %q", a.Out, want)
+	}
+}
+
+// --what link samples the link group: its keys carry ".link.".
+func TestMonitorLinkGroup(t *testing.T) {
+	a := cmdutiltest.New(t, "json")
+	if err := mon(a, "-d", cmdutiltest.Manual(t, ""), "--count", "2", "-i", "10s", "--what", "link"); err != nil {
+		t.Fatal(err)
+	}
+	ss := lines(t, a.Out.String())
+	if len(ss) != 2 {
+		t.Fatalf("%d lines, want 2", len(ss))
+	}
+	n := 0
+	for k := range ss[1].Values {
+		if !strings.Contains(k, ".link.") {
+			t.Errorf("--what link read %s", k)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Errorf("--what link read nothing: %+v", ss[1])
+	}
+}
+
+// BUG: monitor.Groups has "link" (monitor/monitor.go), and --what link
+// works (above), but neither `cxray monitor`'s help (Long, --what) nor
+// `cxray plot`'s --what names it (cli/internal/monitorcmd/monitor.go and
+// plot.go).
+func TestMonitorHelpNamesEveryGroup(t *testing.T) {
+	t.Skip("BUG: cxray monitor/plot help leave out the 'link' group of monitor.Groups; fix the help text in cli/internal/monitorcmd")
+	a := cmdutiltest.New(t, "table")
+	for _, c := range []*cobra.Command{New(a.App), NewPlot(a.App)} {
+		help := c.Long + " " + c.Flags().Lookup("what").Usage
+		for _, g := range monitor.Groups {
+			if !strings.Contains(help, g) {
+				t.Errorf("%s: the help does not name the %q group", c.Name(), g)
+			}
+		}
 	}
 }
