@@ -336,6 +336,12 @@ type StatusOptions struct {
 func Status(ctx context.Context, a *adapter.Adapter, o StatusOptions) (*Report, error) {
 	r := &Report{Device: a.Name(), Features: []Feature{}, Window: WindowReport{NextBoot: -1, Current: -1}}
 	d, derr := a.Registers(ctx)
+	if derr != nil && !errors.Is(derr, adapter.ErrUnsupported) {
+		// Only a backend without registers (the kernel's) is a part the
+		// report can do without; a device that does not answer is the
+		// answer.
+		return nil, derr
+	}
 	if derr == nil {
 		feats, err := Features(ctx, d)
 		if err != nil && !errors.Is(err, dev.ErrNotSupported) {
