@@ -260,15 +260,19 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 	}
 	if err != nil {
 		c.Status = Warn
-		c.Details = append(c.Details, "partly read: "+err.Error())
+		c.Details = append(c.Details, "partly read: "+strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
-	var up []string
+	var up, unknown []string
 	disabled := 0
 	for _, l := range links {
 		switch {
 		case l.OperUp == nil:
 			c.Status = worse(c.Status, Warn)
 			c.Details = append(c.Details, fmt.Sprintf("port %d: its state could not be read", l.Port))
+			unknown = append(unknown, fmt.Sprintf("port %d state unknown", l.Port))
+			if c.Next == "" {
+				c.Next = fmt.Sprintf("the firmware did not give the port's state: see why with 'cxray reg get PAOS --index local_port=%d'", l.Port)
+			}
 			continue
 		case !*l.OperUp && l.AdminUp != nil && !*l.AdminUp:
 			disabled++
@@ -293,7 +297,8 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 			}
 		}
 	}
-	c.Summary = strings.Join(up, ", ")
+	// A port whose state could not be read is not a port that is down.
+	c.Summary = strings.Join(append(up, unknown...), ", ")
 	if c.Summary == "" {
 		// No port up is never a pass: disabled on purpose is still worth
 		// a look, and a failure above already says more.

@@ -31,7 +31,11 @@ func linkCheck(ctx context.Context, a *adapter.Adapter) Check {
 		return c
 	}
 	var ok []string
+	unknown := 0
 	for _, r := range reps {
+		if r.Operational.OperUp == nil {
+			unknown++
+		}
 		if r.Counters == nil || r.Troubleshooting == nil {
 			c.Status = worse(c.Status, Warn)
 			for _, u := range r.Unavailable {
@@ -66,7 +70,12 @@ func linkCheck(ctx context.Context, a *adapter.Adapter) Check {
 	case c.Status == OK && len(ok) > 0:
 		c.Summary = strings.Join(ok, "; ")
 	case c.Status == OK:
-		c.Summary = "no link is up to judge"
+		// Nothing was judged: not a pass (the ports check says why no
+		// link is up).
+		c.Status, c.Summary = Skip, "no link is up to judge"
+		if unknown > 0 {
+			c.Summary = fmt.Sprintf("the state of %d link(s) could not be read; nothing to judge", unknown)
+		}
 	default:
 		c.Summary = fmt.Sprintf("%d link problem(s)", len(c.Details))
 	}
