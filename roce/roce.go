@@ -117,14 +117,22 @@ type Advice struct {
 // means "the device maximum".
 const MaxLogWindow = 63
 
+// maxRate bounds --rate (bit/s): far beyond any port (800G), so that a
+// typo of units is refused rather than advised on.
+const maxRate = 10e12
+
 // Advise computes the window a link needs. rate is in bits per second, rtt
 // in seconds, mtu the RoCE path MTU in bytes (256..4096), loss the packet
 // loss probability (0 if unknown), current the device's setting (-1
-// unknown).
+// unknown). With rate at most maxRate, rtt at most 1 s and an MTU of at
+// least 256 bytes, the advice stays below 2^33 packets: always a window
+// the device takes (MaxLogWindow).
 func Advise(rate, rtt float64, mtu int, loss float64, current int) (*Advice, error) {
 	switch {
 	case rate <= 0 || math.IsInf(rate, 0) || math.IsNaN(rate):
 		return nil, fmt.Errorf("--rate must be positive, e.g. 400G or 100G")
+	case rate > maxRate:
+		return nil, fmt.Errorf("--rate %.4gG is more than any link carries (a ConnectX port runs at most 800G); give the port's rate, e.g. 400G", rate/1e9)
 	case rtt <= 0 || rtt > 1 || math.IsNaN(rtt):
 		return nil, fmt.Errorf("--rtt must be between 0 and 1s, e.g. 8us")
 	case mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096:
@@ -138,8 +146,8 @@ func Advise(rate, rtt float64, mtu int, loss float64, current int) (*Advice, err
 	// 0 would mean "the device default", not a window of one packet:
 	// advice is never 0.
 	a.MinLogWindow = max(1, int(math.Ceil(math.Log2(math.Max(a.BDPPackets, 1)))))
-	a.Notes = append(a.Notes, fmt.Sprintf("the bandwidth-delay product is %.0f bytes = %.0f packets of %d bytes: a window of 2^%d = %d packets covers it",
-		a.BDPBytes, a.BDPPackets, mtu, a.MinLogWindow, 1<<a.MinLogWindow))
+	a.Notes = append(a.Notes, fmt.Sprintf("the bandwidth-delay product is %.0f bytes = %.0f packets of %d bytes: a window of 2^%d = %.0f packets covers it",
+		a.BDPBytes, a.BDPPackets, mtu, a.MinLogWindow, math.Pow(2, float64(a.MinLogWindow))))
 	switch {
 	case current < 0:
 		a.Notes = append(a.Notes, "the device's LOG_TX_PSN_WINDOW is unknown; give -d DEV to compare")

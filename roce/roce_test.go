@@ -39,11 +39,38 @@ func TestAdviseTable(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range [][4]float64{{0, 1e-6, 4096, 0}, {1e9, 0, 4096, 0}, {1e9, 1e-6, 1500, 0}, {1e9, 1e-6, 4096, 1}} {
+	for _, bad := range [][4]float64{{1e39, 8e-6, 4096, 0}, {0, 1e-6, 4096, 0}, {1e9, 0, 4096, 0}, {1e9, 1e-6, 1500, 0}, {1e9, 1e-6, 4096, 1}} {
 		if _, err := Advise(bad[0], bad[1], int(bad[2]), bad[3], -1); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
 	}
+}
+
+// Whatever rate, RTT and MTU Advise accepts, its advice is a window the
+// device takes (1..MaxLogWindow; 0 would mean the device default) that
+// covers the bandwidth-delay product; a rate beyond any link (a unit typo:
+// 1e30G) is refused rather than advised on (it advised 98, which
+// 'roce set' refuses).
+func FuzzAdviseWindow(f *testing.F) {
+	f.Add(400e9, 8e-6, uint8(4))
+	f.Add(1e39, 8e-6, uint8(4))
+	f.Add(10e12, 1.0, uint8(0))
+	f.Fuzz(func(t *testing.T, rate, rtt float64, m uint8) {
+		mtu := []int{256, 512, 1024, 2048, 4096}[int(m)%5]
+		a, err := Advise(rate, rtt, mtu, 0, -1)
+		if err != nil {
+			return
+		}
+		if rate > maxRate {
+			t.Fatalf("rate %g accepted", rate)
+		}
+		if a.MinLogWindow < 1 || a.MinLogWindow > MaxLogWindow {
+			t.Fatalf("rate %g rtt %g mtu %d: advice %d", rate, rtt, mtu, a.MinLogWindow)
+		}
+		if math.Pow(2, float64(a.MinLogWindow)) < a.BDPPackets {
+			t.Fatalf("advice 2^%d does not cover %g packets", a.MinLogWindow, a.BDPPackets)
+		}
+	})
 }
 
 func TestParseRate(t *testing.T) {
