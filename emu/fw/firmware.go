@@ -670,6 +670,7 @@ func (f *Firmware) installBehaviours() {
 		"PAOS": f.paos, "PMAOS": f.pmaos, "PTYS": f.ptys, "PMLP": f.pmlp, "PDDR": f.pddr,
 		"MTCAP": f.mtcap, "MTMP": f.mtmp, "PPCNT": f.ppcnt, "ROCE_ACCL": f.roceAccl,
 		"PGUID": f.pguid, "MFPA": f.mfpa, "PPLM": f.pplm, "SLRG": f.slrg,
+		"PCAM": f.pcam, "QCAM": f.qcam,
 	}
 	for name, h := range builtin {
 		if id, err := f.lookup(name); err == nil {

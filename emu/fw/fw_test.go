@@ -293,13 +293,22 @@ func TestGenericStore(t *testing.T) {
 	}
 }
 
+// MCAM, PCAM and QCAM advertise exactly the registers of their groups
+// the firmware answers (PCAM and QCAM answered all zeros, so 'reg list'
+// said PAOS, PPCNT and PCAM itself were not advertised).
 func TestMCAMMatchesAnswers(t *testing.T) {
-	r := newRig(t, func(s *fw.Spec) { s.Unsupported = []string{"MCDD"} })
-	for group, base := range []int{0x9000, 0x9080, 0x9100} {
-		d := r.get("MCAM", "access_reg_group", fmt.Sprint(group))
+	r := newRig(t, func(s *fw.Spec) { s.Unsupported = []string{"MCDD", "PMTU"} })
+	type group struct {
+		cam, mask string
+		n, base   int
+	}
+	for _, g := range []group{{"MCAM", "mng_access_reg_cap_mask", 0, 0x9000}, {"MCAM", "mng_access_reg_cap_mask", 1, 0x9080},
+		{"MCAM", "mng_access_reg_cap_mask", 2, 0x9100}, {"PCAM", "port_access_reg_cap_mask", 0, 0x5000}, {"QCAM", "qos_access_reg_cap_mask", 0, 0x4000}} {
+		group, base := g.n, g.base
+		d := r.get(g.cam, "access_reg_group", fmt.Sprint(group))
 		var words [4]uint64
 		for i := range words {
-			words[i] = u(t, d, fmt.Sprintf("mng_access_reg_cap_mask[%d]", i))
+			words[i] = u(t, d, fmt.Sprintf("%s[%d]", g.mask, i))
 		}
 		for n := 0; n < 128; n++ {
 			id := uint16(base + n)
@@ -310,7 +319,7 @@ func TestMCAMMatchesAnswers(t *testing.T) {
 			}
 			_, st := r.fw.AccessRegister(id, emu.MethodGet, make([]byte, size))
 			if answered := st != fw.StatusRegNotSupported; answered != bit {
-				t.Errorf("register 0x%04x: MCAM bit %v, answered %v (status %d)", id, bit, answered, st)
+				t.Errorf("register 0x%04x: %s bit %v, answered %v (status %d)", id, g.cam, bit, answered, st)
 			}
 		}
 	}
@@ -327,6 +336,19 @@ func TestMCAMMatchesAnswers(t *testing.T) {
 	}
 	if _, st := r.access(emu.MethodGet, "MCAM", "access_reg_group", "3"); st != fw.StatusBadParam {
 		t.Errorf("MCAM group 3: status %d", st)
+	}
+	p := r.get("PCAM")
+	for _, id := range []int{0x5006, 0x5008, 0x5031, 0x507F} { // PAOS, PPCNT, PDDR, PCAM
+		n := id - 0x5000
+		if u(t, p, fmt.Sprintf("port_access_reg_cap_mask[%d]", 3-n/32))>>(n%32)&1 != 1 {
+			t.Errorf("PCAM does not advertise 0x%04x", id)
+		}
+	}
+	if n := 0x5003 - 0x5000; u(t, p, fmt.Sprintf("port_access_reg_cap_mask[%d]", 3-n/32))>>(n%32)&1 != 0 {
+		t.Error("PCAM advertises PMTU, which this firmware does not support")
+	}
+	if _, st := r.access(emu.MethodGet, "PCAM", "access_reg_group", "1"); st != fw.StatusBadParam {
+		t.Errorf("PCAM group 1: status %d", st)
 	}
 }
 

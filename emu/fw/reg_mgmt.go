@@ -48,18 +48,32 @@ func bcd(v int) uint64 {
 	return uint64(v/1000%10)<<12 | uint64(v/100%10)<<8 | uint64(v/10%10)<<4 | uint64(v%10)
 }
 
-// MCAM: management capabilities. mng_access_reg_cap_mask is four dwords;
-// element 0 holds bits 127..96 and element 3 bits 31..0, and bit n stands for
-// register base+n, where the group picks the base (0x9000, 0x9080, 0x9100).
+// MCAM, PCAM and QCAM: the access registers of their 128-ID groups the
+// firmware answers (the management registers from 0x9000, in three
+// groups; the port registers from 0x5000 and the QoS ones from 0x4000, in
+// one). Their enhanced-feature masks stay zero: the emulator claims no
+// feature it was not built to model.
 func (f *Firmware) mcam(c *Call) uint8 {
+	return f.capMask(c, "MCAM", 0x9000, 3, "mng_access_reg_cap_mask")
+}
+
+func (f *Firmware) pcam(c *Call) uint8 {
+	return f.capMask(c, "PCAM", 0x5000, 1, "port_access_reg_cap_mask")
+}
+
+func (f *Firmware) qcam(c *Call) uint8 {
+	return f.capMask(c, "QCAM", 0x4000, 1, "qos_access_reg_cap_mask")
+}
+
+func (f *Firmware) capMask(c *Call, name string, first, groups int, mask string) uint8 {
 	group := c.Req("access_reg_group")
 	if fg := c.Req("feature_group"); fg != 0 {
-		return c.Fail(StatusBadParam, "MCAM feature_group %d is not defined (only 0, enhanced_features)", fg)
+		return c.Fail(StatusBadParam, "%s feature_group %d is not defined (only 0, enhanced_features)", name, fg)
 	}
-	if group > 2 {
-		return c.Fail(StatusBadParam, "MCAM access_reg_group %d is not defined (0: 0x9000.., 1: 0x9080.., 2: 0x9100..)", group)
+	if group >= uint64(groups) {
+		return c.Fail(StatusBadParam, "%s access_reg_group %d is not defined (0..%d: 128 register IDs each from 0x%04x)", name, group, groups-1, first)
 	}
-	base := 0x9000 + 0x80*int(group)
+	base := first + 0x80*int(group)
 	var words [4]uint32
 	for n := 0; n < 128; n++ {
 		if f.answers(uint16(base + n)) {
@@ -67,7 +81,7 @@ func (f *Firmware) mcam(c *Call) uint8 {
 		}
 	}
 	for i, w := range words {
-		c.Put(fmt.Sprintf("mng_access_reg_cap_mask[%d]", i), w)
+		c.Put(fmt.Sprintf("%s[%d]", mask, i), w)
 	}
 	return StatusOK
 }
