@@ -398,7 +398,10 @@ done`
 // takes microseconds; through FUSE it is a round trip to this process, and
 // on a loaded machine a holder can be descheduled for longer than that
 // budget, so a tool can fail with "failed to perform lock operation". That
-// is mstflint's limit, not a protocol error: each tool here may retry.
+// is mstflint's limit, not a protocol error: each tool here may retry, up to
+// ten times (three were not enough at load 8 on two CPUs), and runs at nice
+// 10 so that this process, the FUSE server, outranks it and lock holds stay
+// short. What must hold is that every tool reads the right register.
 func TestMstregParallel(t *testing.T) {
 	needNamespaces(t)
 	needTool(t, "mstreg")
@@ -406,15 +409,15 @@ func TestMstregParallel(t *testing.T) {
 		skipLoudly(t, "the race detector makes FUSE round trips far longer than mstflint's lock-retry budget")
 	}
 	script := `one() {
-  for a in 1 2 3; do
-    mstreg -d 0000:03:00.0 --reg_name MGIR --get > /tmp/mgir.$$.$1 2>/dev/null && grep -q '^psid\[0\] *| 0x00000043$' /tmp/mgir.$$.$1 && return 0
+  for a in 1 2 3 4 5 6 7 8 9 10; do
+    nice -n 10 mstreg -d 0000:03:00.0 --reg_name MGIR --get > /tmp/mgir.$$.$1 2>/dev/null && grep -q '^psid\[0\] *| 0x00000043$' /tmp/mgir.$$.$1 && return 0
     echo "tool $1: attempt $a failed (lock contention)" >&2
   done
   return 1
 }
 pids=""; for i in 1 2 3 4; do one $i & pids="$pids $!"; done
 fail=0; for p in $pids; do wait $p || fail=1; done; rm -f /tmp/mgir.$$.*; exit $fail`
-	r := run(t, ctxT(t, 60*time.Second), oneDevice(t), "sh", "-c", script)
+	r := run(t, ctxT(t, 3*time.Minute), oneDevice(t), "sh", "-c", script)
 	if r.err != nil || r.code != 0 {
 		t.Fatalf("4 mstreg in parallel: %d, %v", r.code, r.err)
 	}
