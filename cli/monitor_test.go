@@ -180,3 +180,33 @@ func TestMonitorCSVAppendKeepsOneHeader(t *testing.T) {
 		t.Errorf("append to a foreign file: exit %d %s; file now %q", code, errs, b)
 	}
 }
+
+// The help's register example: the comma inside REG[...] does not split
+// --what, in the table and in JSON, next to a group in the same value.
+func TestMonitorWhatRegisterIndex(t *testing.T) {
+	privateState(t)
+	sc := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "")
+	out, errs, code := cli(t, "", "--adb", "builtin", "monitor", "-d", "emu:"+sc, "--what", "temp,PDDR[page_select=0,local_port=1]", "--count", "1", "-o", "json")
+	if code != 0 {
+		t.Fatalf("-o json: exit %d %s", code, errs)
+	}
+	var s struct {
+		Values map[string]float64 `json:"values"`
+		Errors []string           `json:"errors"`
+	}
+	mustJSON(t, out, &s)
+	if s.Values["pddr.page_select_0.local_port_1.local_port"] != 1 || s.Values["temp.asic_c"] == 0 || len(s.Errors) != 0 {
+		t.Errorf("values %v errors %v", s.Values, s.Errors)
+	}
+	table, errs, code := cli(t, "", "--adb", "builtin", "monitor", "-d", "emu:"+sc, "--what", "PDDR[page_select=0,local_port=1]", "--count", "1")
+	if code != 0 || !strings.Contains(table, "pddr.page_select_0.local_port_1.local_port ") || strings.Contains(table, "temp.asic_c") {
+		t.Errorf("table: exit %d %s\n%s", code, errs, table)
+	}
+	// A bracket left open is still refused whole, in both modes.
+	for _, mode := range [][]string{nil, {"-o", "json"}} {
+		_, errs, code := cli(t, "", append([]string{"--adb", "builtin", "monitor", "-d", "emu:" + sc, "--what", "PDDR[page_select=0,local_port=1", "--count", "1"}, mode...)...)
+		if code != 2 {
+			t.Errorf("%v unclosed bracket: exit %d %s", mode, code, errs)
+		}
+	}
+}

@@ -77,7 +77,7 @@ PDDR[page_select=0,local_port=1].`,
 			if err != nil {
 				return err
 			}
-			cols, err := monitor.Collectors(splitList(what), db)
+			cols, err := monitor.Collectors(monitor.SplitWhat(what), db)
 			if err != nil {
 				return cmdutil.UsageWrap(err)
 			}
@@ -152,7 +152,9 @@ PDDR[page_select=0,local_port=1].`,
 	df.Add(c)
 	c.Flags().BoolVar(&all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
 	c.Flags().DurationVarP(&interval, "interval", "i", 10*time.Second, "time between samples")
-	c.Flags().StringSliceVar(&what, "what", []string{"temp", "counters"}, "what to sample: temp, counters, module, rdma, nvmf, REG or REG[k=v,...]")
+	// A string array, not a slice: cobra's slice splits at every comma,
+	// also inside REG[k=v,k=v]; monitor.SplitWhat knows the brackets.
+	c.Flags().StringArrayVar(&what, "what", []string{"temp,counters"}, "what to sample, comma-separated or repeated: temp, counters, module, rdma, nvmf, link, REG or REG[k=v,...]")
 	c.Flags().StringVar(&format, "format", "table", "table, jsonl or csv")
 	c.Flags().StringVar(&out, "out", "", "append to FILE instead of standard output")
 	c.Flags().Int64Var(&maxSize, "max-size", 64<<20, "rotate --out at this many bytes (0: never)")
@@ -186,18 +188,6 @@ func checkAlerts(as []*monitor.Alert, samples []monitor.Sample) error {
 		}
 	}
 	return nil
-}
-
-func splitList(xs []string) []string {
-	var out []string
-	for _, x := range xs {
-		for _, p := range strings.Split(x, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
 }
 
 // sampleWriter returns a function that writes a batch of samples in the
