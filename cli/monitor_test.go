@@ -210,3 +210,36 @@ func TestMonitorWhatRegisterIndex(t *testing.T) {
 		}
 	}
 }
+
+// Bad flag values are usage errors (exit 2) that say what is allowed, the
+// same in the table and with -o json (which sets the format itself).
+func TestMonitorBadFlagValues(t *testing.T) {
+	privateState(t)
+	sc := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--format", "yaml"}, "use table, jsonl or csv"},
+		{[]string{"--count", "-1"}, "--count -1: give the number of samples"},
+		{[]string{"--max-size", "-5"}, "--max-size -5"},
+	} {
+		for _, mode := range [][]string{nil, {"-o", "json"}} {
+			args := append(append([]string{"--adb", "builtin", "monitor", "-d", "emu:" + sc, "--what", "temp", "--count", "1"}, c.args...), mode...)
+			out, errs, code := cli(t, "", args...)
+			if code != 2 || !strings.Contains(out+errs, c.want) {
+				t.Errorf("%v %v: exit %d (want 2 and %q)\n%s%s", c.args, mode, code, c.want, out, errs)
+			}
+			if mode != nil {
+				var e struct {
+					Error    string `json:"error"`
+					ExitCode int    `json:"exit_code"`
+				}
+				mustJSON(t, out, &e)
+				if e.ExitCode != 2 {
+					t.Errorf("%v -o json: exit_code %d", c.args, e.ExitCode)
+				}
+			}
+		}
+	}
+}

@@ -48,6 +48,19 @@ PDDR[page_select=0,local_port=1].`,
   cxray monitor -d emu --what temp,counters --alert 'temp.asic_c > 70' --count 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Check the flags as given before -o json overrides --format,
+			// so a bad value is the same usage error in both modes.
+			switch format {
+			case "table", "jsonl", "csv":
+			default:
+				return cmdutil.UsageErr("--format %s: use table, jsonl or csv", format)
+			}
+			if count < 0 {
+				return cmdutil.UsageErr("--count %d: give the number of samples to take (1 or more), or 0 to sample until Ctrl-C", count)
+			}
+			if maxSize < 0 {
+				return cmdutil.UsageErr("--max-size %d: give a size in bytes, or 0 never to rotate", maxSize)
+			}
 			if a.JSON() {
 				format = "jsonl"
 			}
@@ -64,11 +77,6 @@ PDDR[page_select=0,local_port=1].`,
 				default:
 					return cmdutil.UsageErr("--out %s: give --format jsonl, csv or table (plot reads jsonl); the file's extension says none", out)
 				}
-			}
-			switch format {
-			case "table", "jsonl", "csv":
-			default:
-				return cmdutil.UsageErr("--format %s: use table, jsonl or csv", format)
 			}
 			if interval <= 0 {
 				return cmdutil.UsageErr("-i %s: give a positive interval", interval)
