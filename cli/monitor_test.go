@@ -243,3 +243,74 @@ func TestMonitorBadFlagValues(t *testing.T) {
 		}
 	}
 }
+
+// Appending to an existing --out file: only the same format, and for CSV
+// only values the header has columns for; anything else is refused at
+// start (exit 2, in both modes) with the file unchanged, and plot still
+// reads the file.
+func TestMonitorAppendRefusesMismatch(t *testing.T) {
+	privateState(t)
+	sc := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "")
+	dir := t.TempDir()
+	mon := func(extra ...string) (string, string, int) {
+		return cli(t, "", append([]string{"--adb", "builtin", "monitor", "-d", "emu:" + sc, "-i", "1m", "--count", "2"}, extra...)...)
+	}
+	csvFile, jsonFile := filepath.Join(dir, "y.csv"), filepath.Join(dir, "y.jsonl")
+	if _, errs, code := mon("--what", "temp", "--out", csvFile); code != 0 {
+		t.Fatalf("first CSV run: exit %d %s", code, errs)
+	}
+	if _, errs, code := mon("--what", "temp", "--out", jsonFile); code != 0 {
+		t.Fatalf("first JSON-lines run: exit %d %s", code, errs)
+	}
+	before := map[string]string{}
+	for _, f := range []string{csvFile, jsonFile} {
+		b, _ := os.ReadFile(f)
+		before[f] = string(b)
+	}
+	for _, c := range []struct {
+		file string
+		args []string
+		want []string
+	}{
+		{csvFile, []string{"--what", "temp,counters"}, []string{"no column", "port1.ppcnt.", "another --out", "remove " + csvFile}},
+		{csvFile, []string{"--what", "temp", "--format", "jsonl"}, []string{"holds CSV", "writes JSON lines", "remove " + csvFile}},
+		{csvFile, []string{"--what", "temp", "--format", "table"}, []string{"holds CSV", "writes monitor's table"}},
+		{jsonFile, []string{"--what", "temp", "--format", "csv"}, []string{"holds JSON lines", "writes CSV", "remove " + jsonFile}},
+	} {
+		for _, mode := range [][]string{nil, {"-o", "json"}} {
+			out, errs, code := mon(append(append(c.args, "--out", c.file), mode...)...)
+			for _, w := range c.want {
+				if !strings.Contains(out+errs, w) {
+					t.Errorf("%v %v: the message lacks %q: %s%s", c.args, mode, w, out, errs)
+				}
+			}
+			if code != 2 {
+				t.Errorf("%v %v: exit %d, want 2", c.args, mode, code)
+			}
+			if b, _ := os.ReadFile(c.file); string(b) != before[c.file] {
+				t.Errorf("%v %v: the refused run changed %s:\n%s", c.args, mode, c.file, b)
+			}
+		}
+	}
+	// Fewer values than the header has fit: the missing columns are blank.
+	if _, errs, code := mon("--what", "temp", "--out", csvFile, "-o", "json"); code != 0 {
+		t.Fatalf("same columns again: exit %d %s", code, errs)
+	}
+	wide := filepath.Join(dir, "wide.csv")
+	if _, errs, code := mon("--what", "temp,counters", "--out", wide); code != 0 {
+		t.Fatalf("wide: exit %d %s", code, errs)
+	}
+	if _, errs, code := mon("--what", "temp", "--out", wide); code != 0 {
+		t.Fatalf("a subset of the columns: exit %d %s", code, errs)
+	}
+	b, _ := os.ReadFile(wide)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 5 || strings.Count(lines[0], ",") != strings.Count(lines[4], ",") || !strings.Contains(lines[4], ",,") {
+		t.Errorf("appended subset rows:\n%s", b)
+	}
+	for _, f := range []string{csvFile, jsonFile, wide} {
+		if _, errs, code := cli(t, "", "plot", f, "--out", filepath.Join(dir, "p.svg")); code != 0 {
+			t.Errorf("plot %s: exit %d %s", f, code, errs)
+		}
+	}
+}

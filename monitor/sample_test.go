@@ -180,12 +180,29 @@ func TestWriters(t *testing.T) {
 		if d := cmp.Diff(want, lines); d != "" {
 			t.Errorf("csv (-want +got):\n%s", d)
 		}
-		// Appending to a file with a header: its columns, no second header.
+		// Appending to a file with a header: its columns, no second
+		// header; a column it lacks is refused before anything is written.
 		lines = nil
-		w, _ = monitor.NewWriter(monitor.WriterOptions{Format: "csv", Header: []string{"time", "device", "alerts", "frozen", "errors", "temp.asic_c"},
+		hdr := []string{"time", "device", "alerts", "frozen", "errors", "temp.asic_c", "temp.module0_c"}
+		w, _ = monitor.NewWriter(monitor.WriterOptions{Format: "csv", Header: hdr, HeaderFile: "m.csv",
 			Sink: func(l []byte) error { lines = append(lines, string(l)); return nil }})
-		w(ss[:1])
-		if d := cmp.Diff([]string{"2025-01-01T00:00:00Z,a,,,,50"}, lines); d != "" {
+		var ae *monitor.AppendError
+		if err := w(ss[:1]); !errors.As(err, &ae) || ae.Path != "m.csv" || !strings.Contains(err.Error(), "port1.ppcnt.symbol_errors, temp.asic_threshold_hi_c") || len(lines) != 0 {
+			t.Errorf("csv append of columns the header lacks: %v; wrote %q", err, lines)
+		}
+		w, _ = monitor.NewWriter(monitor.WriterOptions{Format: "csv", Header: hdr, HeaderFile: "m.csv",
+			Sink: func(l []byte) error { lines = append(lines, string(l)); return nil }})
+		if err := w(ss[2:3:3]); err == nil {
+			t.Errorf("new.key has no column, yet appended: %q", lines)
+		}
+		lines = nil
+		fit := []monitor.Sample{{Time: start, Device: "a", Values: map[string]float64{"temp.asic_c": 50}}}
+		w, _ = monitor.NewWriter(monitor.WriterOptions{Format: "csv", Header: hdr, HeaderFile: "m.csv",
+			Sink: func(l []byte) error { lines = append(lines, string(l)); return nil }})
+		if err := w(fit); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{"2025-01-01T00:00:00Z,a,,,,50,"}, lines); d != "" {
 			t.Errorf("csv append (-want +got):\n%s", d)
 		}
 	})

@@ -2,6 +2,7 @@ package monitorcmd
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -30,7 +31,10 @@ func (a *app) monitorCmd() *cobra.Command {
 		Long: `Sample on an interval and write every reading in units (°C, counts, the units
 of known register fields): a live table on a terminal, JSON lines (-o json or
 --format jsonl) or CSV. --out appends to a file safely (one write per line, a
-torn last line is cut on restart, rotated at --max-size). Alerts are simple
+torn last line is cut on restart, rotated at --max-size), in --format or the
+format its extension says (also with -o json); a file that holds another
+format, or CSV columns that lack some of this run's values, is refused
+before anything is written. Alerts are simple
 expressions printed and recorded in the stream:
   temp.asic_c > 70     port1.ppcnt.symbol_errors > 0     rate(ppcnt.symbol_errors) > 0
 (a key matches exactly or as a suffix; * is a wildcard; rate() per second,
@@ -61,10 +65,12 @@ PDDR[page_select=0,local_port=1].`,
 			if maxSize < 0 {
 				return cmdutil.UsageErr("--max-size %d: give a size in bytes, or 0 never to rotate", maxSize)
 			}
-			if a.JSON() {
+			// -o json is what goes to standard output; a file's format
+			// is --format's or its extension's, in both modes.
+			if a.JSON() && out == "" {
 				format = "jsonl"
 			}
-			if out != "" && !cmd.Flags().Changed("format") && !a.JSON() {
+			if out != "" && !cmd.Flags().Changed("format") {
 				// A file's extension says its format; a file without one
 				// that does has to say it.
 				switch strings.ToLower(filepath.Ext(out)) {
@@ -148,6 +154,10 @@ PDDR[page_select=0,local_port=1].`,
 					}
 				}
 				if err := w(samples); err != nil {
+					var ae *monitor.AppendError
+					if errors.As(err, &ae) {
+						return cmdutil.UsageWrap(err)
+					}
 					return cmdutil.DeviceErr(err)
 				}
 			}
@@ -204,26 +214,42 @@ func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sa
 	o := monitor.WriterOptions{Format: format}
 	closeFn := func() {}
 	if out != "" {
-		if format == "csv" {
-			// Appending to a CSV file: keep its header and columns, and
-			// refuse a file that is not a monitor CSV.
-			hdr, err := monitor.CSVHeader(out)
-			if err != nil {
-				return nil, nil, cmdutil.UsageWrap(err)
-			}
-			o.Header = hdr
-		}
-		lf, err := monitor.OpenLog(out, maxSize, 3)
+		// Append only what fits: the same format, and (CSV) rows whose
+		// columns the file's header has; the writer checks the columns
+		// on the first batch, before the first line goes out.
+		hdr, err := monitor.CheckAppend(out, format)
 		if err != nil {
 			return nil, nil, cmdutil.UsageWrap(err)
 		}
+		o.Header, o.HeaderFile = hdr, out
+		// Refuse a file that cannot be written at start (exit 2), not at
+		// the first line; opening it to append changes nothing.
+		pf, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, cmdutil.UsageErr("--out %s: %v; give a file you can write", out, err)
+		}
+		pf.Close()
+		// The file is opened (and a torn last line cut) at the first
+		// line, so a run refused before it writes leaves the file as it
+		// was.
+		var lf *monitor.LogFile
 		o.Sink = func(line []byte) error {
+			if lf == nil {
+				var err error
+				if lf, err = monitor.OpenLog(out, maxSize, 3); err != nil {
+					return err
+				}
+			}
 			if err := lf.WriteLine(line); err != nil {
 				return err
 			}
 			return lf.Sync()
 		}
-		closeFn = func() { lf.Close() }
+		closeFn = func() {
+			if lf != nil {
+				lf.Close()
+			}
+		}
 	} else {
 		o.Stdout = a.Stdout
 		if f, ok := a.Stdout.(*os.File); ok && cmdutil.IsTerminal(f) {
