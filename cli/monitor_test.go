@@ -314,3 +314,31 @@ func TestMonitorAppendRefusesMismatch(t *testing.T) {
 		}
 	}
 }
+
+// A --what register the firmware refuses (bad parameter) is a usage error
+// at start, naming the register, its index and the status; a run in which
+// no sample read anything is a device error, not exit 0. Both modes.
+func TestMonitorRefusedRegisterAndDeadDevice(t *testing.T) {
+	privateState(t)
+	sc := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "")
+	dead := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "    faults: {removed: true}\n")
+	rec := filepath.Join(t.TempDir(), "r.jsonl")
+	for _, mode := range [][]string{nil, {"-o", "json"}} {
+		out, errs, code := cli(t, "", append([]string{"--adb", "builtin", "monitor", "-d", "emu:" + sc, "--what", "temp,MTMP[sensor_index=200]", "--count", "2", "--out", rec}, mode...)...)
+		for _, w := range []string{"MTMP[sensor_index=200]", "status 0x7", "bad parameter"} {
+			if !strings.Contains(out+errs, w) {
+				t.Errorf("%v refused register: the message lacks %q: %s%s", mode, w, out, errs)
+			}
+		}
+		if code != 2 || strings.Contains(out+errs, "stopped answering") {
+			t.Errorf("%v refused register: exit %d (want 2) %s%s", mode, code, out, errs)
+		}
+		if _, err := os.Stat(rec); !os.IsNotExist(err) {
+			t.Errorf("%v: the refused run left %s behind (%v)", mode, rec, err)
+		}
+		out, errs, code = cli(t, "", append([]string{"--adb", "builtin", "monitor", "-d", "emu:" + dead, "--what", "temp", "--count", "2"}, mode...)...)
+		if code != 3 || !strings.Contains(out+errs, "none of the 2 samples read a value") {
+			t.Errorf("%v removed device: exit %d (want 3) %s%s", mode, code, out, errs)
+		}
+	}
+}

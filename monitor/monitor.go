@@ -368,13 +368,34 @@ func (c RegCollector) Name() string { return c.Register }
 func (c RegCollector) Moves(string) bool { return false }
 
 func (c RegCollector) Collect(ctx context.Context, a *adapter.Adapter, out map[string]float64) []string {
+	if err := c.read(ctx, a, out); err != nil {
+		return []string{fmt.Sprintf("%s: %v", c.Register, err)}
+	}
+	return nil
+}
+
+// Text is the collector as --what writes it: REG or REG[field=value,...].
+func (c RegCollector) Text() string {
+	if len(c.Index) == 0 {
+		return c.Register
+	}
+	parts := make([]string, len(c.Index))
+	for i, a := range c.Index {
+		parts[i] = a.Path + "=" + a.Value
+	}
+	return c.Register + "[" + strings.Join(parts, ",") + "]"
+}
+
+// read is Collect with the error kept whole, so that Sample can tell the
+// firmware's refusal (a status) from a device that does not answer.
+func (c RegCollector) read(ctx context.Context, a *adapter.Adapter, out map[string]float64) error {
 	d, err := a.Registers(ctx)
 	if err != nil {
-		return []string{fmt.Sprintf("%s: %v", c.Register, err)}
+		return err
 	}
 	r, err := d.Get(ctx, c.Register, c.Index, nil, 0)
 	if err != nil {
-		return []string{fmt.Sprintf("%s: %v", c.Register, err)}
+		return err
 	}
 	for _, row := range r.Decoded.Rows() {
 		k := row.Value.Kind()
@@ -389,6 +410,24 @@ func (c RegCollector) Collect(ctx context.Context, a *adapter.Adapter, out map[s
 	}
 	return nil
 }
+
+// RefusedError is a --what register the firmware answered with a status
+// (bad parameter, not supported ...): the device works, and this read
+// will not succeed as given. On the first sample it is a mistake in the
+// command line, reported at start.
+type RefusedError struct {
+	Device   string
+	Register RegCollector
+	Status   dev.Status
+	Err      error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("--what %s: %s answers the read with firmware status 0x%x (%v); check the register's index fields and their ranges (cxray prm show %s), or leave it out of --what",
+		e.Register.Text(), e.Device, e.Status, e.Err, e.Register.Register)
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
 
 // Target is one device being monitored.
 type Target struct {
@@ -410,7 +449,13 @@ type Monitor struct {
 	lastT  map[string]time.Time
 	same   map[string]map[string]int
 	frozen map[string]map[string]bool
+
+	refused []*RefusedError
 }
+
+// Refused lists the --what registers the firmware answered with a status
+// in the last Sample call.
+func (m *Monitor) Refused() []*RefusedError { return m.refused }
 
 // Sample reads every target once.
 func (m *Monitor) Sample(ctx context.Context, targets []*Target) []Sample {
@@ -422,13 +467,34 @@ func (m *Monitor) Sample(ctx context.Context, targets []*Target) []Sample {
 		m.same, m.frozen = map[string]map[string]int{}, map[string]map[string]bool{}
 	}
 	out := make([]Sample, 0, len(targets))
+	m.refused = nil
 	for _, t := range targets {
 		s := Sample{Time: m.Now().UTC(), Device: t.Name, Values: map[string]float64{}}
+		// failed: a read failed other than by the firmware's answer (a
+		// group's errors are taken as such); only that can mean the
+		// device stopped answering.
+		failed := false
 		for _, c := range m.Collectors {
-			s.Errors = append(s.Errors, c.Collect(ctx, t.Adapter, s.Values)...)
+			rc, ok := c.(RegCollector)
+			if !ok {
+				errs := c.Collect(ctx, t.Adapter, s.Values)
+				failed = failed || len(errs) > 0
+				s.Errors = append(s.Errors, errs...)
+				continue
+			}
+			err := rc.read(ctx, t.Adapter, s.Values)
+			if err == nil {
+				continue
+			}
+			s.Errors = append(s.Errors, fmt.Sprintf("%s: %v", rc.Register, err))
+			if st, ok := dev.StatusOf(err); ok {
+				m.refused = append(m.refused, &RefusedError{Device: t.Name, Register: rc, Status: st, Err: err})
+			} else {
+				failed = true
+			}
 		}
 		switch {
-		case len(s.Values) == 0 && len(s.Errors) > 0:
+		case len(s.Values) == 0 && failed:
 			if !t.Gone {
 				s.Errors = append([]string{"device stopped answering; still trying"}, s.Errors...)
 			}

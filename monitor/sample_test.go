@@ -278,3 +278,34 @@ func TestLogFileSync(t *testing.T) {
 		t.Error("a directory opened as a log")
 	}
 }
+
+// A --what register the firmware answers with a status is its refusal,
+// reported by Refused, not a device that stopped answering; a transport
+// failure is.
+func TestRefusedRegisterIsNotGone(t *testing.T) {
+	a, f, _, clk := function(t)
+	m := &monitor.Monitor{Collectors: collectors(t, "MTMP[sensor_index=200]"), Now: clk.Now}
+	ts := []*monitor.Target{{Name: "t", Adapter: a}}
+	for i := 0; i < 2; i++ {
+		s := m.Sample(context.Background(), ts)[0]
+		if ts[0].Gone || len(s.Errors) != 1 || strings.Contains(s.Errors[0], "stopped answering") || !strings.Contains(s.Errors[0], "status 0x7") {
+			t.Fatalf("sample %d: gone %v, errors %q", i, ts[0].Gone, s.Errors)
+		}
+		r := m.Refused()
+		if len(r) != 1 || r[0].Status != dev.StatusBadParameter || r[0].Device != "t" || !strings.Contains(r[0].Error(), "--what MTMP[sensor_index=200]: t answers the read with firmware status 0x7") {
+			t.Fatalf("sample %d: refused %v", i, r)
+		}
+		clk.Advance(time.Minute)
+	}
+	// The same register on an instance that exists reads, and nothing is
+	// refused.
+	m = &monitor.Monitor{Collectors: collectors(t, "MTMP[sensor_index=0]"), Now: clk.Now}
+	if s := m.Sample(context.Background(), ts)[0]; s.Values["mtmp.sensor_index_0.temperature"] == 0 || len(m.Refused()) != 0 {
+		t.Fatalf("a sensor that exists: %+v refused %v", s, m.Refused())
+	}
+	f.Hook = func(dev.Method, string) error { return errors.New("config space reads all ones") }
+	s := m.Sample(context.Background(), ts)[0]
+	if !ts[0].Gone || len(m.Refused()) != 0 || s.Errors[0] != "device stopped answering; still trying" {
+		t.Errorf("transport failure: gone %v refused %v errors %q", ts[0].Gone, m.Refused(), s.Errors)
+	}
+}

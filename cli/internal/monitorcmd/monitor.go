@@ -3,6 +3,7 @@ package monitorcmd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -130,7 +131,7 @@ PDDR[page_select=0,local_port=1].`,
 			}
 			defer closeW()
 			wait := clk.Sleep
-			problems := false
+			problems, answered, taken, firstErr := false, false, 0, ""
 			for i := 0; count == 0 || i < count; i++ {
 				if i > 0 {
 					if err := wait(ctx, interval); err != nil {
@@ -144,13 +145,26 @@ PDDR[page_select=0,local_port=1].`,
 				samples := m.Sample(sctx, ts)
 				cancel()
 				if i == 0 {
+					if r := m.Refused(); len(r) > 0 {
+						msgs := make([]string, len(r))
+						for j, e := range r {
+							msgs[j] = e.Error()
+						}
+						return cmdutil.UsageErr("%s", strings.Join(msgs, "\n"))
+					}
 					if err := checkAlerts(as, samples); err != nil {
 						return err
 					}
 				}
+				taken++
 				for _, s := range samples {
 					if len(s.Alerts)+len(s.Frozen) > 0 {
 						problems = true
+					}
+					if len(s.Values) > 0 || len(s.Errors) == 0 {
+						answered = true
+					} else if firstErr == "" {
+						firstErr = s.Device + ": " + strings.Join(s.Errors, "; ")
 					}
 				}
 				if err := w(samples); err != nil {
@@ -160,6 +174,10 @@ PDDR[page_select=0,local_port=1].`,
 					}
 					return cmdutil.DeviceErr(err)
 				}
+			}
+			if taken > 0 && !answered {
+				// Not one value in the whole run: that is no clean run.
+				return cmdutil.DeviceErr(fmt.Errorf("none of the %d samples read a value (%s); check that the device answers (cxray status)", taken, firstErr))
 			}
 			if problems {
 				return cmdutil.ErrProblem
@@ -223,7 +241,11 @@ func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sa
 		}
 		o.Header, o.HeaderFile = hdr, out
 		// Refuse a file that cannot be written at start (exit 2), not at
-		// the first line; opening it to append changes nothing.
+		// the first line; opening it to append changes nothing, and a
+		// file this probe creates is removed again if the run ends (or is
+		// refused) before its first line.
+		_, statErr := os.Stat(out)
+		created := os.IsNotExist(statErr)
 		pf, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
 			return nil, nil, cmdutil.UsageErr("--out %s: %v; give a file you can write", out, err)
@@ -248,6 +270,8 @@ func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sa
 		closeFn = func() {
 			if lf != nil {
 				lf.Close()
+			} else if created {
+				os.Remove(out)
 			}
 		}
 	} else {
