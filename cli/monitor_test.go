@@ -342,3 +342,52 @@ func TestMonitorRefusedRegisterAndDeadDevice(t *testing.T) {
 		}
 	}
 }
+
+// An alert on a module value of an empty cage or of a module whose I2C
+// hangs is valid (the port and the lane exist): the monitor runs and each
+// sample says the value is missing. A key that can never match is still
+// exit 2. Both modes.
+func TestMonitorAlertOnMissingModuleValue(t *testing.T) {
+	privateState(t)
+	const alert = "port1.module.lane1.rx_power_mw < 0.5"
+	for name, extra := range map[string]string{
+		"empty cage": "    modules: [{module: 0, type: empty}]\n",
+		"i2c hang":   "    modules: [{module: 0, faults: [i2c_hang]}]\n",
+	} {
+		sc := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", extra)
+		base := []string{"--adb", "builtin", "monitor", "-d", "emu:" + sc, "--what", "module", "--count", "2", "-i", "1m"}
+		out, errs, code := cli(t, "", append(base, "--alert", alert, "-o", "json")...)
+		if code != 0 {
+			t.Fatalf("%s -o json: exit %d %s%s", name, code, out, errs)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("%s: %d samples", name, len(lines))
+		}
+		for _, l := range lines {
+			var s struct {
+				Values map[string]float64 `json:"values"`
+				Errors []string           `json:"errors"`
+			}
+			mustJSON(t, l, &s)
+			if _, ok := s.Values["port1.module.lane1.rx_power_mw"]; ok || s.Values["port2.module.lane1.rx_power_mw"] == 0 {
+				t.Errorf("%s: values %v", name, s.Values)
+			}
+			if !strings.Contains(strings.Join(s.Errors, "\n"), `alert "`+alert+`": no value this sample`) {
+				t.Errorf("%s: the missing value is not reported: %q", name, s.Errors)
+			}
+		}
+		table, errs, code := cli(t, "", append(base, "--alert", alert)...)
+		if code != 0 || strings.Count(table, "error: alert \""+alert+"\": no value this sample") != 2 {
+			t.Errorf("%s table: exit %d %s\n%s", name, code, errs, table)
+		}
+		for _, bad := range []string{"port3.module.lane1.rx_power_mw < 0.5", "port1.module.lane1.rx_powr_mw < 0.5", "port1.module.lane9.rx_power_mw < 0.5", "nosuch.key > 1"} {
+			for _, mode := range [][]string{nil, {"-o", "json"}} {
+				out, errs, code := cli(t, "", append(append(base, "--alert", bad), mode...)...)
+				if code != 2 || !strings.Contains(out+errs, "matches none of the values") {
+					t.Errorf("%s %v --alert %q: exit %d (want 2) %s%s", name, mode, bad, code, out, errs)
+				}
+			}
+		}
+	}
+}

@@ -514,6 +514,11 @@ func (m *Monitor) check(dev string, s *Sample) {
 	dt := s.Time.Sub(prevT).Seconds()
 	for _, a := range m.Alerts {
 		s.Alerts = append(s.Alerts, a.Eval(s.Values, prev, dt)...)
+		if !a.MatchesAny(s.Values) {
+			// A valid key with no reading now (an empty cage, a module
+			// that does not answer): say so, the alert cannot judge.
+			s.Errors = append(s.Errors, fmt.Sprintf("alert %q: no value this sample (%s is not read)", a.Text, a.Key))
+		}
 	}
 	limit := m.FrozenAfter
 	if limit <= 0 {

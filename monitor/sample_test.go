@@ -309,3 +309,45 @@ func TestRefusedRegisterIsNotGone(t *testing.T) {
 		t.Errorf("transport failure: gone %v refused %v errors %q", ts[0].Gone, m.Refused(), s.Errors)
 	}
 }
+
+// An alert is refused at start only when its key can never match: not
+// read, and not a key a collector can write for the function's ports,
+// modules and lanes. A valid key without a value now is accepted, and
+// each sample says the value is missing.
+func TestCheckAlertsValidKeyWithoutValue(t *testing.T) {
+	a, _, _, clk := function(t) // one port (1), module 0, 4 lanes
+	ts := []*monitor.Target{{Name: "t", Adapter: a}}
+	first := []monitor.Sample{{Device: "t", Values: map[string]float64{"temp.asic_c": 50}}}
+	for _, c := range []struct {
+		what, alert string
+		ok          bool
+	}{
+		{"temp", "temp.module0_c > 70", true},
+		{"temp", "temp.module1_c > 70", false}, // no port of this function has module 1
+		{"temp", "temp.asic_c > 70", true},
+		{"module", "port1.module.lane1.rx_power_mw < 0.5", true},
+		{"module", "port1.module.lane4.tx_bias_ma > 10", true},
+		{"module", "port1.module.threshold.rx_power_mw.low_alarm > 0", true},
+		{"module", "port1.module.lane5.rx_power_mw < 0.5", false}, // the port has 4 lanes
+		{"module", "port2.module.lane1.rx_power_mw < 0.5", false}, // not this function's port
+		{"module", "port1.module.lane1.rx_powr_mw < 0.5", false},  // no such field
+		{"module", "module.lane*.rx_power_mw < 0.5", true},
+		{"temp", "port1.module.temperature_c > 1", false}, // the module group is not monitored
+	} {
+		al, err := monitor.ParseAlert(c.alert)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &monitor.Monitor{Collectors: collectors(t, c.what), Alerts: []*monitor.Alert{al}, Now: clk.Now}
+		err = m.CheckAlerts(context.Background(), ts, first)
+		if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "matches none of the values this monitor reads or could read")) {
+			t.Errorf("--what %s --alert %q: %v (want accepted: %v)", c.what, c.alert, err, c.ok)
+		}
+	}
+	al, _ := monitor.ParseAlert("temp.module7_c > 70")
+	m := &monitor.Monitor{Collectors: collectors(t, "temp"), Alerts: []*monitor.Alert{al}, Now: clk.Now}
+	s := m.Sample(context.Background(), ts)[0]
+	if want := `alert "temp.module7_c > 70": no value this sample (temp.module7_c is not read)`; len(s.Errors) != 1 || s.Errors[0] != want || len(s.Alerts) != 0 {
+		t.Errorf("missing value: errors %q alerts %q", s.Errors, s.Alerts)
+	}
+}

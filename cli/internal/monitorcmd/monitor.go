@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -39,7 +38,9 @@ before anything is written. Alerts are simple
 expressions printed and recorded in the stream:
   temp.asic_c > 70     port1.ppcnt.symbol_errors > 0     rate(ppcnt.symbol_errors) > 0
 (a key matches exactly or as a suffix; * is a wildcard; rate() per second,
-delta() per sample). A moving value (temperatures) unchanged for
+delta() per sample). An alert whose key can never match (unknown group or
+field, another function's port) is refused; one whose value is missing now
+(an empty cage) waits for it, and each sample says so. A moving value (temperatures) unchanged for
 --frozen-after samples is reported as frozen. A device that stops answering is
 reported and retried; the others go on. Ctrl-C stops cleanly. Exit 1 when an
 alert fired or a reading froze.
@@ -152,8 +153,11 @@ PDDR[page_select=0,local_port=1].`,
 						}
 						return cmdutil.UsageErr("%s", strings.Join(msgs, "\n"))
 					}
-					if err := checkAlerts(as, samples); err != nil {
-						return err
+					actx, cancel := context.WithTimeout(ctx, df.Timeout)
+					err := m.CheckAlerts(actx, ts, samples)
+					cancel()
+					if err != nil {
+						return cmdutil.UsageWrap(err)
 					}
 				}
 				taken++
@@ -198,32 +202,6 @@ PDDR[page_select=0,local_port=1].`,
 	c.Flags().IntVar(&count, "count", 0, "stop after N samples (0: until Ctrl-C)")
 	c.Flags().IntVar(&frozenAfter, "frozen-after", 5, "samples a moving value may stay the same before it is reported frozen")
 	return c
-}
-
-// checkAlerts refuses an --alert that matches none of the keys the first
-// samples hold.
-func checkAlerts(as []*monitor.Alert, samples []monitor.Sample) error {
-	all := map[string]float64{}
-	for _, s := range samples {
-		for k, v := range s.Values {
-			all[k] = v
-		}
-	}
-	if len(all) == 0 {
-		return nil // the device did not answer: nothing to judge by
-	}
-	for _, al := range as {
-		if !al.MatchesAny(all) {
-			keys := make([]string, 0, len(all))
-			for k := range all {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			return cmdutil.UsageErr("--alert %q matches none of the values read (%s%s); a key matches exactly, as a suffix after a dot, or with * wildcards",
-				al.Text, strings.Join(keys[:min(8, len(keys))], ", "), map[bool]string{true: ", ...", false: ""}[len(keys) > 8])
-		}
-	}
-	return nil
 }
 
 // sampleWriter returns a function that writes a batch of samples in the
