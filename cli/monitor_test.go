@@ -391,3 +391,32 @@ func TestMonitorAlertOnMissingModuleValue(t *testing.T) {
 		}
 	}
 }
+
+// A healthy device sampled every second is not reported frozen after a
+// few samples (the rule needs --frozen-for as well as --frozen-after); a
+// stuck sensor still is, once both hold. Both modes.
+func TestMonitorFrozenIsTimeBased(t *testing.T) {
+	privateState(t)
+	healthy := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "")
+	stuck := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "    faults: {freeze_temperatures: true}\n")
+	for _, mode := range [][]string{nil, {"-o", "json"}} {
+		out, errs, code := cli(t, "", append([]string{"--adb", "builtin", "monitor", "-d", "emu:" + healthy, "--what", "temp", "-i", "1s", "--count", "6"}, mode...)...)
+		if code != 0 || strings.Contains(out, "FROZEN") || strings.Contains(out, "may be frozen") {
+			t.Errorf("%v healthy at -i 1s: exit %d %s\n%s", mode, code, errs, out)
+		}
+		out, errs, code = cli(t, "", append([]string{"--adb", "builtin", "monitor", "-d", "emu:" + stuck, "--what", "temp", "-i", "1m", "--count", "12"}, mode...)...)
+		if code != 1 || strings.Count(out, "temp.asic_c has not changed for 11 samples over 10m0s") != 1 {
+			t.Errorf("%v stuck sensor: exit %d (want 1) %s\n%s", mode, code, errs, out)
+		}
+		out, errs, code = cli(t, "", append([]string{"--adb", "builtin", "monitor", "-d", "emu:" + stuck, "--what", "temp", "-i", "1m", "--count", "12", "--frozen-for", "2m", "--frozen-after", "3"}, mode...)...)
+		if code != 1 || !strings.Contains(out, "temp.asic_c has not changed for 3 samples over 2m0s") {
+			t.Errorf("%v --frozen-for 2m: exit %d %s\n%s", mode, code, errs, out)
+		}
+		for _, bad := range [][]string{{"--frozen-after", "1"}, {"--frozen-after", "-2"}, {"--frozen-for", "-1s"}} {
+			out, errs, code := cli(t, "", append(append([]string{"--adb", "builtin", "monitor", "-d", "emu:" + healthy, "--what", "temp", "--count", "1"}, bad...), mode...)...)
+			if code != 2 || !strings.Contains(out+errs, bad[0]) {
+				t.Errorf("%v %v: exit %d (want 2) %s%s", mode, bad, code, out, errs)
+			}
+		}
+	}
+}

@@ -81,10 +81,11 @@ func TestCompareOperators(t *testing.T) {
 }
 
 // A reading that should move and stays the same for FrozenAfter samples
-// is reported once; when it moves again it can be reported again.
+// spanning FrozenFor is reported once; when it moves again it can be
+// reported again.
 func TestFrozenReadings(t *testing.T) {
 	a, f, _, clk := function(t)
-	m := &monitor.Monitor{Collectors: collectors(t, "temp", "counters"), FrozenAfter: 3, Now: clk.Now}
+	m := &monitor.Monitor{Collectors: collectors(t, "temp", "counters"), FrozenAfter: 3, FrozenFor: 2 * time.Minute, Now: clk.Now}
 	ts := []*monitor.Target{{Name: "t", Adapter: a}}
 	var frozen [][]string
 	temp := 400
@@ -97,9 +98,9 @@ func TestFrozenReadings(t *testing.T) {
 		clk.Advance(time.Minute)
 	}
 	want := [][]string{nil, nil, {
-		"temp.asic_c has not changed for 3 samples (50): the reading may be frozen",
-		"temp.module0_c has not changed for 3 samples (40): the reading may be frozen",
-	}, nil, nil, nil, nil, {"temp.asic_c has not changed for 3 samples (50.125): the reading may be frozen"}}
+		"temp.asic_c has not changed for 3 samples over 2m0s (50): the reading may be frozen",
+		"temp.module0_c has not changed for 3 samples over 2m0s (40): the reading may be frozen",
+	}, nil, nil, nil, nil, {"temp.asic_c has not changed for 3 samples over 2m0s (50.125): the reading may be frozen"}}
 	// Counters never count as frozen: an idle link does not move them.
 	if d := cmp.Diff(want, frozen); d != "" {
 		t.Errorf("frozen by sample (-want +got):\n%s", d)
@@ -349,5 +350,41 @@ func TestCheckAlertsValidKeyWithoutValue(t *testing.T) {
 	s := m.Sample(context.Background(), ts)[0]
 	if want := `alert "temp.module7_c > 70": no value this sample (temp.module7_c is not read)`; len(s.Errors) != 1 || s.Errors[0] != want || len(s.Alerts) != 0 {
 		t.Errorf("missing value: errors %q alerts %q", s.Errors, s.Alerts)
+	}
+}
+
+// The frozen rule counts time, not only samples: at a short interval a
+// steady reading is not frozen until it has held for FrozenFor; at a
+// long one, not before FrozenAfter samples.
+func TestFrozenNeedsTimeAndSamples(t *testing.T) {
+	for _, c := range []struct {
+		interval time.Duration
+		after    int
+		at       int // the sample (0-based) reported frozen, -1 none
+	}{
+		{time.Second, 0, 600},        // 10m: the default span
+		{10 * time.Second, 0, 60},    // 10m at the default interval
+		{time.Minute, 0, 10},         // 10m
+		{5 * time.Minute, 0, 4},      // 5 samples (20m) outlast the span
+		{time.Second, 3, 600},        // fewer samples, the same span
+		{time.Hour, 3, 2},            // 3 samples
+		{time.Second * 2, 1000, 999}, // 1000 samples (33m)
+	} {
+		a, _, _, clk := function(t)
+		m := &monitor.Monitor{Collectors: collectors(t, "temp"), FrozenAfter: c.after, Now: clk.Now}
+		ts := []*monitor.Target{{Name: "t", Adapter: a}}
+		got := -1
+		for i := 0; i < 1100 && got < 0; i++ {
+			s := m.Sample(context.Background(), ts)[0]
+			for _, f := range s.Frozen {
+				if strings.HasPrefix(f, "temp.asic_c has not changed for ") {
+					got = i
+				}
+			}
+			clk.Advance(c.interval)
+		}
+		if got != c.at {
+			t.Errorf("-i %s, FrozenAfter %d: frozen at sample %d, want %d", c.interval, c.after, got, c.at)
+		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 func (a *app) monitorCmd() *cobra.Command {
 	var df cmdutil.DeviceFlags
 	var all bool
-	var interval time.Duration
+	var interval, frozenFor time.Duration
 	var what, alerts []string
 	var format, out string
 	var count, frozenAfter int
@@ -41,7 +41,9 @@ expressions printed and recorded in the stream:
 delta() per sample). An alert whose key can never match (unknown group or
 field, another function's port) is refused; one whose value is missing now
 (an empty cage) waits for it, and each sample says so. A moving value (temperatures) unchanged for
---frozen-after samples is reported as frozen. A device that stops answering is
+--frozen-after samples and at least --frozen-for is reported as frozen (a
+steady sensor can hold one 0.125 °C step for minutes; a stuck one holds it
+for good). A device that stops answering is
 reported and retried; the others go on. Ctrl-C stops cleanly. Exit 1 when an
 alert fired or a reading froze.
 
@@ -63,6 +65,12 @@ PDDR[page_select=0,local_port=1].`,
 			}
 			if count < 0 {
 				return cmdutil.UsageErr("--count %d: give the number of samples to take (1 or more), or 0 to sample until Ctrl-C", count)
+			}
+			if frozenAfter < 0 || frozenAfter == 1 {
+				return cmdutil.UsageErr("--frozen-after %d: give 2 or more samples (a value is frozen when it is the same in that many), or 0 for the default 5", frozenAfter)
+			}
+			if frozenFor < 0 {
+				return cmdutil.UsageErr("--frozen-for %s: give a duration such as 10m, or 0 for the default %s", frozenFor, monitor.DefaultFrozenFor)
 			}
 			if maxSize < 0 {
 				return cmdutil.UsageErr("--max-size %d: give a size in bytes, or 0 never to rotate", maxSize)
@@ -117,7 +125,7 @@ PDDR[page_select=0,local_port=1].`,
 			if _, manual := clk.(*clock.Manual); manual && count == 0 {
 				return cmdutil.UsageErr("the scenario's clock is manual, so samples are instant: give --count N (each sample advances the emulated clock by -i)")
 			}
-			m := &monitor.Monitor{Collectors: cols, Alerts: as, FrozenAfter: frozenAfter, Now: clk.Now}
+			m := &monitor.Monitor{Collectors: cols, Alerts: as, FrozenAfter: frozenAfter, FrozenFor: frozenFor, Now: clk.Now}
 			var ts []*monitor.Target
 			for _, ad := range targets {
 				name := ad.BDF()
@@ -200,7 +208,8 @@ PDDR[page_select=0,local_port=1].`,
 	c.Flags().Int64Var(&maxSize, "max-size", 64<<20, "rotate --out at this many bytes (0: never)")
 	c.Flags().StringArrayVar(&alerts, "alert", nil, "alert expression (repeat)")
 	c.Flags().IntVar(&count, "count", 0, "stop after N samples (0: until Ctrl-C)")
-	c.Flags().IntVar(&frozenAfter, "frozen-after", 5, "samples a moving value may stay the same before it is reported frozen")
+	c.Flags().IntVar(&frozenAfter, "frozen-after", 5, "samples in which a moving value must stay the same to be reported frozen")
+	c.Flags().DurationVar(&frozenFor, "frozen-for", monitor.DefaultFrozenFor, "time over which a moving value must stay the same to be reported frozen")
 	return c
 }
 
