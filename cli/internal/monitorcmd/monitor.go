@@ -101,7 +101,7 @@ PDDR[page_select=0,local_port=1].`,
 			if err != nil {
 				return err
 			}
-			cols, err := monitor.Collectors(monitor.SplitWhat(what), db)
+			cols, err := monitor.Collectors(splitList(what), db)
 			if err != nil {
 				return cmdutil.UsageWrap(err)
 			}
@@ -212,6 +212,10 @@ PDDR[page_select=0,local_port=1].`,
 	c.Flags().DurationVar(&frozenFor, "frozen-for", monitor.DefaultFrozenFor, "time over which a moving value must stay the same to be reported frozen")
 	return c
 }
+
+// splitList splits repeated, comma-separated flag values into items,
+// keeping REG[k=v,k=v] whole (monitor.SplitWhat).
+func splitList(xs []string) []string { return monitor.SplitWhat(xs) }
 
 // sampleWriter returns a function that writes a batch of samples in the
 // chosen format, to --out or standard output.

@@ -51,7 +51,7 @@ sample is refused with the reason.`,
 			if err != nil {
 				return cmdutil.UsageErr("%s: %v", args[0], err)
 			}
-			pats := monitor.SplitWhat(what)
+			pats := splitList(what)
 			if len(pats) == 0 {
 				pats = []string{"temp"}
 			}
