@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -362,4 +363,78 @@ func CSVHeader(path string) ([]string, error) {
 		return nil, fmt.Errorf("monitor file: %w", err)
 	}
 	return hdr, nil
+}
+
+// AppendError refuses to append a run to a file that holds another
+// format, or CSV columns the run's rows cannot be placed in. Nothing has
+// been written to the file when it is returned.
+type AppendError struct {
+	Path string
+	Msg  string
+}
+
+func (e *AppendError) Error() string {
+	return fmt.Sprintf("--out %s: %s; give another --out, or remove %s to start it again", e.Path, e.Msg, e.Path)
+}
+
+// formatNames say what each format is, for messages.
+var formatNames = map[string]string{"jsonl": "JSON lines (--format jsonl)", "csv": "CSV (--format csv)", "table": "monitor's table (--format table)"}
+
+// FileFormat says what an existing file holds, by its first non-blank
+// line: "jsonl", "csv" or "table"; "" when the file does not exist or
+// holds nothing but blanks; "other" for anything else.
+func FileFormat(path string) (string, error) {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("monitor file: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxRecordingLine)
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		switch {
+		case l == "":
+			continue
+		case strings.HasPrefix(l, "{"):
+			return "jsonl", nil
+		case strings.HasPrefix(l, "time,device,"):
+			return "csv", nil
+		case looksLikeTable(l):
+			return "table", nil
+		}
+		return "other", nil
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return "other", nil
+		}
+		return "", fmt.Errorf("monitor file: %w", err)
+	}
+	return "", nil
+}
+
+// CheckAppend is called before a run appends to path in format: it
+// refuses a file that holds another format (a *AppendError), and returns
+// the header of a CSV file, for WriterOptions.Header (nil for a new or
+// empty file).
+func CheckAppend(path, format string) ([]string, error) {
+	got, err := FileFormat(path)
+	if err != nil || got == "" {
+		return nil, err
+	}
+	if got == "other" {
+		short := map[string]string{"jsonl": "JSON-lines", "csv": "CSV", "table": "table"}[format]
+		return nil, &AppendError{Path: path, Msg: fmt.Sprintf("the file is not a monitor %s file (nor any file cxray monitor writes), and appending %s to it would mix formats", short, formatNames[format])}
+	}
+	if got != format {
+		return nil, &AppendError{Path: path, Msg: fmt.Sprintf("the file holds %s and this run writes %s, which would mix formats in one file", formatNames[got], formatNames[format])}
+	}
+	if format != "csv" {
+		return nil, nil
+	}
+	return CSVHeader(path)
 }

@@ -368,13 +368,34 @@ func (c RegCollector) Name() string { return c.Register }
 func (c RegCollector) Moves(string) bool { return false }
 
 func (c RegCollector) Collect(ctx context.Context, a *adapter.Adapter, out map[string]float64) []string {
+	if err := c.read(ctx, a, out); err != nil {
+		return []string{fmt.Sprintf("%s: %v", c.Register, err)}
+	}
+	return nil
+}
+
+// Text is the collector as --what writes it: REG or REG[field=value,...].
+func (c RegCollector) Text() string {
+	if len(c.Index) == 0 {
+		return c.Register
+	}
+	parts := make([]string, len(c.Index))
+	for i, a := range c.Index {
+		parts[i] = a.Path + "=" + a.Value
+	}
+	return c.Register + "[" + strings.Join(parts, ",") + "]"
+}
+
+// read is Collect with the error kept whole, so that Sample can tell the
+// firmware's refusal (a status) from a device that does not answer.
+func (c RegCollector) read(ctx context.Context, a *adapter.Adapter, out map[string]float64) error {
 	d, err := a.Registers(ctx)
 	if err != nil {
-		return []string{fmt.Sprintf("%s: %v", c.Register, err)}
+		return err
 	}
 	r, err := d.Get(ctx, c.Register, c.Index, nil, 0)
 	if err != nil {
-		return []string{fmt.Sprintf("%s: %v", c.Register, err)}
+		return err
 	}
 	for _, row := range r.Decoded.Rows() {
 		k := row.Value.Kind()
@@ -390,6 +411,24 @@ func (c RegCollector) Collect(ctx context.Context, a *adapter.Adapter, out map[s
 	return nil
 }
 
+// RefusedError is a --what register the firmware answered with a status
+// (bad parameter, not supported ...): the device works, and this read
+// will not succeed as given. On the first sample it is a mistake in the
+// command line, reported at start.
+type RefusedError struct {
+	Device   string
+	Register RegCollector
+	Status   dev.Status
+	Err      error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("--what %s: %s answers the read with firmware status 0x%x (%v); check the register's index fields and their ranges (cxray prm show %s), or leave it out of --what",
+		e.Register.Text(), e.Device, e.Status, e.Err, e.Register.Register)
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
 // Target is one device being monitored.
 type Target struct {
 	Name    string
@@ -401,16 +440,35 @@ type Target struct {
 
 // Monitor samples targets and evaluates alerts and frozen readings.
 type Monitor struct {
-	Collectors  []Collector
-	Alerts      []*Alert
-	FrozenAfter int // samples a moving value may stay equal (0: 5)
+	Collectors []Collector
+	Alerts     []*Alert
+	// A moving value is reported frozen once it has been equal in
+	// FrozenAfter samples (0: 5) spanning FrozenFor (0: DefaultFrozenFor):
+	// both, so that a short interval does not turn a steady reading into
+	// a frozen one.
+	FrozenAfter int
+	FrozenFor   time.Duration
 	Now         func() time.Time
 
 	last   map[string]map[string]float64 // device -> key -> value
 	lastT  map[string]time.Time
 	same   map[string]map[string]int
+	since  map[string]map[string]time.Time // when the value took its current value
 	frozen map[string]map[string]bool
+
+	refused []*RefusedError
 }
+
+// Refused lists the --what registers the firmware answered with a status
+// in the last Sample call.
+func (m *Monitor) Refused() []*RefusedError { return m.refused }
+
+// DefaultFrozenFor is how long a moving value must stay the same before
+// it is reported frozen. A healthy sensor reads in steps (0.125 °C for
+// the ASIC's and the modules'), so a steady one can sit on one step for
+// minutes: sampled every 10 s for 55 emulated hours, an idle cx7-2p400g's
+// modules held one step for up to 310 s. A stuck sensor holds it for good.
+const DefaultFrozenFor = 10 * time.Minute
 
 // Sample reads every target once.
 func (m *Monitor) Sample(ctx context.Context, targets []*Target) []Sample {
@@ -420,15 +478,37 @@ func (m *Monitor) Sample(ctx context.Context, targets []*Target) []Sample {
 	if m.last == nil {
 		m.last, m.lastT = map[string]map[string]float64{}, map[string]time.Time{}
 		m.same, m.frozen = map[string]map[string]int{}, map[string]map[string]bool{}
+		m.since = map[string]map[string]time.Time{}
 	}
 	out := make([]Sample, 0, len(targets))
+	m.refused = nil
 	for _, t := range targets {
 		s := Sample{Time: m.Now().UTC(), Device: t.Name, Values: map[string]float64{}}
+		// failed: a read failed other than by the firmware's answer (a
+		// group's errors are taken as such); only that can mean the
+		// device stopped answering.
+		failed := false
 		for _, c := range m.Collectors {
-			s.Errors = append(s.Errors, c.Collect(ctx, t.Adapter, s.Values)...)
+			rc, ok := c.(RegCollector)
+			if !ok {
+				errs := c.Collect(ctx, t.Adapter, s.Values)
+				failed = failed || len(errs) > 0
+				s.Errors = append(s.Errors, errs...)
+				continue
+			}
+			err := rc.read(ctx, t.Adapter, s.Values)
+			if err == nil {
+				continue
+			}
+			s.Errors = append(s.Errors, fmt.Sprintf("%s: %v", rc.Register, err))
+			if st, ok := dev.StatusOf(err); ok {
+				m.refused = append(m.refused, &RefusedError{Device: t.Name, Register: rc, Status: st, Err: err})
+			} else {
+				failed = true
+			}
 		}
 		switch {
-		case len(s.Values) == 0 && len(s.Errors) > 0:
+		case len(s.Values) == 0 && failed:
 			if !t.Gone {
 				s.Errors = append([]string{"device stopped answering; still trying"}, s.Errors...)
 			}
@@ -448,13 +528,21 @@ func (m *Monitor) check(dev string, s *Sample) {
 	dt := s.Time.Sub(prevT).Seconds()
 	for _, a := range m.Alerts {
 		s.Alerts = append(s.Alerts, a.Eval(s.Values, prev, dt)...)
+		if !a.MatchesAny(s.Values) {
+			// A valid key with no reading now (an empty cage, a module
+			// that does not answer): say so, the alert cannot judge.
+			s.Errors = append(s.Errors, fmt.Sprintf("alert %q: no value this sample (%s is not read)", a.Text, a.Key))
+		}
 	}
-	limit := m.FrozenAfter
+	limit, span := m.FrozenAfter, m.FrozenFor
 	if limit <= 0 {
 		limit = 5
 	}
+	if span <= 0 {
+		span = DefaultFrozenFor
+	}
 	if m.same[dev] == nil {
-		m.same[dev], m.frozen[dev] = map[string]int{}, map[string]bool{}
+		m.same[dev], m.frozen[dev], m.since[dev] = map[string]int{}, map[string]bool{}, map[string]time.Time{}
 	}
 	keys := make([]string, 0, len(s.Values))
 	for k := range s.Values {
@@ -469,11 +557,13 @@ func (m *Monitor) check(dev string, s *Sample) {
 			m.same[dev][k]++
 		} else {
 			m.same[dev][k] = 0
+			m.since[dev][k] = s.Time
 			m.frozen[dev][k] = false
 		}
-		if m.same[dev][k] >= limit-1 && !m.frozen[dev][k] {
+		n, d := m.same[dev][k]+1, s.Time.Sub(m.since[dev][k])
+		if n >= limit && d >= span && !m.frozen[dev][k] {
 			m.frozen[dev][k] = true
-			s.Frozen = append(s.Frozen, fmt.Sprintf("%s has not changed for %d samples (%g): the reading may be frozen", k, limit, s.Values[k]))
+			s.Frozen = append(s.Frozen, fmt.Sprintf("%s has not changed for %d samples over %s (%g): the reading may be frozen", k, n, d, s.Values[k]))
 		}
 	}
 	if len(s.Values) > 0 {

@@ -289,11 +289,17 @@ func TestCSVHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w([]Sample{{Time: t0, Device: "d", Values: map[string]float64{"temp.asic_c": 41, "temp.module1_c": 3}}}); err != nil {
+	if err := w([]Sample{{Time: t0, Device: "d", Values: map[string]float64{"temp.asic_c": 41}}}); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"2024-05-01T08:00:00Z,d,,,,41,"}, lines); diff != "" {
 		t.Errorf("appended rows (-want +got):\n%s", diff)
+	}
+	// A value the header has no column for is refused, not dropped.
+	w, _ = NewWriter(WriterOptions{Format: "csv", Header: h, HeaderFile: p, Sink: func(l []byte) error { lines = append(lines, string(l)); return nil }})
+	var ae *AppendError
+	if err := w([]Sample{{Time: t0, Device: "d", Values: map[string]float64{"temp.asic_c": 41, "temp.module1_c": 3}}}); !errors.As(err, &ae) || !strings.Contains(err.Error(), "temp.module1_c") || len(lines) != 1 {
+		t.Errorf("a column the header lacks: %v; lines %q", err, lines)
 	}
 	if _, err := CSVHeader(writeFile(t, `{"time":"2024-05-01T08:00:00Z"}`+"\n")); err == nil || !strings.Contains(err.Error(), "not a monitor CSV file") {
 		t.Errorf("a JSON file: %v", err)
@@ -364,4 +370,37 @@ func FuzzPlotValues(f *testing.F) {
 			t.Fatalf("%v drawn", vals)
 		}
 	})
+}
+
+// CheckAppend lets a run append only to a file of its own format.
+func TestCheckAppend(t *testing.T) {
+	jsonl := writeFile(t, `{"time":"2024-05-01T08:00:00Z","device":"d","values":{"a":1}}`+"\n")
+	csvf := writeFile(t, "\ntime,device,alerts,frozen,errors,a\n2024-05-01T08:00:00Z,d,,,,1\n")
+	table := writeFile(t, "2024-05-01T08:00:00Z  d\n  a  1\n")
+	other := writeFile(t, "hello\n")
+	for _, c := range []struct {
+		path, format string
+		hdr          string
+		err          string
+	}{
+		{filepath.Join(t.TempDir(), "new"), "csv", "", ""},
+		{writeFile(t, "\n\n"), "jsonl", "", ""},
+		{jsonl, "jsonl", "", ""},
+		{csvf, "csv", "time,device,alerts,frozen,errors,a", ""},
+		{table, "table", "", ""},
+		{jsonl, "csv", "", "the file holds JSON lines (--format jsonl) and this run writes CSV (--format csv)"},
+		{csvf, "jsonl", "", "the file holds CSV (--format csv) and this run writes JSON lines"},
+		{table, "jsonl", "", "holds monitor's table"},
+		{other, "table", "", "not a monitor table file"},
+		{other, "csv", "", "not a monitor CSV file"},
+	} {
+		h, err := CheckAppend(c.path, c.format)
+		var ae *AppendError
+		switch {
+		case c.err == "" && err != nil, c.err != "" && (!errors.As(err, &ae) || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "remove "+c.path)):
+			t.Errorf("%s as %s: error %v, want %q", c.path, c.format, err, c.err)
+		case strings.Join(h, ",") != c.hdr:
+			t.Errorf("%s as %s: header %q, want %q", c.path, c.format, h, c.hdr)
+		}
+	}
 }

@@ -81,10 +81,11 @@ func TestCompareOperators(t *testing.T) {
 }
 
 // A reading that should move and stays the same for FrozenAfter samples
-// is reported once; when it moves again it can be reported again.
+// spanning FrozenFor is reported once; when it moves again it can be
+// reported again.
 func TestFrozenReadings(t *testing.T) {
 	a, f, _, clk := function(t)
-	m := &monitor.Monitor{Collectors: collectors(t, "temp", "counters"), FrozenAfter: 3, Now: clk.Now}
+	m := &monitor.Monitor{Collectors: collectors(t, "temp", "counters"), FrozenAfter: 3, FrozenFor: 2 * time.Minute, Now: clk.Now}
 	ts := []*monitor.Target{{Name: "t", Adapter: a}}
 	var frozen [][]string
 	temp := 400
@@ -97,9 +98,9 @@ func TestFrozenReadings(t *testing.T) {
 		clk.Advance(time.Minute)
 	}
 	want := [][]string{nil, nil, {
-		"temp.asic_c has not changed for 3 samples (50): the reading may be frozen",
-		"temp.module0_c has not changed for 3 samples (40): the reading may be frozen",
-	}, nil, nil, nil, nil, {"temp.asic_c has not changed for 3 samples (50.125): the reading may be frozen"}}
+		"temp.asic_c has not changed for 3 samples over 2m0s (50): the reading may be frozen",
+		"temp.module0_c has not changed for 3 samples over 2m0s (40): the reading may be frozen",
+	}, nil, nil, nil, nil, {"temp.asic_c has not changed for 3 samples over 2m0s (50.125): the reading may be frozen"}}
 	// Counters never count as frozen: an idle link does not move them.
 	if d := cmp.Diff(want, frozen); d != "" {
 		t.Errorf("frozen by sample (-want +got):\n%s", d)
@@ -180,12 +181,29 @@ func TestWriters(t *testing.T) {
 		if d := cmp.Diff(want, lines); d != "" {
 			t.Errorf("csv (-want +got):\n%s", d)
 		}
-		// Appending to a file with a header: its columns, no second header.
+		// Appending to a file with a header: its columns, no second
+		// header; a column it lacks is refused before anything is written.
 		lines = nil
-		w, _ = monitor.NewWriter(monitor.WriterOptions{Format: "csv", Header: []string{"time", "device", "alerts", "frozen", "errors", "temp.asic_c"},
+		hdr := []string{"time", "device", "alerts", "frozen", "errors", "temp.asic_c", "temp.module0_c"}
+		w, _ = monitor.NewWriter(monitor.WriterOptions{Format: "csv", Header: hdr, HeaderFile: "m.csv",
 			Sink: func(l []byte) error { lines = append(lines, string(l)); return nil }})
-		w(ss[:1])
-		if d := cmp.Diff([]string{"2025-01-01T00:00:00Z,a,,,,50"}, lines); d != "" {
+		var ae *monitor.AppendError
+		if err := w(ss[:1]); !errors.As(err, &ae) || ae.Path != "m.csv" || !strings.Contains(err.Error(), "port1.ppcnt.symbol_errors, temp.asic_threshold_hi_c") || len(lines) != 0 {
+			t.Errorf("csv append of columns the header lacks: %v; wrote %q", err, lines)
+		}
+		w, _ = monitor.NewWriter(monitor.WriterOptions{Format: "csv", Header: hdr, HeaderFile: "m.csv",
+			Sink: func(l []byte) error { lines = append(lines, string(l)); return nil }})
+		if err := w(ss[2:3:3]); err == nil {
+			t.Errorf("new.key has no column, yet appended: %q", lines)
+		}
+		lines = nil
+		fit := []monitor.Sample{{Time: start, Device: "a", Values: map[string]float64{"temp.asic_c": 50}}}
+		w, _ = monitor.NewWriter(monitor.WriterOptions{Format: "csv", Header: hdr, HeaderFile: "m.csv",
+			Sink: func(l []byte) error { lines = append(lines, string(l)); return nil }})
+		if err := w(fit); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{"2025-01-01T00:00:00Z,a,,,,50,"}, lines); d != "" {
 			t.Errorf("csv append (-want +got):\n%s", d)
 		}
 	})
@@ -259,5 +277,114 @@ func TestLogFileSync(t *testing.T) {
 	// A directory is not a log file.
 	if _, err := monitor.OpenLog(t.TempDir(), 0, 0); err == nil {
 		t.Error("a directory opened as a log")
+	}
+}
+
+// A --what register the firmware answers with a status is its refusal,
+// reported by Refused, not a device that stopped answering; a transport
+// failure is.
+func TestRefusedRegisterIsNotGone(t *testing.T) {
+	a, f, _, clk := function(t)
+	m := &monitor.Monitor{Collectors: collectors(t, "MTMP[sensor_index=200]"), Now: clk.Now}
+	ts := []*monitor.Target{{Name: "t", Adapter: a}}
+	for i := 0; i < 2; i++ {
+		s := m.Sample(context.Background(), ts)[0]
+		if ts[0].Gone || len(s.Errors) != 1 || strings.Contains(s.Errors[0], "stopped answering") || !strings.Contains(s.Errors[0], "status 0x7") {
+			t.Fatalf("sample %d: gone %v, errors %q", i, ts[0].Gone, s.Errors)
+		}
+		r := m.Refused()
+		if len(r) != 1 || r[0].Status != dev.StatusBadParameter || r[0].Device != "t" || !strings.Contains(r[0].Error(), "--what MTMP[sensor_index=200]: t answers the read with firmware status 0x7") {
+			t.Fatalf("sample %d: refused %v", i, r)
+		}
+		clk.Advance(time.Minute)
+	}
+	// The same register on an instance that exists reads, and nothing is
+	// refused.
+	m = &monitor.Monitor{Collectors: collectors(t, "MTMP[sensor_index=0]"), Now: clk.Now}
+	if s := m.Sample(context.Background(), ts)[0]; s.Values["mtmp.sensor_index_0.temperature"] == 0 || len(m.Refused()) != 0 {
+		t.Fatalf("a sensor that exists: %+v refused %v", s, m.Refused())
+	}
+	f.Hook = func(dev.Method, string) error { return errors.New("config space reads all ones") }
+	s := m.Sample(context.Background(), ts)[0]
+	if !ts[0].Gone || len(m.Refused()) != 0 || s.Errors[0] != "device stopped answering; still trying" {
+		t.Errorf("transport failure: gone %v refused %v errors %q", ts[0].Gone, m.Refused(), s.Errors)
+	}
+}
+
+// An alert is refused at start only when its key can never match: not
+// read, and not a key a collector can write for the function's ports,
+// modules and lanes. A valid key without a value now is accepted, and
+// each sample says the value is missing.
+func TestCheckAlertsValidKeyWithoutValue(t *testing.T) {
+	a, _, _, clk := function(t) // one port (1), module 0, 4 lanes
+	ts := []*monitor.Target{{Name: "t", Adapter: a}}
+	first := []monitor.Sample{{Device: "t", Values: map[string]float64{"temp.asic_c": 50}}}
+	for _, c := range []struct {
+		what, alert string
+		ok          bool
+	}{
+		{"temp", "temp.module0_c > 70", true},
+		{"temp", "temp.module1_c > 70", false}, // no port of this function has module 1
+		{"temp", "temp.asic_c > 70", true},
+		{"module", "port1.module.lane1.rx_power_mw < 0.5", true},
+		{"module", "port1.module.lane4.tx_bias_ma > 10", true},
+		{"module", "port1.module.threshold.rx_power_mw.low_alarm > 0", true},
+		{"module", "port1.module.lane5.rx_power_mw < 0.5", false}, // the port has 4 lanes
+		{"module", "port2.module.lane1.rx_power_mw < 0.5", false}, // not this function's port
+		{"module", "port1.module.lane1.rx_powr_mw < 0.5", false},  // no such field
+		{"module", "module.lane*.rx_power_mw < 0.5", true},
+		{"temp", "port1.module.temperature_c > 1", false}, // the module group is not monitored
+	} {
+		al, err := monitor.ParseAlert(c.alert)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &monitor.Monitor{Collectors: collectors(t, c.what), Alerts: []*monitor.Alert{al}, Now: clk.Now}
+		err = m.CheckAlerts(context.Background(), ts, first)
+		if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "matches none of the values this monitor reads or could read")) {
+			t.Errorf("--what %s --alert %q: %v (want accepted: %v)", c.what, c.alert, err, c.ok)
+		}
+	}
+	al, _ := monitor.ParseAlert("temp.module7_c > 70")
+	m := &monitor.Monitor{Collectors: collectors(t, "temp"), Alerts: []*monitor.Alert{al}, Now: clk.Now}
+	s := m.Sample(context.Background(), ts)[0]
+	if want := `alert "temp.module7_c > 70": no value this sample (temp.module7_c is not read)`; len(s.Errors) != 1 || s.Errors[0] != want || len(s.Alerts) != 0 {
+		t.Errorf("missing value: errors %q alerts %q", s.Errors, s.Alerts)
+	}
+}
+
+// The frozen rule counts time, not only samples: at a short interval a
+// steady reading is not frozen until it has held for FrozenFor; at a
+// long one, not before FrozenAfter samples.
+func TestFrozenNeedsTimeAndSamples(t *testing.T) {
+	for _, c := range []struct {
+		interval time.Duration
+		after    int
+		at       int // the sample (0-based) reported frozen, -1 none
+	}{
+		{time.Second, 0, 600},        // 10m: the default span
+		{10 * time.Second, 0, 60},    // 10m at the default interval
+		{time.Minute, 0, 10},         // 10m
+		{5 * time.Minute, 0, 4},      // 5 samples (20m) outlast the span
+		{time.Second, 3, 600},        // fewer samples, the same span
+		{time.Hour, 3, 2},            // 3 samples
+		{time.Second * 2, 1000, 999}, // 1000 samples (33m)
+	} {
+		a, _, _, clk := function(t)
+		m := &monitor.Monitor{Collectors: collectors(t, "temp"), FrozenAfter: c.after, Now: clk.Now}
+		ts := []*monitor.Target{{Name: "t", Adapter: a}}
+		got := -1
+		for i := 0; i < 1100 && got < 0; i++ {
+			s := m.Sample(context.Background(), ts)[0]
+			for _, f := range s.Frozen {
+				if strings.HasPrefix(f, "temp.asic_c has not changed for ") {
+					got = i
+				}
+			}
+			clk.Advance(c.interval)
+		}
+		if got != c.at {
+			t.Errorf("-i %s, FrozenAfter %d: frozen at sample %d, want %d", c.interval, c.after, got, c.at)
+		}
 	}
 }

@@ -22,8 +22,11 @@ type WriterOptions struct {
 	// Live redraws a terminal for each batch (table format on a tty).
 	Live bool
 	// Header is the CSV header a file being appended to already has: it
-	// is not written again, and its columns are kept.
-	Header []string
+	// is not written again, and its columns are kept. The first batch's
+	// columns must all be in it: otherwise the writer returns an
+	// *AppendError naming HeaderFile before it writes anything.
+	Header     []string
+	HeaderFile string
 }
 
 // NewWriter returns a function that writes a batch of samples.
@@ -53,7 +56,7 @@ func NewWriter(o WriterOptions) (func([]Sample) error, error) {
 			return nil
 		}, nil
 	case "csv":
-		return csvWriter(sink, o.Header), nil
+		return csvWriter(sink, o.Header, o.HeaderFile), nil
 	case "table":
 		return tableWriter(o, sink), nil
 	}
@@ -63,12 +66,38 @@ func NewWriter(o WriterOptions) (func([]Sample) error, error) {
 // csvFixed are the columns before the values.
 var csvFixed = []string{"time", "device", "alerts", "frozen", "errors"}
 
-func csvWriter(sink func([]byte) error, header []string) func([]Sample) error {
+func csvWriter(sink func([]byte) error, header []string, file string) func([]Sample) error {
 	var cols []string
 	if len(header) > len(csvFixed) {
 		cols = header[len(csvFixed):]
 	}
+	checked := header == nil
 	return func(ss []Sample) error {
+		if !checked && len(ss) > 0 {
+			// The run's columns are its first sample's (as in a new
+			// file); each must have a place in the existing header, or
+			// its values would be dropped without a word.
+			checked = true
+			have := map[string]bool{}
+			for _, c := range cols {
+				have[c] = true
+			}
+			var extra []string
+			for k := range ss[0].Values {
+				if !have[k] {
+					extra = append(extra, k)
+				}
+			}
+			if len(extra) > 0 {
+				sort.Strings(extra)
+				more := ""
+				if len(extra) > 3 {
+					more = fmt.Sprintf(" and %d more", len(extra)-3)
+				}
+				return &AppendError{Path: file, Msg: fmt.Sprintf("its CSV header has %d value columns, and this run also reads %d values the header has no column for (%s%s)",
+					len(cols), len(extra), strings.Join(extra[:min(3, len(extra))], ", "), more)}
+			}
+		}
 		for _, s := range ss {
 			if cols == nil {
 				for k := range s.Values {

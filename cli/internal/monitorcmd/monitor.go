@@ -2,9 +2,10 @@ package monitorcmd
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 func (a *app) monitorCmd() *cobra.Command {
 	var df cmdutil.DeviceFlags
 	var all bool
-	var interval time.Duration
+	var interval, frozenFor time.Duration
 	var what, alerts []string
 	var format, out string
 	var count, frozenAfter int
@@ -30,12 +31,19 @@ func (a *app) monitorCmd() *cobra.Command {
 		Long: `Sample on an interval and write every reading in units (°C, counts, the units
 of known register fields): a live table on a terminal, JSON lines (-o json or
 --format jsonl) or CSV. --out appends to a file safely (one write per line, a
-torn last line is cut on restart, rotated at --max-size). Alerts are simple
+torn last line is cut on restart, rotated at --max-size), in --format or the
+format its extension says (also with -o json); a file that holds another
+format, or CSV columns that lack some of this run's values, is refused
+before anything is written. Alerts are simple
 expressions printed and recorded in the stream:
   temp.asic_c > 70     port1.ppcnt.symbol_errors > 0     rate(ppcnt.symbol_errors) > 0
 (a key matches exactly or as a suffix; * is a wildcard; rate() per second,
-delta() per sample). A moving value (temperatures) unchanged for
---frozen-after samples is reported as frozen. A device that stops answering is
+delta() per sample). An alert whose key can never match (unknown group or
+field, another function's port) is refused; one whose value is missing now
+(an empty cage) waits for it, and each sample says so. A moving value (temperatures) unchanged for
+--frozen-after samples and at least --frozen-for is reported as frozen (a
+steady sensor can hold one 0.125 °C step for minutes; a stuck one holds it
+for good). A device that stops answering is
 reported and retried; the others go on. Ctrl-C stops cleanly. Exit 1 when an
 alert fired or a reading froze.
 
@@ -48,10 +56,31 @@ PDDR[page_select=0,local_port=1].`,
   cxray monitor -d emu --what temp,counters --alert 'temp.asic_c > 70' --count 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if a.JSON() {
+			// Check the flags as given before -o json overrides --format,
+			// so a bad value is the same usage error in both modes.
+			switch format {
+			case "table", "jsonl", "csv":
+			default:
+				return cmdutil.UsageErr("--format %s: use table, jsonl or csv", format)
+			}
+			if count < 0 {
+				return cmdutil.UsageErr("--count %d: give the number of samples to take (1 or more), or 0 to sample until Ctrl-C", count)
+			}
+			if frozenAfter < 0 || frozenAfter == 1 {
+				return cmdutil.UsageErr("--frozen-after %d: give 2 or more samples (a value is frozen when it is the same in that many), or 0 for the default 5", frozenAfter)
+			}
+			if frozenFor < 0 {
+				return cmdutil.UsageErr("--frozen-for %s: give a duration such as 10m, or 0 for the default %s", frozenFor, monitor.DefaultFrozenFor)
+			}
+			if maxSize < 0 {
+				return cmdutil.UsageErr("--max-size %d: give a size in bytes, or 0 never to rotate", maxSize)
+			}
+			// -o json is what goes to standard output; a file's format
+			// is --format's or its extension's, in both modes.
+			if a.JSON() && out == "" {
 				format = "jsonl"
 			}
-			if out != "" && !cmd.Flags().Changed("format") && !a.JSON() {
+			if out != "" && !cmd.Flags().Changed("format") {
 				// A file's extension says its format; a file without one
 				// that does has to say it.
 				switch strings.ToLower(filepath.Ext(out)) {
@@ -64,11 +93,6 @@ PDDR[page_select=0,local_port=1].`,
 				default:
 					return cmdutil.UsageErr("--out %s: give --format jsonl, csv or table (plot reads jsonl); the file's extension says none", out)
 				}
-			}
-			switch format {
-			case "table", "jsonl", "csv":
-			default:
-				return cmdutil.UsageErr("--format %s: use table, jsonl or csv", format)
 			}
 			if interval <= 0 {
 				return cmdutil.UsageErr("-i %s: give a positive interval", interval)
@@ -101,7 +125,7 @@ PDDR[page_select=0,local_port=1].`,
 			if _, manual := clk.(*clock.Manual); manual && count == 0 {
 				return cmdutil.UsageErr("the scenario's clock is manual, so samples are instant: give --count N (each sample advances the emulated clock by -i)")
 			}
-			m := &monitor.Monitor{Collectors: cols, Alerts: as, FrozenAfter: frozenAfter, Now: clk.Now}
+			m := &monitor.Monitor{Collectors: cols, Alerts: as, FrozenAfter: frozenAfter, FrozenFor: frozenFor, Now: clk.Now}
 			var ts []*monitor.Target
 			for _, ad := range targets {
 				name := ad.BDF()
@@ -116,7 +140,7 @@ PDDR[page_select=0,local_port=1].`,
 			}
 			defer closeW()
 			wait := clk.Sleep
-			problems := false
+			problems, answered, taken, firstErr := false, false, 0, ""
 			for i := 0; count == 0 || i < count; i++ {
 				if i > 0 {
 					if err := wait(ctx, interval); err != nil {
@@ -130,18 +154,42 @@ PDDR[page_select=0,local_port=1].`,
 				samples := m.Sample(sctx, ts)
 				cancel()
 				if i == 0 {
-					if err := checkAlerts(as, samples); err != nil {
-						return err
+					if r := m.Refused(); len(r) > 0 {
+						msgs := make([]string, len(r))
+						for j, e := range r {
+							msgs[j] = e.Error()
+						}
+						return cmdutil.UsageErr("%s", strings.Join(msgs, "\n"))
+					}
+					actx, cancel := context.WithTimeout(ctx, df.Timeout)
+					err := m.CheckAlerts(actx, ts, samples)
+					cancel()
+					if err != nil {
+						return cmdutil.UsageWrap(err)
 					}
 				}
+				taken++
 				for _, s := range samples {
 					if len(s.Alerts)+len(s.Frozen) > 0 {
 						problems = true
 					}
+					if len(s.Values) > 0 || len(s.Errors) == 0 {
+						answered = true
+					} else if firstErr == "" {
+						firstErr = s.Device + ": " + strings.Join(s.Errors, "; ")
+					}
 				}
 				if err := w(samples); err != nil {
+					var ae *monitor.AppendError
+					if errors.As(err, &ae) {
+						return cmdutil.UsageWrap(err)
+					}
 					return cmdutil.DeviceErr(err)
 				}
+			}
+			if taken > 0 && !answered {
+				// Not one value in the whole run: that is no clean run.
+				return cmdutil.DeviceErr(fmt.Errorf("none of the %d samples read a value (%s); check that the device answers (cxray status)", taken, firstErr))
 			}
 			if problems {
 				return cmdutil.ErrProblem
@@ -152,53 +200,22 @@ PDDR[page_select=0,local_port=1].`,
 	df.Add(c)
 	c.Flags().BoolVar(&all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
 	c.Flags().DurationVarP(&interval, "interval", "i", 10*time.Second, "time between samples")
-	c.Flags().StringSliceVar(&what, "what", []string{"temp", "counters"}, "what to sample: temp, counters, module, rdma, nvmf, REG or REG[k=v,...]")
+	// A string array, not a slice: cobra's slice splits at every comma,
+	// also inside REG[k=v,k=v]; monitor.SplitWhat knows the brackets.
+	c.Flags().StringArrayVar(&what, "what", []string{"temp,counters"}, "what to sample, comma-separated or repeated: temp, counters, module, rdma, nvmf, link, REG or REG[k=v,...]")
 	c.Flags().StringVar(&format, "format", "table", "table, jsonl or csv")
 	c.Flags().StringVar(&out, "out", "", "append to FILE instead of standard output")
 	c.Flags().Int64Var(&maxSize, "max-size", 64<<20, "rotate --out at this many bytes (0: never)")
 	c.Flags().StringArrayVar(&alerts, "alert", nil, "alert expression (repeat)")
 	c.Flags().IntVar(&count, "count", 0, "stop after N samples (0: until Ctrl-C)")
-	c.Flags().IntVar(&frozenAfter, "frozen-after", 5, "samples a moving value may stay the same before it is reported frozen")
+	c.Flags().IntVar(&frozenAfter, "frozen-after", 5, "samples in which a moving value must stay the same to be reported frozen")
+	c.Flags().DurationVar(&frozenFor, "frozen-for", monitor.DefaultFrozenFor, "time over which a moving value must stay the same to be reported frozen")
 	return c
 }
 
-// checkAlerts refuses an --alert that matches none of the keys the first
-// samples hold.
-func checkAlerts(as []*monitor.Alert, samples []monitor.Sample) error {
-	all := map[string]float64{}
-	for _, s := range samples {
-		for k, v := range s.Values {
-			all[k] = v
-		}
-	}
-	if len(all) == 0 {
-		return nil // the device did not answer: nothing to judge by
-	}
-	for _, al := range as {
-		if !al.MatchesAny(all) {
-			keys := make([]string, 0, len(all))
-			for k := range all {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			return cmdutil.UsageErr("--alert %q matches none of the values read (%s%s); a key matches exactly, as a suffix after a dot, or with * wildcards",
-				al.Text, strings.Join(keys[:min(8, len(keys))], ", "), map[bool]string{true: ", ...", false: ""}[len(keys) > 8])
-		}
-	}
-	return nil
-}
-
-func splitList(xs []string) []string {
-	var out []string
-	for _, x := range xs {
-		for _, p := range strings.Split(x, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
+// splitList splits repeated, comma-separated flag values into items,
+// keeping REG[k=v,k=v] whole (monitor.SplitWhat).
+func splitList(xs []string) []string { return monitor.SplitWhat(xs) }
 
 // sampleWriter returns a function that writes a batch of samples in the
 // chosen format, to --out or standard output.
@@ -206,26 +223,48 @@ func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sa
 	o := monitor.WriterOptions{Format: format}
 	closeFn := func() {}
 	if out != "" {
-		if format == "csv" {
-			// Appending to a CSV file: keep its header and columns, and
-			// refuse a file that is not a monitor CSV.
-			hdr, err := monitor.CSVHeader(out)
-			if err != nil {
-				return nil, nil, cmdutil.UsageWrap(err)
-			}
-			o.Header = hdr
-		}
-		lf, err := monitor.OpenLog(out, maxSize, 3)
+		// Append only what fits: the same format, and (CSV) rows whose
+		// columns the file's header has; the writer checks the columns
+		// on the first batch, before the first line goes out.
+		hdr, err := monitor.CheckAppend(out, format)
 		if err != nil {
 			return nil, nil, cmdutil.UsageWrap(err)
 		}
+		o.Header, o.HeaderFile = hdr, out
+		// Refuse a file that cannot be written at start (exit 2), not at
+		// the first line; opening it to append changes nothing, and a
+		// file this probe creates is removed again if the run ends (or is
+		// refused) before its first line.
+		_, statErr := os.Stat(out)
+		created := os.IsNotExist(statErr)
+		pf, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, cmdutil.UsageErr("--out %s: %v; give a file you can write", out, err)
+		}
+		pf.Close()
+		// The file is opened (and a torn last line cut) at the first
+		// line, so a run refused before it writes leaves the file as it
+		// was.
+		var lf *monitor.LogFile
 		o.Sink = func(line []byte) error {
+			if lf == nil {
+				var err error
+				if lf, err = monitor.OpenLog(out, maxSize, 3); err != nil {
+					return err
+				}
+			}
 			if err := lf.WriteLine(line); err != nil {
 				return err
 			}
 			return lf.Sync()
 		}
-		closeFn = func() { lf.Close() }
+		closeFn = func() {
+			if lf != nil {
+				lf.Close()
+			} else if created {
+				os.Remove(out)
+			}
+		}
 	} else {
 		o.Stdout = a.Stdout
 		if f, ok := a.Stdout.(*os.File); ok && cmdutil.IsTerminal(f) {
