@@ -50,7 +50,9 @@ alert fired or a reading froze.
 --what: temp (ASIC and module sensors), counters (PPCNT IEEE 802.3, RFC 2863,
 physical layer, per port), module (optics, when available), rdma (RDMA
 hw_counters), nvmf (NVMe-oF offload namespaces through the command interface:
-xrq1.ns1.nvmf.read_cmds ...), or register names with fixed indexes:
+xrq1.ns1.nvmf.read_cmds ...), link (per port: state, speed, BER raw, effective and symbol,
+FEC blocks, the firmware's troubleshooting opcode), or register names with
+fixed indexes:
 PDDR[page_select=0,local_port=1].`,
 		Example: `  cxray monitor -d 0000:03:00.0 -i 60s --format jsonl --out temps.jsonl
   cxray monitor -d emu --what temp,counters --alert 'temp.asic_c > 70' --count 10`,

@@ -63,7 +63,7 @@ func TestMonitorUsage(t *testing.T) {
 		{[]string{"-d", dev, "--count", "1", "--alert", "temp.asic_c >"}, "temp.asic_c >"},
 		{[]string{"--count", "1"}, "add -d DEV, or --all"},
 		{[]string{"-d", dev}, "the scenario's clock is manual, so samples are instant: give --count N"},
-		{[]string{"-d", dev, "--count", "1", "--alert", "no.such.key > 1"}, "--alert \"no.such.key > 1\" matches none of the values read"},
+		{[]string{"-d", dev, "--count", "1", "--alert", "no.such.key > 1"}, "--alert \"no.such.key > 1\" matches none of the values this monitor reads or could read"},
 		{[]string{"-d", dev, "--count", "1", "--out", notCSV}, "notes.csv"},
 	} {
 		err := mon(a, c.args...)
@@ -117,7 +117,7 @@ func TestMonitorProblems(t *testing.T) {
 		got         func(monitor.Sample) []string
 	}{
 		{"alert", "", []string{"--alert", "temp.asic_c > 0"}, func(s monitor.Sample) []string { return s.Alerts }},
-		{"frozen", "    faults: {freeze_temperatures: true}\n", []string{"--frozen-after", "2"}, func(s monitor.Sample) []string { return s.Frozen }},
+		{"frozen", "    faults: {freeze_temperatures: true}\n", []string{"--frozen-after", "2", "--frozen-for", "20s"}, func(s monitor.Sample) []string { return s.Frozen }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := cmdutiltest.New(t, "json")
@@ -136,8 +136,8 @@ func TestMonitorProblems(t *testing.T) {
 	}
 }
 
-// A device that does not answer is reported in every sample, not fatal:
-// exit 0, no values, the errors recorded.
+// A device that does not answer is reported in every sample, and a run in
+// which no sample read anything is a device error (exit 3), not a pass.
 func TestMonitorRemoved(t *testing.T) {
 	a := cmdutiltest.New(t, "json")
 	err := mon(a, "-d", cmdutiltest.Manual(t, "    faults: {removed: true}\n"), "--count", "2", "-i", "1s", "--what", "temp")
@@ -150,8 +150,8 @@ func TestMonitorRemoved(t *testing.T) {
 			t.Errorf("sample %d of a removed adapter: values %v errors %v", i, s.Values, s.Errors)
 		}
 	}
-	if err != nil {
-		t.Errorf("a device that stops answering is reported, not fatal: %v", err)
+	if cmdutiltest.Code(err) != cmdutil.ExitDevice || !strings.Contains(err.Error(), "none of the 2 samples read a value") {
+		t.Errorf("a run that never read a value: %v, want exit 3 saying so", err)
 	}
 }
 
@@ -258,12 +258,9 @@ func TestMonitorLinkGroup(t *testing.T) {
 	}
 }
 
-// BUG: monitor.Groups has "link" (monitor/monitor.go), and --what link
-// works (above), but neither `cxray monitor`'s help (Long, --what) nor
-// `cxray plot`'s --what names it (cli/internal/monitorcmd/monitor.go and
-// plot.go).
+// Every group of monitor.Groups is named in the help of monitor and plot
+// (link was left out of both).
 func TestMonitorHelpNamesEveryGroup(t *testing.T) {
-	t.Skip("BUG: cxray monitor/plot help leave out the 'link' group of monitor.Groups; fix the help text in cli/internal/monitorcmd")
 	a := cmdutiltest.New(t, "table")
 	for _, c := range []*cobra.Command{New(a.App), NewPlot(a.App)} {
 		help := c.Long + " " + c.Flags().Lookup("what").Usage
