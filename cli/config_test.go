@@ -559,3 +559,65 @@ func TestRestoreRefusesUncheckedResetMissing(t *testing.T) {
 		t.Error("the refused restore changed the device")
 	}
 }
+
+// A raw backup cut anywhere but at the end of a TLV's line is refused by
+// every command that reads it (exit 2, nothing written): restore, diff and
+// query --from. The reviewer's cuts (the last 4 bytes; inside the first
+// TLV) restore for real; every other offset through --dry-run and diff.
+func TestRestoreRefusesCutRawBackup(t *testing.T) {
+	state, _ := nvEnv(t)
+	dir := t.TempDir()
+	raw, full := filepath.Join(dir, "raw.txt"), filepath.Join(dir, "full.nvbackup")
+	cfgcli(t, "", "config", "set", "-d", "emu", "LINK_TYPE_P2=IB", "LOG_TX_PSN_WINDOW=10", "--yes")
+	if out, errs, code := cfgcli(t, "", "config", "backup", "-d", "emu", "--format", "raw", raw); code != 0 {
+		t.Fatalf("backup: exit %d %s %s", code, out, errs)
+	}
+	cfgcli(t, "", "config", "backup", "-d", "emu", full)
+	if _, errs, code := cfgcli(t, "", "config", "set", "-d", "emu", "NUM_OF_VFS=4", "LOG_TX_PSN_WINDOW=5", "--yes"); code != 0 {
+		t.Fatalf("set: %s", errs)
+	}
+	text, _ := os.ReadFile(raw)
+	firstTLV := strings.Index(string(text), "\n0x") + 30
+	cut := filepath.Join(dir, "cut")
+	for _, n := range []int{len(text) - 4, firstTLV} {
+		os.WriteFile(cut, text[:n], 0o644)
+		before, _ := os.ReadFile(state)
+		out, errs, code := cfgcli(t, "", "config", "restore", "-d", "emu", cut, "--yes")
+		if code != cmdutil.ExitUsage || !strings.Contains(errs, "nothing was written") || strings.Contains(out, "Restored") {
+			t.Errorf("restore of the raw backup cut at %d: exit %d\n%s%s", n, code, out, errs)
+		}
+		if after, _ := os.ReadFile(state); !bytes.Equal(before, after) {
+			t.Errorf("the refused restore of a cut at %d changed the NV state", n)
+		}
+	}
+	bounds := map[int]bool{}
+	off := 0
+	for i, l := range strings.SplitAfter(string(text), "\n") {
+		off += len(l)
+		if i == 0 || (strings.TrimSpace(l) != "" && !strings.HasPrefix(l, "%")) {
+			bounds[off] = true
+		}
+	}
+	before, _ := os.ReadFile(state)
+	for n := 1; n < len(text); n++ {
+		os.WriteFile(cut, text[:n], 0o644)
+		for _, args := range [][]string{
+			{"config", "restore", "-d", "emu", cut, "--dry-run"},
+			{"config", "diff", full, cut},
+			{"config", "query", "--from", cut},
+		} {
+			out, errs, code := cfgcli(t, "", args...)
+			switch {
+			case bounds[n] && code == cmdutil.ExitUsage:
+				t.Errorf("%v, cut at the TLV boundary %d: refused: %s", args[:2], n, errs)
+			case !bounds[n] && code != cmdutil.ExitUsage:
+				t.Errorf("%v, cut at %d of %d: exit %d, want 2\n%s%s", args[:2], n, len(text), code, out, errs)
+			case !bounds[n] && !strings.Contains(errs, "cut") && !strings.Contains(errs, "damaged"):
+				t.Errorf("%v, cut at %d: the error does not say the file was cut or damaged: %s", args[:2], n, errs)
+			}
+		}
+	}
+	if after, _ := os.ReadFile(state); !bytes.Equal(before, after) {
+		t.Error("dry runs of cut files changed the NV state")
+	}
+}

@@ -2,8 +2,12 @@ package nvconf_test
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/cxray/cxray/nvconf"
 	prmbuiltin "github.com/cxray/cxray/prm/builtin"
@@ -84,25 +88,34 @@ func TestFileErrors(t *testing.T) {
 	db := load(t)
 	cases := map[string]string{
 		"MLNX_RAW_TLV_FILE\n0x0009000c 0x00000080 0x00000000 0xbf000000\n": "line 2: TLV size mismatch",
-		"MLNX_RAW_TLV_FILE\n0x0009 zz\n":                                   "line 2: \"zz\" is not",
+		"MLNX_RAW_TLV_FILE\n0x0009 zz 0x0\n":                               "line 2: \"0x0009\" is not a dword as raw TLV files write it",
 		"MLNX_RAW_TLV_FILE\n0x00090000 0x80\n":                             "3 header dwords",
-		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 nv_vpi_link_type\ndata 0x0\n":   "is nv_global_pci_conf, but the line names nv_vpi_link_type",
-		"CXRAY_NV_BACKUP 1\ndata 0x0\n":                                    "line 2: data before any tlv line",
-		"CXRAY_NV_BACKUP 1\ntlv 0x00000080\n":                              "has no data line",
-		"CXRAY_NV_BACKUP 2\n":                                              "no end line: it was cut short",
-		"CXRAY_NV_BACKUP 3\n":                                              "this cxray reads versions 1 and 2",
-		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 writer=NOBODY\ndata 0\n":        "writer=NOBODY",
-		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 length=16\ndata 0x1\n":          "length=16 but the data line has 4 bytes",
-		"something else\n":                                                 "not an NV backup",
-		"":                                                                 "not an NV backup: it is empty",
+		"MLNX_RAW_TLV_FILE\n0x00090000 0x00000080 0x00000000 0x0000\n":     "\"0x0000\" is not a dword",
+		"MLNX_RAW_TLV_FILE\n0x00090004 0x01010012 0x00000000 00000004\n":   "\"00000004\" is not a dword",
+		"MLNX_RAW_TLV_FILE\n0x00090004 0x01010012 0x00000000 0x00000004":   "line 2: the last line has no newline: the file was cut short",
+		"MLNX_RAW_TLV_FILE": "line 1: the last line has no newline",
+		"MLNX_RAW_TLV_FILE\n% TLV Type: 0x01010012, Writer ID: x\n":                                                        "line 2: the file ends after the comment announcing TLV 0x01010012",
+		"MLNX_RAW_TLV_FILE\n% TLV Type: 0x00000080\n0x00090004 0x01010012 0x00000000 0x00000004\n":                         "line 3: the data line holds TLV 0x01010012, but line 2 announces 0x00000080",
+		"MLNX_RAW_TLV_FILE\n% TLV Type: 0x00000080\n% TLV Type: 0x01010012\n0x00090004 0x01010012 0x00000000 0x00000004\n": "line 3: the TLV 0x00000080 announced on line 2 has no data line",
+		"MLNX_RAW_TLV_FILE\n0x00090004 0x00ffffff 0x00000000 0x00000004\n":                                                 "line 2: TLV type 0x00ffffff is not in the parameter database",
+		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 nv_vpi_link_type\ndata 0x0\n":                                                   "is nv_global_pci_conf, but the line names nv_vpi_link_type",
+		"CXRAY_NV_BACKUP 1\ndata 0x0\n":                                                                                    "line 2: data before any tlv line",
+		"CXRAY_NV_BACKUP 1\ntlv 0x00000080\n":                                                                              "has no data line",
+		"CXRAY_NV_BACKUP 2\n":                                                                                              "no end line: it was cut short",
+		"CXRAY_NV_BACKUP 3\n":                                                                                              "this cxray reads versions 1 and 2",
+		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 writer=NOBODY\ndata 0\n":                                                        "writer=NOBODY",
+		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 length=16\ndata 0x1\n":                                                          "length=16 but the data line has 4 bytes",
+		"something else\n": "not an NV backup",
+		"":                 "not an NV backup: it is empty",
 		"CXRAY_NV_BACKUP 1\ntlv 0x80\ndata " + strings.Repeat("0x0 ", 65) + "\n":        "at most 256 bytes",
-		"MLNX_RAW_TLV_FILE\n" + strings.Repeat("0x0 ", 70) + "\n":                       "at most 268 bytes",
+		"MLNX_RAW_TLV_FILE\n" + strings.Repeat("0x00000000 ", 70) + "\n":                "at most 268 bytes",
 		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 version=99\ndata 0x0\n":                      "version=99",
 		"CXRAY_NV_BACKUP 1\nfoo\n":                                                      "unknown line",
 		"CXRAY_NV_BACKUP 1\ntlv 0x00000080\ndata 0x1\ndata 0x2\n":                       "a second data line",
 		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 version=1 bogus=3\ndata 0x1\n":               "unknown key",
 		"CXRAY_NV_BACKUP 1\ntlv 0x00000080\ndata 0x100000000\n":                         "not a 32-bit number",
 		"MLNX_RAW_TLV_FILE\n0x00000004 0x01010012 0x00000000 0x00000004 0x00000000\n":   "header says 4 data bytes, the line carries 8",
+		"MLNX_RAW_TLV_FILE\n0x0000000c 0x00000080 0x00000000 0xbf000000 0xa0020010\n":   "header says 12 data bytes, the line carries 8",
 		"CXRAY_NV_BACKUP 1\ntlv 0x00000080 nv_global_pci_conf\ndata 0x1 0x2 0x3\ntlv\n": "needs a type dword",
 	}
 	for in, want := range cases {
@@ -110,6 +123,79 @@ func TestFileErrors(t *testing.T) {
 		var fe *nvconf.FileError
 		if err == nil || !errors.As(err, &fe) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}
+
+// rawBoundaries are the offsets of a raw file where a cut leaves a whole
+// shorter file: after the signature line and after each TLV's data line,
+// with the number of TLVs before each.
+func rawBoundaries(text string) map[int]int {
+	out := map[int]int{}
+	off, n := 0, 0
+	for i, l := range strings.SplitAfter(text, "\n") {
+		off += len(l)
+		t := strings.TrimSpace(l)
+		switch {
+		case i == 0:
+			out[off] = 0
+		case t != "" && t[0] != '%':
+			n++
+			out[off] = n
+		}
+	}
+	return out
+}
+
+// Every cut of a raw backup (mstconfig's capture and cxray's writer) is
+// refused as a damaged file, except a cut exactly at the end of a TLV's
+// line: the format holds no count, so that one is the complete backup of
+// fewer TLVs, and must read as exactly those TLVs.
+func TestRawFileCutAtEveryByte(t *testing.T) {
+	hc := codec(t)
+	db := load(t)
+	capture, err := os.ReadFile("testdata/mstconfig-backup-pending.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := nvconf.ParseFile(string(capture), hc, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := nvconf.WriteRawFile(whole, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"mstconfig": string(capture), "cxray": string(ours)} {
+		full, err := nvconf.ParseFile(text, hc, db)
+		if err != nil || len(full) < 3 {
+			t.Fatalf("%s: %d TLVs, %v", name, len(full), err)
+		}
+		bounds := rawBoundaries(text)
+		accepted := 0
+		for i := 0; i < len(text); i++ {
+			got, err := nvconf.ParseFile(text[:i], hc, db)
+			n, boundary := bounds[i]
+			if !boundary {
+				var fe *nvconf.FileError
+				if err == nil {
+					t.Errorf("%s cut at byte %d of %d (%q...) read as %d TLVs; want it refused", name, i, len(text), text[max(0, i-12):i], len(got))
+				} else if !errors.As(err, &fe) || fe.Kind == "" || !strings.Contains(err.Error(), "nothing was written") {
+					t.Errorf("%s cut at byte %d: %v; want a FileError saying why and that nothing was written", name, i, err)
+				}
+				continue
+			}
+			accepted++
+			if err != nil {
+				t.Errorf("%s cut at the TLV boundary %d: %v", name, i, err)
+				continue
+			}
+			if d := cmp.Diff(full[:n], got, cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("%s cut at the TLV boundary %d: TLVs differ from the first %d (-want +got):\n%s", name, i, n, d)
+			}
+		}
+		if accepted != len(full) { // the signature line and every TLV but the last
+			t.Errorf("%s: %d boundary cuts, want %d", name, accepted, len(full))
 		}
 	}
 }
