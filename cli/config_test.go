@@ -621,3 +621,80 @@ func TestRestoreRefusesCutRawBackup(t *testing.T) {
 		t.Error("dry runs of cut files changed the NV state")
 	}
 }
+
+// A set the firmware refuses changes nothing; read back, it leaves no
+// journal entry, so the next write of another TLV goes ahead. An entry
+// left by a write that changed nothing (killed after the journal, or
+// written by an older cxray for a refused set) is resolved by --rollback
+// without a write; a --finish the firmware refuses again keeps it, and
+// says which file blocks writes and when removing it is safe.
+func TestConfigSetRefusedByFirmwareLeavesNoJournal(t *testing.T) {
+	nvEnv(t)
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", dir)
+	journal := filepath.Join(dir, "cxray", "journal", "*.json")
+	scen := filepath.Join(dir, "rej.yaml")
+	os.WriteFile(scen, []byte("devices: [{profile: cx7-2p400g, nv: {reject_writes: [nv_global_pci_conf]}}]\n"), 0o644)
+	d := "emu:" + scen
+	stored := func() string {
+		t.Helper()
+		out, errs, code := cfgcli(t, "", "config", "backup", "-d", d, "-")
+		if code != 0 {
+			t.Fatalf("backup: exit %d %s", code, errs)
+		}
+		var keep []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "tlv ") || strings.HasPrefix(l, "data ") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	pending := func() []string { m, _ := filepath.Glob(journal); return m }
+	before := stored()
+	_, errs, code := cfgcli(t, "", "config", "set", "-d", d, "NUM_OF_VFS=6", "--yes")
+	if code != cmdutil.ExitDevice || !strings.Contains(errs, "nothing was changed") || !strings.Contains(errs, "nothing to recover") {
+		t.Errorf("refused set: exit %d %s", code, errs)
+	}
+	if p := pending(); len(p) != 0 {
+		t.Errorf("a refused set that changed nothing left a journal entry: %v", p)
+	}
+	if got := stored(); got != before {
+		t.Errorf("the refused set changed the device:\n%s\nwant\n%s", got, before)
+	}
+	out, errs, code := cfgcli(t, "", "config", "set", "-d", d, "LOG_TX_PSN_WINDOW=5", "--yes")
+	if code != 0 || strings.Contains(out+errs, "interrupted") {
+		t.Errorf("set of another TLV after the refused one: exit %d %s%s", code, out, errs)
+	}
+
+	// An entry for a write that changed nothing.
+	bin := cxrayBin(t)
+	set := []string{"--adb", "builtin", "config", "set", "-d", d, "NUM_OF_VFS=6", "--yes"}
+	crashRun(t, bin, "journal", set...)
+	if len(pending()) != 1 {
+		t.Fatalf("no journal entry after a kill past the journal: %v", pending())
+	}
+	before = stored()
+	if _, errs, code := cfgcli(t, "", "config", "set", "-d", d, "LOG_TX_PSN_WINDOW=7", "--yes"); code != cmdutil.ExitDevice || !strings.Contains(errs, "interrupted") {
+		t.Errorf("a set with an entry pending: exit %d %s", code, errs)
+	}
+	// --finish writes NUM_OF_VFS=6 again: refused again, the entry stays.
+	_, errs, code = cfgcli(t, "", "config", "recover", "-d", d, "--finish", "--yes")
+	p := pending()
+	if code != cmdutil.ExitDevice || len(p) != 1 || !strings.Contains(errs, p[0]) || !strings.Contains(errs, "remove it by hand only once 'cxray config query -d "+d+"' shows the configuration you want") {
+		t.Errorf("refused --finish: exit %d, pending %v: %s", code, p, errs)
+	}
+	out, errs, code = cfgcli(t, "", "config", "recover", "-d", d, "--rollback", "--yes")
+	if code != 0 || !strings.Contains(out, "already holds what the roll back leaves, so nothing was written") {
+		t.Errorf("rollback with the backup already stored: exit %d %s%s", code, out, errs)
+	}
+	if p := pending(); len(p) != 0 {
+		t.Errorf("the rollback left the journal entry: %v", p)
+	}
+	if got := stored(); got != before {
+		t.Errorf("the no-op rollback changed the device:\n%s\nwant\n%s", got, before)
+	}
+	if out, errs, code := cfgcli(t, "", "config", "set", "-d", d, "LOG_TX_PSN_WINDOW=7", "--yes"); code != 0 {
+		t.Errorf("set after the rollback: exit %d %s%s", code, out, errs)
+	}
+}
