@@ -56,6 +56,11 @@ const (
 	// line) are still read, as unchecked.
 	backupVersion   = "2"
 	backupVersionV1 = "1"
+	// rawMarker, a comment after a raw file's signature, says cxray wrote
+	// it and that it ends with rawEnd: mstconfig skips '%' lines, so the
+	// file stays mstconfig's format and is still self-checking.
+	rawMarker = "% cxray raw TLV file: its last line is '% end tlvs=N sha256=...'; without it the file was cut short"
+	rawEnd    = "% end"
 )
 
 // Limits on files read.
@@ -116,12 +121,15 @@ func ReadBackupFile(text string, hc *HeaderCodec, db *DB) (*BackupFile, error) {
 		if hc == nil {
 			return nil, &FileError{Msg: "reading a raw TLV file needs the register database (MNVDA layout)"}
 		}
-		tlvs, err := ParseRawFile(text, hc)
+		tlvs, checked, err := parseRaw(text, hc)
 		if err != nil {
 			return nil, err
 		}
 		if err := checkRawTypes(text, tlvs, db); err != nil {
 			return nil, err
+		}
+		if checked {
+			return &BackupFile{Format: "cxray raw TLV file", TLVs: tlvs}, nil
 		}
 		return &BackupFile{Format: "mstflint raw TLV file", TLVs: tlvs, Unchecked: true}, nil
 	case strings.HasPrefix(first, BackupSignature):
@@ -221,14 +229,24 @@ func ParseFile(text string, hc *HeaderCodec, db *DB) ([]RawTLV, error) {
 // line of that type (a comment last in the file means its data line was
 // lost). What remains undetectable is a cut exactly after a TLV's line:
 // that reads as the complete backup of fewer TLVs (BackupFile.Unchecked).
+//
+// A file cxray wrote (rawMarker) ends with a count and checksum, as its
+// own backups do, so that cut too is refused.
 func ParseRawFile(text string, hc *HeaderCodec) ([]RawTLV, error) {
+	tlvs, _, err := parseRaw(text, hc)
+	return tlvs, err
+}
+
+// parseRaw reads a raw file; checked says it carried cxray's end line and
+// matched it.
+func parseRaw(text string, hc *HeaderCodec) ([]RawTLV, bool, error) {
 	if len(text) > MaxFileSize {
-		return nil, &FileError{Msg: fmt.Sprintf("file of %d bytes; at most %d", len(text), MaxFileSize)}
+		return nil, false, &FileError{Msg: fmt.Sprintf("file of %d bytes; at most %d", len(text), MaxFileSize)}
 	}
 	lines := strings.Split(text, "\n")
 	if text != "" && !strings.HasSuffix(text, "\n") {
-		return nil, &FileError{Line: len(lines), Kind: FileTruncated,
-			Msg: "the last line has no newline: the file was cut short inside it (an interrupted write or copy)", Fix: fixBackup}
+		return nil, false, &FileError{Line: len(lines), Kind: FileTruncated,
+			Msg: "the last line has no newline: the file was cut short inside it (an interrupted write or copy; a file made by hand must end its last line with a newline)", Fix: fixBackup}
 	}
 	lines = lines[:len(lines)-1] // after the final newline
 	var out []RawTLV
@@ -236,6 +254,8 @@ func ParseRawFile(text string, hc *HeaderCodec) ([]RawTLV, error) {
 	// announced is the type the last "% TLV Type:" comment named, and its
 	// line, until its data line comes.
 	announced, announcedLine := uint32(0), 0
+	marked := false
+	var end *backupEnd
 	for i, raw := range lines {
 		line := i + 1
 		l := strings.TrimSpace(raw)
@@ -244,7 +264,7 @@ func ParseRawFile(text string, hc *HeaderCodec) ([]RawTLV, error) {
 				continue
 			}
 			if l != RawFileSignature {
-				return nil, &FileError{Line: line, Kind: FileForeign, Msg: fmt.Sprintf("not a raw TLV file: the first line must be %s", RawFileSignature)}
+				return nil, false, &FileError{Line: line, Kind: FileForeign, Msg: fmt.Sprintf("not a raw TLV file: the first line must be %s", RawFileSignature)}
 			}
 			sawSig = true
 			continue
@@ -252,10 +272,29 @@ func ParseRawFile(text string, hc *HeaderCodec) ([]RawTLV, error) {
 		if l == "" {
 			continue
 		}
+		if end != nil {
+			return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: "lines after the end line (two files joined, or an edit)", Fix: fixBackup}
+		}
+		if l == rawMarker {
+			marked = true
+			continue
+		}
+		if f := strings.Fields(l); len(f) >= 2 && f[0]+" "+f[1] == rawEnd {
+			if announcedLine > 0 {
+				return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: fmt.Sprintf("the TLV 0x%08x announced on line %d has no data line", announced, announcedLine), Fix: "a line was lost or the file edited; " + fixBackup}
+			}
+			e, err := parseEnd(f[2:])
+			if err != nil {
+				return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: err.Error(), Fix: fixBackup}
+			}
+			e.line = line
+			end = e
+			continue
+		}
 		if l[0] == '%' {
 			if t, ok := commentType(l); ok {
 				if announcedLine > 0 {
-					return nil, &FileError{Line: line, Kind: FileCorrupt, Msg: fmt.Sprintf("the TLV 0x%08x announced on line %d has no data line", announced, announcedLine), Fix: "a line was lost or the file edited; " + fixBackup}
+					return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: fmt.Sprintf("the TLV 0x%08x announced on line %d has no data line", announced, announcedLine), Fix: "a line was lost or the file edited; " + fixBackup}
 				}
 				announced, announcedLine = t, line
 			}
@@ -263,40 +302,59 @@ func ParseRawFile(text string, hc *HeaderCodec) ([]RawTLV, error) {
 		}
 		toks := strings.Fields(l)
 		if len(toks)*4 > maxRawBytes {
-			return nil, &FileError{Line: line, Kind: FileCorrupt, Msg: fmt.Sprintf("%d dwords; a TLV is at most %d bytes with its header", len(toks), maxRawBytes), Fix: fixBackup}
+			return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: fmt.Sprintf("%d dwords; a TLV is at most %d bytes with its header", len(toks), maxRawBytes), Fix: fixBackup}
 		}
 		if len(toks) < HeaderSize/4 {
-			return nil, &FileError{Line: line, Kind: FileCorrupt, Msg: "a TLV line needs at least the 3 header dwords", Fix: "the line was cut short or edited; " + fixBackup}
+			return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: "a TLV line needs at least the 3 header dwords", Fix: "the line was cut short or edited; " + fixBackup}
 		}
 		img := make([]byte, 0, 4*len(toks))
 		for _, t := range toks {
 			v, ok := rawWord(t)
 			if !ok {
-				return nil, &FileError{Line: line, Kind: FileCorrupt,
+				return nil, false, &FileError{Line: line, Kind: FileCorrupt,
 					Msg: fmt.Sprintf("%q is not a dword as raw TLV files write it (0x and 8 hex digits, like 0x0009000c): the word was cut or damaged", t), Fix: fixBackup}
 			}
 			img = binary.BigEndian.AppendUint32(img, v)
 		}
 		r, err := rawFromImage(img, hc)
 		if err != nil {
-			return nil, &FileError{Line: line, Kind: FileCorrupt, Msg: err.Error(), Fix: "the line was cut short or edited; " + fixBackup}
+			return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: err.Error(), Fix: "the line was cut short or edited; " + fixBackup}
 		}
 		if announcedLine > 0 && announced != r.Header.Type {
-			return nil, &FileError{Line: line, Kind: FileCorrupt, Msg: fmt.Sprintf("the data line holds TLV 0x%08x, but line %d announces 0x%08x", r.Header.Type, announcedLine, announced), Fix: "the file was damaged or edited; " + fixBackup}
+			return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: fmt.Sprintf("the data line holds TLV 0x%08x, but line %d announces 0x%08x", r.Header.Type, announcedLine, announced), Fix: "the file was damaged or edited; " + fixBackup}
 		}
 		announcedLine = 0
 		if len(out) >= MaxFileTLVs {
-			return nil, &FileError{Line: line, Msg: fmt.Sprintf("more than %d TLVs", MaxFileTLVs)}
+			return nil, false, &FileError{Line: line, Msg: fmt.Sprintf("more than %d TLVs", MaxFileTLVs)}
 		}
 		out = append(out, r)
 	}
 	if !sawSig {
-		return nil, &FileError{Kind: FileForeign, Msg: "empty file; a raw TLV file starts with " + RawFileSignature}
+		return nil, false, &FileError{Kind: FileForeign, Msg: "empty file; a raw TLV file starts with " + RawFileSignature}
 	}
 	if announcedLine > 0 {
-		return nil, &FileError{Line: announcedLine, Kind: FileTruncated, Msg: fmt.Sprintf("the file ends after the comment announcing TLV 0x%08x, without its data line: it was cut short", announced), Fix: fixBackup}
+		return nil, false, &FileError{Line: announcedLine, Kind: FileTruncated, Msg: fmt.Sprintf("the file ends after the comment announcing TLV 0x%08x, without its data line: it was cut short", announced), Fix: fixBackup}
 	}
-	return out, nil
+	if end == nil {
+		if marked {
+			return nil, false, &FileError{Kind: FileTruncated, Msg: "cxray wrote this raw file, and it has no end line: it was cut short (an interrupted write, a full disk, a partial copy)", Fix: fixBackup}
+		}
+		if len(out) == 0 {
+			return nil, false, &FileError{Kind: FileTruncated, Msg: "the raw file holds no TLV: it was cut short after its first line, or is the backup of an empty NV area (then there is nothing to restore: 'cxray config reset --all' returns everything to its default)", Fix: fixBackup}
+		}
+		return out, false, nil
+	}
+	if end.count != len(out) {
+		kind := FileCorrupt
+		if len(out) < end.count {
+			kind = FileTruncated
+		}
+		return nil, false, &FileError{Line: end.line, Kind: kind, Msg: fmt.Sprintf("the end line counts %d TLVs; the file holds %d", end.count, len(out)), Fix: fixBackup}
+	}
+	if sum := backupSum(out); !bytes.Equal(sum[:], end.sum) {
+		return nil, false, &FileError{Line: end.line, Kind: FileCorrupt, Msg: "the TLVs do not match the file's checksum: it was changed or damaged after cxray wrote it", Fix: fixBackup}
+	}
+	return out, true, nil
 }
 
 // rawWord reads one dword of a raw file: "0x" and exactly 8 hex digits,
@@ -343,6 +401,7 @@ func rawFromImage(img []byte, hc *HeaderCodec) (RawTLV, error) {
 func WriteRawFile(tlvs []RawTLV, hc *HeaderCodec) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(RawFileSignature + "\n")
+	b.WriteString(rawMarker + "\n")
 	for _, r := range tlvs {
 		img, err := r.Image(hc)
 		if err != nil {
@@ -359,6 +418,7 @@ func WriteRawFile(tlvs []RawTLV, hc *HeaderCodec) ([]byte, error) {
 		}
 		b.WriteString("\n")
 	}
+	fmt.Fprintf(&b, "%s tlvs=%d sha256=%x\n", rawEnd, len(tlvs), backupSum(tlvs))
 	return b.Bytes(), nil
 }
 

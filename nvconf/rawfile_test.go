@@ -128,18 +128,14 @@ func TestFileErrors(t *testing.T) {
 }
 
 // rawBoundaries are the offsets of a raw file where a cut leaves a whole
-// shorter file: after the signature line and after each TLV's data line,
-// with the number of TLVs before each.
+// shorter file: after each TLV's data line, with the number of TLVs
+// before it.
 func rawBoundaries(text string) map[int]int {
 	out := map[int]int{}
 	off, n := 0, 0
 	for i, l := range strings.SplitAfter(text, "\n") {
 		off += len(l)
-		t := strings.TrimSpace(l)
-		switch {
-		case i == 0:
-			out[off] = 0
-		case t != "" && t[0] != '%':
+		if t := strings.TrimSpace(l); i > 0 && t != "" && t[0] != '%' {
 			n++
 			out[off] = n
 		}
@@ -147,10 +143,12 @@ func rawBoundaries(text string) map[int]int {
 	return out
 }
 
-// Every cut of a raw backup (mstconfig's capture and cxray's writer) is
-// refused as a damaged file, except a cut exactly at the end of a TLV's
-// line: the format holds no count, so that one is the complete backup of
-// fewer TLVs, and must read as exactly those TLVs.
+// Every cut of a raw backup is refused as a damaged file, but one: a cut
+// of an mstconfig backup exactly at the end of a TLV's line. mstconfig's
+// format holds no count, so that is the complete backup of fewer TLVs,
+// and must read as exactly those TLVs (and as unchecked). cxray's raw
+// files end with a count and checksum in a comment, so every cut of them
+// is refused.
 func TestRawFileCutAtEveryByte(t *testing.T) {
 	hc := codec(t)
 	db := load(t)
@@ -166,36 +164,90 @@ func TestRawFileCutAtEveryByte(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, text := range map[string]string{"mstconfig": string(capture), "cxray": string(ours)} {
-		full, err := nvconf.ParseFile(text, hc, db)
-		if err != nil || len(full) < 3 {
-			t.Fatalf("%s: %d TLVs, %v", name, len(full), err)
+	for _, c := range []struct {
+		name    string
+		text    string
+		checked bool
+	}{{"mstconfig", string(capture), false}, {"cxray", string(ours), true}} {
+		bf, err := nvconf.ReadBackupFile(c.text, hc, db)
+		if err != nil || len(bf.TLVs) < 3 || bf.Unchecked == c.checked {
+			t.Fatalf("%s: %+v, %v", c.name, bf, err)
 		}
-		bounds := rawBoundaries(text)
+		full := bf.TLVs
+		bounds := rawBoundaries(c.text)
+		delete(bounds, len(c.text)) // the whole file
+		if c.checked {
+			bounds = nil
+		}
 		accepted := 0
-		for i := 0; i < len(text); i++ {
-			got, err := nvconf.ParseFile(text[:i], hc, db)
+		for i := 0; i < len(c.text); i++ {
+			got, err := nvconf.ReadBackupFile(c.text[:i], hc, db)
 			n, boundary := bounds[i]
 			if !boundary {
 				var fe *nvconf.FileError
 				if err == nil {
-					t.Errorf("%s cut at byte %d of %d (%q...) read as %d TLVs; want it refused", name, i, len(text), text[max(0, i-12):i], len(got))
+					t.Errorf("%s cut at byte %d of %d (%q...) read as %d TLVs; want it refused", c.name, i, len(c.text), c.text[max(0, i-12):i], len(got.TLVs))
 				} else if !errors.As(err, &fe) || fe.Kind == "" || !strings.Contains(err.Error(), "nothing was written") {
-					t.Errorf("%s cut at byte %d: %v; want a FileError saying why and that nothing was written", name, i, err)
+					t.Errorf("%s cut at byte %d: %v; want a FileError saying why and that nothing was written", c.name, i, err)
 				}
 				continue
 			}
 			accepted++
 			if err != nil {
-				t.Errorf("%s cut at the TLV boundary %d: %v", name, i, err)
+				t.Errorf("%s cut at the TLV boundary %d: %v", c.name, i, err)
 				continue
 			}
-			if d := cmp.Diff(full[:n], got, cmpopts.EquateEmpty()); d != "" {
-				t.Errorf("%s cut at the TLV boundary %d: TLVs differ from the first %d (-want +got):\n%s", name, i, n, d)
+			if d := cmp.Diff(full[:n], got.TLVs, cmpopts.EquateEmpty()); d != "" || !got.Unchecked {
+				t.Errorf("%s cut at the TLV boundary %d (unchecked %v): TLVs differ from the first %d (-want +got):\n%s", c.name, i, got.Unchecked, n, d)
 			}
 		}
-		if accepted != len(full) { // the signature line and every TLV but the last
-			t.Errorf("%s: %d boundary cuts, want %d", name, accepted, len(full))
+		if want := len(bounds); accepted != want {
+			t.Errorf("%s: %d boundary cuts read, want %d", c.name, accepted, want)
 		}
+	}
+}
+
+// cxray's raw file is mstconfig's format with two comments: the marker
+// after the signature and the end line. Edited, joined or recounted, it
+// is refused; an empty one reads as no TLVs, checked.
+func TestRawFileEndLine(t *testing.T) {
+	hc := codec(t)
+	db := load(t)
+	tlvs, err := nvconf.ParseRawFile(mstconfigBackup, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := nvconf.WriteRawFile(tlvs, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if !strings.HasPrefix(lines[1], "% cxray raw TLV file") || !strings.HasPrefix(lines[len(lines)-1], "% end tlvs=2 sha256=") {
+		t.Fatalf("no marker or end line:\n%s", text)
+	}
+	cases := map[string]struct{ text, kind, want string }{
+		"edited":    {strings.Replace(text, "0xa0020010", "0xa0020011", 1), nvconf.FileCorrupt, "do not match the file's checksum"},
+		"joined":    {text + text, nvconf.FileCorrupt, "lines after the end line"},
+		"recounted": {strings.Replace(text, "tlvs=2", "tlvs=3", 1), nvconf.FileTruncated, "counts 3 TLVs; the file holds 2"},
+		"bad end":   {strings.Replace(text, "\n% end tlvs=2 sha256=", "\n% end tlvs=2 sha256=zz", 1), nvconf.FileCorrupt, "not a checksum"},
+		"no end":    {strings.Join(lines[:len(lines)-1], "\n") + "\n", nvconf.FileTruncated, "has no end line"},
+	}
+	for name, c := range cases {
+		_, err := nvconf.ReadBackupFile(c.text, hc, db)
+		var fe *nvconf.FileError
+		if !errors.As(err, &fe) || fe.Kind != c.kind || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %s %q", name, err, c.kind, c.want)
+		}
+	}
+	empty, err := nvconf.WriteRawFile(nil, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bf, err := nvconf.ReadBackupFile(string(empty), hc, db); err != nil || len(bf.TLVs) != 0 || bf.Unchecked {
+		t.Errorf("empty cxray raw file: %+v %v", bf, err)
+	}
+	if _, err := nvconf.ReadBackupFile(nvconf.RawFileSignature+"\n", hc, db); err == nil || !strings.Contains(err.Error(), "holds no TLV") {
+		t.Errorf("a raw file of its signature only: %v", err)
 	}
 }
