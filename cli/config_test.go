@@ -319,7 +319,7 @@ func TestConfigBackupRestore(t *testing.T) {
 		}
 	}
 	raw, _ := os.ReadFile(araw)
-	if !strings.HasPrefix(string(raw), "MLNX_RAW_TLV_FILE\n% TLV Type: 0x00000080, Writer ID: ICMD_mlxconfig(0x09)") {
+	if !strings.HasPrefix(string(raw), "MLNX_RAW_TLV_FILE\n% cxray raw TLV file: ") || !strings.Contains(string(raw), "\n% TLV Type: 0x00000080, Writer ID: ICMD_mlxconfig(0x09)") {
 		t.Errorf("raw backup:\n%s", raw)
 	}
 	for _, format := range []string{a, araw} {
@@ -557,5 +557,138 @@ func TestRestoreRefusesUncheckedResetMissing(t *testing.T) {
 	after, _, _ := cli(t, "", "config", "query", "-d", "emu", "-o", "json")
 	if before != after {
 		t.Error("the refused restore changed the device")
+	}
+}
+
+// A raw backup cxray wrote, cut anywhere, is refused by every command that
+// reads it (exit 2, nothing written): restore, diff and query --from. The reviewer's cuts (the last 4 bytes; inside the first
+// TLV) restore for real; every other offset through --dry-run and diff.
+func TestRestoreRefusesCutRawBackup(t *testing.T) {
+	state, _ := nvEnv(t)
+	dir := t.TempDir()
+	raw, full := filepath.Join(dir, "raw.txt"), filepath.Join(dir, "full.nvbackup")
+	cfgcli(t, "", "config", "set", "-d", "emu", "LINK_TYPE_P2=IB", "LOG_TX_PSN_WINDOW=10", "--yes")
+	if out, errs, code := cfgcli(t, "", "config", "backup", "-d", "emu", "--format", "raw", raw); code != 0 {
+		t.Fatalf("backup: exit %d %s %s", code, out, errs)
+	}
+	cfgcli(t, "", "config", "backup", "-d", "emu", full)
+	if _, errs, code := cfgcli(t, "", "config", "set", "-d", "emu", "NUM_OF_VFS=4", "LOG_TX_PSN_WINDOW=5", "--yes"); code != 0 {
+		t.Fatalf("set: %s", errs)
+	}
+	text, _ := os.ReadFile(raw)
+	firstTLV := strings.Index(string(text), "\n0x") + 30
+	cut := filepath.Join(dir, "cut")
+	for _, n := range []int{len(text) - 4, firstTLV} {
+		os.WriteFile(cut, text[:n], 0o644)
+		before, _ := os.ReadFile(state)
+		out, errs, code := cfgcli(t, "", "config", "restore", "-d", "emu", cut, "--yes")
+		if code != cmdutil.ExitUsage || !strings.Contains(errs, "nothing was written") || strings.Contains(out, "Restored") {
+			t.Errorf("restore of the raw backup cut at %d: exit %d\n%s%s", n, code, out, errs)
+		}
+		if after, _ := os.ReadFile(state); !bytes.Equal(before, after) {
+			t.Errorf("the refused restore of a cut at %d changed the NV state", n)
+		}
+	}
+	// cxray's raw file ends with a count and checksum (a comment mstconfig
+	// skips): no cut of it reads as a smaller backup.
+	if !strings.Contains(string(text), "\n% end tlvs=3 sha256=") {
+		t.Fatalf("the raw backup has no end line:\n%s", text)
+	}
+	before, _ := os.ReadFile(state)
+	for n := 1; n < len(text); n++ {
+		os.WriteFile(cut, text[:n], 0o644)
+		for _, args := range [][]string{
+			{"config", "restore", "-d", "emu", cut, "--dry-run"},
+			{"config", "diff", full, cut},
+			{"config", "query", "--from", cut},
+		} {
+			out, errs, code := cfgcli(t, "", args...)
+			switch {
+			case code != cmdutil.ExitUsage:
+				t.Errorf("%v, cut at %d of %d: exit %d, want 2\n%s%s", args[:2], n, len(text), code, out, errs)
+			case !strings.Contains(errs, "cut") && !strings.Contains(errs, "damaged"):
+				t.Errorf("%v, cut at %d: the error does not say the file was cut or damaged: %s", args[:2], n, errs)
+			}
+		}
+	}
+	if after, _ := os.ReadFile(state); !bytes.Equal(before, after) {
+		t.Error("dry runs of cut files changed the NV state")
+	}
+}
+
+// A set the firmware refuses changes nothing; read back, it leaves no
+// journal entry, so the next write of another TLV goes ahead. An entry
+// left by a write that changed nothing (killed after the journal, or
+// written by an older cxray for a refused set) is resolved by --rollback
+// without a write; a --finish the firmware refuses again keeps it, and
+// says which file blocks writes and when removing it is safe.
+func TestConfigSetRefusedByFirmwareLeavesNoJournal(t *testing.T) {
+	nvEnv(t)
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", dir)
+	journal := filepath.Join(dir, "cxray", "journal", "*.json")
+	scen := filepath.Join(dir, "rej.yaml")
+	os.WriteFile(scen, []byte("devices: [{profile: cx7-2p400g, nv: {reject_writes: [nv_global_pci_conf]}}]\n"), 0o644)
+	d := "emu:" + scen
+	stored := func() string {
+		t.Helper()
+		out, errs, code := cfgcli(t, "", "config", "backup", "-d", d, "-")
+		if code != 0 {
+			t.Fatalf("backup: exit %d %s", code, errs)
+		}
+		var keep []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "tlv ") || strings.HasPrefix(l, "data ") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	pending := func() []string { m, _ := filepath.Glob(journal); return m }
+	before := stored()
+	_, errs, code := cfgcli(t, "", "config", "set", "-d", d, "NUM_OF_VFS=6", "--yes")
+	if code != cmdutil.ExitDevice || !strings.Contains(errs, "nothing was changed") || !strings.Contains(errs, "nothing to recover") {
+		t.Errorf("refused set: exit %d %s", code, errs)
+	}
+	if p := pending(); len(p) != 0 {
+		t.Errorf("a refused set that changed nothing left a journal entry: %v", p)
+	}
+	if got := stored(); got != before {
+		t.Errorf("the refused set changed the device:\n%s\nwant\n%s", got, before)
+	}
+	out, errs, code := cfgcli(t, "", "config", "set", "-d", d, "LOG_TX_PSN_WINDOW=5", "--yes")
+	if code != 0 || strings.Contains(out+errs, "interrupted") {
+		t.Errorf("set of another TLV after the refused one: exit %d %s%s", code, out, errs)
+	}
+
+	// An entry for a write that changed nothing.
+	bin := cxrayBin(t)
+	set := []string{"--adb", "builtin", "config", "set", "-d", d, "NUM_OF_VFS=6", "--yes"}
+	crashRun(t, bin, "journal", set...)
+	if len(pending()) != 1 {
+		t.Fatalf("no journal entry after a kill past the journal: %v", pending())
+	}
+	before = stored()
+	if _, errs, code := cfgcli(t, "", "config", "set", "-d", d, "LOG_TX_PSN_WINDOW=7", "--yes"); code != cmdutil.ExitDevice || !strings.Contains(errs, "interrupted") {
+		t.Errorf("a set with an entry pending: exit %d %s", code, errs)
+	}
+	// --finish writes NUM_OF_VFS=6 again: refused again, the entry stays.
+	_, errs, code = cfgcli(t, "", "config", "recover", "-d", d, "--finish", "--yes")
+	p := pending()
+	if code != cmdutil.ExitDevice || len(p) != 1 || !strings.Contains(errs, p[0]) || !strings.Contains(errs, "remove it by hand only once 'cxray config query -d "+d+"' shows the configuration you want") {
+		t.Errorf("refused --finish: exit %d, pending %v: %s", code, p, errs)
+	}
+	out, errs, code = cfgcli(t, "", "config", "recover", "-d", d, "--rollback", "--yes")
+	if code != 0 || !strings.Contains(out, "already holds what the roll back leaves, so nothing was written") {
+		t.Errorf("rollback with the backup already stored: exit %d %s%s", code, out, errs)
+	}
+	if p := pending(); len(p) != 0 {
+		t.Errorf("the rollback left the journal entry: %v", p)
+	}
+	if got := stored(); got != before {
+		t.Errorf("the no-op rollback changed the device:\n%s\nwant\n%s", got, before)
+	}
+	if out, errs, code := cfgcli(t, "", "config", "set", "-d", d, "LOG_TX_PSN_WINDOW=7", "--yes"); code != 0 {
+		t.Errorf("set after the rollback: exit %d %s%s", code, out, errs)
 	}
 }

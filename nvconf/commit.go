@@ -82,13 +82,19 @@ func (s *Session) Commit(ctx context.Context, c Change, b BackupOptions) (string
 	if c.Confirmed && !slices.Equal(shown, c.Shown) {
 		return "", &ConflictError{Device: c.Device}
 	}
-	path, err := s.writeBackup(ctx, c.Device, changing, b)
+	before, path, err := s.writeBackup(ctx, c.Device, changing, b)
 	if err != nil {
 		return "", err
 	}
 	crashPoint("backup")
 	entry.Key, entry.Device, entry.Op, entry.Backup, entry.Started, entry.Tool = c.Key, c.Device, c.Op, path, time.Now().UTC(), b.Tool
 	j, err := DefaultJournal()
+	if err != nil {
+		return "", err
+	}
+	// A recover replaces the entry it resolves; kept here, it is put back
+	// if the recover changes nothing.
+	prior, err := j.Pending(c.Key)
 	if err != nil {
 		return "", err
 	}
@@ -99,37 +105,99 @@ func (s *Session) Commit(ctx context.Context, c Change, b BackupOptions) (string
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ApplyTime)
 	defer cancel()
 	if err := c.Apply(wctx); err != nil {
-		return path, &WriteError{Err: err, Backup: path, Device: c.Device}
+		// The firmware refused a write, or the verify failed. Whether the
+		// change is half applied is read back, not guessed: when the
+		// adapter holds what the backup holds, nothing changed and the
+		// entry is dropped (or the earlier one put back), so no later
+		// write is blocked by a change that never happened.
+		if s.holdsBackup(wctx, changing, before) {
+			if prior != nil {
+				err2 := j.put(prior)
+				return path, &RefusedError{Err: err, Backup: path, Device: c.Device, Prior: prior, Journal: j.path(c.Key), JournalErr: err2}
+			}
+			return path, &RefusedError{Err: err, Backup: path, Device: c.Device, Journal: j.path(c.Key), JournalErr: j.Done(c.Key)}
+		}
+		return path, &WriteError{Err: err, Backup: path, Device: c.Device, Journal: j.path(c.Key)}
 	}
 	return path, j.Done(entry.Key)
 }
 
-// WriteError is a change that failed after it started: the journal keeps
-// it, so the next run offers to finish or roll it back.
+// holdsBackup reads the TLVs a backup took again and says whether the
+// adapter still holds them as they were (type, version and data).
+func (s *Session) holdsBackup(ctx context.Context, changing []Instance, before []RawTLV) bool {
+	s.ForgetAll()
+	now, _, err := s.BackupTLVs(ctx, changing)
+	s.ForgetAll()
+	if err != nil {
+		return false
+	}
+	return Compare(before, now).Empty()
+}
+
+// WriteError is a change that failed after it started and left the
+// adapter changed (read back): the journal keeps it, so the next run
+// offers to finish or roll it back.
 type WriteError struct {
 	Err            error
 	Backup, Device string
+	// Journal is the entry's file.
+	Journal string
 }
 
 func (e *WriteError) Error() string {
-	return fmt.Sprintf("%v (backup: %s; 'cxray config recover -d %s' finishes or rolls back the change)", e.Err, e.Backup, e.Device)
+	return fmt.Sprintf("%v (the adapter now differs from the backup %s, so the change may be half applied; 'cxray config recover -d %s' finishes or rolls it back; %s)", e.Err, e.Backup, e.Device, journalAdvice(e.Journal, e.Device))
 }
 
 func (e *WriteError) Unwrap() error { return e.Err }
 
-func (s *Session) writeBackup(ctx context.Context, device string, changing []Instance, b BackupOptions) (string, error) {
+// journalAdvice says which journal file blocks further writes, and when
+// removing it by hand is safe.
+func journalAdvice(path, device string) string {
+	return fmt.Sprintf("until then %s blocks every NV write to %s; remove it by hand only once 'cxray config query -d %s' shows the configuration you want", path, device, device)
+}
+
+// RefusedError is a change whose write was refused (or failed to verify)
+// while the adapter, read back, still holds the configuration of the
+// backup taken first: nothing changed, and the journal holds no entry for
+// it (Prior: the interrupted write a recover tried to resolve is pending
+// again).
+type RefusedError struct {
+	Err            error
+	Backup, Device string
+	Prior          *JournalEntry
+	Journal        string
+	// JournalErr is a failure to update the journal file.
+	JournalErr error
+}
+
+func (e *RefusedError) Error() string {
+	s := fmt.Sprintf("%v; read back, %s holds the configuration it held before (backup %s): nothing was changed", e.Err, e.Device, e.Backup)
+	switch {
+	case e.JournalErr != nil:
+		s += fmt.Sprintf("; but the journal %s could not be updated (%v): %s", e.Journal, e.JournalErr, journalAdvice(e.Journal, e.Device))
+	case e.Prior != nil:
+		s += fmt.Sprintf("; the interrupted %s of %s is still pending (%s)", e.Prior.Op, e.Prior.Started.Format(time.RFC3339), journalAdvice(e.Journal, e.Device))
+	default:
+		s += ", and there is nothing to recover"
+	}
+	return s
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+func (s *Session) writeBackup(ctx context.Context, device string, changing []Instance, b BackupOptions) ([]RawTLV, string, error) {
 	tlvs, partial, err := s.BackupTLVs(ctx, changing)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	path := b.Path
 	if path == "" {
 		dir, err := BackupDir()
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return "", &BackupError{Path: dir, Err: err}
+			return nil, "", &BackupError{Path: dir, Err: err}
 		}
 		path = BackupPath(dir, device, time.Now())
 	}
@@ -138,12 +206,12 @@ func (s *Session) writeBackup(ctx context.Context, device string, changing []Ins
 		info.Lines = append(info.Lines, "partial: the firmware cannot list its NV area (MNVGN); this holds the TLVs the write changed")
 	}
 	if path == "-" {
-		return "", &BackupError{Path: path, Err: errors.New("'-' is not a file")}
+		return nil, "", &BackupError{Path: path, Err: errors.New("'-' is not a file")}
 	}
 	if err := atomicfile.Write(path, WriteBackup(tlvs, s.DB, s.HeaderCodec(), info)); err != nil {
-		return "", &BackupError{Path: path, Err: err}
+		return nil, "", &BackupError{Path: path, Err: err}
 	}
-	return path, nil
+	return tlvs, path, nil
 }
 
 // Recovery is what finishing or rolling back an interrupted write does.
@@ -201,4 +269,56 @@ func (s *Session) Recover(ctx context.Context, r Recovery) error {
 		}
 	}
 	return nil
+}
+
+// Holds says whether the adapter already holds what r leaves: each write
+// stored as it is (type, version, data), each reset type not stored, and
+// with All nothing but the writes. A recovery it holds has nothing to
+// write. Without an NV walk (MNVGN) only writes can be checked: a
+// recovery with resets is then never held.
+func (s *Session) Holds(ctx context.Context, r Recovery) (bool, error) {
+	s.ForgetAll()
+	have, err := s.Walk(ctx)
+	if err != nil {
+		var nv *NVError
+		if !errors.As(err, &nv) {
+			return false, err
+		}
+		if r.All || len(r.Resets) > 0 {
+			return false, nil
+		}
+		for _, w := range r.Writes {
+			in, ok := s.DB.InstanceOf(w.Header.Type)
+			if !ok {
+				return false, nil
+			}
+			it, err := s.Read(ctx, in, ModeNext)
+			if err != nil {
+				return false, err
+			}
+			if it.Absent || it.Header.Version != w.Header.Version || !slices.Equal(it.Data, w.Data) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	stored := map[uint32]RawTLV{}
+	for _, h := range have {
+		stored[h.Header.Type] = h
+	}
+	for _, w := range r.Writes {
+		h, ok := stored[w.Header.Type]
+		if !ok || !h.Equal(w) {
+			return false, nil
+		}
+	}
+	for _, t := range r.Resets {
+		if _, ok := stored[t]; ok {
+			return false, nil
+		}
+	}
+	if r.All && len(have) != len(r.Writes) {
+		return false, nil
+	}
+	return true, nil
 }

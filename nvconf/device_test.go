@@ -817,8 +817,17 @@ func TestCommitInterruptedAndRecover(t *testing.T) {
 	if len(back.Writes) != 1 || back.Writes[0].Header.Type != pci.Type() || cmp.Diff([]uint32{link.Type()}, back.Resets) != "" {
 		t.Errorf("rollback %+v", back)
 	}
+	if held, err := r.s.Holds(r.ctx, back); err != nil || held {
+		t.Errorf("half applied, the rollback is held: %v %v", held, err)
+	}
 	if err := r.s.Recover(r.ctx, back); err != nil {
 		t.Fatal(err)
+	}
+	if held, err := r.s.Holds(r.ctx, back); err != nil || !held {
+		t.Errorf("rolled back, the rollback is not held: %v %v", held, err)
+	}
+	if held, err := r.s.Holds(r.ctx, fin); err != nil || held {
+		t.Errorf("rolled back, the finish is held: %v %v", held, err)
 	}
 	r.reopen()
 	if d := nvconf.Compare(original, r.walk()); !d.Empty() {
@@ -849,6 +858,51 @@ func TestCommitInterruptedAndRecover(t *testing.T) {
 	rollAll := nvconf.PlanRecover(&nvconf.JournalEntry{All: true}, true, backup)
 	if len(rollAll.Writes) != len(backup) {
 		t.Errorf("rollback of a reset of everything: %+v", rollAll)
+	}
+}
+
+// A write the firmware refuses before anything changed: read back, the
+// adapter holds the backup, so the journal keeps no entry; the error says
+// nothing changed and still unwraps to the firmware's refusal. A recover
+// refused the same way puts back the entry it meant to resolve.
+func TestCommitRefusedLeavesNoJournal(t *testing.T) {
+	j, _ := stateDirs(t)
+	r := newRig(t, nil)
+	key := nvconf.KeyFor(dev.BackendEmulator, "emu", "0000:03:00.0")
+	original := r.walk()
+	if err := r.store.SetFaults(nvstore.Faults{RejectWrites: []string{"nv_global_pci_conf"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := setChange(r, key, nil, false, "NUM_OF_VFS=16", "LINK_TYPE_P1=IB")
+	path, err := r.s.Commit(r.ctx, c, nvconf.BackupOptions{})
+	var re *nvconf.RefusedError
+	var we *nvconf.WriteError
+	if !errors.As(err, &re) || errors.As(err, &we) || re.Backup != path || re.Prior != nil || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("refused commit: %T %v", err, err)
+	}
+	var nv *nvconf.NVError
+	if !errors.As(err, &nv) {
+		t.Errorf("the refusal does not unwrap to the NVError: %v", err)
+	}
+	if e, _ := j.Pending(key); e != nil {
+		t.Errorf("journal after a refused write that changed nothing: %+v", e)
+	}
+	if d := nvconf.Compare(original, r.walk()); !d.Empty() {
+		t.Errorf("the refused write changed the device: %+v", d)
+	}
+	// An entry pending (as a recover finds it): a refused recover keeps it.
+	pend := &nvconf.JournalEntry{Key: key, Device: "emu", Op: "set", Backup: path, Writes: []nvconf.RawTLV{original[0]}}
+	if err := j.Begin(pend); err != nil {
+		t.Fatal(err)
+	}
+	c, _ = setChange(r, key, nil, false, "NUM_OF_VFS=16")
+	c.Op = "recover"
+	_, err = r.s.Commit(r.ctx, c, nvconf.BackupOptions{})
+	if !errors.As(err, &re) || re.Prior == nil || !strings.Contains(err.Error(), "is still pending") || !strings.Contains(err.Error(), j.Path(key)) {
+		t.Fatalf("refused recover: %v", err)
+	}
+	if e, _ := j.Pending(key); e == nil || e.Op != "set" || e.Backup != path {
+		t.Errorf("the refused recover did not put the entry back: %+v", e)
 	}
 }
 

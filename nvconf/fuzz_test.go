@@ -1,6 +1,7 @@
 package nvconf_test
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -57,6 +58,7 @@ func FuzzParseFile(f *testing.F) {
 	f.Add(mstconfigBackup)
 	f.Add("CXRAY_NV_BACKUP 1\n# c\ntlv 0x00000080 nv_global_pci_conf version=1 writer=ICMD_mlxconfig length=12 host=2\ndata 0x80000000 0x00080000 0x0\n")
 	f.Add("MLNX_RAW_TLV_FILE\n% x\n0x00090004 0x01010012 0 010\n")
+	f.Add("MLNX_RAW_TLV_FILE\n% TLV Type: 0x01010012, Writer ID: ICMD_mlxconfig(0x09), Writer Host ID: 0x00\n0x00090004 0x01010012 0x00000000 0x00000004 \n")
 	f.Add("CXRAY_NV_BACKUP 1\ntlv 0xffffffff\ndata\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		tlvs, err := nvconf.ParseFile(text, hc, db)
@@ -84,6 +86,31 @@ func FuzzParseFile(f *testing.F) {
 				t.Fatalf("TLV %d changed: %+v -> %+v\n%s", i, a.Header, b.Header, out)
 			}
 		}
-		_ = strings.TrimSpace(text)
+		if !nvconf.IsRawFile(text) || len(text) > 2048 {
+			return
+		}
+		// A raw file that reads is whole lines; any cut of it is refused,
+		// or (at the end of a line) reads as the first TLVs of the file.
+		if !strings.HasSuffix(text, "\n") {
+			t.Fatalf("a raw file without its final newline was read: %q", text)
+		}
+		for i := range len(text) {
+			cut, err := nvconf.ParseFile(text[:i], hc, db)
+			if err != nil {
+				var fe *nvconf.FileError
+				if !errors.As(err, &fe) {
+					t.Fatalf("cut at %d: %T %v, want a FileError", i, err, err)
+				}
+				continue
+			}
+			if text[i-1] != '\n' || len(cut) > len(tlvs) {
+				t.Fatalf("cut at %d (%q) read as %d TLVs", i, text[:i], len(cut))
+			}
+			for j := range cut {
+				if !cut[j].Equal(tlvs[j]) {
+					t.Fatalf("cut at %d: TLV %d reads %+v, the whole file %+v", i, j, cut[j].Header, tlvs[j].Header)
+				}
+			}
+		}
 	})
 }

@@ -56,6 +56,11 @@ const (
 	// line) are still read, as unchecked.
 	backupVersion   = "2"
 	backupVersionV1 = "1"
+	// rawMarker, a comment after a raw file's signature, says cxray wrote
+	// it and that it ends with rawEnd: mstconfig skips '%' lines, so the
+	// file stays mstconfig's format and is still self-checking.
+	rawMarker = "% cxray raw TLV file: its last line is '% end tlvs=N sha256=...'; without it the file was cut short"
+	rawEnd    = "% end"
 )
 
 // Limits on files read.
@@ -116,9 +121,15 @@ func ReadBackupFile(text string, hc *HeaderCodec, db *DB) (*BackupFile, error) {
 		if hc == nil {
 			return nil, &FileError{Msg: "reading a raw TLV file needs the register database (MNVDA layout)"}
 		}
-		tlvs, err := ParseRawFile(text, hc)
+		tlvs, checked, err := parseRaw(text, hc)
 		if err != nil {
 			return nil, err
+		}
+		if err := checkRawTypes(text, tlvs, db); err != nil {
+			return nil, err
+		}
+		if checked {
+			return &BackupFile{Format: "cxray raw TLV file", TLVs: tlvs}, nil
 		}
 		return &BackupFile{Format: "mstflint raw TLV file", TLVs: tlvs, Unchecked: true}, nil
 	case strings.HasPrefix(first, BackupSignature):
@@ -132,6 +143,34 @@ func ReadBackupFile(text string, hc *HeaderCodec, db *DB) (*BackupFile, error) {
 		return &BackupFile{Format: "cxray backup", TLVs: tlvs}, nil
 	}
 	return nil, foreign(first)
+}
+
+// checkRawTypes refuses a raw file holding a TLV type the parameter
+// database does not know: with no checksum in the format, a damaged type
+// dword is otherwise read as a TLV of its own.
+func checkRawTypes(text string, tlvs []RawTLV, db *DB) error {
+	if db == nil {
+		return nil
+	}
+	for _, r := range tlvs {
+		if _, ok := db.InstanceOf(r.Header.Type); !ok {
+			return &FileError{Line: rawTLVLine(text, r.Header.Type), Kind: FileCorrupt,
+				Msg: fmt.Sprintf("TLV type 0x%08x is not in the parameter database (%s): the file is damaged, or from an adapter this database does not describe", r.Header.Type, db.Source),
+				Fix: "nothing was written: use a complete backup, or a newer parameter database (--nvdb)"}
+		}
+	}
+	return nil
+}
+
+// rawTLVLine finds the data line of type t in a raw file, for messages.
+func rawTLVLine(text string, t uint32) int {
+	want := fmt.Sprintf("0x%08x", t)
+	for i, l := range strings.Split(text, "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && !strings.HasPrefix(f[0], "%") && strings.EqualFold(f[1], want) {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 func firstLine(text string) string {
@@ -178,70 +217,172 @@ func ParseFile(text string, hc *HeaderCodec, db *DB) ([]RawTLV, error) {
 }
 
 // ParseRawFile reads mstflint's raw TLV format: the signature line, '%'
-// comment lines, and one line per TLV of dwords (header then data) in any
-// base strtoul accepts. As mstconfig checks, the data must be exactly the
-// header's length.
+// comment lines, and one line per TLV of dwords (header then data). As
+// mstconfig checks, the data must be exactly the header's length.
+//
+// The format has no count or checksum, so ParseRawFile is as strict as the
+// format allows, to tell a file cut short or damaged from a smaller backup:
+// every line ends with its newline (a last line without one was cut); every
+// dword is written as mstconfig and cxray write it, 0x and 8 hex digits (a
+// shorter word is a cut or a damaged one, which would otherwise read as a
+// smaller number); a "% TLV Type: 0x..." comment is followed by the data
+// line of that type (a comment last in the file means its data line was
+// lost). What remains undetectable is a cut exactly after a TLV's line:
+// that reads as the complete backup of fewer TLVs (BackupFile.Unchecked).
+//
+// A file cxray wrote (rawMarker) ends with a count and checksum, as its
+// own backups do, so that cut too is refused.
 func ParseRawFile(text string, hc *HeaderCodec) ([]RawTLV, error) {
+	tlvs, _, err := parseRaw(text, hc)
+	return tlvs, err
+}
+
+// parseRaw reads a raw file; checked says it carried cxray's end line and
+// matched it.
+func parseRaw(text string, hc *HeaderCodec) ([]RawTLV, bool, error) {
 	if len(text) > MaxFileSize {
-		return nil, &FileError{Msg: fmt.Sprintf("file of %d bytes; at most %d", len(text), MaxFileSize)}
+		return nil, false, &FileError{Msg: fmt.Sprintf("file of %d bytes; at most %d", len(text), MaxFileSize)}
 	}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 64<<10), MaxFileSize)
+	lines := strings.Split(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		return nil, false, &FileError{Line: len(lines), Kind: FileTruncated,
+			Msg: "the last line has no newline: the file was cut short inside it (an interrupted write or copy; a file made by hand must end its last line with a newline)", Fix: fixBackup}
+	}
+	lines = lines[:len(lines)-1] // after the final newline
 	var out []RawTLV
-	line := 0
 	sawSig := false
-	for sc.Scan() {
-		line++
-		l := strings.TrimSpace(sc.Text())
+	// announced is the type the last "% TLV Type:" comment named, and its
+	// line, until its data line comes.
+	announced, announcedLine := uint32(0), 0
+	marked := false
+	var end *backupEnd
+	for i, raw := range lines {
+		line := i + 1
+		l := strings.TrimSpace(raw)
 		if !sawSig {
 			if l == "" {
 				continue
 			}
 			if l != RawFileSignature {
-				return nil, &FileError{Line: line, Msg: fmt.Sprintf("not a raw TLV file: the first line must be %s", RawFileSignature)}
+				return nil, false, &FileError{Line: line, Kind: FileForeign, Msg: fmt.Sprintf("not a raw TLV file: the first line must be %s", RawFileSignature)}
 			}
 			sawSig = true
 			continue
 		}
-		if l == "" || l[0] == '%' {
+		if l == "" {
+			continue
+		}
+		if end != nil {
+			return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: "lines after the end line (two files joined, or an edit)", Fix: fixBackup}
+		}
+		if l == rawMarker {
+			marked = true
+			continue
+		}
+		if f := strings.Fields(l); len(f) >= 2 && f[0]+" "+f[1] == rawEnd {
+			if announcedLine > 0 {
+				return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: fmt.Sprintf("the TLV 0x%08x announced on line %d has no data line", announced, announcedLine), Fix: "a line was lost or the file edited; " + fixBackup}
+			}
+			e, err := parseEnd(f[2:])
+			if err != nil {
+				return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: err.Error(), Fix: fixBackup}
+			}
+			e.line = line
+			end = e
+			continue
+		}
+		if l[0] == '%' {
+			if t, ok := commentType(l); ok {
+				if announcedLine > 0 {
+					return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: fmt.Sprintf("the TLV 0x%08x announced on line %d has no data line", announced, announcedLine), Fix: "a line was lost or the file edited; " + fixBackup}
+				}
+				announced, announcedLine = t, line
+			}
 			continue
 		}
 		toks := strings.Fields(l)
 		if len(toks)*4 > maxRawBytes {
-			return nil, &FileError{Line: line, Msg: fmt.Sprintf("%d dwords; a TLV is at most %d bytes with its header", len(toks), maxRawBytes)}
+			return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: fmt.Sprintf("%d dwords; a TLV is at most %d bytes with its header", len(toks), maxRawBytes), Fix: fixBackup}
+		}
+		if len(toks) < HeaderSize/4 {
+			return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: "a TLV line needs at least the 3 header dwords", Fix: "the line was cut short or edited; " + fixBackup}
 		}
 		img := make([]byte, 0, 4*len(toks))
 		for _, t := range toks {
-			v, err := strconv.ParseUint(t, 0, 32)
-			if err != nil {
-				fe := &FileError{Line: line, Msg: fmt.Sprintf("%q is not an unsigned 32-bit number", t)}
-				if !strings.HasSuffix(text, "\n") && strings.HasSuffix(strings.TrimRight(text, " \t\r"), strings.TrimSpace(sc.Text())) {
-					// The last line, without its newline: the file was cut.
-					fe.Kind, fe.Fix = FileTruncated, "the file ends inside this line, so it was cut short; "+fixBackup
-				}
-				return nil, fe
+			v, ok := rawWord(t)
+			if !ok {
+				return nil, false, &FileError{Line: line, Kind: FileCorrupt,
+					Msg: fmt.Sprintf("%q is not a dword as raw TLV files write it (0x and 8 hex digits, like 0x0009000c): the word was cut or damaged", t), Fix: fixBackup}
 			}
-			img = binary.BigEndian.AppendUint32(img, uint32(v))
-		}
-		if len(img) < HeaderSize {
-			return nil, &FileError{Line: line, Msg: "a TLV line needs at least the 3 header dwords", Kind: FileTruncated, Fix: "the line was cut short; " + fixBackup}
+			img = binary.BigEndian.AppendUint32(img, v)
 		}
 		r, err := rawFromImage(img, hc)
 		if err != nil {
-			return nil, &FileError{Line: line, Msg: err.Error(), Kind: FileTruncated, Fix: "the line was cut short or edited; " + fixBackup}
+			return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: err.Error(), Fix: "the line was cut short or edited; " + fixBackup}
 		}
+		if announcedLine > 0 && announced != r.Header.Type {
+			return nil, false, &FileError{Line: line, Kind: FileCorrupt, Msg: fmt.Sprintf("the data line holds TLV 0x%08x, but line %d announces 0x%08x", r.Header.Type, announcedLine, announced), Fix: "the file was damaged or edited; " + fixBackup}
+		}
+		announcedLine = 0
 		if len(out) >= MaxFileTLVs {
-			return nil, &FileError{Line: line, Msg: fmt.Sprintf("more than %d TLVs", MaxFileTLVs)}
+			return nil, false, &FileError{Line: line, Msg: fmt.Sprintf("more than %d TLVs", MaxFileTLVs)}
 		}
 		out = append(out, r)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, &FileError{Msg: err.Error()}
-	}
 	if !sawSig {
-		return nil, &FileError{Msg: "empty file; a raw TLV file starts with " + RawFileSignature}
+		return nil, false, &FileError{Kind: FileForeign, Msg: "empty file; a raw TLV file starts with " + RawFileSignature}
 	}
-	return out, nil
+	if announcedLine > 0 {
+		return nil, false, &FileError{Line: announcedLine, Kind: FileTruncated, Msg: fmt.Sprintf("the file ends after the comment announcing TLV 0x%08x, without its data line: it was cut short", announced), Fix: fixBackup}
+	}
+	if end == nil {
+		if marked {
+			return nil, false, &FileError{Kind: FileTruncated, Msg: "cxray wrote this raw file, and it has no end line: it was cut short (an interrupted write, a full disk, a partial copy)", Fix: fixBackup}
+		}
+		if len(out) == 0 {
+			return nil, false, &FileError{Kind: FileTruncated, Msg: "the raw file holds no TLV: it was cut short after its first line, or is the backup of an empty NV area (then there is nothing to restore: 'cxray config reset --all' returns everything to its default)", Fix: fixBackup}
+		}
+		return out, false, nil
+	}
+	if end.count != len(out) {
+		kind := FileCorrupt
+		if len(out) < end.count {
+			kind = FileTruncated
+		}
+		return nil, false, &FileError{Line: end.line, Kind: kind, Msg: fmt.Sprintf("the end line counts %d TLVs; the file holds %d", end.count, len(out)), Fix: fixBackup}
+	}
+	if sum := backupSum(out); !bytes.Equal(sum[:], end.sum) {
+		return nil, false, &FileError{Line: end.line, Kind: FileCorrupt, Msg: "the TLVs do not match the file's checksum: it was changed or damaged after cxray wrote it", Fix: fixBackup}
+	}
+	return out, true, nil
+}
+
+// rawWord reads one dword of a raw file: "0x" and exactly 8 hex digits,
+// as mstconfig backup and WriteRawFile write every word.
+func rawWord(t string) (uint32, bool) {
+	if len(t) != 10 || t[0] != '0' || (t[1] != 'x' && t[1] != 'X') {
+		return 0, false
+	}
+	b, err := hex.DecodeString(t[2:])
+	if err != nil {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(b), true
+}
+
+// commentType reads the type of a "% TLV Type: 0x00000080, ..." comment,
+// the line mstconfig backup (and WriteRawFile) writes before each TLV.
+func commentType(l string) (uint32, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(strings.TrimPrefix(l, "%")), "TLV Type:")
+	if !ok {
+		return 0, false
+	}
+	f := strings.FieldsFunc(rest, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+	if len(f) == 0 {
+		return 0, false
+	}
+	v, ok := rawWord(f[0])
+	return v, ok
 }
 
 // rawFromImage splits header+data and checks the length.
@@ -260,6 +401,7 @@ func rawFromImage(img []byte, hc *HeaderCodec) (RawTLV, error) {
 func WriteRawFile(tlvs []RawTLV, hc *HeaderCodec) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(RawFileSignature + "\n")
+	b.WriteString(rawMarker + "\n")
 	for _, r := range tlvs {
 		img, err := r.Image(hc)
 		if err != nil {
@@ -276,6 +418,7 @@ func WriteRawFile(tlvs []RawTLV, hc *HeaderCodec) ([]byte, error) {
 		}
 		b.WriteString("\n")
 	}
+	fmt.Fprintf(&b, "%s tlvs=%d sha256=%x\n", rawEnd, len(tlvs), backupSum(tlvs))
 	return b.Bytes(), nil
 }
 

@@ -87,7 +87,7 @@ func nvErr(op string, err error) error {
 	if ok {
 		switch st {
 		case dev.StatusBadConfig:
-			e.Hint = "the firmware rejected the configuration: a value is outside what this adapter accepts, or the TLV is locked; nothing was changed"
+			e.Hint = "the firmware rejected the configuration: a value is outside what this adapter accepts, or the TLV is locked; this TLV was not written"
 		case dev.StatusEraseExceeded:
 			e.Hint = "the NV configuration flash reached its erase limit; stop repeated writes (cxray config writes only what changes) and contact NVIDIA support"
 		case dev.StatusConfigCorrupt:

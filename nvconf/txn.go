@@ -190,6 +190,19 @@ func (j Journal) Begin(e *JournalEntry) error {
 	return nil
 }
 
+// put writes an entry back as it was read (a recover that changed nothing
+// restores the entry it meant to resolve).
+func (j Journal) put(e *JournalEntry) error {
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(j.path(e.Key), append(b, '\n'))
+}
+
+// Path is the file of an adapter's entry.
+func (j Journal) Path(key string) string { return j.path(key) }
+
 // Done removes the entry of a write that completed and was verified.
 func (j Journal) Done(key string) error {
 	err := os.Remove(j.path(key))

@@ -24,8 +24,10 @@ func (cc *configCtx) backupCmd() *cobra.Command {
 		Long: `Save every TLV stored in the adapter's NV configuration area, as 'mstconfig
 backup' does. --format cxray (default) writes cxray's readable format (each
 TLV's bytes plus its parameters decoded as comments); --format raw writes
-mstflint's MLNX_RAW_TLV_FILE format, which 'mstconfig set_raw' reads. Both
-restore with 'cxray config restore'.`,
+mstflint's MLNX_RAW_TLV_FILE format, which 'mstconfig set_raw' reads, with two
+'%' comments mstconfig skips: a marker after the signature and an end line with
+the TLV count and a checksum, so a copy cut short is refused. Both restore with
+'cxray config restore'.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error { return cc.runBackup(&o, args[0]) },
 	}

@@ -80,13 +80,32 @@ func (cc *configCtx) runRecover(o *configRecoverOptions) error {
 	var backup []nvconf.RawTLV
 	if o.rollback {
 		if backup, err = readTLVFile(e.Backup, t.s.HeaderCodec(), t.nv, a.Stdin); err != nil {
-			return fmt.Errorf("the backup of the interrupted write cannot be read: %w", err)
+			return fmt.Errorf("the backup of the interrupted write cannot be read: %w; without it only --finish can resolve the entry, or, once 'cxray config query -d %s' shows the configuration you want, remove %s by hand", err, t.ad.Name(), j.Path(t.key()))
 		}
 	}
 	rec := nvconf.PlanRecover(e, o.rollback, backup)
 	verb := map[bool]string{true: "roll back", false: "finish"}[o.rollback]
+	done := map[bool]string{true: "rolled back", false: "finished"}[o.rollback]
 	if !a.JSON() {
 		fmt.Fprintf(a.Stdout, "%s\nTo %s: reset %d TLV(s), write %d.\n", ie.Error(), verb, len(rec.Resets), len(rec.Writes))
+	}
+	// A write the firmware refused may have changed nothing: when the
+	// adapter already holds what the recovery would leave, writing it again
+	// (and being refused again) helps no one; the entry is resolved.
+	held, err := cc.recoveryHeld(ctx, t, j, rec, o.dryRun)
+	if err != nil {
+		return err
+	}
+	if held {
+		if a.JSON() {
+			return a.WriteJSON(map[string]any{"device": t.ad.Name(), "pending": o.dryRun, "recovered": verb, "already": true, "written": false})
+		}
+		if o.dryRun {
+			fmt.Fprintf(a.Stdout, "%s already holds what --%s would leave: nothing to write; without --dry-run the journal entry %s is removed.\n", t.ad.Name(), map[bool]string{true: "rollback", false: "finish"}[o.rollback], j.Path(t.key()))
+			return nil
+		}
+		fmt.Fprintf(a.Stdout, "Done: %s already holds what the %s leaves, so nothing was written; the interrupted %s is %s and its journal entry removed.\n", t.ad.Name(), verb, e.Op, done)
+		return nil
 	}
 	if o.dryRun {
 		return nil
@@ -110,6 +129,31 @@ func (cc *configCtx) runRecover(o *configRecoverOptions) error {
 	if a.JSON() {
 		return a.WriteJSON(map[string]any{"device": t.ad.Name(), "pending": false, "recovered": verb})
 	}
-	fmt.Fprintf(a.Stdout, "Done: the interrupted %s is %s.\n", e.Op, map[bool]string{true: "rolled back", false: "finished"}[o.rollback])
+	fmt.Fprintf(a.Stdout, "Done: the interrupted %s is %s.\n", e.Op, done)
 	return nil
+}
+
+// recoveryHeld says, under the adapter's NV lock, whether the adapter
+// already holds what rec leaves; unless dryRun it then removes the
+// journal entry.
+func (cc *configCtx) recoveryHeld(ctx context.Context, t *nvTarget, j nvconf.Journal, rec nvconf.Recovery, dryRun bool) (bool, error) {
+	unlock, err := nvconf.Lock(ctx, t.key())
+	if err != nil {
+		return false, cmdutil.Classify(err)
+	}
+	defer unlock()
+	if e, err := j.Pending(t.key()); err != nil || e == nil {
+		return false, err // resolved meanwhile: the commit below finds out
+	}
+	held, err := t.s.Holds(ctx, rec)
+	if err != nil {
+		return false, cmdutil.Classify(err)
+	}
+	if !held || dryRun {
+		return held, nil
+	}
+	if err := j.Done(t.key()); err != nil {
+		return false, fmt.Errorf("%s already holds the recovered configuration, but its journal entry cannot be removed (%v); remove %s by hand", t.ad.Name(), err, j.Path(t.key()))
+	}
+	return true, nil
 }
