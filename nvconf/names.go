@@ -2,10 +2,11 @@ package nvconf
 
 import (
 	"fmt"
-	"github.com/cxray/cxray/prm"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/prm"
 )
 
 // Layout is how many instances of each class a device has: ports for port

@@ -2,12 +2,13 @@ package prm_test
 
 import (
 	"bytes"
-	"github.com/cxray/cxray/internal/prmhistory"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cxray/cxray/internal/prmhistory"
 
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"

@@ -1,11 +1,12 @@
 package adb
 
 import (
-	"github.com/cxray/cxray/internal/prmhistory"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cxray/cxray/internal/prmhistory"
 
 	"github.com/cxray/cxray/prm"
 )
