@@ -501,10 +501,16 @@ func (m *Monitor) Sample(ctx context.Context, targets []*Target) []Sample {
 				continue
 			}
 			s.Errors = append(s.Errors, fmt.Sprintf("%s: %v", rc.Register, err))
-			if st, ok := dev.StatusOf(err); ok {
-				m.refused = append(m.refused, &RefusedError{Device: t.Name, Register: rc, Status: st, Err: err})
-			} else {
+			// A status is an answer: the device works. Only a bad
+			// parameter or an unknown register says the command line is
+			// wrong; busy, internal error and the rest are the device's
+			// state, recorded and read again next sample.
+			st, ok := dev.StatusOf(err)
+			switch {
+			case !ok:
 				failed = true
+			case st == dev.StatusBadParameter || st == dev.StatusRegisterNotSupported:
+				m.refused = append(m.refused, &RefusedError{Device: t.Name, Register: rc, Status: st, Err: err})
 			}
 		}
 		switch {

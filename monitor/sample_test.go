@@ -304,6 +304,16 @@ func TestRefusedRegisterIsNotGone(t *testing.T) {
 	if s := m.Sample(context.Background(), ts)[0]; s.Values["mtmp.sensor_index_0.temperature"] == 0 || len(m.Refused()) != 0 {
 		t.Fatalf("a sensor that exists: %+v refused %v", s, m.Refused())
 	}
+	// A status that is the device's state, not the command line's (busy,
+	// internal error), is neither refused nor a device that stopped
+	// answering: it is recorded.
+	for _, st := range []uint8{dev.StatusBusy, dev.StatusInternalError} {
+		f.Fail("MTMP", st, "sensor_index=0")
+		s := m.Sample(context.Background(), ts)[0]
+		if len(m.Refused()) != 0 || ts[0].Gone || len(s.Errors) != 1 || strings.Contains(s.Errors[0], "stopped answering") {
+			t.Errorf("status 0x%x: refused %v, gone %v, errors %q", st, m.Refused(), ts[0].Gone, s.Errors)
+		}
+	}
 	f.Hook = func(dev.Method, string) error { return errors.New("config space reads all ones") }
 	s := m.Sample(context.Background(), ts)[0]
 	if !ts[0].Gone || len(m.Refused()) != 0 || s.Errors[0] != "device stopped answering; still trying" {
