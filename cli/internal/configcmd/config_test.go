@@ -1,7 +1,6 @@
 package configcmd
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -21,13 +20,6 @@ func config(a *cmdutiltest.App, args ...string) error {
 	return a.Run(New(a.App), args...)
 }
 
-func decode(t *testing.T, s string, v any) {
-	t.Helper()
-	if err := json.Unmarshal([]byte(s), v); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, s)
-	}
-}
-
 type queryDoc struct {
 	Device     string        `json:"device"`
 	Parameters []settingJSON `json:"parameters"`
@@ -45,7 +37,7 @@ func nextBoot(t *testing.T, a *cmdutiltest.App, dev string, names ...string) (ma
 		t.Fatalf("query: %v", err)
 	}
 	var q queryDoc
-	decode(t, a.Out.String(), &q)
+	cmdutiltest.JSON(t, a.Out.String(), &q)
 	m := map[string]string{}
 	for _, p := range q.Parameters {
 		m[p.Name] = p.Next.Text
@@ -144,7 +136,7 @@ func TestConfigConfirmed(t *testing.T) {
 		Written bool        `json:"written"`
 		Backup  string      `json:"backup"`
 	}
-	decode(t, a.Out.String(), &res)
+	cmdutiltest.JSON(t, a.Out.String(), &res)
 	if !res.Written || res.Backup == "" {
 		t.Errorf("written %v backup %q", res.Written, res.Backup)
 	}
@@ -175,7 +167,7 @@ func TestConfigSetDryRunJSON(t *testing.T) {
 		Written   bool        `json:"written"`
 		Backup    string      `json:"backup"`
 	}
-	decode(t, a.Out.String(), &res)
+	cmdutiltest.JSON(t, a.Out.String(), &res)
 	var names []string
 	for _, c := range res.Changes {
 		names = append(names, c.Name+"="+c.After)
@@ -212,7 +204,7 @@ func TestConfigSetUnchanged(t *testing.T) {
 		Unchanged []string    `json:"unchanged"`
 		Written   bool        `json:"written"`
 	}
-	decode(t, a.Out.String(), &res)
+	cmdutiltest.JSON(t, a.Out.String(), &res)
 	if len(res.Changes) != 0 || res.Written || !cmp.Equal(res.Unchanged, []string{"NUM_OF_VFS"}) {
 		t.Errorf("%+v, want no changes, not written, NUM_OF_VFS unchanged", res)
 	}
@@ -264,7 +256,7 @@ func TestConfigQueryPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	var q queryDoc
-	decode(t, a.Out.String(), &q)
+	cmdutiltest.JSON(t, a.Out.String(), &q)
 	if len(q.Parameters) != 1 {
 		t.Fatalf("one parameter asked, got %d", len(q.Parameters))
 	}
@@ -339,7 +331,7 @@ func TestConfigDiff(t *testing.T) {
 			Changes []string `json:"changes"`
 		} `json:"differences"`
 	}
-	decode(t, a.Out.String(), &d)
+	cmdutiltest.JSON(t, a.Out.String(), &d)
 	if d.A != f || d.B != dev || len(d.Differences) != 1 || d.Differences[0].TLV != "nv_global_pci_conf" {
 		t.Errorf("JSON diff %+v", d)
 	}
@@ -367,7 +359,7 @@ func TestConfigBackupFormats(t *testing.T) {
 		Format string   `json:"format"`
 		TLVs   []string `json:"tlvs"`
 	}
-	decode(t, a.Out.String(), &res)
+	cmdutiltest.JSON(t, a.Out.String(), &res)
 	if res.File != f || res.Format != "cxray" || !contains(res.TLVs, "nv_global_pci_conf") {
 		t.Errorf("%+v", res)
 	}
@@ -417,7 +409,7 @@ func TestConfigApplyDryRun(t *testing.T) {
 		StillPending []string `json:"still_pending"`
 		DryRun       bool     `json:"dry_run"`
 	}
-	decode(t, a.Out.String(), &res)
+	cmdutiltest.JSON(t, a.Out.String(), &res)
 	want := res
 	want.Pending, want.Applied, want.StillPending, want.DryRun = []string{"LOG_TX_PSN_WINDOW 9 -> 12"}, []string{}, []string{}, true
 	if diff := cmp.Diff(want, res); diff != "" || res.Trigger == "" {

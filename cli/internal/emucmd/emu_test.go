@@ -26,13 +26,6 @@ func emu(a *cmdutiltest.App, args ...string) error {
 	return a.Run(root, append([]string{"emu"}, args...)...)
 }
 
-func decode(t *testing.T, s string, v any) {
-	t.Helper()
-	if err := json.Unmarshal([]byte(s), v); err != nil {
-		t.Fatalf("not JSON: %v\n%.400s", err, s)
-	}
-}
-
 // Usage errors of run and ctl are exit 2, found before a namespace is made
 // or the socket is dialled.
 func TestEmuUsage(t *testing.T) {
@@ -85,7 +78,7 @@ func TestEmuProfiles(t *testing.T) {
 			Ports                int
 		} `json:"profiles"`
 	}
-	decode(t, a.Out.String(), &r)
+	cmdutiltest.JSON(t, a.Out.String(), &r)
 	var names []string
 	for _, p := range r.Profiles {
 		names = append(names, p.Name)
@@ -131,7 +124,7 @@ func states(t *testing.T, a *cmdutiltest.App) []string {
 		KeepsState bool         `json:"keeps_state"`
 		States     []state.Info `json:"states"`
 	}
-	decode(t, a.Out.String(), &r)
+	cmdutiltest.JSON(t, a.Out.String(), &r)
 	if !r.KeepsState {
 		t.Fatal("keeps_state false with a state directory")
 	}
@@ -169,7 +162,7 @@ func TestEmuStatusReset(t *testing.T) {
 	var r struct {
 		Removed []string `json:"removed"`
 	}
-	decode(t, a.Out.String(), &r)
+	cmdutiltest.JSON(t, a.Out.String(), &r)
 	if len(r.Removed) == 0 {
 		t.Errorf("reset cx6dx-2p100g removed nothing")
 	}
@@ -206,7 +199,7 @@ func TestEmuStateOff(t *testing.T) {
 		KeepsState bool              `json:"keeps_state"`
 		States     []json.RawMessage `json:"states"`
 	}
-	decode(t, a.Out.String(), &r)
+	cmdutiltest.JSON(t, a.Out.String(), &r)
 	if r.KeepsState || r.States == nil || len(r.States) != 0 {
 		t.Errorf("%+v, want keeps_state false and states []", r)
 	}

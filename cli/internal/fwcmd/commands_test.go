@@ -27,13 +27,6 @@ func run(a *cmdutiltest.App, newCmd func(*cmdutil.App) *cobra.Command, args ...s
 	return a.Run(newCmd(a.App), args...)
 }
 
-func decode(t *testing.T, s string, v any) {
-	t.Helper()
-	if err := json.Unmarshal([]byte(s), v); err != nil {
-		t.Fatalf("not JSON: %v\n%.400s", err, s)
-	}
-}
-
 // Usage errors and refused commands are exit 2, before anything is sent.
 func TestFirmwareCommandUsage(t *testing.T) {
 	a := cmdutiltest.New(t, "table")
@@ -94,7 +87,7 @@ func TestCmdQueryAdapter(t *testing.T) {
 		Request string         `json:"request"`
 		Fields  map[string]any `json:"fields"`
 	}
-	decode(t, a.Out.String(), &r)
+	cmdutiltest.JSON(t, a.Out.String(), &r)
 	if r.Device != dev || r.Command != "QUERY_ADAPTER" || r.Opcode != 0x101 || !strings.HasPrefix(r.Request, "0101") || len(r.Fields) == 0 {
 		t.Errorf("device %q command %q opcode 0x%x request %.8s, %d fields", r.Device, r.Command, r.Opcode, r.Request, len(r.Fields))
 	}
@@ -120,7 +113,7 @@ func TestCapsSaveDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r caps.Report
-	decode(t, a.Out.String(), &r)
+	cmdutiltest.JSON(t, a.Out.String(), &r)
 	if len(r.Pages) == 0 {
 		t.Fatalf("no capability pages:\n%.400s", a.Out)
 	}
@@ -149,7 +142,7 @@ func TestCapsSaveDiff(t *testing.T) {
 				Old, New string
 				Changes  []json.RawMessage `json:"changes"`
 			}
-			decode(t, a.Out.String(), &d)
+			cmdutiltest.JSON(t, a.Out.String(), &d)
 			if d.Old != cx7 || d.New != cx6 || len(d.Changes) == 0 {
 				t.Errorf("diff old %q new %q, %d changes", d.Old, d.New, len(d.Changes))
 			}
@@ -173,7 +166,7 @@ func TestNVMF(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r nvmf.Report
-	decode(t, a.Out.String(), &r)
+	cmdutiltest.JSON(t, a.Out.String(), &r)
 	type ns struct{ XRQ, NS uint32 }
 	var got []ns
 	for _, n := range r.Namespaces {
@@ -206,7 +199,7 @@ func TestQP(t *testing.T) {
 		}
 		if mode == "json" {
 			var q objects.QP
-			decode(t, a.Out.String(), &q)
+			cmdutiltest.JSON(t, a.Out.String(), &q)
 			if q.QPN != 0x108 || q.State != "RTS" || q.Error {
 				t.Errorf("QP 0x108 %+v", q)
 			}
@@ -216,7 +209,7 @@ func TestQP(t *testing.T) {
 		}
 		if mode == "json" {
 			var q objects.QP
-			decode(t, a.Out.String(), &q)
+			cmdutiltest.JSON(t, a.Out.String(), &q)
 			if !q.Error || q.ErrorNote == "" {
 				t.Errorf("QP 0x109 %+v: want the error state with a note", q)
 			}
@@ -268,7 +261,7 @@ func TestEsw(t *testing.T) {
 		var r struct {
 			Manager *bool `json:"eswitch_manager"`
 		}
-		decode(t, a.Out.String(), &r)
+		cmdutiltest.JSON(t, a.Out.String(), &r)
 		if r.Manager == nil {
 			t.Fatalf("no eswitch_manager:\n%.400s", a.Out)
 		}

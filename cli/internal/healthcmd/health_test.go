@@ -2,7 +2,6 @@ package healthcmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -29,9 +28,7 @@ type doc struct {
 func decode(t *testing.T, s string) doc {
 	t.Helper()
 	var d doc
-	if err := json.Unmarshal([]byte(s), &d); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, s)
-	}
+	cmdutiltest.JSON(t, s, &d)
 	return d
 }
 

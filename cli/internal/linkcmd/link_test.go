@@ -1,7 +1,6 @@
 package linkcmd
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -35,9 +34,7 @@ type doc struct {
 func decode(t *testing.T, s string) doc {
 	t.Helper()
 	var d doc
-	if err := json.Unmarshal([]byte(s), &d); err != nil {
-		t.Fatalf("not JSON: %v\n%.400s", err, s)
-	}
+	cmdutiltest.JSON(t, s, &d)
 	return d
 }
 

@@ -1,7 +1,6 @@
 package modulecmd
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -46,9 +45,7 @@ type doc struct {
 func decode(t *testing.T, s string) doc {
 	t.Helper()
 	var d doc
-	if err := json.Unmarshal([]byte(s), &d); err != nil {
-		t.Fatalf("not JSON: %v\n%.400s", err, s)
-	}
+	cmdutiltest.JSON(t, s, &d)
 	return d
 }
 

@@ -20,13 +20,6 @@ func prmRun(a *cmdutiltest.App, args ...string) error {
 	return a.Run(New(a.App), args...)
 }
 
-func decode(t *testing.T, s string, v any) {
-	t.Helper()
-	if err := json.Unmarshal([]byte(s), v); err != nil {
-		t.Fatalf("not JSON: %v\n%.400s", err, s)
-	}
-}
-
 type encoded struct {
 	Name      string          `json:"name"`
 	ID        uint32          `json:"id"`
@@ -46,7 +39,7 @@ type decoded struct {
 func fields(t *testing.T, raw json.RawMessage) map[string]any {
 	t.Helper()
 	var m map[string]any
-	decode(t, string(raw), &m)
+	cmdutiltest.JSON(t, string(raw), &m)
 	return m
 }
 
@@ -63,7 +56,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 			t.Fatalf("encode %v: %v", c, err)
 		}
 		var enc encoded
-		decode(t, a.Out.String(), &enc)
+		cmdutiltest.JSON(t, a.Out.String(), &enc)
 		if enc.Name != c[0] || enc.SizeBytes != 4*len(enc.Dwords) || len(enc.Hex) != 2*enc.SizeBytes {
 			t.Errorf("encode %v: name %q, %d bytes, %d dwords, %d hex digits", c, enc.Name, enc.SizeBytes, len(enc.Dwords), len(enc.Hex))
 		}
@@ -85,7 +78,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 				continue
 			}
 			var dec decoded
-			decode(t, a.Out.String(), &dec)
+			cmdutiltest.JSON(t, a.Out.String(), &dec)
 			if dec.Name != enc.Name || dec.ID != enc.ID || dec.SizeBytes != enc.SizeBytes {
 				t.Errorf("%s from %s: %s 0x%x %d bytes, encoded %s 0x%x %d", c[0], in.name, dec.Name, dec.ID, dec.SizeBytes, enc.Name, enc.ID, enc.SizeBytes)
 			}
@@ -192,7 +185,7 @@ func TestPrmSearch(t *testing.T) {
 					Kind, Name string
 				} `json:"hits"`
 			}
-			decode(t, found, &r)
+			cmdutiltest.JSON(t, found, &r)
 			kinds := map[string]bool{}
 			for _, h := range r.Hits {
 				kinds[h.Kind] = true
@@ -200,7 +193,7 @@ func TestPrmSearch(t *testing.T) {
 			if !kinds["nv_parameter"] {
 				t.Errorf("log_tx_psn_window: %d hits of kinds %v; want the NV parameter among them", len(r.Hits), kinds)
 			}
-			decode(t, a.Out.String(), &r)
+			cmdutiltest.JSON(t, a.Out.String(), &r)
 			if len(r.Hits) != 0 {
 				t.Errorf("no match: %d hits", len(r.Hits))
 			}
@@ -223,7 +216,7 @@ func TestPrmList(t *testing.T) {
 			ID   uint32 `json:"id"`
 		} `json:"registers"`
 	}
-	decode(t, a.Out.String(), &r)
+	cmdutiltest.JSON(t, a.Out.String(), &r)
 	if len(r.Registers) != 1 || r.Registers[0].Name != "PMAOS" || r.Registers[0].ID != 0x5012 {
 		t.Errorf("--filter ^pmaos$: %+v", r.Registers)
 	}
@@ -265,7 +258,7 @@ func TestPrmShow(t *testing.T) {
 		SizeBytes int         `json:"size_bytes"`
 		Fields    []showField `json:"fields"`
 	}
-	decode(t, a.Out.String(), &r)
+	cmdutiltest.JSON(t, a.Out.String(), &r)
 	if r.Name != "PAOS" || r.ID == nil || *r.ID != 0x5006 || r.SizeBytes != 16 || len(r.Fields) != 1 {
 		t.Fatalf("show PAOS --path admin_status: %+v", r)
 	}
@@ -302,7 +295,7 @@ func TestPrmShow(t *testing.T) {
 			Fields []showField `json:"fields"`
 		} `json:"out"`
 	}
-	decode(t, a.Out.String(), &c)
+	cmdutiltest.JSON(t, a.Out.String(), &c)
 	if c.Kind != "command" || c.Opcode != 0x100 || c.In == nil || c.Out == nil || len(c.In.Fields) == 0 {
 		t.Errorf("QUERY_HCA_CAP: kind %q opcode 0x%x in %v out %v", c.Kind, c.Opcode, c.In != nil, c.Out != nil)
 	}
@@ -321,7 +314,7 @@ func TestPrmInfo(t *testing.T) {
 		Revision  string `json:"revision"`
 		Registers int    `json:"registers"`
 	}
-	decode(t, a.Out.String(), &info)
+	cmdutiltest.JSON(t, a.Out.String(), &info)
 	if err := prmRun(a, "list"); err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +322,7 @@ func TestPrmInfo(t *testing.T) {
 		SourceRevision string            `json:"source_revision"`
 		Registers      []json.RawMessage `json:"registers"`
 	}
-	decode(t, a.Out.String(), &l)
+	cmdutiltest.JSON(t, a.Out.String(), &l)
 	if info.Revision == "" || info.Revision != l.SourceRevision || info.Registers != len(l.Registers) {
 		t.Errorf("info: %s, %d registers; list: %s, %d", info.Revision, info.Registers, l.SourceRevision, len(l.Registers))
 	}

@@ -1,7 +1,6 @@
 package rocecmd
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -19,13 +18,6 @@ func roceRun(a *cmdutiltest.App, args ...string) error {
 	return a.Run(New(a.App), args...)
 }
 
-func decode(t *testing.T, s string, v any) {
-	t.Helper()
-	if err := json.Unmarshal([]byte(s), v); err != nil {
-		t.Fatalf("not JSON: %v\n%.400s", err, s)
-	}
-}
-
 // The scenario's ROCE_ACCL and window, for status and set.
 const roceScenario = "    roce:\n      supported: [roce_adp_retrans, roce_tx_window]\n      enabled: [roce_adp_retrans]\n    nv: {configured: {LOG_TX_PSN_WINDOW: 9}}\n"
 
@@ -41,7 +33,7 @@ func status(t *testing.T, a *cmdutiltest.App, dev string) roce.Report {
 		t.Fatalf("status: %v", err)
 	}
 	var r roce.Report
-	decode(t, a.Out.String(), &r)
+	cmdutiltest.JSON(t, a.Out.String(), &r)
 	return r
 }
 
@@ -153,7 +145,7 @@ func TestRoceAdvise(t *testing.T) {
 			t.Errorf("window %d: %v, limiting %v", c.window, err, c.limiting)
 		}
 		var adv roce.Advice
-		decode(t, a.Out.String(), &adv)
+		cmdutiltest.JSON(t, a.Out.String(), &adv)
 		if adv.Current != c.window || adv.Limiting == nil || *adv.Limiting != c.limiting || adv.MinLogWindow <= 4 || adv.MinLogWindow > 20 {
 			t.Errorf("window %d: current %d, limiting %v, smallest %d", c.window, adv.Current, adv.Limiting, adv.MinLogWindow)
 		}
@@ -169,7 +161,7 @@ func TestRoceAdvise(t *testing.T) {
 		t.Fatal(err)
 	}
 	var adv roce.Advice
-	decode(t, a.Out.String(), &adv)
+	cmdutiltest.JSON(t, a.Out.String(), &adv)
 	if adv.Current != -1 || adv.Limiting != nil {
 		t.Errorf("without a device: current %d limiting %v", adv.Current, adv.Limiting)
 	}

@@ -1,7 +1,6 @@
 package snapshotcmd
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -24,13 +23,6 @@ func snap(a *cmdutiltest.App, args ...string) error {
 func diff(a *cmdutiltest.App, args ...string) error {
 	a.Reset()
 	return a.Run(NewDiff(a.App), args...)
-}
-
-func decode(t *testing.T, s string, v any) {
-	t.Helper()
-	if err := json.Unmarshal([]byte(s), v); err != nil {
-		t.Fatalf("not JSON: %v\n%.400s", err, s)
-	}
 }
 
 // Usage errors are exit 2, say what to give, and print no snapshot.
@@ -100,7 +92,7 @@ func TestSnapshotJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var f snapshot.File
-	decode(t, a.Out.String(), &f)
+	cmdutiltest.JSON(t, a.Out.String(), &f)
 	db, err := source.Open("builtin")
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +148,7 @@ func TestSnapshotOut(t *testing.T) {
 		Samples int    `json:"samples"`
 		Devices []sum  `json:"devices"`
 	}
-	decode(t, a.Out.String(), &s)
+	cmdutiltest.JSON(t, a.Out.String(), &s)
 	if s.File != out || s.Profile != "standard" || s.Samples != 2 || f.Samples != 2 {
 		t.Errorf("file %q profile %q samples %d (file %d)", s.File, s.Profile, s.Samples, f.Samples)
 	}
@@ -198,7 +190,7 @@ func TestSnapshotAllOneRemoved(t *testing.T) {
 		t.Fatalf("one of two removed: %v", err)
 	}
 	var f snapshot.File
-	decode(t, a.Out.String(), &f)
+	cmdutiltest.JSON(t, a.Out.String(), &f)
 	var errs []bool
 	for _, d := range f.Devices {
 		errs = append(errs, d.Error != "")
@@ -243,7 +235,7 @@ func TestDiffExitCodes(t *testing.T) {
 		t.Fatalf("from standard input: %v, want exit 1", err)
 	}
 	var rep snapshot.Report
-	decode(t, a.Out.String(), &rep)
+	cmdutiltest.JSON(t, a.Out.String(), &rep)
 	var static []string
 	for _, c := range rep.Static {
 		static = append(static, c.Register+" "+c.Path)

@@ -1,7 +1,6 @@
 package statuscmd
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -22,9 +21,7 @@ func entries(t *testing.T, s string) []Entry {
 	var d struct {
 		Devices []Entry `json:"devices"`
 	}
-	if err := json.Unmarshal([]byte(s), &d); err != nil {
-		t.Fatalf("not JSON: %v\n%.400s", err, s)
-	}
+	cmdutiltest.JSON(t, s, &d)
 	return d.Devices
 }
 

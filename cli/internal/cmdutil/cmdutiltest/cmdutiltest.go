@@ -8,6 +8,7 @@ package cmdutiltest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -93,4 +94,13 @@ func Scenario(t testing.TB, body string) string {
 func Manual(t testing.TB, extra string) string {
 	t.Helper()
 	return Scenario(t, "clock: {start: 2024-05-01T08:00:00Z, mode: manual}\ndevices:\n  - profile: cx7-2p400g\n    base_mac: b8:3f:d2:a1:b2:c0\n"+extra)
+}
+
+// JSON decodes s, what a verb printed in JSON mode, into v; output that
+// is not JSON fails the test, showing its start.
+func JSON(t testing.TB, s string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatalf("not JSON: %v\n%.400s", err, s)
+	}
 }
