@@ -129,7 +129,11 @@ func compare(v float64, op string, limit float64) bool {
 // MatchesAny says whether the alert's key matches one of keys: an alert
 // that matches nothing a monitor reads is a mistake to report at start,
 // not an alert that never fires.
-func (a *Alert) MatchesAny(keys map[string]float64) bool {
+func (a *Alert) MatchesAny(keys map[string]float64) bool { return matchesAny(a, keys) }
+
+// matchesAny is MatchesAny over the keys of any map (CheckAlerts matches
+// a set of key names).
+func matchesAny[V any](a *Alert, keys map[string]V) bool {
 	for k := range keys {
 		if a.matches(k) {
 			return true

@@ -102,7 +102,7 @@ func (m *Monitor) CheckAlerts(ctx context.Context, targets []*Target, first []Sa
 		}
 	}
 	for _, al := range m.Alerts {
-		if al.matchesAnyKey(known) {
+		if matchesAny(al, known) {
 			continue
 		}
 		keys := make([]string, 0, len(read))
@@ -118,13 +118,4 @@ func (m *Monitor) CheckAlerts(ctx context.Context, targets []*Target, first []Sa
 			al.Text, strings.Join(keys, ", "), more)
 	}
 	return nil
-}
-
-func (a *Alert) matchesAnyKey(keys map[string]bool) bool {
-	for k := range keys {
-		if a.matches(k) {
-			return true
-		}
-	}
-	return false
 }

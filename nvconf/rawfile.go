@@ -344,15 +344,8 @@ func parseRaw(text string, hc *HeaderCodec) ([]RawTLV, bool, error) {
 		}
 		return out, false, nil
 	}
-	if end.count != len(out) {
-		kind := FileCorrupt
-		if len(out) < end.count {
-			kind = FileTruncated
-		}
-		return nil, false, &FileError{Line: end.line, Kind: kind, Msg: fmt.Sprintf("the end line counts %d TLVs; the file holds %d", end.count, len(out)), Fix: fixBackup}
-	}
-	if sum := backupSum(out); !bytes.Equal(sum[:], end.sum) {
-		return nil, false, &FileError{Line: end.line, Kind: FileCorrupt, Msg: "the TLVs do not match the file's checksum: it was changed or damaged after cxray wrote it", Fix: fixBackup}
+	if err := end.verify(out, "the TLVs do not match the file's checksum: it was changed or damaged after cxray wrote it"); err != nil {
+		return nil, false, err
 	}
 	return out, true, nil
 }
@@ -734,15 +727,8 @@ func parseBackupLines(text string, db *DB) ([]RawTLV, bool, error) {
 	if end == nil {
 		return nil, false, &FileError{Kind: FileTruncated, Msg: "the backup has no end line: it was cut short", Fix: fixBackup}
 	}
-	if end.count != len(out) {
-		kind := FileCorrupt
-		if len(out) < end.count {
-			kind = FileTruncated
-		}
-		return nil, false, &FileError{Line: end.line, Kind: kind, Msg: fmt.Sprintf("the end line counts %d TLVs; the file holds %d", end.count, len(out)), Fix: fixBackup}
-	}
-	if sum := backupSum(out); !bytes.Equal(sum[:], end.sum) {
-		return nil, false, &FileError{Line: end.line, Kind: FileCorrupt, Msg: "the TLVs do not match the backup's checksum: the file was changed or damaged after cxray wrote it", Fix: fixBackup}
+	if err := end.verify(out, "the TLVs do not match the backup's checksum: the file was changed or damaged after cxray wrote it"); err != nil {
+		return nil, false, err
 	}
 	return out, false, nil
 }
@@ -751,6 +737,23 @@ type backupEnd struct {
 	count int
 	sum   []byte
 	line  int
+}
+
+// verify checks the TLVs read against the end line cxray wrote last: their
+// count (fewer is a cut, more a damage), then their checksum (badSum says
+// which file's).
+func (e *backupEnd) verify(out []RawTLV, badSum string) error {
+	if e.count != len(out) {
+		kind := FileCorrupt
+		if len(out) < e.count {
+			kind = FileTruncated
+		}
+		return &FileError{Line: e.line, Kind: kind, Msg: fmt.Sprintf("the end line counts %d TLVs; the file holds %d", e.count, len(out)), Fix: fixBackup}
+	}
+	if sum := backupSum(out); !bytes.Equal(sum[:], e.sum) {
+		return &FileError{Line: e.line, Kind: FileCorrupt, Msg: badSum, Fix: fixBackup}
+	}
+	return nil
 }
 
 // parseEnd reads "tlvs=N sha256=HEX".
