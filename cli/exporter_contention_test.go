@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/cli/internal/exportercmd"
-	"github.com/cxray/cxray/exporter/exportertest"
+	"github.com/cxray/cxray/feature/exporter/exportertest"
 )
 
 // getMetrics scrapes url without failing the test (for goroutines).

@@ -28,7 +28,7 @@ import (
 	"github.com/cxray/cxray/emu/fw"
 	emuoptics "github.com/cxray/cxray/emu/optics"
 	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/exporter/exportertest"
+	"github.com/cxray/cxray/feature/exporter/exportertest"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"

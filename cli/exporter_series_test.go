@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cxray/cxray/exporter/exportertest"
+	"github.com/cxray/cxray/feature/exporter/exportertest"
 	"github.com/cxray/cxray/optics"
 )
 

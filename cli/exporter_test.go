@@ -26,9 +26,9 @@ import (
 	"github.com/cxray/cxray/cli/internal/regcmd"
 	"github.com/cxray/cxray/emu/rdma"
 	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/exporter"
-	"github.com/cxray/cxray/exporter/exportertest"
-	"github.com/cxray/cxray/modules"
+	"github.com/cxray/cxray/feature/exporter"
+	"github.com/cxray/cxray/feature/exporter/exportertest"
+	"github.com/cxray/cxray/feature/modules"
 	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/prm"
 )

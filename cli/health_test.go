@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cxray/cxray/health"
+	"github.com/cxray/cxray/feature/health"
 	"github.com/cxray/cxray/internal/prmhistory"
 )
 

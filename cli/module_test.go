@@ -15,7 +15,7 @@ import (
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	emuoptics "github.com/cxray/cxray/emu/optics"
 	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/modules"
+	"github.com/cxray/cxray/feature/modules"
 	"github.com/cxray/cxray/optics"
 )
 

@@ -63,7 +63,7 @@ func TestPrmNotARegister(t *testing.T) {
 // --field of a structure prints its fields, never "0x".
 func TestPrmDecodePasted(t *testing.T) {
 	for _, f := range []string{"mstreg-MGIR.id.txt", "mstreg-MGIR.named.txt", "cxray-MGIR.get.txt", "cxray-MGIR.raw.txt", "cxray-MGIR.json"} {
-		data, err := os.ReadFile("../hexdump/testdata/" + f)
+		data, err := os.ReadFile("../feature/hexdump/testdata/" + f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestPrmDecodePasted(t *testing.T) {
 		}
 	}
 	// The dump says which register it is.
-	data, _ := os.ReadFile("../hexdump/testdata/cxray-MTMP.get.txt")
+	data, _ := os.ReadFile("../feature/hexdump/testdata/cxray-MTMP.get.txt")
 	_, errs, code := cli(t, string(data), "--adb", "builtin", "prm", "decode", "MGIR")
 	if code != cmdutil.ExitUsage || !strings.Contains(errs, "names register MTMP, not MGIR") {
 		t.Errorf("wrong register: %d %s", code, errs)

@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cxray/cxray/feature/prmsearch"
 	"github.com/cxray/cxray/prm/cmdb"
 	"github.com/cxray/cxray/prm/ifc"
-	"github.com/cxray/cxray/prmsearch"
 )
 
 // prm show works on the command layouts by the kernel's names, with the

@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/feature/snapshot"
 	"github.com/cxray/cxray/internal/prmhistory"
-	"github.com/cxray/cxray/snapshot"
 )
 
 // scenarioFile writes a one-adapter scenario with a manual clock.

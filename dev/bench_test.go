@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/cxray/cxray/access/pci"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/pci"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/builtin"
 )

@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/access/icmd"
+	"github.com/cxray/cxray/access/pci"
 	"github.com/cxray/cxray/access/regaccess"
 	"github.com/cxray/cxray/access/vsec"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/pci"
 	"github.com/cxray/cxray/prm"
 )
 

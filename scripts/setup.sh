@@ -36,7 +36,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	fi
 fi
 
-# wine64: the Windows build's smoke test (internal/winesmoke) runs
+# wine64: the Windows build's smoke test (tools/winesmoke) runs
 # cxray.exe under it; Debian's package puts the loader in /usr/lib/wine.
 if ! command -v wine64 >/dev/null 2>&1 && [ ! -x /usr/lib/wine/wine64 ]; then
 	if [ "$(id -u)" -eq 0 ]; then

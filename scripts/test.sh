@@ -37,7 +37,7 @@ done
 echo "test: go test"
 go test -count=1 ./...
 echo "test: go test -race (the concurrent parts)"
-go test -race -count=1 ./access/... ./adapter ./emu/optics ./emu/state ./exporter ./monitor
+go test -race -count=1 ./access/... ./adapter ./emu/optics ./emu/state ./feature/exporter ./feature/monitor
 echo "test: the emulator state's flock locks (macOS, BSDs), here on Linux"
 go test -count=1 -tags cxray_flock ./emu/state
 

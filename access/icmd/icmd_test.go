@@ -10,10 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/access/icmd"
+	"github.com/cxray/cxray/access/pci"
 	"github.com/cxray/cxray/access/vsec"
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/pci"
 )
 
 type rig struct {

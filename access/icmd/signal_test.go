@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/access/icmd"
+	"github.com/cxray/cxray/access/pci"
 	"github.com/cxray/cxray/access/vsec"
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/pci"
 )
 
 // cancelAt is a config space that cancels a context right after its n-th

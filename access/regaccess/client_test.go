@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/access/icmd"
+	"github.com/cxray/cxray/access/pci"
 	"github.com/cxray/cxray/access/regaccess"
 	"github.com/cxray/cxray/access/vsec"
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/pci"
 )
 
 const (

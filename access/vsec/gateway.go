@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cxray/cxray/access/pci"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/pci"
 )
 
 // Gateway register offsets from the capability base, and bit fields.

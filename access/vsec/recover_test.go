@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cxray/cxray/access/pci"
 	"github.com/cxray/cxray/access/vsec"
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/pci"
 )
 
 // The wait for a held gateway semaphore lasts as long as the caller's

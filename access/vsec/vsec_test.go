@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cxray/cxray/access/pci"
 	"github.com/cxray/cxray/access/vsec"
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/pci"
 )
 
 // The emulator is a pci.ConfigSpace without either package importing the other.

@@ -17,8 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cxray/cxray/access/pci"
 	"github.com/cxray/cxray/emu/sysfs"
-	"github.com/cxray/cxray/pci"
 )
 
 // File descriptors the helper inherits from Run.

@@ -17,12 +17,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cxray/cxray/access/icmd"
+	"github.com/cxray/cxray/access/pci"
 	"github.com/cxray/cxray/access/regaccess"
 	"github.com/cxray/cxray/access/vsec"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/sysfs"
-	"github.com/cxray/cxray/pci"
 )
 
 const (

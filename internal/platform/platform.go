@@ -3,7 +3,7 @@
 // kernel backend (netlink, sysfs), fwctl, and the emulator's FUSE and
 // namespace plumbing exist only there; on other systems their packages
 // keep the same API and return a *NeedsLinuxError from the _others.go
-// half of each split (pci/config_others.go, kernel/netlink_others.go, ...),
+// half of each split (access/pci/config_others.go, kernel/netlink_others.go, ...),
 // so the command layer can say what does work instead.
 package platform
 

@@ -10,7 +10,7 @@ import (
 	"github.com/cxray/cxray/nvconf"
 )
 
-//go:generate go run ../../gen/nvgen -in /usr/share/mstflint/mlxconfig_dbs/mlxconfig_host.db -out host.nvfacts
+//go:generate go run ../../tools/gen/nvgen -in /usr/share/mstflint/mlxconfig_dbs/mlxconfig_host.db -out host.nvfacts
 
 //go:embed host.nvfacts
 var hostFacts string

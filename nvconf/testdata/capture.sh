@@ -3,7 +3,7 @@
 # emulator, for querytext's tests. From the repository root:
 #
 #   go build -o /tmp/cxray ./cmd/cxray
-#   /tmp/cxray emu run --scenario hexdump/testdata/capture.yaml -- sh nvconf/testdata/capture.sh
+#   /tmp/cxray emu run --scenario feature/hexdump/testdata/capture.yaml -- sh nvconf/testdata/capture.sh
 #
 # Needs root, /dev/fuse and mstflint.
 set -e

@@ -12,7 +12,7 @@ import (
 	"github.com/cxray/cxray/prm/facts"
 )
 
-//go:generate go run ../../gen/prmgen -in /usr/share/mstflint/prm_dbs/hca/ext/register_access_table.adb -out hca.facts
+//go:generate go run ../../tools/gen/prmgen -in /usr/share/mstflint/prm_dbs/hca/ext/register_access_table.adb -out hca.facts
 
 //go:embed hca.facts
 var hcaFacts string

@@ -8,7 +8,7 @@
 // Three facts files make it, all built into the binary:
 //
 //   - ifc.facts, generated from Debian's linux-headers-*-common mlx5_ifc.h
-//     and device.h by gen/ifcgen (go generate ./prm/cmdb). It
+//     and device.h by tools/gen/ifcgen (go generate ./prm/cmdb). It
 //     carries the inputs' sha256 and holds names, offsets, widths and values
 //     only.
 //   - nvmf.facts, the NVMe-oF target-offload layouts, which exist only in

@@ -13,7 +13,7 @@ import (
 	"github.com/cxray/cxray/prm/facts"
 )
 
-//go:generate go run ../../gen/ifcgen -out ifc.facts
+//go:generate go run ../../tools/gen/ifcgen -out ifc.facts
 
 //go:embed ifc.facts
 var ifcFacts string

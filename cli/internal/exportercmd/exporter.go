@@ -19,7 +19,7 @@ import (
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
-	"github.com/cxray/cxray/exporter"
+	"github.com/cxray/cxray/feature/exporter"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/prm"
 )

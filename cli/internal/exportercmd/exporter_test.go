@@ -16,7 +16,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
-	"github.com/cxray/cxray/exporter"
+	"github.com/cxray/cxray/feature/exporter"
 )
 
 // defaults are the flags' defaults.

@@ -19,14 +19,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/adapter"
-	"github.com/cxray/cxray/caps"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/esw"
+	"github.com/cxray/cxray/feature/caps"
+	"github.com/cxray/cxray/feature/esw"
+	"github.com/cxray/cxray/feature/nvmf"
+	"github.com/cxray/cxray/feature/objects"
 	"github.com/cxray/cxray/internal/atomicfile"
 	"github.com/cxray/cxray/kernel"
-	"github.com/cxray/cxray/nvmf"
-	"github.com/cxray/cxray/objects"
 	"github.com/cxray/cxray/prm"
 )
 

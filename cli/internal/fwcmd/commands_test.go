@@ -11,14 +11,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
-	"github.com/cxray/cxray/caps"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
 	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/feature/caps"
+	"github.com/cxray/cxray/feature/nvmf"
+	"github.com/cxray/cxray/feature/objects"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
-	"github.com/cxray/cxray/nvmf"
-	"github.com/cxray/cxray/objects"
 )
 
 // run runs the command newCmd builds with args in a.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
-	"github.com/cxray/cxray/health"
+	"github.com/cxray/cxray/feature/health"
 )
 
 type healthOptions struct {

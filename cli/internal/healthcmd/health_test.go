@@ -11,7 +11,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
-	"github.com/cxray/cxray/health"
+	"github.com/cxray/cxray/feature/health"
 )
 
 // opts are the flags' defaults with -d name (the manual clock makes the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
-	"github.com/cxray/cxray/link"
+	"github.com/cxray/cxray/feature/link"
 )
 
 func linkRun(a *cmdutiltest.App, args ...string) error {

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
-	"github.com/cxray/cxray/osmac"
+	"github.com/cxray/cxray/feature/osmac"
 	"github.com/cxray/cxray/prm"
 )
 

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
-	"github.com/cxray/cxray/hexdump"
-	"github.com/cxray/cxray/modules"
+	"github.com/cxray/cxray/feature/hexdump"
+	"github.com/cxray/cxray/feature/modules"
 	"github.com/cxray/cxray/optics"
 )
 

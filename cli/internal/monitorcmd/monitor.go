@@ -13,8 +13,8 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/feature/monitor"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/monitor"
 )
 
 func (a *app) monitorCmd() *cobra.Command {

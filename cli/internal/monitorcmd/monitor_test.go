@@ -15,7 +15,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
-	"github.com/cxray/cxray/monitor"
+	"github.com/cxray/cxray/feature/monitor"
 )
 
 func mon(a *cmdutiltest.App, args ...string) error {

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/feature/monitor"
 	"github.com/cxray/cxray/internal/atomicfile"
-	"github.com/cxray/cxray/monitor"
 )
 
 func (a *app) plotCmd() *cobra.Command {

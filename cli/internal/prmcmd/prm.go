@@ -12,7 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
-	"github.com/cxray/cxray/hexdump"
+	"github.com/cxray/cxray/feature/hexdump"
+	"github.com/cxray/cxray/feature/prmsearch"
 	"github.com/cxray/cxray/internal/prmhistory"
 	"github.com/cxray/cxray/nvconf"
 	nvbuiltin "github.com/cxray/cxray/nvconf/builtin"
@@ -21,7 +22,6 @@ import (
 	"github.com/cxray/cxray/prm/cmdb"
 	"github.com/cxray/cxray/prm/source"
 	"github.com/cxray/cxray/prm/units"
-	"github.com/cxray/cxray/prmsearch"
 )
 
 func (a *app) prmCmd() *cobra.Command {

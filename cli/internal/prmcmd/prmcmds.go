@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/feature/prmsearch"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/cmdb"
-	"github.com/cxray/cxray/prmsearch"
 )
 
 // The prm commands also cover the command interface: the layouts of

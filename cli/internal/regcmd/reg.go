@@ -11,7 +11,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/hexdump"
+	"github.com/cxray/cxray/feature/hexdump"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/units"
 )

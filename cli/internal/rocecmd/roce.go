@@ -13,9 +13,9 @@ import (
 	"github.com/cxray/cxray/cli/internal/configcmd"
 	"github.com/cxray/cxray/cli/internal/regcmd"
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/feature/roce"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/prm"
-	"github.com/cxray/cxray/roce"
 )
 
 func (a *app) roceCmd() *cobra.Command {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
-	"github.com/cxray/cxray/roce"
+	"github.com/cxray/cxray/feature/roce"
 )
 
 func roceRun(a *cmdutiltest.App, args ...string) error {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/feature/snapshot"
 	"github.com/cxray/cxray/prm"
-	"github.com/cxray/cxray/snapshot"
 )
 
 func (a *app) snapshotCmd() *cobra.Command {

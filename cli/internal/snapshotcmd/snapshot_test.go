@@ -11,8 +11,8 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
+	"github.com/cxray/cxray/feature/snapshot"
 	"github.com/cxray/cxray/prm/source"
-	"github.com/cxray/cxray/snapshot"
 )
 
 func snap(a *cmdutiltest.App, args ...string) error {

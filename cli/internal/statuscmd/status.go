@@ -13,7 +13,7 @@ import (
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
-	"github.com/cxray/cxray/health"
+	"github.com/cxray/cxray/feature/health"
 	"github.com/cxray/cxray/prm"
 )
 

@@ -1,0 +1,674 @@
+// Package health is the first look at a suspicious adapter: identity,
+// access, ports, modules, temperatures, configuration, counters and MAC
+// drift, each with a verdict (ok, warn, fail), what it means and what to do.
+package health
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/feature/modules"
+	"github.com/cxray/cxray/feature/roce"
+	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/optics"
+	"github.com/cxray/cxray/prm"
+)
+
+// Status is a check's verdict.
+type Status string
+
+// Verdicts, in rising order.
+const (
+	OK   Status = "ok"
+	Warn Status = "warn"
+	Fail Status = "fail"
+	Skip Status = "skipped"
+)
+
+func (s Status) rank() int {
+	switch s {
+	case Warn:
+		return 1
+	case Fail:
+		return 2
+	}
+	return 0
+}
+
+// Check is one line of the report.
+type Check struct {
+	Name    string   `json:"name"`
+	Status  Status   `json:"status"`
+	Summary string   `json:"summary"`
+	Details []string `json:"details,omitempty"`
+	Next    string   `json:"next_step,omitempty"`
+}
+
+// Report is the health of one device.
+type Report struct {
+	Device  string      `json:"device"`
+	BDF     string      `json:"bdf"`
+	Backend dev.Backend `json:"backend"`
+	// Via is the path registers took when it is not the backend's own
+	// ("fwctl": kernel lockdown, or --via fwctl on the emulator).
+	Via    dev.Backend `json:"via,omitempty"`
+	Status Status      `json:"status"`
+	Checks []Check     `json:"checks"`
+}
+
+// Options tune Run.
+type Options struct {
+	// Interval is the time between the two samples of counters and module
+	// monitors (on the adapter's clock); 0 is one second.
+	Interval time.Duration
+	// NV is the parameter database for the configuration check; nil
+	// skips it.
+	NV *nvconf.DB
+}
+
+// Run performs every check on one adapter. A check the backend cannot
+// serve says so and is skipped; only the identity read is essential.
+func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
+	r := &Report{Device: a.Name(), BDF: a.BDF(), Backend: a.Backend()}
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	id, idCheck := identity(ctx, a)
+	r.add(idCheck)
+	r.add(access(a))
+	if idCheck.Status == Fail {
+		r.finish()
+		return r
+	}
+	r.add(portsCheck(ctx, a))
+	before, errA := counters(ctx, a)
+	// The module check reads twice around the same interval the counters
+	// use, so frozen monitors show without a second wait.
+	mods, modErr := modules.Read(ctx, a, modules.Options{Verify: true, Interval: o.Interval})
+	if modErr != nil && errA == nil {
+		errA = a.Sleep(ctx, o.Interval)
+	}
+	after, errB := counters(ctx, a)
+	r.add(modulesCheck(mods, modErr))
+	r.add(temperatures(ctx, a))
+	r.add(configuration(ctx, a, o.NV))
+	r.add(countersCheck(before, after, errA, errB, o.Interval))
+	r.add(linkCheck(ctx, a))
+	r.add(macDrift(ctx, a, id))
+	r.Via = via(a)
+	r.finish()
+	return r
+}
+
+// unreadable is the line of a check whose reads failed: a database that
+// does not match the firmware is named as such, with what to do, never
+// blamed on the device.
+func unreadable(c Check, what string, err error) Check {
+	c.Status = Warn
+	if prm.IsDatabaseProblem(err) {
+		c.Summary = fmt.Sprintf("%s could not be read with this register database (database: %v)", what, err)
+		c.Next = "the register database does not match what the firmware answers: use one that matches it (--adb with NVIDIA MFT's newest, or --adb builtin); 'cxray prm diff' shows what changed"
+		return c
+	}
+	c.Summary = fmt.Sprintf("%s could not be read: %v", what, err)
+	return c
+}
+
+// unsupported is the line of a check the backend cannot serve.
+func unsupported(c Check, err error) Check {
+	c.Status, c.Summary = Skip, "not available on this backend: "+err.Error()
+	return c
+}
+
+func (r *Report) add(c Check) { r.Checks = append(r.Checks, c) }
+
+func (r *Report) finish() {
+	r.Status = OK
+	for _, c := range r.Checks {
+		if c.Status.rank() > r.Status.rank() {
+			r.Status = c.Status
+		}
+	}
+}
+
+// ---- identity
+
+func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check) {
+	c := Check{Name: "identity"}
+	id, err := a.Identity(ctx)
+	if id == nil {
+		c.Status, c.Summary = Fail, "cannot read the firmware's identity: "+err.Error()
+		c.Next = "check the device name with 'cxray status' and that no other tool holds the adapter; the other checks were not run"
+		return &adapter.Identity{}, c
+	}
+	c.Status = OK
+	db := a.DB()
+	c.Summary = fmt.Sprintf("firmware %s, PSID %s", dash(id.Firmware), dash(id.PSID))
+	if a.HasRegisters() {
+		c.Summary += ", PRM database " + db.Revision
+	}
+	if err != nil {
+		c.Details = append(c.Details, "partly read: "+err.Error())
+	}
+	if id.FirmwarePending != "" {
+		c.Status = Warn
+		c.Summary += fmt.Sprintf("; firmware %s is written and waits for a firmware reset", id.FirmwarePending)
+		c.Next = "activate it with a firmware reset (mlxfwreset, or a cold reboot), or it runs at the next one unplanned"
+	}
+	if !a.HasRegisters() {
+		return id, c
+	}
+	revDate, known := RevisionDate(db.Revision)
+	switch {
+	case id.FirmwareBuilt.IsZero() || !known:
+		c.Details = append(c.Details, "the firmware build date or the database revision date is unknown; cannot compare their ages")
+	case id.FirmwareBuilt.Sub(revDate) > MaxDatabaseLag:
+		c.Status = Warn
+		c.Summary += fmt.Sprintf("; the database (%s, %s) is older than the firmware (built %s) by %s", db.Revision,
+			revDate.Format("2006-01"), id.FirmwareBuilt.Format("2006-01-02"), monthsText(id.FirmwareBuilt.Sub(revDate)))
+		c.Details = append(c.Details, renamesSince(db.Revision)...)
+		if c.Next == "" {
+			c.Next = "fields may have been renamed, moved or added since; use the newest ADB you have (--adb, e.g. NVIDIA MFT's) and see what changed with 'cxray prm diff OLD.adb NEW.adb REG'"
+		}
+	default:
+		c.Details = append(c.Details, fmt.Sprintf("firmware built %s, database revision of %s", id.FirmwareBuilt.Format("2006-01-02"), revDate.Format("2006-01")))
+	}
+	// What the database could not say for itself and was completed from
+	// the built-in one (prm.DB.AdoptSelectors): a database matter.
+	for _, n := range db.Notes {
+		c.Details = append(c.Details, "database: "+n)
+	}
+	return id, c
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// MaxDatabaseLag is how much newer than the PRM database the firmware may
+// be before the identity check warns: PRM revisions come about twice a
+// year, and firmware of a branch keeps its registers compatible; two years
+// apart, fields are likely to differ.
+const MaxDatabaseLag = 2 * 365 * 24 * time.Hour
+
+func monthsText(d time.Duration) string {
+	return fmt.Sprintf("%d months", int(d.Hours()/24/30.4))
+}
+
+// ---- access
+
+// via is the register path when it differs from the backend.
+func via(a *adapter.Adapter) dev.Backend {
+	if p := a.Path(); p != "" && p != a.Backend() {
+		return p
+	}
+	return ""
+}
+
+func access(a *adapter.Adapter) Check {
+	c := Check{Name: "access", Status: OK}
+	switch a.Backend() {
+	case dev.BackendDirect:
+		c.Summary = "direct access through the PCI config-space gateway: every register is readable"
+	case dev.BackendEmulator:
+		c.Summary = "the built-in emulator (same protocol as hardware)"
+	case dev.BackendFwctl:
+		c.Summary = "the kernel's fwctl device: registers and read-only commands through the driver"
+	case dev.BackendKernel:
+		c.Status = Warn
+		c.Summary = "the read-only kernel backend: no registers, so ports, modules and counters come from sysfs and netlink only"
+		c.Next = "run as root with the PCI address (-d 0000:03:00.0) for register-level checks; if root fails with 'lockdown', Secure Boot blocks config-space writes"
+	default:
+		c.Summary = string(a.Backend())
+	}
+	if a.Backend() != dev.BackendFwctl && a.Path() == dev.BackendFwctl {
+		c.Summary += ", through the fwctl command interface"
+		for _, n := range a.Notes() {
+			if strings.HasPrefix(n, "kernel lockdown") {
+				c.Summary, _, _ = strings.Cut(n, " (")
+				c.Summary += ": registers and read-only commands through the driver"
+			}
+		}
+	}
+	c.Details = append(c.Details, a.Notes()...)
+	return c
+}
+
+// ---- ports
+
+func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
+	c := Check{Name: "ports", Status: OK}
+	links, err := a.Links(ctx)
+	if len(links) == 0 {
+		if errors.Is(err, adapter.ErrUnsupported) {
+			return unsupported(c, err)
+		}
+		c = unreadable(c, "the ports", err)
+		if c.Next == "" {
+			c.Next = "run 'cxray status' and 'cxray reg get PAOS' for details"
+		}
+		return c
+	}
+	if err != nil {
+		c.Status = Warn
+		c.Details = append(c.Details, "partly read: "+strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	var up, unknown []string
+	disabled := 0
+	for _, l := range links {
+		switch {
+		case l.OperUp == nil:
+			c.Status = worse(c.Status, Warn)
+			c.Details = append(c.Details, fmt.Sprintf("port %d: its state could not be read", l.Port))
+			unknown = append(unknown, fmt.Sprintf("port %d state unknown", l.Port))
+			if c.Next == "" {
+				c.Next = fmt.Sprintf("the firmware did not give the port's state: see why with 'cxray reg get PAOS --index local_port=%d'", l.Port)
+			}
+			continue
+		case !*l.OperUp && l.AdminUp != nil && !*l.AdminUp:
+			disabled++
+			c.Details = append(c.Details, fmt.Sprintf("port %d is disabled (admin_status %s)", l.Port, l.AdminStatus))
+			continue
+		case !*l.OperUp:
+			c.Status = Fail
+			c.Details = append(c.Details, fmt.Sprintf("port %d is %s while enabled", l.Port, orWord(l.OperStatus, "down")))
+			c.Next = "check the module and cable of the port ('cxray module --port N'), the link partner, and PDDR's troubleshooting page ('cxray reg get PDDR --index page_select=1,local_port=N')"
+			continue
+		}
+		if l.SpeedGbps == nil || *l.SpeedGbps == 0 {
+			up = append(up, fmt.Sprintf("port %d up", l.Port))
+			continue
+		}
+		up = append(up, fmt.Sprintf("port %d up at %gG", l.Port, *l.SpeedGbps))
+		if l.MaxSpeedGbps != nil && *l.SpeedGbps < *l.MaxSpeedGbps {
+			c.Status = worse(c.Status, Warn)
+			c.Details = append(c.Details, fmt.Sprintf("port %d runs at %gG, below the port's %gG", l.Port, *l.SpeedGbps, *l.MaxSpeedGbps))
+			if c.Next == "" {
+				c.Next = "a slower link usually means a slower module or cable, or a partner that advertises less: compare 'cxray module --port N' and PTYS's eth_proto_lp_advertise"
+			}
+		}
+	}
+	// A port whose state could not be read is not a port that is down.
+	c.Summary = strings.Join(append(up, unknown...), ", ")
+	if c.Summary == "" {
+		// No port up is never a pass: disabled on purpose is still worth
+		// a look, and a failure above already says more.
+		c.Summary = "no port is up"
+		c.Status = worse(c.Status, Warn)
+		if disabled > 0 && c.Next == "" {
+			c.Next = "every port of this function is administratively down; bring it up with 'cxray reg set PAOS admin_status=up ase=1' or 'ip link set IFACE up' if that is not intended"
+		}
+	}
+	return c
+}
+
+func worse(a, b Status) Status {
+	if b.rank() > a.rank() {
+		return b
+	}
+	return a
+}
+
+func orWord(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// ---- modules
+
+func modulesCheck(mods []*modules.Report, err error) Check {
+	c := Check{Name: "modules", Status: OK}
+	switch {
+	case errors.Is(err, adapter.ErrUnsupported):
+		return unsupported(c, err)
+	case err != nil:
+		c.Status, c.Summary = Warn, "modules could not be read: "+err.Error()
+		c.Next = "run 'cxray module --all' for details"
+		return c
+	}
+	n := 0
+	for _, m := range mods {
+		for _, v := range m.Verdicts {
+			n++
+			st := Warn
+			switch v.Code {
+			case optics.VerdictI2CHang, optics.VerdictFrozen, optics.VerdictThresholdAlarm, optics.VerdictChecksum,
+				optics.VerdictUnsupported, optics.VerdictModuleError:
+				st = Fail
+			}
+			if st.rank() > c.Status.rank() {
+				c.Status = st
+				c.Next = v.NextStep
+			}
+			c.Details = append(c.Details, fmt.Sprintf("port %d: %s (%s): %s", m.Port, v.Code, v.Category, v.Summary))
+		}
+	}
+	if n == 0 {
+		c.Summary = fmt.Sprintf("%d module(s) read, no problem found", len(mods))
+	} else {
+		c.Summary = fmt.Sprintf("%d problem(s) on %d module(s)", n, len(mods))
+	}
+	return c
+}
+
+// ---- temperatures
+
+func temperatures(ctx context.Context, a *adapter.Adapter) Check {
+	c := Check{Name: "temperatures", Status: OK}
+	ts, err := a.Temperatures(ctx)
+	if len(ts) == 0 && errors.Is(err, adapter.ErrUnsupported) {
+		return unsupported(c, err)
+	}
+	var parts []string
+	for _, t := range ts {
+		label := "ASIC"
+		if t.Kind == "module" {
+			label = fmt.Sprintf("module %d", t.Module)
+		} else if t.Index > 0 {
+			label = t.Sensor
+		}
+		if t.Celsius == nil {
+			parts = append(parts, label+" n/a")
+			c.Details = append(c.Details, fmt.Sprintf("%s: no reading (%s)", label, orWord(t.Invalid, "not given")))
+			continue
+		}
+		tc := *t.Celsius
+		parts = append(parts, fmt.Sprintf("%s %.1f °C", label, tc))
+		if t.High == nil {
+			continue
+		}
+		hc := *t.High
+		switch {
+		case tc >= hc:
+			c.Status = Fail
+			c.Details = append(c.Details, fmt.Sprintf("%s at %.1f °C is at or above its alarm threshold %.1f °C", label, tc, hc))
+			c.Next = "check airflow, fans and the room; a module this hot shuts down or ages fast: reseat or replace it if it stays hot"
+		case tc >= hc-10:
+			if c.Status == OK {
+				c.Status = Warn
+				c.Next = "watch it with 'cxray monitor --what temp'; check airflow"
+			}
+			c.Details = append(c.Details, fmt.Sprintf("%s at %.1f °C is within 10 °C of its alarm threshold %.1f °C", label, tc, hc))
+		}
+	}
+	if err != nil {
+		c.Details = append(c.Details, "partly read: "+err.Error())
+	}
+	c.Summary = strings.Join(parts, ", ")
+	if c.Summary == "" {
+		c.Status, c.Summary = Skip, "no temperature sensor answered"
+		if err != nil {
+			c = unreadable(c, "the temperatures", err)
+		}
+	}
+	return c
+}
+
+// ---- configuration
+
+func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check {
+	c := Check{Name: "configuration", Status: OK}
+	d, err := a.Registers(ctx)
+	if err != nil {
+		if errors.Is(err, adapter.ErrUnsupported) {
+			c.Status, c.Summary = Skip, "not available on this backend: NV configuration is read through registers"
+			return c
+		}
+		c.Status, c.Summary = Warn, "NV configuration could not be read: "+err.Error()
+		return c
+	}
+	if nv == nil {
+		c.Status, c.Summary = Skip, "no NV parameter database was given"
+		return c
+	}
+	pending, suspicious, err := NVFindings(ctx, d, nv)
+	if err != nil {
+		c = unreadable(c, "the NV configuration", err)
+		if c.Next == "" {
+			c.Next = "run 'cxray config query -e' for details"
+		}
+		return c
+	}
+	if len(pending) > 0 {
+		c.Status = Warn
+		c.Details = append(c.Details, pending...)
+		c.Next = "these take effect after a firmware reset: apply with 'cxray config apply' (MFRL) where the firmware allows, or reboot; or undo them with 'cxray config set'"
+	}
+	if len(suspicious) > 0 {
+		c.Status = Warn
+		c.Details = append(c.Details, suspicious...)
+		if c.Next == "" {
+			c.Next = "review these settings with 'cxray config query -e' and change them with 'cxray config set'"
+		}
+	}
+	switch {
+	case len(pending)+len(suspicious) == 0:
+		c.Summary = "Next Boot equals Current; nothing suspicious"
+	default:
+		c.Summary = fmt.Sprintf("%d change(s) pending until the next firmware reset, %d suspicious setting(s)", len(pending), len(suspicious))
+	}
+	return c
+}
+
+// NVFindings reads the NV configuration and lists the parameters whose
+// Next Boot differs from Current ("NAME: X now, Y after the next
+// firmware reset") and suspicious combinations.
+func NVFindings(ctx context.Context, d *dev.Device, nv *nvconf.DB) (pending, suspicious []string, err error) {
+	s, err := nvconf.Open(ctx, d, nv)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := s.Query(ctx, nvconf.QueryOptions{Extended: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	val := map[string]string{}
+	for _, st := range res.Settings {
+		if st.Next != nil {
+			val[st.Name] = st.Next.Text
+		}
+		if st.Pending && st.Current != nil && st.Next != nil {
+			pending = append(pending, fmt.Sprintf("%s: %s now, %s after the next firmware reset", st.Name, st.Current.Text, st.Next.Text))
+		}
+	}
+	on := func(name string) bool { return strings.HasPrefix(val[name], "True") }
+	if on("SRIOV_EN") && strings.HasPrefix(val["NUM_OF_VFS"], "0") {
+		suspicious = append(suspicious, "SR-IOV is enabled (SRIOV_EN) with NUM_OF_VFS=0: no virtual function can be created")
+	}
+	if strings.HasPrefix(val["ROCE_CONTROL"], "ROCE_DISABLE") {
+		suspicious = append(suspicious, "RoCE is disabled (ROCE_CONTROL=ROCE_DISABLE): RDMA over Ethernet will not work")
+	}
+	return pending, suspicious, nil
+}
+
+// ---- counters
+
+// sample is one read of the error counters of every port.
+type sample struct {
+	values map[string]uint64 // "port1.symbol_errors"
+	rdma   map[string]uint64
+}
+
+// errorCounters are counters that stay at zero on a healthy link: PPCNT's
+// by group, and the IB PMA counters the kernel shows;
+// rs_fec_uncorrectable_blocks fails, the others warn.
+var errorCounters = map[string][]string{
+	"0":  {"a_frame_check_sequence_errors", "a_symbol_error_during_carrier", "a_alignment_errors"},
+	"1":  {"if_in_errors", "if_out_errors", "if_in_discards"},
+	"18": {"symbol_errors", "sync_headers_errors", "rs_fec_uncorrectable_blocks"},
+	"ib": {"symbol_error", "port_rcv_errors", "link_error_recovery", "link_downed", "local_link_integrity_errors", "excessive_buffer_overrun_errors"},
+}
+
+func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
+	s := &sample{values: map[string]uint64{}, rdma: map[string]uint64{}}
+	sets, err := a.PortCounters(ctx)
+	if err != nil && len(sets) == 0 {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, names := range errorCounters {
+		for _, n := range names {
+			want[n] = true
+		}
+	}
+	for _, cs := range sets {
+		for n, v := range cs.Values {
+			if want[n] {
+				s.values[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
+			}
+		}
+	}
+	if rs, rerr := a.RDMACounters(ctx); rerr == nil || len(rs) > 0 {
+		for _, cs := range rs {
+			for _, n := range roce.RetransmissionCounters {
+				if v, ok := cs.Values[n]; ok {
+					s.rdma[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
+				}
+			}
+		}
+	}
+	return s, nil
+}
+
+func countersCheck(a, b *sample, errA, errB error, interval time.Duration) Check {
+	c := Check{Name: "counters", Status: OK}
+	if errA != nil || errB != nil || a == nil || b == nil {
+		err := firstErr(errA, errB)
+		if errors.Is(err, adapter.ErrUnsupported) {
+			return unsupported(c, err)
+		}
+		return unreadable(c, "the counters (sampled twice)", err)
+	}
+	secs := interval.Seconds()
+	var moving []string
+	for _, k := range sortedKeys(b.values) {
+		if d := int64(b.values[k] - a.values[k]); d > 0 && b.values[k] >= a.values[k] {
+			st := Warn
+			if strings.HasSuffix(k, "uncorrectable_blocks") {
+				st = Fail
+			}
+			if st.rank() > c.Status.rank() {
+				c.Status = st
+			}
+			moving = append(moving, fmt.Sprintf("%s +%d (%.3g/s)", k, d, float64(d)/secs))
+		}
+	}
+	if len(moving) > 0 {
+		c.Details = append(c.Details, moving...)
+		c.Next = "errors on a link point at the module, cable or connector: clean or reseat them, compare with 'cxray module --verify', and watch with 'cxray monitor --what counters --alert \"rate(symbol_errors) > 0\"'"
+	}
+	var retrans []string
+	for _, k := range sortedKeys(b.rdma) {
+		if d := int64(b.rdma[k] - a.rdma[k]); d > 0 && b.rdma[k] >= a.rdma[k] {
+			retrans = append(retrans, fmt.Sprintf("%s +%d (%.3g/s)", k, d, float64(d)/secs))
+		}
+	}
+	if len(retrans) > 0 {
+		if c.Status == OK {
+			c.Status = Warn
+		}
+		c.Details = append(c.Details, retrans...)
+		if c.Next == "" {
+			c.Next = "RoCE is retransmitting: see 'cxray roce status' and 'cxray roce advise' (loss on the path, or a PSN window smaller than the bandwidth-delay product)"
+		}
+	}
+	if len(moving)+len(retrans) == 0 {
+		c.Summary = fmt.Sprintf("no error counter moved in %s", interval)
+	} else {
+		c.Summary = fmt.Sprintf("%d error counter(s) and %d RoCE retransmission counter(s) moved in %s", len(moving), len(retrans), interval)
+	}
+	return c
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]uint64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ---- MAC drift
+
+func macDrift(ctx context.Context, a *adapter.Adapter, id *adapter.Identity) Check {
+	c := Check{Name: "mac", Status: OK}
+	os, err := a.OS(ctx)
+	if err != nil {
+		if errors.Is(err, adapter.ErrUnsupported) {
+			c.Status, c.Summary = Skip, "no network interface of this function is known"
+			return c
+		}
+		c.Status, c.Summary = Warn, "the interfaces could not be read: "+err.Error()
+		return c
+	}
+	drift := Drift(id.PermanentMAC, os.Netdevs)
+	switch {
+	case id.PermanentMAC == "" && len(drift) == 0:
+		c.Status, c.Summary = Skip, "the permanent MAC is not known"
+		return c
+	case len(os.Netdevs) == 0:
+		c.Status, c.Summary = Skip, "no network interface of this function is known"
+		return c
+	}
+	for _, d := range drift {
+		c.Status = Warn
+		c.Details = append(c.Details, fmt.Sprintf("%s uses %s; the permanent MAC is %s", d.Netdev, d.Address, d.Permanent))
+	}
+	if c.Status == OK {
+		c.Summary = "the OS uses the permanent MAC " + id.PermanentMAC
+	} else {
+		c.Summary = "MAC drift: the OS address differs from the permanent one"
+		c.Next = "an administrator or a tool set the address (ip link set ... address); inventories keyed on the burnt-in MAC will not find this host; check 'ethtool -P IFACE'"
+	}
+	return c
+}
+
+// MACDrift is an interface whose address is not its permanent one.
+type MACDrift struct {
+	Netdev    string `json:"netdev"`
+	Address   string `json:"address"`
+	Permanent string `json:"permanent"`
+}
+
+// Drift lists the interfaces whose current address differs from the
+// permanent MAC: the firmware's (permanent) when known, else the one the
+// kernel reports for the interface. Representors are left out: they
+// carry addresses of their own.
+func Drift(permanent string, nds []adapter.Netdev) []MACDrift {
+	var out []MACDrift
+	for _, n := range nds {
+		if n.Representor || n.Address == "" {
+			continue
+		}
+		want := permanent
+		if want == "" {
+			want = n.PermanentAddress
+		}
+		if want != "" && !strings.EqualFold(n.Address, want) {
+			out = append(out, MACDrift{Netdev: n.Name, Address: n.Address, Permanent: want})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Netdev < out[j].Netdev })
+	return out
+}

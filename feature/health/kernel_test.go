@@ -1,0 +1,99 @@
+package health_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cxray/cxray/adapter/adaptertest"
+	"github.com/cxray/cxray/feature/health"
+	"github.com/cxray/cxray/kernel/kerneltest"
+	"github.com/cxray/cxray/nvconf/nvtest"
+)
+
+// health -d kernel: on the two-port ConnectX-7 fixture: every check runs
+// on what the kernel offers; the configuration check, which needs
+// registers, says it is not available on this backend.
+func TestHealthOnKernelBackend(t *testing.T) {
+	// The kernel adapter sleeps on the wall clock: a short interval.
+	rep := health.Run(context.Background(), adaptertest.Kernel(t, "kernel:mlx5_0", nil), health.Options{Interval: time.Millisecond, NV: nvtest.NV(t)})
+	want := map[string]health.Status{
+		"identity":      health.Warn, // 28.41.1000 is in flash, 28.39.1002 runs
+		"access":        health.Warn, // no registers
+		"ports":         health.OK,
+		"modules":       health.Fail, // the fixture's module memory is a test pattern
+		"temperatures":  health.OK,
+		"configuration": health.Skip,
+		"counters":      health.OK,
+		"mac":           health.Warn, // ens1f0np0 uses 02:11:22:33:44:55
+		"link":          health.Skip, // BER and FEC are PHY registers
+	}
+	if d := cmp.Diff(want, statuses(rep)); d != "" {
+		t.Fatalf("verdicts (-want +got):\n%s\n%s", d, describe(rep))
+	}
+	for name, sum := range map[string]string{
+		"identity":      "firmware 28.39.1002, PSID MT_0000000838; firmware 28.41.1000 is written and waits for a firmware reset",
+		"ports":         "port 1 up at 400G",
+		"temperatures":  "ASIC 61.2 °C, module 0 44.0 °C",
+		"configuration": "not available on this backend: NV configuration is read through registers",
+		"counters":      "no error counter moved in 1ms",
+		"mac":           "MAC drift: the OS address differs from the permanent one",
+	} {
+		if got := check(t, rep, name).Summary; got != sum {
+			t.Errorf("%s: %q, want %q", name, got, sum)
+		}
+	}
+	if got := check(t, rep, "mac").Details; cmp.Diff([]string{"ens1f0np0 uses 02:11:22:33:44:55; the permanent MAC is a0:88:c2:45:67:e2"}, got) != "" {
+		t.Errorf("mac details %q", got)
+	}
+	if got := check(t, rep, "access"); !strings.Contains(got.Summary, "read-only kernel backend") {
+		t.Errorf("access %q", got.Summary)
+	}
+	// The module was read through ethtool: its test pattern fails the
+	// checksum and its thresholds, and, read twice, its monitors do not
+	// move. The firmware's view is named as unavailable, not as a problem
+	// of the module.
+	mods := check(t, rep, "modules")
+	if !contains(mods.Details, "port 1: eeprom_checksum (hardware)") || !contains(mods.Details, "port 1: frozen_monitors (hardware)") ||
+		!contains(mods.Details, "port 1: threshold_alarm (hardware): lane 8 rx power") {
+		t.Errorf("modules: %q", mods.Details)
+	}
+	for _, d := range mods.Details {
+		if strings.Contains(d, "PDDR") || strings.Contains(d, "not available") || strings.Contains(d, "eeprom_unreadable") {
+			t.Errorf("module detail blames the backend: %q", d)
+		}
+	}
+}
+
+// The kernel backend does not know a port's cage (Port.Module -1), and
+// the verdicts then name "module -1", while the temperature check of the
+// same report names the module sensor "module 0" (hwmon's sensor64).
+func TestKernelVerdictsNameTheModule(t *testing.T) {
+	rep := health.Run(context.Background(), adaptertest.Kernel(t, "kernel:mlx5_0", nil), health.Options{Interval: time.Millisecond})
+	for _, d := range check(t, rep, "modules").Details {
+		if strings.Contains(d, "module -1") {
+			t.Errorf("%q", d)
+		}
+	}
+}
+
+// Without CAP_NET_ADMIN the module check warns with the reason; the
+// others are unchanged.
+func TestHealthOnKernelWithoutCapNetAdmin(t *testing.T) {
+	rep := health.Run(context.Background(), adaptertest.Kernel(t, "kernel:mlx5_1", func(_ string, k *kerneltest.Kernel) { k.NoCapNetAdmin = true }),
+		health.Options{Interval: time.Millisecond})
+	got := check(t, rep, "modules")
+	if got.Status != health.Warn || !strings.HasPrefix(got.Summary, "modules could not be read: ") {
+		t.Errorf("modules: %s %q", got.Status, got.Summary)
+	}
+	// mlx5_1 is InfiniBand: its IPoIB address is not compared with a MAC.
+	if c := check(t, rep, "mac"); c.Status == health.Warn {
+		t.Errorf("mac on IPoIB: %s %q %q", c.Status, c.Summary, c.Details)
+	}
+	if c := check(t, rep, "temperatures"); c.Status != health.OK || c.Summary != "ASIC 60.9 °C" {
+		t.Errorf("temperatures: %s %q", c.Status, c.Summary)
+	}
+}
