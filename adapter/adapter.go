@@ -143,8 +143,11 @@ func (a *Adapter) Notes() []string { return a.c.Notes }
 func (a *Adapter) Clock() clock.Clock { return a.c.Clock }
 
 // Sleep waits d on the device's clock (instantly on a manual one, which
-// it advances).
-func (a *Adapter) Sleep(ctx context.Context, d time.Duration) error { return a.c.Clock.Sleep(ctx, d) }
+// it advances). Within Each, the call gives its turn to another function
+// while it waits.
+func (a *Adapter) Sleep(ctx context.Context, d time.Duration) error {
+	return pause(ctx, func() error { return a.c.Clock.Sleep(ctx, d) })
+}
 
 // Kernel is the kernel's view of the function, nil when there is none.
 func (a *Adapter) Kernel() *kernel.Device { return a.c.Kernel }

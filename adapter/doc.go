@@ -1,9 +1,12 @@
 // Package adapter is the one type every cxray feature talks to: one
 // ConnectX (mlx5) PCI function, whatever reaches it.
 //
-// An Adapter is opened by Open (one device name, any -d form) or OpenAll
-// (every function of the machine or of an emulated scenario), or built by
-// New from its parts. It answers the questions the features ask (identity,
+// An Adapter is opened by OpenTargets (what -d and --all name: one
+// function, every function of the machine or of an emulated scenario) or
+// Open (one device name, any -d form), or built by New from its parts. A
+// function whose register path does not open at once is opened anyway and
+// its path opened on first use (TryOpen, Config.Reopen); Each reads many
+// functions side by side. It answers the questions the features ask (identity,
 // the port topology, links, temperatures, modules, counters, RDMA counters,
 // the OS's view of the function) from whichever backend it has: the
 // config-space gateway (access/vsec through dev), the kernel's fwctl

@@ -205,6 +205,9 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := adapter.Open(ctx, "  ", o); !errors.As(err, &ue) || !strings.Contains(err.Error(), "add -d DEV") {
 		t.Errorf("no name: %v", err)
 	}
+	if _, err := adapter.OpenTargets(ctx, "", false, o); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--all") {
+		t.Errorf("no name and no --all: %v", err)
+	}
 	if _, err := adapter.Open(ctx, "kernel:mlx5_7", o); !errors.As(err, &nf) {
 		t.Errorf("unknown RDMA device: %v", err)
 	}
@@ -214,14 +217,14 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := adapter.Open(ctx, "emu", o); !errors.As(err, &ue) || !strings.Contains(err.Error(), "emulator is not available") {
 		t.Errorf("emu without an emulator: %v", err)
 	}
-	if _, err := adapter.OpenAll(ctx, "kernel:mlx5_0", o); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--all with -d") {
+	if _, err := adapter.OpenTargets(ctx, "kernel:mlx5_0", true, o); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--all with -d") {
 		t.Errorf("--all with a kernel name: %v", err)
 	}
-	if _, err := adapter.OpenAll(ctx, "emu", o); !errors.As(err, &ue) {
+	if _, err := adapter.OpenTargets(ctx, "emu", true, o); !errors.As(err, &ue) {
 		t.Errorf("--all emu without an emulator: %v", err)
 	}
 	empty := t.TempDir()
-	if _, err := adapter.OpenAll(ctx, "", adapter.Options{Sys: devname.Sys{Root: empty}}); !errors.As(err, &nf) || !strings.Contains(err.Error(), "no ConnectX adapters") {
+	if _, err := adapter.OpenTargets(ctx, "", true, adapter.Options{Sys: devname.Sys{Root: empty}}); !errors.As(err, &nf) || !strings.Contains(err.Error(), "no ConnectX adapters") {
 		t.Errorf("no adapters: %v", err)
 	}
 }
@@ -259,20 +262,20 @@ func TestOpenPCIBlocked(t *testing.T) {
 	}
 }
 
-// OpenAll opens this machine's ConnectX functions that mlx5_core drives.
-// The fixture also holds a ConnectX-7 function bound to vfio-pci (passed
-// through to a virtual machine, "to check that only mlx5_core functions
-// are taken"): direct access to it would drive the gateway of a device
-// a guest owns, and through the kernel it cannot be read at all, so with
-// Fallback the whole call fails because of it.
-func TestOpenAllTakesMlx5Functions(t *testing.T) {
+// OpenTargets with all opens this machine's ConnectX functions that
+// mlx5_core drives. The fixture also holds a ConnectX-7 function bound to
+// vfio-pci (passed through to a virtual machine, "to check that only
+// mlx5_core functions are taken"): direct access to it would drive the
+// gateway of a device a guest owns, and through the kernel it cannot be
+// read at all.
+func TestOpenTargetsAllTakesMlx5Functions(t *testing.T) {
 	ctx := context.Background()
 	tree := kerneltest.Tree(t, kerneltest.CX7)
 	os.MkdirAll(filepath.Join(tree, "kernel/security"), 0o755)
 	os.WriteFile(filepath.Join(tree, "kernel/security/lockdown"), []byte("none [integrity] confidentiality\n"), 0o644)
 	o := adaptertest.KernelOptions(t, tree, kerneltest.CX7Kernel())
 	o.Fallback = true
-	as, err := adapter.OpenAll(ctx, "", o)
+	as, err := adapter.OpenTargets(ctx, "", true, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +290,9 @@ func TestOpenAllTakesMlx5Functions(t *testing.T) {
 }
 
 // Lockdown "none" does not block; as root the direct path is then tried,
-// and fails here because the fake tree has no config space.
+// and fails here because the fake tree has no config space: the adapter
+// is opened anyway (a function that went away may come back), and its
+// first register read says what failed.
 func TestOpenPCIDirect(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: direct access is refused before the config space is opened")
@@ -299,9 +304,17 @@ func TestOpenPCIDirect(t *testing.T) {
 	if why := o.DirectBlocked(); why != "" {
 		t.Fatalf("blocked: %s", why)
 	}
-	_, err := adapter.Open(context.Background(), "0000:c1:00.0", o)
+	a, err := adapter.Open(context.Background(), "0000:c1:00.0", o)
+	if err != nil {
+		t.Fatalf("a function whose register path fails to open: %v, want it opened and the path tried on first use", err)
+	}
+	defer a.Close()
+	_, err = a.Registers(context.Background())
 	var oe *dev.OpenError
 	if !errors.As(err, &oe) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("no config space: %v", err)
+	}
+	if a.Kernel() == nil || a.Backend() != dev.BackendDirect {
+		t.Errorf("the direct adapter lacks the kernel's view of the function, or is %s", a.Backend())
 	}
 }

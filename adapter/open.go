@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
@@ -104,14 +105,36 @@ func Open(ctx context.Context, given string, o Options) (*Adapter, error) {
 		}
 		return as[0], nil
 	case devname.Kernel:
-		return o.openKernel(ctx, n.Given, n.Kernel)
+		return o.openKernel(ctx, n)
 	}
-	return o.openPCI(ctx, given, n.BDF)
+	f, err := o.function(n.BDF)
+	if err != nil {
+		return nil, err
+	}
+	return o.openPCI(ctx, given, f)
 }
 
-// OpenAll opens every function of this machine (given ""; physical
-// functions only), or every function of the emulated scenario given names.
-func OpenAll(ctx context.Context, given string, o Options) ([]*Adapter, error) {
+// OpenTargets is how every command opens what it reads: the function given
+// names, or with all every function of this machine (given "": physical
+// functions that no other driver holds) or of the emulated scenario given
+// names. Every backend's register path opens the same way (TryOpen): a
+// function whose path does not open now (a held semaphore, a device that
+// went away) is opened anyway and its path opened on first use, so one
+// stuck function never takes the others down. With all, a function that
+// cannot be opened at all (no root, lockdown without a way around it) is
+// an adapter whose every read says why; only when none of them opens is
+// that an error.
+func OpenTargets(ctx context.Context, given string, all bool, o Options) ([]*Adapter, error) {
+	if !all {
+		if strings.TrimSpace(given) == "" {
+			return nil, &UsageError{errors.New("add -d DEV, or --all for every adapter ('cxray status' lists them; -d emu tries the emulator)")}
+		}
+		a, err := Open(ctx, given, o)
+		if err != nil {
+			return nil, err
+		}
+		return []*Adapter{a}, nil
+	}
 	if given != "" {
 		n, err := o.Parse(given)
 		if err != nil {
@@ -126,7 +149,7 @@ func OpenAll(ctx context.Context, given string, o Options) ([]*Adapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []*Adapter
+	var pfs []devname.Function
 	for _, f := range fns {
 		// A function another driver holds (vfio-pci: passed through to a
 		// guest) is not this host's to drive; an unbound one is, as for
@@ -134,17 +157,65 @@ func OpenAll(ctx context.Context, given string, o Options) ([]*Adapter, error) {
 		if f.VF || f.Driver != "" && f.Driver != "mlx5_core" {
 			continue
 		}
-		a, err := o.openPCI(ctx, f.BDF, f.BDF)
-		if err != nil {
-			CloseAll(out)
-			return nil, err
-		}
-		out = append(out, a)
+		pfs = append(pfs, f)
 	}
-	if len(out) == 0 {
+	if len(pfs) == 0 {
 		return nil, &NotFoundError{errors.New("no ConnectX adapters found on this machine; use -d emu for the emulator")}
 	}
+	out := make([]*Adapter, len(pfs))
+	errs := make([]error, len(pfs))
+	// Each open tries its register path briefly (TryOpen); the functions
+	// are opened side by side, so a held one costs that try once.
+	Each(ctx, len(pfs), func(ctx context.Context, i int) {
+		out[i], errs[i] = o.openPCI(ctx, pfs[i].BDF, pfs[i])
+	})
+	if err := ctx.Err(); err != nil {
+		closeSome(out)
+		return nil, err
+	}
+	failed := 0
+	for i, err := range errs {
+		if err != nil {
+			failed++
+			out[i] = Failed(Config{Name: pfs[i].BDF, BDF: pfs[i].BDF, Backend: dev.BackendDirect, DB: o.DB}, err)
+		}
+	}
+	if failed == len(out) {
+		closeSome(out)
+		return nil, errs[0]
+	}
 	return out, nil
+}
+
+func closeSome(as []*Adapter) {
+	for _, a := range as {
+		if a != nil {
+			a.Close()
+		}
+	}
+}
+
+// Failed is a function that could not be opened: every read returns err,
+// so a command over many functions reports it beside the others.
+func Failed(c Config, err error) *Adapter {
+	c.Registers = nil
+	c.Reopen = func(context.Context) (*dev.Device, error) { return nil, err }
+	return New(c)
+}
+
+// EagerOpenWait bounds the first try to open a register path (TryOpen).
+const EagerOpenWait = 250 * time.Millisecond
+
+// TryOpen tries to open a register path now, for at most EagerOpenWait.
+// On an error the caller builds the adapter anyway, with open as its
+// Config.Reopen: the path is then opened on first use, where the wait for
+// a held semaphore lasts the command's deadline and its error tells the
+// whole wait. The error matters to the caller only for its fallbacks (a
+// refused gateway, a refused permission) and when ctx itself ended.
+func TryOpen(ctx context.Context, open func(context.Context) (*dev.Device, error)) (*dev.Device, error) {
+	eager, cancel := context.WithTimeout(ctx, EagerOpenWait)
+	defer cancel()
+	return open(eager)
 }
 
 // CloseAll closes every adapter.
@@ -168,8 +239,16 @@ func (o *Options) openEmulated(ctx context.Context, n devname.Name, all bool) ([
 	return as, nil
 }
 
-func (o *Options) openKernel(ctx context.Context, given, name string) (*Adapter, error) {
-	kd, err := kernel.Open(ctx, name, o.kernelOptions())
+func (o *Options) openKernel(ctx context.Context, n devname.Name) (*Adapter, error) {
+	f, err := o.function(n.BDF)
+	if err != nil {
+		return nil, err
+	}
+	return o.openKernelFunction(ctx, n.Given, n.RDMA, f)
+}
+
+func (o *Options) openKernelFunction(ctx context.Context, given, rdma string, f devname.Function) (*Adapter, error) {
+	kd, err := kernel.OpenFunction(ctx, rdma, f, o.kernelOptions())
 	if err != nil {
 		var nf *kernel.NotFoundError
 		if errors.As(err, &nf) {
@@ -178,6 +257,19 @@ func (o *Options) openKernel(ctx context.Context, given, name string) (*Adapter,
 		return nil, err
 	}
 	return New(Config{Name: given, BDF: kd.BDF, Backend: dev.BackendKernel, DB: o.DB, Kernel: kd, Close: kd.Close}), nil
+}
+
+// function reads a function's sysfs identity, once per open.
+func (o *Options) function(bdf string) (devname.Function, error) {
+	f, err := o.sys().Function(bdf)
+	if err != nil {
+		var nf *devname.NotFoundError
+		if errors.As(err, &nf) {
+			return f, &NotFoundError{err}
+		}
+		return f, err
+	}
+	return f, nil
 }
 
 // DirectBlocked says why direct register access cannot work on this
@@ -200,34 +292,29 @@ func (o *Options) DirectBlocked() string {
 
 // openPCI opens a function of this machine directly, composed with the
 // kernel's view of it (interfaces, RDMA counters) when mlx5_core drives
-// it. The function is checked (present, Mellanox's) before root is, so the
-// first error is about the device the user named.
-func (o *Options) openPCI(ctx context.Context, given, bdf string) (*Adapter, error) {
+// it. f is the function's sysfs entry, read once by the caller.
+func (o *Options) openPCI(ctx context.Context, given string, f devname.Function) (*Adapter, error) {
 	sys := o.sys()
-	if _, err := sys.Function(bdf); err != nil {
-		var nf *devname.NotFoundError
-		if errors.As(err, &nf) {
-			return nil, &NotFoundError{err}
-		}
-		return nil, err
-	}
-	kd, _ := kernel.Open(ctx, bdf, o.kernelOptions())
+	bdf := f.BDF
+	kd, _ := kernel.OpenFunction(ctx, "", f, o.kernelOptions())
 	root := sys.Root
 	if root == "" {
 		root = "/sys"
 	}
 	via := o.via()
-	fw := func() (*Adapter, error) {
-		open := func(ctx context.Context) (*dev.Device, error) { return openFwctl(root, given, bdf, o.DB, o.ReadOnly) }
-		d, err := open(ctx)
-		if err != nil {
-			return nil, err
-		}
-		c := Config{Name: given, BDF: bdf, Backend: dev.BackendFwctl, DB: o.DB, Registers: d, Reopen: open}
+	withKernel := func(c Config) Config {
 		if kd != nil {
 			c.Kernel = kd
 		}
-		return New(c), nil
+		return c
+	}
+	openFw := func(ctx context.Context) (*dev.Device, error) { return openFwctl(root, given, bdf, o.DB, o.ReadOnly) }
+	fw := func() (*Adapter, error) {
+		d, err := openFw(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return New(withKernel(Config{Name: given, BDF: bdf, Backend: dev.BackendFwctl, DB: o.DB, Registers: d, Reopen: openFw})), nil
 	}
 	if via == ViaFwctl {
 		return fw()
@@ -245,53 +332,51 @@ func (o *Options) openPCI(ctx context.Context, given, bdf string) (*Adapter, err
 		a.c.Notes = append(a.c.Notes, LockdownNote(errors.New(cause)))
 		return a, true
 	}
+	fallback := func(note string) (*Adapter, error) {
+		a, err := o.openKernelFunction(ctx, given, "", f)
+		if err == nil {
+			a.c.Notes = append(a.c.Notes, note)
+		}
+		return a, err
+	}
 	if why := o.DirectBlocked(); why != "" {
 		if a, ok := tryFwctl(why); ok {
 			return a, nil
 		}
 		if o.Fallback && kd != nil {
-			a, err := o.openKernel(ctx, given, bdf)
-			if err == nil {
-				a.c.Notes = append(a.c.Notes, why+": reading through the kernel backend")
-			}
-			return a, err
+			return fallback(why + ": reading through the kernel backend")
 		}
 		return nil, fmt.Errorf("device %s: %s (it opens the PCI config space for writing); run with sudo, read it through the kernel with -d kernel:%s, use --via fwctl on Linux 6.15+ with mlx5_fwctl, or use -d emu to try cxray on the emulator", given, why, bdf)
 	}
+	stack := o.Stack
+	stack.ReadOnly = o.ReadOnly
 	open := func(ctx context.Context) (*dev.Device, error) {
-		d, st, err := dev.OpenPCI(ctx, sys, given, bdf, o.DB)
+		d, _, err := dev.OpenPCI(ctx, sys, given, bdf, o.DB, stack)
 		if err != nil {
+			if via == ViaVSEC && GatewayRefused(err) {
+				return nil, &RefusedError{Err: err}
+			}
 			return nil, err
 		}
-		acc := dev.Accessor(st.Regs)
-		if o.ReadOnly {
-			acc = dev.ReadOnly(st.Regs)
-			d = dev.New(d.Name, d.BDF, d.Backend, o.DB, acc, d.Close)
-		}
-		return withCommands(root, d, acc, o.DB), nil
+		attachCommands(root, d)
+		return d, nil
 	}
-	d, err := open(ctx)
+	d, err := TryOpen(ctx, open)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
 		if GatewayRefused(err) {
 			if a, ok := tryFwctl(err.Error()); ok {
 				return a, nil
 			}
-			if via == ViaVSEC {
-				err = &RefusedError{Err: err}
-			}
 		}
 		if (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EPERM)) && o.Fallback && kd != nil {
-			a, kerr := o.openKernel(ctx, given, bdf)
-			if kerr == nil {
-				a.c.Notes = append(a.c.Notes, fmt.Sprintf("direct access to %s was refused (%v): reading through the kernel backend", bdf, err))
-			}
-			return a, kerr
+			return fallback(fmt.Sprintf("direct access to %s was refused (%v): reading through the kernel backend", bdf, err))
 		}
-		return nil, err
+		// Anything else (a held semaphore, a device gone for now) is
+		// tried again on first use, with the command's whole deadline.
+		d = nil
 	}
-	c := Config{Name: given, BDF: bdf, Backend: dev.BackendDirect, DB: o.DB, Registers: d, Reopen: open}
-	if kd != nil {
-		c.Kernel = kd
-	}
-	return New(c), nil
+	return New(withKernel(Config{Name: given, BDF: bdf, Backend: dev.BackendDirect, DB: o.DB, Registers: d, Reopen: open})), nil
 }

@@ -69,20 +69,15 @@ func openFwctl(sysRoot, name, bdf string, db *prm.DB, readOnly bool) (*dev.Devic
 	return d, nil
 }
 
-// withCommands attaches the function's fwctl command interface, when it
+// attachCommands attaches the function's fwctl command interface, when it
 // has one, to a device opened through the gateway: commands (caps, esw,
 // qp ...) only go through fwctl.
-func withCommands(sysRoot string, d *dev.Device, acc dev.Accessor, db *prm.DB) *dev.Device {
+func attachCommands(sysRoot string, d *dev.Device) {
 	c, fd, err := fwctl.Open(sysRoot, d.BDF, fwctl.Options{})
 	if err != nil {
-		return d
+		return
 	}
-	nd := dev.New(d.Name, d.BDF, d.Backend, db, acc, func() error {
-		fd.Close()
-		return d.Close()
-	})
-	nd.AttachCommander(c)
-	return nd
+	d.AttachCommands(c, fd.Close)
 }
 
 // RefusedError is a gateway refusal under --via vsec: it says why and

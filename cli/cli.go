@@ -144,6 +144,10 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		msg, code = "stopped by a signal; the device was released", cmdutil.ExitDevice
 	}
 	fmt.Fprintf(stderr, "cxray: %s\n", msg)
+	var re *cmdutil.ReportedError
+	if errors.As(err, &re) {
+		return code // the report on standard output says it already
+	}
 	// In JSON mode the error is a JSON document on standard output too, so
 	// scripts that parse it always get one.
 	if a.Output == "json" || wantsJSON(args) {

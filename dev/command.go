@@ -23,6 +23,24 @@ var ErrNoCommands = errors.New("no command interface")
 // Call it before the device is shared between goroutines.
 func (d *Device) AttachCommander(c Commander) { d.cmds = c }
 
+// AttachCommands gives the device a command interface that holds
+// something of its own (fwctl's file); release runs on Close, after the
+// register path is closed. Call it before the device is shared.
+func (d *Device) AttachCommands(c Commander, release func() error) {
+	d.cmds = c
+	if release == nil {
+		return
+	}
+	prev := d.close
+	d.close = func() error {
+		var err error
+		if prev != nil {
+			err = prev()
+		}
+		return errors.Join(err, release())
+	}
+}
+
 // Commander returns the attached command interface, or nil.
 func (d *Device) Commander() Commander { return d.cmds }
 

@@ -59,13 +59,24 @@ type StackOptions struct {
 	// The environment variable CXRAY_ICMD_KEEP (a Go duration, or "off")
 	// sets the default, for measurements.
 	ICMDKeepIdle time.Duration
+	// ReadOnly makes the device built on the stack refuse every register
+	// write (the exporter's devices).
+	ReadOnly bool
 }
 
 // IsZero reports whether o is the zero value (StackOptions holds funcs, so
 // it cannot be compared with ==).
 func (o StackOptions) IsZero() bool {
 	return o.Clock == nil && o.Name == "" && o.SemaphoreTimeout == 0 && o.Witness == nil &&
-		o.DeadHolder == nil && o.Notify == nil && o.ICMDKeepIdle == 0
+		o.DeadHolder == nil && o.Notify == nil && o.ICMDKeepIdle == 0 && !o.ReadOnly
+}
+
+// accessor is the stack's register path as the device sees it.
+func (o StackOptions) accessor(st *Stack) Accessor {
+	if o.ReadOnly {
+		return ReadOnly(st.Regs)
+	}
+	return st.Regs
 }
 
 // DefaultNotify prints a notice on standard error. Callers that report
@@ -191,7 +202,7 @@ func OpenConfigSpace(ctx context.Context, name, bdf string, backend Backend, db 
 	if err != nil {
 		return nil, nil, &OpenError{Name: name, Err: err}
 	}
-	return New(name, bdf, backend, db, st.Regs, st.Close), st, nil
+	return New(name, bdf, backend, db, o.accessor(st), st.Close), st, nil
 }
 
 // OpenError wraps a failure to open a device.
@@ -249,7 +260,7 @@ func OpenPCI(ctx context.Context, sys devname.Sys, name, bdf string, db *prm.DB,
 		closeAll()
 		return nil, nil, &OpenError{Name: name, Err: err}
 	}
-	d := New(name, bdf, BackendDirect, db, st.Regs, func() error {
+	d := New(name, bdf, BackendDirect, db, o.accessor(st), func() error {
 		err := st.Close()
 		closeAll()
 		return err

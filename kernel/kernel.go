@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -133,12 +132,11 @@ func (d *Device) Close() error { return nil }
 // Root is the sysfs tree the device was opened in.
 func (d *Device) Root() string { return d.opts.root() }
 
-var bdfRE = regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
-
 // Open finds a ConnectX function by an RDMA device name (mlx5_0), a network
 // interface (ens1f0np0) or a PCI address (0000:c1:00.0 or c1:00.0); a
-// "kernel:" prefix is accepted and dropped. It reads sysfs links and the
-// PCI identity only, so it is cheap; the reads happen in the methods.
+// "kernel:" prefix is accepted and dropped. The name is resolved by
+// dev/devname, as every -d name is; it reads sysfs links and the PCI
+// identity only, so it is cheap; the reads happen in the methods.
 func Open(ctx context.Context, given string, opts Options) (*Device, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -153,49 +151,57 @@ func Open(ctx context.Context, given string, opts Options) (*Device, error) {
 	if err := hostCheck(opts); err != nil {
 		return nil, err
 	}
+	sys := devname.Sys{Root: opts.root()}
+	n, err := sys.Parse("kernel:" + name)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	f, err := sys.Function(n.BDF)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	d, err := OpenFunction(ctx, n.RDMA, f, opts)
+	if err != nil {
+		return nil, err
+	}
+	d.Given = name
+	return d, nil
+}
+
+// notFound keeps devname's "no such device here" as this package's
+// NotFoundError.
+func notFound(err error) error {
+	var nf *devname.NotFoundError
+	if errors.As(err, &nf) {
+		return &NotFoundError{"kernel: " + nf.Msg}
+	}
+	return fmt.Errorf("kernel: %w", err)
+}
+
+// OpenFunction opens a function already found in sysfs (devname.Sys's
+// Function), without reading its identity again; rdma is the RDMA device
+// the user named ("" for the function's first one).
+func OpenFunction(ctx context.Context, rdma string, f devname.Function, opts Options) (*Device, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := hostCheck(opts); err != nil {
+		return nil, err
+	}
 	root := opts.root()
-	d := &Device{opts: opts, Given: name}
-	ibDir := filepath.Join(root, "class/infiniband", name)
-	netDir := filepath.Join(root, "class/net", name)
-	switch {
-	case exists(ibDir):
-		d.RDMA = name
-		bdf, err := linkBDF(filepath.Join(ibDir, "device"))
-		if err != nil {
-			return nil, fmt.Errorf("kernel: RDMA device %s: %v", name, err)
-		}
-		d.BDF = bdf
-	case exists(netDir):
-		bdf, err := linkBDF(filepath.Join(netDir, "device"))
-		if err != nil {
-			return nil, fmt.Errorf("kernel: interface %s: %v", name, err)
-		}
-		d.BDF = bdf
-	default:
-		addr := strings.ToLower(name)
-		if len(addr) == 7 {
-			addr = "0000:" + addr
-		}
-		if !bdfRE.MatchString(addr) {
-			return nil, &NotFoundError{fmt.Sprintf("kernel: no RDMA device or interface %q in %s (is mlx5_ib loaded? 'rdma link' and 'ip link' list the names); 'cxray status' lists the adapters", name, root)}
-		}
-		d.BDF = addr
-	}
-	pciDir := filepath.Join(root, "bus/pci/devices", d.BDF)
-	real, err := filepath.EvalSymlinks(pciDir)
+	real, err := filepath.EvalSymlinks(filepath.Join(root, "bus/pci/devices", f.BDF))
 	if err != nil {
-		return nil, &NotFoundError{fmt.Sprintf("kernel: no PCI function %s in %s; 'cxray status' lists the adapters", d.BDF, root)}
-	}
-	d.pciDir = real
-	f, err := devname.Sys{Root: root}.Function(d.BDF)
-	if err != nil {
-		return nil, fmt.Errorf("kernel: %v", err)
+		return nil, &NotFoundError{fmt.Sprintf("kernel: no PCI function %s in %s; 'cxray status' lists the adapters", f.BDF, root)}
 	}
 	if drv := f.Driver; drv != "mlx5_core" {
 		if drv == "" {
 			drv = "no driver"
 		}
-		return nil, fmt.Errorf("kernel: %s is bound to %s, not mlx5_core, so the kernel exposes nothing about it; load the driver (modprobe mlx5_core), or use direct access (-d %s as root)", d.BDF, drv, d.BDF)
+		return nil, fmt.Errorf("kernel: %s is bound to %s, not mlx5_core, so the kernel exposes nothing about it; load the driver (modprobe mlx5_core), or use direct access (-d %s as root)", f.BDF, drv, f.BDF)
+	}
+	d := &Device{opts: opts, Given: f.BDF, RDMA: rdma, BDF: f.BDF, pciDir: real}
+	if rdma != "" {
+		d.Given = rdma
 	}
 	if d.RDMA == "" && len(f.RDMA) > 0 {
 		d.RDMA = f.RDMA[0]
@@ -229,20 +235,6 @@ func List(ctx context.Context, opts Options) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-// linkBDF reads a sysfs "device" link and checks that it names a PCI
-// function.
-func linkBDF(link string) (string, error) {
-	t, err := os.Readlink(link)
-	if err != nil {
-		return "", fmt.Errorf("no device link (%v)", err)
-	}
-	bdf := filepath.Base(t)
-	if !bdfRE.MatchString(bdf) {
-		return "", fmt.Errorf("its device %s is not a PCI function (a software device such as rxe or siw?)", t)
-	}
-	return bdf, nil
 }
 
 func exists(p string) bool {

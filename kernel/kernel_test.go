@@ -90,8 +90,8 @@ func TestOpenRefusals(t *testing.T) {
 		{"../../etc", "not a device name"},
 		{"0000:c2:00.0", "bound to vfio-pci, not mlx5_core"},
 		{"0000:00:1f.0", "not a Mellanox/NVIDIA function"},
-		{"eth0", "is not a PCI function"},
-		{"lo", "no device link"},
+		{"eth0", "not on a PCI function"},
+		{"lo", "no RDMA device or network interface of that name"},
 		{"0000:aa:00.0", "no PCI function 0000:aa:00.0"},
 	} {
 		_, err := Open(context.Background(), c.in, f.opts())

@@ -40,8 +40,11 @@ type Name struct {
 	// Emu is "" for the default emulated device, a profile name, or a
 	// scenario file (emu, emu:cx7-2p400g, emu:lab.yaml).
 	Emu string
-	// Kernel is the RDMA device of a kernel: name.
+	// Kernel is what follows "kernel:" in a kernel backend name.
 	Kernel string
+	// RDMA is the RDMA device the name gave (mlx5_0), "" for the other
+	// forms.
+	RDMA string
 	// Via says how the name was resolved ("RDMA device mlx5_0").
 	Via string
 }
@@ -62,8 +65,9 @@ type NotFoundError struct{ Msg string }
 
 func (e *NotFoundError) Error() string { return e.Msg }
 
-// Parse resolves a device name. PCI-style names are checked against sysfs
-// only by Resolve; Parse accepts any well-formed address.
+// Parse resolves a device name: RDMA devices, interfaces and mst names
+// through sysfs, for the direct and the kernel (kernel:NAME) backends
+// alike. A PCI address is taken as written; Function checks it is there.
 func (s Sys) Parse(given string) (Name, error) {
 	n := Name{Given: given}
 	g := strings.TrimSpace(given)
@@ -74,13 +78,21 @@ func (s Sys) Parse(given string) (Name, error) {
 		n.Kind, n.Emu = Emu, strings.TrimPrefix(strings.TrimPrefix(g, "emu"), ":")
 		return n, nil
 	case strings.HasPrefix(g, "kernel:"):
-		n.Kind, n.Kernel = Kernel, strings.TrimPrefix(g, "kernel:")
+		n.Kind, n.Kernel = Kernel, strings.TrimSpace(strings.TrimPrefix(g, "kernel:"))
 		if n.Kernel == "" {
 			return n, errors.New("kernel: needs an RDMA device name, e.g. kernel:mlx5_0")
 		}
-		return n, nil
+		// The kernel backend's names resolve as the direct ones do: one
+		// resolver for every form.
+		return s.resolve(n, n.Kernel)
 	}
 	n.Kind = PCI
+	return s.resolve(n, g)
+}
+
+// resolve finds the PCI function g names (a PCI address, an mst name, an
+// RDMA device or a network interface) and fills in n's BDF.
+func (s Sys) resolve(n Name, g string) (Name, error) {
 	addr := g
 	addr = strings.TrimPrefix(addr, "pciconf-")
 	if strings.HasPrefix(addr, "/sys/") {
@@ -106,7 +118,11 @@ func (s Sys) Parse(given string) (Name, error) {
 		n.BDF, n.Via = bdf, "mst name "+strings.TrimPrefix(g, "/dev/mst/")
 		return n, nil
 	}
-	// An RDMA device or a network interface.
+	// An RDMA device or a network interface: a name, never a path out of
+	// the class directories.
+	if strings.ContainsAny(g, "/\x00") || g == "." || g == ".." {
+		return n, fmt.Errorf("device %q: not a device name; give a PCI address (0000:03:00.0), an RDMA device (mlx5_0) or an interface (eth2); 'cxray status' lists them", g)
+	}
 	for _, c := range []struct{ dir, what string }{{"class/infiniband", "RDMA device"}, {"class/net", "network interface"}} {
 		link := filepath.Join(s.Root, c.dir, g, "device")
 		if target, err := os.Readlink(link); err == nil {
@@ -118,6 +134,9 @@ func (s Sys) Parse(given string) (Name, error) {
 				return n, &NotFoundError{fmt.Sprintf("device %q: the %s is on %s, vendor 0x%04x, not a Mellanox/NVIDIA ConnectX adapter (0x15b3); run 'cxray status' to list the adapters", g, c.what, bdf, v)}
 			}
 			n.BDF, n.Via = bdf, c.what+" "+g
+			if c.dir == "class/infiniband" {
+				n.RDMA = g
+			}
 			return n, nil
 		}
 	}

@@ -51,8 +51,18 @@ func TestParse(t *testing.T) {
 			t.Errorf("%s: %+v %v", in, n, err)
 		}
 	}
-	if n, err := s.Parse("kernel:mlx5_0"); err != nil || n.Kind != Kernel || n.Kernel != "mlx5_0" {
-		t.Errorf("kernel: %+v %v", n, err)
+	// The kernel backend's names resolve with the same resolver: to the
+	// function, and the RDMA device the name gave.
+	for in, rdma := range map[string]string{"kernel:mlx5_0": "mlx5_0", "kernel:ens1f0np0": "", "kernel:03:00.0": ""} {
+		n, err := s.Parse(in)
+		if err != nil || n.Kind != Kernel || n.Kernel != strings.TrimPrefix(in, "kernel:") || n.BDF != "0000:03:00.0" || n.RDMA != rdma {
+			t.Errorf("%s: %+v %v", in, n, err)
+		}
+	}
+	for _, in := range []string{"kernel:../../etc", "ens1f0np0/../mlx5_0", ".."} {
+		if _, err := s.Parse(in); err == nil || !strings.Contains(err.Error(), "not a device name") {
+			t.Errorf("%s: %v, want a refusal of a path", in, err)
+		}
 	}
 	_, err := s.Parse("eth9")
 	var nf *NotFoundError

@@ -155,14 +155,11 @@ func (e *Emulator) OpenKept(ctx context.Context, st *state.State, funcs []*scena
 	return e.open(ctx, st.Emulation(), st.Do, funcs, name, all, nil, o)
 }
 
-// eagerOpenWait bounds the open of a function's register path at start;
-// a held semaphore makes it fail, and the path opens on first use.
-const eagerOpenWait = 250 * time.Millisecond
-
 func (e *Emulator) open(ctx context.Context, em *scenario.Emulation, do func(func() error) error, funcs []*scenario.Function, name string, all bool, save func() error, o adapter.Options) ([]*adapter.Adapter, error) {
 	// Waits for held semaphores last as long as the caller's deadline, as
 	// on hardware (dev.StackOptions.SemaphoreTimeout).
 	stack := e.Stack
+	stack.ReadOnly = o.ReadOnly
 	if do == nil {
 		do = func(fn func() error) error { return fn() }
 	}
@@ -201,7 +198,7 @@ func (e *Emulator) open(ctx context.Context, em *scenario.Emulation, do func(fun
 			}
 			// f.Config refuses writes on a lockdown: true device, as a
 			// locked-down kernel refuses them.
-			d, st, err := dev.OpenConfigSpace(ctx, label, f.BDF, dev.BackendEmulator, o.DB, f.Config, stack)
+			d, _, err := dev.OpenConfigSpace(ctx, label, f.BDF, dev.BackendEmulator, o.DB, f.Config, stack)
 			if err != nil {
 				if (o.Via == "" || o.Via == adapter.ViaAuto) && adapter.GatewayRefused(err) {
 					fellBack = err
@@ -212,26 +209,17 @@ func (e *Emulator) open(ctx context.Context, em *scenario.Emulation, do func(fun
 				}
 				return nil, err
 			}
-			acc := dev.Accessor(st.Regs)
-			if o.ReadOnly {
-				acc = dev.ReadOnly(st.Regs)
-			}
-			nd := dev.New(d.Name, d.BDF, d.Backend, o.DB, acc, d.Close)
 			// Commands go through the function's command interface (fwctl
 			// on a host), beside the gateway.
 			if c, err := cmds.client(clk); err == nil {
-				nd.AttachCommander(c)
+				d.AttachCommander(c)
 			}
-			return nd, nil
+			return d, nil
 		}
 		// A function whose gateway is held (or gone) at open is still
-		// opened: its register path opens on first use, so one stuck
-		// function does not take the others down with it. The eager try
-		// waits briefly, so that the first use waits out the command's
-		// deadline and its error tells the whole wait.
-		eager, cancel := context.WithTimeout(ctx, eagerOpenWait)
-		d, err := open(eager)
-		cancel()
+		// opened, as on every backend (adapter.TryOpen): its register
+		// path opens on first use.
+		d, err := adapter.TryOpen(ctx, open)
 		if err != nil {
 			if ctx.Err() != nil {
 				adapter.CloseAll(out)

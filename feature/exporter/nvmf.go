@@ -23,7 +23,7 @@ import (
 // scrape's deadline. Rates are Prometheus' to compute (rate()).
 
 // NVMFSource is a Source that reads NVMe-oF offload namespaces. Sources
-// made by FromAdapter and Lazy are; others are left out of the collector.
+// made by FromAdapter are; others are left out of the collector.
 type NVMFSource interface {
 	NVMF(ctx context.Context) (*nvmf.Report, error)
 }
@@ -95,17 +95,4 @@ func (s adapterSource) NVMF(ctx context.Context) (*nvmf.Report, error) {
 			Why: fmt.Sprintf("no fwctl device for %s (Linux 6.15+ with mlx5_fwctl) and no emulated one", s.Name())}
 	}
 	return nvmf.Read(ctx, d, nvmf.Options{Clock: s.Clock()})
-}
-
-// NVMF reads through the opened source, when it reads commands.
-func (l *lazySource) NVMF(ctx context.Context) (*nvmf.Report, error) {
-	src, err := l.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ns, ok := src.(NVMFSource)
-	if !ok {
-		return nil, &adapter.UnsupportedError{What: "NVMe-oF offload counters", Backend: dev.Backend(src.Backend()), Why: "the source reads no commands"}
-	}
-	return ns.NVMF(ctx)
 }

@@ -61,8 +61,7 @@ func TestNVMFCollector(t *testing.T) {
 
 	// No command interface: left out, not failing.
 	for _, plain := range []Source{&fakeSource{name: "0000:03:00.0"},
-		&nvmfFake{fakeSource: fakeSource{name: "0000:03:00.0"}, err: &adapter.UnsupportedError{What: "the command interface", Backend: "kernel"}},
-		Lazy("0000:03:00.0", "fake", func(context.Context) (Source, error) { return &fakeSource{name: "0000:03:00.0"}, nil })} {
+		&nvmfFake{fakeSource: fakeSource{name: "0000:03:00.0"}, err: &adapter.UnsupportedError{What: "the command interface", Backend: "kernel"}}} {
 		s = scrapeOne(t, plain, Options{Collectors: []string{"nvmf"}})
 		if n := len(s.Find("cxray_scrape_collector_success", "collector", "nvmf")); n != 0 || len(s.Find("cxray_nvmf_offload")) != 0 {
 			t.Errorf("%T without commands: the nvmf collector was reported", plain)

@@ -60,6 +60,10 @@ type Report struct {
 	Via    dev.Backend `json:"via,omitempty"`
 	Status Status      `json:"status"`
 	Checks []Check     `json:"checks"`
+	// Error is set when the device could not be read at all (its identity
+	// did not answer, for a reason other than the register database):
+	// the command exits 3 for it (the exit-code rule in README.md).
+	Error string `json:"error,omitempty"`
 }
 
 // Options tune Run.
@@ -70,6 +74,11 @@ type Options struct {
 	// NV is the parameter database for the configuration check; nil
 	// skips it.
 	NV *nvconf.DB
+	// FirstRead, when positive, bounds the first read (the identity)
+	// below ctx's deadline: the command's --timeout, while ctx also
+	// allows the one Interval the checks wait. A device that does not
+	// answer then ends at --timeout, never waiting an interval.
+	FirstRead time.Duration
 }
 
 // Run performs every check on one adapter. A check the backend cannot
@@ -79,9 +88,24 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	if o.Interval <= 0 {
 		o.Interval = time.Second
 	}
-	id, idCheck := identity(ctx, a)
+	ictx := ctx
+	if o.FirstRead > 0 {
+		var cancel context.CancelFunc
+		ictx, cancel = context.WithTimeout(ctx, o.FirstRead)
+		defer cancel()
+	}
+	id, idCheck, idErr := identity(ictx, a)
 	r.add(idCheck)
-	r.add(access(a))
+	acc := access(a)
+	if idErr != nil && !prm.IsDatabaseProblem(idErr) {
+		// Nothing was read: the path to the device is what failed, never
+		// "access ok" beside it.
+		r.Error = idErr.Error()
+		acc.Status = Fail
+		acc.Summary += "; the device did not answer (see identity)"
+		acc.Next = "make sure no other tool holds the adapter (mstflint, mstreg, mstconfig) and that it is still there ('cxray status', dmesg); then run health again"
+	}
+	r.add(acc)
 	if idCheck.Status == Fail {
 		r.finish()
 		return r
@@ -139,13 +163,18 @@ func (r *Report) finish() {
 
 // ---- identity
 
-func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check) {
+// identity reads and judges the identity; the error is set when nothing
+// could be read.
+func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check, error) {
 	c := Check{Name: "identity"}
 	id, err := a.Identity(ctx)
 	if id == nil {
+		if err == nil {
+			err = errors.New("the backend returned no identity")
+		}
 		c.Status, c.Summary = Fail, "cannot read the firmware's identity: "+err.Error()
 		c.Next = "check the device name with 'cxray status' and that no other tool holds the adapter; the other checks were not run"
-		return &adapter.Identity{}, c
+		return &adapter.Identity{}, c, err
 	}
 	c.Status = OK
 	db := a.DB()
@@ -162,7 +191,7 @@ func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check
 		c.Next = "activate it with a firmware reset (mlxfwreset, or a cold reboot), or it runs at the next one unplanned"
 	}
 	if !a.HasRegisters() {
-		return id, c
+		return id, c, nil
 	}
 	revDate, known := RevisionDate(db.Revision)
 	switch {
@@ -184,7 +213,7 @@ func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check
 	for _, n := range db.Notes {
 		c.Details = append(c.Details, "database: "+n)
 	}
-	return id, c
+	return id, c, nil
 }
 
 func dash(s string) string {

@@ -359,9 +359,17 @@ func TestIdentityCheck(t *testing.T) {
 		r := newRig(t)
 		r.f = devtest.New(devtest.DB(t))
 		rep := r.run(t)
-		want := map[string]health.Status{"identity": health.Fail, "access": health.OK}
+		// Nothing answered: access failed too, and the report carries
+		// the error that makes the command exit 3.
+		want := map[string]health.Status{"identity": health.Fail, "access": health.Fail}
 		if d := cmp.Diff(want, statuses(rep)); d != "" || rep.Status != health.Fail {
 			t.Errorf("verdicts (-want +got):\n%s", d)
+		}
+		if rep.Error == "" {
+			t.Error("a device whose identity did not answer has no report error")
+		}
+		if c := check(t, rep, "access"); strings.Contains(c.Summary, "every register is readable") && !strings.Contains(c.Summary, "did not answer") {
+			t.Errorf("access says ok-like %q beside an unreadable identity", c.Summary)
 		}
 		if c := check(t, rep, "identity"); !strings.HasPrefix(c.Summary, "cannot read the firmware's identity: ") || !strings.Contains(c.Next, "the other checks were not run") {
 			t.Errorf("%q %q", c.Summary, c.Next)

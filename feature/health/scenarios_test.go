@@ -52,6 +52,11 @@ func checkScenarios(t *testing.T, db *prm.DB) {
 				got[c.Name] = c.Status
 			}
 			want := expected(t, em, f, db.Revision)
+			// A function that does not answer is an error of the report
+			// (exit 3), and only it.
+			if unreachable := want["access"] == health.Fail; unreachable != (rep.Error != "") {
+				t.Errorf("%s: report error %q, want one: %v", f.BDF, rep.Error, unreachable)
+			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("%s: verdicts differ from the scenario's state (-want +got):\n%s\nreport:\n%s", f.BDF, d, describe(rep))
 			}
@@ -83,7 +88,7 @@ func expected(t *testing.T, em *scenario.Emulation, f *scenario.Function, revisi
 	want := map[string]health.Status{"identity": health.OK, "access": health.OK}
 	// A device that does not answer: identity fails, nothing else runs.
 	if dfl.GatewaySemaphoreHeld || dfl.ICMDSemaphoreHeld || dfl.ICMDStuckBusy || dfl.Removed {
-		want["identity"] = health.Fail
+		want["identity"], want["access"] = health.Fail, health.Fail
 		return want
 	}
 	if spec.PendingFW != nil && *spec.PendingFW != spec.FW {

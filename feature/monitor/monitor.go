@@ -436,6 +436,8 @@ type Target struct {
 	// Gone is set once the device stopped answering; it is retried each
 	// interval and reported back when it answers again.
 	Gone bool
+	// Missed counts the samples in which it did not answer.
+	Missed int
 }
 
 // Monitor samples targets and evaluates alerts and frozen readings.
@@ -449,6 +451,10 @@ type Monitor struct {
 	FrozenAfter int
 	FrozenFor   time.Duration
 	Now         func() time.Time
+	// Timeout, when positive, bounds each target's reads in one sample
+	// (the command's --timeout): the targets are read side by side, so a
+	// stuck one costs its own time only.
+	Timeout time.Duration
 
 	last   map[string]map[string]float64 // device -> key -> value
 	lastT  map[string]time.Time
@@ -482,43 +488,38 @@ func (m *Monitor) Sample(ctx context.Context, targets []*Target) []Sample {
 	}
 	out := make([]Sample, 0, len(targets))
 	m.refused = nil
-	for _, t := range targets {
-		s := Sample{Time: m.Now().UTC(), Device: t.Name, Values: map[string]float64{}}
-		// failed: a read failed other than by the firmware's answer (a
-		// group's errors are taken as such); only that can mean the
-		// device stopped answering.
-		failed := false
-		for _, c := range m.Collectors {
-			rc, ok := c.(RegCollector)
-			if !ok {
-				errs := c.Collect(ctx, t.Adapter, s.Values)
-				failed = failed || len(errs) > 0
-				s.Errors = append(s.Errors, errs...)
-				continue
-			}
-			err := rc.read(ctx, t.Adapter, s.Values)
-			if err == nil {
-				continue
-			}
-			s.Errors = append(s.Errors, fmt.Sprintf("%s: %v", rc.Register, err))
-			// A status is an answer: the device works. Only a bad
-			// parameter or an unknown register says the command line is
-			// wrong; busy, internal error and the rest are the device's
-			// state, recorded and read again next sample.
-			st, ok := dev.StatusOf(err)
-			switch {
-			case !ok:
-				failed = true
-			case st == dev.StatusBadParameter || st == dev.StatusRegisterNotSupported:
-				m.refused = append(m.refused, &RefusedError{Device: t.Name, Register: rc, Status: st, Err: err})
-			}
+	reads := make([]targetRead, len(targets))
+	// The targets are read side by side (one after the other on the
+	// emulator's manual clock, where that keeps readings reproducible);
+	// alerts and frozen values are then judged in target order.
+	ads := make([]*adapter.Adapter, len(targets))
+	for i, t := range targets {
+		ads[i] = t.Adapter
+	}
+	adapter.EachLimit(ctx, len(targets), adapter.Parallel(ads), func(ctx context.Context, i int) {
+		if m.Timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, m.Timeout)
+			defer cancel()
 		}
+		reads[i] = m.read(ctx, targets[i])
+	})
+	for i, t := range targets {
+		r := reads[i]
+		if r.s.Values == nil {
+			// Not started: the context ended first.
+			r.s = Sample{Time: m.Now().UTC(), Device: t.Name, Values: map[string]float64{}, Errors: []string{ctx.Err().Error()}}
+			r.failed = true
+		}
+		s, failed := r.s, r.failed
+		m.refused = append(m.refused, r.refused...)
 		switch {
 		case len(s.Values) == 0 && failed:
 			if !t.Gone {
 				s.Errors = append([]string{"device stopped answering; still trying"}, s.Errors...)
 			}
 			t.Gone = true
+			t.Missed++
 		case t.Gone:
 			s.Errors = append(s.Errors, "device answers again")
 			t.Gone = false
@@ -527,6 +528,47 @@ func (m *Monitor) Sample(ctx context.Context, targets []*Target) []Sample {
 		out = append(out, s)
 	}
 	return out
+}
+
+// targetRead is one target's sample before it is judged: what every
+// collector read, whether a read failed other than by the firmware's
+// answer (a group's errors are taken as such; only that can mean the
+// device stopped answering), and the --what registers it refused.
+type targetRead struct {
+	s       Sample
+	failed  bool
+	refused []*RefusedError
+}
+
+// read takes one target's sample.
+func (m *Monitor) read(ctx context.Context, t *Target) (r targetRead) {
+	r.s = Sample{Time: m.Now().UTC(), Device: t.Name, Values: map[string]float64{}}
+	for _, c := range m.Collectors {
+		rc, ok := c.(RegCollector)
+		if !ok {
+			errs := c.Collect(ctx, t.Adapter, r.s.Values)
+			r.failed = r.failed || len(errs) > 0
+			r.s.Errors = append(r.s.Errors, errs...)
+			continue
+		}
+		err := rc.read(ctx, t.Adapter, r.s.Values)
+		if err == nil {
+			continue
+		}
+		r.s.Errors = append(r.s.Errors, fmt.Sprintf("%s: %v", rc.Register, err))
+		// A status is an answer: the device works. Only a bad parameter
+		// or an unknown register says the command line is wrong; busy,
+		// internal error and the rest are the device's state, recorded
+		// and read again next sample.
+		st, ok := dev.StatusOf(err)
+		switch {
+		case !ok:
+			r.failed = true
+		case st == dev.StatusBadParameter || st == dev.StatusRegisterNotSupported:
+			r.refused = append(r.refused, &RefusedError{Device: t.Name, Register: rc, Status: st, Err: err})
+		}
+	}
+	return r
 }
 
 func (m *Monitor) check(dev string, s *Sample) {

@@ -71,19 +71,16 @@ func (a *App) Open(ctx context.Context, given string, db *prm.DB) (*adapter.Adap
 }
 
 // OpenTargets opens the function -d names, or with all every function (of
-// the machine, or of the emulated scenario -d names).
+// the machine, or of the emulated scenario -d names): adapter.OpenTargets,
+// the one opener.
 func (a *App) OpenTargets(ctx context.Context, given string, all bool, db *prm.DB) ([]*adapter.Adapter, error) {
-	if !all {
-		if given == "" {
-			return nil, UsageErr("add -d DEV, or --all for every adapter ('cxray status' lists them; -d emu tries the emulator)")
-		}
-		ad, err := a.Open(ctx, given, db)
-		if err != nil {
-			return nil, err
-		}
-		return []*adapter.Adapter{ad}, nil
-	}
-	as, err := adapter.OpenAll(ctx, given, a.AdapterOptions(db))
+	return a.OpenTargetsWith(ctx, given, all, a.AdapterOptions(db))
+}
+
+// OpenTargetsWith is OpenTargets with options a command changed (the
+// kernel fallback of status and the exporter, read-only devices).
+func (a *App) OpenTargetsWith(ctx context.Context, given string, all bool, o adapter.Options) ([]*adapter.Adapter, error) {
+	as, err := adapter.OpenTargets(ctx, given, all, o)
 	if err != nil {
 		return nil, Classify(err)
 	}
@@ -132,4 +129,34 @@ func (a *App) OpenRegisters(ctx context.Context, given string, db *prm.DB) (*ada
 		return nil, nil, err
 	}
 	return ad, d, nil
+}
+
+// EachTarget reads every target side by side (adapter.Each; one after the
+// other on the emulator's manual clock, adapter.Parallel), each within its
+// own deadline of timeout, so one slow or stuck function costs its own
+// time only. It returns when every call has returned; the caller checks
+// ctx for a signal.
+func EachTarget(ctx context.Context, targets []*adapter.Adapter, timeout time.Duration, fn func(ctx context.Context, i int, ad *adapter.Adapter)) {
+	adapter.EachLimit(ctx, len(targets), adapter.Parallel(targets), func(ctx context.Context, i int) {
+		fctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		fn(fctx, i, targets[i])
+	})
+}
+
+// FirstRead reads what the commands read first, the port topology (the
+// adapter keeps it, so nothing is read twice), within --timeout. Commands
+// that wait an --interval between two samples give their context
+// --timeout plus that interval: with FirstRead first, a device that does
+// not answer ends the command at --timeout, never after an interval.
+func FirstRead(ctx context.Context, ad *adapter.Adapter, timeout time.Duration) error {
+	first, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if _, err := ad.Ports(first); err != nil {
+		if ctx.Err() != nil {
+			return Stopped(ctx, err)
+		}
+		return Classify(err)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
@@ -62,6 +63,18 @@ func DeviceErr(err error) error {
 // `cxray emu run` exited with it and said what it had to say).
 var ErrQuiet = errors.New("exit status")
 
+// ReportedError is a device error (exit 3) that the command's output
+// already shows (a report over many functions, one of which could not be
+// read): standard error gets its message, standard output no second JSON
+// document after the report.
+type ReportedError struct{ Err error }
+
+func (e *ReportedError) Error() string { return e.Err.Error() }
+func (e *ReportedError) Unwrap() error { return e.Err }
+
+// Reported is err as a ReportedError with exit 3.
+func Reported(err error) error { return &ExitError{ExitDevice, &ReportedError{err}} }
+
 // ErrProblem is returned by commands that ran fine and found something
 // wrong; their output has said what.
 var ErrProblem = &ExitError{ExitProblem, errors.New("problem found")}
@@ -108,4 +121,15 @@ func Stopped(ctx context.Context, cause error) error {
 		cause = ctx.Err()
 	}
 	return DeviceErr(fmt.Errorf("%w (the --timeout ran out: give a longer one, or check the device with 'cxray status')", cause))
+}
+
+// Unread is the exit of a command over many functions when some could not
+// be read (the rule in README.md "Exit codes"): exit 3 after the report,
+// naming them on standard error; the report says why for each.
+func Unread(total int, names []string) error {
+	list := names
+	if len(list) > 5 {
+		list = append(append([]string{}, list[:5]...), "...")
+	}
+	return Reported(fmt.Errorf("%d of %d function(s) could not be read: %s (the report says why)", len(names), total, strings.Join(list, ", ")))
 }

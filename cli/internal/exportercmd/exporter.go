@@ -17,10 +17,8 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
-	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/feature/exporter"
-	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -304,104 +302,56 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// exporterSources opens the devices to read, each read-only, through
-// the backend that works: directly as root, else through the kernel. A
-// device that cannot be opened at start is served as down and retried
-// (exporter.Lazy); only a name that cannot mean a device is an error.
+// exporterSources opens the devices to read, each read-only, with the
+// one opener (adapter.OpenTargets): directly as root, else through the
+// kernel. A function whose register path does not open at start (held by
+// another tool, gone for now) is served as down and opened again on each
+// scrape; only a name that cannot mean a device is an error.
 func (a *app) exporterSources(ctx context.Context, o *exporterOptions, db *prm.DB, log *slog.Logger) ([]exporter.Source, error) {
 	if len(o.devices) == 0 && !o.all {
 		return nil, cmdutil.UsageErr("no device given; add -d DEV (repeatable: a PCI address, mlx5_0, kernel:mlx5_0, emu:FILE.yaml) or --all for every adapter of this machine")
 	}
 	opts := a.AdapterOptions(db)
 	opts.ReadOnly, opts.Fallback = true, true
-	var out []exporter.Source
 	if len(o.devices) == 0 {
-		fns, err := a.Sys.List()
-		if err != nil {
-			return nil, cmdutil.DeviceErr(err)
-		}
 		// Where direct access cannot work, only the functions the kernel
 		// driver has can be read, through it.
-		why := opts.DirectBlocked()
-		if why != "" {
-			log.Info("reading through the kernel backend", "reason", why)
+		if why := opts.DirectBlocked(); why != "" {
+			log.Info("reading through the kernel backend where the driver has the function", "reason", why)
 		}
-		for _, f := range fns {
-			switch {
-			case f.VF:
-			case why != "" && f.Driver != "mlx5_core":
-				log.Info("skipping a function no driver holds", "device", f.BDF, "reason", why)
-			default:
-				out = append(out, a.lazySource(ctx, f.BDF, f.BDF, opts, log))
-			}
-		}
-		if len(out) == 0 {
-			if why != "" {
-				return nil, cmdutil.DeviceErr(fmt.Errorf("no ConnectX function driven by mlx5_core found, and %s; load the driver (modprobe mlx5_core), or use -d emu for the emulator", why))
-			}
-			return nil, cmdutil.DeviceErr(errors.New("no ConnectX adapters found on this machine; use -d emu for the emulator"))
-		}
-		return out, nil
+		return a.sources(ctx, "", true, opts, log)
 	}
+	var out []exporter.Source
 	for _, given := range o.devices {
 		n, err := opts.Parse(given)
 		if err != nil {
 			return out, cmdutil.Classify(err)
 		}
-		if n.Kind == devname.Emu {
-			var ads []*adapter.Adapter
-			if o.all {
-				ads, err = adapter.OpenAll(ctx, given, opts)
-			} else {
-				var ad *adapter.Adapter
-				if ad, err = adapter.Open(ctx, given, opts); err == nil {
-					ads = []*adapter.Adapter{ad}
-				}
-			}
-			if err != nil {
-				return out, cmdutil.Classify(err)
-			}
-			for _, ad := range ads {
-				out = append(out, exporter.FromAdapter(ad))
-			}
-			continue
-		}
-		if o.all {
+		if o.all && n.Kind != devname.Emu {
 			return out, cmdutil.UsageErr("--all with -d works for emulated scenarios (emu:FILE.yaml); for this machine's adapters leave out -d")
 		}
-		label := n.BDF
-		if n.Kind == devname.Kernel {
-			label = n.Kernel
-			if kd, err := kernel.Open(ctx, n.Kernel, a.AdapterOptions(db).Kernel); err == nil {
-				label = kd.BDF
-			} else {
-				var nf *kernel.NotFoundError
-				if errors.As(err, &nf) {
-					return out, cmdutil.DeviceErr(err)
-				}
-			}
+		srcs, err := a.sources(ctx, given, o.all, opts, log)
+		out = append(out, srcs...)
+		if err != nil {
+			return out, err
 		}
-		out = append(out, a.lazySource(ctx, given, label, opts, log))
 	}
 	return out, nil
 }
 
-// lazySource opens a device of this machine now, and serves it as down
-// (retrying on each scrape) when that fails.
-func (a *app) lazySource(_ context.Context, given, label string, opts adapter.Options, log *slog.Logger) exporter.Source {
-	open := func(ctx context.Context) (exporter.Source, error) {
-		ad, err := adapter.Open(ctx, given, opts)
-		if err != nil {
-			return nil, err
-		}
+// sources opens what given (and all) name as sources, and logs how each
+// is reached.
+func (a *app) sources(ctx context.Context, given string, all bool, opts adapter.Options, log *slog.Logger) ([]exporter.Source, error) {
+	ads, err := a.OpenTargetsWith(ctx, given, all, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]exporter.Source, 0, len(ads))
+	for _, ad := range ads {
 		for _, n := range ad.Notes() {
-			log.Info("device", "device", label, "note", n)
+			log.Info("device", "device", ad.BDF(), "note", n)
 		}
-		return exporter.FromAdapter(ad), nil
+		out = append(out, exporter.FromAdapter(ad))
 	}
-	backend := string(dev.BackendDirect)
-	if strings.HasPrefix(given, "kernel:") {
-		backend = string(dev.BackendKernel)
-	}
-	return exporter.Lazy(label, backend, open)
+	return out, nil
 }

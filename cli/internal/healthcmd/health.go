@@ -72,22 +72,33 @@ func (a *app) runHealth(o *healthOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(a.Ctx, o.df.Timeout+2*o.interval)
-	defer cancel()
-	targets, err := a.OpenTargets(ctx, o.df.Name, o.all, db)
+	// --timeout bounds opening, and each function's first read; a
+	// function whose first read answered may take one --interval more
+	// for its second samples. Functions are read side by side.
+	octx, cancel := context.WithTimeout(a.Ctx, o.df.Timeout)
+	targets, err := a.OpenTargets(octx, o.df.Name, o.all, db)
+	cancel()
 	if err != nil {
 		return err
 	}
 	defer adapter.CloseAll(targets)
-	var reports []*health.Report
-	bad := false
-	for _, ad := range targets {
-		rep := health.Run(ctx, ad, health.Options{Interval: o.interval, NV: nv})
-		if ctx.Err() != nil {
-			return cmdutil.Stopped(ctx, fmt.Errorf("health of %s: %w", cmdutil.Describe(ad), ctx.Err()))
+	reports := make([]*health.Report, len(targets))
+	cmdutil.EachTarget(a.Ctx, targets, o.df.Timeout+o.interval, func(ctx context.Context, i int, ad *adapter.Adapter) {
+		rep := health.Run(ctx, ad, health.Options{Interval: o.interval, NV: nv, FirstRead: o.df.Timeout})
+		if ctx.Err() != nil && rep.Error == "" {
+			rep.Error = fmt.Sprintf("the checks did not finish within --timeout %s (and --interval %s): %v", o.df.Timeout, o.interval, ctx.Err())
 		}
-		bad = bad || rep.Status != health.OK
-		reports = append(reports, rep)
+		reports[i] = rep
+	})
+	if err := a.Ctx.Err(); err != nil {
+		return cmdutil.Stopped(a.Ctx, err)
+	}
+	bad, failed := false, 0
+	for _, r := range reports {
+		bad = bad || r.Status != health.OK
+		if r.Error != "" {
+			failed++
+		}
 	}
 	if a.JSON() {
 		if err := a.WriteJSON(map[string]any{"source_revision": db.Revision, "devices": reports}); err != nil {
@@ -101,20 +112,39 @@ func (a *app) runHealth(o *healthOptions) error {
 			printHealth(a, r, o.verbose)
 		}
 	}
+	return healthExit(reports, failed, bad)
+}
+
+// healthExit is the exit-code rule of a command over many functions: 3
+// when any function could not be read (each report says which and why),
+// else 1 when any check found a problem, else 0.
+func healthExit(reports []*health.Report, failed int, bad bool) error {
+	if failed > 0 {
+		var names []string
+		for _, r := range reports {
+			if r.Error != "" {
+				names = append(names, reportName(r))
+			}
+		}
+		return cmdutil.Unread(len(reports), names)
+	}
 	if bad {
 		return cmdutil.ErrProblem
 	}
 	return nil
 }
 
+func reportName(r *health.Report) string {
+	if r.BDF != "" && r.BDF != r.Device {
+		return r.Device + " (" + r.BDF + ")"
+	}
+	return r.Device
+}
+
 var healthMarks = map[health.Status]string{health.OK: "ok  ", health.Warn: "WARN", health.Fail: "FAIL", health.Skip: "--  "}
 
 func printHealth(a *app, r *health.Report, verbose bool) {
-	name := r.Device
-	if r.BDF != "" && r.BDF != name {
-		name += " (" + r.BDF + ")"
-	}
-	fmt.Fprintf(a.Stdout, "%s: %s\n", name, strings.ToUpper(string(r.Status)))
+	fmt.Fprintf(a.Stdout, "%s: %s\n", reportName(r), strings.ToUpper(string(r.Status)))
 	for _, c := range r.Checks {
 		fmt.Fprintf(a.Stdout, "  %s %-14s %s\n", healthMarks[c.Status], c.Name, c.Summary)
 		if c.Status == health.Warn || c.Status == health.Fail || verbose {

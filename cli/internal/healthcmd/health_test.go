@@ -170,16 +170,22 @@ func TestHealthFault(t *testing.T) {
 }
 
 // A removed adapter fails its identity check, and health stops there: the
-// remaining checks are not run on a device that does not answer.
+// remaining checks are not run on a device that does not answer, access
+// is what failed, and the command exits 3 (a device error), after the
+// report, with one message on standard error and no second JSON document.
 func TestHealthRemoved(t *testing.T) {
 	a := cmdutiltest.New(t, "json")
 	err := (&app{a.App}).runHealth(opts(cmdutiltest.Manual(t, "    faults: {removed: true}\n")))
-	if !errors.Is(err, cmdutil.ErrProblem) {
-		t.Fatalf("removed adapter: %v, want exit 1\n%s", err, a.Out)
+	var re *cmdutil.ReportedError
+	if cmdutiltest.Code(err) != cmdutil.ExitDevice || !errors.As(err, &re) || !strings.Contains(err.Error(), "1 of 1 function(s) could not be read") {
+		t.Fatalf("removed adapter: %v, want exit 3 after the report\n%s", err, a.Out)
 	}
 	r := decode(t, a.Out.String()).Devices[0]
-	if diff := cmp.Diff([][2]string{{"identity", "fail"}, {"access", "ok"}}, statuses(r)); diff != "" {
+	if diff := cmp.Diff([][2]string{{"identity", "fail"}, {"access", "fail"}}, statuses(r)); diff != "" {
 		t.Errorf("checks (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(r.Error, "0xFFFFFFFF") {
+		t.Errorf("the report's error does not say why: %q", r.Error)
 	}
 }
 

@@ -105,6 +105,11 @@ func (a *app) runModule(o *moduleOptions) error {
 		return err
 	}
 	defer ad.Close()
+	// --timeout bounds the first read; --verify's interval is added only
+	// once the device answered (cmdutil.FirstRead).
+	if err := cmdutil.FirstRead(ctx, ad, o.df.Timeout); err != nil {
+		return err
+	}
 	mo := modules.Options{Raw: o.raw, Verify: o.verify, Interval: o.interval}
 	if !o.all {
 		mo.Ports = []int{o.port}

@@ -43,8 +43,12 @@ field, another function's port) is refused; one whose value is missing now
 (an empty cage) waits for it, and each sample says so. A moving value (temperatures) unchanged for
 --frozen-after samples and at least --frozen-for is reported as frozen (a
 steady sensor can hold one 0.125 °C step for minutes; a stuck one holds it
-for good). A device that stops answering is
-reported and retried; the others go on. Ctrl-C stops cleanly. Exit 1 when an
+for good). Devices are read side by side. --timeout bounds opening and
+the first sample together, then each device's reads in every later sample;
+a first sample in which no device answered ends the run there (exit 3),
+without waiting an interval. A device that stops answering is reported and
+retried; the others go on, and the run exits 3 at its end (the samples say
+which device and when). Ctrl-C stops cleanly. Otherwise exit 1 when an
 alert fired or a reading froze.
 
 --what: temp (ASIC and module sensors), counters (PPCNT IEEE 802.3, RFC 2863,
@@ -116,9 +120,11 @@ PDDR[page_select=0,local_port=1].`,
 				as = append(as, al)
 			}
 			ctx := a.Ctx
-			octx, cancel := context.WithTimeout(ctx, df.Timeout)
-			targets, err := a.OpenTargets(octx, df.Name, all, db)
-			cancel()
+			// --timeout bounds opening and the first sample together, and
+			// each later sample (the per-sample rule in the help).
+			first, cancelFirst := context.WithTimeout(ctx, df.Timeout)
+			defer cancelFirst()
+			targets, err := a.OpenTargets(first, df.Name, all, db)
 			if err != nil {
 				return err
 			}
@@ -127,7 +133,7 @@ PDDR[page_select=0,local_port=1].`,
 			if _, manual := clk.(*clock.Manual); manual && count == 0 {
 				return cmdutil.UsageErr("the scenario's clock is manual, so samples are instant: give --count N (each sample advances the emulated clock by -i)")
 			}
-			m := &monitor.Monitor{Collectors: cols, Alerts: as, FrozenAfter: frozenAfter, FrozenFor: frozenFor, Now: clk.Now}
+			m := &monitor.Monitor{Collectors: cols, Alerts: as, FrozenAfter: frozenAfter, FrozenFor: frozenFor, Now: clk.Now, Timeout: df.Timeout}
 			var ts []*monitor.Target
 			for _, ad := range targets {
 				name := ad.BDF()
@@ -152,9 +158,11 @@ PDDR[page_select=0,local_port=1].`,
 				if ctx.Err() != nil {
 					break
 				}
-				sctx, cancel := context.WithTimeout(ctx, df.Timeout)
+				sctx := ctx
+				if i == 0 {
+					sctx = first
+				}
 				samples := m.Sample(sctx, ts)
-				cancel()
 				if i == 0 {
 					if r := m.Refused(); len(r) > 0 {
 						msgs := make([]string, len(r))
@@ -188,15 +196,14 @@ PDDR[page_select=0,local_port=1].`,
 					}
 					return cmdutil.DeviceErr(err)
 				}
+				if i == 0 && !answered {
+					// Nothing answered within --timeout: no interval is
+					// waited for another sample of a device that never
+					// answered.
+					break
+				}
 			}
-			if taken > 0 && !answered {
-				// Not one value in the whole run: that is no clean run.
-				return cmdutil.DeviceErr(fmt.Errorf("none of the %d samples read a value (%s); check that the device answers (cxray status)", taken, firstErr))
-			}
-			if problems {
-				return cmdutil.ErrProblem
-			}
-			return nil
+			return monitorExit(ts, taken, answered, problems, firstErr)
 		},
 	}
 	df.Add(c)
@@ -213,6 +220,29 @@ PDDR[page_select=0,local_port=1].`,
 	c.Flags().IntVar(&frozenAfter, "frozen-after", 5, "samples in which a moving value must stay the same to be reported frozen")
 	c.Flags().DurationVar(&frozenFor, "frozen-for", monitor.DefaultFrozenFor, "time over which a moving value must stay the same to be reported frozen")
 	return c
+}
+
+// monitorExit is the exit-code rule of monitor: 3 when a device did not
+// answer in some sample (the samples say which and when), 1 when an alert
+// fired or a reading froze, else 0.
+func monitorExit(ts []*monitor.Target, taken int, answered, problems bool, firstErr string) error {
+	if taken > 0 && !answered {
+		// Not one value in the whole run: that is no clean run.
+		return cmdutil.DeviceErr(fmt.Errorf("none of the %d samples read a value (%s); check that the device answers (cxray status)", taken, firstErr))
+	}
+	var missed []string
+	for _, t := range ts {
+		if t.Missed > 0 {
+			missed = append(missed, fmt.Sprintf("%s in %d of %d", t.Name, t.Missed, taken))
+		}
+	}
+	if len(missed) > 0 {
+		return cmdutil.Reported(fmt.Errorf("a device did not answer in some samples: %s; check it with 'cxray status'", strings.Join(missed, ", ")))
+	}
+	if problems {
+		return cmdutil.ErrProblem
+	}
+	return nil
 }
 
 // splitList splits repeated, comma-separated flag values into items,

@@ -15,6 +15,9 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
+	"github.com/cxray/cxray/emu"
+	"github.com/cxray/cxray/emu/emuadapter"
+	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/feature/monitor"
 )
 
@@ -136,22 +139,58 @@ func TestMonitorProblems(t *testing.T) {
 	}
 }
 
-// A device that does not answer is reported in every sample, and a run in
-// which no sample read anything is a device error (exit 3), not a pass.
+// A device that does not answer is reported in the sample, and a run in
+// which no sample read anything is a device error (exit 3), not a pass;
+// when the first sample read nothing, no interval is waited for a second.
 func TestMonitorRemoved(t *testing.T) {
 	a := cmdutiltest.New(t, "json")
 	err := mon(a, "-d", cmdutiltest.Manual(t, "    faults: {removed: true}\n"), "--count", "2", "-i", "1s", "--what", "temp")
 	ss := lines(t, a.Out.String())
-	if len(ss) != 2 {
-		t.Fatalf("%v: %d lines, want 2:\n%s", err, len(ss), a.Out)
+	if len(ss) != 1 {
+		t.Fatalf("%v: %d lines, want 1 (the run ends after a first sample that read nothing):\n%s", err, len(ss), a.Out)
 	}
 	for i, s := range ss {
 		if len(s.Errors) == 0 || len(s.Values) != 0 {
 			t.Errorf("sample %d of a removed adapter: values %v errors %v", i, s.Values, s.Errors)
 		}
 	}
-	if cmdutiltest.Code(err) != cmdutil.ExitDevice || !strings.Contains(err.Error(), "none of the 2 samples read a value") {
+	if cmdutiltest.Code(err) != cmdutil.ExitDevice || !strings.Contains(err.Error(), "none of the 1 samples read a value") {
 		t.Errorf("a run that never read a value: %v, want exit 3 saying so", err)
+	}
+}
+
+// A device that vanishes for some samples and comes back: every sample
+// is written, the ones it missed say so, and the run exits 3 at its end
+// naming the device and how many samples it missed (not 0: a device that
+// could not be read is a device error).
+func TestMonitorDeviceVanishesForSomeSamples(t *testing.T) {
+	a := cmdutiltest.New(t, "json")
+	a.Emulator = &emuadapter.Emulator{Loaded: func(em *scenario.Emulation) {
+		d := em.Functions()[0].Device
+		// Gone during the first wait between samples, back during the
+		// next wait: the second sample misses it.
+		em.Manual.OnSleep(1, func() {
+			d.SetFaults(emu.Faults{Removed: true})
+			em.Manual.OnSleep(1, func() { d.SetFaults(emu.Faults{}) })
+		})
+	}}
+	err := mon(a, "-d", cmdutiltest.Manual(t, ""), "--count", "4", "-i", "10s", "--what", "temp")
+	ss := lines(t, a.Out.String())
+	if len(ss) != 4 {
+		t.Fatalf("%v: %d samples, want 4:\n%s", err, len(ss), a.Out)
+	}
+	var missed []int
+	for i, s := range ss {
+		if len(s.Values) == 0 {
+			missed = append(missed, i)
+		}
+	}
+	if d := cmp.Diff([]int{1}, missed); d != "" {
+		t.Errorf("samples without values (-want +got):\n%s", d)
+	}
+	var re *cmdutil.ReportedError
+	if cmdutiltest.Code(err) != cmdutil.ExitDevice || !errors.As(err, &re) || !strings.Contains(err.Error(), "0000:03:00.0 in 1 of 4") {
+		t.Errorf("a run in which the device missed a sample: %v, want exit 3 naming it", err)
 	}
 }
 

@@ -65,6 +65,8 @@ func (a *app) runRoceStatus(o *roceStatusOptions) error {
 	if err != nil {
 		return err
 	}
+	// --timeout bounds the first read; the interval is added only once
+	// the device answered (cmdutil.FirstRead).
 	ctx, cancel := context.WithTimeout(a.Ctx, o.df.Timeout+o.interval)
 	defer cancel()
 	ad, err := a.Open(ctx, o.df.Name, db)
@@ -72,6 +74,9 @@ func (a *app) runRoceStatus(o *roceStatusOptions) error {
 		return err
 	}
 	defer ad.Close()
+	if err := cmdutil.FirstRead(ctx, ad, o.df.Timeout); err != nil {
+		return err
+	}
 	rep, err := roce.Status(ctx, ad, roce.StatusOptions{NV: nv, Interval: o.interval, RTT: o.rtt})
 	if err != nil {
 		return cmdutil.Classify(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,20 +58,21 @@ Without --out the snapshot is printed as JSON.`,
 			if samples > 1 && interval <= 0 {
 				return cmdutil.UsageErr("--samples %d needs --interval (e.g. 10s)", samples)
 			}
-			timeout := df.Timeout + time.Duration(samples)*interval
-			ctx, cancel := context.WithTimeout(a.Ctx, timeout)
-			defer cancel()
-			f, err := a.takeSnapshot(ctx, df.Name, all, db, p, samples, interval)
+			f, failed, err := a.takeSnapshot(a.Ctx, df, all, db, p, samples, interval)
 			if err != nil {
 				return err
 			}
 			if out == "" {
-				return a.WriteJSON(f)
-			}
-			if err := snapshot.Write(out, f); err != nil {
+				err = a.WriteJSON(f)
+			} else if err = snapshot.Write(out, f); err != nil {
 				return cmdutil.DeviceErr(err)
+			} else {
+				err = a.printSnapshotSummary(out, f)
 			}
-			return a.printSnapshotSummary(out, f)
+			if err != nil {
+				return err
+			}
+			return failed
 		},
 	}
 	df.Add(c)
@@ -82,65 +84,127 @@ Without --out the snapshot is printed as JSON.`,
 	return c
 }
 
-// takeSnapshot reads the targets into one file.
-func (a *app) takeSnapshot(ctx context.Context, name string, all bool, db *prm.DB, p *snapshot.Profile, samples int, interval time.Duration) (*snapshot.File, error) {
-	targets, err := a.OpenTargets(ctx, name, all, db)
+// takeSnapshot reads the targets into one file, side by side, each
+// function within its own deadline: --timeout for opening and its first
+// reads, and the waits between its samples. A function that could not be
+// read is recorded with its error, and failed (exit 3, after the output)
+// names it; only when none could be read is that the error.
+func (a *app) takeSnapshot(ctx context.Context, df cmdutil.DeviceFlags, all bool, db *prm.DB, p *snapshot.Profile, samples int, interval time.Duration) (f *snapshot.File, failed, err error) {
+	octx, cancel := context.WithTimeout(ctx, df.Timeout)
+	targets, err := a.OpenTargets(octx, df.Name, all, db)
+	cancel()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer adapter.CloseAll(targets)
 	host, _ := os.Hostname()
-	f := &snapshot.File{Format: snapshot.Format, Version: snapshot.Version, Created: targets[0].Clock().Now().UTC(), Host: host, Tool: a.Version,
+	f = &snapshot.File{Format: snapshot.Format, Version: snapshot.Version, Created: targets[0].Clock().Now().UTC(), Host: host, Tool: a.Version,
 		PRMRevision: db.Revision, PRMSource: db.Source, Profile: *p, Samples: samples, Interval: snapshot.Duration(interval)}
 	// The NV configuration is named with the database `config` uses
 	// ($CXRAY_NVDB, mstflint's, or the built-in one).
 	nv, err := cmdutil.NVDB("")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	progress := a.progress()
-	for i, ad := range targets {
-		opt := snapshot.Options{Samples: samples, Interval: interval, NV: nv}
-		if progress != nil {
-			label := fmt.Sprintf("%s (%d/%d)", ad.BDF(), i+1, len(targets))
-			opt.Progress = func(done, total int) { progress(label, done, total) }
+	progress := a.progress(len(targets))
+	devs := make([]snapshot.Device, len(targets))
+	wait := time.Duration(max(samples-1, 0)) * interval
+	cmdutil.EachTarget(ctx, targets, df.Timeout+wait, func(ctx context.Context, i int, ad *adapter.Adapter) {
+		fail := func(err error) {
+			devs[i] = snapshot.Device{Name: ad.Name(), BDF: ad.BDF(), Backend: ad.Backend(), Error: err.Error()}
+			progress.function()
 		}
+		// The first read (the port topology, kept by the adapter) within
+		// --timeout: a function that does not answer never waits its
+		// intervals.
+		first, cancel := context.WithTimeout(ctx, df.Timeout)
+		_, err := ad.Ports(first)
+		cancel()
+		if err != nil {
+			fail(err)
+			return
+		}
+		opt := snapshot.Options{Samples: samples, Interval: interval, NV: nv, Progress: progress.registers()}
 		d, err := snapshot.Take(ctx, ad, p, opt)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, cmdutil.Stopped(ctx, err)
-			}
-			f.Devices = append(f.Devices, snapshot.Device{Name: ad.Name(), BDF: ad.BDF(), Backend: ad.Backend(), Error: err.Error()})
-			continue
+			fail(err)
+			return
 		}
-		f.Created = ad.Clock().Now().UTC()
-		f.Devices = append(f.Devices, *d)
+		devs[i] = *d
+		progress.function()
+	})
+	progress.done()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, cmdutil.Stopped(ctx, err)
 	}
-	if progress != nil {
-		fmt.Fprint(a.Stderr, "\r\033[K")
-	}
-	ok := false
+	f.Devices = devs
+	f.Created = targets[0].Clock().Now().UTC()
+	var bad []string
 	for _, d := range f.Devices {
-		if d.Error == "" {
-			ok = true
+		if d.Error != "" {
+			bad = append(bad, d.BDF)
 		}
 	}
-	if !ok {
-		return nil, cmdutil.DeviceErr(fmt.Errorf("no device could be read: %s", f.Devices[0].Error))
+	switch {
+	case len(bad) == len(f.Devices):
+		return nil, nil, cmdutil.DeviceErr(fmt.Errorf("no device could be read: %s", f.Devices[0].Error))
+	case len(bad) > 0:
+		return f, cmdutil.Unread(len(f.Devices), bad), nil
 	}
-	return f, nil
+	return f, nil, nil
 }
 
-// progress returns a progress printer when standard error is a terminal.
-func (a *app) progress() func(label string, done, total int) {
+// progressBar shows a snapshot's progress on a terminal: the registers of
+// one function, or how many of several functions are done (they are read
+// side by side). The zero value (standard error is no terminal) shows
+// nothing.
+type progressBar struct {
+	f     *os.File
+	total int
+	mu    sync.Mutex
+	n     int
+}
+
+func (a *app) progress(functions int) *progressBar {
 	f, ok := a.Stderr.(*os.File)
 	if !ok || !cmdutil.IsTerminal(f) {
+		return &progressBar{}
+	}
+	return &progressBar{f: f, total: functions}
+}
+
+func (p *progressBar) draw(label string, done, total int) {
+	const width = 30
+	n := done * width / max(total, 1)
+	fmt.Fprintf(p.f, "\r%s [%s%s] %d/%d", label, strings.Repeat("#", n), strings.Repeat(".", width-n), done, total)
+}
+
+// registers is the per-register progress of a lone function.
+func (p *progressBar) registers() func(done, total int) {
+	if p.f == nil || p.total != 1 {
 		return nil
 	}
-	return func(label string, done, total int) {
-		const width = 30
-		n := done * width / max(total, 1)
-		fmt.Fprintf(f, "\r%s [%s%s] %d/%d", label, strings.Repeat("#", n), strings.Repeat(".", width-n), done, total)
+	return func(done, total int) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.draw("registers", done, total)
+	}
+}
+
+// function counts one more function done.
+func (p *progressBar) function() {
+	if p.f == nil || p.total == 1 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	p.draw("functions", p.n, p.total)
+}
+
+func (p *progressBar) done() {
+	if p.f != nil {
+		fmt.Fprint(p.f, "\r\033[K")
 	}
 }
 
@@ -207,6 +271,7 @@ name, then by position.`,
 				return err
 			}
 			var cur *snapshot.File
+			var failed error
 			switch {
 			case len(args) == 2 && df.Name != "":
 				return cmdutil.UsageErr("compare with a file or with -d DEV, not both")
@@ -219,9 +284,7 @@ name, then by position.`,
 				if err != nil {
 					return err
 				}
-				ctx, cancel := context.WithTimeout(a.Ctx, df.Timeout+time.Duration(samples)*interval)
-				defer cancel()
-				if cur, err = a.takeSnapshot(ctx, df.Name, all, db, &base.Profile, samples, interval); err != nil {
+				if cur, failed, err = a.takeSnapshot(a.Ctx, df, all, db, &base.Profile, samples, interval); err != nil {
 					return err
 				}
 			default:
@@ -234,6 +297,9 @@ name, then by position.`,
 				}
 			} else if err := rep.WriteText(a.Stdout, limit); err != nil {
 				return err
+			}
+			if failed != nil {
+				return failed
 			}
 			if rep.Problems() {
 				return cmdutil.ErrProblem

@@ -182,13 +182,20 @@ func TestSnapshotRemoved(t *testing.T) {
 }
 
 // --all records every function; one that cannot be read is recorded with
-// its error and the snapshot still succeeds.
+// its error, the snapshot (on standard output, or the file) holds every
+// function, and the command exits 3 after it (the exit-code rule of the
+// commands over many functions).
 func TestSnapshotAllOneRemoved(t *testing.T) {
 	a := cmdutiltest.New(t, "table")
 	two := cmdutiltest.Scenario(t, "clock: {mode: manual}\ndevices:\n  - profile: cx7-2p400g\n  - profile: cx6dx-2p100g\n    faults: {removed: true}\n")
-	if err := snap(a, "-d", two, "--all", "--profile", "minimal"); err != nil {
-		t.Fatalf("one of two removed: %v", err)
+	failed := func(err error) {
+		t.Helper()
+		var re *cmdutil.ReportedError
+		if cmdutiltest.Code(err) != cmdutil.ExitDevice || !errors.As(err, &re) || !strings.Contains(err.Error(), "1 of 2 function(s) could not be read: 0000:04:00.0") {
+			t.Errorf("one of two removed: %v, want exit 3 after the snapshot, naming the function", err)
+		}
 	}
+	failed(snap(a, "-d", two, "--all", "--profile", "minimal"))
 	var f snapshot.File
 	cmdutiltest.JSON(t, a.Out.String(), &f)
 	var errs []bool
@@ -197,6 +204,12 @@ func TestSnapshotAllOneRemoved(t *testing.T) {
 	}
 	if diff := cmp.Diff([]bool{false, true}, errs); diff != "" {
 		t.Errorf("which devices failed (-want +got):\n%s", diff)
+	}
+	out := filepath.Join(t.TempDir(), "s.json")
+	failed(snap(a, "-d", two, "--all", "--profile", "minimal", "--out", out))
+	written, err := snapshot.Read(out)
+	if err != nil || len(written.Devices) != 2 {
+		t.Errorf("the file of a run with one unreadable function: %v", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package statuscmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -45,6 +46,8 @@ type Entry struct {
 	Error    string            `json:"error,omitempty"`
 	// Notes say how the device was reached (a fallback, the path taken).
 	Notes []string `json:"notes,omitempty"`
+	// unread: a read failed (not only a part the backend lacks).
+	unread bool
 }
 
 type statusOptions struct {
@@ -75,21 +78,17 @@ func (a *app) runStatus(o *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := o.df.Context(a.Ctx)
-	defer cancel()
-	entries, err := a.gatherStatus(ctx, o.df.Name, db)
+	entries, err := a.gatherStatus(a.Ctx, o.df, db)
 	if err != nil {
 		return err
 	}
-	// A device named with -d that could not be read is a device error
-	// (exit 3), after the report says why.
-	failed := o.df.Name != "" && len(entries) > 0
 	drift := false
+	var unread []string
 	for _, e := range entries {
-		if e.Error == "" || e.Firmware != "" {
-			failed = false
-		}
 		drift = drift || e.MACDrift
+		if e.unread {
+			unread = append(unread, e.BDF)
+		}
 	}
 	if a.JSON() {
 		if err := a.WriteJSON(map[string]any{"source_revision": db.Revision, "devices": entries}); err != nil {
@@ -99,8 +98,10 @@ func (a *app) runStatus(o *statusOptions) error {
 		a.printStatus(entries)
 	}
 	switch {
-	case failed:
-		return &cmdutil.ExitError{Code: cmdutil.ExitDevice, Err: cmdutil.ErrQuiet}
+	case len(unread) > 0:
+		// The exit-code rule of every command over many functions: 3 when
+		// one could not be read, after the report shows every function.
+		return cmdutil.Unread(len(entries), unread)
 	case drift:
 		return cmdutil.ErrProblem
 	}
@@ -161,94 +162,93 @@ func numa(n int) string {
 	return fmt.Sprint(n)
 }
 
-// gatherStatus lists the functions to report and reads each.
-func (a *app) gatherStatus(ctx context.Context, given string, db *prm.DB) ([]Entry, error) {
+// gatherStatus opens what -d names (every function of the machine
+// without -d, the whole scenario for emu names without @) with the one
+// opener, and reads each function side by side within its own --timeout.
+func (a *app) gatherStatus(ctx context.Context, df cmdutil.DeviceFlags, db *prm.DB) ([]Entry, error) {
 	opts := a.AdapterOptions(db)
 	opts.Fallback = true
-	entries := []Entry{}
+	given := df.Name
+	all := given == ""
 	if given != "" {
 		n, err := opts.Parse(given)
 		if err != nil {
 			return nil, cmdutil.Classify(err)
 		}
-		var ads []*adapter.Adapter
-		switch n.Kind {
-		case devname.Emu:
-			// The whole scenario, unless -d picks one function with @.
-			if strings.Contains(n.Emu, "@") {
-				var ad *adapter.Adapter
-				if ad, err = adapter.Open(ctx, given, opts); err == nil {
-					ads = []*adapter.Adapter{ad}
-				}
-			} else {
-				ads, err = adapter.OpenAll(ctx, given, opts)
-			}
-		case devname.Kernel:
-			var ad *adapter.Adapter
-			if ad, err = adapter.Open(ctx, given, opts); err == nil {
-				ads = []*adapter.Adapter{ad}
-			}
-		default:
-			f, ferr := a.Sys.Function(n.BDF)
-			if ferr != nil {
-				return nil, cmdutil.Classify(&adapter.NotFoundError{Err: ferr})
-			}
-			e := a.pciStatus(ctx, f, opts)
-			if fs, err := a.Sys.List(); err == nil {
-				e.MST = devname.MSTName(fs, f.BDF)
-			}
-			return append(entries, e), nil
-		}
-		if err != nil {
-			return nil, cmdutil.Classify(err)
-		}
-		defer adapter.CloseAll(ads)
-		for _, ad := range ads {
-			entries = append(entries, adapterStatus(ctx, ad))
-		}
-		return entries, nil
+		all = n.Kind == devname.Emu && !strings.Contains(n.Emu, "@")
 	}
-	fs, err := a.Sys.List()
+	// The machine's functions give mst's names, and the rows of the
+	// functions that are not read (virtual functions, and those another
+	// driver holds).
+	var fs []devname.Function
+	if given == "" || !strings.HasPrefix(strings.TrimSpace(given), "emu") {
+		fs, _ = a.Sys.List()
+	}
+	entries := []Entry{}
+	octx, cancel := context.WithTimeout(ctx, df.Timeout)
+	ads, err := a.OpenTargetsWith(octx, given, all, opts)
+	cancel()
 	if err != nil {
-		return nil, cmdutil.DeviceErr(err)
+		var nf *adapter.NotFoundError
+		if given != "" || !errors.As(err, &nf) {
+			return nil, err
+		}
 	}
+	defer adapter.CloseAll(ads)
+	read := make([]Entry, len(ads))
+	cmdutil.EachTarget(ctx, ads, df.Timeout, func(ctx context.Context, i int, ad *adapter.Adapter) {
+		read[i] = adapterStatus(ctx, ad)
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, cmdutil.Stopped(ctx, err)
+	}
+	byBDF := map[string]devname.Function{}
 	for _, f := range fs {
-		e := a.pciStatus(ctx, f, opts)
-		e.MST = devname.MSTName(fs, f.BDF)
+		byBDF[f.BDF] = f
+	}
+	for _, e := range read {
+		if f, ok := byBDF[e.BDF]; ok {
+			e.MST = devname.MSTName(fs, f.BDF)
+			if !strings.HasPrefix(e.Device, "kernel:") && len(f.RDMA) > 0 {
+				e.Device = f.RDMA[0]
+			}
+			if e.Model == "" {
+				e.Model = f.DeviceName
+			}
+			delete(byBDF, e.BDF)
+		}
 		entries = append(entries, e)
+	}
+	if given == "" {
+		for _, f := range fs {
+			if _, left := byBDF[f.BDF]; left {
+				entries = append(entries, unreadStatus(a.Sys, f))
+			}
+		}
+		sort.SliceStable(entries, func(i, j int) bool { return entries[i].BDF < entries[j].BDF })
 	}
 	return entries, nil
 }
 
-// pciStatus reads a function of this machine: sysfs for its names, then
-// the adapter (directly as root, else through the kernel).
-func (a *app) pciStatus(ctx context.Context, f devname.Function, opts adapter.Options) Entry {
+// unreadStatus is the line of a function the opener leaves out: a
+// virtual function, or one another driver (vfio-pci) holds.
+func unreadStatus(sys devname.Sys, f devname.Function) Entry {
 	e := Entry{BDF: f.BDF, Device: f.BDF, Model: f.DeviceName, DeviceID: f.DeviceID, Backend: dev.BackendDirect,
 		Netdevs: f.Netdevs, RDMA: f.RDMA, NUMANode: f.NUMANode, OSMACs: map[string]string{}}
 	if len(f.RDMA) > 0 {
 		e.Device = f.RDMA[0]
 	}
 	for _, nd := range f.Netdevs {
-		if m := a.Sys.MAC(nd); m != "" {
+		if m := sys.MAC(nd); m != "" {
 			e.OSMACs[nd] = m
 		}
 	}
 	if f.VF {
-		e.Error = "virtual function: firmware details come from its physical function"
-		return e
+		e.Notes = append(e.Notes, "virtual function: firmware details come from its physical function")
+	} else {
+		e.Notes = append(e.Notes, fmt.Sprintf("bound to %s, not mlx5_core: not this host's to read (passed through to a guest?)", f.Driver))
 	}
-	ad, err := adapter.Open(ctx, f.BDF, opts)
-	if err != nil {
-		e.Error = err.Error()
-		return e
-	}
-	defer ad.Close()
-	full := adapterStatus(ctx, ad)
-	full.Device = e.Device
-	if full.Model == "" {
-		full.Model = e.Model
-	}
-	return full
+	return e
 }
 
 // adapterStatus is one status line read through an adapter.
@@ -261,6 +261,7 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 	id, err := ad.Identity(ictx)
 	if err != nil {
 		notes = append(notes, err.Error())
+		e.unread = e.unread || !adapter.IsPartial(err)
 	}
 	if id != nil {
 		e.Model, e.DeviceID, e.PSID, e.Firmware, e.FirmwarePending = id.Model, id.DeviceID, id.PSID, id.Firmware, id.FirmwarePending
@@ -276,6 +277,7 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 		e.Ports = len(ps)
 	} else if id != nil {
 		notes = append(notes, "ports: "+err.Error())
+		e.unread = e.unread || !errors.Is(err, adapter.ErrUnsupported)
 	}
 	if os, err := ad.OS(ictx); err == nil {
 		e.NUMANode, e.RDMA = os.NUMANode, os.RDMA

@@ -100,14 +100,15 @@ func TestStatusMACDrift(t *testing.T) {
 }
 
 // A -d device that cannot be read: the report says why, then exit 3 with
-// no second message (ErrQuiet).
+// the reason on standard error and no second JSON document
+// (cmdutil.ReportedError).
 func TestStatusRemoved(t *testing.T) {
 	for _, mode := range []string{"table", "json"} {
 		a := cmdutiltest.New(t, mode)
 		err := (&app{a.App}).runStatus(opts(cmdutiltest.Manual(t, "    faults: {removed: true}\n")))
-		var ee *cmdutil.ExitError
-		if !errors.As(err, &ee) || ee.Code != cmdutil.ExitDevice || ee.Err != cmdutil.ErrQuiet {
-			t.Fatalf("%s: %v, want a quiet exit 3", mode, err)
+		var re *cmdutil.ReportedError
+		if cmdutiltest.Code(err) != cmdutil.ExitDevice || !errors.As(err, &re) || !strings.Contains(err.Error(), "1 of 1 function(s) could not be read: 0000:03:00.0") {
+			t.Fatalf("%s: %v, want exit 3 after the report, saying why", mode, err)
 		}
 		if !strings.Contains(a.Out.String(), "0xFFFFFFFF") {
 			t.Errorf("%s: the report does not say why:\n%s", mode, a.Out)
