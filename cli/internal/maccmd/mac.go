@@ -46,7 +46,8 @@ An interface is the adapter's when its current or permanent MAC is one of
 the adapter's, or its description names a ConnectX (Mellanox/NVIDIA)
 adapter (on Linux: its driver is mlx5_core). One that uses another address drifts: a locally administered one
 (set by software, a VM, teaming, a randomised address) is named as such.
-Exit 1 on drift.`,
+Exit 1 on drift, and when no interface of the listing is the adapter's (then
+nothing could be checked: the interfaces found are listed).`,
 		Example: `  cxray mac --os ipconfig.txt --from flint-q.txt
   cxray mac --os getnetadapter.txt --permanent b8:3f:d2:a1:b2:c0,b8:3f:d2:a1:b2:c1
   cxray.exe mac --os system --from flint-q.txt          # on Windows, with WinMFT's flint q
@@ -165,14 +166,40 @@ func (a *app) runMAC(o *macOptions) error {
 	for _, r := range rows {
 		drift = drift || r.Drift
 	}
+	// No interface of the adapter: nothing could be checked. That is a
+	// finding (exit 1), shown with what the listing has, never a pass.
+	var found []Row
+	none := ""
+	if len(rows) == 0 {
+		for _, in := range l.Interfaces {
+			found = append(found, Row{Interface: in.Name, Description: in.Description, MAC: in.MAC})
+		}
+		none = "no interface of the listing belongs to this adapter (by MAC or description), so no MAC could be checked; "
+		if o.listing == "system" {
+			none += "this machine shows none of the adapter's interfaces: is mlx5_core loaded, and is the adapter in this machine ('ip link', 'cxray status')?"
+		} else {
+			none += "is the listing from the host the adapter is in, and complete?"
+		}
+	}
 	if a.JSON() {
-		if err := a.WriteJSON(map[string]any{"listing": l.Format, "permanent_macs": perms, "interfaces": rows, "mac_drift": drift}); err != nil {
+		doc := map[string]any{"listing": l.Format, "permanent_macs": perms, "interfaces": rows, "mac_drift": drift}
+		if none != "" {
+			doc["problem"], doc["found"] = none, found
+		}
+		if err := a.WriteJSON(doc); err != nil {
 			return err
 		}
 	} else {
 		fmt.Fprintf(a.Stdout, "%s, %d interfaces; the adapter's permanent MACs: %s\n", l.Format, len(l.Interfaces), strings.Join(perms, ", "))
 		if len(rows) == 0 {
-			fmt.Fprintln(a.Stdout, "no interface of the listing belongs to this adapter (by MAC or description)")
+			fmt.Fprintln(a.Stdout, none)
+			if len(found) > 0 {
+				t := a.NewTable("FOUND", "MAC", "DESCRIPTION")
+				for _, r := range found {
+					t.Row(r.Interface, cmdutil.Dash(r.MAC), cmdutil.Dash(r.Description))
+				}
+				t.Flush()
+			}
 		} else {
 			t := a.NewTable("INTERFACE", "MAC", "PERMANENT", "VERDICT")
 			for _, r := range rows {
@@ -181,7 +208,7 @@ func (a *app) runMAC(o *macOptions) error {
 			t.Flush()
 		}
 	}
-	if drift {
+	if drift || none != "" {
 		return cmdutil.ErrProblem
 	}
 	return nil

@@ -1,9 +1,14 @@
 package maccmd
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
 )
 
 func TestMacsFromQuery(t *testing.T) {
@@ -14,6 +19,40 @@ func TestMacsFromQuery(t *testing.T) {
 	for _, bad := range []string{"", "Base MAC: b83fd2a1b2c0 0", "Base MAC: b83fd2a1b2c0 999"} {
 		if _, err := macsFromQuery(bad); err == nil {
 			t.Errorf("%q was taken", bad)
+		}
+	}
+}
+
+// A listing with none of the adapter's interfaces checks nothing: exit 1
+// in both output modes, saying so and listing what the listing has,
+// never a silent pass.
+func TestMACNoInterfaceOfTheAdapter(t *testing.T) {
+	listing := "lo               UNKNOWN        00:00:00:00:00:00 <LOOPBACK,UP,LOWER_UP>\neno1             UP             3c:ec:ef:01:02:03 <BROADCAST,MULTICAST,UP,LOWER_UP>\n"
+	for _, mode := range []string{"table", "json"} {
+		a := cmdutiltest.New(t, mode)
+		a.Stdin = strings.NewReader(listing)
+		err := (&app{a.App}).runMAC(&macOptions{listing: "-", permanent: []string{"b8:3f:d2:a1:b2:c0"}})
+		if !errors.Is(err, cmdutil.ErrProblem) {
+			t.Fatalf("%s: %v, want exit 1\n%s", mode, err, a.Out)
+		}
+		out := a.Out.String()
+		if mode == "json" {
+			var doc struct {
+				Problem string `json:"problem"`
+				Found   []Row  `json:"found"`
+			}
+			cmdutiltest.JSON(t, out, &doc)
+			var names []string
+			for _, r := range doc.Found {
+				names = append(names, r.Interface+" "+r.MAC)
+			}
+			if d := cmp.Diff([]string{"lo 00:00:00:00:00:00", "eno1 3c:ec:ef:01:02:03"}, names); d != "" || !strings.Contains(doc.Problem, "no MAC could be checked") {
+				t.Errorf("problem %q, found (-want +got):\n%s", doc.Problem, d)
+			}
+			continue
+		}
+		if !strings.Contains(out, "no MAC could be checked") || !strings.Contains(out, "eno1") || !strings.Contains(out, "3c:ec:ef:01:02:03") {
+			t.Errorf("table:\n%s", out)
 		}
 	}
 }
