@@ -234,11 +234,12 @@ func TestRegisterLinks(t *testing.T) {
 	f.Put("PTYS", "local_port=1", "proto_mask=Ethernet", "data_rate_oper=2000", "max_port_rate=400")
 	f.Put("PTYS", "local_port=3", "proto_mask=Ethernet", "data_rate_oper=0", "max_port_rate=0")
 	ls, err := open(f, db, adapter.Config{}).Links(context.Background())
+	eth := adapter.LinkEthernet // no PDDR: ports without VPI
 	want := []adapter.Link{
-		{Port: 1, AdminUp: bptr(true), OperUp: bptr(true), AdminStatus: "up", OperStatus: "up", SpeedGbps: fptr(200), MaxSpeedGbps: fptr(400)},
-		{Port: 2, AdminUp: bptr(false), OperUp: bptr(false), AdminStatus: "down_by_configuration", OperStatus: "down"},
-		{Port: 3, AdminUp: bptr(true), OperUp: bptr(false), AdminStatus: "up_once", OperStatus: "down", SpeedGbps: fptr(0)},
-		{Port: 4},
+		{Port: 1, AdminUp: bptr(true), OperUp: bptr(true), AdminStatus: "up", OperStatus: "up", SpeedGbps: fptr(200), MaxSpeedGbps: fptr(400), LinkLayer: eth},
+		{Port: 2, AdminUp: bptr(false), OperUp: bptr(false), AdminStatus: "down_by_configuration", OperStatus: "down", LinkLayer: eth},
+		{Port: 3, AdminUp: bptr(true), OperUp: bptr(false), AdminStatus: "up_once", OperStatus: "down", SpeedGbps: fptr(0), LinkLayer: eth},
+		{Port: 4, LinkLayer: eth},
 	}
 	if d := cmp.Diff(want, ls); d != "" {
 		t.Errorf("links (-want +got):\n%s", d)

@@ -262,6 +262,12 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 		c.Status = Warn
 		c.Details = append(c.Details, "partly read: "+strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
+	lanes := map[int]int{}
+	if ps, err := a.Ports(ctx); err == nil {
+		for _, p := range ps {
+			lanes[p.Local] = p.Lanes
+		}
+	}
 	var up, unknown []string
 	disabled := 0
 	for _, l := range links {
@@ -282,6 +288,18 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 			c.Status = Fail
 			c.Details = append(c.Details, fmt.Sprintf("port %d is %s while enabled", l.Port, orWord(l.OperStatus, "down")))
 			c.Next = "check the module and cable of the port ('cxray module --port N'), the link partner, and PDDR's troubleshooting page ('cxray reg get PDDR --index page_select=1,local_port=N')"
+			continue
+		}
+		if l.LinkLayer == adapter.LinkInfiniBand {
+			s, st, detail, next := ibPort(l, lanes[l.Port])
+			up = append(up, s)
+			c.Status = worse(c.Status, st)
+			if detail != "" {
+				c.Details = append(c.Details, detail)
+			}
+			if c.Next == "" {
+				c.Next = next
+			}
 			continue
 		}
 		if l.SpeedGbps == nil || *l.SpeedGbps == 0 {
@@ -522,9 +540,15 @@ func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
 			want[n] = true
 		}
 	}
+	ib := map[int]bool{}
+	for _, cs := range sets {
+		ib[cs.Port] = ib[cs.Port] || cs.Kind == "ib"
+	}
 	for _, cs := range sets {
 		for n, v := range cs.Values {
-			if want[n] {
+			// On an InfiniBand port the IB symbol_error counts what the
+			// physical layer's symbol_errors does: one is enough.
+			if want[n] && !(ib[cs.Port] && cs.Kind == "ppcnt" && n == "symbol_errors") {
 				s.values[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
 			}
 		}
@@ -566,7 +590,13 @@ func countersCheck(a, b *sample, errA, errB error, interval time.Duration) Check
 	}
 	if len(moving) > 0 {
 		c.Details = append(c.Details, moving...)
-		c.Next = "errors on a link point at the module, cable or connector: clean or reseat them, compare with 'cxray module --verify', and watch with 'cxray monitor --what counters --alert \"rate(symbol_errors) > 0\"'"
+		// The alert names the first counter that moved (port1.symbol_error
+		// on an InfiniBand port: "rate(symbol_error) > 0").
+		name := "symbol_errors"
+		if _, n, ok := strings.Cut(strings.Fields(moving[0])[0], "."); ok {
+			name = n
+		}
+		c.Next = fmt.Sprintf("errors on a link point at the module, cable or connector: clean or reseat them, compare with 'cxray module --verify', and watch with 'cxray monitor --what counters --alert \"rate(%s) > 0\"'", name)
 	}
 	var retrans []string
 	for _, k := range sortedKeys(b.rdma) {
@@ -622,6 +652,10 @@ func macDrift(ctx context.Context, a *adapter.Adapter, id *adapter.Identity) Che
 		c.Status, c.Summary = Warn, "the interfaces could not be read: "+err.Error()
 		return c
 	}
+	if ipoibOnly(os.Netdevs) {
+		c.Status, c.Summary = Skip, "the port runs InfiniBand: its interface is IPoIB, whose address is a queue pair and the port's GID, not a MAC"
+		return c
+	}
 	drift := Drift(id.PermanentMAC, os.Netdevs)
 	switch {
 	case id.PermanentMAC == "" && len(drift) == 0:
@@ -654,11 +688,12 @@ type MACDrift struct {
 // Drift lists the interfaces whose current address differs from the
 // permanent MAC: the firmware's (permanent) when known, else the one the
 // kernel reports for the interface. Representors are left out: they
-// carry addresses of their own.
+// carry addresses of their own; so are IPoIB interfaces, whose 20-byte
+// address is a QPN and the port's GID, not a MAC.
 func Drift(permanent string, nds []adapter.Netdev) []MACDrift {
 	var out []MACDrift
 	for _, n := range nds {
-		if n.Representor || n.Address == "" {
+		if n.Representor || n.Address == "" || len(n.Address) != len("00:00:00:00:00:00") {
 			continue
 		}
 		want := permanent

@@ -103,6 +103,13 @@ func expected(t *testing.T, em *scenario.Emulation, f *scenario.Function, revisi
 		switch {
 		case st.AdminUp && !st.OperUp:
 			want["ports"] = health.Fail
+		case st.OperUp && st.LinkType == fw.LinkInfiniBand:
+			up++
+			// Not Active (no subnet manager, or armed only), or a link
+			// narrower than its port: warned.
+			if (st.IBState != "Active" || st.Width < spec.Ports[p-1].Lanes) && want["ports"] == health.OK {
+				want["ports"] = health.Warn
+			}
 		case st.OperUp:
 			up++
 			if st.SpeedGbps < maxGbps(spec.Ports[p-1]) && want["ports"] == health.OK {
@@ -209,8 +216,8 @@ func expected(t *testing.T, em *scenario.Emulation, f *scenario.Function, revisi
 
 	// MAC drift: the OS address the scenario gives against the permanent.
 	switch {
-	case f.Netdev == "":
-		want["mac"] = health.Skip
+	case f.Netdev == "", emuadapter.InfiniBand(f):
+		want["mac"] = health.Skip // no interface, or IPoIB: no MAC
 	case emuadapter.OSMAC(f) != emuadapter.PermanentMAC(f):
 		want["mac"] = health.Warn
 	default:
