@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/statuscmd"
 )
@@ -34,8 +36,15 @@ func TestStatusEmu(t *testing.T) {
 	if code != 0 || len(st.Devices) < 3 {
 		t.Fatalf("exit %d %s %s", code, errs, out)
 	}
-	if st.Devices[1].BDF != "0000:03:00.1" || st.Devices[1].Netdevs[0] != "ens1f1np1" || st.Devices[1].PermanentMAC != "b8:3f:d2:a1:b2:c1" || st.Devices[1].NodeGUID != "b83f:d203:00a1:b2c0" {
+	if st.Devices[1].BDF != "0000:03:00.1" || st.Devices[1].Netdevs[0] != "ens1f1np1" || st.Devices[1].PermanentMAC != "b8:3f:d2:a1:b2:c1" {
 		t.Errorf("second function %+v", st.Devices[1])
+	}
+	// Each PF has its own node GUID; the system image GUID is the adapter's.
+	type guids struct{ Node, Sys string }
+	got := []guids{{st.Devices[0].NodeGUID, st.Devices[0].SysImageGUID}, {st.Devices[1].NodeGUID, st.Devices[1].SysImageGUID}}
+	want := []guids{{"b83f:d203:00a1:b2c0", "b83f:d203:00a1:b2c0"}, {"b83f:d203:00a1:b2c1", "b83f:d203:00a1:b2c0"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("GUIDs of the two PFs of the first adapter (-want +got):\n%s", d)
 	}
 	if st.Devices[2].Model != "ConnectX-6 Dx" {
 		t.Errorf("third function %+v", st.Devices[2])

@@ -116,8 +116,9 @@ func rdmaAttrs(f *scenario.Function, do func(func() error) error, models *rdmaMo
 		"node_desc": text(host + " " + f.RDMA),
 	}
 	if spec.BaseGUID != 0 {
-		// As PGUID answers: the adapter's GUID is node and system GUID.
-		a["node_guid"] = text(prm.FormatGUID(spec.BaseGUID))
+		// As PGUID answers through this function: its own node GUID,
+		// and the system image GUID its adapter's PFs share.
+		a["node_guid"] = text(prm.FormatGUID(spec.NodeGUID(f.Port)))
 		a["sys_image_guid"] = text(prm.FormatGUID(spec.BaseGUID))
 	}
 	// One RDMA port per local port the function owns, as mlx5_ib

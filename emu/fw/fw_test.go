@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/internal/clock"
@@ -865,5 +867,46 @@ func TestFunctionViews(t *testing.T) {
 		if _, err := r.fw.View(bad); err == nil {
 			t.Errorf("view %v accepted", bad)
 		}
+	}
+}
+
+// Each PF's RDMA device has its own node GUID, the base GUID plus the
+// PF's port (as the MACs are the base MAC plus the PF), and a port GUID
+// equal to it (one integral port per node); only the system image GUID
+// is the adapter's base, shared by its PFs.
+func TestPGUIDPerFunction(t *testing.T) {
+	r := newRig(t, func(s *fw.Spec) { s.BaseGUID = 0xb83fd20300a1b2c0 })
+	pf0, err := r.fw.View([]int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf1, err := r.fw.View([]int{2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type guids struct{ Sys, Node, Port uint64 }
+	read := func(v emu.Firmware) guids {
+		rg, p, buf := r.image("PGUID", "local_port", "1")
+		out, st := v.AccessRegister(uint16(rg.ID), emu.MethodGet, buf)
+		if st != fw.StatusOK {
+			t.Fatalf("PGUID: status %d", st)
+		}
+		d, err := p.Decode(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := func(f string) uint64 { return u(t, d, f+"[2]")<<32 | u(t, d, f+"[3]") }
+		return guids{g("sys_guid"), g("node_guid"), g("port_guid")}
+	}
+	got := []guids{read(pf0), read(pf1)}
+	want := []guids{
+		{0xb83fd20300a1b2c0, 0xb83fd20300a1b2c0, 0xb83fd20300a1b2c0},
+		{0xb83fd20300a1b2c0, 0xb83fd20300a1b2c1, 0xb83fd20300a1b2c1},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("PGUID through PF0 and PF1 (-want +got):\n%s", d)
+	}
+	if g := r.fw.Spec().NodeGUID(2); g != 0xb83fd20300a1b2c1 {
+		t.Errorf("Spec.NodeGUID(2) = %x", g)
 	}
 }
