@@ -910,3 +910,35 @@ func TestPGUIDPerFunction(t *testing.T) {
 		t.Errorf("Spec.NodeGUID(2) = %x", g)
 	}
 }
+
+// A module the firmware cannot reach over its management interface (a
+// stuck I2C bus, an EEPROM that does not answer) has no temperature: its
+// sensor (MTMP 64+N) reads 0 with no maximum, as for an empty cage (the
+// drivers read 0 as "no reading"), while a module with another error (too
+// hot) still reads. Clearing the error brings the reading back.
+func TestModuleSensorOfUnreadableModule(t *testing.T) {
+	r := newRig(t)
+	read := func() [2]uint64 {
+		d := r.get("MTMP", "sensor_index", "64")
+		return [2]uint64{u(t, d, "temperature"), u(t, d, "max_temperature")}
+	}
+	if v := read(); v[0] == 0 || v[1] == 0 {
+		t.Fatalf("a healthy module reads %v", v)
+	}
+	for _, c := range []struct {
+		err      string
+		readable bool
+	}{{"Bus_stuck", false}, {"bad_or_unsupported_EEPROM", false}, {"High_Temperature", true}, {"", true}} {
+		if err := r.fw.SetModuleStatus(0, fw.ModuleStatus{Plugged: true, Error: c.err}); err != nil {
+			t.Fatal(err)
+		}
+		r.clk.Advance(time.Second)
+		v := read()
+		if got := v != [2]uint64{}; got != c.readable {
+			t.Errorf("module error %q: MTMP 64 reads temperature %d, maximum %d; want a reading: %v", c.err, v[0], v[1], c.readable)
+		}
+		if _, ok := r.fw.Temperature(64); ok != c.readable {
+			t.Errorf("module error %q: Temperature(64) ok %v", c.err, ok)
+		}
+	}
+}

@@ -50,13 +50,16 @@ func (f *Firmware) mtmp(c *Call) uint8 {
 		s.tee = uint8(c.Req("tee"))
 		s.sdee = uint8(c.Req("sdee"))
 	}
+	// A sensor without a reading (an empty cage, an unreachable module)
+	// answers 0 for both, the "no reading" the drivers know
+	// (drivers/net/ethernet/mellanox/mlx5/core/hwmon.c).
 	cur, ok := f.reading(s, c.Now)
 	if ok {
 		c.Put("temperature", cur)
 	}
 	if s.mte {
 		c.Put("mte", true)
-		if s.maxValid {
+		if s.maxValid && ok {
 			c.Put("max_temperature", s.maxRaw)
 		}
 	}
