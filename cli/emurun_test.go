@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os/exec"
 	"strings"
 	"testing"
@@ -70,5 +71,40 @@ func TestMACCheckOfThisMachine(t *testing.T) {
 	out, errs, code := cli(t, "", "emu", "run", "--scenario", "../examples/troubled.yaml", "--", cxrayBin(t), "mac", "--os", "system", "-d", "0000:03:00.0")
 	if code != 1 || !strings.Contains(out, "ens1f0np0  02:11:22:33:44:55") || !strings.Contains(out, "locally administered") {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// Through the config space of an emulator on a manual clock (emu run),
+// health waits on the wall clock while the device's time stands still:
+// its healthy modules are not frozen, and the modules check says why it
+// could not judge. Real time: the health interval passes for real.
+func TestHealthOnAStoppedDeviceClock(t *testing.T) {
+	requireNS(t)
+	out, errs, code := cli(t, "", "emu", "run", "--scenario", "../examples/two-adapters.yaml", "--",
+		cxrayBin(t), "health", "-d", "0000:03:00.0", "--interval", "1s", "-o", "json")
+	var rep struct {
+		Devices []struct {
+			Checks []struct {
+				Name    string   `json:"name"`
+				Status  string   `json:"status"`
+				Details []string `json:"details"`
+			} `json:"checks"`
+		} `json:"devices"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Devices) != 1 {
+		t.Fatalf("exit %d: %v\n%s%s", code, err, out, errs)
+	}
+	found := false
+	for _, c := range rep.Devices[0].Checks {
+		if c.Name != "modules" {
+			continue
+		}
+		found = true
+		if c.Status != "ok" || !strings.Contains(strings.Join(c.Details, "\n"), "clock did not move") {
+			t.Errorf("modules check on a stopped device clock: %s %q", c.Status, c.Details)
+		}
+	}
+	if !found {
+		t.Errorf("no modules check (exit %d):\n%s%s", code, out, errs)
 	}
 }

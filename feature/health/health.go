@@ -354,6 +354,12 @@ func modulesCheck(mods []*modules.Report, err error) Check {
 			c.Details = append(c.Details, fmt.Sprintf("port %d: %s (%s): %s", m.Port, v.Code, v.Category, v.Summary))
 		}
 	}
+	for _, m := range mods {
+		if m.Verify != nil && m.Verify.DeviceClockStill {
+			c.Details = append(c.Details, "the device's clock did not move between the two reads (its uptime stood still: an emulator on a manual clock), so frozen monitors could not be judged; advance it (cxray emu ctl advance 10s) or use -d emu, whose waits move it")
+			break
+		}
+	}
 	if n == 0 {
 		c.Summary = fmt.Sprintf("%d module(s) read, no problem found", len(mods))
 	} else {
