@@ -191,7 +191,11 @@ func TestUnknownRegisterAndLength(t *testing.T) {
 	if _, st := r.fw.AccessRegister(uint16(rg.ID), emu.MethodGet, make([]byte, 0x340)); st != fw.StatusBadLength {
 		t.Errorf("PAOS beyond one access: status %d, want 7", st)
 	}
-	// A register whose layout ends in a VARIABLE array may be longer.
+	// A register whose layout ends in a VARIABLE array may be longer
+	// (modelled here by the store, for the test).
+	if err := r.fw.SetBehaviour("DCBX_APPLICATION", fw.Behaviour{Access: func(c *fw.Call) uint8 { return c.Generic() }}); err != nil {
+		t.Fatal(err)
+	}
 	vr, _, vbuf := r.image("DCBX_APPLICATION")
 	if _, st := r.fw.AccessRegister(uint16(vr.ID), emu.MethodGet, append(vbuf, make([]byte, 8)...)); st != fw.StatusOK {
 		t.Errorf("long DCBX_APPLICATION: status %d, want 0", st)
@@ -284,14 +288,52 @@ func TestPMAOSRoundTripAndModuleStatus(t *testing.T) {
 
 func TestGenericStore(t *testing.T) {
 	r := newRig(t)
-	// PMTU is not modelled: it is kept per local_port, RW fields only.
-	r.set("PMTU", "local_port", "1", "admin_mtu", "9000", "max_mtu", "1234")
-	d := r.get("PMTU", "local_port", "1")
-	if u(t, d, "admin_mtu") != 9000 || u(t, d, "max_mtu") != 0 || u(t, d, "local_port") != 1 {
-		t.Errorf("PMTU port 1: admin_mtu %d max_mtu %d", u(t, d, "admin_mtu"), u(t, d, "max_mtu"))
+	// PPAOS is kept by the store: per local_port, RW fields only.
+	r.set("PPAOS", "local_port", "1", "phy_test_mode_admin", "1", "phy_test_mode_status", "1")
+	d := r.get("PPAOS", "local_port", "1")
+	if u(t, d, "phy_test_mode_admin") != 1 || u(t, d, "phy_test_mode_status") != 0 || u(t, d, "local_port") != 1 {
+		t.Errorf("PPAOS port 1: admin %d status %d", u(t, d, "phy_test_mode_admin"), u(t, d, "phy_test_mode_status"))
 	}
-	if d := r.get("PMTU", "local_port", "2"); u(t, d, "admin_mtu") != 0 || u(t, d, "local_port") != 2 {
-		t.Errorf("PMTU port 2 shares port 1's instance")
+	if d := r.get("PPAOS", "local_port", "2"); u(t, d, "phy_test_mode_admin") != 0 || u(t, d, "local_port") != 2 {
+		t.Errorf("PPAOS port 2 shares port 1's instance")
+	}
+}
+
+// A register of the database the firmware does not model is refused as
+// firmware refuses a register it lacks (status 4), for GET and SET, and
+// is not advertised: the store no longer answers it with zeros (PMTU
+// read max_mtu 0). What is answered is what has a behaviour or is kept
+// by the store; NVIDIA's tools' reads are among them.
+func TestUnmodelledRegisterRefused(t *testing.T) {
+	r := newRig(t)
+	for _, m := range []emu.Method{emu.MethodGet, emu.MethodSet} {
+		if _, st := r.access(m, "PMTU", "local_port", "1"); st != fw.StatusRegNotSupported {
+			t.Errorf("PMTU %v: status %d, want 4 (register not supported)", m, st)
+		}
+	}
+	if n := 0x5003 - 0x5000; u(t, r.get("PCAM"), fmt.Sprintf("port_access_reg_cap_mask[%d]", 3-n/32))>>(n%32)&1 != 0 {
+		t.Error("PCAM advertises PMTU, which this firmware does not model")
+	}
+	answered := map[string]bool{}
+	for _, rg := range r.fw.Supported() {
+		answered[rg.Name] = true
+	}
+	for _, name := range []string{"PMTU", "PFCC", "MCDD"} {
+		if answered[name] {
+			t.Errorf("%s is listed as supported without a model", name)
+		}
+	}
+	for _, name := range append(r.fw.Handled(), "MCC", "MCDA", "MFSV", "PPAOS", "PMPT", "PPHCR") {
+		if !answered[name] {
+			t.Errorf("%s has a model but is not listed as supported", name)
+		}
+	}
+	// A behaviour removed: the register is refused again.
+	if err := r.fw.SetBehaviour("PGUID", fw.Behaviour{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, st := r.access(emu.MethodGet, "PGUID", "local_port", "1"); st != fw.StatusRegNotSupported {
+		t.Errorf("PGUID without its behaviour: status %d", st)
 	}
 }
 
