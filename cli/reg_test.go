@@ -279,3 +279,31 @@ func TestRegSetEnumAndOperationFields(t *testing.T) {
 		t.Errorf("operation field: exit %d %+v %s", code, r, errs)
 	}
 }
+
+// PMAOS error_type means something only while the module is plugged with
+// an error: on a healthy module it is marked not valid, in the table and
+// in JSON (same exit code); on a module with an error it is named.
+func TestRegGetNotValidField(t *testing.T) {
+	out, errs, code := cli(t, "", "--adb", "builtin", "reg", "get", "PMAOS", "--index", "module=0", "-d", "emu")
+	if code != 0 || !strings.Contains(out, "error_type                0 (not valid: oper_status is plugged_enabled (1); valid only when oper_status == module_plugged_with_error (3))") ||
+		strings.Contains(out, "Power_Budget_Exceeded") {
+		t.Errorf("table: exit %d %s\n%s", code, errs, out)
+	}
+	out, errs, code = cli(t, "", "--adb", "builtin", "reg", "get", "PMAOS", "--index", "module=0", "-d", "emu", "-o", "json")
+	var r struct {
+		Fields   map[string]any    `json:"fields"`
+		NotValid map[string]string `json:"not_valid"`
+	}
+	mustJSON(t, out, &r)
+	if code != 0 || r.Fields["error_type"] != float64(0) || !strings.Contains(r.NotValid["error_type"], "valid only when oper_status == module_plugged_with_error") {
+		t.Errorf("json: exit %d %s: error_type %v, not_valid %v", code, errs, r.Fields["error_type"], r.NotValid)
+	}
+	// Module 1 of the second adapter of two-adapters is too hot.
+	sc := "emu:" + filepath.Join("..", "examples", "two-adapters.yaml") + "@0000:04:00.1"
+	out, errs, code = cli(t, "", "--adb", "builtin", "reg", "get", "PMAOS", "--index", "module=1", "-d", sc, "-o", "json")
+	r.Fields, r.NotValid = nil, nil
+	mustJSON(t, out, &r)
+	if _, listed := r.NotValid["error_type"]; code != 0 || r.Fields["error_type"] != "High_Temperature" || listed {
+		t.Errorf("a module with an error: exit %d %s: error_type %v, not_valid %v", code, errs, r.Fields["error_type"], r.NotValid)
+	}
+}
