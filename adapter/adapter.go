@@ -373,6 +373,26 @@ func (a *Adapter) Temperatures(ctx context.Context) ([]Temperature, error) {
 	return a.registerTemperatures(ctx, ps)
 }
 
+// Uptime is the device's own clock: the time since its firmware started
+// (MGIR hw_info.uptime, in whole seconds). Checks that compare two
+// readings over an interval use it to tell a device whose time stood
+// still (an emulator on a manual clock) from one whose readings stopped.
+// The kernel backend has no such clock (ErrUnsupported).
+func (a *Adapter) Uptime(ctx context.Context) (time.Duration, error) {
+	if !a.HasRegisters() {
+		return 0, &UnsupportedError{What: "the firmware's uptime", Backend: a.Backend()}
+	}
+	r, err := a.get(ctx, "MGIR")
+	if err != nil {
+		return 0, err
+	}
+	v, ok := uintOf(r.Decoded, "hw_info.uptime")
+	if !ok {
+		return 0, &UnsupportedError{What: "MGIR hw_info.uptime", Backend: a.Backend(), Why: "this register database has no such field"}
+	}
+	return time.Duration(v) * time.Second, nil
+}
+
 // Module reads the module of an owned port.
 func (a *Adapter) Module(ctx context.Context, local int, o ModuleOptions) (*ModuleReading, error) {
 	p, err := a.Port(ctx, local)

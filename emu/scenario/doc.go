@@ -126,8 +126,8 @@
 // # Command interface and lockdown
 //
 // Every function also answers firmware commands (emu/cmdif): capability
-// pages consistent with the profile (an adapter's first function is its
-// e-switch manager), e-switch functions and vport states, RDMA Q counters,
+// pages consistent with the profile (every PF manages its own e-switch),
+// e-switch functions and vport states, RDMA Q counters,
 // NVMe-oF namespace counters (the nvmf key), a few QPs and MKEYs, and
 // ACCESS_REG into the same firmware the gateway reaches. With lockdown:
 // true, Function.Config (the config space to hand clients) refuses writes

@@ -96,7 +96,7 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	}
 	after, errB := counters(ctx, a)
 	r.add(modulesCheck(mods, modErr))
-	r.add(temperatures(ctx, a))
+	r.add(temperatures(ctx, a, unreachableModules(mods)))
 	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
 	r.add(linkCheck(ctx, a))
@@ -372,6 +372,12 @@ func modulesCheck(mods []*modules.Report, err error) Check {
 			c.Details = append(c.Details, fmt.Sprintf("port %d: %s (%s): %s", m.Port, v.Code, v.Category, v.Summary))
 		}
 	}
+	for _, m := range mods {
+		if m.Verify != nil && m.Verify.DeviceClockStill {
+			c.Details = append(c.Details, "the device's clock did not move between the two reads (its uptime stood still: an emulator on a manual clock), so frozen monitors could not be judged; advance it (cxray emu ctl advance 10s) or use -d emu, whose waits move it")
+			break
+		}
+	}
 	if n == 0 {
 		c.Summary = fmt.Sprintf("%d module(s) read, no problem found", len(mods))
 	} else {
@@ -380,9 +386,29 @@ func modulesCheck(mods []*modules.Report, err error) Check {
 	return c
 }
 
+// unreachableModules are the modules whose management interface the
+// module check found dead (a stuck bus; a module that answers nothing), by
+// cage, with the verdict: the firmware reads a module's temperature over
+// that interface, so a temperature said of them would contradict the
+// verdict, whatever a sensor answers. (An EEPROM the firmware will not
+// read, MCIA refused, says nothing about the sensor.)
+func unreachableModules(mods []*modules.Report) map[int]string {
+	out := map[int]string{}
+	for _, m := range mods {
+		for _, v := range m.Verdicts {
+			if v.Code == optics.VerdictI2CHang || v.Code == optics.VerdictBlank {
+				if _, seen := out[m.Module]; !seen {
+					out[m.Module] = v.Code
+				}
+			}
+		}
+	}
+	return out
+}
+
 // ---- temperatures
 
-func temperatures(ctx context.Context, a *adapter.Adapter) Check {
+func temperatures(ctx context.Context, a *adapter.Adapter, unreachable map[int]string) Check {
 	c := Check{Name: "temperatures", Status: OK}
 	ts, err := a.Temperatures(ctx)
 	if len(ts) == 0 && errors.Is(err, adapter.ErrUnsupported) {
@@ -395,6 +421,13 @@ func temperatures(ctx context.Context, a *adapter.Adapter) Check {
 			label = fmt.Sprintf("module %d", t.Module)
 		} else if t.Index > 0 {
 			label = t.Sensor
+		}
+		if why, ok := unreachable[t.Module]; ok && t.Kind == "module" {
+			// The module check could not read this module: its sensor's
+			// answer, if any, is not a reading of it.
+			parts = append(parts, label+" n/a")
+			c.Details = append(c.Details, fmt.Sprintf("%s: no reading (the module is unreadable: %s; see the modules check)", label, why))
+			continue
 		}
 		if t.Celsius == nil {
 			parts = append(parts, label+" n/a")

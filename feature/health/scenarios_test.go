@@ -2,6 +2,7 @@ package health_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -55,12 +56,30 @@ func checkScenarios(t *testing.T, db *prm.DB) {
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("%s: verdicts differ from the scenario's state (-want +got):\n%s\nreport:\n%s", f.BDF, d, describe(rep))
 			}
+			// A module whose bus hangs has no temperature in the report.
+			for _, p := range f.View.Ports() {
+				m := f.Adapter.Firmware.Ports()[p-1].Module
+				if mf, _ := f.Adapter.Optics.Faults(m); mf.I2CHang {
+					if sum := summary(rep, "temperatures"); !strings.Contains(sum, fmt.Sprintf("module %d n/a", m)) {
+						t.Errorf("%s: module %d's bus hangs, yet the temperatures check says %q", f.BDF, m, sum)
+					}
+				}
+			}
 			ads[i].Close()
 		}
 	})
 	if functions < 30 {
 		t.Errorf("only %d functions checked", functions)
 	}
+}
+
+func summary(r *health.Report, check string) string {
+	for _, c := range r.Checks {
+		if c.Name == check {
+			return c.Summary
+		}
+	}
+	return ""
 }
 
 func describe(r *health.Report) string {
