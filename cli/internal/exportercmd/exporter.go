@@ -116,6 +116,7 @@ authentication come from an exporter-toolkit web configuration file
 	f := c.Flags()
 	f.StringVar(&o.listen, "listen", defaultExporterListen, "address to serve /metrics on (host:port; :9879 for every interface)")
 	f.StringVar(&o.webConfig, "web.config", "", "exporter-toolkit web configuration file (TLS, basic auth)")
+	nodeExporterFlags(f, &o)
 	f.StringArrayVarP(&o.devices, "device", "d", nil, "device to read (repeat): PCI address, mlx5_0, interface, kernel:mlx5_0, emu, emu:PROFILE, emu:FILE.yaml")
 	f.BoolVar(&o.all, "all", false, "read every ConnectX function of the machine (or, with -d emu:FILE.yaml, of the scenario)")
 	f.StringSliceVar(&o.collectors, "collectors", nil, "collectors to run (default all): "+strings.Join(exporter.CollectorNames(), ", "))
