@@ -40,6 +40,7 @@ type exporterOptions struct {
 	logLevel       string
 	allowNoDevices bool
 	maxConns       int
+	fleet          fleetOptions
 }
 
 // Hooks let a test run the exporter in-process. Zero fields keep the
@@ -142,6 +143,12 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, h Hooks) erro
 	if err != nil {
 		return err
 	}
+	if err := o.fleet.apply(&eo); err != nil {
+		return err
+	}
+	if err := o.fleet.loadNV(&eo); err != nil {
+		return err
+	}
 	if o.webConfig != "" {
 		if err := web.Validate(o.webConfig); err != nil {
 			return cmdutil.UsageErr("--web.config %s: %v", o.webConfig, err)
@@ -164,6 +171,9 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, h Hooks) erro
 		return cmdutil.UsageWrap(err)
 	}
 	defer e.Close()
+	if o.onceMode() {
+		return a.runOnce(ctx, e, &o.fleet)
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", e.Handler())
@@ -190,7 +200,7 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, h Hooks) erro
 	noSocket := false
 	flags := &web.FlagConfig{WebListenAddresses: &[]string{o.listen}, WebSystemdSocket: &noSocket, WebConfigFile: &o.webConfig}
 	go func() { errc <- web.Serve(l, srv, flags, log) }()
-	log.Info("cxray exporter serving", "address", l.Addr().String(), "devices", len(srcs))
+	log.Info("cxray exporter serving", "address", l.Addr().String(), "devices", len(srcs), "host", hostNote(eo.Host))
 	if h.Ready != nil {
 		h.Ready(l.Addr())
 	}
