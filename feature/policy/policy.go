@@ -102,6 +102,9 @@ func Parse(name string, data []byte) (*Set, error) {
 		if len(node.Content) == 0 {
 			continue
 		}
+		if node.Content[0].Kind != yaml.MappingNode {
+			return nil, &Error{name, fmt.Sprintf("document %d is not a mapping of keys: give a policy (kind: CxrayPolicy, see docs/config.md, \"Policy\") or a NicConfigurationTemplate", i)}
+		}
 		var head struct {
 			Kind       string `yaml:"kind"`
 			APIVersion string `yaml:"apiVersion"`

@@ -219,6 +219,8 @@ func TestTemplateDisabledFeatureIsDefault(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	for _, c := range []struct{ text, words string }{
 		{"", "no policy in the file"},
+		{"vm\n", "not a mapping of keys"},
+		{"- a\n- b\n", "not a mapping of keys"},
 		{"firmware: {minimun: 28.1.1}\n", "minimun"},
 		{"nv: {SRIOV_EN: [1, 2]}\n", "give a number or a name"},
 		{"firmware: {minimum: latest}\n", "not a firmware version"},
