@@ -235,7 +235,7 @@ func TestExporterOnceExitCodes(t *testing.T) {
 		{[]string{"--once.format", "yaml"}, "--once.format yaml: give text or json"},
 		{[]string{"--policy", badPolicy}, "minimun"},
 		{[]string{"--device-label", "guid"}, "--device-label guid: give pci, rdma or netdev"},
-		{[]string{"--collector.nvconfig.max-parameters", "0"}, "give at least 1"},
+		{[]string{"--collector.nvconfig.max-parameters", "-1"}, "give at least 1"},
 	} {
 		out := filepath.Join(dir, "x.prom")
 		code, _, errs := runDaemon(t, append([]string{"-d", "emu", "--once", "--once.out", out}, c.args...)...)

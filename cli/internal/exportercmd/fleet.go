@@ -60,8 +60,9 @@ func nodeExporterFlags(f *pflag.FlagSet, o *exporterOptions) {
 
 // fleet completes the exporter's options with the fleet's flags.
 func (fo *fleetOptions) apply(eo *exporter.Options) error {
+	// Zero values are the defaults (options built without flags).
 	switch fo.deviceLabel {
-	case exporter.DevicePCI, exporter.DeviceRDMA, exporter.DeviceNetdev:
+	case "", exporter.DevicePCI, exporter.DeviceRDMA, exporter.DeviceNetdev:
 	default:
 		return cmdutil.UsageErr("--device-label %s: give pci, rdma or netdev", fo.deviceLabel)
 	}
@@ -76,10 +77,10 @@ func (fo *fleetOptions) apply(eo *exporter.Options) error {
 	default:
 		eo.Host = fo.host
 	}
-	if fo.nvMax < 1 {
+	if fo.nvMax < 0 {
 		return cmdutil.UsageErr("--collector.nvconfig.max-parameters %d: give at least 1", fo.nvMax)
 	}
-	if fo.nvInterval <= 0 {
+	if fo.nvInterval < 0 {
 		return cmdutil.UsageErr("--collector.nvconfig.interval %v: give a positive duration", fo.nvInterval)
 	}
 	eo.NVMaxParams, eo.NVInterval = fo.nvMax, fo.nvInterval
@@ -90,7 +91,7 @@ func (fo *fleetOptions) apply(eo *exporter.Options) error {
 		}
 		eo.NVInclude = re
 	}
-	if fo.onceFormat != "text" && fo.onceFormat != "json" {
+	if fo.onceFormat != "" && fo.onceFormat != "text" && fo.onceFormat != "json" {
 		return cmdutil.UsageErr("--once.format %s: give text or json", fo.onceFormat)
 	}
 	if fo.once {
@@ -147,7 +148,7 @@ func (a *app) runOnce(ctx context.Context, e *exporter.Exporter, fo *fleetOption
 	if err != nil {
 		return cmdutil.DeviceErr(err)
 	}
-	if fo.onceOut == "-" {
+	if fo.onceOut == "-" || fo.onceOut == "" {
 		if _, err := a.Stdout.Write(data); err != nil {
 			return err
 		}
