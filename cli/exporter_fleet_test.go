@@ -152,7 +152,7 @@ func TestExporterOnceMatchesCLI(t *testing.T) {
 		// NV: every numeric parameter, both configurations.
 		var q struct {
 			Parameters []struct {
-				Name    string `json:"name"`
+				Name    string                 `json:"name"`
 				Next    *struct{ Raw *uint64 } `json:"next"`
 				Current *struct{ Raw *uint64 } `json:"current"`
 			} `json:"parameters"`
