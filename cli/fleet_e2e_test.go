@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,13 +76,14 @@ func buildExporter(t *testing.T) string {
 
 var listenLine = regexp.MustCompile(`msg="cxray exporter serving" address=(\S+)`)
 
-// startDaemon runs cxray-exporter as a process until the test ends and
-// returns the address it listens on.
-func startDaemon(t *testing.T, ctx context.Context, bin string, env []string, args ...string) string {
+// startDaemon runs cxray-exporter as a process and returns it with the
+// address it listens on; the caller stops it (stopAll). SIGTERM stops it:
+// a process started in the background may have SIGINT ignored.
+func startDaemon(t *testing.T, ctx context.Context, bin string, env []string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"--web.listen-address", "127.0.0.1:0", "--log.level", "info"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -90,10 +92,6 @@ func startDaemon(t *testing.T, ctx context.Context, bin string, env []string, ar
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	})
 	addr := make(chan string, 1)
 	var log strings.Builder
 	var mu sync.Mutex
@@ -110,13 +108,26 @@ func startDaemon(t *testing.T, ctx context.Context, bin string, env []string, ar
 	}()
 	select {
 	case a := <-addr:
-		return a
+		return cmd, a
 	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
 		mu.Lock()
 		defer mu.Unlock()
 		t.Fatalf("cxray-exporter %v did not start:\n%s", args, log.String())
 	}
-	return ""
+	return nil, ""
+}
+
+// stopAll stops the processes: every one signalled first, then each
+// waited for (killed past its WaitDelay).
+func stopAll(cmds []*exec.Cmd) {
+	for _, c := range cmds {
+		c.Process.Signal(syscall.SIGTERM)
+	}
+	for _, c := range cmds {
+		c.Wait()
+	}
 }
 
 // promLabels asks Prometheus for an instant vector and returns each
@@ -205,6 +216,8 @@ func TestFleetPrometheus(t *testing.T) {
 	var hosts []fleetHost
 	var wantFW, wantNV []string
 	var targets []string
+	var daemons []*exec.Cmd
+	t.Cleanup(func() { stopAll(daemons) })
 	state := filepath.Join(dir, "state")
 	for i := 0; i < n; i++ {
 		h := fleetHost{name: fmt.Sprintf("host%03d", i), firmware: i%6 == 1, nv: i%6 == 3}
@@ -219,9 +232,10 @@ func TestFleetPrometheus(t *testing.T) {
 		if err := os.WriteFile(scen, []byte(h.scenario(100+i)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		addr := startDaemon(t, ctx, bin, []string{"NODE_NAME=" + h.name, "XDG_STATE_HOME=" + state},
+		d, addr := startDaemon(t, ctx, bin, []string{"NODE_NAME=" + h.name, "XDG_STATE_HOME=" + state},
 			"-d", "emu:"+scen, "--all", "--device-label", "rdma", "--policy", policyFile,
 			"--scrape-timeout", interval.String())
+		daemons = append(daemons, d)
 		targets = append(targets, addr)
 	}
 	sd, _ := json.Marshal([]map[string]any{{"targets": targets, "labels": map[string]string{"fleet": "test"}}})
@@ -246,13 +260,13 @@ rule_files: [%q]
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr, "--log.level=debug")
 	var logs syncBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Wait()
-	defer cmd.Process.Signal(os.Interrupt)
+	defer cmd.Process.Signal(syscall.SIGTERM)
 	base := "http://" + promAddr
 
 	// Wait for two good scrapes of every host and the rules' evaluation.

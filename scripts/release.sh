@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Release builds of cxray and cxray-exporter: static (CGO_ENABLED=0),
-# -trimpath, stripped (-s -w), the version stamped into both
+# Release builds of cxray, cxray-exporter and cxray-plot (the commands
+# `cxray exporter` and `cxray plot` run, found beside cxray): static (CGO_ENABLED=0),
+# -trimpath, stripped (-s -w), the version stamped into each
 # (internal/buildinfo). One folder per target under dist/ (OUT), each with
-# both binaries, and SHA256SUMS.
+# the three binaries, and SHA256SUMS.
 #
 #   scripts/release.sh                         # every target, version from git
 #   VERSION=v1.2.0 TARGETS=linux/amd64 scripts/release.sh
@@ -19,7 +20,7 @@ for t in $targets; do
 	[ "$os" = windows ] && ext=.exe
 	dir="$out/cxray-$version-$os-$arch"
 	mkdir -p "$dir"
-	for cmd in cxray cxray-exporter; do
+	for cmd in cxray cxray-exporter cxray-plot; do
 		GOOS="$os" GOARCH="$arch" CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$dir/$cmd$ext" "./cmd/$cmd"
 	done
 	echo "release: $dir"

@@ -27,4 +27,4 @@ func TestCLILinksNoPrometheus(t *testing.T) {
 }
 
 // heavyDeps are module paths the cxray binary must not link.
-var heavyDeps = []string{"github.com/prometheus/", "github.com/cxray/cxray/feature/exporter"}
+var heavyDeps = []string{"github.com/prometheus/", "github.com/cxray/cxray/feature/exporter", "gonum.org/", "codeberg.org/go-fonts/", "github.com/cxray/cxray/feature/monitor/chart"}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,7 +111,7 @@ func TestImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		serve.Process.Signal(os.Interrupt)
+		serve.Process.Signal(syscall.SIGTERM)
 		done := make(chan error, 1)
 		go func() { done <- serve.Wait() }()
 		select {

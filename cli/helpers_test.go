@@ -45,3 +45,22 @@ func TestExporterShim(t *testing.T) {
 		t.Errorf("without cxray-exporter: exit %d, stderr %q; want exit 2 saying how to build it", code, errb.String())
 	}
 }
+
+// `cxray plot` runs cxray-plot the same way (the other tests run its
+// command in process).
+func TestPlotShim(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake helper is a shell script")
+	}
+	saved := inProcess["plot"]
+	delete(inProcess, "plot")
+	defer func() { inProcess["plot"] = saved }()
+	fake := filepath.Join(t.TempDir(), "cxray-plot")
+	os.WriteFile(fake, []byte("#!/bin/sh\necho \"plot $*\"\nexit 2\n"), 0o755)
+	t.Setenv("CXRAY_PLOT", fake)
+	var out, errb bytes.Buffer
+	code := run([]string{"plot", "m.jsonl", "--out", "x.svg", "-o", "json"}, strings.NewReader(""), &out, &errb)
+	if code != 2 || out.String() != "plot m.jsonl --out x.svg -o json\n" {
+		t.Errorf("exit %d, stdout %q; want cxray-plot's exit 2 and its output with every argument", code, out.String())
+	}
+}
