@@ -232,7 +232,7 @@ func TestExporterOnceExitCodes(t *testing.T) {
 		args  []string
 		words string
 	}{
-		{[]string{"--once.format", "yaml"}, "--once.format yaml: give text or json"},
+		{[]string{"--once.format", "yaml"}, "--once.format yaml: give text, json or nfd"},
 		{[]string{"--policy", badPolicy}, "minimun"},
 		{[]string{"--device-label", "guid"}, "--device-label guid: give pci, rdma or netdev"},
 		{[]string{"--collector.nvconfig.max-parameters", "-1"}, "give at least 1"},
@@ -255,6 +255,26 @@ func mustParse(t testing.TB, text string) *exportertest.Scrape {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// --once.format nfd: Node Feature Discovery's feature file, with the
+// adapters' firmware, PSID and link type, "mixed" where they differ.
+func TestExporterOnceNFD(t *testing.T) {
+	scen, _ := filepath.Abs("../examples/two-adapters.yaml")
+	code, out, errs := runDaemon(t, "-d", "emu:"+scen, "--all", "--once", "--once.format", "nfd", "--log.level", "error")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := "# cxray-exporter --once --once.format nfd: this node's ConnectX adapters\ncxray-adapters=4\ncxray-firmware=mixed\ncxray-link-type=Ethernet\ncxray-psid=mixed\n"
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Errorf("two adapters of two models (-want +got):\n%s", diff)
+	}
+	code, out, _ = runDaemon(t, "-d", "emu", "--once", "--once.format", "nfd", "--log.level", "error")
+	for _, line := range []string{"cxray-adapters=1", "cxray-firmware=28.39.1010", "cxray-psid=MT_0000000834", "cxray-link-type=Ethernet"} {
+		if code != 0 || !strings.Contains(out, line+"\n") {
+			t.Errorf("-d emu: exit %d, no %q in\n%s", code, line, out)
+		}
+	}
 }
 
 // cxray-exporter --version says the stamped version; node_exporter's flag

@@ -54,7 +54,7 @@ func nodeExporterFlags(f *pflag.FlagSet, o *exporterOptions) {
 	f.DurationVar(&fo.nvInterval, "collector.nvconfig.interval", exporter.DefaultNVInterval, "read the NV configuration again after this long (it changes only with a write and a reset)")
 	f.StringVar(&fo.policy, "policy", "", "policy file (CxrayPolicy or NicConfigurationTemplate YAML): served as cxray_policy_violations")
 	f.BoolVar(&fo.once, "once", false, "read every device once, write the metrics and exit (node_exporter's textfile collector, cron, Slurm prologs)")
-	f.StringVar(&fo.onceFormat, "once.format", "text", "--once output: text (Prometheus text format, *.prom) or json")
+	f.StringVar(&fo.onceFormat, "once.format", "text", "--once output: text (Prometheus text format, *.prom), json, or nfd (a Node Feature Discovery feature file: firmware, PSID, link type)")
 	f.StringVar(&fo.onceOut, "once.out", "-", "--once output file, written atomically (a .prom file in the textfile collector's directory); - for standard output")
 }
 
@@ -91,8 +91,8 @@ func (fo *fleetOptions) apply(eo *exporter.Options) error {
 		}
 		eo.NVInclude = re
 	}
-	if fo.onceFormat != "" && fo.onceFormat != "text" && fo.onceFormat != "json" {
-		return cmdutil.UsageErr("--once.format %s: give text or json", fo.onceFormat)
+	if fo.onceFormat != "" && fo.onceFormat != "text" && fo.onceFormat != "json" && fo.onceFormat != "nfd" {
+		return cmdutil.UsageErr("--once.format %s: give text, json or nfd", fo.onceFormat)
 	}
 	if fo.once {
 		// A one-shot process's Go runtime metrics mean nothing, and in a
@@ -139,10 +139,13 @@ func (a *app) runOnce(ctx context.Context, e *exporter.Exporter, fo *fleetOption
 		return cmdutil.DeviceErr(err)
 	}
 	var data []byte
-	if fo.onceFormat == "json" {
+	switch fo.onceFormat {
+	case "json":
 		data, err = json.MarshalIndent(map[string]any{"metrics": exporter.JSON(mfs)}, "", "  ")
 		data = append(data, '\n')
-	} else {
+	case "nfd":
+		data = exporter.NFD(mfs)
+	default:
 		data, err = exporter.Text(mfs)
 	}
 	if err != nil {
