@@ -692,3 +692,36 @@ func TestConfigSetRefusedByFirmwareLeavesNoJournal(t *testing.T) {
 		t.Errorf("set after the rollback: exit %d %s%s", code, out, errs)
 	}
 }
+
+// A held NV lock is reported as what it is, whoever holds it: which lock,
+// how long cxray waited, that another process holds it; exit 3, nothing
+// written, and no device error on the spent deadline (issue 26.5).
+func TestConfigSetLockHeld(t *testing.T) {
+	state, _ := nvEnv(t)
+	key := nvconf.KeyFor("emulator", "emu", "0000:03:00.0")
+	unlock, err := nvconf.Lock(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	path, _ := nvconf.LockPath(key)
+	_, errs, code := cfgcli(t, "", "config", "set", "-d", "emu", "NUM_OF_VFS=4", "--yes", "--timeout", "300ms")
+	if code != cmdutil.ExitDevice {
+		t.Errorf("exit %d, want 3; stderr:\n%s", code, errs)
+	}
+	for _, want := range []string{"another process holds the NV lock of " + key, path, "waited "} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errs)
+		}
+	}
+	if strings.Contains(errs, "deadline exceeded") && !strings.Contains(errs, "NV lock") {
+		t.Errorf("the held lock was reported as a slow device:\n%s", errs)
+	}
+	unlock()
+	if b, _ := os.ReadFile(state); bytes.Contains(b, []byte("NUM_OF_VFS")) {
+		t.Error("the state records a write made without the lock")
+	}
+	if cur, _ := query(t, "NUM_OF_VFS"); cur["NUM_OF_VFS"][2] != "8" {
+		t.Errorf("NUM_OF_VFS next boot %q, want the profile's 8: written without the lock", cur["NUM_OF_VFS"][2])
+	}
+}

@@ -907,67 +907,86 @@ func TestCommitRefusedLeavesNoJournal(t *testing.T) {
 }
 
 // The NV lock is one per adapter across processes and sessions: a second
-// taker waits until its context ends, and says who holds it.
+// taker waits until its context ends, and says which lock another process
+// holds and how long it waited (issue 26.5).
 func TestLock(t *testing.T) {
 	stateDirs(t)
 	ctx := context.Background()
-	unlock, err := nvconf.Lock(ctx, "emu-x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
-	defer cancel()
-	_, err = nvconf.Lock(wctx, "emu-x")
-	var le *nvconf.LockError
-	if !errors.As(err, &le) || le.Key != "emu-x" || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "another cxray is changing the NV configuration of emu-x") {
-		t.Errorf("held: %v", err)
-	}
-	// Another adapter's lock is free.
-	other, err := nvconf.Lock(ctx, "emu-y")
-	if err != nil {
-		t.Fatal(err)
-	}
-	other()
-	unlock()
-	again, err := nvconf.Lock(ctx, "emu-x")
-	if err != nil {
-		t.Fatalf("after release: %v", err)
-	}
-	again()
-	if st, err := os.Stat(nvconf.LockDir); err != nil || st.Mode().Perm() != 0o777 {
-		t.Errorf("lock dir %v %v", st.Mode(), err)
-	}
-}
-
-// The lock directory is shared by every user (root and the others): like
-// /tmp it needs the sticky bit, or any user can delete a lock file that
-// another holds, and the next taker locks a new file while the holder
-// still writes.
-func TestLockDirIsSticky(t *testing.T) {
-	stateDirs(t)
-	unlock, err := nvconf.Lock(context.Background(), "emu-x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	unlock()
-	if st, err := os.Stat(nvconf.LockDir); err != nil || st.Mode()&os.ModeSticky == 0 {
-		t.Errorf("lock dir %v %v", st.Mode(), err)
+	for _, key := range []string{"emu-x", "pci-0000_03_00"} {
+		unlock, err := nvconf.Lock(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path, err := nvconf.LockPath(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+		_, err = nvconf.Lock(wctx, key)
+		cancel()
+		var le *nvconf.LockError
+		if !errors.As(err, &le) || le.Key != key || le.Path != path || le.Wait < 30*time.Millisecond || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s held: %#v", key, err)
+		}
+		for _, want := range []string{"another process holds the NV lock of " + key, path, "waited "} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s held: %v; want it to say %q", key, err, want)
+			}
+		}
+		// Another adapter's lock is free.
+		other, err := nvconf.Lock(ctx, key+"y")
+		if err != nil {
+			t.Fatal(err)
+		}
+		other()
+		unlock()
+		again, err := nvconf.Lock(ctx, key)
+		if err != nil {
+			t.Fatalf("%s after release: %v", key, err)
+		}
+		again()
 	}
 }
 
-// A lock file one user created must open read-write for the others
-// (Lock opens it O_RDWR): its mode must not be narrowed by the creator's
-// umask.
-func TestLockFileIsShared(t *testing.T) {
+// Only the users who may write NV can take an NV lock: a real adapter's
+// lock is in LockDir (root's /run/cxray/nv-locks), an emulated one's in its
+// user's state directory; both directories are 0700 and the files 0600, so
+// another user cannot open, and so cannot flock, one (it could hold every
+// writer off). A world-writable directory, as the old /tmp/cxray-nv-locks
+// was, is refused rather than used.
+func TestLockFilesArePrivate(t *testing.T) {
 	stateDirs(t)
-	unlock, err := nvconf.Lock(context.Background(), "emu-x")
-	if err != nil {
+	state, _ := nvconf.StateDir()
+	for key, dir := range map[string]string{"emu-x": filepath.Join(state, "nv-locks"), "pci-0000_03_00": nvconf.LockDir} {
+		unlock, err := nvconf.Lock(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unlock()
+		if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+			t.Errorf("%s: lock dir %s: %v %v, want 0700", key, dir, st.Mode(), err)
+		}
+		if st, err := os.Stat(filepath.Join(dir, key+".lock")); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: lock file: %v %v, want 0600", key, st.Mode(), err)
+		}
+	}
+	if err := os.Chmod(nvconf.LockDir, 0o1777); err != nil {
 		t.Fatal(err)
 	}
-	defer unlock()
-	st, err := os.Stat(filepath.Join(nvconf.LockDir, "emu-x.lock"))
-	if err != nil || st.Mode().Perm()&0o066 != 0o066 {
-		t.Errorf("lock file %v %v", st.Mode(), err)
+	if _, err := nvconf.Lock(context.Background(), "pci-0000_03_00"); err == nil || !strings.Contains(err.Error(), "may be written by other users") {
+		t.Errorf("a world-writable lock directory: %v, want it refused", err)
+	}
+	os.Chmod(nvconf.LockDir, 0o700)
+	// A symbolic link planted as the lock file is not followed.
+	target := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Symlink(target, filepath.Join(nvconf.LockDir, "pci-0000_04_00.lock")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nvconf.Lock(context.Background(), "pci-0000_04_00"); err == nil {
+		t.Error("a lock file that is a symbolic link was followed")
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Error("the link's target was created")
 	}
 }
 

@@ -78,7 +78,7 @@ func (cc *configCtx) open(ctx context.Context, df cmdutil.DeviceFlags) (*nvTarge
 	if err != nil {
 		return nil, err
 	}
-	if ie := t.interrupted(ctx, false); ie != nil {
+	if ie, _ := t.interrupted(ctx, false); ie != nil {
 		fmt.Fprintf(cc.a.Stderr, "cxray: warning: %v\n", ie)
 	}
 	return t, nil
@@ -91,9 +91,13 @@ func (cc *configCtx) openWrite(ctx context.Context, df cmdutil.DeviceFlags) (*nv
 	if err != nil {
 		return nil, err
 	}
-	if ie := t.interrupted(ctx, true); ie != nil {
+	ie, err := t.interrupted(ctx, true)
+	if ie != nil {
+		err = ie
+	}
+	if err != nil {
 		t.Close()
-		return nil, cmdutil.DeviceErr(ie)
+		return nil, cmdutil.DeviceErr(err)
 	}
 	return t, nil
 }
@@ -128,11 +132,13 @@ func (t *nvTarget) key() string { return nvconf.KeyFor(t.ad.Backend(), t.ad.Name
 // interrupted is the adapter's interrupted write, if the journal has one.
 // A journal entry is a write in progress while its writer holds the NV
 // lock, and interrupted only once the lock is free: so the lock is taken
-// (waited for when wait, else tried briefly) around the look.
-func (t *nvTarget) interrupted(ctx context.Context, wait bool) *nvconf.InterruptedError {
+// (waited for when wait, else tried briefly) around the look. When wait,
+// a lock that could not be had is the error: the command would only fail
+// later on the spent deadline, blaming the device.
+func (t *nvTarget) interrupted(ctx context.Context, wait bool) (*nvconf.InterruptedError, error) {
 	j, err := nvconf.DefaultJournal()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	lctx := ctx
 	if !wait {
@@ -142,14 +148,17 @@ func (t *nvTarget) interrupted(ctx context.Context, wait bool) *nvconf.Interrupt
 	}
 	unlock, err := nvconf.Lock(lctx, t.key())
 	if err != nil {
-		return nil // held: another write is under way (Commit waits for it)
+		if wait {
+			return nil, err
+		}
+		return nil, nil // held: another write is under way (a write waits for it)
 	}
 	defer unlock()
 	e, err := j.Pending(t.key())
 	if err != nil || e == nil {
-		return nil
+		return nil, nil
 	}
-	return nvconf.Interrupted(e, t.nv)
+	return nvconf.Interrupted(e, t.nv), nil
 }
 
 func (t *nvTarget) deviceLine(ctx context.Context) string {
