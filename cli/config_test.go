@@ -725,3 +725,61 @@ func TestConfigSetLockHeld(t *testing.T) {
 		t.Errorf("NUM_OF_VFS next boot %q, want the profile's 8: written without the lock", cur["NUM_OF_VFS"][2])
 	}
 }
+
+// A backup of another model or PSID is refused (exit 2, nothing written),
+// in --dry-run as in the real run, unless --force (issue 26.7); a backup
+// of the same adapter, and one that names none (mstflint's format), go
+// ahead, the second with a note.
+func TestConfigRestoreOtherAdapter(t *testing.T) {
+	nvEnv(t)
+	dir := t.TempDir()
+	dx, dxraw, own := filepath.Join(dir, "dx.nvbackup"), filepath.Join(dir, "dx.raw"), filepath.Join(dir, "own.nvbackup")
+	cfgcli(t, "", "config", "set", "-d", "emu:cx6dx-2p100g", "NUM_OF_VFS=2", "--yes")
+	for _, args := range [][]string{
+		{"config", "backup", "-d", "emu:cx6dx-2p100g", dx},
+		{"config", "backup", "-d", "emu:cx6dx-2p100g", "--format", "raw", dxraw},
+		{"config", "backup", "-d", "emu", own},
+	} {
+		if out, errs, code := cfgcli(t, "", args...); code != 0 {
+			t.Fatalf("%v: exit %d %s %s", args, code, out, errs)
+		}
+	}
+	b, _ := os.ReadFile(dx)
+	if !strings.Contains(string(b), "\n# model: ConnectX-6 Dx\n") || !strings.Contains(string(b), "\n# psid: ") {
+		t.Fatalf("the backup does not name its adapter:\n%s", b)
+	}
+	state := func() string {
+		q, _ := query(t, "NUM_OF_VFS")
+		return q["NUM_OF_VFS"][2]
+	}
+	before := state()
+	for _, mode := range [][]string{{"--dry-run"}, {"--yes"}} {
+		for _, format := range []string{"table", "json"} {
+			args := append([]string{"config", "restore", "-d", "emu", dx, "-o", format}, mode...)
+			out, errs, code := cfgcli(t, "", args...)
+			if code != cmdutil.ExitUsage {
+				t.Errorf("%v: exit %d, want 2\n%s%s", args, code, out, errs)
+			}
+			for _, want := range []string{"was taken from another adapter", "model ConnectX-6 Dx, this adapter is a ConnectX-7", "PSID ", "--force", "nothing was written"} {
+				if !strings.Contains(errs, want) {
+					t.Errorf("%v: stderr does not say %q:\n%s", args, want, errs)
+				}
+			}
+		}
+	}
+	if after := state(); after != before {
+		t.Errorf("a refused restore changed NUM_OF_VFS: %s -> %s", before, after)
+	}
+	out, errs, code := cfgcli(t, "", "config", "restore", "-d", "emu", dx, "--dry-run", "--force")
+	if code != 0 || !strings.Contains(errs, "restoring it anyway (--force)") || !strings.Contains(out, "Dry run") {
+		t.Errorf("--force --dry-run: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = cfgcli(t, "", "config", "restore", "-d", "emu", dxraw, "--dry-run")
+	if code != 0 || !strings.Contains(errs, "does not say which adapter it was taken from") {
+		t.Errorf("a raw file: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = cfgcli(t, "", "config", "restore", "-d", "emu", own, "--yes")
+	if code != 0 || errs != "" {
+		t.Errorf("the adapter's own backup: exit %d\n%s%s", code, out, errs)
+	}
+}

@@ -925,7 +925,7 @@ func TestLock(t *testing.T) {
 		_, err = nvconf.Lock(wctx, key)
 		cancel()
 		var le *nvconf.LockError
-		if !errors.As(err, &le) || le.Key != key || le.Path != path || le.Wait < 30*time.Millisecond || !errors.Is(err, context.DeadlineExceeded) {
+		if !errors.As(err, &le) || le.Key != key || le.Path != path || le.Wait <= 0 || !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("%s held: %#v", key, err)
 		}
 		for _, want := range []string{"another process holds the NV lock of " + key, path, "waited "} {
