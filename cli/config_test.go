@@ -15,6 +15,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/emu/emuadapter"
+	"github.com/cxray/cxray/feature/health"
 	"github.com/cxray/cxray/nvconf"
 )
 
@@ -781,5 +782,81 @@ func TestConfigRestoreOtherAdapter(t *testing.T) {
 	out, errs, code = cfgcli(t, "", "config", "restore", "-d", "emu", own, "--yes")
 	if code != 0 || errs != "" {
 		t.Errorf("the adapter's own backup: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// An interrupted write in the journal is reported by config query (table
+// and JSON) and by health, which point to config recover, never to config
+// set, which is refused until then (issue 26.3).
+func TestInterruptedWriteReported(t *testing.T) {
+	nvEnv(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	j, err := nvconf.DefaultJournal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := nvconf.KeyFor("emulator", "emu", "0000:03:00.0")
+	if err := j.Begin(&nvconf.JournalEntry{Key: key, Device: "emu", Op: "set", Backup: "/backups/before.nvbackup",
+		Writes: []nvconf.RawTLV{{Header: nvconf.Header{Type: 0x80}, Data: make([]byte, 12)}}}); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := cfgcli(t, "", "config", "query", "-d", "emu")
+	if code != 0 || !strings.Contains(out, "Interrupted: an interrupted set") || !strings.Contains(out, "cxray config recover --rollback -d emu") {
+		t.Errorf("query: exit %d\n%s%s", code, out, errs)
+	}
+	jout, _, _ := cfgcli(t, "", "config", "query", "-d", "emu", "-o", "json")
+	var qj struct {
+		Interrupted *struct {
+			Op     string   `json:"op"`
+			TLVs   []string `json:"tlvs"`
+			Backup string   `json:"backup"`
+		} `json:"interrupted_write"`
+	}
+	mustJSON(t, jout, &qj)
+	if qj.Interrupted == nil || qj.Interrupted.Op != "set" || cmp.Diff([]string{"nv_global_pci_conf"}, qj.Interrupted.TLVs) != "" || qj.Interrupted.Backup != "/backups/before.nvbackup" {
+		t.Errorf("query -o json: interrupted_write %+v\n%s", qj.Interrupted, jout)
+	}
+	for _, format := range []string{"table", "json"} {
+		out, errs, code := cfgcli(t, "", "health", "-d", "emu", "--interval", "50ms", "-o", format)
+		if code != cmdutil.ExitProblem {
+			t.Errorf("health -o %s: exit %d, want 1\n%s%s", format, code, out, errs)
+		}
+		if !strings.Contains(out, "cxray config recover --finish -d emu") || strings.Contains(out, "undo them with 'cxray config set'") {
+			t.Errorf("health -o %s does not point to config recover:\n%s", format, out)
+		}
+		if format != "json" {
+			continue
+		}
+		var h healthOut
+		mustJSON(t, out, &h)
+		if len(h.Devices) != 1 {
+			t.Fatalf("health -o json: %s", out)
+		}
+		if c := check(h.Devices[0], "configuration"); c.Status != health.Fail || !strings.Contains(c.Summary, "interrupted NV set") {
+			t.Errorf("configuration check: %+v", c)
+		}
+	}
+}
+
+// A multi-TLV set the firmware refuses half-way is rolled back at once:
+// exit 3, the error says so, no journal entry, every parameter old
+// (issue 26.3).
+func TestConfigSetRefusedHalfWayRollsBack(t *testing.T) {
+	nvEnv(t)
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", dir)
+	scen := filepath.Join(dir, "rej.yaml")
+	os.WriteFile(scen, []byte("devices: [{profile: cx7-2p400g, nv: {reject_writes: [nv_vpi_link_type]}}]\n"), 0o644)
+	d := "emu:" + scen
+	_, errs, code := cfgcli(t, "", "config", "set", "-d", d, "NUM_OF_VFS=16", "LINK_TYPE_P1=IB", "--yes")
+	if code != cmdutil.ExitDevice || !strings.Contains(errs, "rolled back from the backup") || !strings.Contains(errs, "nothing was changed") {
+		t.Errorf("refused half-way: exit %d\n%s", code, errs)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "cxray", "journal", "*.json")); len(m) != 0 {
+		t.Errorf("journal entries left: %v", m)
+	}
+	out, errs, code := cfgcli(t, "", "config", "query", "-d", d, "NUM_OF_VFS", "LINK_TYPE_P1")
+	if code != 0 || !strings.Contains(out, "NUM_OF_VFS") || strings.Contains(out, " 16") || strings.Contains(out, "Interrupted") {
+		t.Errorf("after the roll-back:\n%s%s", out, errs)
 	}
 }

@@ -767,8 +767,41 @@ func TestCommitConflict(t *testing.T) {
 	}
 }
 
-// A write that fails after it started leaves the journal entry: the next
-// run finds it, and can finish the change or roll it back from the
+// A multi-TLV write the firmware refuses half-way (it took the first TLV,
+// refused the second) is rolled back at once from the backup just taken:
+// the TLVs are all old, no journal entry is left, and the error says what
+// happened (issue 26.3).
+func TestCommitRefusedHalfWayRollsBack(t *testing.T) {
+	j, _ := stateDirs(t)
+	r := newRig(t, nil)
+	key := nvconf.KeyFor(dev.BackendEmulator, "emu", "0000:03:00.0")
+	original := r.walk()
+	if err := r.store.SetFaults(nvstore.Faults{RejectWrites: []string{"nv_vpi_link_type"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := setChange(r, key, nil, false, "NUM_OF_VFS=16", "LINK_TYPE_P1=IB")
+	path, err := r.s.Commit(r.ctx, c, nvconf.BackupOptions{})
+	var re *nvconf.RefusedError
+	if !errors.As(err, &re) || !re.RolledBack || re.Backup != path || !strings.Contains(err.Error(), "rolled back from the backup") ||
+		!strings.Contains(err.Error(), "already written: nv_global_pci_conf") {
+		t.Fatalf("half-way refusal: %T %v", err, err)
+	}
+	var nv *nvconf.NVError
+	if !errors.As(err, &nv) {
+		t.Errorf("the error does not unwrap to the firmware's refusal: %v", err)
+	}
+	if e, _ := j.Pending(key); e != nil {
+		t.Errorf("journal after a rolled-back write: %+v", e)
+	}
+	r.reopen()
+	if d := nvconf.Compare(original, r.walk()); !d.Empty() {
+		t.Errorf("after the roll-back the adapter differs from before: %+v", d)
+	}
+}
+
+// A write that fails after it started and cannot be rolled back at once
+// (the firmware refuses the roll-back too) leaves the journal entry: the
+// next run finds it, and can finish the change or roll it back from the
 // backup.
 func TestCommitInterruptedAndRecover(t *testing.T) {
 	j, _ := stateDirs(t)
@@ -779,9 +812,16 @@ func TestCommitInterruptedAndRecover(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _ := setChange(r, key, nil, false, "NUM_OF_VFS=16", "LINK_TYPE_P1=IB")
+	apply := c.Apply
+	c.Apply = func(ctx context.Context) error {
+		err := apply(ctx)
+		r.store.SetFaults(nvstore.Faults{RejectWrites: []string{"*"}}) // the roll-back is refused too
+		return err
+	}
 	path, err := r.s.Commit(r.ctx, c, nvconf.BackupOptions{})
 	var we *nvconf.WriteError
-	if !errors.As(err, &we) || we.Backup != path || !strings.Contains(err.Error(), "'cxray config recover -d emu'") {
+	if !errors.As(err, &we) || we.Backup != path || we.RollbackErr == nil || !strings.Contains(err.Error(), "'cxray config recover -d emu'") ||
+		!strings.Contains(err.Error(), "rolling it back at once failed too") {
 		t.Fatalf("%v", err)
 	}
 	e, err := j.Pending(key)

@@ -268,3 +268,26 @@ func Interrupted(e *JournalEntry, db *DB) *InterruptedError {
 	}
 	return ie
 }
+
+// CheckInterrupted looks in the default journal for an interrupted write
+// on the adapter key names, and describes it with the TLV names of db
+// (nil when there is none). A journal entry is a write in progress while
+// its writer holds the NV lock, and interrupted only once the lock is
+// free: so the lock is taken around the look, waiting until ctx ends; a
+// lock not had by then is returned as the *LockError.
+func CheckInterrupted(ctx context.Context, key string, db *DB) (*InterruptedError, error) {
+	j, err := DefaultJournal()
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := Lock(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	e, err := j.Pending(key)
+	if err != nil || e == nil {
+		return nil, err
+	}
+	return Interrupted(e, db), nil
+}
