@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/cxray/cxray/cli/internal/configcmd"
 	"github.com/cxray/cxray/cli/internal/emucmd"
 )
 
@@ -18,6 +19,10 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_STATE_HOME", dir)
+	// No other writer touches the suite's emulated adapters, so config
+	// set's second read (--settle, a second in real time) is left out;
+	// TestConfigSetSettle runs it.
+	os.Setenv(configcmd.EnvSettle, "0")
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

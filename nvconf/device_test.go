@@ -1099,3 +1099,46 @@ func TestJournalDamaged(t *testing.T) {
 		t.Errorf("unwritable journal: %v", err)
 	}
 }
+
+// Settled reads what a verified set wrote again and names each parameter
+// another writer changed since: ours (the change is lost) or a neighbour
+// in the same TLV (issue 26.2).
+func TestSettled(t *testing.T) {
+	r := newRig(t, nil)
+	p, err := r.plan("NUM_OF_VFS=16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.s.ApplySet(r.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := r.s.Settled(r.ctx, p); err != nil || len(d) != 0 {
+		t.Fatalf("nobody else wrote: %+v %v", d, err)
+	}
+	// Another writer's read-modify-write, from a session of its own (as
+	// mstconfig's is): our parameter back to 4, a neighbour changed too.
+	other, err := nvconf.Open(r.ctx, r.dev, r.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := nvconf.ParseAssignments([]string{"NUM_OF_VFS=4", "SRIOV_EN=False"})
+	op, err := other.PlanSet(r.ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.ApplySet(r.ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	d, err := r.s.Settled(r.ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []nvconf.Drift{
+		{TLV: "nv_global_pci_conf", Param: "SRIOV_EN", Wrote: "True(1)", Now: "False(0)"},
+		{TLV: "nv_global_pci_conf", Param: "NUM_OF_VFS", Wrote: "16", Now: "4", Ours: true},
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i].Param > d[j].Param })
+	if diff := cmp.Diff(want, d); diff != "" {
+		t.Errorf("drift (-want +got):\n%s", diff)
+	}
+}
