@@ -375,6 +375,13 @@ func (a *app) exporterSources(ctx context.Context, o *exporterOptions, db *prm.D
 			return out, cmdutil.UsageErr("--all with -d works for emulated scenarios (emu:FILE.yaml); for this machine's adapters leave out -d")
 		}
 		label := n.BDF
+		if n.Kind == devname.PCI {
+			// A function that is there but not Mellanox's will never be
+			// one: refuse it now rather than serve it as down forever.
+			if f, err := a.Sys.Function(n.BDF); err != nil && f.VendorID != 0 && f.VendorID != devname.MellanoxVendor {
+				return out, cmdutil.UsageErr("-d %s: %v", given, err)
+			}
+		}
 		if n.Kind == devname.Kernel {
 			label = n.Kernel
 			if kd, err := kernel.Open(ctx, n.Kernel, a.AdapterOptions(db).Kernel); err == nil {
