@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/prm"
 )
 
 // RawTLV is one stored TLV: its header and data, as a backup holds it.
@@ -97,6 +99,9 @@ func (e *FileError) Error() string {
 	}
 	return s
 }
+
+// Is makes a damaged or foreign file an input error (prm.ErrInput).
+func (e *FileError) Is(target error) bool { return target == prm.ErrInput }
 
 const fixBackup = "nothing was written: use a complete backup (cxray writes one before every change; 'cxray config backup FILE -d DEV' makes a new one)"
 

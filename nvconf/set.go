@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/cxray/cxray/prm"
 )
 
 // Assignment is NAME=VALUE as a user gives it.
@@ -67,6 +69,9 @@ func (e *ValidationError) Error() string {
 	}
 	return fmt.Sprintf("%d values refused, nothing was written:\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
 }
+
+// Is makes a refused assignment an input error (prm.ErrInput).
+func (e *ValidationError) Is(target error) bool { return target == prm.ErrInput }
 
 type assigned struct {
 	ref   Ref

@@ -249,7 +249,7 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 	c := Check{Name: "ports", Status: OK}
 	links, err := a.Links(ctx)
 	if len(links) == 0 {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)
 		}
 		c = unreadable(c, "the ports", err)
@@ -330,7 +330,7 @@ func orWord(s, def string) string {
 func modulesCheck(mods []*modules.Report, err error) Check {
 	c := Check{Name: "modules", Status: OK}
 	switch {
-	case errors.Is(err, adapter.ErrUnsupported):
+	case errors.Is(err, errors.ErrUnsupported):
 		return unsupported(c, err)
 	case err != nil:
 		c.Status, c.Summary = Warn, "modules could not be read: "+err.Error()
@@ -367,7 +367,7 @@ func modulesCheck(mods []*modules.Report, err error) Check {
 func temperatures(ctx context.Context, a *adapter.Adapter) Check {
 	c := Check{Name: "temperatures", Status: OK}
 	ts, err := a.Temperatures(ctx)
-	if len(ts) == 0 && errors.Is(err, adapter.ErrUnsupported) {
+	if len(ts) == 0 && errors.Is(err, errors.ErrUnsupported) {
 		return unsupported(c, err)
 	}
 	var parts []string
@@ -421,7 +421,7 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 	c := Check{Name: "configuration", Status: OK}
 	d, err := a.Registers(ctx)
 	if err != nil {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			c.Status, c.Summary = Skip, "not available on this backend: NV configuration is read through registers"
 			return c
 		}
@@ -570,7 +570,7 @@ func countersCheck(a, b *sample, errA, errB error, interval time.Duration) Check
 	c := Check{Name: "counters", Status: OK}
 	if errA != nil || errB != nil || a == nil || b == nil {
 		err := firstErr(errA, errB)
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)
 		}
 		return unreadable(c, "the counters (sampled twice)", err)
@@ -640,7 +640,7 @@ func macDrift(ctx context.Context, a *adapter.Adapter, id *adapter.Identity) Che
 	c := Check{Name: "mac", Status: OK}
 	os, err := a.OS(ctx)
 	if err != nil {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			c.Status, c.Summary = Skip, "no network interface of this function is known"
 			return c
 		}
