@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/cxray/cxray/cli/internal/configcmd"
@@ -25,5 +26,8 @@ func TestMain(m *testing.M) {
 	os.Setenv(configcmd.EnvSettle, "0")
 	code := m.Run()
 	os.RemoveAll(dir)
+	if crashPath != "" {
+		os.RemoveAll(filepath.Dir(crashPath))
+	}
 	os.Exit(code)
 }
