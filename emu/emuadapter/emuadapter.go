@@ -441,7 +441,7 @@ func (c *commands) client(clk clock.Clock) (*fwctl.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := fwctl.NewClient(lockedRPC{ep: ep, do: c.do}, fwctl.Options{Sleep: clk.Sleep})
+	cl, err := fwctl.NewClient(lockedRPC{ep: ep, do: c.do}, fwctl.Options{Clock: clk})
 	if err != nil {
 		return nil, err
 	}

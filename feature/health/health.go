@@ -249,7 +249,7 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 	c := Check{Name: "ports", Status: OK}
 	links, err := a.Links(ctx)
 	if len(links) == 0 {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)
 		}
 		c = unreadable(c, "the ports", err)
@@ -348,7 +348,7 @@ func orWord(s, def string) string {
 func modulesCheck(mods []*modules.Report, err error) Check {
 	c := Check{Name: "modules", Status: OK}
 	switch {
-	case errors.Is(err, adapter.ErrUnsupported):
+	case errors.Is(err, errors.ErrUnsupported):
 		return unsupported(c, err)
 	case err != nil:
 		c.Status, c.Summary = Warn, "modules could not be read: "+err.Error()
@@ -411,7 +411,7 @@ func unreachableModules(mods []*modules.Report) map[int]string {
 func temperatures(ctx context.Context, a *adapter.Adapter, unreachable map[int]string) Check {
 	c := Check{Name: "temperatures", Status: OK}
 	ts, err := a.Temperatures(ctx)
-	if len(ts) == 0 && errors.Is(err, adapter.ErrUnsupported) {
+	if len(ts) == 0 && errors.Is(err, errors.ErrUnsupported) {
 		return unsupported(c, err)
 	}
 	var parts []string
@@ -472,7 +472,7 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 	c := Check{Name: "configuration", Status: OK}
 	d, err := a.Registers(ctx)
 	if err != nil {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			c.Status, c.Summary = Skip, "not available on this backend: NV configuration is read through registers"
 			return c
 		}
@@ -483,21 +483,43 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 		c.Status, c.Summary = Skip, "no NV parameter database was given"
 		return c
 	}
+	// A write the journal shows was cut short comes first: until it is
+	// finished or rolled back, cxray refuses every NV write, so 'config
+	// set' is no advice then.
+	lctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	ie, lerr := nvconf.CheckInterrupted(lctx, nvconf.KeyFor(a.Backend(), a.Name(), a.BDF()), nv)
+	cancel()
+	var le *nvconf.LockError
+	switch {
+	case ie != nil:
+		c.Status = Fail
+		c.Details = append(c.Details, ie.Error())
+		c.Next = fmt.Sprintf("finish the interrupted %s with 'cxray config recover --finish -d %s' or roll it back with 'cxray config recover --rollback -d %s'; until then cxray refuses NV writes to this adapter",
+			ie.Entry.Op, a.Name(), a.Name())
+	case errors.As(lerr, &le):
+		c.Details = append(c.Details, "an NV write is under way: "+lerr.Error())
+	}
 	pending, suspicious, err := NVFindings(ctx, d, nv)
 	if err != nil {
+		st, next, details := c.Status, c.Next, c.Details
 		c = unreadable(c, "the NV configuration", err)
+		if st == Fail {
+			c.Status, c.Next, c.Details = st, next, details
+		}
 		if c.Next == "" {
 			c.Next = "run 'cxray config query -e' for details"
 		}
 		return c
 	}
 	if len(pending) > 0 {
-		c.Status = Warn
+		c.Status = worse(c.Status, Warn)
 		c.Details = append(c.Details, pending...)
-		c.Next = "these take effect after a firmware reset: apply with 'cxray config apply' (MFRL) where the firmware allows, or reboot; or undo them with 'cxray config set'"
+		if ie == nil {
+			c.Next = "these take effect after a firmware reset: apply with 'cxray config apply' (MFRL) where the firmware allows, or reboot; or undo them with 'cxray config set'"
+		}
 	}
 	if len(suspicious) > 0 {
-		c.Status = Warn
+		c.Status = worse(c.Status, Warn)
 		c.Details = append(c.Details, suspicious...)
 		if c.Next == "" {
 			c.Next = "review these settings with 'cxray config query -e' and change them with 'cxray config set'"
@@ -508,6 +530,9 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 		c.Summary = "Next Boot equals Current; nothing suspicious"
 	default:
 		c.Summary = fmt.Sprintf("%d change(s) pending until the next firmware reset, %d suspicious setting(s)", len(pending), len(suspicious))
+	}
+	if ie != nil {
+		c.Summary = fmt.Sprintf("an interrupted NV %s left %d TLV(s) possibly half applied; ", ie.Entry.Op, len(ie.Names)) + c.Summary
 	}
 	return c
 }
@@ -602,7 +627,7 @@ func countersCheck(a, b *sample, errA, errB error, interval time.Duration) Check
 	c := Check{Name: "counters", Status: OK}
 	if errA != nil || errB != nil || a == nil || b == nil {
 		err := firstErr(errA, errB)
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)
 		}
 		return unreadable(c, "the counters (sampled twice)", err)
@@ -678,7 +703,7 @@ func macDrift(ctx context.Context, a *adapter.Adapter, id *adapter.Identity) Che
 	c := Check{Name: "mac", Status: OK}
 	os, err := a.OS(ctx)
 	if err != nil {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			c.Status, c.Summary = Skip, "no network interface of this function is known"
 			return c
 		}

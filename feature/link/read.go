@@ -506,7 +506,7 @@ func readEyes(rd *reader, lp string, lanes int) error {
 // (sysfs), the port counters, and notes the rest.
 func readKernel(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report) error {
 	links, err := a.Links(ctx)
-	if err != nil && !adapter.IsPartial(err) && !errors.Is(err, adapter.ErrUnsupported) {
+	if err != nil && !adapter.IsPartial(err) && !errors.Is(err, errors.ErrUnsupported) {
 		return err
 	}
 	for _, l := range links {
