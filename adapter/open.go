@@ -223,7 +223,7 @@ func (o *Options) openPCI(ctx context.Context, given, bdf string) (*Adapter, err
 		if err != nil {
 			return nil, err
 		}
-		c := Config{Name: given, BDF: bdf, Backend: dev.BackendFwctl, DB: o.DB, Registers: d, Reopen: open}
+		c := Config{Name: given, BDF: bdf, Backend: dev.BackendFwctl, DB: o.DB, Registers: d, Reopen: open, SysRoot: root}
 		if kd != nil {
 			c.Kernel = kd
 		}
@@ -289,7 +289,7 @@ func (o *Options) openPCI(ctx context.Context, given, bdf string) (*Adapter, err
 		}
 		return nil, err
 	}
-	c := Config{Name: given, BDF: bdf, Backend: dev.BackendDirect, DB: o.DB, Registers: d, Reopen: open}
+	c := Config{Name: given, BDF: bdf, Backend: dev.BackendDirect, DB: o.DB, Registers: d, Reopen: open, SysRoot: root}
 	if kd != nil {
 		c.Kernel = kd
 	}

@@ -2,6 +2,7 @@ package pcie
 
 import (
 	"encoding/binary"
+	"io"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -174,5 +175,58 @@ func TestDecodeExpressV1(t *testing.T) {
 	e, _ = DecodeExpress(s, 0x60)
 	if e.Current != (Link{}) {
 		t.Errorf("link down: current %+v", e.Current)
+	}
+}
+
+// counting is a config space that records which bytes were read.
+type counting struct {
+	b    []byte
+	read map[int]bool
+	max  int // reads at or past max fail (an unprivileged reader's 64)
+}
+
+func (c *counting) ReadAt(p []byte, off int64) (int, error) {
+	if int(off)+len(p) > c.max || int(off)+len(p) > len(c.b) {
+		return 0, io.EOF
+	}
+	for i := range p {
+		c.read[int(off)+i] = true
+	}
+	return copy(p, c.b[off:]), nil
+}
+
+// ReadConfig reads the capabilities it decodes and never the gateway
+// (the vendor capability's body, where a read has side effects), and what
+// it returns decodes as the whole space does.
+func TestReadConfig(t *testing.T) {
+	full := connectX7()
+	c := &counting{b: full, read: map[int]bool{}, max: len(full)}
+	img, err := ReadConfig(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(DecodeConfig(full), DecodeConfig(img)); d != "" {
+		t.Errorf("decoded image differs from the whole space (-whole +image):\n%s", d)
+	}
+	for off := 0xC0 + 2; off < 0xC0+0x40; off++ {
+		if c.read[off] {
+			t.Fatalf("read 0x%x inside the vendor capability", off)
+		}
+	}
+	// An unprivileged reader: 64 bytes, and the decode says so.
+	img, err = ReadConfig(&counting{b: full, read: map[int]bool{}, max: 64})
+	if err != nil || len(img) != 64 {
+		t.Fatalf("64-byte reader: %d bytes, %v", len(img), err)
+	}
+	if v := DecodeConfig(img); v.Express != nil || len(v.Problems) == 0 {
+		t.Errorf("64 bytes decoded as %+v", v)
+	}
+	// No extended space.
+	img, err = ReadConfig(&counting{b: full[:256], read: map[int]bool{}, max: 256})
+	if err != nil || len(img) != 256 {
+		t.Fatalf("256-byte space: %d bytes, %v", len(img), err)
+	}
+	if _, err := ReadConfig(&counting{b: full, read: map[int]bool{}, max: 10}); err == nil {
+		t.Error("no header, no error")
 	}
 }

@@ -1,6 +1,7 @@
 package pcie
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -34,6 +35,11 @@ func FuzzWalk(f *testing.F) {
 		}
 		if len(caps) > maxLegacyCaps+maxExtendedCaps {
 			t.Fatalf("%d capabilities", len(caps))
+		}
+		// The directed read of the same space ends too, and reads a header
+		// whenever there is one.
+		if img, err := ReadConfig(bytes.NewReader(cfg)); (err != nil) != (len(cfg) < 0x40) || (err == nil && len(img) < 0x40) {
+			t.Fatalf("ReadConfig of %d bytes: %d bytes, %v", len(cfg), len(img), err)
 		}
 		v := DecodeConfig(cfg)
 		if v.Express != nil && (v.Express.Current.Width != 0 && !ValidWidth(v.Express.Current.Width)) {

@@ -1,6 +1,7 @@
 package emuadapter
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/cxray/cxray/emu/hostlink"
@@ -127,4 +128,31 @@ func hostView(f *scenario.Function, do func(func() error) error) (fn, bridge *pc
 		bridge = pcie.ParseHostView(b, read(bridgeAttrs(f.Adapter.Link, do)))
 	}
 	return fn, bridge, err
+}
+
+// pcieHost is an emulated function's adapter.PCIeHost: its config space
+// and the sysfs view `emu run` would serve, both read up to date (do).
+type pcieHost struct {
+	f  *scenario.Function
+	do func(func() error) error
+}
+
+func (h pcieHost) Config(ctx context.Context) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var img []byte
+	err := h.do(func() error {
+		var err error
+		img, err = pcie.ReadConfig(h.f.Config)
+		return err
+	})
+	return img, err
+}
+
+func (h pcieHost) Sysfs(ctx context.Context) (*pcie.HostView, *pcie.HostView, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	return hostView(h.f, h.do)
 }
