@@ -251,3 +251,26 @@ func WidthOfMPEIN(v uint64) int {
 	}
 	return int(v)
 }
+
+// MarshalText writes a speed as its generation ("Gen5"), "" when unknown:
+// in JSON a bare 5 would read as 5 GT/s.
+func (s Speed) MarshalText() ([]byte, error) {
+	if !s.Known() {
+		return []byte{}, nil
+	}
+	return []byte(s.GenText()), nil
+}
+
+// UnmarshalText reads what MarshalText writes, and what ParseSpeed reads.
+func (s *Speed) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*s = SpeedUnknown
+		return nil
+	}
+	v, err := ParseSpeed(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}

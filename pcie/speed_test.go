@@ -1,6 +1,7 @@
 package pcie
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -122,5 +123,19 @@ func TestMPEINMasks(t *testing.T) {
 		if got := WidthOfMPEIN(v); got != want {
 			t.Errorf("WidthOfMPEIN(%d) = %d, want %d", v, got, want)
 		}
+	}
+}
+
+func TestSpeedJSON(t *testing.T) {
+	b, err := json.Marshal(Link{Gen5, 8})
+	if err != nil || string(b) != `{"speed":"Gen5","width":8}` {
+		t.Errorf("%s, %v", b, err)
+	}
+	var l Link
+	if err := json.Unmarshal([]byte(`{"speed":"Gen4","width":16}`), &l); err != nil || l != (Link{Gen4, 16}) {
+		t.Errorf("%+v, %v", l, err)
+	}
+	if b, _ := json.Marshal(Link{}); string(b) != `{"speed":"","width":0}` {
+		t.Errorf("unknown: %s", b)
 	}
 }
