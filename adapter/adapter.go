@@ -82,12 +82,9 @@ type Config struct {
 	Kernel *kernel.Device
 	// OSView replaces the kernel's OS view (the emulator's).
 	OSView OSView
-	// PCIe replaces the host's view of the PCIe link (the emulator's);
-	// nil: the function's sysfs (under Kernel's root, or SysRoot).
+	// PCIe is the host's view of the PCIe link: the function's sysfs
+	// (Open sets it), or the emulator's; nil: none.
 	PCIe PCIeHost
-	// SysRoot is the sysfs root of a function without a kernel view
-	// ("" is /sys).
-	SysRoot string
 	// Clock is the device's time (the emulator's manual clock); nil: the
 	// wall clock.
 	Clock clock.Clock

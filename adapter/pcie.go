@@ -14,8 +14,9 @@ import (
 
 // PCIeHost is the host's side of a function's PCI Express link: its
 // config space, read only, and sysfs's view of the function and of its
-// upstream bridge (the slot's port). Functions of this machine read the
-// sysfs tree (sysPCIe); the emulator injects its own (Config.PCIe).
+// upstream bridge (the slot's port). Open gives functions of this machine
+// their sysfs (sysPCIe); the emulator injects its own (Config.PCIe); an
+// adapter built without one has no host view.
 type PCIeHost interface {
 	// Config reads what pcie.DecodeConfig needs of the function's config
 	// space (pcie.ReadConfig).
@@ -134,21 +135,7 @@ func (a *Adapter) PCIe(ctx context.Context) (*PCIe, error) {
 	return p, nil
 }
 
-func (a *Adapter) pcieHost() PCIeHost {
-	if a.c.PCIe != nil {
-		return a.c.PCIe
-	}
-	if a.c.BDF == "" || a.c.Backend == dev.BackendEmulator {
-		return nil
-	}
-	root := "/sys"
-	if a.c.Kernel != nil {
-		root = a.c.Kernel.Root()
-	} else if a.c.SysRoot != "" {
-		root = a.c.SysRoot
-	}
-	return sysPCIe{root: root, bdf: a.c.BDF, noConfig: !a.HasRegisters()}
-}
+func (a *Adapter) pcieHost() PCIeHost { return a.c.PCIe }
 
 func (a *Adapter) mpein(ctx context.Context) (*PCIeFirmware, error) {
 	r, err := a.get(ctx, "MPEIN")
