@@ -185,3 +185,7 @@ func (a *Adapter) mpcnt(ctx context.Context) (map[string]uint64, error) {
 	}
 	return out, nil
 }
+
+// SysfsPCIe is the host view of a function of a sysfs tree at root (what
+// Open gives functions of this machine), for adapters built from parts.
+func SysfsPCIe(root, bdf string) PCIeHost { return sysPCIe{root: root, bdf: bdf} }

@@ -1,7 +1,8 @@
 // Package health is the first look at a suspicious adapter: identity,
 // access, ports, modules, temperatures, configuration, counters, the
-// port's link, the PCIe link to the host and MAC drift, each with a
-// verdict (ok, warn, fail), what it means and what to do.
+// port's link, the PCIe link to the host, the kernel driver's own health
+// (devlink health reporters, driver statistics) and MAC drift, each with
+// a verdict (ok, warn, fail), what it means and what to do.
 package health
 
 import (
@@ -90,6 +91,7 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	}
 	r.add(portsCheck(ctx, a))
 	pcieBefore, _ := a.PCIe(ctx)
+	drvBefore, drvErr := a.Driver(ctx, true)
 	before, errA := counters(ctx, a)
 	// The module check reads twice around the same interval the counters
 	// use, so frozen monitors show without a second wait.
@@ -99,6 +101,10 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	}
 	after, errB := counters(ctx, a)
 	pcieAfter, _ := a.PCIe(ctx)
+	var drvAfter *adapter.Driver
+	if drvErr == nil {
+		drvAfter, _ = a.Driver(ctx, false)
+	}
 	r.add(modulesCheck(mods, modErr))
 	r.add(temperatures(ctx, a))
 	r.add(configuration(ctx, a, o.NV))
@@ -107,6 +113,8 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	pc, _ := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
 		pcieBefore, pcieAfter, o.Interval)
 	r.add(pc)
+	dc, _ := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
+	r.add(dc)
 	r.add(macDrift(ctx, a, id))
 	r.Via = via(a)
 	r.finish()
