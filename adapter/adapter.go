@@ -86,6 +86,9 @@ type Config struct {
 	Kernel *kernel.Device
 	// OSView replaces the kernel's OS view (the emulator's).
 	OSView OSView
+	// PCIe is the host's view of the PCIe link: the function's sysfs
+	// (Open sets it), or the emulator's; nil: none.
+	PCIe PCIeHost
 	// Clock is the device's time (the emulator's manual clock); nil: the
 	// wall clock.
 	Clock clock.Clock

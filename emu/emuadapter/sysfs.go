@@ -25,7 +25,9 @@ import (
 // and the kernel backend (-d kernel:mlx5_0) work inside. Attributes that
 // change (link state, counters) are read through do, so they are up to
 // date with the kept state (state.State.Do; nil reads the model as it
-// is).
+// is). The PCI Express link is there too (current_link_speed, aer_dev_*,
+// and the slot's port as the function's parent when the scenario gives a
+// slot: pcie.go).
 func SysfsEntries(e *scenario.Emulation, do func(func() error) error) []sysfs.DeviceEntry {
 	if do == nil {
 		do = func(fn func() error) error { return fn() }
@@ -46,6 +48,10 @@ func SysfsEntries(e *scenario.Emulation, do func(func() error) error) []sysfs.De
 		d := sysfs.DeviceEntry{BDF: f.BDF, Dev: f.Config, NUMANode: NUMANode(f, -1), Driver: "mlx5_core",
 			Vendor: id.VendorID, Device: id.DeviceID, SubVendor: id.SubsystemVendorID, SubDevice: id.SubsystemID,
 			Class: id.ClassCode, Revision: id.Revision, ClassAttrs: map[string]map[string]sysfs.Attr{}}
+		d.Attrs = pcieAttrs(f, do)
+		if b := BridgeBDF(f); b != "" && f.Adapter.Link != nil {
+			d.Upstream = &sysfs.Bridge{BDF: b, Attrs: bridgeAttrs(f.Adapter.Link, do)}
+		}
 		if f.Netdev != "" {
 			d.Netdevs = []string{f.Netdev}
 			d.ClassAttrs[f.Netdev] = netdevAttrs(f, do)

@@ -1,6 +1,8 @@
 // Package health is the first look at a suspicious adapter: identity,
-// access, ports, modules, temperatures, configuration, counters and MAC
-// drift, each with a verdict (ok, warn, fail), what it means and what to do.
+// access, ports, modules, temperatures, configuration, counters, the
+// port's link, the PCIe link to the host, the kernel driver's own health
+// (devlink health reporters, driver statistics) and MAC drift, each with
+// a verdict (ok, warn, fail), what it means and what to do.
 package health
 
 import (
@@ -14,6 +16,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/feature/modules"
+	"github.com/cxray/cxray/feature/pcielink"
 	"github.com/cxray/cxray/feature/roce"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/optics"
@@ -87,6 +90,8 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 		return r
 	}
 	r.add(portsCheck(ctx, a))
+	pcieBefore, _ := a.PCIe(ctx)
+	drvBefore, drvErr := a.Driver(ctx, true)
 	before, errA := counters(ctx, a)
 	// The module check reads twice around the same interval the counters
 	// use, so frozen monitors show without a second wait.
@@ -95,11 +100,21 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 		errA = a.Sleep(ctx, o.Interval)
 	}
 	after, errB := counters(ctx, a)
+	pcieAfter, _ := a.PCIe(ctx)
+	var drvAfter *adapter.Driver
+	if drvErr == nil {
+		drvAfter, _ = a.Driver(ctx, false)
+	}
 	r.add(modulesCheck(mods, modErr))
 	r.add(temperatures(ctx, a, unreachableModules(mods)))
 	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
 	r.add(linkCheck(ctx, a))
+	pc, _ := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
+		pcieBefore, pcieAfter, o.Interval)
+	r.add(pc)
+	dc, _ := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
+	r.add(dc)
 	r.add(macDrift(ctx, a, id))
 	r.Via = via(a)
 	r.finish()

@@ -243,7 +243,38 @@ func expected(t *testing.T, em *scenario.Emulation, f *scenario.Function, revisi
 		want["mac"] = health.OK
 	}
 	want["link"] = expectedLink(t, f, own)
+	want["pcie"] = expectedPCIe(a, own)
+	want["driver"] = health.Skip // the emulator has no kernel driver
 	return want
+}
+
+// expectedPCIe: a link trained below the card, or too slow for the
+// fastest port, warns; steady correctable errors warn when the 2 s the
+// check watches see at least one.
+func expectedPCIe(a *scenario.Adapter, own []int) health.Status {
+	l := a.Link.Spec()
+	st := health.OK
+	if l.Trained.Speed < l.Card.Speed || l.Trained.Width < l.Card.Width {
+		st = health.Warn
+	}
+	need := 0
+	for _, p := range own {
+		ps := a.Firmware.Ports()[p-1]
+		g := maxGbps(a.Spec.Spec.Ports[p-1])
+		if ps.OperUp {
+			g = ps.SpeedGbps
+		}
+		need = max(need, g)
+	}
+	if l.Trained.UsableGbps() < float64(need) {
+		st = health.Warn
+	}
+	for _, r := range l.CorrectablePerSec {
+		if r*2 >= 1 {
+			st = health.Warn
+		}
+	}
+	return st
 }
 
 func rank(s health.Status) int {
