@@ -491,6 +491,25 @@ func TestConfigFromMlxconfigOutputs(t *testing.T) {
 	if doc.Kind != "query" || !found {
 		t.Errorf("query --from: kind %q, NUM_OF_VFS found %v", doc.Kind, found)
 	}
+	// The pending marks and line, as a device query shows them.
+	var pend struct{ Pending []string }
+	mustJSON(t, out, &pend)
+	if d := cmp.Diff([]string{"NUM_OF_VFS", "LOG_TX_PSN_WINDOW", "LINK_TYPE_P2"}, pend.Pending); d != "" {
+		t.Errorf("query --from -o json: pending (-want +got):\n%s", d)
+	}
+	out, errs, code = cli(t, "", "config", "query", "--from", qp)
+	for _, want := range []string{"\n*+  NUM_OF_VFS ", "\n*+  LINK_TYPE_P2 ", "\n* 3 pending until the next firmware reset: NUM_OF_VFS 8 -> 6, LOG_TX_PSN_WINDOW 9 -> 14, LINK_TYPE_P2 ETH(2) -> IB(1).\n",
+		"'cxray config apply -d 0000:03:00.0'"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("query --from table: exit %d, lacks %q\n%s%s", code, want, out, errs)
+		}
+	}
+	if out, _, _ := cli(t, "", "config", "query", "--from", q); !strings.Contains(out, "Nothing pending") || strings.Contains(out, "\n*") {
+		t.Errorf("query --from a capture with nothing pending:\n%s", out)
+	}
+	if out, _, _ := cli(t, "", "config", "query", "--from", "../nvconf/testdata/mstconfig-q.txt"); !strings.Contains(out, "what is pending cannot be told") {
+		t.Errorf("query --from a capture without -e:\n%s", out)
+	}
 	out, _, code = cli(t, "", "config", "diff", q, qp, "-o", "json")
 	var diff struct {
 		By      string

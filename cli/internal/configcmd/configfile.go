@@ -89,8 +89,9 @@ func (cc *configCtx) queryFromFile(path string, extended bool) error {
 			Device     string        `json:"device,omitempty"`
 			Unchecked  bool          `json:"unchecked,omitempty"`
 			Parameters []settingJSON `json:"parameters"`
+			Pending    []string      `json:"pending"`
 			Notes      []string      `json:"notes,omitempty"`
-		}{File: path, Kind: cf.Kind, Unchecked: cf.Unchecked, Parameters: []settingJSON{}, Notes: cf.Notes}
+		}{File: path, Kind: cf.Kind, Unchecked: cf.Unchecked, Parameters: []settingJSON{}, Pending: []string{}, Notes: cf.Notes}
 		if len(cf.Devices) > 0 {
 			out.Device = cf.Devices[0].Device
 		}
@@ -101,6 +102,9 @@ func (cc *configCtx) queryFromFile(path string, extended bool) error {
 				j.Default, j.Current = toValueJSON(s.Default), toValueJSON(s.Current)
 			}
 			out.Parameters = append(out.Parameters, j)
+			if s.Pending {
+				out.Pending = append(out.Pending, s.Name)
+			}
 		}
 		return a.WriteJSON(out)
 	}
@@ -109,10 +113,12 @@ func (cc *configCtx) queryFromFile(path string, extended bool) error {
 	if len(cf.Devices) > 0 && cf.Devices[0].Device != "" {
 		fmt.Fprintf(w, "Device:       %s\n", cf.Devices[0].Device)
 	}
-	cols := []string{"PARAMETER", "NEXT BOOT"}
+	// The marks and the pending line are query's (printQuery): * pending
+	// until the next firmware reset, + not the default.
+	cols := []string{"", "PARAMETER", "NEXT BOOT"}
 	wide := res.Extended
 	if wide {
-		cols = []string{"PARAMETER", "DEFAULT", "CURRENT", "NEXT BOOT"}
+		cols = []string{"", "PARAMETER", "DEFAULT", "CURRENT", "NEXT BOOT"}
 	}
 	t := a.NewTable(cols...)
 	text := func(v *nvconf.Value) string {
@@ -121,14 +127,38 @@ func (cc *configCtx) queryFromFile(path string, extended bool) error {
 		}
 		return v.Text
 	}
+	var pending []string
 	for _, s := range res.Settings {
+		mark := ""
+		if s.Pending {
+			mark += "*"
+			pending = append(pending, fmt.Sprintf("%s %s -> %s", s.Name, text(s.Current), text(s.Next)))
+		}
+		if s.Modified {
+			mark += "+"
+		}
 		if wide {
-			t.Row(s.Name, text(s.Default), text(s.Current), text(s.Next))
+			t.Row(mark, s.Name, text(s.Default), text(s.Current), text(s.Next))
 		} else {
-			t.Row(s.Name, text(s.Next))
+			t.Row(mark, s.Name, text(s.Next))
 		}
 	}
 	t.Flush()
+	switch {
+	case !wide && cf.Kind == "query":
+		fmt.Fprintln(w, "The file has no Current column (a query without -e): what is pending cannot be told.")
+	case !wide:
+		fmt.Fprintln(w, "A backup holds the stored (Next Boot) values only: what is pending cannot be told.")
+	case len(pending) == 0:
+		fmt.Fprintln(w, "Nothing pending: the firmware ran the Next Boot values when the file was taken.")
+	default:
+		dev := "DEV"
+		if len(cf.Devices) > 0 && cf.Devices[0].Device != "" {
+			dev = cf.Devices[0].Device
+		}
+		fmt.Fprintf(w, "* %d pending until the next firmware reset: %s.\n", len(pending), strings.Join(pending, ", "))
+		fmt.Fprintf(w, "  Apply on the device with 'cxray config apply -d %s' (MFRL) where the firmware allows it, or reboot (some parameters need a power cycle).\n", dev)
+	}
 	for _, n := range cf.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
