@@ -131,3 +131,21 @@ func TestPrmSearchRenameHistory(t *testing.T) {
 		t.Errorf("help lacks the history folder:\n%s", out)
 	}
 }
+
+// A name that is nothing by itself points at the register that holds its
+// words and at the search, not at a dead end (with descriptions: an ADB).
+func TestPrmShowPointsAtHolders(t *testing.T) {
+	t.Setenv(cmdutil.EnvNVDB, "builtin")
+	adb := filepath.Join(prmhistory.Require(t), "hca-ext-rev0.57.adb")
+	for args, want := range map[string][]string{
+		"prm show SENSOR_TEMP":     {"its words are in MTMP temperature (cxray prm show MTMP --path temperature)", "'cxray prm search SENSOR_TEMP' lists all"},
+		"prm decode MODULE_TEMP 0": {"its words are in PDDR temperature (cxray prm show PDDR --path page_data.pddr_module_info_ext)"},
+	} {
+		_, errs, code := cli(t, "", append([]string{"--adb", adb}, strings.Fields(args)...)...)
+		for _, w := range want {
+			if code != cmdutil.ExitUsage || !strings.Contains(errs, w) {
+				t.Errorf("%s: exit %d, %q; want %q", args, code, errs, w)
+			}
+		}
+	}
+}

@@ -591,7 +591,58 @@ func Explain(src Sources, name string) string {
 	if len(parts) > 0 {
 		return strings.Join(parts, "; ")
 	}
-	return ""
+	return holders(res, name)
+}
+
+// holders points a name that is nothing by itself (SENSOR_TEMP) at the
+// registers whose fields carry its words, best first: a field whose name
+// starts with a word (temperature for TEMP) at the top of its register
+// (MTMP's temperature before MTBR's temperature_record[0].temperature),
+// and at the search that lists every match.
+func holders(res *Result, name string) string {
+	m := newMatcher(name)
+	type cand struct {
+		h    Hit
+		rank int
+	}
+	var cs []cand
+	for i, h := range res.Hits {
+		if h.Register == "" || (h.Kind != KindField && h.Kind != KindDescription) {
+			continue
+		}
+		// A name hit (the words in the field's path) before a description
+		// hit; then fields named by a word, that hold every word in name
+		// or text, at the top of their register.
+		rank := h.score
+		leaf := strings.ToLower(h.Name)
+		all := strings.ToLower(h.Name + " " + h.Text)
+		for _, t := range m.tokens {
+			if strings.HasPrefix(leaf, t) {
+				rank += 2
+			}
+			if strings.Contains(all, t) {
+				rank++
+			}
+		}
+		if h.Path == h.Name {
+			rank++
+		}
+		cs = append(cs, cand{h, rank*1000 - i})
+	}
+	if len(cs) == 0 {
+		return ""
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].rank > cs[j].rank })
+	var parts []string
+	seen := map[string]bool{}
+	for _, c := range cs {
+		if seen[c.h.Register] || len(parts) == 3 {
+			continue
+		}
+		seen[c.h.Register] = true
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", c.h.Register, c.h.Name, c.h.Hint))
+	}
+	return fmt.Sprintf("its words are in %s; 'cxray prm search %s' lists all %d matches", strings.Join(parts, ", "), name, len(res.Hits))
 }
 
 // fieldHit says a register already has a field hit.
