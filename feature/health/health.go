@@ -32,6 +32,9 @@ const (
 	Warn Status = "warn"
 	Fail Status = "fail"
 	Skip Status = "skipped"
+	// Info is a finding with a next step that is no problem (an empty cage
+	// on a port nobody declared unused): it does not change the exit code.
+	Info Status = "info"
 )
 
 func (s Status) rank() int {
@@ -73,6 +76,10 @@ type Options struct {
 	// NV is the parameter database for the configuration check; nil
 	// skips it.
 	NV *nvconf.DB
+	// Unused are local port numbers left unused on purpose (--unused-ports,
+	// the unused-ports files): their state, module and link are not
+	// judged.
+	Unused []int
 }
 
 // Run performs every check on one adapter. A check the backend cannot
@@ -89,7 +96,6 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 		r.finish()
 		return r
 	}
-	r.add(portsCheck(ctx, a))
 	pcieBefore, _ := a.PCIe(ctx)
 	drvBefore, drvErr := a.Driver(ctx, true)
 	before, errA := counters(ctx, a)
@@ -105,14 +111,18 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	if drvErr == nil {
 		drvAfter, _ = a.Driver(ctx, false)
 	}
-	r.add(modulesCheck(mods, modErr))
+	// The ports check comes first in the report; it is made after the
+	// module read so that a port down for want of a module says so.
+	pc := newPortClass(mods, o.Unused)
+	r.add(portsCheck(ctx, a, pc))
+	r.add(modulesCheck(mods, modErr, pc))
 	r.add(temperatures(ctx, a, unreachableModules(mods)))
 	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
-	r.add(linkCheck(ctx, a))
-	pc, _ := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
+	r.add(linkCheck(ctx, a, pc))
+	pcc, _ := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
 		pcieBefore, pcieAfter, o.Interval)
-	r.add(pc)
+	r.add(pcc)
 	dc, _ := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
 	r.add(dc)
 	r.add(macDrift(ctx, a, id))
@@ -260,7 +270,43 @@ func access(a *adapter.Adapter) Check {
 
 // ---- ports
 
-func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
+// portClass is what health knows of a port beyond its link: declared
+// unused, or an empty cage (the module read found no module).
+type portClass struct {
+	unused map[int]bool
+	empty  map[int]bool
+}
+
+func newPortClass(mods []*modules.Report, unused []int) portClass {
+	pc := portClass{unused: map[int]bool{}, empty: map[int]bool{}}
+	for _, p := range unused {
+		pc.unused[p] = true
+	}
+	for _, m := range mods {
+		for _, v := range m.Verdicts {
+			if v.Code == optics.VerdictNoModule {
+				pc.empty[m.Port] = true
+			}
+		}
+	}
+	return pc
+}
+
+// emptyNext is the next step for empty cages on ports nobody declared
+// unused: plug a module, or say the port is unused (docs/health.md).
+func emptyNext(bdf string, ports []int) string {
+	list := make([]string, len(ports))
+	for i, p := range ports {
+		list[i] = fmt.Sprint(p)
+	}
+	l := strings.Join(list, ",")
+	if bdf == "" {
+		bdf = "*"
+	}
+	return fmt.Sprintf("plug a module or cable into port %s if it should carry traffic; if it is unused on purpose, say so and health stops reporting it: 'cxray health --unused-ports %s', or a line '%s %s' in %s (docs/health.md)", l, l, bdf, l, UnusedPortsFile)
+}
+
+func portsCheck(ctx context.Context, a *adapter.Adapter, pc portClass) Check {
 	c := Check{Name: "ports", Status: OK}
 	links, err := a.Links(ctx)
 	if len(links) == 0 {
@@ -283,31 +329,54 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 			lanes[p.Local] = p.Lanes
 		}
 	}
-	var up, unknown []string
-	disabled := 0
+	// parts are the ports in order, each as it stands: up, disabled,
+	// empty, unused.
+	var parts []string
+	var empty []int
+	up, unknown := 0, 0
+	judged := 0
 	for _, l := range links {
+		if pc.unused[l.Port] {
+			// Declared unused: shown, never judged.
+			parts = append(parts, fmt.Sprintf("port %d unused", l.Port))
+			c.Details = append(c.Details, fmt.Sprintf("port %d is declared unused (--unused-ports or %s): not judged", l.Port, UnusedPortsFile))
+			continue
+		}
+		judged++
 		switch {
 		case l.OperUp == nil:
 			c.Status = worse(c.Status, Warn)
 			c.Details = append(c.Details, fmt.Sprintf("port %d: its state could not be read", l.Port))
-			unknown = append(unknown, fmt.Sprintf("port %d state unknown", l.Port))
+			unknown++
+			parts = append(parts, fmt.Sprintf("port %d state unknown", l.Port))
 			if c.Next == "" {
 				c.Next = fmt.Sprintf("the firmware did not give the port's state: see why with 'cxray reg get PAOS --index local_port=%d'", l.Port)
 			}
 			continue
 		case !*l.OperUp && l.AdminUp != nil && !*l.AdminUp:
-			disabled++
+			// Disabled on purpose is not a problem, but it is shown: a
+			// summary that lists only the ports that are up hides it.
+			parts = append(parts, fmt.Sprintf("port %d disabled", l.Port))
 			c.Details = append(c.Details, fmt.Sprintf("port %d is disabled (admin_status %s)", l.Port, l.AdminStatus))
+			continue
+		case !*l.OperUp && pc.empty[l.Port]:
+			// Down because nothing is plugged: information with the
+			// next step, not a hardware failure.
+			parts = append(parts, fmt.Sprintf("port %d empty cage", l.Port))
+			empty = append(empty, l.Port)
+			c.Details = append(c.Details, fmt.Sprintf("port %d is down: its cage holds no module", l.Port))
 			continue
 		case !*l.OperUp:
 			c.Status = Fail
+			parts = append(parts, fmt.Sprintf("port %d %s", l.Port, orWord(l.OperStatus, "down")))
 			c.Details = append(c.Details, fmt.Sprintf("port %d is %s while enabled", l.Port, orWord(l.OperStatus, "down")))
 			c.Next = "check the module and cable of the port ('cxray module --port N'), the link partner, and PDDR's troubleshooting page ('cxray reg get PDDR --index page_select=1,local_port=N')"
 			continue
 		}
+		up++
 		if l.LinkLayer == adapter.LinkInfiniBand {
 			s, st, detail, next := ibPort(l, lanes[l.Port])
-			up = append(up, s)
+			parts = append(parts, s)
 			c.Status = worse(c.Status, st)
 			if detail != "" {
 				c.Details = append(c.Details, detail)
@@ -318,10 +387,10 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 			continue
 		}
 		if l.SpeedGbps == nil || *l.SpeedGbps == 0 {
-			up = append(up, fmt.Sprintf("port %d up", l.Port))
+			parts = append(parts, fmt.Sprintf("port %d up", l.Port))
 			continue
 		}
-		up = append(up, fmt.Sprintf("port %d up at %gG", l.Port, *l.SpeedGbps))
+		parts = append(parts, fmt.Sprintf("port %d up at %gG", l.Port, *l.SpeedGbps))
 		if l.MaxSpeedGbps != nil && *l.SpeedGbps < *l.MaxSpeedGbps {
 			c.Status = worse(c.Status, Warn)
 			c.Details = append(c.Details, fmt.Sprintf("port %d runs at %gG, below the port's %gG", l.Port, *l.SpeedGbps, *l.MaxSpeedGbps))
@@ -331,13 +400,26 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 		}
 	}
 	// A port whose state could not be read is not a port that is down.
-	c.Summary = strings.Join(append(up, unknown...), ", ")
-	if c.Summary == "" {
+	c.Summary = strings.Join(parts, ", ")
+	if len(empty) > 0 {
+		if c.Status == OK {
+			c.Status = Info
+		}
+		if c.Next == "" {
+			c.Next = emptyNext(a.BDF(), empty)
+		}
+	}
+	if up == 0 && unknown == 0 && judged > len(empty) {
 		// No port up is never a pass: disabled on purpose is still worth
-		// a look, and a failure above already says more.
-		c.Summary = "no port is up"
+		// a look, and a failure above already says more. Ports declared
+		// unused or with an empty cage are not counted.
+		if c.Summary == "" {
+			c.Summary = "no port is up"
+		} else {
+			c.Summary = "no port is up: " + c.Summary
+		}
 		c.Status = worse(c.Status, Warn)
-		if disabled > 0 && c.Next == "" {
+		if c.Next == "" || c.Status == Warn && len(empty) > 0 {
 			c.Next = "every port of this function is administratively down; bring it up with 'cxray reg set PAOS admin_status=up ase=1' or 'ip link set IFACE up' if that is not intended"
 		}
 	}
@@ -360,7 +442,7 @@ func orWord(s, def string) string {
 
 // ---- modules
 
-func modulesCheck(mods []*modules.Report, err error) Check {
+func modulesCheck(mods []*modules.Report, err error, pc portClass) Check {
 	c := Check{Name: "modules", Status: OK}
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
@@ -370,9 +452,22 @@ func modulesCheck(mods []*modules.Report, err error) Check {
 		c.Next = "run 'cxray module --all' for details"
 		return c
 	}
-	n := 0
+	n, judged := 0, 0
+	var empty []int
 	for _, m := range mods {
+		if pc.unused[m.Port] {
+			c.Details = append(c.Details, fmt.Sprintf("port %d: declared unused, not judged", m.Port))
+			continue
+		}
+		judged++
 		for _, v := range m.Verdicts {
+			if v.Code == optics.VerdictNoModule {
+				// An empty cage is information (the ports check gives the
+				// next step), not a hardware problem.
+				empty = append(empty, m.Port)
+				c.Details = append(c.Details, fmt.Sprintf("port %d: no module in the cage", m.Port))
+				continue
+			}
 			n++
 			st := Warn
 			switch v.Code {
@@ -394,9 +489,13 @@ func modulesCheck(mods []*modules.Report, err error) Check {
 		}
 	}
 	if n == 0 {
-		c.Summary = fmt.Sprintf("%d module(s) read, no problem found", len(mods))
+		c.Summary = fmt.Sprintf("%d module(s) read, no problem found", judged-len(empty))
 	} else {
-		c.Summary = fmt.Sprintf("%d problem(s) on %d module(s)", n, len(mods))
+		c.Summary = fmt.Sprintf("%d problem(s) on %d module(s)", n, judged-len(empty))
+	}
+	if len(empty) > 0 {
+		// Shown, not judged: the ports check gives the next step.
+		c.Summary += fmt.Sprintf("; %d empty cage(s)", len(empty))
 	}
 	return c
 }

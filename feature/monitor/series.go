@@ -194,32 +194,69 @@ func isCounter(k string) bool {
 	return isCounterKey(k) || strings.HasSuffix(k, "_total")
 }
 
-// AutoThresholds finds threshold values recorded beside the plotted ones:
-// keys containing "threshold" under the same first element ("temp.").
+// AutoThresholds finds the threshold values recorded for the plotted
+// series themselves: a module's threshold.Q.LIMIT for its Q (on any lane),
+// a sensor's X_threshold_hi_c for X_c. A threshold of another quantity
+// (a bias limit on an Rx-power chart, module limits on a frame-rate chart)
+// never is: its line would squash the data and fill the legend.
 func AutoThresholds(samples []Sample, series []Series) []Threshold {
-	prefixes := map[string]bool{}
+	devices := map[string]bool{}
 	for _, s := range series {
-		if i := strings.IndexByte(s.Key, '.'); i > 0 {
-			prefixes[s.Key[:i+1]] = true
-		}
+		devices[s.Device] = true
 	}
-	last := map[string]float64{}
-	for _, s := range samples {
-		for k, v := range s.Values {
+	type key struct{ dev, k string }
+	last := map[key]float64{}
+	for _, smp := range samples {
+		if !devices[smp.Device] {
+			continue
+		}
+		for k, v := range smp.Values {
 			if !strings.Contains(k, "threshold") {
 				continue
 			}
-			if i := strings.IndexByte(k, '.'); i > 0 && prefixes[k[:i+1]] {
-				last[k] = v
+			for _, s := range series {
+				if s.Device == smp.Device && thresholdOf(k, s.Key) {
+					last[key{smp.Device, k}] = v
+					break
+				}
 			}
 		}
 	}
 	var out []Threshold
 	for k, v := range last {
-		out = append(out, Threshold{Name: k, Value: v})
+		name := k.k
+		if len(devices) > 1 {
+			name = k.dev + " " + k.k
+		}
+		out = append(out, Threshold{Name: name, Value: v})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// thresholdKey is a sensor threshold's part of a key (temp.asic_threshold_hi_c).
+var thresholdKey = regexp.MustCompile(`_threshold_[a-z]+`)
+
+// thresholdOf says threshold key th limits the value of key (monitor's
+// keys: feature/monitor/keys.go).
+func thresholdOf(th, key string) bool {
+	if pfx, rest, ok := strings.Cut(th, ".threshold."); ok {
+		// PFX.threshold.Q.LIMIT: PFX.Q, or PFX.laneN.Q.
+		q, _, _ := strings.Cut(rest, ".")
+		if key == pfx+"."+q {
+			return true
+		}
+		mid, ok := strings.CutPrefix(key, pfx+".")
+		if !ok {
+			return false
+		}
+		lane, tail, ok := strings.Cut(mid, ".")
+		return ok && tail == q && strings.HasPrefix(lane, "lane")
+	}
+	if base := thresholdKey.ReplaceAllString(th, ""); base != th {
+		return key == base
+	}
+	return false
 }
 
 // Threshold is a horizontal line on a chart ("alarm 70").

@@ -265,3 +265,25 @@ func TestCheckAppend(t *testing.T) {
 		}
 	}
 }
+
+// A threshold key limits its own quantity only.
+func TestThresholdOf(t *testing.T) {
+	for _, c := range []struct {
+		th, key string
+		want    bool
+	}{
+		{"port1.module.threshold.rx_power_mw.low_alarm", "port1.module.lane3.rx_power_mw", true},
+		{"port1.module.threshold.rx_power_mw.low_alarm", "port1.module.lane3.tx_power_mw", false},
+		{"port1.module.threshold.tx_bias_ma.high_alarm", "port1.module.lane1.rx_power_mw", false},
+		{"port1.module.threshold.temperature_c.high_alarm", "port1.module.temperature_c", true},
+		{"port1.module.threshold.temperature_c.high_alarm", "port2.module.temperature_c", false},
+		{"port1.module.threshold.voltage_v.high_alarm", "port1.ppcnt.a_frames_received_ok", false},
+		{"temp.asic_threshold_hi_c", "temp.asic_c", true},
+		{"temp.asic_threshold_hi_c", "temp.module0_c", false},
+		{"temp.module0_threshold_hi_c", "temp.module0_c", true},
+	} {
+		if got := thresholdOf(c.th, c.key); got != c.want {
+			t.Errorf("thresholdOf(%s, %s) = %v, want %v", c.th, c.key, got, c.want)
+		}
+	}
+}
