@@ -2,8 +2,10 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/cxray/cxray/cli/internal/configcmd"
 	"github.com/cxray/cxray/cli/internal/emucmd"
 	"github.com/cxray/cxray/cli/internal/plotcmd"
 )
@@ -21,7 +23,14 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_STATE_HOME", dir)
+	// No other writer touches the suite's emulated adapters, so config
+	// set's second read (--settle, a second in real time) is left out;
+	// TestConfigSetSettle runs it.
+	os.Setenv(configcmd.EnvSettle, "0")
 	code := m.Run()
 	os.RemoveAll(dir)
+	if crashPath != "" {
+		os.RemoveAll(filepath.Dir(crashPath))
+	}
 	os.Exit(code)
 }

@@ -132,6 +132,9 @@ func (e *IndexError) Error() string {
 	return fmt.Sprintf("%s needs index field(s) %s; give them with --index %s", e.Register, strings.Join(e.Missing, ", "), strings.Join(e.Hints, " --index "))
 }
 
+// Is makes a missing or bad index an input error (prm.ErrInput).
+func (e *IndexError) Is(target error) bool { return target == prm.ErrInput }
+
 // request builds the buffer of a GET: index and op fields from the user,
 // obvious defaults for the rest, an error naming what is missing.
 func (d *Device) request(reg *prm.Register, index, op []prm.Assignment, size int) (*prm.Plan, []byte, []string, error) {
@@ -425,6 +428,9 @@ func (e *EnumError) Error() string {
 	return fmt.Sprintf("%s.%s=%s: not one of its values (%s); nothing was written; give --raw to write a value outside the list", e.Register, e.Path, e.Value, strings.Join(e.Names, ", "))
 }
 
+// Is makes an unknown enum name an input error (prm.ErrInput).
+func (e *EnumError) Is(target error) bool { return target == prm.ErrInput }
+
 // SetOptions tune PrepareSetWith.
 type SetOptions struct {
 	// AnyValue lets a number outside an enum field's values through
@@ -442,6 +448,9 @@ func (e *ROError) Error() string {
 	return fmt.Sprintf("%s: %s read-only (RO); the firmware owns %s and cxray will not write %s; see the RW fields with 'cxray prm show %s'",
 		e.Register, strings.Join(e.Fields, ", ")+plural(len(e.Fields), " is", " are"), plural(len(e.Fields), "it", "them"), plural(len(e.Fields), "it", "them"), e.Register)
 }
+
+// Is makes a write of a read-only field an input error (prm.ErrInput).
+func (e *ROError) Is(target error) bool { return target == prm.ErrInput }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -74,10 +74,15 @@ type Observation struct {
 	FirmwareErr error
 	// Verify: the comparisons of the two sources, and the second reads
 	// Interval later (nil when not verifying).
-	Verified             bool
-	Comparisons          []Comparison
-	EEPROM2, Firmware2   *Module
-	Interval             time.Duration
+	Verified           bool
+	Comparisons        []Comparison
+	EEPROM2, Firmware2 *Module
+	Interval           time.Duration
+	// DeviceStill says the device's own clock (its firmware's uptime) did
+	// not move between the two reads although the interval passed: its
+	// time stood still (an emulator on a manual clock), so monitors that
+	// did not move say nothing about the module.
+	DeviceStill          bool
 	AdapterFirmware      string
 	FirmwareUnsupportsEE bool // the firmware refuses MCIA: only its view is available
 	// Database names the register database the reads used ("Rev 0.51"),
@@ -306,6 +311,9 @@ func thresholdStep(k Mark) string {
 // the interval have stopped, either in the module (both views frozen) or in
 // the firmware (the EEPROM moves, the firmware's copy does not).
 func frozen(o Observation) (Verdict, bool) {
+	if o.DeviceStill {
+		return Verdict{}, false
+	}
 	iv := o.Interval.String()
 	eeChanged, eeTotal := Changed(o.EEPROM, o.EEPROM2)
 	fwChanged, fwTotal := Changed(o.Firmware, o.Firmware2)

@@ -1,6 +1,8 @@
 // Package health is the first look at a suspicious adapter: identity,
-// access, ports, modules, temperatures, configuration, counters and MAC
-// drift, each with a verdict (ok, warn, fail), what it means and what to do.
+// access, ports, modules, temperatures, configuration, counters, the
+// port's link, the PCIe link to the host, the kernel driver's own health
+// (devlink health reporters, driver statistics) and MAC drift, each with
+// a verdict (ok, warn, fail), what it means and what to do.
 package health
 
 import (
@@ -14,6 +16,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/feature/modules"
+	"github.com/cxray/cxray/feature/pcielink"
 	"github.com/cxray/cxray/feature/roce"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/optics"
@@ -87,6 +90,8 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 		return r
 	}
 	r.add(portsCheck(ctx, a))
+	pcieBefore, _ := a.PCIe(ctx)
+	drvBefore, drvErr := a.Driver(ctx, true)
 	before, errA := counters(ctx, a)
 	// The module check reads twice around the same interval the counters
 	// use, so frozen monitors show without a second wait.
@@ -95,11 +100,21 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 		errA = a.Sleep(ctx, o.Interval)
 	}
 	after, errB := counters(ctx, a)
+	pcieAfter, _ := a.PCIe(ctx)
+	var drvAfter *adapter.Driver
+	if drvErr == nil {
+		drvAfter, _ = a.Driver(ctx, false)
+	}
 	r.add(modulesCheck(mods, modErr))
-	r.add(temperatures(ctx, a))
+	r.add(temperatures(ctx, a, unreachableModules(mods)))
 	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
 	r.add(linkCheck(ctx, a))
+	pc, _ := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
+		pcieBefore, pcieAfter, o.Interval)
+	r.add(pc)
+	dc, _ := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
+	r.add(dc)
 	r.add(macDrift(ctx, a, id))
 	r.Via = via(a)
 	r.finish()
@@ -249,7 +264,7 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 	c := Check{Name: "ports", Status: OK}
 	links, err := a.Links(ctx)
 	if len(links) == 0 {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)
 		}
 		c = unreadable(c, "the ports", err)
@@ -261,6 +276,12 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 	if err != nil {
 		c.Status = Warn
 		c.Details = append(c.Details, "partly read: "+strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	lanes := map[int]int{}
+	if ps, err := a.Ports(ctx); err == nil {
+		for _, p := range ps {
+			lanes[p.Local] = p.Lanes
+		}
 	}
 	var up, unknown []string
 	disabled := 0
@@ -282,6 +303,18 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 			c.Status = Fail
 			c.Details = append(c.Details, fmt.Sprintf("port %d is %s while enabled", l.Port, orWord(l.OperStatus, "down")))
 			c.Next = "check the module and cable of the port ('cxray module --port N'), the link partner, and PDDR's troubleshooting page ('cxray reg get PDDR --index page_select=1,local_port=N')"
+			continue
+		}
+		if l.LinkLayer == adapter.LinkInfiniBand {
+			s, st, detail, next := ibPort(l, lanes[l.Port])
+			up = append(up, s)
+			c.Status = worse(c.Status, st)
+			if detail != "" {
+				c.Details = append(c.Details, detail)
+			}
+			if c.Next == "" {
+				c.Next = next
+			}
 			continue
 		}
 		if l.SpeedGbps == nil || *l.SpeedGbps == 0 {
@@ -330,7 +363,7 @@ func orWord(s, def string) string {
 func modulesCheck(mods []*modules.Report, err error) Check {
 	c := Check{Name: "modules", Status: OK}
 	switch {
-	case errors.Is(err, adapter.ErrUnsupported):
+	case errors.Is(err, errors.ErrUnsupported):
 		return unsupported(c, err)
 	case err != nil:
 		c.Status, c.Summary = Warn, "modules could not be read: "+err.Error()
@@ -354,6 +387,12 @@ func modulesCheck(mods []*modules.Report, err error) Check {
 			c.Details = append(c.Details, fmt.Sprintf("port %d: %s (%s): %s", m.Port, v.Code, v.Category, v.Summary))
 		}
 	}
+	for _, m := range mods {
+		if m.Verify != nil && m.Verify.DeviceClockStill {
+			c.Details = append(c.Details, "the device's clock did not move between the two reads (its uptime stood still: an emulator on a manual clock), so frozen monitors could not be judged; advance it (cxray emu ctl advance 10s) or use -d emu, whose waits move it")
+			break
+		}
+	}
 	if n == 0 {
 		c.Summary = fmt.Sprintf("%d module(s) read, no problem found", len(mods))
 	} else {
@@ -362,12 +401,32 @@ func modulesCheck(mods []*modules.Report, err error) Check {
 	return c
 }
 
+// unreachableModules are the modules whose management interface the
+// module check found dead (a stuck bus; a module that answers nothing), by
+// cage, with the verdict: the firmware reads a module's temperature over
+// that interface, so a temperature said of them would contradict the
+// verdict, whatever a sensor answers. (An EEPROM the firmware will not
+// read, MCIA refused, says nothing about the sensor.)
+func unreachableModules(mods []*modules.Report) map[int]string {
+	out := map[int]string{}
+	for _, m := range mods {
+		for _, v := range m.Verdicts {
+			if v.Code == optics.VerdictI2CHang || v.Code == optics.VerdictBlank {
+				if _, seen := out[m.Module]; !seen {
+					out[m.Module] = v.Code
+				}
+			}
+		}
+	}
+	return out
+}
+
 // ---- temperatures
 
-func temperatures(ctx context.Context, a *adapter.Adapter) Check {
+func temperatures(ctx context.Context, a *adapter.Adapter, unreachable map[int]string) Check {
 	c := Check{Name: "temperatures", Status: OK}
 	ts, err := a.Temperatures(ctx)
-	if len(ts) == 0 && errors.Is(err, adapter.ErrUnsupported) {
+	if len(ts) == 0 && errors.Is(err, errors.ErrUnsupported) {
 		return unsupported(c, err)
 	}
 	var parts []string
@@ -377,6 +436,13 @@ func temperatures(ctx context.Context, a *adapter.Adapter) Check {
 			label = fmt.Sprintf("module %d", t.Module)
 		} else if t.Index > 0 {
 			label = t.Sensor
+		}
+		if why, ok := unreachable[t.Module]; ok && t.Kind == "module" {
+			// The module check could not read this module: its sensor's
+			// answer, if any, is not a reading of it.
+			parts = append(parts, label+" n/a")
+			c.Details = append(c.Details, fmt.Sprintf("%s: no reading (the module is unreadable: %s; see the modules check)", label, why))
+			continue
 		}
 		if t.Celsius == nil {
 			parts = append(parts, label+" n/a")
@@ -421,7 +487,7 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 	c := Check{Name: "configuration", Status: OK}
 	d, err := a.Registers(ctx)
 	if err != nil {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			c.Status, c.Summary = Skip, "not available on this backend: NV configuration is read through registers"
 			return c
 		}
@@ -432,21 +498,43 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 		c.Status, c.Summary = Skip, "no NV parameter database was given"
 		return c
 	}
+	// A write the journal shows was cut short comes first: until it is
+	// finished or rolled back, cxray refuses every NV write, so 'config
+	// set' is no advice then.
+	lctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	ie, lerr := nvconf.CheckInterrupted(lctx, nvconf.KeyFor(a.Backend(), a.Name(), a.BDF()), nv)
+	cancel()
+	var le *nvconf.LockError
+	switch {
+	case ie != nil:
+		c.Status = Fail
+		c.Details = append(c.Details, ie.Error())
+		c.Next = fmt.Sprintf("finish the interrupted %s with 'cxray config recover --finish -d %s' or roll it back with 'cxray config recover --rollback -d %s'; until then cxray refuses NV writes to this adapter",
+			ie.Entry.Op, a.Name(), a.Name())
+	case errors.As(lerr, &le):
+		c.Details = append(c.Details, "an NV write is under way: "+lerr.Error())
+	}
 	pending, suspicious, err := NVFindings(ctx, d, nv)
 	if err != nil {
+		st, next, details := c.Status, c.Next, c.Details
 		c = unreadable(c, "the NV configuration", err)
+		if st == Fail {
+			c.Status, c.Next, c.Details = st, next, details
+		}
 		if c.Next == "" {
 			c.Next = "run 'cxray config query -e' for details"
 		}
 		return c
 	}
 	if len(pending) > 0 {
-		c.Status = Warn
+		c.Status = worse(c.Status, Warn)
 		c.Details = append(c.Details, pending...)
-		c.Next = "these take effect after a firmware reset: apply with 'cxray config apply' (MFRL) where the firmware allows, or reboot; or undo them with 'cxray config set'"
+		if ie == nil {
+			c.Next = "these take effect after a firmware reset: apply with 'cxray config apply' (MFRL) where the firmware allows, or reboot; or undo them with 'cxray config set'"
+		}
 	}
 	if len(suspicious) > 0 {
-		c.Status = Warn
+		c.Status = worse(c.Status, Warn)
 		c.Details = append(c.Details, suspicious...)
 		if c.Next == "" {
 			c.Next = "review these settings with 'cxray config query -e' and change them with 'cxray config set'"
@@ -457,6 +545,9 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 		c.Summary = "Next Boot equals Current; nothing suspicious"
 	default:
 		c.Summary = fmt.Sprintf("%d change(s) pending until the next firmware reset, %d suspicious setting(s)", len(pending), len(suspicious))
+	}
+	if ie != nil {
+		c.Summary = fmt.Sprintf("an interrupted NV %s left %d TLV(s) possibly half applied; ", ie.Entry.Op, len(ie.Names)) + c.Summary
 	}
 	return c
 }
@@ -522,9 +613,15 @@ func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
 			want[n] = true
 		}
 	}
+	ib := map[int]bool{}
+	for _, cs := range sets {
+		ib[cs.Port] = ib[cs.Port] || cs.Kind == "ib"
+	}
 	for _, cs := range sets {
 		for n, v := range cs.Values {
-			if want[n] {
+			// On an InfiniBand port the IB symbol_error counts what the
+			// physical layer's symbol_errors does: one is enough.
+			if want[n] && !(ib[cs.Port] && cs.Kind == "ppcnt" && n == "symbol_errors") {
 				s.values[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
 			}
 		}
@@ -545,7 +642,7 @@ func countersCheck(a, b *sample, errA, errB error, interval time.Duration) Check
 	c := Check{Name: "counters", Status: OK}
 	if errA != nil || errB != nil || a == nil || b == nil {
 		err := firstErr(errA, errB)
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)
 		}
 		return unreadable(c, "the counters (sampled twice)", err)
@@ -566,7 +663,13 @@ func countersCheck(a, b *sample, errA, errB error, interval time.Duration) Check
 	}
 	if len(moving) > 0 {
 		c.Details = append(c.Details, moving...)
-		c.Next = "errors on a link point at the module, cable or connector: clean or reseat them, compare with 'cxray module --verify', and watch with 'cxray monitor --what counters --alert \"rate(symbol_errors) > 0\"'"
+		// The alert names the first counter that moved (port1.symbol_error
+		// on an InfiniBand port: "rate(symbol_error) > 0").
+		name := "symbol_errors"
+		if _, n, ok := strings.Cut(strings.Fields(moving[0])[0], "."); ok {
+			name = n
+		}
+		c.Next = fmt.Sprintf("errors on a link point at the module, cable or connector: clean or reseat them, compare with 'cxray module --verify', and watch with 'cxray monitor --what counters --alert \"rate(%s) > 0\"'", name)
 	}
 	var retrans []string
 	for _, k := range sortedKeys(b.rdma) {
@@ -615,11 +718,15 @@ func macDrift(ctx context.Context, a *adapter.Adapter, id *adapter.Identity) Che
 	c := Check{Name: "mac", Status: OK}
 	os, err := a.OS(ctx)
 	if err != nil {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			c.Status, c.Summary = Skip, "no network interface of this function is known"
 			return c
 		}
 		c.Status, c.Summary = Warn, "the interfaces could not be read: "+err.Error()
+		return c
+	}
+	if ipoibOnly(os.Netdevs) {
+		c.Status, c.Summary = Skip, "the port runs InfiniBand: its interface is IPoIB, whose address is a queue pair and the port's GID, not a MAC"
 		return c
 	}
 	drift := Drift(id.PermanentMAC, os.Netdevs)
@@ -654,11 +761,12 @@ type MACDrift struct {
 // Drift lists the interfaces whose current address differs from the
 // permanent MAC: the firmware's (permanent) when known, else the one the
 // kernel reports for the interface. Representors are left out: they
-// carry addresses of their own.
+// carry addresses of their own; so are IPoIB interfaces, whose 20-byte
+// address is a QPN and the port's GID, not a MAC.
 func Drift(permanent string, nds []adapter.Netdev) []MACDrift {
 	var out []MACDrift
 	for _, n := range nds {
-		if n.Representor || n.Address == "" {
+		if n.Representor || n.Address == "" || len(n.Address) != len("00:00:00:00:00:00") {
 			continue
 		}
 		want := permanent

@@ -163,7 +163,7 @@ func Text(register, fieldPath string, v prm.Value, raw bool) string {
 	if raw {
 		text = prm.FormatRaw(v)
 	}
-	if v.Kind() != prm.KindUint {
+	if v.Kind() != prm.KindUint || v.NotValid() != "" {
 		return text
 	}
 	u, ok := LookupIn(register, fieldPath, v.Decoded())
@@ -181,8 +181,8 @@ func Text(register, fieldPath string, v prm.Value, raw bool) string {
 
 // Of is a field's value in its unit, if it has one.
 func Of(register, fieldPath string, v prm.Value) (Scaled, bool) {
-	if v.Kind() != prm.KindUint {
-		return Scaled{}, false
+	if v.Kind() != prm.KindUint || v.NotValid() != "" {
+		return Scaled{}, false // a value that means nothing has no reading
 	}
 	u, ok := LookupIn(register, fieldPath, v.Decoded())
 	if !ok {
