@@ -44,6 +44,7 @@ type fleetHost struct {
 	name     string
 	firmware bool // one adapter runs an older firmware
 	nv       bool // one adapter holds another LOG_TX_PSN_WINDOW
+	pcie     bool // one adapter trained x8 in its x16 slot
 }
 
 func (h fleetHost) scenario(seed int) string {
@@ -56,6 +57,9 @@ func (h fleetHost) scenario(seed int) string {
 		}
 		if h.nv && i == 4 {
 			b.WriteString(", nv: {configured: {LOG_TX_PSN_WINDOW: 10}}")
+		}
+		if h.pcie && i == 1 {
+			b.WriteString(", pcie: {width: 8}")
 		}
 		b.WriteString("}\n")
 	}
@@ -189,10 +193,11 @@ func hostsOf(base, q string) ([]string, error) {
 
 // TestFleetPrometheus runs a fleet of emulated hosts, each a cxray-exporter
 // process of its own with ten ConnectX-7 functions and a scenario of its
-// own, some drifted in firmware or in an NV value, scraped by a real
+// own, some drifted in firmware, in an NV value or in PCIe width, scraped by a real
 // Prometheus found through file service discovery with contrib's fleet
 // rules. Prometheus' API must name exactly the drifted hosts (per rule)
-// and the policy's violations, and no scrape may fail. 12 hosts by
+// and the policy's violations (firmware minimum, PCIe x16), and no scrape
+// may fail. 12 hosts by
 // default, 6 with -short, CXRAY_FLEET_HOSTS=100 for the figures recorded
 // in docs/exporter.md (logged here).
 func TestFleetPrometheus(t *testing.T) {
@@ -205,7 +210,7 @@ func TestFleetPrometheus(t *testing.T) {
 	dir := t.TempDir()
 	rules, _ := filepath.Abs("../contrib/prometheus/cxray-fleet-rules.yml")
 	policyFile := filepath.Join(dir, "policy.yaml")
-	os.WriteFile(policyFile, []byte("kind: CxrayPolicy\nselector: {nicType: \"1021\"}\nfirmware: {minimum: 28.39.1010}\n"), 0o644)
+	os.WriteFile(policyFile, []byte("kind: CxrayPolicy\nselector: {nicType: \"1021\"}\nfirmware: {minimum: 28.39.1010}\npcie: {minWidth: 16, minSpeedGTs: 32}\n"), 0o644)
 
 	// Scrapes every 5 s for a dozen hosts; the interval grows with the
 	// fleet so two shared CPUs keep up with the emulated devices as well
@@ -217,13 +222,16 @@ func TestFleetPrometheus(t *testing.T) {
 	defer cancel()
 
 	var hosts []fleetHost
-	var wantFW, wantNV []string
+	var wantFW, wantNV, wantPCIe []string
 	var targets []string
 	var daemons []*exec.Cmd
 	t.Cleanup(func() { stopAll(daemons) })
 	state := filepath.Join(dir, "state")
 	for i := 0; i < n; i++ {
-		h := fleetHost{name: fmt.Sprintf("host%03d", i), firmware: i%6 == 1, nv: i%6 == 3}
+		h := fleetHost{name: fmt.Sprintf("host%03d", i), firmware: i%6 == 1, nv: i%6 == 3, pcie: i%6 == 5}
+		if h.pcie {
+			wantPCIe = append(wantPCIe, h.name)
+		}
 		if h.firmware {
 			wantFW = append(wantFW, h.name)
 		}
@@ -302,6 +310,7 @@ rule_files: [%q]
 		{`cxray:nvconfig_drift:value`, wantNV},
 		{`cxray:host_drift:devices`, wantAll},
 		{`cxray_policy_violations{check="firmware"} > 0`, wantFW},
+		{`cxray_policy_violations{check="pcie"} > 0`, wantPCIe},
 	}
 	// The rules see a host once Prometheus has its first complete read
 	// (a first read of ten functions' NV configuration may be cut by the
