@@ -217,7 +217,7 @@ func TestFleetPrometheus(t *testing.T) {
 	// as the exporters (a 10-function host takes about 0.2 to 0.4 s of CPU
 	// a scrape: 100 hosts at 10 s overloaded this machine, load 75).
 	// (Whole seconds: Prometheus reads no fraction in "7.2s".)
-	interval := max(5*time.Second, (time.Duration(n)*600*time.Millisecond).Round(time.Second))
+	interval := max(5*time.Second, (time.Duration(n) * 600 * time.Millisecond).Round(time.Second))
 	bound := 4*time.Minute + time.Duration(n)*6*time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
