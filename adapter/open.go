@@ -54,6 +54,10 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
+// Is makes a device name that cannot mean a device an input error
+// (prm.ErrInput).
+func (e *UsageError) Is(target error) bool { return target == prm.ErrInput }
+
 // NotFoundError is a device that is not there (exit 3).
 type NotFoundError struct{ Err error }
 
@@ -256,7 +260,8 @@ func (o *Options) openKernelFunction(ctx context.Context, given, rdma string, f 
 		}
 		return nil, err
 	}
-	return New(Config{Name: given, BDF: kd.BDF, Backend: dev.BackendKernel, DB: o.DB, Kernel: kd, Close: kd.Close}), nil
+	return New(Config{Name: given, BDF: kd.BDF, Backend: dev.BackendKernel, DB: o.DB, Kernel: kd, Close: kd.Close,
+		PCIe: sysPCIe{root: kd.Root(), bdf: kd.BDF, noConfig: true}}), nil
 }
 
 // function reads a function's sysfs identity, once per open.
@@ -302,7 +307,10 @@ func (o *Options) openPCI(ctx context.Context, given string, f devname.Function)
 		root = "/sys"
 	}
 	via := o.via()
+	// Every register path of this function reads its PCIe link from
+	// sysfs beside it.
 	withKernel := func(c Config) Config {
+		c.PCIe = sysPCIe{root: root, bdf: bdf}
 		if kd != nil {
 			c.Kernel = kd
 		}

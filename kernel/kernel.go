@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -30,6 +31,9 @@ type Options struct {
 	// DialRDMA opens an RDMA netlink connection (raw QP and MR contexts).
 	// nil dials the kernel. Tests inject nltest connections.
 	DialRDMA func() (*netlink.Conn, error)
+	// Ethtool performs SIOCETHTOOL requests (driver statistics). nil is
+	// the kernel's ioctl; tests inject kerneltest's.
+	Ethtool EthtoolIoctl
 }
 
 func (o Options) root() string {
@@ -131,6 +135,9 @@ func (d *Device) Close() error { return nil }
 
 // Root is the sysfs tree the device was opened in.
 func (d *Device) Root() string { return d.opts.root() }
+
+// bdfRE is a full PCI address as sysfs names devices.
+var bdfRE = regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
 
 // Open finds a ConnectX function by an RDMA device name (mlx5_0), a network
 // interface (ens1f0np0) or a PCI address (0000:c1:00.0 or c1:00.0); a

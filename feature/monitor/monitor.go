@@ -461,6 +461,9 @@ type Monitor struct {
 	same   map[string]map[string]int
 	since  map[string]map[string]time.Time // when the value took its current value
 	frozen map[string]map[string]bool
+	// sinceUp is the device's uptime when the value took its current
+	// value (absent when the device has none to read).
+	sinceUp map[string]map[string]time.Duration
 
 	refused []*RefusedError
 }
@@ -484,7 +487,7 @@ func (m *Monitor) Sample(ctx context.Context, targets []*Target) []Sample {
 	if m.last == nil {
 		m.last, m.lastT = map[string]map[string]float64{}, map[string]time.Time{}
 		m.same, m.frozen = map[string]map[string]int{}, map[string]map[string]bool{}
-		m.since = map[string]map[string]time.Time{}
+		m.since, m.sinceUp = map[string]map[string]time.Time{}, map[string]map[string]time.Duration{}
 	}
 	out := make([]Sample, 0, len(targets))
 	m.refused = nil
@@ -524,7 +527,7 @@ func (m *Monitor) Sample(ctx context.Context, targets []*Target) []Sample {
 			s.Errors = append(s.Errors, "device answers again")
 			t.Gone = false
 		}
-		m.check(t.Name, &s)
+		m.check(t.Name, &s, r.up, r.hasUp)
 		out = append(out, s)
 	}
 	return out
@@ -538,6 +541,9 @@ type targetRead struct {
 	s       Sample
 	failed  bool
 	refused []*RefusedError
+	// up is the device's uptime at the sample, when hasUp.
+	up    time.Duration
+	hasUp bool
 }
 
 // read takes one target's sample.
@@ -568,10 +574,20 @@ func (m *Monitor) read(ctx context.Context, t *Target) (r targetRead) {
 			r.refused = append(r.refused, &RefusedError{Device: t.Name, Register: rc, Status: st, Err: err})
 		}
 	}
+	// The device's own clock, for the frozen check: an emulator on a
+	// stopped clock (emu serve) keeps its readings because its time does
+	// not move, not because they froze. Read within the target's own
+	// deadline, like the rest.
+	if len(r.s.Values) > 0 && t.Adapter != nil {
+		up, err := t.Adapter.Uptime(ctx)
+		r.up, r.hasUp = up, err == nil
+	}
 	return r
 }
 
-func (m *Monitor) check(dev string, s *Sample) {
+// check evaluates alerts and frozen readings; up is the device's uptime
+// at the sample when hasUp.
+func (m *Monitor) check(dev string, s *Sample, up time.Duration, hasUp bool) {
 	prev, prevT := m.last[dev], m.lastT[dev]
 	dt := s.Time.Sub(prevT).Seconds()
 	for _, a := range m.Alerts {
@@ -591,6 +607,7 @@ func (m *Monitor) check(dev string, s *Sample) {
 	}
 	if m.same[dev] == nil {
 		m.same[dev], m.frozen[dev], m.since[dev] = map[string]int{}, map[string]bool{}, map[string]time.Time{}
+		m.sinceUp[dev] = map[string]time.Duration{}
 	}
 	keys := make([]string, 0, len(s.Values))
 	for k := range s.Values {
@@ -607,8 +624,17 @@ func (m *Monitor) check(dev string, s *Sample) {
 			m.same[dev][k] = 0
 			m.since[dev][k] = s.Time
 			m.frozen[dev][k] = false
+			delete(m.sinceUp[dev], k)
+			if hasUp {
+				m.sinceUp[dev][k] = up
+			}
 		}
 		n, d := m.same[dev][k]+1, s.Time.Sub(m.since[dev][k])
+		if u0, ok := m.sinceUp[dev][k]; ok && hasUp {
+			// Measured on the device's clock: time that did not pass
+			// there froze nothing.
+			d = min(d, up-u0)
+		}
 		if n >= limit && d >= span && !m.frozen[dev][k] {
 			m.frozen[dev][k] = true
 			s.Frozen = append(s.Frozen, fmt.Sprintf("%s has not changed for %d samples over %s (%g): the reading may be frozen", k, n, d, s.Values[k]))
