@@ -54,10 +54,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "cxray")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/cxray").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	// cxray exporter runs cxray-exporter from beside cxray.
+	for _, cmd := range []string{"cxray", "cxray-exporter"} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, cmd), "../../cmd/"+cmd).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", cmd, err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -126,7 +129,7 @@ func functions(t *testing.T, path string) []string {
 }
 
 // scenarios are the machines the --all commands must handle in real time.
-var scenarios = []string{"../../examples/fleet-16.yaml"}
+var scenarios = []string{"../../examples/gpu-node.yaml", "../../examples/fleet-16.yaml"}
 
 type report struct {
 	Device string `json:"device"`
@@ -299,10 +302,10 @@ func scrapeExporter(t *testing.T, sc string) *exportertest.Scrape {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
 	defer func() {
 		c.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- c.Wait() }()
 		select {
 		case <-done:
 		case <-time.After(time.Minute):
@@ -330,7 +333,12 @@ func scrapeExporter(t *testing.T, sc string) *exportertest.Scrape {
 		if ctx.Err() != nil {
 			t.Fatalf("the exporter never answered: %v\n%s", err, errb.String())
 		}
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case werr := <-done:
+			done <- werr // for the deferred stop
+			t.Fatalf("the exporter under emu run ended before it answered: %v\n%s", werr, errb.String())
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }
 
