@@ -35,7 +35,8 @@ for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64; d
 done
 
 echo "test: go test"
-go test -count=1 ./...
+# The real-time tests (cli/scaletest) take minutes on a loaded machine.
+go test -count=1 -timeout 30m ./...
 echo "test: deployment (tools/deploytest: the Kubernetes base decoded into the API's types, the container image under podman)"
 (cd tools/deploytest && go vet ./... && go test -count=1 ./...)
 echo "test: go test -race (the concurrent parts)"

@@ -82,25 +82,28 @@ func (cc *configCtx) runCheck(o *checkOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := o.df.Context(cc.a.Ctx)
-	defer cancel()
-	ads, err := cc.a.OpenTargets(ctx, o.df.Name, o.all, db)
+	// The functions are checked side by side, each within its own
+	// --timeout; one that could not be read is its own error line.
+	octx, cancel := o.df.Context(cc.a.Ctx)
+	ads, err := cc.a.OpenTargets(octx, o.df.Name, o.all, db)
+	cancel()
 	if err != nil {
 		return err
 	}
-	var out []checkJSON
+	defer adapter.CloseAll(ads)
+	out := make([]checkJSON, len(ads))
+	cmdutil.EachTarget(cc.a.Ctx, ads, o.df.Timeout, func(ctx context.Context, i int, ad *adapter.Adapter) {
+		out[i] = checkDevice(ctx, ad, nv, set)
+	})
+	if err := cc.a.Ctx.Err(); err != nil {
+		return cmdutil.Stopped(cc.a.Ctx, err)
+	}
 	failed, violations := 0, 0
-	for _, ad := range ads {
-		r := checkDevice(ctx, ad, nv, set)
-		ad.Close()
+	for _, r := range out {
 		if r.Error != "" {
 			failed++
 		}
 		violations += r.Violations
-		out = append(out, r)
-	}
-	if err := ctx.Err(); err != nil {
-		return cmdutil.DeviceErr(fmt.Errorf("%w (--timeout %v)", err, o.df.Timeout))
 	}
 	if cc.a.JSON() {
 		var notes []string
