@@ -107,6 +107,11 @@ type Adapter struct {
 
 	mu   sync.Mutex
 	regs *dev.Device
+	// stuck: the register path did not open at the last try (TryOpen
+	// gave up, a reopen failed, a transport failure dropped it), so the
+	// next open is mostly a wait for a held semaphore or a device to come
+	// back, which within Each gives its turn to the functions that read.
+	stuck bool
 	// Cached, static while the adapter is open.
 	ports   []Port
 	sensors []int
@@ -123,7 +128,7 @@ func New(c Config) *Adapter {
 	if c.Registers != nil && c.Registers.Reference == nil {
 		c.Registers.Reference = Reference()
 	}
-	a := &Adapter{c: c, regs: c.Registers, os: c.OSView}
+	a := &Adapter{c: c, regs: c.Registers, os: c.OSView, stuck: c.Registers == nil && c.Reopen != nil}
 	if a.os == nil && c.Kernel != nil {
 		a.os = kernelOS{c.Kernel}
 	}
@@ -171,14 +176,29 @@ func (a *Adapter) Registers(ctx context.Context) (*dev.Device, error) {
 		return nil, &UnsupportedError{What: "register access", Backend: a.c.Backend,
 			Why: fmt.Sprintf("it reads sysfs, hwmon, devlink and ethtool netlink; use direct access (-d %s as root) for registers", a.bdfOr())}
 	}
-	d, err := a.c.Reopen(ctx)
+	var d *dev.Device
+	var err error
+	open := func() error { d, err = a.c.Reopen(ctx); return nil }
+	if a.stuck {
+		// A held semaphore costs this function its own deadline only;
+		// the others read meanwhile (EachLimit's turns).
+		if perr := pause(ctx, open); perr != nil && err == nil {
+			if d != nil {
+				d.Close()
+			}
+			return nil, perr
+		}
+	} else {
+		open()
+	}
 	if err != nil {
+		a.stuck = true
 		return nil, err
 	}
 	if d.Reference == nil {
 		d.Reference = Reference()
 	}
-	a.regs = d
+	a.regs, a.stuck = d, false
 	return d, nil
 }
 
@@ -211,6 +231,7 @@ func (a *Adapter) drop(err error) error {
 		a.regs.Close()
 		a.regs = nil
 	}
+	a.stuck = true
 	a.mu.Unlock()
 	return err
 }

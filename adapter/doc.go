@@ -6,7 +6,8 @@
 // Open (one device name, any -d form), or built by New from its parts. A
 // function whose register path does not open at once is opened anyway and
 // its path opened on first use (TryOpen, Config.Reopen); Each reads many
-// functions side by side. It answers the questions the features ask (identity,
+// functions side by side, and a function waiting for its path (a held
+// semaphore) or its --interval gives its turn to the others. It answers the questions the features ask (identity,
 // the port topology, links, temperatures, modules, counters, RDMA counters,
 // the OS's view of the function) from whichever backend it has: the
 // config-space gateway (access/vsec through dev), the kernel's fwctl

@@ -2,12 +2,14 @@ package adapter_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/dev"
 )
 
 // gate is a clock whose Sleep waits until the test opens the gate.
@@ -86,5 +88,39 @@ func TestEachLimitStopsOnCancel(t *testing.T) {
 	})
 	if n := started.Load(); n > 3 {
 		t.Errorf("%d calls started after the context ended at the second", n)
+	}
+}
+
+// A function whose register path did not open (a held semaphore) waits
+// for it without its turn: with two turns and two stuck functions, the
+// healthy one reads while they wait, not after their deadline.
+func TestEachLimitStuckOpenGivesItsTurn(t *testing.T) {
+	healthyRead := make(chan struct{})
+	stillHeld := errors.New("semaphore still held")
+	stuck := func() *adapter.Adapter {
+		return adapter.New(adapter.Config{Name: "stuck", Reopen: func(ctx context.Context) (*dev.Device, error) {
+			select {
+			case <-healthyRead:
+				return nil, stillHeld
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}})
+	}
+	as := []*adapter.Adapter{stuck(), stuck()}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	errs := make([]error, len(as))
+	adapter.EachLimit(ctx, len(as)+1, len(as), func(ctx context.Context, i int) {
+		if i < len(as) {
+			_, errs[i] = as[i].Registers(ctx)
+			return
+		}
+		close(healthyRead)
+	})
+	for i, err := range errs {
+		if !errors.Is(err, stillHeld) {
+			t.Errorf("stuck function %d: %v, want %v (the healthy one read while it waited)", i, err, stillHeld)
+		}
 	}
 }
