@@ -15,8 +15,12 @@ import (
 	"github.com/cxray/cxray/prm"
 )
 
-// ErrUnsupported is matched (errors.Is) by the error of a method the
-// backend cannot answer; commands show "not available on this backend".
+// ErrUnsupported is errors.ErrUnsupported, which the error of a method the
+// backend cannot answer matches; commands show "not available on this
+// backend".
+//
+// Deprecated: match errors.ErrUnsupported, the one name of the kind (kept
+// for callers written against this alias).
 var ErrUnsupported = errors.ErrUnsupported
 
 // UnsupportedError says what a backend cannot answer, and why.
@@ -34,8 +38,8 @@ func (e *UnsupportedError) Error() string {
 	return s
 }
 
-// Is makes errors.Is(err, ErrUnsupported) true.
-func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
+// Is makes errors.Is(err, errors.ErrUnsupported) true.
+func (e *UnsupportedError) Is(target error) bool { return target == errors.ErrUnsupported }
 
 // PartialError is a part of an answer the backend could not give, while
 // the rest is good: worth a note, not a failure.
@@ -82,6 +86,9 @@ type Config struct {
 	Kernel *kernel.Device
 	// OSView replaces the kernel's OS view (the emulator's).
 	OSView OSView
+	// PCIe is the host's view of the PCIe link: the function's sysfs
+	// (Open sets it), or the emulator's; nil: none.
+	PCIe PCIeHost
 	// Clock is the device's time (the emulator's manual clock); nil: the
 	// wall clock.
 	Clock clock.Clock
@@ -149,7 +156,7 @@ func (a *Adapter) Sleep(ctx context.Context, d time.Duration) error { return a.c
 // Kernel is the kernel's view of the function, nil when there is none.
 func (a *Adapter) Kernel() *kernel.Device { return a.c.Kernel }
 
-// Registers is the register path, or an error matching ErrUnsupported on
+// Registers is the register path, or an error matching errors.ErrUnsupported on
 // the kernel backend.
 func (a *Adapter) Registers(ctx context.Context) (*dev.Device, error) {
 	a.mu.Lock()
@@ -295,6 +302,9 @@ func (e *NoPortError) Error() string {
 	return fmt.Sprintf("this function has no local port %d (it owns port %s; one port per PCI function is the usual wiring, the other ports are other functions')",
 		e.Port, joinOr(have))
 }
+
+// Is makes a port the function does not have an input error (prm.ErrInput).
+func (e *NoPortError) Is(target error) bool { return target == prm.ErrInput }
 
 func joinOr(xs []string) string {
 	switch len(xs) {

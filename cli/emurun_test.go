@@ -55,9 +55,15 @@ func TestEmuRunStatusAndErrors(t *testing.T) {
 	if code != 7 {
 		t.Errorf("exit status %d, want the command's 7", code)
 	}
+	// A command that cannot be started exits as a shell says it (issue
+	// 30.13): 127 not found, 126 not executable.
 	_, errs, code := cli(t, "", "emu", "run", "--", "no-such-command-xyz")
-	if code != 2 || !strings.Contains(errs, "no-such-command-xyz") {
-		t.Errorf("missing command: exit %d %s", code, errs)
+	if code != 127 || !strings.Contains(errs, "no-such-command-xyz") {
+		t.Errorf("missing command: exit %d, want 127: %s", code, errs)
+	}
+	_, errs, code = cli(t, "", "emu", "run", "--", t.TempDir())
+	if code != 126 || !strings.Contains(errs, "is a directory") {
+		t.Errorf("a directory as the command: exit %d, want 126: %s", code, errs)
 	}
 	_, errs, code = cli(t, "", "emu", "run", "--profile", "cx9", "--", "true")
 	if code != 2 || !strings.Contains(errs, "cx7-2p400g") {

@@ -307,3 +307,27 @@ func TestRegGetNotValidField(t *testing.T) {
 		t.Errorf("a module with an error: exit %d %s: error_type %v, not_valid %v", code, errs, r.Fields["error_type"], r.NotValid)
 	}
 }
+
+// A missing index field says what its values select: MTMP's sensor index
+// (0 the ASIC, 64+N module N), and for PTYS the port's own protocol
+// (Ethernet on an Ethernet port), never the enum's first name; both modes.
+func TestRegGetIndexHints(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	for _, c := range []struct {
+		reg  string
+		want []string
+		not  string
+	}{
+		{"MTMP", []string{"--index sensor_index=0", "0 is the ASIC, 64+N the module in cage N"}, "sensor_index=N"},
+		{"PTYS", []string{"--index proto_mask=Ethernet", "one of InfiniBand, Ethernet"}, "proto_mask=InfiniBand"},
+	} {
+		for _, mode := range []string{"table", "json"} {
+			_, errs, code := cli(t, "", "--adb", "builtin", "reg", "get", c.reg, "-d", "emu", "-o", mode)
+			for _, w := range c.want {
+				if code != 2 || !strings.Contains(errs, w) || strings.Contains(errs, c.not) {
+					t.Errorf("%s (%s): exit %d %q; want %q, not %q", c.reg, mode, code, errs, w, c.not)
+				}
+			}
+		}
+	}
+}

@@ -231,7 +231,7 @@ func TestCheckRequest(t *testing.T) {
 	if err := d.CheckRequest("MTMP", mtmp, nil); err != nil {
 		t.Errorf("MTMP: %v", err)
 	}
-	if err := d.CheckRequest("MTMP", nil, nil); !isIndexError(err, "sensor_index") || !strings.Contains(err.Error(), "--index sensor_index=N") {
+	if err := d.CheckRequest("MTMP", nil, nil); !isIndexError(err, "sensor_index") || !strings.Contains(err.Error(), "--index sensor_index=0 (sensor_index: 0 is the ASIC, 64+N the module in cage N") {
 		t.Errorf("MTMP without a sensor: %v", err)
 	}
 	if len(f.Calls()) != 0 {

@@ -221,7 +221,14 @@ func Diagnose(o Observation) []Verdict {
 		add(Verdict{Code: VerdictDatabase, Category: Database, Summary: fmt.Sprintf("cxray could not read %s with the register database %s: it lays out a register otherwise than the firmware answers", cage, db),
 			Evidence: ev, NextStep: "use a register database that matches the firmware (--adb with NVIDIA MFT's newest, or --adb builtin); see what changed with 'cxray prm diff builtin FILE.adb MCIA PDDR PMAOS'"})
 	}
-	if o.EEPROMErr != nil && decodeKind == "" && !o.FirmwareUnsupportsEE && !prm.IsDatabaseProblem(o.EEPROMErr) {
+	var pathErr *PathError
+	switch {
+	case o.EEPROMErr != nil && errors.As(o.EEPROMErr, &pathErr):
+		// The reader never reached the module: nothing says the module
+		// is at fault, so no reseating.
+		add(Verdict{Code: VerdictModuleNotReadable, Category: Software, Summary: fmt.Sprintf("the EEPROM of %s could not be read: the way to it failed, not the module", cage),
+			Evidence: []string{o.EEPROMErr.Error()}, NextStep: pathErr.Next})
+	case o.EEPROMErr != nil && decodeKind == "" && !o.FirmwareUnsupportsEE && !prm.IsDatabaseProblem(o.EEPROMErr):
 		add(Verdict{Code: VerdictModuleNotReadable, Category: Hardware, Summary: fmt.Sprintf("the EEPROM of %s could not be read", cage),
 			Evidence: []string{o.EEPROMErr.Error()}, NextStep: "reseat the module and read again; the firmware's view below may still be current"})
 	}

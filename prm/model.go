@@ -7,6 +7,7 @@
 package prm
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -379,7 +380,17 @@ func (db *DB) FieldCount() int {
 	return n
 }
 
+// ErrInput is the kind of every error that is the caller's input, not
+// the device: a name, a value, a dump, a file or a database entry that is
+// wrong. Such error types answer errors.Is(err, ErrInput) (an Is method),
+// so a command line maps them to a usage error (exit 2) by kind, and a new
+// input error type cannot pass for a device error (exit 3).
+var ErrInput = errors.New("bad input")
+
 // NotFoundError is returned for unknown names; the message carries suggestions.
 type NotFoundError struct{ Msg string }
 
 func (e *NotFoundError) Error() string { return e.Msg }
+
+// Is makes a missing register or field an input error (ErrInput).
+func (e *NotFoundError) Is(target error) bool { return target == ErrInput }

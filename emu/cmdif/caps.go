@@ -39,7 +39,7 @@ func (ep *Endpoint) buildPages() error {
 			logQP, csum = 18, "DISABLED"
 		}
 		return []prm.Assignment{
-			kv("port_type", "ETHERNET"), kv("num_ports", 1), kv("vhca_id", ep.index),
+			kv("port_type", ep.portType()), kv("num_ports", 1), kv("vhca_id", ep.index),
 			kv("vport_group_manager", b2i(mgr)), kv("eswitch_manager", b2i(mgr)), kv("nic_flow_table", 1),
 			kv("roce", 1), kv("roce_accl", b2i(roceAccl)), kv("atomic", 1), kv("rc", 1), kv("uc", 1), kv("ud", 1), kv("xrc", 1),
 			kv("out_of_seq_cnt", 1), kv("retransmission_q_counters", 1), kv("enhanced_error_q_counters", 1), kv("vport_counters", 1),

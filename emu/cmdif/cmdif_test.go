@@ -76,7 +76,7 @@ func profile(t testing.TB, name string) *rig {
 // registers go through ACCESS_REG and with the client as its commander.
 func (r *rig) device(t testing.TB, i int) *dev.Device {
 	t.Helper()
-	c, err := fwctl.NewClient(r.eps[i], fwctl.Options{Sleep: r.clk.Sleep})
+	c, err := fwctl.NewClient(r.eps[i], fwctl.Options{Clock: r.clk})
 	if err != nil {
 		t.Fatal(err)
 	}

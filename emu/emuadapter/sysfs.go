@@ -25,7 +25,9 @@ import (
 // and the kernel backend (-d kernel:mlx5_0) work inside. Attributes that
 // change (link state, counters) are read through do, so they are up to
 // date with the kept state (state.State.Do; nil reads the model as it
-// is).
+// is). The PCI Express link is there too (current_link_speed, aer_dev_*,
+// and the slot's port as the function's parent when the scenario gives a
+// slot: pcie.go).
 func SysfsEntries(e *scenario.Emulation, do func(func() error) error) []sysfs.DeviceEntry {
 	if do == nil {
 		do = func(fn func() error) error { return fn() }
@@ -43,9 +45,13 @@ func SysfsEntries(e *scenario.Emulation, do func(func() error) error) []sysfs.De
 		// Config, not Device: on a lockdown: true device the config file
 		// refuses writes with EPERM for every client, as a locked-down
 		// kernel's sysfs config file does.
-		d := sysfs.DeviceEntry{BDF: f.BDF, Dev: f.Config, NUMANode: -1, Driver: "mlx5_core",
+		d := sysfs.DeviceEntry{BDF: f.BDF, Dev: f.Config, NUMANode: NUMANode(f, -1), Driver: "mlx5_core",
 			Vendor: id.VendorID, Device: id.DeviceID, SubVendor: id.SubsystemVendorID, SubDevice: id.SubsystemID,
 			Class: id.ClassCode, Revision: id.Revision, ClassAttrs: map[string]map[string]sysfs.Attr{}}
+		d.Attrs = pcieAttrs(f, do)
+		if b := BridgeBDF(f); b != "" && f.Adapter.Link != nil {
+			d.Upstream = &sysfs.Bridge{BDF: b, Attrs: bridgeAttrs(f.Adapter.Link, do)}
+		}
 		if f.Netdev != "" {
 			d.Netdevs = []string{f.Netdev}
 			d.ClassAttrs[f.Netdev] = netdevAttrs(f, do)
@@ -138,10 +144,14 @@ func netdevAttrs(f *scenario.Function, do func(func() error) error) map[string]s
 	if OSMAC(f) != PermanentMAC(f) {
 		assign = "3" // NET_ADDR_SET: an administrator's address
 	}
+	typ := "1" // ARPHRD_ETHER
+	if InfiniBand(f) {
+		typ = "32" // ARPHRD_INFINIBAND: IPoIB
+	}
 	return map[string]sysfs.Attr{
 		"address":          text(OSMAC(f)),
 		"addr_assign_type": text(assign),
-		"type":             text("1"), // ARPHRD_ETHER
+		"type":             text(typ),
 		"operstate": portAttr(f, do, func(p fw.PortStatus) string {
 			if p.OperUp {
 				return "up"
@@ -172,6 +182,11 @@ func rdmaAttrs(f *scenario.Function, do func(func() error) error, models *rdmaMo
 	// registers them (a function owning both ports has ports/1 and 2).
 	for n := 1; n <= max(len(f.View.Ports()), 1); n++ {
 		port := fmt.Sprintf("ports/%d/", n)
+		st, _ := localPort(f, n)
+		if st.LinkType == fw.LinkInfiniBand {
+			ibPortAttrs(f, n, do, port, a)
+			continue
+		}
 		a[port+"link_layer"] = text("Ethernet")
 		a[port+"lid"] = text("0x0")
 		a[port+"sm_lid"] = text("0x0")
@@ -181,19 +196,14 @@ func rdmaAttrs(f *scenario.Function, do func(func() error) error, models *rdmaMo
 			}
 			return "1: DOWN"
 		})
-		a[port+"phys_state"] = localPortAttr(f, n, do, func(p fw.PortStatus) string {
-			switch {
-			case p.OperUp:
-				return "5: LinkUp"
-			case !p.AdminUp:
-				return "3: Disabled"
-			}
-			return "2: Polling"
-		})
+		a[port+"phys_state"] = localPortAttr(f, n, do, physState)
 		a[port+"rate"] = localPortAttr(f, n, do, rateText)
 		if f.Netdev != "" && n == 1 {
 			a[port+"gid_attrs/ndevs/0"] = text(f.Netdev)
 		}
+	}
+	for n := 1; n <= max(len(f.View.Ports()), 1); n++ {
+		port := fmt.Sprintf("ports/%d/", n)
 		a[port+"hw_counters/lifespan"] = text("10")
 		for _, name := range rdma.Names() {
 			name, n := name, n
@@ -209,6 +219,17 @@ func rdmaAttrs(f *scenario.Function, do func(func() error) error, models *rdmaMo
 		}
 	}
 	return a
+}
+
+// physState is the port's physical state as the kernel prints it.
+func physState(p fw.PortStatus) string {
+	switch {
+	case p.OperUp:
+		return "5: LinkUp"
+	case !p.AdminUp:
+		return "3: Disabled"
+	}
+	return "2: Polling"
 }
 
 // rateText is the rate attribute mlx5_ib derives from the Ethernet

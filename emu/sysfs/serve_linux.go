@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -102,6 +103,15 @@ func serve(mountpoint string, entries []DeviceEntry, opts *Options, tree bool) (
 	srv, err := fuse.NewServer(rawFS, mp, &fo.MountOptions)
 	if err != nil {
 		return nil, mountError(mp, err)
+	}
+	// go-fuse's direct mount (mount_linux.go, mountDirect) opens /dev/fuse
+	// without O_CLOEXEC and returns before it sets close-on-exec, so the
+	// command `emu run` starts would hold the connection: it then outlives
+	// its server, and a process left using it sleeps in fuse_flush,
+	// unkillable, until the connection is aborted.
+	if err := fuseCloseOnExec(); err != nil {
+		srv.Unmount()
+		return nil, fmt.Errorf("sysfs: %w", err)
 	}
 	go srv.Serve()
 	done := make(chan error, 1)
@@ -218,3 +228,22 @@ func (s *Server) Unmount() error {
 // Wait blocks until the file system is unmounted (by Unmount or by
 // someone else) and its request loops have ended.
 func (s *Server) Wait() { s.srv.Wait() }
+
+// fuseCloseOnExec marks every descriptor of this process open on /dev/fuse
+// close-on-exec.
+func fuseCloseOnExec() error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("list this process's descriptors: %w", err)
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && target == "/dev/fuse" {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return nil
+}

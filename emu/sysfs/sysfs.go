@@ -74,6 +74,15 @@ type DeviceEntry struct {
 	// FWCTL_RPC ioctls (include/uapi/fwctl/fwctl.h). N counts the entries
 	// with one, in address order.
 	Fwctl *Fwctl
+	// Attrs are more attribute files of the function's own directory,
+	// computed when opened (current_link_speed, aer_dev_correctable):
+	// plain names that no built-in attribute or entry uses.
+	Attrs map[string]Attr
+	// Upstream, when set, is the bridge the function sits behind (the
+	// slot's port): the function's directory is served inside the
+	// bridge's, and bus/pci/devices/BDF links to it, as on a host, so a
+	// reader finds the bridge as the function's parent directory.
+	Upstream *Bridge
 	// ClassAttrs are the attributes of the function's class devices, by
 	// name (one of Netdevs or RDMA), each by its path under the device's
 	// directory ("address", "operstate", "ports/1/state",
@@ -94,6 +103,13 @@ type Fwctl struct {
 	RPC        func(ctx context.Context, scope uint32, in []byte, outLen int) ([]byte, error)
 	// name is fwctlN, given by normalize.
 	name string
+}
+
+// Bridge is a PCI bridge as sysfs shows one: its address, and its
+// attribute files besides class (0x060400).
+type Bridge struct {
+	BDF   string
+	Attrs map[string]Attr
 }
 
 // Attr produces an attribute's text when the file is opened, as the
@@ -178,6 +194,9 @@ func normalize(in []DeviceEntry) ([]DeviceEntry, error) {
 		if err := checkClassAttrs(e); err != nil {
 			return nil, err
 		}
+		if err := checkAttrs(e); err != nil {
+			return nil, err
+		}
 		for _, names := range [][]string{e.Netdevs, e.RDMA} {
 			for _, n := range names {
 				if other, dup := classSeen[n]; dup && other != bdf {
@@ -202,7 +221,47 @@ func normalize(in []DeviceEntry) ([]DeviceEntry, error) {
 		out[i].Fwctl = &fc
 		n++
 	}
+	for i := range out {
+		u := out[i].Upstream
+		if u == nil {
+			continue
+		}
+		b, err := CanonicalBDF(u.BDF)
+		if err != nil {
+			return nil, fmt.Errorf("sysfs: device %s: its upstream bridge: %w", out[i].BDF, err)
+		}
+		if seen[b] {
+			return nil, fmt.Errorf("sysfs: device %s: upstream bridge %s is also a function; give the bridge its own address", out[i].BDF, b)
+		}
+		for n, a := range u.Attrs {
+			if !validName(n) || a == nil || n == "class" {
+				return nil, fmt.Errorf("sysfs: bridge %s: attribute %q must be a plain name with a function, other than class", b, n)
+			}
+		}
+		out[i].Upstream = &Bridge{BDF: b, Attrs: u.Attrs}
+	}
 	return out, nil
+}
+
+// checkAttrs checks a function's extra attributes: plain names that the
+// built-in files and entries do not use.
+func checkAttrs(e DeviceEntry) error {
+	taken := map[string]bool{"config": true, "net": true, "infiniband": true, "driver": true}
+	for _, a := range attributes(e) {
+		taken[a.name] = true
+	}
+	for n, fn := range e.Attrs {
+		if !validName(n) || strings.Contains(n, "/") {
+			return fmt.Errorf("sysfs: device %s: attribute %q must be a plain file name", e.BDF, n)
+		}
+		if taken[n] {
+			return fmt.Errorf("sysfs: device %s: attribute %q is already served", e.BDF, n)
+		}
+		if fn == nil {
+			return fmt.Errorf("sysfs: device %s: attribute %q has no function", e.BDF, n)
+		}
+	}
+	return nil
 }
 
 // fillFromHeader reads the standard header (offsets 0x00-0x3F hold no

@@ -121,7 +121,9 @@ func (a *app) runInNamespace(p runPayload, args []string) error {
 	if err != nil && code < 0 {
 		switch {
 		case errors.Is(err, nsrun.ErrCommandNotFound):
-			return cmdutil.UsageWrap(err)
+			return &cmdutil.ExitError{Code: ExitNotFound, Err: err} // as a shell says it
+		case errors.Is(err, nsrun.ErrCommandNotExecutable):
+			return &cmdutil.ExitError{Code: ExitNotExecutable, Err: err}
 		case errors.Is(err, nsrun.ErrNotRoot), errors.Is(err, nsrun.ErrNoFUSE), errors.Is(err, nsrun.ErrNoNamespace):
 			return cmdutil.DeviceErr(err)
 		}
@@ -243,3 +245,11 @@ func serveBanner(funcs int, socket string, pid int, st *state.State) string {
 		"  join from another shell: nsenter --mount=/proc/%d/ns/mnt --wd=\"$PWD\" -- \"${SHELL:-/bin/sh}\"",
 		funcs, kept, socket, pid)
 }
+
+// Exit codes of emu run and emu serve for a command that could not be
+// started, as POSIX shells give them (2.8.2): 127 not found, 126 found but
+// not executable.
+const (
+	ExitNotFound      = 127
+	ExitNotExecutable = 126
+)

@@ -241,7 +241,7 @@ func TestFirmwareCommandDeviceErrors(t *testing.T) {
 	root := kerneltest.Tree(t, kerneltest.CX7)
 	k := kerneltest.CX7Kernel()
 	a.Sys = devname.Sys{Root: root}
-	a.Kernel = kernel.Options{Root: root, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}
+	a.Kernel = kernel.Options{Root: root, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute, Ethtool: k.Ethtool}
 	err := run(a, NewCmd, "QUERY_ADAPTER", "-d", "kernel:mlx5_0")
 	if code := cmdutiltest.Code(err); code != cmdutil.ExitDevice || !strings.Contains(err.Error(), "fwctl") {
 		t.Errorf("kernel backend: exit %d %v, want 3 naming fwctl", code, err)
