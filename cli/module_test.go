@@ -538,7 +538,9 @@ func TestModuleFileInputVerdicts(t *testing.T) {
 					}
 					continue
 				}
-				var got struct{ Modules []struct{ Verdicts []optics.Verdict } }
+				var got struct {
+					Modules []struct{ Verdicts []optics.Verdict }
+				}
 				mustJSON(t, out, &got)
 				var codes []string
 				for _, v := range got.Modules[0].Verdicts {
