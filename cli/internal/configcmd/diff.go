@@ -57,6 +57,7 @@ status 1 when they differ.`,
 		},
 	}
 	c.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "give up on a device after this long")
+	c.Flags().StringVar(&cc.fileDevice, "file-device", "", "in a query output of several devices, compare this one (its number from 1, or its Device name); without it such a file is refused with its list")
 	return c
 }
 
