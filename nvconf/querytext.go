@@ -287,8 +287,13 @@ func looksLikeRow(raw string) bool {
 		return false
 	}
 	t := strings.TrimLeft(strings.TrimLeft(raw, " \t"), "*")
-	return paramNameRE.MatchString(firstWord(t)) && strings.ToUpper(firstWord(t)) == firstWord(t)
+	w := firstWord(t)
+	return rowNameRE.MatchString(w) && (strings.ToUpper(w) == w || strings.Contains(w, "_"))
 }
+
+// rowNameRE is a parameter name as mstconfig prints it: upper case, a few
+// with lower-case parts (EXP_ROM_UEFI_x86_ENABLE).
+var rowNameRE = regexp.MustCompile(`^[A-Z][A-Za-z0-9_]*(\[[0-9]+\])?$`)
 
 func firstWord(s string) string {
 	f := strings.Fields(strings.TrimLeft(s, "*"))

@@ -21,7 +21,7 @@ import (
 // module --file, prm decode, diff, plot).
 
 var (
-	queryRowRE   = regexp.MustCompile(`^\s+\*?\s*[A-Z][A-Z0-9_]+(\[\d+\])?\s{2,}\S+`)
+	queryRowRE   = regexp.MustCompile(`^(?:\s+\*?|\*)\s*[A-Z][A-Za-z0-9_]+(\[\d+\])?\s{2,}\S+`)
 	hexdumpCRE   = regexp.MustCompile(`^[0-9a-fA-F]{7,8}\s+([0-9a-fA-F]{2}\s+){8}`)
 	xxdRE        = regexp.MustCompile(`^[0-9a-fA-F]{7,8}: [0-9a-fA-F]{4} [0-9a-fA-F]{4}`)
 	ethHexRE     = regexp.MustCompile(`^\s*0x[0-9a-fA-F]{3,4}:\s+([0-9a-fA-F]{2}\s+){4}`)

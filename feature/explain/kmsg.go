@@ -65,7 +65,7 @@ type kline struct {
 
 func parseKernelLine(l string) kline {
 	var k kline
-	s := strings.TrimRight(l, " \t")
+	s := strings.TrimSpace(l)
 	if m := kmsgRawRE.FindStringSubmatch(s); m != nil {
 		k.prefixed, k.time = true, m[3]
 		s = s[len(m[0]):]

@@ -11,7 +11,7 @@ import (
 
 var (
 	// NAME(0xOP) op_mod(0xM) [uid(U)] failed, status TEXT(0xS), syndrome (0xY)[, err(E)]
-	cmdFailRE    = regexp.MustCompile(`(?i)([\w ]+?)\(0x([0-9a-f]+)\) op_mod\(0x([0-9a-f]+)\)(?: uid\((\d+)\))? failed, status ([^(]*)\(0x([0-9a-f]+)\), syndrome \(0x([0-9a-f]+)\)(?:, err\((-?\d+)\))?`)
+	cmdFailRE    = regexp.MustCompile(`(?i)([A-Za-z_][\w ]*?)\(0x([0-9a-f]+)\) op_mod\(0x([0-9a-f]+)\)(?: uid\((\d+)\))? failed, status ([^(]*)\(0x([0-9a-f]+)\), syndrome \(0x([0-9a-f]+)\)(?:, err\((-?\d+)\))?`)
 	cmdTimeoutRE = regexp.MustCompile(`(?i)(?:cmd\[\d+\]: )?(\w+)\(0x([0-9a-f]+)\)(?: Async,)? timeout|(\w+)\(0x([0-9a-f]+)\) timed out while waiting for a slot|(\w+)\(0x([0-9a-f]+)\) canceled on out of queue timeout`)
 )
 

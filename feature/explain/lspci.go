@@ -42,7 +42,7 @@ func readLspci(p *Part, dbs Databases) {
 	var cur *pciDev
 	for _, l := range p.text {
 		t := trimmed(l)
-		if lspciDevRE.MatchString(t) && !indented(l) {
+		if lspciDevRE.MatchString(t) {
 			cur = &pciDev{name: t}
 			low := strings.ToLower(t)
 			cur.mellanox = strings.Contains(low, "mellanox") || strings.Contains(low, "nvidia") || strings.Contains(low, "15b3")

@@ -84,7 +84,10 @@ func Split(lines []string) ([]*Part, int) {
 		if first < 0 {
 			continue
 		}
-		if k := commandKind(pc.command); k != "" {
+		// A command line says what follows, unless what follows is
+		// clearly another kind (ethtool -m prints decoded text or hex).
+		ps, u := scan(lines, pc.from, pc.to)
+		if k := commandKind(pc.command); k != "" && (len(ps) == 0 || u*4 > last-first+1 || !hasKind(ps, k) && !anchoredWhole(ps, first+pc.from, last+pc.from)) {
 			parts = append(parts, newPart(k, lines, pc.from+first, pc.from+last, pc.command))
 			continue
 		}
@@ -92,7 +95,6 @@ func Split(lines []string) ([]*Part, int) {
 			parts = append(parts, newPart(k, lines, pc.from+first, pc.from+last, pc.command))
 			continue
 		}
-		ps, u := scan(lines, pc.from, pc.to)
 		if len(ps) > 0 && pc.command != "" {
 			ps[0].Command = pc.command
 		}
@@ -100,6 +102,21 @@ func Split(lines []string) ([]*Part, int) {
 		unrec += u
 	}
 	return parts, unrec
+}
+
+func hasKind(ps []*Part, k string) bool {
+	for _, p := range ps {
+		if p.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// anchoredWhole says the parts found cover the piece from its first line to
+// its last.
+func anchoredWhole(ps []*Part, first, last int) bool {
+	return len(ps) > 0 && ps[0].From == first+1 && ps[len(ps)-1].To == last+1
 }
 
 func newPart(k string, lines []string, from, to int, command string) *Part {
