@@ -306,3 +306,12 @@ func hexU(s string) uint64 {
 }
 
 func hx(v uint64) string { return fmt.Sprintf("0x%x", v) }
+
+// KernelEvents decodes text as a kernel log (dmesg's, a kmsg dump) and
+// returns its events, with the line each starts at.
+func KernelEvents(text string, dbs Databases) []Event {
+	p := &Part{Kind: KindKernelLog, From: 1, text: splitLines(text)}
+	p.To = len(p.text)
+	readKernelLog(p, dbs)
+	return p.Events
+}
