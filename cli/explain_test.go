@@ -145,3 +145,15 @@ func TestExplainFollowRealTime(t *testing.T) {
 		t.Errorf("the events came before the records were written")
 	}
 }
+
+// A snapshot cxray wrote explains as one: its devices and registers.
+func TestExplainSnapshot(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "snap.json")
+	if _, errs, c := cli(t, "", "snapshot", "-d", "emu", "--profile", "minimal", "--out", f); c != 0 {
+		t.Fatalf("snapshot: exit %d %s", c, errs)
+	}
+	out, errs, c := cli(t, "", "explain", f)
+	if c != 0 || !strings.Contains(out, "== cxray snapshot") || !strings.Contains(out, "registers (0 failed)") {
+		t.Errorf("exit %d\n%s%s", c, out, errs)
+	}
+}
