@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/cxray/cxray/internal/prmhistory"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,5 +81,37 @@ func TestExplainSnapshot(t *testing.T) {
 	out, errs, c := cli(t, "", "explain", f)
 	if c != 0 || !strings.Contains(out, "== cxray snapshot") || !strings.Contains(out, "registers (0 failed)") {
 		t.Errorf("exit %d\n%s%s", c, out, errs)
+	}
+}
+
+// A register dump cxray printed explains with every PRM revision of the
+// history (--adb): the register it names decoded with that database.
+func TestExplainRegisterDumpEveryRevision(t *testing.T) {
+	for _, f := range prmhistory.Files(t) {
+		dump, errs, c := cli(t, "", "--adb", f, "reg", "get", "PMAOS", "--index", "module=0", "-d", "emu")
+		if c != 0 {
+			t.Fatalf("%s: reg get: exit %d %s", filepath.Base(f), c, errs)
+		}
+		out, errs, c := cli(t, dump, "--adb", f, "explain", "-", "-o", "json")
+		if c != 0 {
+			t.Errorf("%s: explain exit %d %s\n%s", filepath.Base(f), c, errs, out)
+			continue
+		}
+		var doc struct {
+			Parts []struct {
+				Kind    string
+				Decoded []struct{ Name, Value string }
+			}
+		}
+		mustJSON(t, out, &doc)
+		ok := false
+		for _, p := range doc.Parts {
+			for _, d := range p.Decoded {
+				ok = ok || (p.Kind == "register-dump" && d.Name == "decoded" && strings.Contains(d.Value, "PMAOS's layout"))
+			}
+		}
+		if !ok {
+			t.Errorf("%s: the dump was not decoded as PMAOS: %s", filepath.Base(f), out)
+		}
 	}
 }

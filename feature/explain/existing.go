@@ -33,6 +33,8 @@ var (
 	ipBriefRE    = regexp.MustCompile(`^[\w.@-]+\s+(UP|DOWN|UNKNOWN|LOWERLAYERDOWN)\s+([0-9a-f]{2}:){5}[0-9a-f]{2}`)
 	netAdapterRE = regexp.MustCompile(`^Name\s+InterfaceDescription\s+ifIndex\s+Status\s+MacAddress`)
 	monitorCSVRE = regexp.MustCompile(`^time,device,alerts,frozen,errors`)
+	cxrayRegRE   = regexp.MustCompile(`^[A-Z][A-Z0-9_]+ \(0x[0-9a-fA-F]+\)( on .*)?:?$`)
+	cxrayRowRE   = regexp.MustCompile(`^\s*[a-z_][\w.\[\]]*\s{2,}\S`)
 )
 
 func init() {
@@ -100,13 +102,14 @@ func init() {
 			t := trimmed(l)
 			return hexdumpCRE.MatchString(t) || xxdRE.MatchString(t) || ethHexRE.MatchString(l) || mstregHeadRE.MatchString(t) ||
 				strings.HasPrefix(t, "Sending access register") || odRE.MatchString(t) || dwordsRE.MatchString(t) ||
+				(cxrayRegRE.MatchString(t) && lookahead(ls, i, 2, func(l string) bool { return strings.HasPrefix(trimmed(l), "FIELD") || cxrayRowRE.MatchString(l) })) ||
 				(strings.HasPrefix(t, "Offset") && strings.Contains(t, "Values"))
 		},
 		belongs: func(l string) bool {
 			t := trimmed(l)
 			return hexdumpCRE.MatchString(t) || xxdRE.MatchString(t) || ethHexRE.MatchString(l) || mstregRowRE.MatchString(t) || mstregHeadRE.MatchString(t) ||
 				t == "*" || odRE.MatchString(t) || dwordsRE.MatchString(t) || strings.Trim(t, "-=") == "" || regexp.MustCompile(`^[0-9a-fA-F]{6,8}$`).MatchString(t) ||
-				strings.HasPrefix(t, "-I-") || strings.HasPrefix(t, "Sending access register")
+				strings.HasPrefix(t, "-I-") || strings.HasPrefix(t, "Sending access register") || cxrayRowRE.MatchString(l) || strings.HasPrefix(t, "FIELD") || strings.HasPrefix(t, "index ")
 		},
 		read:     readDump,
 		commands: [][]string{{"ethtool", "-m"}, {"ethtool", "--module-info"}, {"mstreg"}, {"mlxreg*"}, {"xxd"}, {"hexdump"}, {"od"}},
@@ -372,7 +375,11 @@ func explainRegisterDump(p *Part, d *hexdump.Dump, dbs Databases) {
 		p.fact("fields", strconv.Itoa(len(d.Fields)))
 	}
 	if d.Register != "" && dbs.Registers != nil {
-		if pl, err := dbs.Registers.Plan(d.Register); err == nil {
+		pl, err := dbs.Registers.Plan(d.Register)
+		if reg, rerr := dbs.Registers.Register(d.Register); err != nil && rerr == nil {
+			pl, err = dbs.Registers.RegisterPlan(reg)
+		}
+		if err == nil {
 			b := d.Bytes
 			if b == nil {
 				b, err = d.Encode(pl)

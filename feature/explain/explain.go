@@ -177,7 +177,7 @@ func Explain(text string, dbs Databases) (*Report, error) {
 		return nil, fmt.Errorf("%d bytes; explain reads at most %d", len(text), MaxText)
 	}
 	lines := splitLines(text)
-	r := &Report{}
+	r := &Report{Parts: []*Part{}}
 	parts, unrec := Split(lines)
 	r.Unrecognised = unrec
 	for _, p := range parts {
