@@ -69,6 +69,9 @@ func readEthtoolModule(p *Part, dbs Databases) {
 			}
 			p.add(Finding{Severity: sev, Category: CatHardware, What: "the module raises " + k,
 				Next: flagNext(k)})
+		case (strings.Contains(k, "loss of signal") || strings.Contains(k, "loss of lock") || strings.HasSuffix(k, "fault")) && strings.Contains(strings.ToLower(v), "yes"):
+			p.add(Finding{Severity: SevWarning, Category: CatHardware, What: fmt.Sprintf("the module reports %s: %s", k, v),
+				Next: flagNext(k)})
 		case (strings.Contains(k, "rcvr signal") || strings.Contains(k, "receiver signal") || strings.Contains(k, "rx power")) && !strings.Contains(k, "threshold"):
 			if dbm := dBm(v); dbm <= -30 {
 				noLight++

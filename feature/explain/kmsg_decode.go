@@ -540,10 +540,11 @@ func (r *klogReader) events(ev *Event, msg string) bool {
 // ---- PCIe AER (drivers/pci/pcie/aer.c) ----
 
 var (
-	aerHeadRE   = regexp.MustCompile(`(?:PCIe|CXL) Bus Error: severity=([^,]+), type=([^,]+), \(([^)]+)\)`)
-	aerStatusRE = regexp.MustCompile(`device \[([0-9a-f]{4}):([0-9a-f]{4})\] error status/mask=([0-9a-f]{8})/([0-9a-f]{8})`)
-	aerDetailRE = regexp.MustCompile(`\[\s*(\d+)\]\s+([A-Za-z][\w ()-]*?)(\s+\(First\))?\s*$`)
-	aerMsgRE    = regexp.MustCompile(`AER: (?:Corrected|Uncorrected|Multiple \w+) error (?:message )?received from ([0-9a-f:.]+)`)
+	aerHeadRE    = regexp.MustCompile(`(?:PCIe|CXL) Bus Error: severity=([^,]+), type=([^,]+), \(([^)]+)\)`)
+	aerStatusRE  = regexp.MustCompile(`device \[([0-9a-f]{4}):([0-9a-f]{4})\] error status/mask=([0-9a-f]{8})/([0-9a-f]{8})`)
+	aerDetailRE  = regexp.MustCompile(`\[\s*(\d+)\]\s+([A-Za-z][\w ()-]*?)(\s+\(First\))?\s*$`)
+	aerMsgRE     = regexp.MustCompile(`AER: (?:Corrected|Uncorrected|Correctable|Uncorrectable|Multiple \w+) error (?:message )?received from ([0-9a-f:.]+)`)
+	aerStatus2RE = regexp.MustCompile(`aer_status: 0x([0-9a-f]{8}), aer_mask: 0x([0-9a-f]{8})`)
 )
 
 func (r *klogReader) pcie(ev *Event, msg string) bool {
@@ -575,6 +576,13 @@ func (r *klogReader) pcie(ev *Event, msg string) bool {
 
 // aerDetail attaches the status line and the named bits to the AER event.
 func (r *klogReader) aerDetail(msg string) bool {
+	if m := aerStatus2RE.FindStringSubmatch(msg); m != nil {
+		r.aer.Fields = append(r.aer.Fields, Fact{"status/mask", "0x" + m[1] + "/0x" + m[2]})
+		return true
+	}
+	if strings.HasPrefix(msg, "AER: aer_layer=") || strings.HasPrefix(msg, "AER: aer_agent=") || strings.HasPrefix(msg, "aer_layer=") {
+		return true
+	}
 	if m := aerStatusRE.FindStringSubmatch(msg); m != nil {
 		r.aer.Fields = append(r.aer.Fields, Fact{"device id", m[1] + ":" + m[2]}, Fact{"status/mask", "0x" + m[3] + "/0x" + m[4]})
 		if m[1] == "15b3" {

@@ -45,7 +45,9 @@ func readLspci(p *Part, dbs Databases) {
 		if lspciDevRE.MatchString(t) {
 			cur = &pciDev{name: t}
 			low := strings.ToLower(t)
-			cur.mellanox = strings.Contains(low, "mellanox") || strings.Contains(low, "nvidia") || strings.Contains(low, "15b3")
+			// Only ConnectX and BlueField functions are judged: GPUs and
+			// other devices train down to save power when idle.
+			cur.mellanox = strings.Contains(low, "mellanox") || strings.Contains(low, "connectx") || strings.Contains(low, "bluefield") || strings.Contains(low, "[15b3:")
 			devs = append(devs, cur)
 			continue
 		}
@@ -90,6 +92,9 @@ func readLspci(p *Part, dbs Databases) {
 			p.fact(id+" link", fmt.Sprintf("%gGT/s x%d (capable of %gGT/s x%d)", d.staSpeed, d.staWidth, d.capSpeed, d.capWidth))
 		} else {
 			p.fact(id, d.name[len(id):])
+		}
+		if !d.mellanox {
+			continue
 		}
 		if d.denied {
 			p.Partial = true
