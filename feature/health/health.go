@@ -126,6 +126,9 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	dc, _ := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
 	r.add(dc)
 	r.add(macDrift(ctx, a, id))
+	if c, ok := kernelLog(ctx, a); ok {
+		r.add(c)
+	}
 	r.Via = via(a)
 	r.finish()
 	return r
