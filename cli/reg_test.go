@@ -301,3 +301,26 @@ func cliErr(t *testing.T, args ...string) error {
 	root.SetErr(&errb)
 	return root.Execute()
 }
+
+// status exits 3 whenever a device could not be read, wholly or part-way,
+// and says so on standard error in both output modes (issue 26.9: with a
+// slow firmware the identity was read and the ports were not, and status
+// exited 0 with the error only in a table row). The firmware takes 700 ms
+// a command in real time; status gives a device 5 s.
+func TestStatusPartialReadExits3(t *testing.T) {
+	sc := filepath.Join(t.TempDir(), "slow.yaml")
+	os.WriteFile(sc, []byte("devices:\n  - profile: cx7-2p400g\n    faults:\n      slow_icmd: 700ms\n"), 0o644)
+	for _, format := range []string{"table", "json"} {
+		out, errs, code := cli(t, "", "--adb", "builtin", "status", "-d", "emu:"+sc, "--timeout", "60s", "-o", format)
+		if code != 3 {
+			t.Errorf("-o %s: exit %d, want 3\n%s%s", format, code, out, errs)
+		}
+		if !strings.HasPrefix(errs, "cxray: 0000:03:00.0: ") {
+			t.Errorf("-o %s: standard error does not name the device that could not be read: %q", format, errs)
+		}
+	}
+	// A part the backend cannot serve is no failed read.
+	if _, errs, code := cli(t, "", "--adb", "builtin", "status", "-d", "emu"); code != 0 || errs != "" {
+		t.Errorf("a healthy device: exit %d %s", code, errs)
+	}
+}
