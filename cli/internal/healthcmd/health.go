@@ -2,6 +2,7 @@ package healthcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/feature/health"
+	"github.com/cxray/cxray/prm"
 )
 
 type healthOptions struct {
@@ -41,7 +43,8 @@ it means and what to do:
                  two samples --interval apart
   mac            the OS's MAC against the permanent one
 A check the backend cannot serve says "not available on this backend".
-Exit 0 when every check is ok, 1 on a warning or failure.`,
+Exit 0 when every check is ok, 1 on a warning or failure, 3 when a device
+could not be read at all (its identity).`,
 		Example: `  cxray health -d emu
   cxray health -d 0000:03:00.0 -o json
   cxray health -d kernel:mlx5_0
@@ -100,6 +103,26 @@ func (a *app) runHealth(o *healthOptions) error {
 			}
 			printHealth(a, r, o.verbose)
 		}
+	}
+	// A device that could not be read at all is a device error (exit 3;
+	// exit 2 when the register database does not match it), not a
+	// finding: issue 26.9 (MGIR unsupported, a firmware always busy
+	// exited 1).
+	var unread error
+	for _, r := range reports {
+		if r.Unread != nil {
+			fmt.Fprintf(a.Stderr, "cxray: %s: could not be read: %v\n", r.Device, r.Unread)
+			if unread == nil || prm.IsDatabaseProblem(unread) {
+				unread = r.Unread
+			}
+		}
+	}
+	if unread != nil {
+		code := cmdutil.ExitDevice
+		if prm.IsDatabaseProblem(unread) || errors.Is(unread, prm.ErrInput) {
+			code = cmdutil.ExitUsage
+		}
+		return &cmdutil.ExitError{Code: code, Err: cmdutil.ErrQuiet}
 	}
 	if bad {
 		return cmdutil.ErrProblem
