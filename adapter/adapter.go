@@ -86,6 +86,9 @@ type Config struct {
 	Kernel *kernel.Device
 	// OSView replaces the kernel's OS view (the emulator's).
 	OSView OSView
+	// PCIe is the host's view of the PCIe link: the function's sysfs
+	// (Open sets it), or the emulator's; nil: none.
+	PCIe PCIeHost
 	// Clock is the device's time (the emulator's manual clock); nil: the
 	// wall clock.
 	Clock clock.Clock
@@ -380,6 +383,26 @@ func (a *Adapter) Temperatures(ctx context.Context) ([]Temperature, error) {
 		return nil, err
 	}
 	return a.registerTemperatures(ctx, ps)
+}
+
+// Uptime is the device's own clock: the time since its firmware started
+// (MGIR hw_info.uptime, in whole seconds). Checks that compare two
+// readings over an interval use it to tell a device whose time stood
+// still (an emulator on a manual clock) from one whose readings stopped.
+// The kernel backend has no such clock (ErrUnsupported).
+func (a *Adapter) Uptime(ctx context.Context) (time.Duration, error) {
+	if !a.HasRegisters() {
+		return 0, &UnsupportedError{What: "the firmware's uptime", Backend: a.Backend()}
+	}
+	r, err := a.get(ctx, "MGIR")
+	if err != nil {
+		return 0, err
+	}
+	v, ok := uintOf(r.Decoded, "hw_info.uptime")
+	if !ok {
+		return 0, &UnsupportedError{What: "MGIR hw_info.uptime", Backend: a.Backend(), Why: "this register database has no such field"}
+	}
+	return time.Duration(v) * time.Second, nil
 }
 
 // Module reads the module of an owned port.

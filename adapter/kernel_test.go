@@ -57,7 +57,7 @@ func TestKernelAdapter(t *testing.T) {
 	ls, err := a.Links(ctx)
 	four, five := 4, 5
 	wantLinks := []adapter.Link{{Port: 1, AdminUp: bptr(true), OperUp: bptr(true), OperStatus: "LinkUp", SpeedGbps: fptr(400),
-		StateID: &four, PhysStateID: &five, State: "ACTIVE", PhysState: "LinkUp"}}
+		StateID: &four, PhysStateID: &five, State: "ACTIVE", PhysState: "LinkUp", LinkLayer: "Ethernet"}}
 	if d := cmp.Diff(wantLinks, ls); d != "" || err != nil {
 		t.Errorf("links (-want +got):\n%s\nerr %v", d, err)
 	}
@@ -151,6 +151,21 @@ func TestKernelIBWithoutDevlink(t *testing.T) {
 	ts, err := a.Temperatures(ctx)
 	if err != nil || len(ts) != 1 || ts[0].Kind != "asic" || *ts[0].Celsius != 60.875 {
 		t.Errorf("temperatures %+v %v", ts, err)
+	}
+	// The IB port's link: logical and physical state, the speed and width
+	// of its rate, the LIDs; its PMA counters under their sysfs names.
+	ls, err := a.Links(ctx)
+	four, five := 4, 5
+	lid, sm := uint32(0x1a), uint32(1)
+	want := []adapter.Link{{Port: 1, AdminUp: bptr(true), OperUp: bptr(true), OperStatus: "LinkUp", SpeedGbps: fptr(400),
+		StateID: &four, PhysStateID: &five, State: "ACTIVE", PhysState: "LinkUp", LinkLayer: "InfiniBand",
+		IBSpeed: "NDR", Width: 4, LID: &lid, SMLID: &sm}}
+	if d := cmp.Diff(want, ls); d != "" || err != nil {
+		t.Errorf("links (-want +got):\n%s\nerr %v", d, err)
+	}
+	cs, err := a.PortCounters(ctx)
+	if err != nil || len(cs) != 1 || cs[0].Kind != "ib" || cs[0].Values["symbol_error"] != 4787 || cs[0].Values["link_downed"] != 2570 {
+		t.Errorf("port counters %+v %v", cs, err)
 	}
 }
 

@@ -23,7 +23,6 @@ import (
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/configcmd"
 	"github.com/cxray/cxray/cli/internal/emucmd"
-	"github.com/cxray/cxray/cli/internal/exportercmd"
 	"github.com/cxray/cxray/cli/internal/fwcmd"
 	"github.com/cxray/cxray/cli/internal/healthcmd"
 	"github.com/cxray/cxray/cli/internal/linkcmd"
@@ -38,6 +37,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/emu/emuadapter"
+	"github.com/cxray/cxray/internal/buildinfo"
 	"github.com/cxray/cxray/kernel"
 )
 
@@ -56,7 +56,7 @@ var emulator = &emuadapter.Emulator{}
 // newApp is the App of one run, with this package's (test-tunable)
 // sysfs, kernel and emulator.
 func newApp(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *cmdutil.App {
-	a := &cmdutil.App{Ctx: ctx, Stdout: stdout, Stderr: stderr, Stdin: stdin, Version: version,
+	a := &cmdutil.App{Ctx: ctx, Stdout: stdout, Stderr: stderr, Stdin: stdin, Version: buildinfo.Version,
 		Sys: sys, Kernel: kernelOptions(), Emulator: emulator}
 	a.Rerun = func(args []string) error {
 		root := rootCmd(a)
@@ -223,15 +223,11 @@ Exit codes: 0 ok, 1 a problem was found, 2 usage error, 3 device or access error
 	root.PersistentFlags().StringVarP(&a.Output, "output", "o", "table", "output format: table or json")
 	root.PersistentFlags().StringVar(&a.ADBPath, "adb", "", "register database (ADB file, or 'builtin'); default $CXRAY_ADB, the installed one, or the built-in")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageWrap(err) })
-	root.AddCommand(prmcmd.New(a), statuscmd.New(a), regcmd.New(a), healthcmd.New(a), rocecmd.New(a), modulecmd.New(a), configcmd.New(a), snapshotcmd.New(a), snapshotcmd.NewDiff(a), monitorcmd.New(a), monitorcmd.NewPlot(a), exportercmd.New(a), emucmd.New(a), versionCmd(a),
+	root.AddCommand(prmcmd.New(a), statuscmd.New(a), regcmd.New(a), healthcmd.New(a), rocecmd.New(a), modulecmd.New(a), configcmd.New(a), snapshotcmd.New(a), snapshotcmd.NewDiff(a), monitorcmd.New(a), plotHelper.command(a), exporterHelper.command(a), emucmd.New(a), versionCmd(a),
 		fwcmd.NewCmd(a), fwcmd.NewCaps(a), fwcmd.NewEsw(a), fwcmd.NewNvmf(a), fwcmd.NewQP(a), fwcmd.NewMkey(a), maccmd.New(a))
 	root.AddCommand(linkcmd.New(a))
 	return root
 }
-
-// version is set by the linker for releases
-// (-ldflags "-X github.com/cxray/cxray/cli.version=v1.2.3").
-var version = "dev"
 
 func versionCmd(a *cmdutil.App) *cobra.Command {
 	return &cobra.Command{
@@ -240,9 +236,9 @@ func versionCmd(a *cmdutil.App) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if a.JSON() {
-				return a.WriteJSON(map[string]string{"version": version})
+				return a.WriteJSON(map[string]string{"version": buildinfo.Version})
 			}
-			fmt.Fprintln(a.Stdout, "cxray", version)
+			fmt.Fprintln(a.Stdout, "cxray", buildinfo.Version)
 			return nil
 		},
 	}

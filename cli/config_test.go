@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -491,6 +492,25 @@ func TestConfigFromMlxconfigOutputs(t *testing.T) {
 	if doc.Kind != "query" || !found {
 		t.Errorf("query --from: kind %q, NUM_OF_VFS found %v", doc.Kind, found)
 	}
+	// The pending marks and line, as a device query shows them.
+	var pend struct{ Pending []string }
+	mustJSON(t, out, &pend)
+	if d := cmp.Diff([]string{"NUM_OF_VFS", "LOG_TX_PSN_WINDOW", "LINK_TYPE_P2"}, pend.Pending); d != "" {
+		t.Errorf("query --from -o json: pending (-want +got):\n%s", d)
+	}
+	out, errs, code = cli(t, "", "config", "query", "--from", qp)
+	for _, want := range []string{"\n*+  NUM_OF_VFS ", "\n*+  LINK_TYPE_P2 ", "\n* 3 pending until the next firmware reset: NUM_OF_VFS 8 -> 6, LOG_TX_PSN_WINDOW 9 -> 14, LINK_TYPE_P2 ETH(2) -> IB(1).\n",
+		"'cxray config apply -d 0000:03:00.0'"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("query --from table: exit %d, lacks %q\n%s%s", code, want, out, errs)
+		}
+	}
+	if out, _, _ := cli(t, "", "config", "query", "--from", q); !strings.Contains(out, "Nothing pending") || strings.Contains(out, "\n*") {
+		t.Errorf("query --from a capture with nothing pending:\n%s", out)
+	}
+	if out, _, _ := cli(t, "", "config", "query", "--from", "../nvconf/testdata/mstconfig-q.txt"); !strings.Contains(out, "what is pending cannot be told") {
+		t.Errorf("query --from a capture without -e:\n%s", out)
+	}
 	out, _, code = cli(t, "", "config", "diff", q, qp, "-o", "json")
 	var diff struct {
 		By      string
@@ -534,6 +554,74 @@ func TestConfigFromMlxconfigOutputs(t *testing.T) {
 	_, errs, code = cli(t, "", "config", "restore", q, "-d", "emu", "--yes")
 	if code != 2 || !strings.Contains(errs, "not a backup") {
 		t.Errorf("restore of a query output: exit %d %s", code, errs)
+	}
+}
+
+// A settings diff of an 8-parameter fragment with a device compares what
+// both hold, names the rest in a footer, and tells a 0 from a parameter
+// one side lacks (table and JSON, same exit code).
+func TestConfigDiffFragmentAgainstDevice(t *testing.T) {
+	nvEnv(t)
+	capture, err := os.ReadFile("../nvconf/testdata/mstconfig-q.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The capture's header and table head, then 8 parameters: one changed
+	// from the device's 0, one set to 0 where the device has 11.
+	lines := strings.SplitAfter(string(capture), "\n")
+	var frag strings.Builder
+	kept := 0
+	for _, l := range lines {
+		f := strings.Fields(l)
+		switch {
+		case len(f) != 2 || strings.HasSuffix(f[0], ":"):
+			frag.WriteString(l)
+		case kept < 6 && f[0] != "NUM_VF_MSIX":
+			frag.WriteString(l)
+			kept++
+		}
+	}
+	frag.WriteString("         RPG_TIME_RESET_P1                   5\n         NUM_VF_MSIX                         0\n")
+	file := filepath.Join(t.TempDir(), "fragment.txt")
+	if err := os.WriteFile(file, []byte(frag.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := cli(t, "", "config", "diff", file, "emu", "-o", "json")
+	var doc struct {
+		Same    bool
+		Changes []nvconf.SettingChange
+		OnlyInA []string `json:"only_in_a"`
+		OnlyInB []string `json:"only_in_b"`
+	}
+	mustJSON(t, out, &doc)
+	want := []nvconf.SettingChange{
+		{Name: "NUM_VF_MSIX", Column: "Next Boot", Old: "0", New: "11"},
+		{Name: "RPG_TIME_RESET_P1", Column: "Next Boot", Old: "5", New: "0"},
+	}
+	for i := range doc.Changes {
+		doc.Changes[i].TLV = ""
+	}
+	if d := cmp.Diff(want, doc.Changes); d != "" || code != 1 || doc.Same {
+		t.Errorf("json: exit %d same %v (-want +got):\n%s%s", code, doc.Same, d, errs)
+	}
+	if len(doc.OnlyInA) != 0 || len(doc.OnlyInB) < 90 {
+		t.Errorf("only in a %v, only in b %d parameters", doc.OnlyInA, len(doc.OnlyInB))
+	}
+	out, errs, code = cli(t, "", "config", "diff", file, "emu")
+	rows := map[string][]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) == 5 {
+			rows[f[0]] = f[3:]
+		}
+	}
+	wantRows := map[string][]string{"NUM_VF_MSIX": {"0", "11"}, "RPG_TIME_RESET_P1": {"5", "0"}}
+	if d := cmp.Diff(wantRows, rows); d != "" || code != 1 || !strings.Contains(out, "only in emu: ") {
+		t.Errorf("table: exit %d (-want +got):\n%s\n%s%s", code, d, out, errs)
+	}
+	// --all lists the parameters the fragment lacks, "-" on its side.
+	out, _, code = cli(t, "", "config", "diff", file, "emu", "--all")
+	if code != 1 || !regexp.MustCompile(`(?m)^LINK_TYPE_P1 +Next Boot +- +ETH\(2\)`).MatchString(out) || strings.Contains(out, "only in emu: ") {
+		t.Errorf("--all: exit %d\n%s", code, out)
 	}
 }
 
@@ -663,7 +751,7 @@ func TestConfigSetRefusedByFirmwareLeavesNoJournal(t *testing.T) {
 	}
 
 	// An entry for a write that changed nothing.
-	bin := cxrayBin(t)
+	bin := crashBin(t)
 	set := []string{"--adb", "builtin", "config", "set", "-d", d, "NUM_OF_VFS=6", "--yes"}
 	crashRun(t, bin, "journal", set...)
 	if len(pending()) != 1 {

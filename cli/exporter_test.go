@@ -720,6 +720,7 @@ func TestExporterUsage(t *testing.T) {
 		var out, errb bytes.Buffer
 		a := newApp(context.Background(), nil, &out, &errb)
 		root := rootCmd(a)
+		replaceCommand(root, exportercmd.New(a)) // cxray-exporter's command, in process
 		root.SetArgs(append([]string{"exporter", "--listen", "127.0.0.1:0"}, c.args...))
 		err := root.Execute()
 		var ee *cmdutil.ExitError

@@ -7,12 +7,15 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/configcmd"
 	"github.com/cxray/cxray/cli/internal/emucmd"
+	"github.com/cxray/cxray/cli/internal/plotcmd"
 )
 
 // TestMain lets the test binary serve as the namespace helper of
 // `cxray emu run`, as the real binary's main does.
 func TestMain(m *testing.M) {
 	emucmd.Child()
+	// `cxray plot` runs cxray-plot; the tests run its command in process.
+	inProcess["plot"] = plotcmd.New
 	// State (NV journals, backups, the emulator's kept state) goes to a
 	// directory of the test run, never the user's.
 	dir, err := os.MkdirTemp("", "cxray-test-state-")

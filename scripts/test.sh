@@ -54,6 +54,8 @@ for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64; d
 done
 
 stage "go test" go test -count=1 ./...
+deploytest() { (cd tools/deploytest && go vet ./... && go test -count=1 ./...); }
+stage "deployment (tools/deploytest: the Kubernetes base decoded into the API's types, the container image under podman)" deploytest
 stage "go test -race (the concurrent parts)" go test -race -count=1 ./access/... ./adapter ./emu/optics ./emu/state ./feature/exporter ./feature/monitor
 stage "the emulator state's flock locks (macOS, BSDs), here on Linux" go test -count=1 -tags cxray_flock ./emu/state
 

@@ -177,6 +177,20 @@ func (s *Server) Do(req Request) Response {
 			return fail("fault needs settings, e.g. gateway_semaphore_held=true; known: %s", strings.Join(FaultNames(), ", "))
 		}
 		link, set := splitLink(req.Set)
+		pc, set := splitPCIe(set)
+		for _, f := range fns {
+			cur := f.Device.Faults()
+			for k, v := range set {
+				if err := setFault(&cur, k, v); err != nil {
+					return fail("%v", err)
+				}
+			}
+		}
+		if len(pc) > 0 {
+			if err := applyPCIe(fns, pc); err != nil {
+				return fail("%v", err)
+			}
+		}
 		if len(link) > 0 {
 			if err := applyLink(fns, link); err != nil {
 				return fail("%v", err)
@@ -193,6 +207,9 @@ func (s *Server) Do(req Request) Response {
 		}
 	case "clear":
 		if err := applyLink(fns, map[string]string{"reset": "true"}); err != nil {
+			return fail("%v", err)
+		}
+		if err := applyPCIe(fns, map[string]string{"reset": "true"}); err != nil {
 			return fail("%v", err)
 		}
 		for _, f := range fns {
@@ -329,7 +346,7 @@ func (s *Server) status() Response {
 
 // FaultNames lists the settings fault accepts.
 func FaultNames() []string {
-	return append([]string{"gateway_semaphore_held", "icmd_semaphore_held", "icmd_stuck_busy", "slow_icmd_polls", "slow_icmd", "removed", "register_status"}, LinkFaultNames()...)
+	return append(append([]string{"gateway_semaphore_held", "icmd_semaphore_held", "icmd_stuck_busy", "slow_icmd_polls", "slow_icmd", "removed", "register_status"}, LinkFaultNames()...), PCIeFaultNames()...)
 }
 
 // setFault changes one device-level fault. register_status takes

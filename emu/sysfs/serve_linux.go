@@ -139,13 +139,13 @@ func ServeTree(mountpoint string, entries []DeviceEntry, opts *Options) (*Server
 	return serve(mountpoint, entries, opts, true)
 }
 
-// Bind mounts the directory part of the file system (one of TreeParts)
-// over target, an existing directory; Unmount removes it again. Binding
-// under /sys is refused outside a private mount namespace, as Serve
-// refuses to mount there.
+// Bind mounts the directory part of the file system (one of TreeParts, or
+// of FwctlParts when an entry has a Fwctl) over target, an existing directory; Unmount removes it again.
+// Binding under /sys or /dev is refused outside a private mount
+// namespace, as Serve refuses to mount there.
 func (s *Server) Bind(part, target string) error {
-	if !slices.Contains(TreeParts, part) {
-		return fmt.Errorf("sysfs: %q is not a part of the tree (%s)", part, strings.Join(TreeParts, ", "))
+	if !slices.Contains(TreeParts, part) && !(slices.Contains(FwctlParts, part) && HasFwctl(s.entries)) {
+		return fmt.Errorf("sysfs: %q is not a part of the tree (%s)", part, strings.Join(append(slices.Clone(TreeParts), FwctlParts...), ", "))
 	}
 	if s.detached {
 		return errors.New("sysfs: Bind after Detach: the tree is no longer reachable")

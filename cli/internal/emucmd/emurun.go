@@ -52,7 +52,10 @@ mstlink, mstconfig, and cxray's own PCI path) open
 /sys/bus/pci/devices/0000:03:00.0/config and talk to the emulator.
 /sys/class/net and /sys/class/infiniband are emulated too, so the names
 'cxray status' lists (-d mlx5_0, -d ens1f0np0) and the kernel backend
-(-d kernel:mlx5_0) work. The devices are the same kept devices as -d emu on
+(-d kernel:mlx5_0) work, and each function's command interface is served
+as /dev/fwctl/fwctlN (as mlx5_fwctl offers it). A scenario device with
+lockdown: true refuses config-space writes for every process, as a
+locked-down kernel does. The devices are the same kept devices as -d emu on
 the same profile or scenario ('cxray emu status'). Everything
 is torn down when CMD exits or on a signal; the exit status is CMD's.
 Needs root (mount namespaces) and /dev/fuse.`,

@@ -70,7 +70,9 @@ func (a *app) emuCtlCmd() *cobra.Command {
                          ICMD semaphores, and their active faults
   fault NAME=VALUE...    switch faults on (--bdf limits to one function):
                          ` + strings.Join(ctl.FaultNames(), ", ") + `
-                         (register_status=0x9020:4 makes MGIR answer status 4; =none clears)
+                         (register_status=0x9020:4 makes MGIR answer status 4; =none clears;
+                         pcie.aer=BadTLP:5 injects AER errors, pcie.width=8 retrains the
+                         link: docs/pcie.md)
   clear                  switch every fault off
   module N [FAULT...]    set the faults of cage N (none clears): i2c_hang,
                          no_ddm, frozen_monitors, checksum_error, ...

@@ -38,6 +38,7 @@ type exporterOptions struct {
 	openTimeout    time.Duration
 	logLevel       string
 	allowNoDevices bool
+	fleet          fleetOptions
 	maxConns       int // --web.max-connections: deprecated, ignored
 	maxRequests    int
 }
@@ -119,6 +120,7 @@ authentication come from an exporter-toolkit web configuration file
 	f := c.Flags()
 	f.StringVar(&o.listen, "listen", defaultExporterListen, "address to serve /metrics on (host:port; :9879 for every interface)")
 	f.StringVar(&o.webConfig, "web.config", "", "exporter-toolkit web configuration file (TLS, basic auth)")
+	nodeExporterFlags(f, &o)
 	f.StringArrayVarP(&o.devices, "device", "d", nil, "device to read (repeat): PCI address, mlx5_0, interface, kernel:mlx5_0, emu, emu:PROFILE, emu:FILE.yaml")
 	f.BoolVar(&o.all, "all", false, "read every ConnectX function of the machine (or, with -d emu:FILE.yaml, of the scenario)")
 	f.StringSliceVar(&o.collectors, "collectors", nil, "collectors to run (default all): "+strings.Join(exporter.CollectorNames(), ", "))
@@ -146,6 +148,12 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, h Hooks) erro
 	if err != nil {
 		return err
 	}
+	if err := o.fleet.apply(&eo); err != nil {
+		return err
+	}
+	if err := o.fleet.loadNV(&eo); err != nil {
+		return err
+	}
 	if o.webConfig != "" {
 		if err := web.Validate(o.webConfig); err != nil {
 			return cmdutil.UsageErr("--web.config %s: %v", o.webConfig, err)
@@ -168,6 +176,9 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, h Hooks) erro
 		return cmdutil.UsageWrap(err)
 	}
 	defer e.Close()
+	if o.onceMode() {
+		return a.runOnce(ctx, e, &o.fleet)
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", e.Handler())
@@ -193,7 +204,7 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, h Hooks) erro
 	noSocket := false
 	flags := &web.FlagConfig{WebListenAddresses: &[]string{o.listen}, WebSystemdSocket: &noSocket, WebConfigFile: &o.webConfig}
 	go func() { errc <- web.Serve(l, srv, flags, log) }()
-	log.Info("cxray exporter serving", "address", l.Addr().String(), "devices", len(srcs))
+	log.Info("cxray exporter serving", "address", l.Addr().String(), "devices", len(srcs), "host", hostNote(eo.Host))
 	if h.Ready != nil {
 		h.Ready(l.Addr())
 	}
