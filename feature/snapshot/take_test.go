@@ -480,3 +480,29 @@ func TestTakeEndedAtEveryAccess(t *testing.T) {
 	}
 	f.Hook = nil
 }
+
+// A device that stops answering mid-run (removed, its path lost) gives no
+// snapshot: Take fails with an UnreadError naming the first read that did
+// not reach it (issue 26.9: a baseline of a vanished device was written).
+// A register the firmware answers with a status is recorded and the
+// snapshot goes on (TestTakeExpandsOverOwnedPorts).
+func TestTakeDeviceGoneMidRun(t *testing.T) {
+	a, f, _ := second(t)
+	calls := 0
+	gone := errors.New("vsec: read: 0000:03:00.1: the device does not answer (all ones)")
+	f.Hook = func(dev.Method, string) error {
+		calls++
+		if calls > 8 {
+			return gone
+		}
+		return nil
+	}
+	d, err := snapshot.Take(context.Background(), a, profile(t, "standard"), snapshot.Options{})
+	var ue *snapshot.UnreadError
+	if d != nil || !errors.As(err, &ue) || !errors.Is(err, gone) || ue.Failed == 0 || ue.Failed > ue.Reads {
+		t.Fatalf("Take after the device went: %v, %v", d, err)
+	}
+	if !strings.Contains(err.Error(), "no baseline was taken") {
+		t.Errorf("message: %v", err)
+	}
+}

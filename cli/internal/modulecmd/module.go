@@ -109,6 +109,9 @@ func (a *app) runModule(o *moduleOptions) error {
 		mo.Ports = []int{o.port}
 	}
 	reports, err := modules.Read(ctx, ad, mo)
+	if err != nil && ctx.Err() != nil {
+		return cmdutil.Stopped(ctx, err) // a signal, or --timeout: say which
+	}
 	if err != nil {
 		return cmdutil.Classify(err)
 	}
