@@ -188,3 +188,93 @@ func sameMask(a, b string) bool {
 	y, err2 := strconv.ParseUint(strings.TrimPrefix(b, "0x"), 16, 64)
 	return err1 == nil && err2 == nil && x == y
 }
+
+// TestInfiniBandRealTime: examples/gpu-node.yaml under `emu run`, on the
+// wall clock, as a user meets it: the kernel's view of the IB ports
+// (/sys/class/infiniband through FUSE: rate of the degraded port, link
+// layer, the planted port's symbol errors moving between two reads two
+// seconds apart), `cxray status` naming the IB functions, and `cxray
+// link --interval` over registers finding the symbol errors growing at
+// the planted rate, the degraded port trained at 2x, through both the
+// register path and the kernel backend.
+func TestInfiniBandRealTime(t *testing.T) {
+	need(t)
+	script := `run rate cat /sys/class/infiniband/mlx5_3/ports/1/rate
+run layer cat /sys/class/infiniband/mlx5_0/ports/1/link_layer
+run sym1 cat /sys/class/infiniband/mlx5_5/ports/1/counters/symbol_error
+sleep 2
+run sym2 cat /sys/class/infiniband/mlx5_5/ports/1/counters/symbol_error
+run status cxray status -o json
+run noisy cxray link -d 0000:c0:00.0 --interval 2s -o json
+run degraded cxray link -d mlx5_3 -o json
+run kernel cxray link -d kernel:mlx5_3 -o json
+`
+	s := emuRun(t, "../../examples/gpu-node.yaml", script, 3*time.Minute)
+	if got := strings.TrimSpace(s.ok(t, "rate").stdout); got != "200 Gb/sec (2X NDR)" {
+		t.Errorf("mlx5_3 rate %q, want 200 Gb/sec (2X NDR)", got)
+	}
+	if got := strings.TrimSpace(s.ok(t, "layer").stdout); got != "InfiniBand" {
+		t.Errorf("mlx5_0 link_layer %q", got)
+	}
+	a, _ := strconv.ParseUint(strings.TrimSpace(s.ok(t, "sym1").stdout), 10, 64)
+	b, _ := strconv.ParseUint(strings.TrimSpace(s.ok(t, "sym2").stdout), 10, 64)
+	// 4 a second; two seconds and the time to start cat: at least 6.
+	if b-a < 6 || b-a > 400 {
+		t.Errorf("symbol_error went from %d to %d over two seconds; want about 8 more", a, b)
+	}
+	var st struct {
+		Devices []struct {
+			BDF        string   `json:"bdf"`
+			LinkLayers []string `json:"link_layers"`
+			Netdevs    []string `json:"netdevs"`
+		} `json:"devices"`
+	}
+	if err := json.Unmarshal([]byte(s.ok(t, "status").stdout), &st); err != nil || len(st.Devices) != 10 {
+		t.Fatalf("status: %v, %d devices", err, len(st.Devices))
+	}
+	ib := 0
+	for _, d := range st.Devices {
+		if len(d.LinkLayers) == 1 && d.LinkLayers[0] == "InfiniBand" && len(d.Netdevs) == 1 && strings.HasPrefix(d.Netdevs[0], "ibp") {
+			ib++
+		}
+	}
+	if ib != 8 {
+		t.Errorf("status names %d InfiniBand functions with IPoIB interfaces, want 8: %+v", ib, st.Devices)
+	}
+	var noisy struct {
+		Links []struct {
+			Rates *struct {
+				IBSymbolErrorsPerS *float64 `json:"ib_symbol_errors_per_s"`
+			} `json:"rates"`
+			Verdicts []struct {
+				Code string `json:"code"`
+			} `json:"verdicts"`
+		} `json:"links"`
+	}
+	x := s.step(t, "noisy")
+	if err := json.Unmarshal([]byte(x.stdout), &noisy); err != nil || len(noisy.Links) != 1 || noisy.Links[0].Rates == nil {
+		t.Fatalf("link --interval: %v\n%s", err, x)
+	}
+	r := noisy.Links[0].Rates.IBSymbolErrorsPerS
+	if r == nil || *r < 2 || *r > 8 || x.rc != 1 {
+		t.Errorf("symbol errors %v/s (exit %d), want about 4/s and exit 1", r, x.rc)
+	}
+	for _, name := range []string{"degraded", "kernel"} {
+		var doc struct {
+			Links []struct {
+				Operational struct {
+					Speed      string `json:"speed"`
+					WidthLanes *int   `json:"width_lanes"`
+				} `json:"operational"`
+			} `json:"links"`
+		}
+		st := s.step(t, name)
+		if err := json.Unmarshal([]byte(st.stdout), &doc); err != nil || len(doc.Links) != 1 {
+			t.Fatalf("%s: %v\n%s", name, err, st)
+		}
+		op := doc.Links[0].Operational
+		if op.Speed != "IB-NDR" || op.WidthLanes == nil || *op.WidthLanes != 2 {
+			t.Errorf("%s: speed %q width %v, want IB-NDR over 2 lanes", name, op.Speed, op.WidthLanes)
+		}
+	}
+}
