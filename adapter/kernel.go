@@ -264,7 +264,7 @@ func (a *Adapter) kernelModule(ctx context.Context, p Port, o ModuleOptions) (*M
 	case err != nil && (ctx.Err() != nil || errors.As(err, &pe)):
 		return nil, err
 	case err != nil:
-		m.EEPROMErr = err
+		m.EEPROMErr = kernelPathErr(err, p.Netdev)
 		return m, nil
 	}
 	m.Image, m.EEPROM = r.Image, r.Module
@@ -311,4 +311,20 @@ func (a *Adapter) kernelCounters(ctx context.Context, kind string) ([]CounterSet
 		return out, errors.New(strings.Join(problems, "; "))
 	}
 	return out, nil
+}
+
+// kernelPathErr marks the kernel's answers that concern the way to the
+// module, not the module (kernel/netlink.go netlinkErr): no such interface
+// now, a driver that does not give the EEPROM. An I/O error from the
+// adapter stays a module read failure.
+func kernelPathErr(err error, netdev string) error {
+	var nf *kernel.NotFoundError
+	var ue *kernel.UnsupportedError
+	switch {
+	case errors.As(err, &nf):
+		return &optics.PathError{Err: err, Next: fmt.Sprintf("the kernel has no interface %s now: check it with 'ip link' (renamed, removed, in another network namespace?) and 'cxray status', then read again", netdev)}
+	case errors.As(err, &ue):
+		return &optics.PathError{Err: err, Next: fmt.Sprintf("this kernel or driver does not give the module EEPROM of %s (ethtool -m %s fails the same way); read it through registers with the PCI address as root (MCIA)", netdev, netdev)}
+	}
+	return err
 }

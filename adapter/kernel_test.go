@@ -80,7 +80,7 @@ func TestKernelAdapter(t *testing.T) {
 	// Registers are not: the error says to use direct access to this
 	// function.
 	_, err = a.Registers(ctx)
-	if !errors.Is(err, adapter.ErrUnsupported) || !strings.Contains(err.Error(), "not available on the kernel backend") || !strings.Contains(err.Error(), "-d 0000:c1:00.0 as root") {
+	if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "not available on the kernel backend") || !strings.Contains(err.Error(), "-d 0000:c1:00.0 as root") {
 		t.Errorf("registers: %v", err)
 	}
 }
@@ -104,7 +104,7 @@ func TestKernelModule(t *testing.T) {
 	if m.EEPROM == nil || m.EEPROM.Vendor.Name != "NVIDIA" || m.Best() != m.EEPROM {
 		t.Errorf("decode: %+v", m.EEPROM)
 	}
-	if !errors.Is(m.FirmwareErr, adapter.ErrUnsupported) || !strings.Contains(m.FirmwareErr.Error(), "PDDR") {
+	if !errors.Is(m.FirmwareErr, errors.ErrUnsupported) || !strings.Contains(m.FirmwareErr.Error(), "PDDR") {
 		t.Errorf("firmware view: %v", m.FirmwareErr)
 	}
 }
@@ -194,7 +194,7 @@ func TestKernelWithoutRDMADevice(t *testing.T) {
 		"RDMA counters": second(a.RDMACounters(ctx)),
 		"temperatures":  second(a.Temperatures(ctx)),
 	} {
-		if !errors.Is(err, adapter.ErrUnsupported) {
+		if !errors.Is(err, errors.ErrUnsupported) {
 			t.Errorf("%s: %v, want not available", what, err)
 		}
 	}

@@ -54,7 +54,8 @@ func enumOf(d *prm.Decoded, path string) string {
 }
 
 // registerIdentity: MGIR (firmware, PSID, ports, base MAC, build date,
-// pending version), PGUID (node GUID), MQIS (part number, read once).
+// pending version), PGUID (node and system image GUIDs), MQIS (part
+// number, read once).
 func (a *Adapter) registerIdentity(ctx context.Context) (*Identity, error) {
 	d, err := a.Registers(ctx)
 	if err != nil {
@@ -65,7 +66,7 @@ func (a *Adapter) registerIdentity(ctx context.Context) (*Identity, error) {
 		return nil, a.drop(err)
 	}
 	id := &Identity{PSID: did.PSID, Firmware: did.Firmware, Ports: did.Ports, DeviceID: did.DeviceID,
-		BaseMAC: did.BaseMAC, PermanentMAC: did.PermanentMAC, NodeGUID: did.NodeGUID}
+		BaseMAC: did.BaseMAC, PermanentMAC: did.PermanentMAC, NodeGUID: did.NodeGUID, SysImageGUID: did.SysImageGUID}
 	if id.DeviceID != 0 {
 		id.HCAType = fmt.Sprintf("MT%d", id.DeviceID)
 		id.Model, _ = devname.Model(id.DeviceID)

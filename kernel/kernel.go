@@ -31,6 +31,9 @@ type Options struct {
 	// DialRDMA opens an RDMA netlink connection (raw QP and MR contexts).
 	// nil dials the kernel. Tests inject nltest connections.
 	DialRDMA func() (*netlink.Conn, error)
+	// Ethtool performs SIOCETHTOOL requests (driver statistics). nil is
+	// the kernel's ioctl; tests inject kerneltest's.
+	Ethtool EthtoolIoctl
 }
 
 func (o Options) root() string {

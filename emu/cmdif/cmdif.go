@@ -8,9 +8,8 @@
 // Answered, for each PCI function of a scenario:
 //
 //   - QUERY_HCA_CAP: the general, e-switch, RoCE and NVMe-oF pages, maximum
-//     and current, consistent with the profile (the first function of an
-//     adapter is its e-switch manager; NVMe-oF offload as the scenario's
-//     nvmf key says).
+//     and current, consistent with the profile (every PF manages its own
+//     e-switch; NVMe-oF offload as the scenario's nvmf key says).
 //   - QUERY_ADAPTER: vendor, VSD and PSID from the profile.
 //   - QUERY_ESW_FUNCTIONS and QUERY_VPORT_STATE: the host PF and its VFs
 //     (the NV configuration's SRIOV_EN and NUM_OF_VFS), vport and uplink

@@ -240,7 +240,7 @@ func (e *Emulator) open(ctx context.Context, em *scenario.Emulation, do func(fun
 			d = nil
 		}
 		c := adapter.Config{Name: label, BDF: f.BDF, Backend: dev.BackendEmulator, DB: o.DB, Registers: d, Reopen: open,
-			OSView: &osView{f: f, models: models, do: do}, Clock: clk}
+			OSView: &osView{f: f, models: models, do: do}, Clock: clk, PCIe: pcieHost{f: f, do: do}}
 		if fellBack != nil {
 			c.Notes = append(c.Notes, adapter.LockdownNote(fellBack))
 		}
@@ -441,7 +441,7 @@ func (c *commands) client(clk clock.Clock) (*fwctl.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := fwctl.NewClient(lockedRPC{ep: ep, do: c.do}, fwctl.Options{Sleep: clk.Sleep})
+	cl, err := fwctl.NewClient(lockedRPC{ep: ep, do: c.do}, fwctl.Options{Clock: clk})
 	if err != nil {
 		return nil, err
 	}

@@ -137,8 +137,13 @@ func TestSysfsEntries(t *testing.T) {
 		}
 		return strings.TrimSuffix(s, "\n")
 	}
+	type guids struct{ Node, Sys string }
+	gotGUIDs := map[string]guids{}
 	for i, f := range e.Functions() {
 		en := entries[i]
+		if f.RDMA != "" {
+			gotGUIDs[f.BDF] = guids{read(en.ClassAttrs[f.RDMA], "node_guid"), read(en.ClassAttrs[f.RDMA], "sys_image_guid")}
+		}
 		if en.BDF != f.BDF || en.Driver != "mlx5_core" {
 			t.Errorf("entry %d: %+v", i, en)
 		}
@@ -188,6 +193,21 @@ func TestSysfsEntries(t *testing.T) {
 				t.Errorf("%s owns %d ports; ports/%d present: %v", f.RDMA, n, p, has)
 			}
 		}
+	}
+	// Each PF has its own node GUID; the system image GUID is the
+	// adapter's (examples/two-adapters.yaml gives the first one's base).
+	if d := cmp.Diff(guids{"b83f:d203:00a1:b2c0", "b83f:d203:00a1:b2c0"}, gotGUIDs["0000:03:00.0"]); d != "" {
+		t.Errorf("0000:03:00.0 GUIDs (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(guids{"b83f:d203:00a1:b2c1", "b83f:d203:00a1:b2c0"}, gotGUIDs["0000:03:00.1"]); d != "" {
+		t.Errorf("0000:03:00.1 GUIDs (-want +got):\n%s", d)
+	}
+	nodes := map[string]string{}
+	for bdf, g := range gotGUIDs {
+		if other, dup := nodes[g.Node]; dup {
+			t.Errorf("%s and %s share node GUID %s", bdf, other, g.Node)
+		}
+		nodes[g.Node] = bdf
 	}
 	// The state follows the device: take port 1 of the first function down.
 	f := e.Functions()[0]

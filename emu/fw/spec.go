@@ -69,6 +69,19 @@ type Spec struct {
 	Unsupported []string
 }
 
+// NodeGUID is the node GUID of the PF that owns adapter port port
+// (1-based): the base GUID for the first, then one more per port, as the
+// PFs' MACs follow the base MAC. The PF's one port is integral to its
+// node, so its port GUID is the same number (the InfiniBand NodeInfo
+// rule, and what mlx5 devices report); the base GUID itself is the
+// system image GUID every PF shares. 0 when the spec has no base GUID.
+func (s Spec) NodeGUID(port int) uint64 {
+	if s.BaseGUID == 0 || port < 1 {
+		return 0
+	}
+	return s.BaseGUID + uint64(port-1)
+}
+
 // Version is a firmware version major.minor.sub_minor.
 type Version struct{ Major, Minor, SubMinor uint16 }
 

@@ -118,10 +118,11 @@ func raw(m int64) int64 {
 }
 
 // reading returns the sensor's current value in 0.125 °C and whether it
-// reads at all (a module sensor of an empty cage reads nothing).
+// reads at all: a module sensor reads nothing for an empty cage, or for a
+// module the firmware cannot reach (moduleUnreachable).
 func (f *Firmware) reading(s *sensor, now time.Time) (int64, bool) {
 	if s.module >= 0 {
-		if st := f.modules[s.module].status; !st.Plugged {
+		if st := f.modules[s.module].status; !st.Plugged || moduleUnreachable[st.Error] {
 			return 0, false
 		}
 	}
@@ -135,6 +136,13 @@ func (f *Firmware) reading(s *sensor, now time.Time) (int64, bool) {
 	}
 	return raw(m), true
 }
+
+// moduleUnreachable are the PMAOS error_type names of a module whose
+// management interface does not answer (the bus is stuck, the EEPROM does
+// not respond): the firmware reads its temperature over that interface,
+// so its sensor has no reading, as for an empty cage. The other errors
+// (too hot, unsupported, shorted) leave the module readable.
+var moduleUnreachable = map[string]bool{"Bus_stuck": true, "bad_or_unsupported_EEPROM": true}
 
 // ModuleTemperature is the temperature of module index in milli-°C at time
 // at, as its sensor (MTMP 64+index) follows it: the optics model reports the

@@ -35,7 +35,8 @@ type Config struct {
 // Faults of one module.
 type Faults struct {
 	// I2CHang: every EEPROM byte reads 0xFF, the firmware's monitors read
-	// 0xFFFF, and PMAOS reports Bus_stuck.
+	// 0xFFFF, PMAOS reports Bus_stuck, and so the module's temperature
+	// sensor (MTMP 64+N, read over the same bus) has no reading.
 	I2CHang bool
 	// NoDDM: the module does not implement diagnostics.
 	NoDDM bool

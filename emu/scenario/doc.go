@@ -94,6 +94,15 @@
 //	    numa_node: 1             # the NUMA node of the adapter's slot (sysfs numa_node)
 //	    lockdown: false          # true: the host kernel is in lockdown; config-space writes fail
 //	                             #   with EPERM (reads work), the command interface still answers
+//	    pcie:                    # the card's link to the host (emu/hostlink); speeds gen1..gen6
+//	      max_speed: gen5        #   or GT/s; what the card can train (default: the profile's,
+//	      max_width: 16          #   cx7 Gen5 x16, cx6dx Gen4 x16)
+//	      slot_speed: gen5       # what the slot's port can train (default: as the card)
+//	      slot_width: 16
+//	      speed: gen5            # what the link trained (default: the lower of card and slot;
+//	      width: 16              #   width: 8 here would be a card trained x8 in an x16 slot)
+//	      target_speed: gen5     # the card's Link Control 2 target (default: its max)
+//	      correctable_per_sec: {BadTLP: 0}   # steady AER correctable errors, by kernel name
 //	    nv:                      # NV configuration (mlxconfig names) over the profile's
 //	      configured: {SRIOV_EN: True, NUM_OF_VFS: 8}   # Next Boot and Current
 //	      pending: {LOG_TX_PSN_WINDOW: 10}              # Next Boot only (set, not applied)
@@ -126,8 +135,8 @@
 // # Command interface and lockdown
 //
 // Every function also answers firmware commands (emu/cmdif): capability
-// pages consistent with the profile (an adapter's first function is its
-// e-switch manager), e-switch functions and vport states, RDMA Q counters,
+// pages consistent with the profile (every PF manages its own e-switch),
+// e-switch functions and vport states, RDMA Q counters,
 // NVMe-oF namespace counters (the nvmf key), a few QPs and MKEYs, and
 // ACCESS_REG into the same firmware the gateway reaches. With lockdown:
 // true, Function.Config (the config space to hand clients) refuses writes

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/cxray/cxray/pcie"
 	"slices"
 	"sort"
 	"strings"
@@ -25,6 +26,8 @@ type Profile struct {
 	// ModuleKinds are the emu/optics catalog modules in the cages at
 	// power-on (one per Spec.Modules entry).
 	ModuleKinds []string
+	// PCIe is the card's PCI Express link: what it can train.
+	PCIe pcie.Link
 }
 
 // Protocol lists per port type (names from fw.EthProtocols).
@@ -106,6 +109,7 @@ func profiles() map[string]Profile {
 				Unsupported: unsupported,
 			},
 			ModuleKinds: []string{"qsfp112-400g-dr4", "qsfp112-400g-sr4"},
+			PCIe:        pcie.Link{Speed: pcie.Gen5, Width: 16},
 		},
 		"cx6dx-2p100g": {
 			Name:     "cx6dx-2p100g",
@@ -128,6 +132,7 @@ func profiles() map[string]Profile {
 				Unsupported: unsupported,
 			},
 			ModuleKinds: []string{"qsfp28-100g-dac", "qsfp28-100g-dac"},
+			PCIe:        pcie.Link{Speed: pcie.Gen4, Width: 16},
 		},
 	}
 }

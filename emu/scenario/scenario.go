@@ -12,6 +12,7 @@ import (
 
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/fw"
+	"github.com/cxray/cxray/emu/hostlink"
 	"github.com/cxray/cxray/emu/nvstore"
 	emuoptics "github.com/cxray/cxray/emu/optics"
 	"github.com/cxray/cxray/prm"
@@ -88,6 +89,9 @@ type DeviceSpec struct {
 	// NUMANode is the host NUMA node the adapter's slot hangs off (nil:
 	// not given; the views then say what they said before the key existed).
 	NUMANode *int
+	// PCIe is the card's link to the host (pcie.go): capable, slot and
+	// trained speed and width, steady AER errors.
+	PCIe hostlink.Spec
 	// Line is where the device is defined in the file (0 when built in).
 	Line int
 }
@@ -237,7 +241,7 @@ func (p *parser) device(i int, n *yaml.Node) {
 	}
 	d := &DeviceSpec{Name: fmt.Sprintf("nic%d", i), Profile: prof.Name, Identity: prof.Identity, Spec: prof.Spec,
 		ModuleErrors: map[int]string{}, RegisterStatus: map[string]uint8{}, Line: n.Line,
-		NVMF: NVMFDefaults(prof.Name).clone()}
+		NVMF: NVMFDefaults(prof.Name).clone(), PCIe: hostlink.Spec{Card: prof.PCIe}}
 	d.Spec.Seed = p.sc.Seed*1000 + uint64(i)
 	d.Optics = make([]emuoptics.Config, len(d.Spec.Modules))
 	for j := range d.Optics {
@@ -303,6 +307,7 @@ func (p *parser) device(i int, n *yaml.Node) {
 				d.NUMANode = &n
 			}
 		},
+		"pcie": func(v *yaml.Node) { p.pcie(v, where+".pcie", &d.PCIe) },
 	})
 	p.linkTypes(d, p.ibKeys, where)
 	if macNode != nil && mac != "" {

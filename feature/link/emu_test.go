@@ -199,10 +199,18 @@ func checkConsistent(t *testing.T, f *scenario.Function, r *link.Report, counted
 	if sum != *c.RawErrors {
 		t.Errorf("%s port %d: lanes add up to %d raw errors, the port says %d", f.BDF, r.Port, sum, *c.RawErrors)
 	}
-	if c.RawBER.Value != nil && *c.RawErrors > 0 {
+	// The total and the lanes are computed the same way (errors over
+	// bits): lanes that count the same errors read the total's ratio, and
+	// the firmware's one-digit figure is beside it, never instead.
+	if *c.RawErrors > 0 {
 		ratio := float64(*c.RawErrors) / float64(*c.ReceivedBits)
-		if v := *c.RawBER.Value; v > ratio*1.0001 || v < ratio/10 {
-			t.Errorf("%s port %d: firmware raw BER %g, counts give %g", f.BDF, r.Port, v, ratio)
+		if c.RawBER.Value == nil || *c.RawBER.Value != ratio || c.RawBER.Source != "counters" || c.RawBER.Firmware == "" {
+			t.Errorf("%s port %d: raw BER %+v, counts give %g with the firmware's figure beside", f.BDF, r.Port, c.RawBER, ratio)
+		}
+		for _, l := range c.Lanes {
+			if *l.RawErrors == *c.RawErrors/uint64(len(c.Lanes)) && *c.RawErrors%uint64(len(c.Lanes)) == 0 && l.RawBER.Text != c.RawBER.Text {
+				t.Errorf("%s port %d lane %d: raw BER %s, the total's %s, from the same share of errors", f.BDF, r.Port, l.Lane, l.RawBER.Text, c.RawBER.Text)
+			}
 		}
 	}
 }

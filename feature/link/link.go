@@ -341,7 +341,7 @@ func fatal(ctx context.Context, err error) bool {
 	if errors.As(err, &ie) {
 		return false
 	}
-	return !errors.Is(err, adapter.ErrUnsupported) && !isFieldErr(err)
+	return !errors.Is(err, errors.ErrUnsupported) && !isFieldErr(err)
 }
 
 func u64(v uint64) *uint64 { return &v }

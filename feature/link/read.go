@@ -334,7 +334,6 @@ type sample struct {
 	corrBlocks, uncBlocks  *uint64
 	corrSyms               *uint64
 	laneRaw, laneSyms      []*uint64
-	fwRaw, fwEff, fwSym    bool
 }
 
 func readCounters(rd *reader, lp string, lanes int) (*sample, error) {
@@ -377,19 +376,33 @@ func readCounters(rd *reader, lp string, lanes int) (*sample, error) {
 	if s.since != nil {
 		since = *s.since
 	}
-	ratio := func(coef, mag string, errs *uint64) (BER, bool) {
+	// counted prefers the counters (errors over bits since the clear), the
+	// way the per-lane ratios are computed, so the total and its lanes
+	// agree; the firmware's one-digit figure (coef × 10^-mag, "2E-10"
+	// where the counters give 2.6E-10) is kept beside it. Without the
+	// counters, the firmware's figure is the ratio.
+	ratio := func(coef, mag string, errs *uint64, counted bool) BER {
 		c, m := get(st, physStat+coef), get(st, physStat+mag)
-		if c != nil && m != nil && (*c != 0 || *m != 0) {
-			return FromFirmware(*c, *m, since), true
+		fw := c != nil && m != nil && (*c != 0 || *m != 0)
+		if counted && errs != nil && s.bits != nil && *s.bits > 0 && since > 0 {
+			b := FromCounters(*errs, *s.bits, since)
+			if fw {
+				b.Firmware = FromFirmware(*c, *m, since).Firmware
+			}
+			return b
+		}
+		if fw {
+			return FromFirmware(*c, *m, since)
 		}
 		if errs != nil && s.bits != nil {
-			return FromCounters(*errs, *s.bits, since), false
+			return FromCounters(*errs, *s.bits, since)
 		}
-		return NA("the firmware gives neither the ratio nor the counts"), false
+		return NA("the firmware gives neither the ratio nor the counts")
 	}
-	s.rawBER, s.fwRaw = ratio("raw_ber_coef", "raw_ber_magnitude", s.raw)
-	s.effBER, s.fwEff = ratio("effective_ber_coef", "effective_ber_magnitude", s.eff)
-	s.symBER, s.fwSym = ratio("symbol_fec_ber_coef", "symbol_ber_magnitude", s.eff)
+	s.rawBER = ratio("raw_ber_coef", "raw_ber_magnitude", s.raw, true)
+	s.effBER = ratio("effective_ber_coef", "effective_ber_magnitude", s.eff, true)
+	// Symbol errors have no counter of their own here: the firmware's.
+	s.symBER = ratio("symbol_fec_ber_coef", "symbol_ber_magnitude", s.eff, false)
 	return s, nil
 }
 
@@ -506,7 +519,7 @@ func readEyes(rd *reader, lp string, lanes int) error {
 // (sysfs), the port counters, and notes the rest.
 func readKernel(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report) error {
 	links, err := a.Links(ctx)
-	if err != nil && !adapter.IsPartial(err) && !errors.Is(err, adapter.ErrUnsupported) {
+	if err != nil && !adapter.IsPartial(err) && !errors.Is(err, errors.ErrUnsupported) {
 		return err
 	}
 	for _, l := range links {

@@ -14,6 +14,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/feature/health"
+	"github.com/cxray/cxray/feature/pcielink"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -32,13 +33,19 @@ type Entry struct {
 	FirmwarePending string      `json:"firmware_pending,omitempty"`
 	// Ports is how many ports this function owns; LinkLayers what each
 	// runs (Ethernet, InfiniBand), in port order.
-	Ports        int      `json:"ports,omitempty"`
-	LinkLayers   []string `json:"link_layers,omitempty"`
+	Ports      int      `json:"ports,omitempty"`
+	LinkLayers []string `json:"link_layers,omitempty"`
+	// PCIe is the link to the host: "Gen5 x16", or "Gen4 x8 (capable
+	// Gen5 x16)" when it runs below what the card can train.
+	PCIe         string   `json:"pcie,omitempty"`
 	Netdevs      []string `json:"netdevs"`
 	RDMA         []string `json:"rdma"`
 	NUMANode     int      `json:"numa_node"`
 	PermanentMAC string   `json:"permanent_mac,omitempty"`
 	NodeGUID     string   `json:"node_guid,omitempty"`
+	// SysImageGUID is shared by the functions of one adapter; NodeGUID
+	// is this function's own.
+	SysImageGUID string `json:"sys_image_guid,omitempty"`
 	// OSMACs are the interfaces' current addresses; MACDrift is set when
 	// one differs from the permanent MAC.
 	OSMACs   map[string]string `json:"os_macs,omitempty"`
@@ -61,8 +68,9 @@ func (a *app) statusCmd() *cobra.Command {
 		Long: `List every ConnectX function of this machine (or the one given with -d, or
 the emulated ones with -d emu / emu:FILE.yaml) with its PCI address, the names
 that reach it (-d accepts all of them), firmware version (and one waiting for
-a reset), PSID, the ports it owns, NUMA node, the permanent MAC and node GUID,
-and the current MAC the OS uses. A difference is flagged as MAC drift (exit 1).
+a reset), PSID, the ports it owns, its PCIe link ("Gen4 x8 (capable Gen5
+x16)" when it trained below the card's; 'cxray link --pcie' says why), NUMA
+node, the permanent MAC and node GUID, and the current MAC the OS uses. A difference is flagged as MAC drift (exit 1).
 Firmware details need root on real adapters; without it they come from the
 kernel driver where it has them.`,
 		Args: cobra.NoArgs,
@@ -120,7 +128,7 @@ func (a *app) printStatus(entries []Entry) {
 	for _, e := range entries {
 		withMST = withMST || e.MST != ""
 	}
-	head := []string{"BDF", "MODEL", "FIRMWARE", "PSID", "PORTS", "NETDEV", "RDMA", "NUMA", "PERMANENT MAC", "NODE GUID"}
+	head := []string{"BDF", "MODEL", "FIRMWARE", "PSID", "PORTS", "PCIE", "NETDEV", "RDMA", "NUMA", "PERMANENT MAC", "NODE GUID"}
 	if withMST {
 		head = append([]string{"BDF", "MST"}, head[1:]...)
 	}
@@ -131,7 +139,7 @@ func (a *app) printStatus(entries []Entry) {
 		if e.FirmwarePending != "" {
 			fwv += " (" + e.FirmwarePending + " pending)"
 		}
-		row := []string{e.BDF, e.Model, fwv, cmdutil.Dash(e.PSID), portsText(e), cmdutil.Dash(strings.Join(e.Netdevs, ",")),
+		row := []string{e.BDF, e.Model, fwv, cmdutil.Dash(e.PSID), portsText(e), cmdutil.Dash(e.PCIe), cmdutil.Dash(strings.Join(e.Netdevs, ",")),
 			cmdutil.Dash(strings.Join(e.RDMA, ",")), numa(e.NUMANode), cmdutil.Dash(e.PermanentMAC), cmdutil.Dash(e.NodeGUID)}
 		if withMST {
 			row = append([]string{e.BDF, cmdutil.Dash(e.MST)}, row[1:]...)
@@ -266,13 +274,17 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 	}
 	if id != nil {
 		e.Model, e.DeviceID, e.PSID, e.Firmware, e.FirmwarePending = id.Model, id.DeviceID, id.PSID, id.Firmware, id.FirmwarePending
-		e.PermanentMAC, e.NodeGUID = id.PermanentMAC, id.NodeGUID
+		e.PermanentMAC, e.NodeGUID, e.SysImageGUID = id.PermanentMAC, id.NodeGUID, id.SysImageGUID
 		if e.Model == "" && id.DeviceID != 0 {
 			e.Model, _ = devname.Model(id.DeviceID)
 		}
 	}
 	if p := ad.Path(); p != "" && p != ad.Backend() {
 		e.Via = p
+	}
+	if p, err := ad.PCIe(ictx); err == nil {
+		// One reading: the link, not a rate (health and link --pcie judge).
+		e.PCIe = pcielink.Build(pcielink.Info{}, p, nil, 0, pcielink.Thresholds{}).Text
 	}
 	if ps, err := ad.Ports(ictx); err == nil {
 		e.Ports = len(ps)
