@@ -17,7 +17,9 @@
 //     TestMstlinkModuleVsCxrayModule: what `mstlink` and `mstlink -m` print
 //     against the registers cxray reads and `cxray module`;
 //   - TestLinkInfiniBandVsMstlink: `mstlink` and `mstlink -c` against
-//     `cxray link` on emulated InfiniBand ports (testdata/ib.yaml), and
+//     `cxray link` on emulated InfiniBand ports (testdata/ib.yaml), with
+//     TestLinkInfiniBandFaultsVsMstlink (a partner gone and back: link
+//     down, then the IB link down counter), and
 //     TestInfiniBandRealTime: examples/gpu-node.yaml on the wall clock, its
 //     IB sysfs, status and link through registers and the kernel backend;
 //   - TestMstconfigVsConfigQuery: `mstconfig q` against `cxray config query`;

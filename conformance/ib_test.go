@@ -278,3 +278,50 @@ run kernel cxray link -d kernel:mlx5_3 -o json
 		}
 	}
 }
+
+// TestLinkInfiniBandFaultsVsMstlink: an IB port's partner goes away and
+// comes back under `emu serve` (emu ctl's link faults): both tools see the
+// port go down with the firmware's reason, then up again with its IB link
+// down counter at 1, which cxray judges (link_downed, exit 1).
+func TestLinkInfiniBandFaultsVsMstlink(t *testing.T) {
+	need(t, "mstlink")
+	const bdf = "0000:18:00.0"
+	script := `ctl() { cxray emu ctl --socket "$SOCK" "$@" >/dev/null; }
+ctl advance 1m
+ctl --bdf ` + bdf + ` fault link.partner=absent
+run c1 mstlink -d ` + bdf + ` -c --json
+run x1 cxray link -d ` + bdf + ` -o json
+ctl --bdf ` + bdf + ` fault link.partner=present
+ctl advance 1m
+run c2 mstlink -d ` + bdf + ` -c --json
+run x2 cxray link -d ` + bdf + ` -o json
+`
+	s := emuServe(t, "ib.yaml", script, 3*time.Minute)
+	for _, step := range []struct {
+		c, x, state, code, downs string
+	}{{"c1", "x1", "Polling", "link_down", "N/A"}, {"c2", "x2", "Active", "link_downed", "1"}} {
+		out := mstlinkOut(t, s.ok(t, step.c))
+		x := s.step(t, step.x)
+		var doc cxrayIBLink
+		if err := json.Unmarshal([]byte(x.stdout), &doc); err != nil || len(doc.Links) != 1 {
+			t.Fatalf("%s: %v\n%s", step.x, err, x)
+		}
+		l := doc.Links[0]
+		var codes []string
+		for _, v := range l.Verdicts {
+			codes = append(codes, v.Code)
+		}
+		if x.rc != 1 || !contains(codes, step.code) || l.Operational.State != step.state {
+			t.Errorf("%s: exit %d, state %q, verdicts %v; want %s, %s and exit 1", step.x, x.rc, l.Operational.State, codes, step.state, step.code)
+		}
+		cmpLabel(t, out, "Operational Info", "State", l.Operational.State)
+		if l.Troubleshooting != nil && l.Troubleshooting.StatusOpcode != nil {
+			cmpLabel(t, out, "Troubleshooting Info", "Status Opcode", strconv.FormatUint(*l.Troubleshooting.StatusOpcode, 10))
+			cmpLabel(t, out, "Troubleshooting Info", "Recommendation", l.Troubleshooting.Message)
+		}
+		cmpLabel(t, out, "Physical Counters and BER Info", "Link Down Counter", step.downs)
+		if ib := l.Operational.IB; step.downs != "N/A" && (ib == nil || ib.Counters == nil || ib.Counters.LinkDowned == nil || strconv.FormatUint(*ib.Counters.LinkDowned, 10) != step.downs) {
+			t.Errorf("%s: cxray link_downed %+v, want %s", step.x, ib, step.downs)
+		}
+	}
+}
