@@ -751,7 +751,7 @@ func TestConfigSetRefusedByFirmwareLeavesNoJournal(t *testing.T) {
 	}
 
 	// An entry for a write that changed nothing.
-	bin := cxrayBin(t)
+	bin := crashBin(t)
 	set := []string{"--adb", "builtin", "config", "set", "-d", d, "NUM_OF_VFS=6", "--yes"}
 	crashRun(t, bin, "journal", set...)
 	if len(pending()) != 1 {

@@ -204,6 +204,63 @@ func TestExporterOnceMatchesCLI(t *testing.T) {
 	}
 }
 
+// A policy's PCIe expectation: the function that trained x8 departs, in
+// config check (table and JSON alike) and in the exporter.
+func TestConfigCheckPCIe(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "pcie.yaml")
+	os.WriteFile(scen, []byte("clock: {mode: manual}\ndevices:\n  - {profile: cx7-2p400g, functions: 2}\n  - {profile: cx7-2p400g, pcie: {width: 8}}\n"), 0o644)
+	pol := filepath.Join(dir, "p.yaml")
+	os.WriteFile(pol, []byte("pcie: {minWidth: 16, minSpeedGTs: 32}\n"), 0o644)
+	args := []string{"config", "check", "--policy", pol, "-d", "emu:" + scen, "--all"}
+	var out, errb bytes.Buffer
+	code := run(args, strings.NewReader(""), &out, &errb)
+	if code != cmdutil.ExitProblem || !strings.Contains(out.String(), "1 of 3 device(s) depart") {
+		t.Errorf("table: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if codeJ := run(append(args, "-o", "json"), strings.NewReader(""), &out, &errb); codeJ != code {
+		t.Errorf("JSON exit %d, table exit %d", codeJ, code)
+	}
+	var res struct {
+		Devices []struct {
+			BDF      string `json:"bdf"`
+			Findings []struct {
+				Item, Got string
+				Violation bool
+			} `json:"findings"`
+		} `json:"devices"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	var bad []string
+	for _, d := range res.Devices {
+		for _, f := range d.Findings {
+			if f.Violation {
+				bad = append(bad, d.BDF+" "+f.Item+" "+f.Got)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"0000:04:00.0 width x8"}, bad); diff != "" {
+		t.Errorf("violations (-want +got):\n%s", diff)
+	}
+	c, text, errs := runDaemon(t, "-d", "emu:"+scen, "--all", "--once", "--policy", pol, "--log.level", "error")
+	if c != 0 {
+		t.Fatalf("exporter: exit %d %s", c, errs)
+	}
+	s := mustParse(t, text)
+	for _, dev := range []string{"0000:03:00.0", "0000:03:00.1", "0000:04:00.0"} {
+		want := 0.0
+		if dev == "0000:04:00.0" {
+			want = 1
+		}
+		if v, ok := s.Value("cxray_policy_violations", "device", dev, "check", "pcie"); !ok || v != want {
+			t.Errorf("cxray_policy_violations{device=%s,check=pcie} = %v %v, want %v", dev, v, ok, want)
+		}
+	}
+}
+
 // --once exit codes and the file it writes: no device answering is exit 3
 // with the file written (the textfile collector then serves
 // cxray_device_up 0); bad flags and a bad policy are exit 2 and write

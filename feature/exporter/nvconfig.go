@@ -65,6 +65,24 @@ func (l *lazySource) Registers(ctx context.Context) (*dev.Device, error) {
 	return rs.Registers(ctx)
 }
 
+// pcieSource is a source that reads its PCI Express link (an adapter).
+type pcieSource interface {
+	PCIe(ctx context.Context) (*adapter.PCIe, error)
+}
+
+// PCIe reaches the opened source's PCI Express link.
+func (l *lazySource) PCIe(ctx context.Context) (*adapter.PCIe, error) {
+	s, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ps, ok := s.(pcieSource)
+	if !ok {
+		return nil, &adapter.UnsupportedError{What: "PCI Express link", Why: "the source does not read it"}
+	}
+	return ps.PCIe(ctx)
+}
+
 var errNoNVDB = &adapter.UnsupportedError{What: "NV configuration", Why: "no NV parameter database"}
 
 // nvConfig is the device's NV configuration (Default, Current, Next
@@ -167,6 +185,11 @@ func collectPolicy(ctx context.Context, s *sink, src Source) error {
 		}
 	} else {
 		f.NV = res.Settings
+	}
+	if ps, ok := src.(pcieSource); ok {
+		if p, err := ps.PCIe(ctx); err == nil || p != nil {
+			f.PCIe = policy.PCIeOf(p)
+		}
 	}
 	findings, applied := set.Check(f)
 	s.add(famPolicyApplies, boolf(applied))

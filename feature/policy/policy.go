@@ -20,6 +20,7 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/pcie"
 )
 
 // Checks are the kinds of expectation, in the order results list them.
@@ -327,6 +328,31 @@ type Facts struct {
 type PCIe struct {
 	Width    int
 	SpeedGTs float64
+}
+
+// PCIeOf is the link a function trained, from what the adapter read of it:
+// sysfs's current link, else the firmware's (MPEIN active), else the
+// config space's Link Status; nil when none is known.
+func PCIeOf(p *adapter.PCIe) *PCIe {
+	if p == nil {
+		return nil
+	}
+	var links []pcie.Link
+	if p.Host != nil {
+		links = append(links, p.Host.Current)
+	}
+	if p.Firmware != nil {
+		links = append(links, p.Firmware.Active)
+	}
+	if p.Config != nil && p.Config.Express != nil {
+		links = append(links, p.Config.Express.Current)
+	}
+	for _, l := range links {
+		if l.Known() {
+			return &PCIe{Width: l.Width, SpeedGTs: l.Speed.GTs()}
+		}
+	}
+	return nil
 }
 
 // Finding is one expectation checked on one device.

@@ -150,6 +150,12 @@ func checkDevice(ctx context.Context, ad *adapter.Adapter, nv *nvconf.DB, set *p
 	} else {
 		f.NV = res.Settings
 	}
+	// PCIe: every source the backend has; what fails to read leaves the
+	// PCIe checks unchecked (the link is not this command's to diagnose:
+	// cxray link --pcie is).
+	if p, err := ad.PCIe(ctx); err == nil || p != nil {
+		f.PCIe = policy.PCIeOf(p)
+	}
 	fs, applied := set.Check(f)
 	r.Applied = applied
 	if fs != nil {
