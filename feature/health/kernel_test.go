@@ -142,3 +142,22 @@ func TestHealthKernelLog(t *testing.T) {
 		}
 	}
 }
+
+// The InfiniBand function on the kernel backend: the port judged by its
+// logical state, speed and width and LID (sysfs), the IPoIB interface not
+// taken for a MAC, the PMA counters sampled under their kernel names.
+func TestHealthOnKernelInfiniBand(t *testing.T) {
+	rep := health.Run(context.Background(), adaptertest.Kernel(t, "kernel:mlx5_1", nil), health.Options{Interval: time.Millisecond})
+	for name, want := range map[string]struct {
+		status  health.Status
+		summary string
+	}{
+		"ports":    {health.OK, "port 1 ACTIVE at 400G (4X NDR), LID 0x1a"},
+		"mac":      {health.Skip, "the port runs InfiniBand: its interface is IPoIB, whose address is a queue pair and the port's GID, not a MAC"},
+		"counters": {health.OK, "no error counter moved in 1ms"},
+	} {
+		if got := check(t, rep, name); got.Status != want.status || got.Summary != want.summary {
+			t.Errorf("%s: %s %q, want %s %q", name, got.Status, got.Summary, want.status, want.summary)
+		}
+	}
+}

@@ -233,7 +233,9 @@ func expand(p *Profile, ports []adapter.Port) []instance {
 		switch r.Per {
 		case "port":
 			for _, pt := range ports {
-				add(prm.Assignment{Path: "local_port", Value: strconv.Itoa(pt.Local)})
+				if r.LinkLayer == "" || r.LinkLayer == pt.LinkLayer {
+					add(prm.Assignment{Path: "local_port", Value: strconv.Itoa(pt.Local)})
+				}
 			}
 		case "module":
 			for _, m := range modules {
