@@ -32,6 +32,7 @@ func TestHealthOnKernelBackend(t *testing.T) {
 		"link":          health.Skip, // BER and FEC are PHY registers
 		"pcie":          health.OK,   // sysfs: Gen5 x16 as capable, the slot's port Gen5 x16
 		"driver":        health.OK,   // devlink health: tx recovered twice; no discard moves
+		"bandwidth":     health.OK,   // the link carries 400G; nothing moves
 	}
 	if d := cmp.Diff(want, statuses(rep)); d != "" {
 		t.Fatalf("verdicts (-want +got):\n%s\n%s", d, describe(rep))
