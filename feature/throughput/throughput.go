@@ -15,6 +15,7 @@ package throughput
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/cxray/cxray/feature/pcielink"
@@ -140,4 +141,36 @@ func Unjudged(e Evidence) []string {
 		out = append(out, "the PSN window: "+why)
 	}
 	return append(out, e.Unread...)
+}
+
+// Port counters weighed as evidence, by the names adapter.PortCounters
+// gives them (PPCNT's IEEE 802.3, RFC 2863 and physical-layer groups; the
+// IB PMA counters on the kernel backend).
+var (
+	ErrorCounters = []string{"a_frame_check_sequence_errors", "a_symbol_error_during_carrier", "a_alignment_errors",
+		"if_in_errors", "if_out_errors", "symbol_errors", "sync_headers_errors", "rs_fec_uncorrectable_blocks",
+		"symbol_error", "port_rcv_errors", "link_error_recovery", "local_link_integrity_errors"}
+	DiscardCounters = []string{"if_in_discards", "if_out_discards", "port_xmit_discards", "excessive_buffer_overrun_errors"}
+	PauseCounters   = []string{"a_pause_mac_ctrl_frames_received", "a_pause_mac_ctrl_frames_transmitted"}
+)
+
+// Grew lists the counters of names that grew from before to after, keyed
+// "portN.name", with their rate over secs.
+func Grew(before, after map[int]map[string]uint64, names []string, secs float64) []string {
+	var out []string
+	ports := make([]int, 0, len(after))
+	for p := range after {
+		ports = append(ports, p)
+	}
+	sort.Ints(ports)
+	for _, p := range ports {
+		for _, n := range names {
+			a, ok1 := before[p][n]
+			b, ok2 := after[p][n]
+			if ok1 && ok2 && b > a && secs > 0 {
+				out = append(out, fmt.Sprintf("port%d.%s %.3g/s", p, n, float64(b-a)/secs))
+			}
+		}
+	}
+	return out
 }
