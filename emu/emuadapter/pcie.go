@@ -22,6 +22,9 @@ func pcieAttrs(f *scenario.Function, do func(func() error) error) map[string]sys
 	fn := functionIndex(f)
 	link := func(get func(hostlink.Spec) string) sysfs.Attr {
 		return func() (string, error) {
+			if err := gone(f); err != nil {
+				return "", err
+			}
 			var s string
 			err := do(func() error { s = get(m.Spec()); return nil })
 			return s + "\n", err
@@ -29,6 +32,9 @@ func pcieAttrs(f *scenario.Function, do func(func() error) error) map[string]sys
 	}
 	counts := func(pick func(hostlink.Counts) map[int]uint64, names map[int]string, total string) sysfs.Attr {
 		return func() (string, error) {
+			if err := gone(f); err != nil {
+				return "", err
+			}
 			var s string
 			err := do(func() error {
 				c, err := m.Counts(fn)
@@ -53,6 +59,15 @@ func pcieAttrs(f *scenario.Function, do func(func() error) error) map[string]sys
 		pcie.AttrAERFatal: counts(func(c hostlink.Counts) map[int]uint64 { return c.Fatal },
 			pcie.UncorrectableNames, "TOTAL_ERR_FATAL"),
 	}
+}
+
+// gone is the error of an attribute of a removed function: its link
+// cannot be read (a host's sysfs reads the dead config space).
+func gone(f *scenario.Function) error {
+	if f.Device.Faults().Removed {
+		return fmt.Errorf("function %s is gone (removed)", f.BDF)
+	}
+	return nil
 }
 
 // bridgeAttrs are the link attributes of the slot's port: the same link's
