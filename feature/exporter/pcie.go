@@ -153,6 +153,14 @@ func collectPCIe(ctx context.Context, s *sink, src Source) error {
 	for _, c := range sortedKeys(cats) {
 		s.add(famPCIeVerdicts, cats[c], c)
 	}
+	// The device's own registers did not answer (a held gateway, a busy
+	// firmware): what config space and sysfs give is served, and the
+	// collector failed, so the device is not counted up on it alone.
+	for _, e := range []error{p.FirmwareErr, p.CountersErr} {
+		if e != nil && !errors.Is(e, ErrUnsupported) && !errors.Is(e, dev.ErrNotSupported) {
+			return e
+		}
+	}
 	return nil
 }
 
