@@ -17,6 +17,9 @@
 //     TestMstlinkModuleVsCxrayModule: what `mstlink` and `mstlink -m` print
 //     against the registers cxray reads and `cxray module`;
 //   - TestMstconfigVsConfigQuery: `mstconfig q` against `cxray config query`;
+//   - TestPCIeVsMstlink: `mstlink --port_type PCIE -c` against `cxray link
+//     --pcie` (MPEIN speed and width, MPCNT errors after AER errors
+//     injected through the control socket; the one valid PCIe link);
 //   - TestConcurrentPeersAndCxray: four mstreg and two cxray loops at once;
 //   - TestFaultsThroughBothTools: held semaphores, register status 4 and 7,
 //     surprise removal;

@@ -88,6 +88,13 @@ func bridgeAttrs(m *hostlink.Model, do func(func() error) error) map[string]sysf
 	}
 }
 
+// The emulated root port's IDs: a vendor no ConnectX tool takes for an
+// adapter, and a device ID of 0 (it names no real product).
+const (
+	BridgeVendor = 0x8086
+	BridgeDevice = 0x0000
+)
+
 // BridgeBDF is the address of the root port an emulated function sits
 // behind: device (bus mod 32) of bus 0 of its domain, one port per bus.
 // "" when the scenario gives no slot (the bridge is not served then) or

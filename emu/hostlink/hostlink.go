@@ -125,6 +125,16 @@ type Model struct {
 	funcs []*aer
 	// cleared is Perf when MPCNT was last cleared: it reads from there.
 	cleared Perf
+	// bdf0 is function 0's bus, device and function (MPEIN bdf0).
+	bdf0 uint16
+}
+
+// SetBDF0 records function 0's address, which MPEIN reports (bdf0: bus
+// in bits 15:8, device 7:3, function 2:0, as the PCI routing ID).
+func (m *Model) SetBDF0(bus, dev, fn uint8) {
+	m.mu.Lock()
+	m.bdf0 = uint16(bus)<<8 | uint16(dev&0x1F)<<3 | uint16(fn&7)
+	m.mu.Unlock()
 }
 
 // aer is one function's errors.
