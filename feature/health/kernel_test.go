@@ -33,6 +33,7 @@ func TestHealthOnKernelBackend(t *testing.T) {
 		"pcie":          health.OK,   // sysfs: Gen5 x16 as capable, the slot's port Gen5 x16
 		"driver":        health.OK,   // devlink health: tx recovered twice; no discard moves
 		"kernel log":    health.OK,   // a clean probe (kerneltest.CX7Log)
+		"bandwidth":     health.OK,   // the link carries 400G; nothing moves
 	}
 	if d := cmp.Diff(want, statuses(rep)); d != "" {
 		t.Fatalf("verdicts (-want +got):\n%s\n%s", d, describe(rep))

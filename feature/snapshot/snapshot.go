@@ -52,10 +52,13 @@ type Device struct {
 	Registers []Register `json:"registers"`
 	// NV, OS and Caps are recorded around the registers (state.go); older
 	// files have none of them.
-	NV    *NVConfig     `json:"nv,omitempty"`
-	OS    *OSView       `json:"os,omitempty"`
-	Caps  *Capabilities `json:"caps,omitempty"`
-	Error string        `json:"error,omitempty"`
+	NV   *NVConfig     `json:"nv,omitempty"`
+	OS   *OSView       `json:"os,omitempty"`
+	Caps *Capabilities `json:"caps,omitempty"`
+	// PCIe and DriverHealth are recorded after them (pcie.go).
+	PCIe         *PCIeView   `json:"pcie,omitempty"`
+	DriverHealth *DriverView `json:"driver_health,omitempty"`
+	Error        string      `json:"error,omitempty"`
 }
 
 // Register is one instance of a register.
@@ -328,6 +331,8 @@ func Take(ctx context.Context, a *adapter.Adapter, p *Profile, o Options) (*Devi
 	out.NV = recordNV(ctx, d, o.NV)
 	out.OS = recordOS(ctx, a)
 	out.Caps = recordCaps(ctx, d)
+	out.PCIe = recordPCIe(ctx, a)
+	out.DriverHealth = recordDriver(ctx, a)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
