@@ -116,8 +116,10 @@ type Firmware struct {
 
 	ports   []*portState
 	modules []*moduleState
-	sensors map[int]*sensor // by MTMP sensor_index
-	roce    roceState
+	// moduleClock is when each module's monitors stand (SetModuleClock).
+	moduleClock func(module int, now time.Time) time.Time
+	sensors     map[int]*sensor // by MTMP sensor_index
+	roce        roceState
 }
 
 type regInfo struct {

@@ -66,10 +66,14 @@ type Report struct {
 	Via    dev.Backend `json:"via,omitempty"`
 	Status Status      `json:"status"`
 	Checks []Check     `json:"checks"`
-	// Error is set when the device could not be read at all (its identity
-	// did not answer, for a reason other than the register database):
-	// the command exits 3 for it (the exit-code rule in README.md).
+	// Error says why the device could not be read at all (its identity),
+	// for a reason other than the register database: a device error for
+	// the command (exit 3, the exit-code rule in README.md), not a
+	// finding.
 	Error string `json:"error,omitempty"`
+	// Unread is why the identity could not be read, the register
+	// database included (then the command exits 2).
+	Unread error `json:"-"`
 }
 
 // Options tune Run.
@@ -107,16 +111,20 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	id, idCheck, idErr := identity(ictx, a)
 	r.add(idCheck)
 	acc := access(a)
-	if idErr != nil && !prm.IsDatabaseProblem(idErr) {
-		// Nothing was read: the path to the device is what failed, never
-		// "access ok" beside it.
+	if idCheck.Status == Fail && !prm.IsDatabaseProblem(idErr) && !errors.Is(idErr, prm.ErrInput) {
 		r.Error = idErr.Error()
-		acc.Status = Fail
-		acc.Summary += "; the device did not answer (see identity)"
-		acc.Next = "make sure no other tool holds the adapter (mstflint, mstreg, mstconfig) and that it is still there ('cxray status', dmesg); then run health again"
+		if _, answered := dev.StatusOf(idErr); !answered {
+			// Nothing answered (a held semaphore, a removed device): the
+			// path to the device is what failed, never "access ok" beside
+			// it. A firmware that refused MGIR or stayed busy did answer.
+			acc.Status = Fail
+			acc.Summary += "; the device did not answer (see identity)"
+			acc.Next = "make sure no other tool holds the adapter (mstflint, mstreg, mstconfig) and that it is still there ('cxray status', dmesg); then run health again"
+		}
 	}
 	r.add(acc)
 	if idCheck.Status == Fail {
+		r.Unread = idErr
 		r.finish()
 		return r
 	}
@@ -144,12 +152,16 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
 	r.add(linkCheck(ctx, a, pc))
-	pcc, _ := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
+	pcc, prep := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
 		pcieBefore, pcieAfter, o.Interval)
 	r.add(pcc)
-	dc, _ := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
+	dc, drv := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
 	r.add(dc)
+	r.add(bandwidthCheck(prep, drv, before, after, o.Interval))
 	r.add(macDrift(ctx, a, id))
+	if c, ok := kernelLog(ctx, a); ok {
+		r.add(c)
+	}
 	r.Via = via(a)
 	r.finish()
 	return r
@@ -717,7 +729,12 @@ func NVFindings(ctx context.Context, d *dev.Device, nv *nvconf.DB) (pending, sus
 type sample struct {
 	values map[string]uint64 // "port1.symbol_errors"
 	rdma   map[string]uint64
+	pause  map[string]uint64 // "port1.a_pause_mac_ctrl_frames_received"
 }
+
+// pauseCounters are the PPCNT IEEE 802.3 group's pause frame counters:
+// flow control, not errors; the bandwidth check weighs them.
+var pauseCounters = []string{"a_pause_mac_ctrl_frames_received", "a_pause_mac_ctrl_frames_transmitted"}
 
 // errorCounters are counters that stay at zero on a healthy link: PPCNT's
 // by group, and the IB PMA counters the kernel shows;
@@ -730,7 +747,7 @@ var errorCounters = map[string][]string{
 }
 
 func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
-	s := &sample{values: map[string]uint64{}, rdma: map[string]uint64{}}
+	s := &sample{values: map[string]uint64{}, rdma: map[string]uint64{}, pause: map[string]uint64{}}
 	sets, err := a.PortCounters(ctx)
 	if err != nil && len(sets) == 0 {
 		return nil, err
@@ -751,6 +768,11 @@ func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
 			// physical layer's symbol_errors does: one is enough.
 			if want[n] && !(ib[cs.Port] && cs.Kind == "ppcnt" && n == "symbol_errors") {
 				s.values[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
+			}
+		}
+		for _, n := range pauseCounters {
+			if v, ok := cs.Values[n]; ok {
+				s.pause[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
 			}
 		}
 	}

@@ -49,7 +49,8 @@ An empty cage on an enabled port is "info" with the next step, not a
 failure. Ports left unused on purpose are not judged: --unused-ports 2, or
 lines "DEVICE PORTS" ("* 2", "0000:81:00.0 1,2") in ` + health.UnusedPortsFile + `
 ($` + health.EnvUnusedPorts + ` names another file, "off" none).
-Exit 0 when every check is ok (or info), 1 on a warning or failure.`,
+Exit 0 when every check is ok (or info), 1 on a warning or failure, 3 when a
+device could not be read at all (its identity).`,
 		Example: `  cxray health -d emu
   cxray health -d 0000:03:00.0 -o json
   cxray health -d kernel:mlx5_0
@@ -107,12 +108,9 @@ func (a *app) runHealth(o *healthOptions) error {
 	if err := a.Ctx.Err(); err != nil {
 		return cmdutil.Stopped(a.Ctx, err)
 	}
-	bad, failed := false, 0
+	bad := false
 	for _, r := range reports {
 		bad = bad || r.Status != health.OK
-		if r.Error != "" {
-			failed++
-		}
 	}
 	if a.JSON() {
 		if err := a.WriteJSON(map[string]any{"source_revision": db.Revision, "devices": reports}); err != nil {
@@ -126,21 +124,37 @@ func (a *app) runHealth(o *healthOptions) error {
 			printHealth(a, r, o.verbose)
 		}
 	}
-	return healthExit(reports, failed, bad)
+	return healthExit(a, reports, bad)
 }
 
 // healthExit is the exit-code rule of a command over many functions: 3
-// when any function could not be read (each report says which and why),
-// else 1 when any check found a problem, else 0.
-func healthExit(reports []*health.Report, failed int, bad bool) error {
-	if failed > 0 {
-		var names []string
-		for _, r := range reports {
-			if r.Error != "" {
-				names = append(names, reportName(r))
-			}
+// when any function could not be read (standard error names each and
+// why; issue 26.9: MGIR unsupported or a firmware always busy exited 1),
+// 2 when the register database does not match a device, else 1 when any
+// check found a problem, else 0.
+func healthExit(a *app, reports []*health.Report, bad bool) error {
+	var names []string
+	var usage bool
+	for _, r := range reports {
+		if r.Unread == nil && r.Error == "" {
+			continue
 		}
+		why := r.Error
+		if r.Unread != nil {
+			why = r.Unread.Error()
+		}
+		fmt.Fprintf(a.Stderr, "cxray: %s: could not be read: %s\n", reportName(r), why)
+		if r.Error == "" {
+			usage = true // the register database's problem, not the device's
+			continue
+		}
+		names = append(names, reportName(r))
+	}
+	switch {
+	case len(names) > 0:
 		return cmdutil.Unread(len(reports), names)
+	case usage:
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: cmdutil.ErrQuiet}
 	}
 	if bad {
 		return cmdutil.ErrProblem

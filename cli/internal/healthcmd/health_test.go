@@ -41,10 +41,10 @@ func statuses(r health.Report) [][2]string {
 	return out
 }
 
-var allChecks = []string{"identity", "access", "ports", "modules", "temperatures", "configuration", "counters", "link", "pcie", "driver", "mac"}
+var allChecks = []string{"identity", "access", "ports", "modules", "temperatures", "configuration", "counters", "link", "pcie", "driver", "bandwidth", "mac"}
 
-// okChecks are a healthy emulated function's verdicts: every check ok but
-// the driver's, which the emulator (no kernel driver) skips.
+// okChecks is a healthy emulated device's checks: every one ok, but the
+// driver's, skipped (the emulator has no kernel driver).
 func okChecks() [][2]string {
 	var out [][2]string
 	for _, n := range allChecks {
@@ -124,7 +124,7 @@ func TestHealthHealthy(t *testing.T) {
 			continue
 		}
 		mark := f[0]
-		if mark == "--" {
+		if mark == "--" { // the table's mark of a skipped check
 			mark = string(health.Skip)
 		}
 		got = append(got, [2]string{f[1], mark})
@@ -179,23 +179,41 @@ func TestHealthFault(t *testing.T) {
 	}
 }
 
-// A removed adapter fails its identity check, and health stops there: the
-// remaining checks are not run on a device that does not answer, access
-// is what failed, and the command exits 3 (a device error), after the
-// report, with one message on standard error and no second JSON document.
-func TestHealthRemoved(t *testing.T) {
-	a := cmdutiltest.New(t, "json")
-	err := (&app{a.App}).runHealth(opts(cmdutiltest.Manual(t, "    faults: {removed: true}\n")))
-	var re *cmdutil.ReportedError
-	if cmdutiltest.Code(err) != cmdutil.ExitDevice || !errors.As(err, &re) || !strings.Contains(err.Error(), "1 of 1 function(s) could not be read") {
-		t.Fatalf("removed adapter: %v, want exit 3 after the report\n%s", err, a.Out)
-	}
-	r := decode(t, a.Out.String()).Devices[0]
-	if diff := cmp.Diff([][2]string{{"identity", "fail"}, {"access", "fail"}}, statuses(r)); diff != "" {
-		t.Errorf("checks (-want +got):\n%s", diff)
-	}
-	if !strings.Contains(r.Error, "0xFFFFFFFF") {
-		t.Errorf("the report's error does not say why: %q", r.Error)
+// A device that cannot be read at all (removed, MGIR not supported, a
+// firmware that always answers busy) fails its identity check, and health
+// stops there: the remaining checks are not run on a device that does not
+// answer, and the command exits 3, a device error, after the report, with
+// the device and why on standard error, in both output modes (issue 26.9:
+// it exited 1, a finding). Access fails only when nothing answered (the
+// removed device's all-ones reads); a firmware that refused or stayed busy
+// did answer.
+func TestHealthUnreadable(t *testing.T) {
+	for _, tc := range []struct{ fault, access, why string }{
+		{"removed: true", "fail", "0xFFFFFFFF"},
+		{"register_status: {MGIR: 4}", "ok", "MGIR"},
+		{"register_status: {MGIR: busy}", "ok", "MGIR"},
+	} {
+		for _, mode := range []string{"json", "table"} {
+			a := cmdutiltest.New(t, mode)
+			err := (&app{a.App}).runHealth(opts(cmdutiltest.Manual(t, "    faults: {"+tc.fault+"}\n")))
+			var re *cmdutil.ReportedError
+			if cmdutiltest.Code(err) != cmdutil.ExitDevice || !errors.As(err, &re) || !strings.Contains(err.Error(), "1 of 1 function(s) could not be read") {
+				t.Fatalf("%s -o %s: %v, want exit 3 after the report\n%s", tc.fault, mode, err, a.Out)
+			}
+			if !strings.Contains(a.Err.String(), "could not be read") {
+				t.Errorf("%s -o %s: standard error %q", tc.fault, mode, a.Err.String())
+			}
+			if mode != "json" {
+				continue
+			}
+			r := decode(t, a.Out.String()).Devices[0]
+			if diff := cmp.Diff([][2]string{{"identity", "fail"}, {"access", tc.access}}, statuses(r)); diff != "" {
+				t.Errorf("%s: checks (-want +got):\n%s", tc.fault, diff)
+			}
+			if !strings.Contains(r.Error, tc.why) {
+				t.Errorf("%s: the report's error does not say why (%s): %q", tc.fault, tc.why, r.Error)
+			}
+		}
 	}
 }
 
