@@ -922,6 +922,7 @@ func (s *Store) mfrl(c *fw.Call) uint8 {
 	switch t {
 	case nvconf.TriggerLinkToggle:
 		s.firmwareReset()
+		c.FirmwareReset() // the stored firmware image runs too (emu/fw/flash.go)
 	case nvconf.TriggerPERST:
 		s.armed = true
 	}
