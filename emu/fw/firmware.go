@@ -116,9 +116,11 @@ type Firmware struct {
 
 	ports   []*portState
 	modules []*moduleState
-	sensors map[int]*sensor // by MTMP sensor_index
-	roce    roceState
-	flash   *flashState
+	// moduleClock is when each module's monitors stand (SetModuleClock).
+	moduleClock func(module int, now time.Time) time.Time
+	sensors     map[int]*sensor // by MTMP sensor_index
+	roce        roceState
+	flash       *flashState
 }
 
 type regInfo struct {

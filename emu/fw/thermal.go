@@ -127,6 +127,11 @@ func (f *Firmware) reading(s *sensor, now time.Time) (int64, bool) {
 		}
 	}
 	at := now
+	if s.module >= 0 && f.moduleClock != nil {
+		// A module's sensor is the module's own monitor, read over its
+		// bus: it stands where the module's monitors stand.
+		at = f.moduleClock(s.module, now)
+	}
 	if f.faults.FreezeTemperatures {
 		at = f.frozenAt
 	}
@@ -135,6 +140,17 @@ func (f *Firmware) reading(s *sensor, now time.Time) (int64, bool) {
 		m += milli(f.faults.ASICTemperatureOffsetC)
 	}
 	return raw(m), true
+}
+
+// SetModuleClock makes the module sensors (MTMP 64+N) read their module
+// at the moment fn gives for now: the modules' model (emu/optics) says
+// when a module's monitors stopped (frozen monitors, a stale firmware
+// view), so its sensor stops with them. fn runs with the firmware
+// locked; nil reads every module at now.
+func (f *Firmware) SetModuleClock(fn func(module int, now time.Time) time.Time) {
+	f.mu.Lock()
+	f.moduleClock = fn
+	f.mu.Unlock()
 }
 
 // moduleUnreachable are the PMAOS error_type names of a module whose
