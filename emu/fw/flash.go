@@ -178,7 +178,7 @@ func (fl *flashState) advance(now time.Time) {
 		if fl.doneImage != nil {
 			fl.verified = fl.doneImage
 		}
-		fl.doneAt, fl.doneImage = time.Time{}, nil
+		fl.doneAt, fl.doneErr, fl.doneImage = time.Time{}, 0, nil
 	}
 	if fl.state != fsmIdle && fl.spec.HandleTimeout > 0 && now.Sub(fl.lastCmd) >= fl.spec.HandleTimeout {
 		fl.release()
@@ -188,7 +188,7 @@ func (fl *flashState) advance(now time.Time) {
 func (fl *flashState) release() {
 	fl.state, fl.handle, fl.errCode = fsmIdle, 0, 0
 	fl.data, fl.high, fl.size, fl.verified = nil, 0, 0, nil
-	fl.doneAt, fl.doneImage = time.Time{}, nil
+	fl.doneAt, fl.doneErr, fl.doneImage = time.Time{}, 0, nil
 }
 
 // clearStep forgets a timed step and what the download held, keeping the
@@ -196,7 +196,7 @@ func (fl *flashState) release() {
 func (fl *flashState) clearStep() {
 	fl.state, fl.errCode = fsmLocked, 0
 	fl.data, fl.high, fl.size, fl.verified = nil, 0, 0, nil
-	fl.doneAt, fl.doneImage = time.Time{}, nil
+	fl.doneAt, fl.doneErr, fl.doneImage = time.Time{}, 0, nil
 }
 
 // pending says a stored image waits for a firmware reset.
@@ -316,7 +316,7 @@ func (f *Firmware) mccCommand(c *Call, fl *flashState) uint8 {
 		fl.size = size
 		fl.data = make([]byte, 0, size)
 		fl.state = fsmInitialize
-		fl.doneAt, fl.doneState = c.Now.Add(fl.spec.EraseTime), fsmDownload
+		fl.doneAt, fl.doneState, fl.doneErr = c.Now.Add(fl.spec.EraseTime), fsmDownload, MCCErrOK
 	case mccVerify:
 		if st := owner(); st != StatusOK {
 			return st
@@ -340,7 +340,7 @@ func (f *Firmware) mccCommand(c *Call, fl *flashState) uint8 {
 		fl.verified = nil
 		fl.data = nil
 		fl.state = fsmActivate
-		fl.doneAt, fl.doneState = c.Now.Add(fl.spec.ActivateTime), fsmLocked
+		fl.doneAt, fl.doneState, fl.doneErr = c.Now.Add(fl.spec.ActivateTime), fsmLocked, MCCErrOK
 	case mccRead, mccReadPending:
 		return c.Fail(StatusBadParam, "MCC READ_COMPONENT: this firmware does not read components back (MCQI rd_en is 0)")
 	default:
