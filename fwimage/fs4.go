@@ -245,6 +245,9 @@ func (p *parser) parse() (*Image, error) {
 		return nil, &FormatError{Offset: int64(found[1]), What: fmt.Sprintf("%d image start patterns (at 0x%x and 0x%x): a flash dump with two images, not one image", len(found), found[0], found[1])}
 	}
 	p.start = found[0]
+	if err := p.need(p.start+formatVersionAt, 1, "the image format version"); err != nil {
+		return nil, err
+	}
 	if v := p.b[p.start+formatVersionAt]; v != 1 {
 		return nil, bad(p.start+formatVersionAt, "image format version %d: FS4 images are version 1", v)
 	}

@@ -110,7 +110,7 @@ func (a *app) queryFile(path string) error {
 	row("Image VSD", im.ImageVSD)
 	row("Device VSD", im.DeviceVSD)
 	row("Signed", signed(im))
-	row("Security Ver", fmt.Sprint(im.SecurityVersion))
+	fmt.Fprintf(w, "%-22s %d\n", "Security Ver:", im.SecurityVersion)
 	row("Size", fmt.Sprintf("%d bytes", im.Size))
 	row("SHA-256", im.SHA256)
 	var secs []string
