@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cxray/cxray/internal/prmhistory"
 )
 
 // emuImage writes an image with `cxray emu image`.
@@ -30,6 +32,7 @@ type fwQueryDevice struct {
 	Stored      *struct{ Version string } `json:"stored"`
 	Pending     *struct{ Version string } `json:"pending"`
 	UpdateState string                    `json:"update_state"`
+	Notes       []string                  `json:"notes"`
 }
 
 func fwState(t *testing.T, dev string) (running, pending, state string) {
@@ -281,5 +284,48 @@ func TestFwUpdateKilled(t *testing.T) {
 			t.Errorf("case %d: after the next update: pending %q state %s", i, p, s)
 		}
 		cli(t, "", "emu", "reset", dev)
+	}
+}
+
+// fw query -d and fw reset --query give the same versions and levels with
+// every PRM revision in the history, on every function of an example
+// scenario, in both output modes with the same exit code. MROQ is read
+// where the database has it and the firmware advertises it; the emulator
+// does not (its own database is Rev 0.57), which the answer says.
+func TestFwQueryEveryRevisionAndFunction(t *testing.T) {
+	files := append([]string{"builtin"}, prmhistory.Files(t)...)
+	bdfs := []string{"0000:03:00.0", "0000:03:00.1", "0000:04:00.0", "0000:04:00.1"}
+	for _, adb := range files {
+		for _, bdf := range bdfs {
+			dev := matrixScenario + "@" + bdf
+			js, code := matrixRun(t, adb, "fw", "query", "-d", dev)
+			var q fwQueryDevice
+			mustJSON(t, js, &q)
+			// The example's first adapter has an image pending a reset.
+			stored := q.Running.Version
+			if q.Pending != nil {
+				stored = q.Pending.Version
+			}
+			// Rev 0.51 does not lay out MCQI's data: no stored version, and
+			// a note that says so.
+			old := strings.Contains(adb, "rev0.51")
+			if q.Running.Version == "" || q.UpdateState != "IDLE" || !old && (q.Stored == nil || q.Stored.Version != stored) || old && (q.Stored != nil || len(q.Notes) == 0) {
+				t.Errorf("--adb %s %s: %s", adb, bdf, js)
+			}
+			t.Setenv("XDG_STATE_HOME", t.TempDir())
+			_, errs, tcode := cli(t, "", "--adb", adb, "fw", "query", "-d", dev)
+			if tcode != code {
+				t.Errorf("--adb %s %s: table exit %d, json %d: %s", adb, bdf, tcode, code, errs)
+			}
+			js, _ = matrixRun(t, adb, "fw", "reset", "-d", dev, "--query")
+			var r struct {
+				Levels []string `json:"levels"`
+				NoMROQ string   `json:"mroq_unavailable"`
+			}
+			mustJSON(t, js, &r)
+			if diff := cmp.Diff([]string{"0 (live_patch)", "3 (pcie_link_toggle)", "4 (perst_reboot)"}, r.Levels); diff != "" || r.NoMROQ == "" {
+				t.Errorf("--adb %s %s: reset levels (-want +got):\n%s; MROQ note %q", adb, bdf, diff, r.NoMROQ)
+			}
+		}
 	}
 }

@@ -131,7 +131,7 @@ func Query(ctx context.Context, d *dev.Device) (*Caps, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the firmware reset capabilities (MFRL): %w", err)
 	}
-	c := &Caps{Levels: uint8(field(r.Decoded, "reset_trigger")), Types: uint8(field(r.Decoded, "reset_type"))}
+	c := &Caps{Levels: uint8(field(r.Decoded, levelField(r.Decoded))), Types: uint8(field(r.Decoded, "reset_type"))}
 	if v, err := r.Decoded.Get("reset_state"); err == nil {
 		if n, ok := v.EnumName(); ok {
 			c.State = n
@@ -139,6 +139,17 @@ func Query(ctx context.Context, d *dev.Device) (*Caps, error) {
 	}
 	c.ByType, c.NoMROQ, err = queryMROQ(ctx, d, c.Types)
 	return c, err
+}
+
+// levelField is MFRL's level field: reset_trigger from Rev 0.57, named
+// reset_level before (same bits).
+func levelField(d *prm.Decoded) string {
+	if _, err := d.Get("reset_trigger"); err != nil {
+		if _, err := d.Get("reset_level"); err == nil {
+			return "reset_level"
+		}
+	}
+	return "reset_trigger"
 }
 
 func field(d *prm.Decoded, path string) uint64 {
@@ -262,7 +273,11 @@ func Send(ctx context.Context, d *dev.Device, r Request) error {
 		return err
 	}
 	buf := p.NewBuffer()
-	as := []prm.Assignment{{Path: "reset_trigger", Value: fmt.Sprint(r.Level)}}
+	lf := "reset_trigger"
+	if _, err := p.Resolve(lf, buf); err != nil {
+		lf = "reset_level" // before Rev 0.57
+	}
+	as := []prm.Assignment{{Path: lf, Value: fmt.Sprint(r.Level)}}
 	for _, f := range []struct {
 		path string
 		v    uint8

@@ -47,6 +47,9 @@ type DeviceInfo struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
+// bootImage is MCQS identifier BOOT_IMG.
+const bootImage = 1
+
 // maxComponents bounds the MCQS walk (real adapters list under 20).
 const maxComponents = 64
 
@@ -117,7 +120,9 @@ func (r regs) components(ctx context.Context, info *DeviceInfo) (int, error) {
 		}
 		c := Component{Index: i, Identifier: enumName(d, "identifier"), Status: enumName(d, "component_status"), UpdateState: enumName(d, "component_update_state")}
 		info.Components = append(info.Components, c)
-		if c.Identifier == "BOOT_IMG" && boot < 0 {
+		// identifier 1 is the boot image (the database's BOOT_IMG; older
+		// revisions have no names for the values).
+		if u(d, "identifier") == bootImage && boot < 0 {
 			boot = i
 		}
 		if u(d, "last_index_flag") != 0 {

@@ -89,6 +89,9 @@ func (r regs) version(ctx context.Context, comp int, pending bool) (*Version, er
 		}
 	}
 	if v.Version == "" {
+		if _, err := d.Get(p + "version"); err != nil {
+			return nil, fmt.Errorf("the register database (%s) does not lay out MCQI's version data; decode with a newer one (--adb)", r.d.DB.Revision)
+		}
 		n := u(d, p+"version")
 		v.Version = fwimage.Version{Major: uint16(n >> 24), Minor: uint16(n >> 16 & 0xFF), SubMinor: uint16(n & 0xFFFF)}.String()
 	}
