@@ -329,3 +329,22 @@ func TestFwQueryEveryRevisionAndFunction(t *testing.T) {
 		}
 	}
 }
+
+// On the kernel backend (no register path) fw query, update and reset are
+// exit 3 with a message that says why, in both output modes; an update's
+// file is checked first (a bad file is exit 2 whatever the device).
+func TestFwOnKernelBackend(t *testing.T) {
+	withKernelFixture(t)
+	img := emuImage(t, "--version", "28.41.1")
+	for _, args := range [][]string{{"fw", "query", "-d", "kernel:mlx5_0"}, {"fw", "update", "-d", "kernel:mlx5_0", img, "--yes"}, {"fw", "reset", "-d", "kernel:mlx5_0", "--query"}} {
+		for _, o := range []string{"table", "json"} {
+			_, errs, code := cli(t, "", append(args, "-o", o)...)
+			if code != 3 || len(strings.TrimSpace(errs)) == 0 {
+				t.Errorf("%v -o %s: exit %d, stderr %q; want exit 3 with the reason", args, o, code, errs)
+			}
+		}
+	}
+	if _, errs, code := cli(t, "", "fw", "update", "-d", "kernel:mlx5_0", "/nonexistent.bin", "--yes"); code != 2 {
+		t.Errorf("missing file on the kernel backend: exit %d %s", code, errs)
+	}
+}
