@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -322,5 +323,35 @@ func TestUpdateFromPackage(t *testing.T) {
 	}
 	if err := r.update(t, other, firmware.Options{}); !errors.Is(err, prm.ErrInput) {
 		t.Errorf("package without the PSID: %v; want an input error", err)
+	}
+}
+
+// A tool that dies holding the handle (no command for the emulated
+// firmware's ten minutes) loses it: the update it was running fails, the
+// state machine is idle, and the next update needs no --force-release.
+func TestAbandonedHandleReleased(t *testing.T) {
+	sc, err := scenario.Parse([]byte("devices:\n  - profile: cx7-2p400g\n"), emutest.YAMLName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	em := emutest.Build(t, sc)
+	p, _ := scenario.LookupProfile("cx7-2p400g")
+	r := &rig{ad: emutest.Open(t, em, "emu:t.yaml", nil)[0], fw: em.Functions()[0].Adapter.Firmware, p: p}
+	f := r.image(t, "28.99.1")
+	stalled := false
+	err = r.update(t, f, firmware.Options{Progress: func(phase string, _, _ int) {
+		if phase == "download" && !stalled {
+			stalled = true
+			em.Manual.Advance(11 * time.Minute)
+		}
+	}})
+	if err == nil {
+		t.Fatal("an update whose handle timed out succeeded")
+	}
+	if st := r.fw.Flash(); st.State != 0 || st.Handle != 0 || st.Stored != st.Running {
+		t.Errorf("after the timeout: %+v; want idle, released, nothing stored", st)
+	}
+	if err := r.update(t, f, firmware.Options{}); err != nil {
+		t.Errorf("the next update: %v", err)
 	}
 }
