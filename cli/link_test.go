@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/prmhistory"
@@ -227,6 +229,54 @@ func TestLinkKernel(t *testing.T) {
 	text, _, codeT := cli(t, "", "link", "-d", "kernel:mlx5_0")
 	if codeT != code || !strings.Contains(text, "Not available") {
 		t.Errorf("table: exit %d (JSON %d):\n%s", codeT, code, text)
+	}
+}
+
+// The InfiniBand function on the kernel backend: its IB meaning from
+// sysfs (speed IB-NDR, 4 lanes, ACTIVE with its LID) and the PMA counters'
+// link downs and recoveries judged, the same exit in both output modes.
+func TestLinkKernelInfiniBand(t *testing.T) {
+	withKernelFixture(t)
+	out, errs, code := cli(t, "", "link", "-d", "kernel:mlx5_1", "-o", "json")
+	if code != cmdutil.ExitProblem {
+		t.Fatalf("exit %d, want 1 (the fixture's link downs): %s", code, errs)
+	}
+	var doc struct {
+		Links []struct {
+			Operational struct {
+				Protocol   string `json:"protocol"`
+				Speed      string `json:"speed"`
+				WidthLanes *int   `json:"width_lanes"`
+				IB         *struct {
+					LogicalState string  `json:"logical_state"`
+					LID          *uint32 `json:"lid"`
+					Counters     *struct {
+						LinkDowned *uint64 `json:"link_downed"`
+					} `json:"counters"`
+				} `json:"infiniband"`
+			} `json:"operational"`
+			Verdicts []struct {
+				Code string `json:"code"`
+			} `json:"verdicts"`
+		} `json:"links"`
+	}
+	mustJSON(t, out, &doc)
+	if len(doc.Links) != 1 || doc.Links[0].Operational.IB == nil || doc.Links[0].Operational.IB.Counters == nil {
+		t.Fatalf("%s", out)
+	}
+	op := doc.Links[0].Operational
+	ib := op.IB
+	var codes []string
+	for _, v := range doc.Links[0].Verdicts {
+		codes = append(codes, v.Code)
+	}
+	if op.Protocol != "InfiniBand" || op.Speed != "IB-NDR" || op.WidthLanes == nil || *op.WidthLanes != 4 || ib.LogicalState != "ACTIVE" ||
+		ib.LID == nil || *ib.LID != 0x1a || ib.Counters.LinkDowned == nil || *ib.Counters.LinkDowned != 2570 ||
+		cmp.Diff([]string{"link_downed", "link_error_recovery"}, codes) != "" {
+		t.Errorf("IB link %+v, IB %+v, verdicts %v", op, ib, codes)
+	}
+	if _, _, codeT := cli(t, "", "link", "-d", "kernel:mlx5_1"); codeT != code {
+		t.Errorf("table exit %d, JSON %d", codeT, code)
 	}
 }
 

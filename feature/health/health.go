@@ -124,12 +124,16 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
 	r.add(linkCheck(ctx, a, pc))
-	pcc, _ := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
+	pcc, prep := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
 		pcieBefore, pcieAfter, o.Interval)
 	r.add(pcc)
-	dc, _ := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
+	dc, drv := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
 	r.add(dc)
+	r.add(bandwidthCheck(prep, drv, before, after, o.Interval))
 	r.add(macDrift(ctx, a, id))
+	if c, ok := kernelLog(ctx, a); ok {
+		r.add(c)
+	}
 	r.Via = via(a)
 	r.finish()
 	return r
@@ -692,7 +696,12 @@ func NVFindings(ctx context.Context, d *dev.Device, nv *nvconf.DB) (pending, sus
 type sample struct {
 	values map[string]uint64 // "port1.symbol_errors"
 	rdma   map[string]uint64
+	pause  map[string]uint64 // "port1.a_pause_mac_ctrl_frames_received"
 }
+
+// pauseCounters are the PPCNT IEEE 802.3 group's pause frame counters:
+// flow control, not errors; the bandwidth check weighs them.
+var pauseCounters = []string{"a_pause_mac_ctrl_frames_received", "a_pause_mac_ctrl_frames_transmitted"}
 
 // errorCounters are counters that stay at zero on a healthy link: PPCNT's
 // by group, and the IB PMA counters the kernel shows;
@@ -705,7 +714,7 @@ var errorCounters = map[string][]string{
 }
 
 func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
-	s := &sample{values: map[string]uint64{}, rdma: map[string]uint64{}}
+	s := &sample{values: map[string]uint64{}, rdma: map[string]uint64{}, pause: map[string]uint64{}}
 	sets, err := a.PortCounters(ctx)
 	if err != nil && len(sets) == 0 {
 		return nil, err
@@ -726,6 +735,11 @@ func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
 			// physical layer's symbol_errors does: one is enough.
 			if want[n] && !(ib[cs.Port] && cs.Kind == "ppcnt" && n == "symbol_errors") {
 				s.values[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
+			}
+		}
+		for _, n := range pauseCounters {
+			if v, ok := cs.Values[n]; ok {
+				s.pause[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
 			}
 		}
 	}

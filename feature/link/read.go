@@ -531,6 +531,13 @@ func readKernel(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Repo
 		op.SpeedGbps, op.MaxSpeedGbps = l.SpeedGbps, l.MaxSpeedGbps
 		op.State, op.PhysicalState = l.State, l.PhysState
 		op.Protocol = p.LinkLayer
+		if p.LinkLayer == adapter.LinkInfiniBand {
+			op.IB = &IBPort{LogicalState: l.State, LID: l.LID, SMLID: l.SMLID}
+			if l.IBSpeed != "" && l.Width > 0 {
+				w := l.Width
+				op.Speed, op.WidthLanes = "IB-"+l.IBSpeed, &w
+			}
+		}
 	}
 	cs, err := a.PortCounters(ctx)
 	switch {
@@ -538,6 +545,9 @@ func readKernel(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Repo
 		for _, c := range cs {
 			if c.Port == p.Local {
 				r.Kernel = c.Values
+				if ib := r.Operational.IB; ib != nil && c.Kind == "ib" {
+					ib.Counters = ibCountersOf(c.Values)
+				}
 			}
 		}
 	case ctx.Err() != nil:

@@ -52,10 +52,13 @@ type Device struct {
 	Registers []Register `json:"registers"`
 	// NV, OS and Caps are recorded around the registers (state.go); older
 	// files have none of them.
-	NV    *NVConfig     `json:"nv,omitempty"`
-	OS    *OSView       `json:"os,omitempty"`
-	Caps  *Capabilities `json:"caps,omitempty"`
-	Error string        `json:"error,omitempty"`
+	NV   *NVConfig     `json:"nv,omitempty"`
+	OS   *OSView       `json:"os,omitempty"`
+	Caps *Capabilities `json:"caps,omitempty"`
+	// PCIe and DriverHealth are recorded after them (pcie.go).
+	PCIe         *PCIeView   `json:"pcie,omitempty"`
+	DriverHealth *DriverView `json:"driver_health,omitempty"`
+	Error        string      `json:"error,omitempty"`
 }
 
 // Register is one instance of a register.
@@ -233,7 +236,9 @@ func expand(p *Profile, ports []adapter.Port) []instance {
 		switch r.Per {
 		case "port":
 			for _, pt := range ports {
-				add(prm.Assignment{Path: "local_port", Value: strconv.Itoa(pt.Local)})
+				if r.LinkLayer == "" || r.LinkLayer == pt.LinkLayer {
+					add(prm.Assignment{Path: "local_port", Value: strconv.Itoa(pt.Local)})
+				}
 			}
 		case "module":
 			for _, m := range modules {
@@ -326,6 +331,8 @@ func Take(ctx context.Context, a *adapter.Adapter, p *Profile, o Options) (*Devi
 	out.NV = recordNV(ctx, d, o.NV)
 	out.OS = recordOS(ctx, a)
 	out.Caps = recordCaps(ctx, d)
+	out.PCIe = recordPCIe(ctx, a)
+	out.DriverHealth = recordDriver(ctx, a)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

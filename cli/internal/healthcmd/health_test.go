@@ -41,7 +41,7 @@ func statuses(r health.Report) [][2]string {
 	return out
 }
 
-var allChecks = []string{"identity", "access", "ports", "modules", "temperatures", "configuration", "counters", "link", "pcie", "driver", "mac"}
+var allChecks = []string{"identity", "access", "ports", "modules", "temperatures", "configuration", "counters", "link", "pcie", "driver", "bandwidth", "mac"}
 
 // okChecks is a healthy emulated device's checks: every one ok, but the
 // driver's, skipped (the emulator has no kernel driver).

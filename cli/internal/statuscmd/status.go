@@ -32,8 +32,10 @@ type Entry struct {
 	PSID            string      `json:"psid,omitempty"`
 	Firmware        string      `json:"firmware,omitempty"`
 	FirmwarePending string      `json:"firmware_pending,omitempty"`
-	// Ports is how many ports this function owns.
-	Ports int `json:"ports,omitempty"`
+	// Ports is how many ports this function owns; LinkLayers what each
+	// runs (Ethernet, InfiniBand), in port order.
+	Ports      int      `json:"ports,omitempty"`
+	LinkLayers []string `json:"link_layers,omitempty"`
 	// PCIe is the link to the host: "Gen5 x16", or "Gen4 x8 (capable
 	// Gen5 x16)" when it runs below what the card can train.
 	PCIe         string   `json:"pcie,omitempty"`
@@ -147,7 +149,7 @@ func (a *app) printStatus(entries []Entry) {
 		if e.FirmwarePending != "" {
 			fwv += " (" + e.FirmwarePending + " pending)"
 		}
-		row := []string{e.BDF, e.Model, fwv, cmdutil.Dash(e.PSID), cmdutil.Dash(fmt.Sprint(e.Ports)), cmdutil.Dash(e.PCIe), cmdutil.Dash(strings.Join(e.Netdevs, ",")),
+		row := []string{e.BDF, e.Model, fwv, cmdutil.Dash(e.PSID), portsText(e), cmdutil.Dash(e.PCIe), cmdutil.Dash(strings.Join(e.Netdevs, ",")),
 			cmdutil.Dash(strings.Join(e.RDMA, ",")), numa(e.NUMANode), cmdutil.Dash(e.PermanentMAC), cmdutil.Dash(e.NodeGUID)}
 		if withMST {
 			row = append([]string{e.BDF, cmdutil.Dash(e.MST)}, row[1:]...)
@@ -300,6 +302,9 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 	}
 	if ps, err := ad.Ports(ictx); err == nil {
 		e.Ports = len(ps)
+		for _, p := range ps {
+			e.LinkLayers = append(e.LinkLayers, p.LinkLayer)
+		}
 	} else if id != nil {
 		notes = append(notes, "ports: "+err.Error())
 		e.unread = e.unread || unread(err)
@@ -323,4 +328,19 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 	sort.Strings(e.Netdevs)
 	e.Error = strings.Join(notes, "; ")
 	return e
+}
+
+// portsText is the PORTS column: the count, with IB when the function's
+// ports run InfiniBand (Ethernet is what a reader assumes).
+func portsText(e Entry) string {
+	if e.Ports == 0 {
+		return cmdutil.Dash("")
+	}
+	s := fmt.Sprint(e.Ports)
+	for _, l := range e.LinkLayers {
+		if l == "InfiniBand" {
+			return s + " IB"
+		}
+	}
+	return s
 }
