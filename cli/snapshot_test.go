@@ -340,8 +340,10 @@ func TestSnapshotExamples(t *testing.T) {
 				}
 				return
 			}
-			mustRun(t, args...)
-			mustRun(t, "snapshot", "-d", "emu:"+abs, "--all", "--out", b)
+			// The 10 s default is for one adapter; on a loaded CI machine
+			// sixteen functions take longer, which is the machine's figure.
+			mustRun(t, append(args, "--timeout", "3m")...)
+			mustRun(t, "snapshot", "-d", "emu:"+abs, "--all", "--out", b, "--timeout", "3m")
 			snap, err := snapshot.Read(a)
 			if err != nil {
 				t.Fatal(err)
