@@ -87,9 +87,25 @@ func TestRegSet(t *testing.T) {
 		t.Errorf("dry run: %s", out)
 	}
 	// Without a terminal and without --yes: refused.
-	_, errs, code = cli(t, "", "--adb", "builtin", "reg", "set", "PAOS", "admin_status=up", "-d", "emu")
+	_, errs, code = cli(t, "", "--adb", "builtin", "reg", "set", "PAOS", "admin_status=up", "ase=1", "-d", "emu")
 	if code != 2 || !strings.Contains(errs, "add --yes") {
 		t.Errorf("no confirmation: exit %d %s", code, errs)
+	}
+	// admin_status without its update enable bit: said before anything is
+	// written (the firmware would take the write and ignore the field), in
+	// both output modes; PMAOS alike.
+	before, _, _ := cli(t, "", "--adb", "builtin", "reg", "get", "PAOS", "-d", "emu")
+	for _, c := range [][]string{{"PAOS", "admin_status=down_by_configuration"}, {"PMAOS", "admin_status=disabled_by_configuration", "--index", "module=0"}, {"PAOS", "admin_status=up", "ase=0"}} {
+		for _, mode := range []string{"table", "json"} {
+			args := append([]string{"--adb", "builtin", "reg", "set"}, c...)
+			_, errs, code = cli(t, "", append(args, "-d", "emu", "--yes", "-o", mode)...)
+			if code != 2 || !strings.Contains(errs, "only with ase=1") || !strings.Contains(errs, "add ase=1") {
+				t.Errorf("%v (%s) without ase=1: exit %d %s", c, mode, code, errs)
+			}
+		}
+	}
+	if out, _, _ := cli(t, "", "--adb", "builtin", "reg", "get", "PAOS", "-d", "emu"); out != before {
+		t.Errorf("a refused write changed the port:\n%s\nwas\n%s", out, before)
 	}
 	// RO fields refused.
 	_, errs, code = cli(t, "", "--adb", "builtin", "reg", "set", "PAOS", "oper_status=1", "-d", "emu", "--yes")

@@ -531,6 +531,11 @@ func (d *Device) PrepareSetWith(ctx context.Context, name string, index, fields 
 	if len(ro) > 0 {
 		return nil, &ROError{Register: reg.Name, Fields: ro}
 	}
+	if !o.AnyValue {
+		if err := checkUpdateEnable(p, reg.Name, fields); err != nil {
+			return nil, err
+		}
+	}
 	before, err := d.Get(ctx, reg.Name, index, nil, 0)
 	if err != nil {
 		return nil, err
@@ -561,6 +566,45 @@ func (d *Device) PrepareSetWith(ctx context.Context, name string, index, fields 
 		}
 	}
 	return wp, nil
+}
+
+// UpdateEnable lists fields the firmware applies only when their update
+// enable bit is set in the same write (PRM PAOS and PMAOS: ase "admin
+// state update enable", ee "event update enable"); without it the write
+// is taken and the field left as it was.
+var UpdateEnable = map[string]map[string]string{
+	"PAOS":  {"admin_status": "ase", "e": "ee"},
+	"PMAOS": {"admin_status": "ase", "e": "ee"},
+}
+
+// checkUpdateEnable refuses, before anything is written, a field whose
+// update enable bit the write leaves clear: the read-back would only say
+// that the value did not take.
+func checkUpdateEnable(p *prm.Plan, reg string, fields []prm.Assignment) error {
+	en := UpdateEnable[reg]
+	if en == nil {
+		return nil
+	}
+	set := map[string]string{}
+	for _, a := range fields {
+		set[strings.ToLower(a.Path)] = strings.TrimSpace(a.Value)
+	}
+	for _, a := range fields {
+		bit, ok := en[strings.ToLower(a.Path)]
+		if !ok {
+			continue
+		}
+		if _, err := p.Resolve(bit, p.NewBuffer()); err != nil {
+			continue // a revision without the bit
+		}
+		if v, given := set[bit]; given {
+			if n, err := prm.ParseUint(v); err == nil && n == 1 || strings.EqualFold(v, "true") {
+				continue
+			}
+		}
+		return &prm.FieldError{Path: a.Path, Msg: fmt.Sprintf("is applied by the firmware only with %s=1 in the same write (%s's update enable bit); add %s=1 (the write would be taken and %s left unchanged; --raw writes it as given)", bit, reg, bit, a.Path)}
+	}
+	return nil
 }
 
 // checkEnum refuses a value an enum field does not list.
