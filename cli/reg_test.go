@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -243,6 +244,27 @@ func TestRegUnits(t *testing.T) {
 	u := r.Units["temperature"]
 	if u.Unit != "°C" || u.Value != r.Fields.Temperature*0.125 || u.Value < 20 || u.Value > 110 {
 		t.Errorf("temperature %v raw %v", u, r.Fields.Temperature)
+	}
+	// --raw is the numbers only: no conversion in the table, no units in
+	// JSON.
+	out, _, code = cli(t, "", "--adb", "builtin", "reg", "get", "MTMP", "--index", "sensor_index=0", "-d", "emu", "--raw")
+	if code != 0 || strings.Contains(out, "°C") || strings.Contains(out, " = ") {
+		t.Errorf("--raw table: exit %d\n%s", code, out)
+	}
+	out, _, _ = cli(t, "", "--adb", "builtin", "reg", "get", "MTMP", "--index", "sensor_index=0", "-d", "emu", "--raw", "-o", "json")
+	r.Units = nil
+	mustJSON(t, out, &r)
+	if len(r.Units) != 0 {
+		t.Errorf("--raw JSON units: %v", r.Units)
+	}
+	// PPCNT: the time since clear in s, the BER coefficient joined with its
+	// magnitude as link joins them.
+	out, _, _ = cli(t, "", "--adb", "builtin", "reg", "get", "PPCNT", "--index", "grp=0x16", "-d", "emu")
+	for _, re := range []string{`(?m)^counter_set\.phys_layer_stat_cntrs_ext\.time_since_last_clear +0x[0-9a-f]+ \([0-9]+\) = [0-9.]+ s$`,
+		`(?m)^counter_set\.phys_layer_stat_cntrs_ext\.raw_ber_coef +.* = ([0-9]+E-[0-9]+ \(with raw_ber_magnitude\)|no errors|n/a)`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("PPCNT lacks %s:\n%s", re, out)
+		}
 	}
 }
 

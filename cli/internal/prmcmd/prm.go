@@ -682,6 +682,9 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 	if a.JSON() {
 		out := map[string]any{"name": t.name(), "size_bytes": len(d.Raw), "source_revision": db.Revision,
 			"fields": json.RawMessage(d.AppendJSON(nil, opt)), "units": units.Fields(t.name(), d)}
+		if raw {
+			out["units"] = map[string]units.Scaled{} // --raw: the numbers only
+		}
 		if t.reg != nil {
 			out["id"] = t.reg.ID
 		}

@@ -283,7 +283,7 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 			"source_revision": ad.DB().Revision,
 			"defaulted":       cmdutil.NonNil(r.Defaulted),
 			"fields":          json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: raw})),
-			"units":           units.Fields(r.Register.Name, r.Decoded),
+			"units":           fieldUnits(r.Register.Name, r.Decoded, raw),
 		})
 	}
 	fmt.Fprintf(a.Stdout, "%s (0x%04x) on %s", r.Register.Name, r.Register.ID, cmdutil.Describe(ad))
@@ -302,7 +302,7 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 // withUnit is the row's text with its value in units, when the field has
 // known units ("406 = 50.75 °C").
 func withUnit(reg string, row prm.Row, raw bool) string {
-	if row.Value.Kind() != prm.KindUint {
+	if k := row.Value.Kind(); k != prm.KindUint && k != prm.KindJoined {
 		return rowText(row, raw)
 	}
 	return units.Text(reg, row.Path, row.Value, raw)
@@ -584,4 +584,13 @@ func preferLinkLayer(ctx context.Context, ad *adapter.Adapter, ie *dev.IndexErro
 			ie.Prefer(m, p.LinkLayer)
 		}
 	}
+}
+
+// fieldUnits is the JSON "units" object: empty with --raw, which asks for
+// the numbers only.
+func fieldUnits(reg string, d *prm.Decoded, raw bool) map[string]units.Scaled {
+	if raw {
+		return map[string]units.Scaled{}
+	}
+	return units.Fields(reg, d)
 }
