@@ -522,10 +522,8 @@ func (d *Device) PrepareSetWith(ctx context.Context, name string, index, fields 
 		case prm.AccessIndex:
 			return nil, &prm.FieldError{Path: a.Path, Msg: "is an INDEX field; give it with --index, it selects which instance is written"}
 		}
-		if f := t.Step.Field; f != nil && len(f.Enum) > 0 && t.Step.Kind == prm.KindUint && !o.AnyValue {
-			if err := checkEnum(p, reg.Name, a, t.Path, f.Enum); err != nil {
-				return nil, err
-			}
+		if path, names, out := p.OutsideEnum(a); out && !o.AnyValue {
+			return nil, &EnumError{Register: reg.Name, Path: path, Value: a.Value, Names: names}
 		}
 	}
 	if len(ro) > 0 {
@@ -605,30 +603,6 @@ func checkUpdateEnable(p *prm.Plan, reg string, fields []prm.Assignment) error {
 		return &prm.FieldError{Path: a.Path, Msg: fmt.Sprintf("is applied by the firmware only with %s=1 in the same write (%s's update enable bit); add %s=1 (the write would be taken and %s left unchanged; --raw writes it as given)", bit, reg, bit, a.Path)}
 	}
 	return nil
-}
-
-// checkEnum refuses a value an enum field does not list.
-func checkEnum(p *prm.Plan, reg string, a prm.Assignment, path string, enum []prm.EnumValue) error {
-	buf := p.NewBuffer()
-	if err := p.Encode(buf, []prm.Assignment{{Path: path, Value: a.Value}}); err != nil {
-		return nil // the encoder says what is wrong with it
-	}
-	dec, err := p.Decode(buf)
-	if err != nil {
-		return nil
-	}
-	v, err := dec.Get(path)
-	if err != nil {
-		return nil
-	}
-	names := make([]string, 0, len(enum))
-	for _, e := range enum {
-		if e.Value == v.Uint() {
-			return nil
-		}
-		names = append(names, fmt.Sprintf("%s=%d", e.Name, e.Value))
-	}
-	return &EnumError{Register: reg, Path: path, Value: a.Value, Names: names}
 }
 
 // indexAssignments lists the index fields of the request that produced r.

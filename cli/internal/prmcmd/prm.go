@@ -705,6 +705,7 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 func (a *app) prmEncodeCmd() *cobra.Command {
 	var base string
 	var size int
+	var raw bool
 	c := &cobra.Command{
 		Use:   "encode NAME FIELD=VALUE...",
 		Short: "Build register bytes from field=value assignments",
@@ -754,6 +755,13 @@ NAME may be a command: its in mailbox is built, with the opcode set.`,
 					return err
 				}
 			}
+			// As reg set does: a number outside an enum is refused unless
+			// --raw says it is meant (reserved values, newer firmware's).
+			for _, x := range as {
+				if path, names, out := t.plan.OutsideEnum(x); out && !raw {
+					return cmdutil.UsageErr("%s.%s=%s: not one of its values (%s); give --raw to encode a value outside the list", t.name(), path, x.Value, strings.Join(names, ", "))
+				}
+			}
 			if err := t.plan.Encode(buf, as); err != nil {
 				return cmdutil.UsageWrap(err)
 			}
@@ -766,6 +774,7 @@ NAME may be a command: its in mailbox is built, with the opcode set.`,
 	}
 	c.Flags().StringVar(&base, "base", "", "start from these bytes (hex) instead of zeros")
 	c.Flags().IntVar(&size, "size", 0, "buffer size in bytes, for registers that end in a variable array")
+	c.Flags().BoolVar(&raw, "raw", false, "accept a number outside an enum field's values")
 	return c
 }
 
