@@ -332,3 +332,31 @@ func TestRegGetIndexHints(t *testing.T) {
 		}
 	}
 }
+
+// --field of a GUID array reads in JSON as the table and the whole
+// register's JSON show it: the joined GUID, not four dwords; one element
+// stays a number.
+func TestRegGetFieldGUID(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	var whole struct {
+		Fields map[string]any `json:"fields"`
+	}
+	out, _, _ := cli(t, "", "--adb", "builtin", "reg", "get", "PGUID", "-d", "emu", "-o", "json")
+	mustJSON(t, out, &whole)
+	guid, _ := whole.Fields["node_guid"].(string)
+	out, errs, code := cli(t, "", "--adb", "builtin", "reg", "get", "PGUID", "--field", "node_guid", "-d", "emu", "-o", "json")
+	var got any
+	mustJSON(t, out, &got)
+	if code != 0 || guid == "" || got != guid {
+		t.Errorf("--field node_guid -o json: exit %d, %v; the register's JSON has %q%s", code, got, guid, errs)
+	}
+	table, _, _ := cli(t, "", "--adb", "builtin", "reg", "get", "PGUID", "--field", "node_guid", "-d", "emu")
+	if !strings.Contains(table, guid) {
+		t.Errorf("table lacks %s:\n%s", guid, table)
+	}
+	out, _, _ = cli(t, "", "--adb", "builtin", "reg", "get", "PGUID", "--field", "node_guid[2]", "-d", "emu", "-o", "json")
+	mustJSON(t, out, &got)
+	if _, ok := got.(float64); !ok {
+		t.Errorf("one element: %v", got)
+	}
+}

@@ -663,7 +663,8 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 			return cmdutil.UsageWrap(err)
 		}
 		if a.JSON() {
-			return a.WriteJSON(json.RawMessage(v.AppendJSON(nil, opt)))
+			shown, _ := d.Shown(field) // as the whole register's JSON (a GUID joined)
+			return a.WriteJSON(json.RawMessage(shown.AppendJSON(nil, opt)))
 		}
 		if k := v.Kind(); k == prm.KindStruct || k == prm.KindUnion && v.Member() != prm.MemberNone || k == prm.KindArray && !v.IsText() {
 			// A structure: its fields, one per row (never "0x").

@@ -259,7 +259,9 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 			return cmdutil.UsageWrap(err)
 		}
 		if a.JSON() {
-			return a.WriteJSON(json.RawMessage(v.AppendJSON(nil, prm.JSONOptions{Raw: raw})))
+			// As the whole register's JSON shows it (a GUID joined).
+			shown, _ := r.Decoded.Shown(field)
+			return a.WriteJSON(json.RawMessage(shown.AppendJSON(nil, prm.JSONOptions{Raw: raw})))
 		}
 		if v.Kind() == prm.KindStruct || v.Kind() == prm.KindUnion || (v.Kind() == prm.KindArray && !v.IsText()) {
 			t := a.NewTable()
