@@ -374,6 +374,10 @@ func (a *app) runNVMF(o *nvmfOptions) error {
 	}
 	defer ad.Close()
 	r, err := nvmf.Read(ctx, d, nvmf.Options{XRQs: xrqs, Namespaces: nss, Interval: o.interval, Clock: ad.Clock()})
+	var nf *nvmf.NotFoundError
+	if errors.As(err, &nf) {
+		return cmdutil.UsageWrap(err) // as qp and mkey: the user's numbers (2)
+	}
 	if err != nil {
 		return commandErr(err)
 	}
@@ -528,7 +532,7 @@ func (a *app) withObject(ctx context.Context, df cmdutil.DeviceFlags, kind kerne
 // objectErr: an object the firmware does not know answers bad parameter;
 // that is the user's number to check (2), not a device fault.
 func objectErr(err error, what string) error {
-	if dev.IsCommandStatus(err) && strings.Contains(err.Error(), "bad parameter") {
+	if dev.IsNoSuchObject(err) {
 		return cmdutil.UsageErr("%s: the firmware knows no such object (%v); list them with 'rdma res show qp' / 'rdma res show mr'", what, err)
 	}
 	return commandErr(err)
