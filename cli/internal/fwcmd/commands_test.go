@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -103,6 +104,18 @@ func TestCmdQueryAdapter(t *testing.T) {
 	lines := strings.Split(a.Out.String(), "\n")
 	if !strings.HasPrefix(lines[0], "QUERY_ADAPTER (0x101) on "+dev) || strings.Fields(lines[1])[0] != "FIELD" {
 		t.Errorf("table:\n%.500s", a.Out)
+	}
+	// admin_state is decoded as esw decodes it (AUTO), in both modes.
+	if err := run(a, NewCmd, "QUERY_VPORT_STATE", "-d", dev); err != nil || !regexp.MustCompile(`(?m)^admin_state +AUTO \(2\)$`).MatchString(a.Out.String()) {
+		t.Errorf("QUERY_VPORT_STATE table: %v\n%s", err, a.Out)
+	}
+	a.Output = "json"
+	if err := run(a, NewCmd, "QUERY_VPORT_STATE", "-d", dev); err != nil {
+		t.Fatal(err)
+	}
+	cmdutiltest.JSON(t, a.Out.String(), &r)
+	if r.Fields["admin_state"] != "AUTO" {
+		t.Errorf("QUERY_VPORT_STATE JSON admin_state %v", r.Fields["admin_state"])
 	}
 }
 
