@@ -377,3 +377,24 @@ func TestDiffFromStandardInput(t *testing.T) {
 		t.Errorf("diff - -: exit %d", code)
 	}
 }
+
+// The --out destination is checked before the device is read: a folder
+// that does not exist or a directory is exit 2 at once (the semaphore-held
+// example would be exit 3 after its deadline had it been read), in both
+// modes; a device (/dev/null) is written into.
+func TestSnapshotOutCheckedFirst(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	held := "emu:../examples/semaphore-held.yaml"
+	for _, out := range []string{filepath.Join(t.TempDir(), "no", "such", "snap.json"), t.TempDir()} {
+		for _, mode := range []string{"table", "json"} {
+			_, errs, code := cli(t, "", "--adb", "builtin", "snapshot", "-d", held, "--timeout", "30s", "--out", out, "-o", mode)
+			if code != 2 || !strings.Contains(errs, "nothing was read") {
+				t.Errorf("--out %s (%s): exit %d %s", out, mode, code, errs)
+			}
+		}
+	}
+	out, errs, code := cli(t, "", "--adb", "builtin", "snapshot", "-d", "emu", "--out", os.DevNull)
+	if code != 0 || !strings.Contains(out, "wrote "+os.DevNull) {
+		t.Errorf("--out %s: exit %d %s%s", os.DevNull, code, out, errs)
+	}
+}

@@ -432,7 +432,7 @@ func Write(path string, f *File) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, append(b, '\n'))
+	return atomicfile.Put(path, append(b, '\n'))
 }
 
 // Read reads and checks a snapshot file (Parse says what it refuses).

@@ -12,6 +12,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/feature/snapshot"
+	"github.com/cxray/cxray/internal/atomicfile"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -56,6 +57,13 @@ Without --out the snapshot is printed as JSON.`,
 			}
 			if samples > 1 && interval <= 0 {
 				return cmdutil.UsageErr("--samples %d needs --interval (e.g. 10s)", samples)
+			}
+			if out != "" {
+				// Before reading the device: a destination that cannot
+				// be written is the user's to fix (2), not minutes later.
+				if err := atomicfile.Check(out); err != nil {
+					return cmdutil.UsageErr("--out %v; nothing was read", err)
+				}
 			}
 			timeout := df.Timeout + time.Duration(samples)*interval
 			ctx, cancel := context.WithTimeout(a.Ctx, timeout)
