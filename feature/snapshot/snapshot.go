@@ -303,9 +303,17 @@ func Take(ctx context.Context, a *adapter.Adapter, p *Profile, o Options) (*Devi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out.NV = recordNV(ctx, d, o.NV)
-	out.OS = recordOS(ctx, a)
-	out.Caps = recordCaps(ctx, d)
+	// Only what the profile names: mstlink -m's registers as a profile
+	// read those and the identity, not NV, capabilities and OS MACs too.
+	if p.Records(RecordNV) {
+		out.NV = recordNV(ctx, d, o.NV)
+	}
+	if p.Records(RecordOS) {
+		out.OS = recordOS(ctx, a)
+	}
+	if p.Records(RecordCaps) {
+		out.Caps = recordCaps(ctx, d)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
