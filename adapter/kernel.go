@@ -166,7 +166,7 @@ func (a *Adapter) kernelLinks(ctx context.Context, ps []Port) ([]Link, error) {
 			out = append(out, l)
 			continue
 		}
-		l.State, l.PhysState = kp.State, kp.PhysState
+		l.State, l.PhysState, l.LinkLayer = kp.State, kp.PhysState, kp.LinkLayer
 		if kp.StateID > 0 {
 			id := kp.StateID
 			l.StateID = &id
@@ -188,6 +188,19 @@ func (a *Adapter) kernelLinks(ctx context.Context, ps []Port) ([]Link, error) {
 				g = 0
 			}
 			l.SpeedGbps = &g
+		}
+		if kp.LinkLayer == LinkInfiniBand {
+			// The rate of a port without link is meaningless (mlx5_ib
+			// prints an unknown width and speed as 4X SDR).
+			if kp.Rate != nil && l.OperUp != nil && *l.OperUp {
+				l.IBSpeed, l.Width = kp.Rate.Speed, kp.Rate.Width
+				if l.IBSpeed == "" {
+					l.IBSpeed = "SDR" // older kernels print SDR with no name
+				}
+			}
+			if kp.StateID >= 2 && kp.StateID <= 4 {
+				l.LID, l.SMLID = kp.LID, kp.SMLID
+			}
 		}
 		out = append(out, l)
 	}

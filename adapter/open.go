@@ -53,6 +53,10 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
+// Is makes a device name that cannot mean a device an input error
+// (prm.ErrInput).
+func (e *UsageError) Is(target error) bool { return target == prm.ErrInput }
+
 // NotFoundError is a device that is not there (exit 3).
 type NotFoundError struct{ Err error }
 
@@ -177,7 +181,8 @@ func (o *Options) openKernel(ctx context.Context, given, name string) (*Adapter,
 		}
 		return nil, err
 	}
-	return New(Config{Name: given, BDF: kd.BDF, Backend: dev.BackendKernel, DB: o.DB, Kernel: kd, Close: kd.Close}), nil
+	return New(Config{Name: given, BDF: kd.BDF, Backend: dev.BackendKernel, DB: o.DB, Kernel: kd, Close: kd.Close,
+		PCIe: sysPCIe{root: kd.Root(), bdf: kd.BDF, noConfig: true}}), nil
 }
 
 // DirectBlocked says why direct register access cannot work on this
@@ -223,7 +228,7 @@ func (o *Options) openPCI(ctx context.Context, given, bdf string) (*Adapter, err
 		if err != nil {
 			return nil, err
 		}
-		c := Config{Name: given, BDF: bdf, Backend: dev.BackendFwctl, DB: o.DB, Registers: d, Reopen: open}
+		c := Config{Name: given, BDF: bdf, Backend: dev.BackendFwctl, DB: o.DB, Registers: d, Reopen: open, PCIe: sysPCIe{root: root, bdf: bdf}}
 		if kd != nil {
 			c.Kernel = kd
 		}
@@ -289,7 +294,7 @@ func (o *Options) openPCI(ctx context.Context, given, bdf string) (*Adapter, err
 		}
 		return nil, err
 	}
-	c := Config{Name: given, BDF: bdf, Backend: dev.BackendDirect, DB: o.DB, Registers: d, Reopen: open}
+	c := Config{Name: given, BDF: bdf, Backend: dev.BackendDirect, DB: o.DB, Registers: d, Reopen: open, PCIe: sysPCIe{root: root, bdf: bdf}}
 	if kd != nil {
 		c.Kernel = kd
 	}

@@ -29,6 +29,8 @@ var goldenCommands = [][]string{
 	{"module", "-d", "{dev}", "-o", "json"},
 	{"link", "--all", "-d", "{dev}"},
 	{"link", "--all", "-d", "{dev}", "-o", "json"},
+	{"link", "--pcie", "-d", "{dev}"},
+	{"link", "--pcie", "-d", "{dev}", "-o", "json"},
 	{"reg", "get", "PPCNT", "--index", "grp=0x16", "-d", "{dev}"},
 }
 

@@ -22,7 +22,7 @@ func withKernelFixture(t *testing.T) *kerneltest.Kernel {
 	savedSys, savedOpts := sys, kernelOptions
 	sys = devname.Sys{Root: root}
 	kernelOptions = func() kernel.Options {
-		return kernel.Options{Root: root, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}
+		return kernel.Options{Root: root, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute, Ethtool: k.Ethtool}
 	}
 	t.Cleanup(func() { sys, kernelOptions = savedSys, savedOpts })
 	return k
@@ -271,6 +271,82 @@ func TestStatusListsMSTNames(t *testing.T) {
 	if !strings.Contains(table, "MST") || !strings.Contains(table, "_pciconf0") {
 		t.Errorf("the table lacks the mst names:\n%s", table)
 	}
+}
+
+// TestKernelDriverAndPCIe: the driver's health (devlink health reporters,
+// driver statistics) and the PCIe link through the kernel fakes, as a
+// table and as JSON with the same exit code, healthy and in trouble.
+func TestKernelDriverAndPCIe(t *testing.T) {
+	type check struct{ Name, Status, Summary string }
+	health := func(t *testing.T) (map[string]check, string, int) {
+		t.Helper()
+		table, _, codeTable := cli(t, "", "health", "-d", "kernel:mlx5_0", "--interval", "1ms")
+		out, errs, code := cli(t, "", "health", "-d", "kernel:mlx5_0", "--interval", "1ms", "-o", "json")
+		if code != codeTable {
+			t.Fatalf("exit %d as JSON, %d as a table (%s)", code, codeTable, errs)
+		}
+		var hr struct {
+			Devices []struct {
+				Checks []check `json:"checks"`
+			} `json:"devices"`
+		}
+		mustJSON(t, out, &hr)
+		got := map[string]check{}
+		for _, c := range hr.Devices[0].Checks {
+			got[c.Name] = c
+		}
+		return got, table, code
+	}
+	t.Run("healthy", func(t *testing.T) {
+		withKernelFixture(t)
+		got, table, _ := health(t)
+		if c := got["driver"]; c.Status != "ok" || c.Summary != "5 of 5 devlink health reporters healthy; no discard or PCIe stall while watched" {
+			t.Errorf("driver: %+v", c)
+		}
+		if c := got["pcie"]; c.Status != "ok" || !strings.HasPrefix(c.Summary, "Gen5 x16") {
+			t.Errorf("pcie: %+v", c)
+		}
+		for _, want := range []string{"  ok   driver ", "  ok   pcie "} {
+			if !strings.Contains(table, want) {
+				t.Errorf("table lacks %q:\n%s", want, table)
+			}
+		}
+	})
+	t.Run("fw_fatal in error, discards", func(t *testing.T) {
+		k := withKernelFixture(t)
+		r := &k.Health["pci/0000:c1:00.0"][1]
+		r.State, r.Errors = 1, 1
+		k.Step = map[string]map[string]uint64{"ens1f0np0": {"rx_discards_phy": 100}}
+		got, table, code := health(t)
+		if code != cmdutil.ExitProblem || got["driver"].Status != "fail" || !strings.Contains(table, "fw_fatal is in error") ||
+			!strings.Contains(table, "ens1f0np0.rx_discards_phy") {
+			t.Errorf("exit %d, driver %+v:\n%s", code, got["driver"], table)
+		}
+	})
+	t.Run("link --pcie", func(t *testing.T) {
+		withKernelFixture(t)
+		table, _, codeTable := cli(t, "", "link", "--pcie", "-d", "kernel:mlx5_0", "--interval", "1ms")
+		out, errs, code := cli(t, "", "link", "--pcie", "-d", "kernel:mlx5_0", "--interval", "1ms", "-o", "json")
+		if code != codeTable || code != cmdutil.ExitOK {
+			t.Fatalf("exit %d table, %d JSON: %s", codeTable, code, errs)
+		}
+		var doc struct {
+			PCIe struct {
+				Text        string `json:"text"`
+				Unavailable []struct {
+					What string `json:"what"`
+				} `json:"unavailable"`
+			} `json:"pcie"`
+		}
+		mustJSON(t, out, &doc)
+		if doc.PCIe.Text != "Gen5 x16" || len(doc.PCIe.Unavailable) != 3 {
+			t.Errorf("%+v", doc.PCIe)
+		}
+		if !strings.Contains(table, "Slot's port                  Gen5 x16 (sysfs max_link_* of the slot's port 0000:c0:01.1)") &&
+			!strings.Contains(table, "Gen5 x16 (sysfs max_link_* of the slot's port 0000:c0:01.1)") {
+			t.Errorf("table:\n%s", table)
+		}
+	})
 }
 
 // Kernel-backend errors on the way to a module are the path's, never the

@@ -110,6 +110,27 @@ func TestSnapshotStale(t *testing.T) {
 	}
 }
 
+// A multi-sample snapshot of examples/troubled.yaml, whose module 0
+// froze: diff flags that module's monitors (exit 1, table and JSON), as
+// health and module --verify do.
+func TestSnapshotStaleModuleMonitors(t *testing.T) {
+	snap := takeSnap(t, filepath.Join("..", "examples", "troubled.yaml"), "--profile", "full", "--samples", "3", "--interval", "10s")
+	out, errs, code := cli(t, "", "--adb", "builtin", "diff", snap, snap, "-o", "json")
+	var r diffOut
+	mustJSON(t, out, &r)
+	var got []string
+	for _, s := range r.Stale {
+		got = append(got, s.Register+" "+s.Path)
+	}
+	if d := cmp.Diff([]string{"PDDR[page_select=3,local_port=1] module monitors"}, got); d != "" || code != 1 {
+		t.Errorf("diff -o json: exit %d %s; stale (-want +got):\n%s", code, errs, d)
+	}
+	out, _, code = cli(t, "", "--adb", "builtin", "diff", snap, snap)
+	if code != 1 || !strings.Contains(out, "STALE values") || !strings.Contains(out, "module monitors = ") {
+		t.Errorf("diff table: exit %d\n%s", code, out)
+	}
+}
+
 // A snapshot decoded with Rev 0.57 and one with Rev 0.64 diff cleanly.
 func TestSnapshotAcrossRevisions(t *testing.T) {
 	dir := prmhistory.Require(t)
@@ -421,7 +442,7 @@ func TestSnapshotProfileReadsWhatItNames(t *testing.T) {
 	}{
 		{write("bare.yaml", "name: bare\n"+regs), nil},
 		{write("caps.yaml", "name: caps\nrecord: [caps]\n"+regs), []string{"caps"}},
-		{"minimal", []string{"caps", "nv", "os"}},
+		{"minimal", []string{"caps", "nv", "os", "pcie", "driver_health"}},
 	} {
 		out, errs, code := cli(t, "", "--adb", "builtin", "snapshot", "-d", "emu", "--profile", c.profile, "-o", "json")
 		var doc struct {
@@ -432,7 +453,7 @@ func TestSnapshotProfileReadsWhatItNames(t *testing.T) {
 			t.Fatalf("%s: exit %d %s", c.profile, code, errs)
 		}
 		var got []string
-		for _, k := range []string{"caps", "nv", "os"} {
+		for _, k := range []string{"caps", "nv", "os", "pcie", "driver_health"} {
 			if _, ok := doc.Devices[0][k]; ok {
 				got = append(got, k)
 			}
@@ -444,5 +465,39 @@ func TestSnapshotProfileReadsWhatItNames(t *testing.T) {
 	bad := write("bad.yaml", "name: bad\nrecord: [everything]\n"+regs)
 	if _, errs, code := cli(t, "", "--adb", "builtin", "snapshot", "-d", "emu", "--profile", bad); code != 2 || !strings.Contains(errs, "not one of nv, os, caps") {
 		t.Errorf("bad record: exit %d %s", code, errs)
+	}
+}
+
+// A snapshot in which a device could not be read exits 3 and names it on
+// standard error, in both output modes; the devices that were read are in
+// the file, the other marked with its error (issue 26.9). A single device
+// that cannot be read gives no file.
+func TestSnapshotUnreadDeviceExits3(t *testing.T) {
+	privateState(t)
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "gone.yaml")
+	os.WriteFile(sc, []byte("clock: {mode: manual, start: 2024-05-01T08:00:00Z}\ndevices:\n  - profile: cx7-2p400g\n    bdf: 0000:03:00.0\n  - profile: cx7-2p400g\n    bdf: 0000:05:00.0\n    faults:\n      removed: true\n"), 0o644)
+	for _, format := range []string{"table", "json"} {
+		out := filepath.Join(dir, format+".json")
+		_, errs, code := cli(t, "", "snapshot", "-d", "emu:"+sc, "--all", "--profile", "minimal", "--timeout", "3s", "--out", out, "-o", format)
+		if code != cmdutil.ExitDevice || !strings.Contains(errs, "cxray: 0000:05:00.0: ") {
+			t.Errorf("-o %s: exit %d, want 3 naming 0000:05:00.0\n%s", format, code, errs)
+		}
+		f, err := snapshot.Read(out)
+		if err != nil {
+			t.Fatalf("-o %s: %v", format, err)
+		}
+		for _, d := range f.Devices {
+			if (d.Error != "") != strings.HasPrefix(d.BDF, "0000:05") {
+				t.Errorf("-o %s: %s error %q", format, d.BDF, d.Error)
+			}
+		}
+	}
+	one := filepath.Join(dir, "one.json")
+	if _, _, code := cli(t, "", "snapshot", "-d", "emu:"+sc+"@0000:05:00.0", "--profile", "minimal", "--timeout", "3s", "--out", one); code != cmdutil.ExitDevice {
+		t.Errorf("the removed device alone: exit %d, want 3", code)
+	}
+	if _, err := os.Stat(one); err == nil {
+		t.Error("a snapshot of a device that could not be read was written")
 	}
 }

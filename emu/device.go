@@ -69,6 +69,9 @@ type Config struct {
 	Identity Identity // zero value: ConnectX7()
 	Firmware Firmware // nil: every register answers status 4 (not supported)
 	Clock    Clock    // nil: wall clock
+	// Express gives the PCI Express link and AER registers their live
+	// values (express.go); nil: a Gen5 x16 link without errors.
+	Express ExpressSource
 }
 
 // Device is one emulated PCI function. Safe for concurrent use.
@@ -84,11 +87,13 @@ type Device struct {
 	icmd  icmdEngine
 	flt   Faults
 	trace func(Event)
+	// express is the live PCI Express link and AER state (nil: defaults).
+	express ExpressSource
 }
 
 // New builds a device in its power-on state.
 func New(cfg Config) *Device {
-	d := &Device{id: cfg.Identity, fw: cfg.Firmware, clk: cfg.Clock}
+	d := &Device{id: cfg.Identity, fw: cfg.Firmware, clk: cfg.Clock, express: cfg.Express}
 	if d.id == (Identity{}) {
 		d.id = ConnectX7()
 	}
@@ -243,6 +248,8 @@ func (d *Device) cycleRead(off int64, size int) uint32 {
 	var v uint32
 	if isGateway(dw) {
 		v = d.gwRead(dw - GatewayOffset)
+	} else if isExpressLive(dw) {
+		v = d.expressRead(dw)
 	} else {
 		v = binary.LittleEndian.Uint32(d.hdr[dw:])
 	}
@@ -268,7 +275,8 @@ func isGateway(dw int64) bool { return dw >= GatewayOffset && dw < GatewayOffset
 
 // buildHeader lays out a type-0 header and the capability list of a
 // ConnectX-7 function: Express at 0x60 → VPD at 0x48 → MSI-X at 0x9C →
-// gateway at 0xC0 → power management at 0x40.
+// gateway at 0xC0 → power management at 0x40; and the extended list: AER
+// at 0x100 (express.go).
 func (d *Device) buildHeader() {
 	h := d.hdr[:]
 	le16 := binary.LittleEndian.PutUint16
@@ -286,7 +294,6 @@ func (d *Device) buildHeader() {
 	h[0x3C], h[0x3D] = 0xFF, 0x01
 
 	h[0x60], h[0x61] = 0x10, 0x48 // PCI Express
-	le16(h[0x62:], 0x0002)        // version 2, endpoint
 	h[0x48], h[0x49] = 0x03, 0x9C // VPD
 	h[0x9C], h[0x9D] = 0x11, 0xC0 // MSI-X
 	le16(h[0x9E:], 0x003F)        // 64 vectors
@@ -295,4 +302,5 @@ func (d *Device) buildHeader() {
 	h[GatewayOffset], h[GatewayOffset+1], h[GatewayOffset+2], h[GatewayOffset+3] = 0x09, 0x40, gwLen, 0x00
 	h[0x40], h[0x41] = 0x01, 0x00 // power management, end of list
 	le16(h[0x42:], 0x0003)
+	d.buildExpress()
 }

@@ -19,6 +19,12 @@
 //	current MAC                   /sys/class/net/<if>/address, addr_assign_type       none
 //	permanent MAC                 rtnetlink RTM_GETLINK, IFLA_PERM_ADDRESS            none
 //	module EEPROM pages           ethtool netlink ETHTOOL_MSG_MODULE_EEPROM_GET       CAP_NET_ADMIN
+//	PCIe link, AER counters       <pci function>/{current,max}_link_{speed,width},      none
+//	                              aer_dev_*, and the parent bridge's link (pcie.go)
+//	health reporters              devlink DEVLINK_CMD_HEALTH_REPORTER_GET             none
+//	reporter diagnose (fw: the    devlink DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE        CAP_NET_ADMIN
+//	firmware syndrome)
+//	driver statistics (ethtool -S) SIOCETHTOOL ETHTOOL_GSTRINGS / ETHTOOL_GSTATS       none
 //
 // Module memory is read one request at a time (ReadModuleEEPROM), or as the
 // set of pages the optics package asks for: ModuleReader is an
@@ -40,9 +46,11 @@
 // context's deadline, and are unblocked when the context is cancelled.
 //
 // Options.Root points the backend at a fake sysfs tree (tests, the
-// emulator), and Options.DialGeneric / DialRoute inject fake netlink
-// connections; package kerneltest has a two-port ConnectX-7 tree and a
-// matching fake netlink kernel for tests of this package and its users.
+// emulator), Options.DialGeneric / DialRoute inject fake netlink
+// connections and Options.Ethtool a fake SIOCETHTOOL; package kerneltest
+// has a two-port ConnectX-7 tree and a matching fake kernel (devlink info
+// and health reporters, rtnetlink, module EEPROM, driver statistics) for
+// tests of this package and its users.
 //
 // Snapshot reads everything at once for the exporter and status: a part
 // that fails (no devlink, no CAP_NET_ADMIN) is recorded in Snapshot.Errors

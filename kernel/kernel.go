@@ -31,6 +31,12 @@ type Options struct {
 	// DialRDMA opens an RDMA netlink connection (raw QP and MR contexts).
 	// nil dials the kernel. Tests inject nltest connections.
 	DialRDMA func() (*netlink.Conn, error)
+	// Ethtool performs SIOCETHTOOL requests (driver statistics). nil is
+	// the kernel's ioctl; tests inject kerneltest's.
+	Ethtool EthtoolIoctl
+	// Log returns the kernel log's text (dmesg's); nil reads the
+	// machine's (Device.Log). Tests inject a fixture's.
+	Log func(ctx context.Context) ([]byte, error)
 }
 
 func (o Options) root() string {

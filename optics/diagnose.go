@@ -74,10 +74,15 @@ type Observation struct {
 	FirmwareErr error
 	// Verify: the comparisons of the two sources, and the second reads
 	// Interval later (nil when not verifying).
-	Verified             bool
-	Comparisons          []Comparison
-	EEPROM2, Firmware2   *Module
-	Interval             time.Duration
+	Verified           bool
+	Comparisons        []Comparison
+	EEPROM2, Firmware2 *Module
+	Interval           time.Duration
+	// DeviceStill says the device's own clock (its firmware's uptime) did
+	// not move between the two reads although the interval passed: its
+	// time stood still (an emulator on a manual clock), so monitors that
+	// did not move say nothing about the module.
+	DeviceStill          bool
 	AdapterFirmware      string
 	FirmwareUnsupportsEE bool // the firmware refuses MCIA: only its view is available
 	// Database names the register database the reads used ("Rev 0.51"),
@@ -125,10 +130,16 @@ func Diagnose(o Observation) []Verdict {
 
 	// A hung I2C bus reads all ones.
 	fwOnes := o.Firmware != nil && allOnesMonitors(o.Firmware)
-	if decodeKind == KindAllOnes || o.ErrorType == "Bus_stuck" || fwOnes {
+	// The EEPROM's own monitors reading 0xFFFF (a dump taken while the bus
+	// hung: identity bytes cached, monitors all ones) is the same fault.
+	eeOnes := o.EEPROM != nil && o.EEPROMErr == nil && allOnesEEPROM(o.EEPROM)
+	if decodeKind == KindAllOnes || o.ErrorType == "Bus_stuck" || fwOnes || eeOnes {
 		var ev []string
 		if decodeKind == KindAllOnes {
 			ev = append(ev, "the EEPROM reads 0xFF in every byte")
+		}
+		if eeOnes {
+			ev = append(ev, "the EEPROM's monitors (temperature, voltage) read 0xFFFF")
 		}
 		if fwOnes {
 			ev = append(ev, "the firmware's monitors read 0xFFFF")
@@ -313,6 +324,9 @@ func thresholdStep(k Mark) string {
 // the interval have stopped, either in the module (both views frozen) or in
 // the firmware (the EEPROM moves, the firmware's copy does not).
 func frozen(o Observation) (Verdict, bool) {
+	if o.DeviceStill {
+		return Verdict{}, false
+	}
 	iv := o.Interval.String()
 	eeChanged, eeTotal := Changed(o.EEPROM, o.EEPROM2)
 	fwChanged, fwTotal := Changed(o.Firmware, o.Firmware2)
@@ -350,6 +364,16 @@ func allOnesMonitors(m *Module) bool {
 		return false
 	}
 	return m.Voltage == nil || m.Voltage.Raw == 0xFFFF
+}
+
+// allOnesEEPROM says the module's own monitors read all ones: the
+// temperature (signed, or unsigned with external calibration) and the
+// supply voltage both 0xFFFF.
+func allOnesEEPROM(m *Module) bool {
+	if m.Temperature == nil || m.Voltage == nil {
+		return false
+	}
+	return (m.Temperature.Raw == -1 || m.Temperature.Raw == 0xFFFF) && m.Voltage.Raw == 0xFFFF
 }
 
 func isOptical(m *Module) bool {

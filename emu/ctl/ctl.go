@@ -58,6 +58,17 @@ type Function struct {
 	Netdev  string            `json:"netdev,omitempty"`
 	RDMA    string            `json:"rdma,omitempty"`
 	Faults  map[string]string `json:"faults"`
+	// Semaphores is the function's device state now: who holds the
+	// gateway and ICMD semaphores (0: free) and whether an ICMD command is
+	// running, so a test or a user can see what a killed process left.
+	Semaphores Semaphores `json:"semaphores"`
+}
+
+// Semaphores is emu.State as the control socket reports it.
+type Semaphores struct {
+	Gateway  uint32 `json:"gateway"`
+	ICMD     uint32 `json:"icmd"`
+	ICMDBusy bool   `json:"icmd_busy"`
 }
 
 // Response answers a Request.
@@ -166,6 +177,20 @@ func (s *Server) Do(req Request) Response {
 			return fail("fault needs settings, e.g. gateway_semaphore_held=true; known: %s", strings.Join(FaultNames(), ", "))
 		}
 		link, set := splitLink(req.Set)
+		pc, set := splitPCIe(set)
+		for _, f := range fns {
+			cur := f.Device.Faults()
+			for k, v := range set {
+				if err := setFault(&cur, k, v); err != nil {
+					return fail("%v", err)
+				}
+			}
+		}
+		if len(pc) > 0 {
+			if err := applyPCIe(fns, pc); err != nil {
+				return fail("%v", err)
+			}
+		}
 		if len(link) > 0 {
 			if err := applyLink(fns, link); err != nil {
 				return fail("%v", err)
@@ -182,6 +207,9 @@ func (s *Server) Do(req Request) Response {
 		}
 	case "clear":
 		if err := applyLink(fns, map[string]string{"reset": "true"}); err != nil {
+			return fail("%v", err)
+		}
+		if err := applyPCIe(fns, map[string]string{"reset": "true"}); err != nil {
 			return fail("%v", err)
 		}
 		for _, f := range fns {
@@ -305,7 +333,9 @@ func (s *Server) status() Response {
 		r.State = s.st.Path()
 	}
 	for _, f := range s.e.Functions() {
-		fn := Function{BDF: f.BDF, Netdev: f.Netdev, RDMA: f.RDMA, Faults: faultMap(f.Device.Faults())}
+		st := f.Device.State()
+		fn := Function{BDF: f.BDF, Netdev: f.Netdev, RDMA: f.RDMA, Faults: faultMap(f.Device.Faults()),
+			Semaphores: Semaphores{Gateway: st.GatewaySemaphore, ICMD: st.ICMDSemaphore, ICMDBusy: st.ICMDBusy}}
 		if f.Adapter != nil {
 			fn.Adapter, fn.Profile = f.Adapter.Name, f.Adapter.Profile
 		}
@@ -316,7 +346,7 @@ func (s *Server) status() Response {
 
 // FaultNames lists the settings fault accepts.
 func FaultNames() []string {
-	return append([]string{"gateway_semaphore_held", "icmd_semaphore_held", "icmd_stuck_busy", "slow_icmd_polls", "slow_icmd", "removed", "register_status"}, LinkFaultNames()...)
+	return append(append([]string{"gateway_semaphore_held", "icmd_semaphore_held", "icmd_stuck_busy", "slow_icmd_polls", "slow_icmd", "removed", "register_status"}, LinkFaultNames()...), PCIeFaultNames()...)
 }
 
 // setFault changes one device-level fault. register_status takes

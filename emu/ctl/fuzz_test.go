@@ -36,6 +36,7 @@ func FuzzControlProtocol(f *testing.F) {
 		`{"op":"module","module":0,"module_faults":["i2c_hang"]}`,
 		`{"op":"nv","nv":{"reject_writes":"*"}}` + "\n" + `{"op":"clear"}`,
 		`{"op":"advance","duration":"10m"}`,
+		`{"op":"fault","set":{"pcie.aer":"BadTLP:5,CmpltTO","pcie.width":"8","pcie.correctable_per_sec":"RxErr:2"}}`,
 		`{"op":"fault","bdf":"0000:99:00.0","set":{"removed":"true"}}`,
 		`not json`,
 	} {

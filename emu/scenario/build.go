@@ -10,6 +10,7 @@ import (
 
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/fw"
+	"github.com/cxray/cxray/emu/hostlink"
 	"github.com/cxray/cxray/emu/nvstore"
 	emuoptics "github.com/cxray/cxray/emu/optics"
 	"github.com/cxray/cxray/internal/clock"
@@ -62,6 +63,9 @@ type Adapter struct {
 	// Optics is the modules in the adapter's cages (switch their faults,
 	// plug and unplug them at run time).
 	Optics *emuoptics.Model
+	// Link is the card's PCI Express link (retrain it, inject AER errors
+	// at run time).
+	Link *hostlink.Model
 }
 
 // Function is one PCI function: the config space a client opens.
@@ -190,8 +194,18 @@ func buildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool, wrap fun
 		}
 		df.RegisterStatus[uint16(r.ID)] = st
 	}
+	link, err := hostlink.New(d.PCIe, oclk, len(d.Functions))
+	if err != nil {
+		return nil, fmt.Errorf("scenario: device %s: pcie: %w", d.Name, err)
+	}
+	if b, err := ParseBDF(d.Functions[0].BDF); err == nil {
+		link.SetBDF0(b.Bus, b.Device, b.Function)
+	}
+	if err := hostlink.Install(f, link); err != nil {
+		return nil, fmt.Errorf("scenario: device %s: %w", d.Name, err)
+	}
 	id := identity(d)
-	a := &Adapter{Name: d.Name, Profile: d.Profile, Spec: d, Firmware: f, Optics: opt}
+	a := &Adapter{Name: d.Name, Profile: d.Profile, Spec: d, Firmware: f, Optics: opt, Link: link}
 	for i, fs := range d.Functions {
 		view, err := f.View(functionPorts(d, i))
 		if err != nil {
@@ -201,7 +215,7 @@ func buildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool, wrap fun
 		if wrap != nil {
 			fwi = wrap(fs.BDF, view)
 		}
-		dev := emu.New(emu.Config{Identity: id, Firmware: fwi, Clock: clk})
+		dev := emu.New(emu.Config{Identity: id, Firmware: fwi, Clock: clk, Express: link.Express(i)})
 		dev.SetFaults(df)
 		var cs ConfigSpace = dev
 		if d.Lockdown {

@@ -49,14 +49,36 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 			class[sub] = r.mkdirs(ctx, &r.Inode, path)
 		}
 	}
+	bridges := map[string]*fs.Inode{}
 	for _, e := range r.entries {
-		d := r.mkdir(ctx, devices, e.BDF)
+		var d *fs.Inode
+		// up is how far the function's directory lies below
+		// bus/pci/devices.
+		up := "../../../../../"
+		if u := e.Upstream; u != nil {
+			b := bridges[u.BDF]
+			if b == nil {
+				b = r.mkdir(ctx, devices, u.BDF)
+				for _, a := range bridgeFiles(u) {
+					t := &textNode{data: []byte(a.content), mtime: r.mtime}
+					b.AddChild(a.name, b.NewPersistentInode(ctx, t, fs.StableAttr{Mode: syscall.S_IFREG}), false)
+				}
+				r.addAttrs(ctx, b, u.Attrs)
+				bridges[u.BDF] = b
+			}
+			d = r.mkdir(ctx, b, e.BDF)
+			r.symlink(ctx, devices, e.BDF, u.BDF+"/"+e.BDF)
+			up += "../"
+		} else {
+			d = r.mkdir(ctx, devices, e.BDF)
+		}
 		cfg := &configNode{dev: e.Dev, size: e.ConfigSize, mtime: r.mtime}
 		d.AddChild("config", d.NewPersistentInode(ctx, cfg, fs.StableAttr{Mode: syscall.S_IFREG}), false)
 		for _, a := range attributes(e) {
 			t := &textNode{data: []byte(a.content), mtime: r.mtime}
 			d.AddChild(a.name, d.NewPersistentInode(ctx, t, fs.StableAttr{Mode: syscall.S_IFREG}), false)
 		}
+		r.addAttrs(ctx, d, e.Attrs)
 		for _, sub := range []struct {
 			name  string
 			items []string
@@ -72,7 +94,7 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 				}
 				// As on a host, the function's entry and the class entry
 				// are one directory: here the class one, linked.
-				r.symlink(ctx, sd, it, "../../../../../"+classDirs[sub.name]+"/"+it)
+				r.symlink(ctx, sd, it, up+classDirs[sub.name]+"/"+it)
 				cd := r.mkdir(ctx, class[sub.name], it)
 				r.symlink(ctx, cd, "device", "../../../bus/pci/devices/"+e.BDF)
 				r.addAttrs(ctx, cd, e.ClassAttrs[it])
@@ -80,6 +102,14 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 		}
 		if e.Driver != "" {
 			r.symlink(ctx, d, "driver", "/sys/bus/pci/drivers/"+e.Driver)
+		}
+		if r.tree && e.Fwctl != nil {
+			// As mlx5_fwctl registers it: the class device's parent is
+			// the PCI function; the device file is the ioctl endpoint.
+			cd := r.mkdirs(ctx, &r.Inode, "class/fwctl/"+e.Fwctl.name)
+			r.symlink(ctx, cd, "device", "../../../bus/pci/devices/"+e.BDF)
+			dd := r.mkdirs(ctx, &r.Inode, "dev/fwctl")
+			dd.AddChild(e.Fwctl.name, dd.NewPersistentInode(ctx, &fwctlNode{dev: e.Fwctl, mtime: r.mtime}, fs.StableAttr{Mode: syscall.S_IFREG}), false)
 		}
 	}
 }

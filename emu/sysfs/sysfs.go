@@ -11,6 +11,7 @@
 package sysfs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -66,12 +67,52 @@ type DeviceEntry struct {
 	Driver string
 	// BAR0Size is the size of BAR 0 reported in `resource` (0: 32 MiB).
 	BAR0Size uint64
+	// Fwctl, when set, is the function's firmware command interface as
+	// Linux's fwctl subsystem offers it: ServeTree serves it as
+	// /sys/class/fwctl/fwctlN (its `device` link names the function) and
+	// the device file dev/fwctl/fwctlN, which answers the FWCTL_INFO and
+	// FWCTL_RPC ioctls (include/uapi/fwctl/fwctl.h). N counts the entries
+	// with one, in address order.
+	Fwctl *Fwctl
+	// Attrs are more attribute files of the function's own directory,
+	// computed when opened (current_link_speed, aer_dev_correctable):
+	// plain names that no built-in attribute or entry uses.
+	Attrs map[string]Attr
+	// Upstream, when set, is the bridge the function sits behind (the
+	// slot's port): the function's directory is served inside the
+	// bridge's, and bus/pci/devices/BDF links to it, as on a host, so a
+	// reader finds the bridge as the function's parent directory.
+	Upstream *Bridge
 	// ClassAttrs are the attributes of the function's class devices, by
 	// name (one of Netdevs or RDMA), each by its path under the device's
 	// directory ("address", "operstate", "ports/1/state",
 	// "ports/1/hw_counters/out_of_sequence"). ServeTree serves them as
 	// /sys/class/net/NAME and /sys/class/infiniband/NAME.
 	ClassAttrs map[string]map[string]Attr
+}
+
+// Fwctl is a function's fwctl device: its type and device data (what
+// FWCTL_INFO reports; for mlx5, struct fwctl_info_mlx5) and the RPC that
+// FWCTL_RPC delivers, with the scope and mailboxes as the caller gave them.
+// An RPC error that is a syscall.Errno is returned to the caller's ioctl
+// as that errno (the driver's refusals: EBADMSG, EOPNOTSUPP, ENODEV ...);
+// any other is EIO.
+type Fwctl struct {
+	DeviceType uint32
+	DeviceData []byte
+	RPC        func(ctx context.Context, scope uint32, in []byte, outLen int) ([]byte, error)
+	// name is fwctlN, given by normalize.
+	name string
+}
+
+// Bridge is a PCI bridge as sysfs shows one: its address, its IDs (the
+// identity files every PCI device has, which tools that list
+// /sys/bus/pci/devices read: mstflint fails without them), and its
+// attribute files besides those.
+type Bridge struct {
+	BDF            string
+	Vendor, Device uint16
+	Attrs          map[string]Attr
 }
 
 // Attr produces an attribute's text when the file is opened, as the
@@ -156,6 +197,9 @@ func normalize(in []DeviceEntry) ([]DeviceEntry, error) {
 		if err := checkClassAttrs(e); err != nil {
 			return nil, err
 		}
+		if err := checkAttrs(e); err != nil {
+			return nil, err
+		}
 		for _, names := range [][]string{e.Netdevs, e.RDMA} {
 			for _, n := range names {
 				if other, dup := classSeen[n]; dup && other != bdf {
@@ -167,7 +211,70 @@ func normalize(in []DeviceEntry) ([]DeviceEntry, error) {
 		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].BDF < out[j].BDF })
+	n := 0
+	for i := range out {
+		if out[i].Fwctl == nil {
+			continue
+		}
+		if out[i].Fwctl.RPC == nil {
+			return nil, fmt.Errorf("sysfs: device %s: its fwctl device has no RPC", out[i].BDF)
+		}
+		fc := *out[i].Fwctl
+		fc.name = fmt.Sprintf("fwctl%d", n)
+		out[i].Fwctl = &fc
+		n++
+	}
+	for i := range out {
+		u := out[i].Upstream
+		if u == nil {
+			continue
+		}
+		b, err := CanonicalBDF(u.BDF)
+		if err != nil {
+			return nil, fmt.Errorf("sysfs: device %s: its upstream bridge: %w", out[i].BDF, err)
+		}
+		if seen[b] {
+			return nil, fmt.Errorf("sysfs: device %s: upstream bridge %s is also a function; give the bridge its own address", out[i].BDF, b)
+		}
+		for n, a := range u.Attrs {
+			if !validName(n) || a == nil || bridgeIDs[n] {
+				return nil, fmt.Errorf("sysfs: bridge %s: attribute %q must be a plain name with a function, other than the identity files", b, n)
+			}
+		}
+		out[i].Upstream = &Bridge{BDF: b, Vendor: u.Vendor, Device: u.Device, Attrs: u.Attrs}
+	}
 	return out, nil
+}
+
+// bridgeIDs are the identity files of a bridge's directory.
+var bridgeIDs = map[string]bool{"class": true, "vendor": true, "device": true, "subsystem_vendor": true, "subsystem_device": true, "revision": true}
+
+// bridgeFiles are a bridge's identity files, in the kernel's formats.
+func bridgeFiles(b *Bridge) []attr {
+	hex4 := func(v uint16) string { return fmt.Sprintf("0x%04x\n", v) }
+	return []attr{{"vendor", hex4(b.Vendor)}, {"device", hex4(b.Device)}, {"subsystem_vendor", hex4(0)},
+		{"subsystem_device", hex4(0)}, {"class", "0x060400\n"}, {"revision", "0x00\n"}}
+}
+
+// checkAttrs checks a function's extra attributes: plain names that the
+// built-in files and entries do not use.
+func checkAttrs(e DeviceEntry) error {
+	taken := map[string]bool{"config": true, "net": true, "infiniband": true, "driver": true}
+	for _, a := range attributes(e) {
+		taken[a.name] = true
+	}
+	for n, fn := range e.Attrs {
+		if !validName(n) || strings.Contains(n, "/") {
+			return fmt.Errorf("sysfs: device %s: attribute %q must be a plain file name", e.BDF, n)
+		}
+		if taken[n] {
+			return fmt.Errorf("sysfs: device %s: attribute %q is already served", e.BDF, n)
+		}
+		if fn == nil {
+			return fmt.Errorf("sysfs: device %s: attribute %q has no function", e.BDF, n)
+		}
+	}
+	return nil
 }
 
 // fillFromHeader reads the standard header (offsets 0x00-0x3F hold no
@@ -255,6 +362,21 @@ func checkClassAttrs(e DeviceEntry) error {
 
 // Parts of a ServeTree file system that Bind puts over /sys.
 var TreeParts = []string{"bus/pci/devices", "class/net", "class/infiniband"}
+
+// FwctlParts are the parts a ServeTree file system has when an entry has
+// a Fwctl (HasFwctl): "class/fwctl" goes over /sys/class/fwctl,
+// "dev/fwctl" (the device files) over /dev/fwctl.
+var FwctlParts = []string{"class/fwctl", "dev/fwctl"}
+
+// HasFwctl says whether an entry has a fwctl device.
+func HasFwctl(entries []DeviceEntry) bool {
+	for _, e := range entries {
+		if e.Fwctl != nil {
+			return true
+		}
+	}
+	return false
+}
 
 // readConfig performs one config-file read for the FUSE layer: exactly one
 // ReadAt of len(dest) bytes at off (clipped to the config size), as the

@@ -127,3 +127,71 @@ func TestClassAttrsChecked(t *testing.T) {
 		t.Errorf("one name on two functions: %v", err)
 	}
 }
+
+// TestBridgeTree: a function behind its slot's port is served inside the
+// port's directory, as on a host, with its own computed attributes; names
+// and the listing of functions still work, and the port is found as the
+// function's parent.
+func TestBridgeTree(t *testing.T) {
+	if !inPrivateNS(t) {
+		return
+	}
+	dev, _ := newDevice()
+	const bridge = "0000:00:03.0"
+	entry := sysfs.DeviceEntry{BDF: bdf, Dev: dev, NUMANode: -1, Driver: "mlx5_core", Netdevs: []string{"ens1f0np0"},
+		Attrs:      map[string]sysfs.Attr{"current_link_width": fixed("8\n"), "max_link_width": fixed("16\n")},
+		Upstream:   &sysfs.Bridge{BDF: bridge, Vendor: 0x8086, Attrs: map[string]sysfs.Attr{"max_link_width": fixed("8\n")}},
+		ClassAttrs: map[string]map[string]sysfs.Attr{"ens1f0np0": {"address": fixed("b8:3f:d2:a1:b2:c0\n")}}}
+	root := t.TempDir()
+	srv, err := sysfs.ServeTree(root, []sysfs.DeviceEntry{entry}, &sysfs.Options{HostNamespace: os.Getenv(envHostNS)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Unmount()
+	fnDir, err := filepath.EvalSymlinks(filepath.Join(root, "bus/pci/devices", bdf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fnDir, filepath.Join(root, "bus/pci/devices", bridge, bdf); got != want {
+		t.Errorf("the function resolves to %s, want %s", got, want)
+	}
+	for path, want := range map[string]string{
+		"bus/pci/devices/" + bdf + "/current_link_width":                   "8\n",
+		"bus/pci/devices/" + bdf + "/vendor":                               "0x15b3\n",
+		"bus/pci/devices/" + bdf + "/net/ens1f0np0/address":                "b8:3f:d2:a1:b2:c0\n",
+		"class/net/ens1f0np0/device/max_link_width":                        "16\n",
+		filepath.Join(filepath.Dir(fnDir), "max_link_width")[len(root)+1:]: "8\n",
+		"bus/pci/devices/" + bridge + "/class":                             "0x060400\n",
+	} {
+		if b, err := os.ReadFile(filepath.Join(root, path)); err != nil || string(b) != want {
+			t.Errorf("%s: %q, %v; want %q", path, b, err, want)
+		}
+	}
+	fs, err := (devname.Sys{Root: root}).List()
+	if err != nil || len(fs) != 1 || fs[0].BDF != bdf {
+		t.Errorf("listing: %+v, %v (the bridge is no adapter)", fs, err)
+	}
+	if n, err := (devname.Sys{Root: root}).Parse("ens1f0np0"); err != nil || n.BDF != bdf {
+		t.Errorf("ens1f0np0 resolves to %+v, %v", n, err)
+	}
+}
+
+func TestAttrsChecked(t *testing.T) {
+	dev, _ := newDevice()
+	for _, c := range []struct {
+		e    sysfs.DeviceEntry
+		want string
+	}{
+		{sysfs.DeviceEntry{BDF: bdf, Dev: dev, Attrs: map[string]sysfs.Attr{"vendor": fixed("")}}, "already served"},
+		{sysfs.DeviceEntry{BDF: bdf, Dev: dev, Attrs: map[string]sysfs.Attr{"a/b": fixed("")}}, "plain file name"},
+		{sysfs.DeviceEntry{BDF: bdf, Dev: dev, Attrs: map[string]sysfs.Attr{"x": nil}}, "no function"},
+		{sysfs.DeviceEntry{BDF: bdf, Dev: dev, Upstream: &sysfs.Bridge{BDF: bdf}}, "also a function"},
+		{sysfs.DeviceEntry{BDF: bdf, Dev: dev, Upstream: &sysfs.Bridge{BDF: "zz"}}, "upstream bridge"},
+		{sysfs.DeviceEntry{BDF: bdf, Dev: dev, Upstream: &sysfs.Bridge{BDF: "00:03.0", Attrs: map[string]sysfs.Attr{"class": fixed("")}}}, "other than the identity files"},
+	} {
+		_, err := sysfs.ServeTree(t.TempDir(), []sysfs.DeviceEntry{c.e}, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.e, err, c.want)
+		}
+	}
+}

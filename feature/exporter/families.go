@@ -50,9 +50,9 @@ var (
 // Families of the identity collector.
 var (
 	famInfo = gauge("cxray_device_info",
-		"Identity of the device (value 1): model, PCI device ID (and as mlx5_ib's hca_type), PSID, running and stored firmware, adapter part number, GUIDs, RDMA device. A label the backend cannot tell is left out.",
+		"Identity of the device (value 1): model, PCI device ID (and as mlx5_ib's hca_type), PSID, running and stored firmware, adapter part number, GUIDs, its names (RDMA device, PCI address, first interface: what device is joined on). A label the backend cannot tell is left out.",
 		"device", "backend", "model", "device_id", "hca_type", "psid", "firmware_version", "firmware_stored_version", "part_number",
-		"node_guid", "sys_image_guid", "hw_rev", "node_desc", "rdma")
+		"node_guid", "sys_image_guid", "hw_rev", "node_desc", "rdma", "pci", "netdev")
 	famPending = gauge("cxray_device_firmware_pending",
 		"1 when the firmware in flash differs from the running one (it runs after the next reset), 0 when they agree.",
 		"device")
@@ -97,6 +97,9 @@ var (
 		"device", "port")
 	famPortState = gauge("cxray_port_state",
 		"InfiniBand port state as the kernel shows it: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.",
+		"device", "port")
+	famPortWidth = gauge("cxray_port_link_width_lanes",
+		"Lanes an InfiniBand link trained to (PTYS ib_link_width_oper; kernel: the width of the rate); fewer than cxray_port_lanes is a degraded link.",
 		"device", "port")
 	famPortPhysState = gauge("cxray_port_phys_state",
 		"InfiniBand physical port state as the kernel shows it: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.",
@@ -218,10 +221,10 @@ func counterFamily(kind, name string) (f family, scale float64, lane string) {
 	case "ib":
 		if (n == "port_xmit_data" || n == "port_rcv_data") && lane == "" {
 			return counter("cxray_ib_"+n+"_bytes_total",
-				fmt.Sprintf("InfiniBand port counter %s in bytes (sysfs counters/%s, which counts 4-octet words).", name, name), labels...), 4, ""
+				fmt.Sprintf("InfiniBand port counter %s in bytes (PPCNT's InfiniBand groups or sysfs counters/%s, which count 4-octet words).", name, name), labels...), 4, ""
 		}
 		return counter("cxray_ib_"+n+perLane+"_total",
-			fmt.Sprintf("InfiniBand port counter %s (sysfs ports/N/counters/%s).", name, name), labels...), 1, lane
+			fmt.Sprintf("InfiniBand port counter %s (PPCNT's InfiniBand groups, or sysfs ports/N/counters/%s).", name, name), labels...), 1, lane
 	}
 	help := rdmaHelp[name]
 	if help == "" {

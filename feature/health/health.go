@@ -1,6 +1,8 @@
 // Package health is the first look at a suspicious adapter: identity,
-// access, ports, modules, temperatures, configuration, counters and MAC
-// drift, each with a verdict (ok, warn, fail), what it means and what to do.
+// access, ports, modules, temperatures, configuration, counters, the
+// port's link, the PCIe link to the host, the kernel driver's own health
+// (devlink health reporters, driver statistics) and MAC drift, each with
+// a verdict (ok, warn, fail), what it means and what to do.
 package health
 
 import (
@@ -14,6 +16,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/feature/modules"
+	"github.com/cxray/cxray/feature/pcielink"
 	"github.com/cxray/cxray/feature/roce"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/optics"
@@ -63,6 +66,9 @@ type Report struct {
 	Via    dev.Backend `json:"via,omitempty"`
 	Status Status      `json:"status"`
 	Checks []Check     `json:"checks"`
+	// Unread is why the device could not be read at all (its identity):
+	// a device error for the command (exit 3), not a finding.
+	Unread error `json:"-"`
 }
 
 // Options tune Run.
@@ -86,13 +92,16 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	if o.Interval <= 0 {
 		o.Interval = time.Second
 	}
-	id, idCheck := identity(ctx, a)
+	id, idCheck, idErr := identity(ctx, a)
 	r.add(idCheck)
 	r.add(access(a))
 	if idCheck.Status == Fail {
+		r.Unread = idErr
 		r.finish()
 		return r
 	}
+	pcieBefore, _ := a.PCIe(ctx)
+	drvBefore, drvErr := a.Driver(ctx, true)
 	before, errA := counters(ctx, a)
 	// The module check reads twice around the same interval the counters
 	// use, so frozen monitors show without a second wait.
@@ -101,16 +110,30 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 		errA = a.Sleep(ctx, o.Interval)
 	}
 	after, errB := counters(ctx, a)
+	pcieAfter, _ := a.PCIe(ctx)
+	var drvAfter *adapter.Driver
+	if drvErr == nil {
+		drvAfter, _ = a.Driver(ctx, false)
+	}
 	// The ports check comes first in the report; it is made after the
 	// module read so that a port down for want of a module says so.
 	pc := newPortClass(mods, o.Unused)
 	r.add(portsCheck(ctx, a, pc))
 	r.add(modulesCheck(mods, modErr, pc))
-	r.add(temperatures(ctx, a))
+	r.add(temperatures(ctx, a, unreachableModules(mods)))
 	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
 	r.add(linkCheck(ctx, a, pc))
+	pcc, prep := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
+		pcieBefore, pcieAfter, o.Interval)
+	r.add(pcc)
+	dc, drv := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
+	r.add(dc)
+	r.add(bandwidthCheck(prep, drv, before, after, o.Interval))
 	r.add(macDrift(ctx, a, id))
+	if c, ok := kernelLog(ctx, a); ok {
+		r.add(c)
+	}
 	r.Via = via(a)
 	r.finish()
 	return r
@@ -149,13 +172,13 @@ func (r *Report) finish() {
 
 // ---- identity
 
-func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check) {
+func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check, error) {
 	c := Check{Name: "identity"}
 	id, err := a.Identity(ctx)
 	if id == nil {
 		c.Status, c.Summary = Fail, "cannot read the firmware's identity: "+err.Error()
 		c.Next = "check the device name with 'cxray status' and that no other tool holds the adapter; the other checks were not run"
-		return &adapter.Identity{}, c
+		return &adapter.Identity{}, c, err
 	}
 	c.Status = OK
 	db := a.DB()
@@ -172,7 +195,7 @@ func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check
 		c.Next = "activate it with a firmware reset (mlxfwreset, or a cold reboot), or it runs at the next one unplanned"
 	}
 	if !a.HasRegisters() {
-		return id, c
+		return id, c, nil
 	}
 	revDate, known := RevisionDate(db.Revision)
 	switch {
@@ -193,7 +216,7 @@ func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check
 	for _, n := range db.Notes {
 		c.Details = append(c.Details, "database: "+n)
 	}
-	return id, c
+	return id, c, nil
 }
 
 func dash(s string) string {
@@ -308,7 +331,7 @@ func portsCheck(ctx context.Context, a *adapter.Adapter, pc portClass) Check {
 	c := Check{Name: "ports", Status: OK}
 	links, err := a.Links(ctx)
 	if len(links) == 0 {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)
 		}
 		c = unreadable(c, "the ports", err)
@@ -320,6 +343,12 @@ func portsCheck(ctx context.Context, a *adapter.Adapter, pc portClass) Check {
 	if err != nil {
 		c.Status = Warn
 		c.Details = append(c.Details, "partly read: "+strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	lanes := map[int]int{}
+	if ps, err := a.Ports(ctx); err == nil {
+		for _, p := range ps {
+			lanes[p.Local] = p.Lanes
+		}
 	}
 	// parts are the ports in order, each as it stands: up, disabled,
 	// empty, unused.
@@ -366,6 +395,18 @@ func portsCheck(ctx context.Context, a *adapter.Adapter, pc portClass) Check {
 			continue
 		}
 		up++
+		if l.LinkLayer == adapter.LinkInfiniBand {
+			s, st, detail, next := ibPort(l, lanes[l.Port])
+			parts = append(parts, s)
+			c.Status = worse(c.Status, st)
+			if detail != "" {
+				c.Details = append(c.Details, detail)
+			}
+			if c.Next == "" {
+				c.Next = next
+			}
+			continue
+		}
 		if l.SpeedGbps == nil || *l.SpeedGbps == 0 {
 			parts = append(parts, fmt.Sprintf("port %d up", l.Port))
 			continue
@@ -425,7 +466,7 @@ func orWord(s, def string) string {
 func modulesCheck(mods []*modules.Report, err error, pc portClass) Check {
 	c := Check{Name: "modules", Status: OK}
 	switch {
-	case errors.Is(err, adapter.ErrUnsupported):
+	case errors.Is(err, errors.ErrUnsupported):
 		return unsupported(c, err)
 	case err != nil:
 		c.Status, c.Summary = Warn, "modules could not be read: "+err.Error()
@@ -462,6 +503,12 @@ func modulesCheck(mods []*modules.Report, err error, pc portClass) Check {
 			c.Details = append(c.Details, fmt.Sprintf("port %d: %s (%s): %s", m.Port, v.Code, v.Category, v.Summary))
 		}
 	}
+	for _, m := range mods {
+		if m.Verify != nil && m.Verify.DeviceClockStill {
+			c.Details = append(c.Details, "the device's clock did not move between the two reads (its uptime stood still: an emulator on a manual clock), so frozen monitors could not be judged; advance it (cxray emu ctl advance 10s) or use -d emu, whose waits move it")
+			break
+		}
+	}
 	if n == 0 {
 		c.Summary = fmt.Sprintf("%d module(s) read, no problem found", judged-len(empty))
 	} else {
@@ -474,12 +521,32 @@ func modulesCheck(mods []*modules.Report, err error, pc portClass) Check {
 	return c
 }
 
+// unreachableModules are the modules whose management interface the
+// module check found dead (a stuck bus; a module that answers nothing), by
+// cage, with the verdict: the firmware reads a module's temperature over
+// that interface, so a temperature said of them would contradict the
+// verdict, whatever a sensor answers. (An EEPROM the firmware will not
+// read, MCIA refused, says nothing about the sensor.)
+func unreachableModules(mods []*modules.Report) map[int]string {
+	out := map[int]string{}
+	for _, m := range mods {
+		for _, v := range m.Verdicts {
+			if v.Code == optics.VerdictI2CHang || v.Code == optics.VerdictBlank {
+				if _, seen := out[m.Module]; !seen {
+					out[m.Module] = v.Code
+				}
+			}
+		}
+	}
+	return out
+}
+
 // ---- temperatures
 
-func temperatures(ctx context.Context, a *adapter.Adapter) Check {
+func temperatures(ctx context.Context, a *adapter.Adapter, unreachable map[int]string) Check {
 	c := Check{Name: "temperatures", Status: OK}
 	ts, err := a.Temperatures(ctx)
-	if len(ts) == 0 && errors.Is(err, adapter.ErrUnsupported) {
+	if len(ts) == 0 && errors.Is(err, errors.ErrUnsupported) {
 		return unsupported(c, err)
 	}
 	var parts []string
@@ -489,6 +556,13 @@ func temperatures(ctx context.Context, a *adapter.Adapter) Check {
 			label = fmt.Sprintf("module %d", t.Module)
 		} else if t.Index > 0 {
 			label = t.Sensor
+		}
+		if why, ok := unreachable[t.Module]; ok && t.Kind == "module" {
+			// The module check could not read this module: its sensor's
+			// answer, if any, is not a reading of it.
+			parts = append(parts, label+" n/a")
+			c.Details = append(c.Details, fmt.Sprintf("%s: no reading (the module is unreadable: %s; see the modules check)", label, why))
+			continue
 		}
 		if t.Celsius == nil {
 			parts = append(parts, label+" n/a")
@@ -533,7 +607,7 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 	c := Check{Name: "configuration", Status: OK}
 	d, err := a.Registers(ctx)
 	if err != nil {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			c.Status, c.Summary = Skip, "not available on this backend: NV configuration is read through registers"
 			return c
 		}
@@ -544,21 +618,43 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 		c.Status, c.Summary = Skip, "no NV parameter database was given"
 		return c
 	}
+	// A write the journal shows was cut short comes first: until it is
+	// finished or rolled back, cxray refuses every NV write, so 'config
+	// set' is no advice then.
+	lctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	ie, lerr := nvconf.CheckInterrupted(lctx, nvconf.KeyFor(a.Backend(), a.Name(), a.BDF()), nv)
+	cancel()
+	var le *nvconf.LockError
+	switch {
+	case ie != nil:
+		c.Status = Fail
+		c.Details = append(c.Details, ie.Error())
+		c.Next = fmt.Sprintf("finish the interrupted %s with 'cxray config recover --finish -d %s' or roll it back with 'cxray config recover --rollback -d %s'; until then cxray refuses NV writes to this adapter",
+			ie.Entry.Op, a.Name(), a.Name())
+	case errors.As(lerr, &le):
+		c.Details = append(c.Details, "an NV write is under way: "+lerr.Error())
+	}
 	pending, suspicious, err := NVFindings(ctx, d, nv)
 	if err != nil {
+		st, next, details := c.Status, c.Next, c.Details
 		c = unreadable(c, "the NV configuration", err)
+		if st == Fail {
+			c.Status, c.Next, c.Details = st, next, details
+		}
 		if c.Next == "" {
 			c.Next = "run 'cxray config query -e' for details"
 		}
 		return c
 	}
 	if len(pending) > 0 {
-		c.Status = Warn
+		c.Status = worse(c.Status, Warn)
 		c.Details = append(c.Details, pending...)
-		c.Next = "these take effect after a firmware reset: apply with 'cxray config apply' (MFRL) where the firmware allows, or reboot; or undo them with 'cxray config set'"
+		if ie == nil {
+			c.Next = "these take effect after a firmware reset: apply with 'cxray config apply' (MFRL) where the firmware allows, or reboot; or undo them with 'cxray config set'"
+		}
 	}
 	if len(suspicious) > 0 {
-		c.Status = Warn
+		c.Status = worse(c.Status, Warn)
 		c.Details = append(c.Details, suspicious...)
 		if c.Next == "" {
 			c.Next = "review these settings with 'cxray config query -e' and change them with 'cxray config set'"
@@ -569,6 +665,9 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 		c.Summary = "Next Boot equals Current; nothing suspicious"
 	default:
 		c.Summary = fmt.Sprintf("%d change(s) pending until the next firmware reset, %d suspicious setting(s)", len(pending), len(suspicious))
+	}
+	if ie != nil {
+		c.Summary = fmt.Sprintf("an interrupted NV %s left %d TLV(s) possibly half applied; ", ie.Entry.Op, len(ie.Names)) + c.Summary
 	}
 	return c
 }
@@ -610,7 +709,12 @@ func NVFindings(ctx context.Context, d *dev.Device, nv *nvconf.DB) (pending, sus
 type sample struct {
 	values map[string]uint64 // "port1.symbol_errors"
 	rdma   map[string]uint64
+	pause  map[string]uint64 // "port1.a_pause_mac_ctrl_frames_received"
 }
+
+// pauseCounters are the PPCNT IEEE 802.3 group's pause frame counters:
+// flow control, not errors; the bandwidth check weighs them.
+var pauseCounters = []string{"a_pause_mac_ctrl_frames_received", "a_pause_mac_ctrl_frames_transmitted"}
 
 // errorCounters are counters that stay at zero on a healthy link: PPCNT's
 // by group, and the IB PMA counters the kernel shows;
@@ -623,7 +727,7 @@ var errorCounters = map[string][]string{
 }
 
 func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
-	s := &sample{values: map[string]uint64{}, rdma: map[string]uint64{}}
+	s := &sample{values: map[string]uint64{}, rdma: map[string]uint64{}, pause: map[string]uint64{}}
 	sets, err := a.PortCounters(ctx)
 	if err != nil && len(sets) == 0 {
 		return nil, err
@@ -634,10 +738,21 @@ func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
 			want[n] = true
 		}
 	}
+	ib := map[int]bool{}
+	for _, cs := range sets {
+		ib[cs.Port] = ib[cs.Port] || cs.Kind == "ib"
+	}
 	for _, cs := range sets {
 		for n, v := range cs.Values {
-			if want[n] {
+			// On an InfiniBand port the IB symbol_error counts what the
+			// physical layer's symbol_errors does: one is enough.
+			if want[n] && !(ib[cs.Port] && cs.Kind == "ppcnt" && n == "symbol_errors") {
 				s.values[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
+			}
+		}
+		for _, n := range pauseCounters {
+			if v, ok := cs.Values[n]; ok {
+				s.pause[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
 			}
 		}
 	}
@@ -657,7 +772,7 @@ func countersCheck(a, b *sample, errA, errB error, interval time.Duration) Check
 	c := Check{Name: "counters", Status: OK}
 	if errA != nil || errB != nil || a == nil || b == nil {
 		err := firstErr(errA, errB)
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)
 		}
 		return unreadable(c, "the counters (sampled twice)", err)
@@ -678,7 +793,13 @@ func countersCheck(a, b *sample, errA, errB error, interval time.Duration) Check
 	}
 	if len(moving) > 0 {
 		c.Details = append(c.Details, moving...)
-		c.Next = "errors on a link point at the module, cable or connector: clean or reseat them, compare with 'cxray module --verify', and watch with 'cxray monitor --what counters --alert \"rate(symbol_errors) > 0\"'"
+		// The alert names the first counter that moved (port1.symbol_error
+		// on an InfiniBand port: "rate(symbol_error) > 0").
+		name := "symbol_errors"
+		if _, n, ok := strings.Cut(strings.Fields(moving[0])[0], "."); ok {
+			name = n
+		}
+		c.Next = fmt.Sprintf("errors on a link point at the module, cable or connector: clean or reseat them, compare with 'cxray module --verify', and watch with 'cxray monitor --what counters --alert \"rate(%s) > 0\"'", name)
 	}
 	var retrans []string
 	for _, k := range sortedKeys(b.rdma) {
@@ -727,11 +848,15 @@ func macDrift(ctx context.Context, a *adapter.Adapter, id *adapter.Identity) Che
 	c := Check{Name: "mac", Status: OK}
 	os, err := a.OS(ctx)
 	if err != nil {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			c.Status, c.Summary = Skip, "no network interface of this function is known"
 			return c
 		}
 		c.Status, c.Summary = Warn, "the interfaces could not be read: "+err.Error()
+		return c
+	}
+	if ipoibOnly(os.Netdevs) {
+		c.Status, c.Summary = Skip, "the port runs InfiniBand: its interface is IPoIB, whose address is a queue pair and the port's GID, not a MAC"
 		return c
 	}
 	drift := Drift(id.PermanentMAC, os.Netdevs)
@@ -766,11 +891,12 @@ type MACDrift struct {
 // Drift lists the interfaces whose current address differs from the
 // permanent MAC: the firmware's (permanent) when known, else the one the
 // kernel reports for the interface. Representors are left out: they
-// carry addresses of their own.
+// carry addresses of their own; so are IPoIB interfaces, whose 20-byte
+// address is a QPN and the port's GID, not a MAC.
 func Drift(permanent string, nds []adapter.Netdev) []MACDrift {
 	var out []MACDrift
 	for _, n := range nds {
-		if n.Representor || n.Address == "" {
+		if n.Representor || n.Address == "" || len(n.Address) != len("00:00:00:00:00:00") {
 			continue
 		}
 		want := permanent

@@ -24,7 +24,7 @@ func linkCheck(ctx context.Context, a *adapter.Adapter, pc portClass) Check {
 	}
 	reps, err := link.Read(ctx, a, link.Options{Brief: true})
 	if err != nil {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)
 		}
 		c = unreadable(c, "the links", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/emu/emuadapter/emutest"
+	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/feature/health"
 )
@@ -53,7 +54,21 @@ func expectedLink(t *testing.T, f *scenario.Function, own []int) (want health.St
 		}
 		judged = true
 		ps := spec.Ports[p-1]
-		if st.SpeedGbps < emutest.BestGbps(a, p) {
+		if st.LinkType == fw.LinkInfiniBand {
+			// A width narrower than the port; link downs and error
+			// recoveries the IB counters hold.
+			if st.Width < ps.Lanes {
+				worse(health.Warn)
+			}
+			if c, err := a.Firmware.IBCounters(p); err != nil {
+				t.Fatal(err)
+			} else if c["link_downed"] > 0 || c["link_error_recovery"] > 0 {
+				worse(health.Warn)
+			}
+			if best, _ := emutest.BestIB(a, p); st.Protocol != best {
+				worse(health.Warn) // the switch enables a lower speed
+			}
+		} else if st.SpeedGbps < emutest.BestGbps(a, p) {
 			worse(health.Warn) // speed mismatch
 		}
 		for l := 0; l < ps.Lanes; l++ {

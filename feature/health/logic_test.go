@@ -110,9 +110,10 @@ func TestHealthyFunction(t *testing.T) {
 	rep := newRig(t).run(t)
 	want := map[string]health.Status{"identity": health.OK, "access": health.OK, "ports": health.OK, "modules": health.OK,
 		"temperatures": health.OK, "configuration": health.Skip, "counters": health.Warn, "mac": health.OK,
-		"link": health.Warn}
+		"link": health.Warn, "pcie": health.Skip, "driver": health.Skip, "bandwidth": health.OK}
 	// No PPCNT: the counters cannot be sampled, a warning (and the link's
-	// BER cannot be judged).
+	// BER cannot be judged). No MPEIN and no host view: no PCIe link; no
+	// kernel view: no driver check.
 	if d := cmp.Diff(want, statuses(rep)); d != "" {
 		t.Errorf("verdicts (-want +got):\n%s\n%s", d, describe(rep))
 	}
@@ -261,6 +262,10 @@ func TestTemperaturesCheck(t *testing.T) {
 			f.Put("MTCAP", "sensor_map=0x3")
 			f.Put("MTMP", "sensor_index=1", "temperature=360", "sensor_name=board")
 		}, health.OK, "ASIC 50.0 °C, board 45.0 °C, module 0 40.0 °C", ""},
+		{"a module the module check cannot read shows no temperature, whatever its sensor says", func(f *devtest.Fake) {
+			f.Put("PMAOS", "module=0", "oper_status=module_plugged_with_error", "error_type=Bus_stuck")
+			f.Put("MTMP", "sensor_index=64", "temperature=320", "temperature_threshold_hi=600")
+		}, health.OK, "ASIC 50.0 °C, module 0 n/a", "module 0: no reading (the module is unreadable: i2c_hang; see the modules check)"},
 		{"an unreadable sensor is noted", func(f *devtest.Fake) {
 			f.Put("MTCAP", "sensor_map=0x3")
 			f.Fail("MTMP", dev.StatusBusy, "sensor_index=1")

@@ -2,6 +2,7 @@ package health_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -55,12 +56,30 @@ func checkScenarios(t *testing.T, db *prm.DB) {
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("%s: verdicts differ from the scenario's state (-want +got):\n%s\nreport:\n%s", f.BDF, d, describe(rep))
 			}
+			// A module whose bus hangs has no temperature in the report.
+			for _, p := range f.View.Ports() {
+				m := f.Adapter.Firmware.Ports()[p-1].Module
+				if mf, _ := f.Adapter.Optics.Faults(m); mf.I2CHang {
+					if sum := summary(rep, "temperatures"); !strings.Contains(sum, fmt.Sprintf("module %d n/a", m)) {
+						t.Errorf("%s: module %d's bus hangs, yet the temperatures check says %q", f.BDF, m, sum)
+					}
+				}
+			}
 			ads[i].Close()
 		}
 	})
 	if functions < 30 {
 		t.Errorf("only %d functions checked", functions)
 	}
+}
+
+func summary(r *health.Report, check string) string {
+	for _, c := range r.Checks {
+		if c.Name == check {
+			return c.Summary
+		}
+	}
+	return ""
 }
 
 func describe(r *health.Report) string {
@@ -106,6 +125,14 @@ func expected(t *testing.T, em *scenario.Emulation, f *scenario.Function, revisi
 			empty++ // information with a next step, not a failure
 		case st.AdminUp && !st.OperUp:
 			want["ports"] = health.Fail
+		case st.OperUp && st.LinkType == fw.LinkInfiniBand:
+			up++
+			// Not Active (no subnet manager, or armed only), or a link
+			// narrower than its port: warned.
+			_, best := emutest.BestIB(a, p)
+			if (st.IBState != "Active" || st.Width < spec.Ports[p-1].Lanes || float64(st.SpeedGbps) < best) && want["ports"] == health.OK {
+				want["ports"] = health.Warn
+			}
 		case st.OperUp:
 			up++
 			if st.SpeedGbps < maxGbps(spec.Ports[p-1]) && want["ports"] == health.OK {
@@ -216,15 +243,57 @@ func expected(t *testing.T, em *scenario.Emulation, f *scenario.Function, revisi
 
 	// MAC drift: the OS address the scenario gives against the permanent.
 	switch {
-	case f.Netdev == "":
-		want["mac"] = health.Skip
+	case f.Netdev == "", emuadapter.InfiniBand(f):
+		want["mac"] = health.Skip // no interface, or IPoIB: no MAC
 	case emuadapter.OSMAC(f) != emuadapter.PermanentMAC(f):
 		want["mac"] = health.Warn
 	default:
 		want["mac"] = health.OK
 	}
 	want["link"] = expectedLink(t, f, own)
+	want["pcie"] = expectedPCIe(a, own)
+	want["driver"] = health.Skip // the emulator has no kernel driver
+	// Bandwidth: a cause is supported when the PCIe link cannot carry the
+	// fastest port, or error, discard or retransmission counters move.
+	want["bandwidth"] = health.OK
+	if pcieShort(a, own) || (want["counters"] != health.OK && !regStatus(a, f, "PPCNT")) {
+		want["bandwidth"] = health.Warn
+	}
 	return want
+}
+
+// expectedPCIe: a link trained below the card, or too slow for the
+// fastest port, warns; steady correctable errors warn when the 2 s the
+// check watches see at least one.
+func expectedPCIe(a *scenario.Adapter, own []int) health.Status {
+	l := a.Link.Spec()
+	st := health.OK
+	if l.Trained.Speed < l.Card.Speed || l.Trained.Width < l.Card.Width {
+		st = health.Warn
+	}
+	if pcieShort(a, own) {
+		st = health.Warn
+	}
+	for _, r := range l.CorrectablePerSec {
+		if r*2 >= 1 {
+			st = health.Warn
+		}
+	}
+	return st
+}
+
+// pcieShort: the trained link carries less than the fastest port needs.
+func pcieShort(a *scenario.Adapter, own []int) bool {
+	need := 0
+	for _, p := range own {
+		ps := a.Firmware.Ports()[p-1]
+		g := maxGbps(a.Spec.Spec.Ports[p-1])
+		if ps.OperUp {
+			g = ps.SpeedGbps
+		}
+		need = max(need, g)
+	}
+	return a.Link.Spec().Trained.UsableGbps() < float64(need)
 }
 
 func rank(s health.Status) int {

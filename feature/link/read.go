@@ -104,6 +104,10 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 	lp := "local_port=" + itoa(p.Local)
 	op := &r.Operational
 	op.Protocol = "Ethernet"
+	ib := p.LinkLayer == adapter.LinkInfiniBand
+	if ib {
+		op.Protocol = adapter.LinkInfiniBand
+	}
 	if d, err := rd.read("administrative and operational status", "PAOS", lp); err != nil {
 		return err
 	} else if d != nil {
@@ -122,8 +126,11 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"phy_mngr_fsm_state"); ok {
 			op.StateID, op.State = u64(v), nameOr(phyMngrState, v)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"eth_an_fsm_state"); ok {
+		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"eth_an_fsm_state"); ok && !ib {
 			op.PhysicalStateID, op.PhysicalState = u64(v), nameOr(ethANState, v)
+		}
+		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"ib_phy_fsm_state"); ok && ib {
+			op.PhysicalStateID, op.PhysicalState = u64(v), nameOr(ibPhyState, v)
 		}
 		up := op.StateID != nil && *op.StateID == 3
 		r.FEC = &FEC{}
@@ -136,11 +143,24 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"loopback_mode"); ok && op.StateID != nil && *op.StateID != 0 {
 			op.Loopback = nameOr(loopbackNames, v)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_eth_ext.cable_ext_eth_proto_cap"); ok {
+		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_eth_ext.cable_ext_eth_proto_cap"); ok && !ib {
 			op.Cable = speedsOf(v)
 		}
+		if ib {
+			op.IB = &IBPort{}
+			if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_ib_ext.cable_link_speed_cap"); ok {
+				op.Cable = ibSpeedsOf(v)
+			}
+			if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_ib_ext.cable_link_width_cap"); ok {
+				op.IB.CableWidths = widthsOf(v)
+			}
+		}
 	}
-	if d, err := rd.read("protocols and speeds", "PTYS", lp, "proto_mask=4"); err != nil {
+	if ib {
+		if err := readIB(rd, lp, p); err != nil {
+			return err
+		}
+	} else if d, err := rd.read("protocols and speeds", "PTYS", lp, "proto_mask=4"); err != nil {
 		return err
 	} else if d != nil {
 		if v, ok := adapter.FieldOf(d, "PTYS", "an_disable_admin"); ok {
@@ -170,21 +190,45 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 			return err
 		}
 	}
-	first, err := readCounters(rd, lp, p.Lanes)
+	// An InfiniBand link trained narrower than its port counts on the
+	// lanes it runs on.
+	lanes := p.Lanes
+	if ib && op.WidthLanes != nil && *op.WidthLanes > 0 {
+		lanes = *op.WidthLanes
+	}
+	first, err := readCounters(rd, lp, lanes)
 	if err != nil {
 		return err
 	}
 	r.Counters = first.counters()
+	var ibFirst *IBCounters
+	if ib {
+		if ibFirst, err = readIBCounters(rd, lp); err != nil {
+			return err
+		}
+		op.IB.Counters = ibFirst
+	}
 	if interval > 0 && first.ok {
 		if err := a.Sleep(ctx, interval); err != nil {
 			return err
 		}
-		second, err := readCounters(rd, lp, p.Lanes)
+		second, err := readCounters(rd, lp, lanes)
 		if err != nil {
 			return err
 		}
 		r.Counters = second.counters()
 		r.Rates = rates(first, second, interval)
+		if ib {
+			ibSecond, err := readIBCounters(rd, lp)
+			if err != nil {
+				return err
+			}
+			op.IB.Counters = ibSecond
+			if ibFirst != nil && ibSecond != nil && ibFirst.SymbolErrors != nil && ibSecond.SymbolErrors != nil {
+				n, _ := Delta(*ibFirst.SymbolErrors, *ibSecond.SymbolErrors, 64, true)
+				r.Rates.IBSymbolErrorsPerS = Rate(n, interval.Seconds())
+			}
+		}
 	}
 	if c := r.Counters; c != nil && op.OperUp != nil && !*op.OperUp {
 		// Nothing is received on a down link: its ratios are not zero,
@@ -475,7 +519,7 @@ func readEyes(rd *reader, lp string, lanes int) error {
 // (sysfs), the port counters, and notes the rest.
 func readKernel(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report) error {
 	links, err := a.Links(ctx)
-	if err != nil && !adapter.IsPartial(err) && !errors.Is(err, adapter.ErrUnsupported) {
+	if err != nil && !adapter.IsPartial(err) && !errors.Is(err, errors.ErrUnsupported) {
 		return err
 	}
 	for _, l := range links {
@@ -487,6 +531,13 @@ func readKernel(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Repo
 		op.SpeedGbps, op.MaxSpeedGbps = l.SpeedGbps, l.MaxSpeedGbps
 		op.State, op.PhysicalState = l.State, l.PhysState
 		op.Protocol = p.LinkLayer
+		if p.LinkLayer == adapter.LinkInfiniBand {
+			op.IB = &IBPort{LogicalState: l.State, LID: l.LID, SMLID: l.SMLID}
+			if l.IBSpeed != "" && l.Width > 0 {
+				w := l.Width
+				op.Speed, op.WidthLanes = "IB-"+l.IBSpeed, &w
+			}
+		}
 	}
 	cs, err := a.PortCounters(ctx)
 	switch {
@@ -494,6 +545,9 @@ func readKernel(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Repo
 		for _, c := range cs {
 			if c.Port == p.Local {
 				r.Kernel = c.Values
+				if ib := r.Operational.IB; ib != nil && c.Kind == "ib" {
+					ib.Counters = ibCountersOf(c.Values)
+				}
 			}
 		}
 	case ctx.Err() != nil:
@@ -517,13 +571,26 @@ func orBDF(s string) string {
 
 // readCable summarises the port's module through the adapter's module
 // reader (MCIA, or ethtool on the kernel backend).
+//
+// The summary gets a quarter of the time left (at least cableMin): a
+// module whose MCIA answers busy is asked again until its deadline, and
+// with the command's whole deadline it left none for the next ports'
+// own registers, so all of link --all failed on a deadline "before the
+// write of space 0x3" on PDDR (issue 26.10). Past its share the summary
+// is left out, with why.
 func readCable(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report) error {
-	m, err := a.Module(ctx, p.Local, adapter.ModuleOptions{})
+	cctx, cancel := context.WithTimeout(ctx, cableBudget(ctx))
+	defer cancel()
+	m, err := a.Module(cctx, p.Local, adapter.ModuleOptions{})
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
-		r.Unavailable = append(r.Unavailable, Unavailable{What: "module summary", Why: err.Error()})
+		why := err.Error()
+		if cctx.Err() != nil {
+			why = fmt.Sprintf("not read within its share of the deadline (%v): %v", cableBudget(ctx).Round(time.Millisecond), err)
+		}
+		r.Unavailable = append(r.Unavailable, Unavailable{What: "module summary", Why: why})
 		return nil
 	}
 	c := &Cable{Present: m.Present}
@@ -533,4 +600,17 @@ func readCable(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Repor
 	}
 	r.Cable = c
 	return nil
+}
+
+// cableMin is the least time a module summary gets (cableBudget).
+const cableMin = 500 * time.Millisecond
+
+// cableBudget is the share of ctx's time left that one port's module
+// summary may take: a quarter, at least cableMin; 5 s without a deadline.
+func cableBudget(ctx context.Context) time.Duration {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return 5 * time.Second
+	}
+	return max(time.Until(dl)/4, cableMin)
 }

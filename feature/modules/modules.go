@@ -44,7 +44,8 @@ type Report struct {
 	Verify        *Verify          `json:"verify,omitempty"`
 	Verdicts      []optics.Verdict `json:"verdicts"`
 
-	obs optics.Observation
+	obs  optics.Observation
+	gone []optics.Verdict // the module went away between the verify's reads
 }
 
 // Verify is what the verification found.
@@ -56,6 +57,10 @@ type Verify struct {
 	EEPROMMonitors   int                 `json:"eeprom_monitors"`
 	FirmwareChanged  int                 `json:"firmware_monitors_changed"`
 	FirmwareMonitors int                 `json:"firmware_monitors"`
+	// DeviceClockStill: the device's uptime did not move between the
+	// reads (an emulator on a stopped clock), so unchanged monitors were
+	// not judged frozen.
+	DeviceClockStill bool `json:"device_clock_still,omitempty"`
 }
 
 // Shown is the decode the report shows: the EEPROM when it decoded, else
@@ -90,6 +95,12 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) ([]*Report, error)
 	} else if ctx.Err() != nil {
 		return nil, err
 	}
+	// The device's own clock around the two reads (verify): see
+	// deviceStill.
+	var before clockReading
+	if o.Verify {
+		before = readClocks(ctx, a)
+	}
 	var reports []*Report
 	for _, p := range ports {
 		r, err := readOne(ctx, a, p, o.Raw)
@@ -108,6 +119,17 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) ([]*Report, error)
 				return nil, err
 			}
 			r.verifyWith(second, o.Interval)
+			// A module there at the first read and gone at the second
+			// is the verdict, alone: the rest compares a module with
+			// an empty cage (issue 26.9: it said "no problem found").
+			if optics.Present(r.obs) && !optics.Present(second.obs) {
+				r.gone = append(r.gone, optics.Gone(r.obs, second.obs))
+			}
+		}
+		still := deviceStill(before, readClocks(ctx, a))
+		for _, r := range reports {
+			r.obs.DeviceStill = still
+			r.Verify.DeviceClockStill = still
 		}
 	}
 	for _, r := range reports {
@@ -115,12 +137,39 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) ([]*Report, error)
 		if db := a.DB(); db != nil {
 			r.obs.Database = db.Revision
 		}
-		r.Verdicts = optics.Diagnose(r.obs)
+		r.Verdicts = r.gone
+		if r.Verdicts == nil {
+			r.Verdicts = optics.Diagnose(r.obs)
+		}
 		if r.Verdicts == nil {
 			r.Verdicts = []optics.Verdict{}
 		}
 	}
 	return reports, nil
+}
+
+// clockReading is the device's uptime and the adapter's clock at one
+// moment; ok is false when the device has no uptime to read (the kernel
+// backend) or it could not be read.
+type clockReading struct {
+	uptime time.Duration
+	at     time.Time
+	ok     bool
+}
+
+func readClocks(ctx context.Context, a *adapter.Adapter) clockReading {
+	up, err := a.Uptime(ctx)
+	return clockReading{uptime: up, at: a.Clock().Now(), ok: err == nil}
+}
+
+// deviceStill says the device's time stood still between two readings:
+// a second or more passed on the adapter's clock (the uptime counts whole
+// seconds, so a working device's moves by at least one), and the
+// uptime did not move. It happens only to an emulator on a manual clock
+// driven through its config space (emu serve), whose time moves only when
+// advanced: monitors that did not move then are not frozen.
+func deviceStill(a, b clockReading) bool {
+	return a.ok && b.ok && b.at.Sub(a.at) >= time.Second && b.uptime == a.uptime
 }
 
 // readOne reads one port's module into a report.

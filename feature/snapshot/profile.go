@@ -27,16 +27,19 @@ type Profile struct {
 	Registers []ProfileReg `yaml:"registers" json:"registers"`
 	// Record lists what a snapshot takes besides the registers and the
 	// identity: "nv" (the NV configuration), "os" (the OS's MACs), "caps"
-	// (the capability pages). A profile reads what it names and no more:
-	// the built-in ones name all three; a user's names what it wants.
+	// (the capability pages), "pcie" (the PCIe link), "driver" (the kernel
+	// driver's health). A profile reads what it names and no more: the
+	// built-in ones name them all; a user's names what it wants.
 	Record []string `yaml:"record,omitempty" json:"record,omitempty"`
 }
 
 // Record kinds.
 const (
-	RecordNV   = "nv"
-	RecordOS   = "os"
-	RecordCaps = "caps"
+	RecordNV     = "nv"
+	RecordOS     = "os"
+	RecordCaps   = "caps"
+	RecordPCIe   = "pcie"
+	RecordDriver = "driver"
 )
 
 // Records says whether the profile asks for kind.
@@ -56,6 +59,10 @@ type ProfileReg struct {
 	Per string `yaml:"per,omitempty" json:"per,omitempty"`
 	// Index fixes index fields (numbers or enum names).
 	Index map[string]string `yaml:"index,omitempty" json:"index,omitempty"`
+	// LinkLayer keeps a per-port register to the ports that run this
+	// protocol (Ethernet or InfiniBand): PTYS is asked for the fields of
+	// the protocol a port runs, and PPCNT for its counter groups.
+	LinkLayer string `yaml:"link_layer,omitempty" json:"link_layer,omitempty"`
 }
 
 // Profiles lists the built-in profile names.
@@ -97,9 +104,9 @@ func ParseProfile(b []byte, source string) (*Profile, error) {
 	}
 	for _, r := range p.Record {
 		switch r {
-		case RecordNV, RecordOS, RecordCaps:
+		case RecordNV, RecordOS, RecordCaps, RecordPCIe, RecordDriver:
 		default:
-			return nil, fmt.Errorf("snapshot profile %s: record: %q is not one of nv, os, caps", source, r)
+			return nil, fmt.Errorf("snapshot profile %s: record: %q is not one of nv, os, caps, pcie, driver", source, r)
 		}
 	}
 	for i, r := range p.Registers {
@@ -110,6 +117,12 @@ func ParseProfile(b []byte, source string) (*Profile, error) {
 		case "", "port", "module", "sensor":
 		default:
 			return nil, fmt.Errorf("snapshot profile %s: %s: per is port, module or sensor, not %q", source, r.Register, r.Per)
+		}
+		switch {
+		case r.LinkLayer != "" && r.Per != "port":
+			return nil, fmt.Errorf("snapshot profile %s: %s: link_layer applies to per: port registers only", source, r.Register)
+		case r.LinkLayer != "" && r.LinkLayer != "Ethernet" && r.LinkLayer != "InfiniBand":
+			return nil, fmt.Errorf("snapshot profile %s: %s: link_layer is Ethernet or InfiniBand, not %q", source, r.Register, r.LinkLayer)
 		}
 		// "index: {}" fixes nothing; one spelling keeps profiles comparable.
 		if len(r.Index) == 0 {
@@ -132,6 +145,12 @@ type Rule struct {
 	Class        string        `yaml:"class"`
 	ExpectMotion bool          `yaml:"expect_motion"`
 	MinSpan      time.Duration `yaml:"min_span"`
+	// Group judges the motion of the fields of one register instance
+	// whose rules name the same group together: stale only when none of
+	// them moved (a module's monitors: one lane's power may hold still,
+	// all of them together do not), and not at all when they all read
+	// zero (a module without diagnostics).
+	Group string `yaml:"group"`
 }
 
 // Rules are the classification rules, first match wins.
@@ -166,6 +185,9 @@ func ParseRules(b []byte) (Rules, error) {
 		}
 		if _, err := path.Match(x.Match, ""); err != nil {
 			return nil, fmt.Errorf("snapshot rules: bad pattern %q", x.Match)
+		}
+		if x.Group != "" && !x.ExpectMotion {
+			return nil, fmt.Errorf("snapshot rules: %s: group %q judges motion; it needs expect_motion: true", x.Match, x.Group)
 		}
 	}
 	return r, nil

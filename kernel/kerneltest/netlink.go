@@ -1,10 +1,12 @@
 package kerneltest
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"net"
 	"sync"
+	"syscall"
 
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/genetlink/genltest"
@@ -65,6 +67,21 @@ type Kernel struct {
 	NoCapNetAdmin bool
 	// NoEthtool and NoDevlink make the families unknown (old kernels).
 	NoEthtool, NoDevlink bool
+	// Health maps a devlink handle to its health reporters (health.go);
+	// NoCapNetAdmin refuses their diagnose too.
+	Health map[string][]Reporter
+	// Stats maps an interface to its driver statistics (ethtool -S), in
+	// the driver's order; Step adds to them at every GSTATS request;
+	// StatsChanged, when set, runs after every GSTRINGS request with the
+	// fake locked (it may change Stats: a driver reconfigured between
+	// the two requests).
+	Stats        map[string][]Stat
+	Step         map[string]map[string]uint64
+	StatsChanged func(ifname string)
+	// KernelLog is the kernel log's text (dmesg's) that Log returns;
+	// LogUnreadable makes Log fail as for a process without CAP_SYSLOG.
+	KernelLog     string
+	LogUnreadable bool
 
 	mu       sync.Mutex
 	requests []EEPROMRequest
@@ -92,10 +109,15 @@ func (k *Kernel) serveGeneric(greq genetlink.Message, nreq netlink.Message) ([]g
 	case linuxabi.GENL_ID_CTRL:
 		return k.family(greq)
 	case DevlinkFamilyID:
-		if greq.Header.Command != linuxabi.DEVLINK_CMD_INFO_GET {
-			return nil, genltest.Error(int(linuxabi.EOPNOTSUPP))
+		switch greq.Header.Command {
+		case linuxabi.DEVLINK_CMD_INFO_GET:
+			return k.devlink(greq)
+		case linuxabi.DEVLINK_CMD_HEALTH_REPORTER_GET:
+			return k.healthGet(greq, nreq.Header.Flags)
+		case linuxabi.DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE:
+			return k.healthDiagnose(greq)
 		}
-		return k.devlink(greq)
+		return nil, genltest.Error(int(linuxabi.EOPNOTSUPP))
 	case EthtoolFamilyID:
 		if greq.Header.Command != linuxabi.ETHTOOL_MSG_MODULE_EEPROM_GET {
 			return nil, genltest.Error(int(linuxabi.EOPNOTSUPP))
@@ -304,9 +326,25 @@ func (k *Kernel) serveRoute(reqs []netlink.Message) ([]netlink.Message, error) {
 	}}, nil
 }
 
+// Log is kernel.Options.Log over KernelLog.
+func (k *Kernel) Log(ctx context.Context) ([]byte, error) {
+	if k.LogUnreadable {
+		return nil, syscall.EPERM
+	}
+	return []byte(k.KernelLog), nil
+}
+
+// CX7Log is the fixture's kernel log: a clean probe of both functions.
+const CX7Log = `[    4.101200] mlx5_core 0000:c1:00.0: firmware version: 28.39.1002
+[    4.101900] mlx5_core 0000:c1:00.0: 504.112 Gb/s available PCIe bandwidth (32.0 GT/s PCIe x16 link)
+[    4.702100] mlx5_core 0000:c1:00.1: firmware version: 28.39.1002
+[    6.004000] mlx5_core 0000:c1:00.0 ens1f0np0: Link up
+`
+
 // CX7Kernel is the netlink side of the CX7 tree: devlink info for both
 // functions (a newer image in flash than running), the permanent MACs, and
-// a CMIS 400G module on ens1f0np0 (see CMISModule).
+// a CMIS 400G module on ens1f0np0 (see CMISModule), and a
+// clean kernel log (CX7Log).
 func CX7Kernel() *Kernel {
 	info := func(serial string) DevlinkInfo {
 		return DevlinkInfo{
@@ -317,6 +355,7 @@ func CX7Kernel() *Kernel {
 		}
 	}
 	return &Kernel{
+		KernelLog: CX7Log,
 		Devlink: map[string]DevlinkInfo{
 			"pci/0000:c1:00.0": info("a0-88-c2-ff-ff-45-67-e2"),
 			"pci/0000:c1:00.1": info("a0-88-c2-ff-ff-45-67-e2"),
@@ -327,6 +366,43 @@ func CX7Kernel() *Kernel {
 			"lo":         {Index: 1, Address: "00:00:00:00:00:00"},
 		},
 		Modules: map[string]map[PageKey][]byte{"ens1f0np0": CMISModule()},
+		Health: map[string][]Reporter{
+			"pci/0000:c1:00.0": CX7Reporters(),
+			"pci/0000:c1:00.1": CX7Reporters(),
+		},
+		Stats: map[string][]Stat{"ens1f0np0": CX7Stats(), "ibp193s0f1": {{"rx_packets", 1000}, {"tx_packets", 1000}}},
+	}
+}
+
+// CX7Reporters are mlx5's devlink health reporters of a healthy function
+// (drivers/net/ethernet/mellanox/mlx5/core/health.c, en/reporter_*.c):
+// fw and fw_fatal with their grace periods, vnic, and the port's tx and
+// rx, tx having recovered twice from error CQEs.
+func CX7Reporters() []Reporter {
+	port := uint32(65535)
+	return []Reporter{
+		{Name: "fw", Diagnose: []Pair{{"Syndrome", uint8(0)}}},
+		{Name: "fw_fatal", GraceMS: 60000, AutoRecover: true, AutoDump: true},
+		{Name: "vnic", Diagnose: []Pair{{"total_error_queues", uint32(0)}, {"cq_overrun", uint32(0)}}},
+		{Name: "tx", Port: &port, Errors: 2, Recoveries: 2, GraceMS: 500, AutoRecover: true, AutoDump: true, DumpNS: 1700000000000000000},
+		{Name: "rx", Port: &port, GraceMS: 500, AutoRecover: true, AutoDump: true},
+	}
+}
+
+// CX7Stats are driver statistics of an mlx5 Ethernet interface, the names
+// of en_stats.c, a few of each group the health and half-bandwidth
+// checks read.
+func CX7Stats() []Stat {
+	return []Stat{
+		{"rx_packets", 81234567}, {"tx_packets", 79876543}, {"rx_bytes", 83184196608}, {"tx_bytes", 81793580032},
+		{"rx_out_of_buffer", 0}, {"rx_discards_phy", 12}, {"tx_discards_phy", 0}, {"rx_crc_errors_phy", 0},
+		{"rx_pause_ctrl_phy", 0}, {"tx_pause_ctrl_phy", 0},
+		{"rx_pci_signal_integrity", 0}, {"tx_pci_signal_integrity", 0}, {"outbound_pci_buffer_overflow", 0},
+		{"outbound_pci_stalled_rd", 0}, {"outbound_pci_stalled_wr", 0},
+		{"outbound_pci_stalled_rd_events", 0}, {"outbound_pci_stalled_wr_events", 0},
+		{"rx_prio0_pause", 0}, {"tx_prio0_pause", 0}, {"rx_prio3_pause", 1200}, {"tx_prio3_pause", 800},
+		{"rx_prio3_buf_discard", 0}, {"rx_prio3_cong_discard", 0}, {"rx_prio3_marked", 0},
+		{"rx0_packets", 40617283}, {"tx0_packets", 39938271}, {"tx0_recover", 2}, {"tx0_cqe_err", 2},
 	}
 }
 

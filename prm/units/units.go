@@ -216,7 +216,7 @@ func Text(register, fieldPath string, v prm.Value, raw bool) string {
 		return prm.FormatRaw(v)
 	}
 	text := prm.FormatValue(v)
-	if !numeric(v) || isEnum(v) {
+	if !numeric(v) || v.NotValid() != "" || isEnum(v) {
 		return text
 	}
 	if _, t, ok := ber(register, fieldPath, v); ok {
@@ -240,8 +240,8 @@ func numeric(v prm.Value) bool { return v.Kind() == prm.KindUint || v.Kind() == 
 
 // Of is a field's value in its unit, if it has one.
 func Of(register, fieldPath string, v prm.Value) (Scaled, bool) {
-	if !numeric(v) || isEnum(v) {
-		return Scaled{}, false
+	if !numeric(v) || v.NotValid() != "" || isEnum(v) {
+		return Scaled{}, false // a value that means nothing, or names a choice, has no reading
 	}
 	if r, _, ok := ber(register, fieldPath, v); ok {
 		if math.IsNaN(r) {

@@ -18,6 +18,7 @@ import (
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/prm"
 )
 
 func code(err error) int {
@@ -248,12 +249,57 @@ func TestStopped(t *testing.T) {
 	if code(err) != ExitDevice || !errors.Is(err, cause) || !strings.Contains(err.Error(), "--timeout") {
 		t.Errorf("deadline: %v (exit %d)", err, code(err))
 	}
-	if err := Stopped(dctx, nil); code(err) != ExitDevice || !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("deadline without a cause: %v", err)
+	// A bare context error is no message: it says what ran out (issue
+	// 26.10: roce status said only "context deadline exceeded").
+	for _, bare := range []error{nil, dctx.Err()} {
+		err := Stopped(dctx, bare)
+		if code(err) != ExitDevice || !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "the --timeout ran out before the device had answered") {
+			t.Errorf("deadline with cause %v: %v", bare, err)
+		}
 	}
 	cctx, stop := context.WithCancel(context.Background())
 	stop()
 	if err := Stopped(cctx, cause); !errors.Is(err, context.Canceled) || code(err) != -1 {
 		t.Errorf("signal: %v (exit %d), want the bare cancellation", err, code(err))
+	}
+}
+
+// newInputError stands for an input error type added later: it says what
+// it is (Is prm.ErrInput), and Classify, which knows no type, makes it a
+// usage error.
+type newInputError struct{}
+
+func (newInputError) Error() string        { return "a new kind of bad value" }
+func (newInputError) Is(target error) bool { return target == prm.ErrInput }
+
+// Errors are classified by kind (issue 25.5): every input error type
+// answers errors.Is(err, prm.ErrInput), wrapped or not, and is a usage
+// error; device errors are not input errors.
+func TestInputErrorsByKind(t *testing.T) {
+	for _, err := range []error{
+		&dev.IndexError{Register: "PAOS"}, &dev.EnumError{}, &dev.ROError{},
+		&prm.FieldError{}, &prm.NotFoundError{Msg: "no register XYZ"},
+		&adapter.UsageError{Err: errors.New("bad name")}, &adapter.NoPortError{Port: 3},
+		&nvconf.ValidationError{Problems: []string{"x"}}, &nvconf.NameError{Msg: "x"}, &nvconf.ValueError{}, &nvconf.FileError{Msg: "x"},
+		newInputError{},
+	} {
+		for _, e := range []error{err, fmt.Errorf("wrapped twice: %w", fmt.Errorf("once: %w", err))} {
+			if !errors.Is(e, prm.ErrInput) {
+				t.Errorf("%T is not an input error", err)
+			}
+			if got := code(Classify(e)); got != ExitUsage {
+				t.Errorf("%T: exit %d, want 2", err, got)
+			}
+		}
+	}
+	for _, err := range []error{
+		&adapter.NotFoundError{Err: errors.New("no such function")},
+		fmt.Errorf("read MGIR: %w", dev.ErrBusy),
+		context.DeadlineExceeded,
+		&nvconf.LockError{Key: "pci-x", Err: context.DeadlineExceeded},
+	} {
+		if errors.Is(err, prm.ErrInput) || code(Classify(err)) != ExitDevice {
+			t.Errorf("%T (%v): classified as input", err, err)
+		}
 	}
 }

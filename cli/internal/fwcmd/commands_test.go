@@ -259,15 +259,14 @@ func TestFirmwareCommandDeviceErrors(t *testing.T) {
 	root := kerneltest.Tree(t, kerneltest.CX7)
 	k := kerneltest.CX7Kernel()
 	a.Sys = devname.Sys{Root: root}
-	a.Kernel = kernel.Options{Root: root, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute}
+	a.Kernel = kernel.Options{Root: root, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute, Ethtool: k.Ethtool}
 	err := run(a, NewCmd, "QUERY_ADAPTER", "-d", "kernel:mlx5_0")
 	if code := cmdutiltest.Code(err); code != cmdutil.ExitDevice || !strings.Contains(err.Error(), "fwctl") {
 		t.Errorf("kernel backend: exit %d %v, want 3 naming fwctl", code, err)
 	}
 }
 
-// esw: the first function of an adapter is its e-switch manager, the
-// second is not.
+// esw: each PF of an adapter manages its own e-switch.
 func TestEsw(t *testing.T) {
 	a := cmdutiltest.New(t, "json")
 	two := cmdutiltest.Scenario(t, "clock: {mode: manual}\ndevices:\n  - profile: cx7-2p400g\n    bdf: 0000:03:00.0\n    functions: 2\n")
@@ -285,7 +284,7 @@ func TestEsw(t *testing.T) {
 		}
 		got = append(got, *r.Manager)
 	}
-	if diff := cmp.Diff([]bool{true, false}, got); diff != "" {
+	if diff := cmp.Diff([]bool{true, true}, got); diff != "" {
 		t.Errorf("e-switch manager per function (-want +got):\n%s", diff)
 	}
 	a.Output = "table"

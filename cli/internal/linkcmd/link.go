@@ -24,6 +24,7 @@ type linkOptions struct {
 	interval time.Duration
 	clear    bool
 	yes      bool
+	pcie     bool
 }
 
 func (a *app) linkCmd() *cobra.Command {
@@ -53,8 +54,19 @@ unless --yes).
 
 With -d kernel:NAME only what sysfs and ethtool give is shown (state, speed,
 port counters); the rest is listed as not available. Exit 3 means the device
-could not be read.`,
+could not be read.
+
+--pcie shows the function's link to the host instead, as 'mlxlink --port_type
+PCIE' does, from three sources: config space (the PCI Express capability's
+Link Capabilities, Link Status, Link Control 2 and Device Status, and AER),
+sysfs (current and max link speed and width of the function and of the slot's
+port, the kernel's AER counters) and the MPEIN and MPCNT registers. It judges
+the link: narrower or slower than the card can train, and whether the slot or
+the card is the limit; too slow for the port (400G needs Gen5 x16); fatal and
+non-fatal errors; correctable errors as a rate over --interval (1s unless
+given). docs/pcie.md explains each verdict.`,
 		Example: `  cxray link -d emu
+  cxray link --pcie -d emu:examples/pcie-degraded.yaml
   cxray link -d 0000:03:00.0 --all --counters -o json
   cxray link -d mlx5_0 --interval 10s
   cxray link -d emu --clear --yes`,
@@ -72,6 +84,14 @@ could not be read.`,
 			if o.df.Name == "" {
 				return cmdutil.UsageErr("add -d DEV ('cxray status' lists them; -d emu tries the emulator)")
 			}
+			if o.pcie {
+				for _, f := range []string{"port", "all", "counters", "clear"} {
+					if cmd.Flags().Changed(f) {
+						return cmdutil.UsageErr("--%s is about the network port; --pcie reads the link to the host (leave one out)", f)
+					}
+				}
+				return a.runPCIe(&o, cmd.Flags().Changed("interval"))
+			}
 			return a.runLink(&o)
 		},
 	}
@@ -82,6 +102,7 @@ could not be read.`,
 	c.Flags().DurationVar(&o.interval, "interval", 0, "read the counters twice, this far apart, and show rates")
 	c.Flags().BoolVar(&o.clear, "clear", false, "reset the physical-layer counters (PPCNT clr) before reading")
 	c.Flags().BoolVar(&o.yes, "yes", false, "with --clear: do not ask for confirmation")
+	c.Flags().BoolVar(&o.pcie, "pcie", false, "the function's PCIe link to the host instead of its port (mlxlink --port_type PCIE)")
 	return c
 }
 

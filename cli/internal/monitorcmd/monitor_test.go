@@ -15,6 +15,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
+	"github.com/cxray/cxray/cli/internal/plotcmd"
 	"github.com/cxray/cxray/feature/monitor"
 )
 
@@ -25,7 +26,7 @@ func mon(a *cmdutiltest.App, args ...string) error {
 
 func plot(a *cmdutiltest.App, args ...string) error {
 	a.Reset()
-	return a.Run(NewPlot(a.App), args...)
+	return a.Run(plotcmd.New(a.App), args...)
 }
 
 // lines decodes JSON lines.
@@ -262,12 +263,42 @@ func TestMonitorLinkGroup(t *testing.T) {
 // (link was left out of both).
 func TestMonitorHelpNamesEveryGroup(t *testing.T) {
 	a := cmdutiltest.New(t, "table")
-	for _, c := range []*cobra.Command{New(a.App), NewPlot(a.App)} {
+	for _, c := range []*cobra.Command{New(a.App), plotcmd.New(a.App)} {
 		help := c.Long + " " + c.Flags().Lookup("what").Usage
 		for _, g := range monitor.Groups {
 			if !strings.Contains(help, g) {
 				t.Errorf("%s: the help does not name the %q group", c.Name(), g)
 			}
+		}
+	}
+}
+
+// --what pcie in real time on a card trained x8: the link's keys, the
+// degraded flag, and an alert on the correctable error rate that fires
+// when the scenario's steady errors come.
+func TestMonitorPCIeGroup(t *testing.T) {
+	a := cmdutiltest.New(t, "json")
+	dev := cmdutiltest.Manual(t, "    pcie: {width: 8, correctable_per_sec: {BadTLP: 1}}\n")
+	err := mon(a, "-d", dev, "--count", "3", "-i", "10s", "--what", "pcie", "--alert", "rate(pcie.aer_correctable) > 0")
+	if !errors.Is(err, cmdutil.ErrProblem) {
+		t.Fatalf("the alert did not fire: %v\n%s", err, a.Out.String())
+	}
+	ss := lines(t, a.Out.String())
+	if len(ss) != 3 {
+		t.Fatalf("%d lines, want 3", len(ss))
+	}
+	v := ss[2].Values
+	for k, want := range map[string]float64{"pcie.width": 8, "pcie.max_width": 16, "pcie.speed_gts": 32, "pcie.degraded": 1} {
+		if v[k] != want {
+			t.Errorf("%s = %v, want %v (%v)", k, v[k], want, v)
+		}
+	}
+	if v["pcie.aer_correctable"] < 20 || len(ss[2].Alerts) == 0 {
+		t.Errorf("aer_correctable %v after 20 s at 1/s, alerts %v", v["pcie.aer_correctable"], ss[2].Alerts)
+	}
+	for k := range v {
+		if !strings.HasPrefix(k, "pcie.") {
+			t.Errorf("--what pcie read %s", k)
 		}
 	}
 }

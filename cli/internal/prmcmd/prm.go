@@ -223,6 +223,7 @@ type showField struct {
 	Access      string            `json:"access"`
 	Enum        map[string]uint64 `json:"enum"`
 	When        string            `json:"when,omitempty"`
+	ValidWhen   string            `json:"valid_when,omitempty"`
 	Description string            `json:"description,omitempty"`
 }
 
@@ -313,7 +314,7 @@ func showJSON(db *prm.DB, t *target, leaves []prm.Leaf) any {
 			continue
 		}
 		f := showField{Path: l.Path, BitOffset: l.Bit, BitWidth: l.Width, Access: leafAccess(db, l),
-			Enum: map[string]uint64{}, When: l.When, Variable: l.Variable, Description: db.FieldDescr(l.Field())}
+			Enum: map[string]uint64{}, When: l.When, ValidWhen: l.Step.ValidWhen, Variable: l.Variable, Description: db.FieldDescr(l.Field())}
 		if l.Count > 0 {
 			f.Count = l.Count
 		}
@@ -366,6 +367,9 @@ func (a *app) showTable(db *prm.DB, t *target, leaves []prm.Leaf, brief bool) {
 		}
 		access := leafAccess(db, l)
 		values := enumText(l.Enum())
+		if v := l.Step.ValidWhen; v != "" {
+			values = strings.TrimPrefix(values+"; valid only when "+v, "; ")
+		}
 		if l.Joined {
 			access = "joined"
 			values = strings.Join(l.Step.PartNames(), " + ")

@@ -286,6 +286,9 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 			"defaulted":       cmdutil.NonNil(r.Defaulted),
 			"fields":          json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: raw})),
 			"units":           fieldUnits(r.Register.Name, r.Decoded, raw),
+			// Fields that mean nothing now (a condition of their
+			// description does not hold): their values are bare numbers.
+			"not_valid": r.Decoded.NotValid(),
 		})
 	}
 	fmt.Fprintf(a.Stdout, "%s (0x%04x) on %s", r.Register.Name, r.Register.ID, cmdutil.Describe(ad))

@@ -2,6 +2,7 @@ package statuscmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/feature/health"
+	"github.com/cxray/cxray/feature/pcielink"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -30,13 +32,21 @@ type Entry struct {
 	PSID            string      `json:"psid,omitempty"`
 	Firmware        string      `json:"firmware,omitempty"`
 	FirmwarePending string      `json:"firmware_pending,omitempty"`
-	// Ports is how many ports this function owns.
-	Ports        int      `json:"ports,omitempty"`
+	// Ports is how many ports this function owns; LinkLayers what each
+	// runs (Ethernet, InfiniBand), in port order.
+	Ports      int      `json:"ports,omitempty"`
+	LinkLayers []string `json:"link_layers,omitempty"`
+	// PCIe is the link to the host: "Gen5 x16", or "Gen4 x8 (capable
+	// Gen5 x16)" when it runs below what the card can train.
+	PCIe         string   `json:"pcie,omitempty"`
 	Netdevs      []string `json:"netdevs"`
 	RDMA         []string `json:"rdma"`
 	NUMANode     int      `json:"numa_node"`
 	PermanentMAC string   `json:"permanent_mac,omitempty"`
 	NodeGUID     string   `json:"node_guid,omitempty"`
+	// SysImageGUID is shared by the functions of one adapter; NodeGUID
+	// is this function's own.
+	SysImageGUID string `json:"sys_image_guid,omitempty"`
 	// OSMACs are the interfaces' current addresses; MACDrift is set when
 	// one differs from the permanent MAC.
 	OSMACs   map[string]string `json:"os_macs,omitempty"`
@@ -48,6 +58,10 @@ type Entry struct {
 	Error       string `json:"error,omitempty"`
 	// Notes say how the device was reached (a fallback, the path taken).
 	Notes []string `json:"notes,omitempty"`
+	// unread says a read of the device failed (Error says which), as
+	// opposed to a part the backend cannot serve or a virtual function's
+	// note: the command then exits 3.
+	unread bool
 }
 
 type statusOptions struct {
@@ -62,10 +76,12 @@ func (a *app) statusCmd() *cobra.Command {
 		Long: `List every ConnectX function of this machine (or the one given with -d, or
 the emulated ones with -d emu / emu:FILE.yaml) with its PCI address, the names
 that reach it (-d accepts all of them), firmware version (and one waiting for
-a reset), PSID, the ports it owns, NUMA node, the permanent MAC and node GUID,
-and the current MAC the OS uses. A difference is flagged as MAC drift (exit 1),
-and so is a register database much older than the firmware (fields may have
-been renamed since; health's identity check says the same).
+a reset), PSID, the ports it owns, its PCIe link ("Gen4 x8 (capable Gen5
+x16)" when it trained below the card's; 'cxray link --pcie' says why), NUMA
+node, the permanent MAC and node GUID, and the current MAC the OS uses. A
+difference is flagged as MAC drift (exit 1), and so is a register database
+much older than the firmware (fields may have been renamed since; health's
+identity check says the same).
 Firmware details need root on real adapters; without it they come from the
 kernel driver where it has them.`,
 		Args: cobra.NoArgs,
@@ -86,13 +102,15 @@ func (a *app) runStatus(o *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	// A device named with -d that could not be read is a device error
-	// (exit 3), after the report says why.
-	failed := o.df.Name != "" && len(entries) > 0
+	// A device that could not be read, wholly or in part, is a device
+	// error (exit 3), after the report; standard error says which and
+	// why, in both output modes (issue 26.9: a read that failed part-way
+	// exited 0 with the error only in the table).
+	var failed []Entry
 	drift := false
 	for _, e := range entries {
-		if e.Error == "" || e.Firmware != "" {
-			failed = false
+		if e.unread {
+			failed = append(failed, e)
 		}
 		drift = drift || e.MACDrift || e.PRMMismatch != ""
 	}
@@ -103,8 +121,11 @@ func (a *app) runStatus(o *statusOptions) error {
 	} else {
 		a.printStatus(entries)
 	}
+	for _, e := range failed {
+		fmt.Fprintf(a.Stderr, "cxray: %s: %s\n", e.BDF, e.Error)
+	}
 	switch {
-	case failed:
+	case len(failed) > 0:
 		return &cmdutil.ExitError{Code: cmdutil.ExitDevice, Err: cmdutil.ErrQuiet}
 	case drift:
 		return cmdutil.ErrProblem
@@ -123,7 +144,7 @@ func (a *app) printStatus(entries []Entry) {
 	for _, e := range entries {
 		withMST = withMST || e.MST != ""
 	}
-	head := []string{"BDF", "MODEL", "FIRMWARE", "PSID", "PORTS", "NETDEV", "RDMA", "NUMA", "PERMANENT MAC", "NODE GUID"}
+	head := []string{"BDF", "MODEL", "FIRMWARE", "PSID", "PORTS", "PCIE", "NETDEV", "RDMA", "NUMA", "PERMANENT MAC", "NODE GUID"}
 	if withMST {
 		head = append([]string{"BDF", "MST"}, head[1:]...)
 	}
@@ -134,7 +155,7 @@ func (a *app) printStatus(entries []Entry) {
 		if e.FirmwarePending != "" {
 			fwv += " (" + e.FirmwarePending + " pending)"
 		}
-		row := []string{e.BDF, e.Model, fwv, cmdutil.Dash(e.PSID), cmdutil.Dash(fmt.Sprint(e.Ports)), cmdutil.Dash(strings.Join(e.Netdevs, ",")),
+		row := []string{e.BDF, e.Model, fwv, cmdutil.Dash(e.PSID), portsText(e), cmdutil.Dash(e.PCIe), cmdutil.Dash(strings.Join(e.Netdevs, ",")),
 			cmdutil.Dash(strings.Join(e.RDMA, ",")), numa(e.NUMANode), cmdutil.Dash(e.PermanentMAC), cmdutil.Dash(e.NodeGUID)}
 		if withMST {
 			row = append([]string{e.BDF, cmdutil.Dash(e.MST)}, row[1:]...)
@@ -247,7 +268,7 @@ func (a *app) pciStatus(ctx context.Context, f devname.Function, opts adapter.Op
 	}
 	ad, err := adapter.Open(ctx, f.BDF, opts)
 	if err != nil {
-		e.Error = err.Error()
+		e.Error, e.unread = err.Error(), true
 		return e
 	}
 	defer ad.Close()
@@ -266,13 +287,17 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var notes []string
+	// A part the backend cannot serve is a note; any other failure is a
+	// read that failed.
+	unread := func(err error) bool { return err != nil && !errors.Is(err, errors.ErrUnsupported) }
 	id, err := ad.Identity(ictx)
 	if err != nil {
 		notes = append(notes, err.Error())
+		e.unread = e.unread || unread(err) || id == nil
 	}
 	if id != nil {
 		e.Model, e.DeviceID, e.PSID, e.Firmware, e.FirmwarePending = id.Model, id.DeviceID, id.PSID, id.Firmware, id.FirmwarePending
-		e.PermanentMAC, e.NodeGUID = id.PermanentMAC, id.NodeGUID
+		e.PermanentMAC, e.NodeGUID, e.SysImageGUID = id.PermanentMAC, id.NodeGUID, id.SysImageGUID
 		if e.Model == "" && id.DeviceID != 0 {
 			e.Model, _ = devname.Model(id.DeviceID)
 		}
@@ -283,10 +308,18 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 	if p := ad.Path(); p != "" && p != ad.Backend() {
 		e.Via = p
 	}
+	if p, err := ad.PCIe(ictx); err == nil {
+		// One reading: the link, not a rate (health and link --pcie judge).
+		e.PCIe = pcielink.Build(pcielink.Info{}, p, nil, 0, pcielink.Thresholds{}).Text
+	}
 	if ps, err := ad.Ports(ictx); err == nil {
 		e.Ports = len(ps)
+		for _, p := range ps {
+			e.LinkLayers = append(e.LinkLayers, p.LinkLayer)
+		}
 	} else if id != nil {
 		notes = append(notes, "ports: "+err.Error())
+		e.unread = e.unread || unread(err)
 	}
 	if os, err := ad.OS(ictx); err == nil {
 		e.NUMANode, e.RDMA = os.NUMANode, os.RDMA
@@ -307,4 +340,19 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 	sort.Strings(e.Netdevs)
 	e.Error = strings.Join(notes, "; ")
 	return e
+}
+
+// portsText is the PORTS column: the count, with IB when the function's
+// ports run InfiniBand (Ethernet is what a reader assumes).
+func portsText(e Entry) string {
+	if e.Ports == 0 {
+		return cmdutil.Dash("")
+	}
+	s := fmt.Sprint(e.Ports)
+	for _, l := range e.LinkLayers {
+		if l == "InfiniBand" {
+			return s + " IB"
+		}
+	}
+	return s
 }

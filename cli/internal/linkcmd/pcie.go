@@ -1,0 +1,48 @@
+package linkcmd
+
+import (
+	"context"
+	"time"
+
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/feature/pcielink"
+)
+
+// pcieInterval is how long `link --pcie` watches the error counters when
+// --interval is not given: long enough to see a steady error rate.
+const pcieInterval = time.Second
+
+// runPCIe is `cxray link --pcie`.
+func (a *app) runPCIe(o *linkOptions, intervalGiven bool) error {
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	interval := o.interval
+	if !intervalGiven {
+		interval = pcieInterval
+	}
+	ctx, cancel := context.WithTimeout(a.Ctx, o.df.Timeout+interval)
+	defer cancel()
+	ad, err := a.Open(ctx, o.df.Name, db)
+	if err != nil {
+		return err
+	}
+	defer ad.Close()
+	rep, err := pcielink.Read(ctx, ad, pcielink.Options{Interval: interval})
+	if err != nil {
+		return cmdutil.Classify(err)
+	}
+	if a.JSON() {
+		if err := a.WriteJSON(map[string]any{"device": o.df.Name, "backend": string(ad.Backend()), "source_revision": db.Revision,
+			"thresholds": pcielink.Thresholds{}, "pcie": rep, "verdicts": pcielink.Problems(rep)}); err != nil {
+			return err
+		}
+	} else {
+		pcielink.WriteText(a.Stdout, rep)
+	}
+	if pcielink.Problems(rep) > 0 {
+		return cmdutil.ErrProblem
+	}
+	return nil
+}
