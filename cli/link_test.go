@@ -144,7 +144,7 @@ func TestLinkClear(t *testing.T) {
 		t.Errorf("--clear without a terminal: exit %d, %q", code, errs)
 	}
 	// reg set has --dry-run: there it is suggested.
-	if _, errs, code := cli(t, "", "reg", "set", "PAOS", "admin_status=up", "-d", file); code != cmdutil.ExitUsage || !strings.Contains(errs, "--dry-run") {
+	if _, errs, code := cli(t, "", "reg", "set", "PAOS", "admin_status=up", "ase=1", "-d", file); code != cmdutil.ExitUsage || !strings.Contains(errs, "--dry-run") {
 		t.Errorf("reg set without a terminal: exit %d, %q", code, errs)
 	}
 	if again := linkJSON(t, file); *again.Links[0].Counters.TimeSinceClearMS < 60000 {

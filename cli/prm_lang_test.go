@@ -149,3 +149,18 @@ func TestPrmShowPointsAtHolders(t *testing.T) {
 		}
 	}
 }
+
+// prm encode refuses a number outside an enum as reg set does (exit 2,
+// both modes); --raw encodes it.
+func TestPrmEncodeEnumValues(t *testing.T) {
+	for _, mode := range []string{"table", "json"} {
+		_, errs, code := cli(t, "", "--adb", "builtin", "prm", "encode", "PAOS", "admin_status=9", "-o", mode)
+		if code != cmdutil.ExitUsage || !strings.Contains(errs, "PAOS.admin_status=9: not one of its values (up=1, down_by_configuration=2") {
+			t.Errorf("%s: exit %d %s", mode, code, errs)
+		}
+	}
+	out, errs, code := cli(t, "", "--adb", "builtin", "prm", "encode", "PAOS", "admin_status=9", "--raw")
+	if code != 0 || !strings.Contains(out, "0x00: 0x00000900 ") {
+		t.Errorf("--raw: exit %d %s%s", code, out, errs)
+	}
+}

@@ -391,7 +391,7 @@ func TestApplySetVerifies(t *testing.T) {
 		return nil
 	}
 	d = g.Device("t", "", dev.BackendDirect)
-	wp, _ = d.PrepareSet(ctx, "PAOS", nil, as(t, "admin_status=down_by_configuration"))
+	wp, _ = d.PrepareSet(ctx, "PAOS", nil, as(t, "admin_status=down_by_configuration", "ase=1"))
 	if _, err := d.ApplySet(ctx, wp, nil); err == nil || !strings.HasPrefix(err.Error(), "the write was sent, but reading it back failed") {
 		t.Errorf("read-back failure: %v", err)
 	}

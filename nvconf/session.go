@@ -412,7 +412,17 @@ type ResetCaps struct {
 	// Types lists the reset types it supports (bit 0 full chip reset,
 	// bit 1 keeping the network port up).
 	Types uint8
+	// State is MFRL reset_state by name (Waiting_For_Reset_Trigger: a
+	// reset is armed, as 'config apply --at-reboot' leaves it); "" when
+	// the database has no such field (it came with PRM Rev 0.59).
+	State string
 }
+
+// Armed says a firmware reset waits for its trigger (the next reboot).
+func (c ResetCaps) Armed() bool { return c.State == ResetStateArmed }
+
+// ResetStateArmed is MFRL reset_state's name for an armed reset.
+const ResetStateArmed = "Waiting_For_Reset_Trigger"
 
 // FirmwareResetCaps reads MFRL (dev/fwreset).
 func (s *Session) FirmwareResetCaps(ctx context.Context) (ResetCaps, error) {
@@ -420,7 +430,7 @@ func (s *Session) FirmwareResetCaps(ctx context.Context) (ResetCaps, error) {
 	if err != nil {
 		return ResetCaps{}, nvErr("read the firmware reset capabilities (MFRL)", err)
 	}
-	return ResetCaps{Triggers: c.Levels, Types: c.Types}, nil
+	return ResetCaps{Triggers: c.Levels, Types: c.Types, State: c.State}, nil
 }
 
 // FirmwareReset asks the firmware for a reset with one trigger (MFRL SET,

@@ -135,6 +135,8 @@ func Query(ctx context.Context, d *dev.Device) (*Caps, error) {
 	if v, err := r.Decoded.Get("reset_state"); err == nil {
 		if n, ok := v.EnumName(); ok {
 			c.State = n
+		} else {
+			c.State = fmt.Sprint(v.Uint())
 		}
 	}
 	c.ByType, c.NoMROQ, err = queryMROQ(ctx, d, c.Types)

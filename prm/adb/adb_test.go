@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cxray/cxray/internal/prmhistory"
 
@@ -156,6 +158,10 @@ func FuzzLoad(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		db, err := Load("fuzz.adb", data)
 		if err != nil {
+			// A message never echoes binary garbage: printable UTF-8 only.
+			if msg := err.Error(); !utf8.ValidString(msg) || strings.IndexFunc(msg, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
+				t.Fatalf("unprintable message %q", msg)
+			}
 			return
 		}
 		// Whatever loads must compile and decode zeros without panicking.
@@ -208,5 +214,28 @@ func TestInclude(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("included node not used: %+v", p.Leaves())
+	}
+}
+
+// A file that is no XML is named for what it is, before the XML parser
+// quotes its bytes: mstflint's NV database (SQLite) points at --nvdb.
+func TestLoadNotXML(t *testing.T) {
+	for name, c := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"sqlite": {append([]byte("SQLite format 3\x00"), make([]byte, 100)...), "give it with --nvdb"},
+		"gzip":   {[]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3}, "gunzip"},
+		"binary": {[]byte("<\x00\x01\x02\xff\xfe garbage"), "is binary"},
+	} {
+		_, err := Load("x.adb", c.data)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.ContainsRune(err.Error(), 0) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+	// UTF-8 text cut inside a rune at the sniffed window is still text.
+	text := []byte(strings.Repeat("<!-- é -->", 60) + tiny)
+	if _, err := Load("x.adb", text); err != nil && strings.Contains(err.Error(), "is binary") {
+		t.Errorf("UTF-8 text called binary: %v", err)
 	}
 }

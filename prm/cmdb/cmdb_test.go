@@ -426,6 +426,30 @@ func TestHandwrittenErrors(t *testing.T) {
 	}
 }
 
+// Fields the header leaves untyped get the values of their separate enum:
+// QUERY_VPORT_STATE's admin_state decodes as esw shows it.
+func TestUntypedEnums(t *testing.T) {
+	db, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path := range untypedEnums {
+		node, field, _ := strings.Cut(path, ".")
+		n, ok := db.Layout(node)
+		if !ok {
+			t.Fatalf("no layout %s", node)
+		}
+		f := n.Field(field)
+		want := []prm.EnumValue{{Name: "DOWN", Value: 0}, {Name: "UP", Value: 1}, {Name: "AUTO", Value: 2}}
+		if f == nil {
+			t.Fatalf("%s: no field", path)
+		}
+		if d := cmp.Diff(want, f.Enum); d != "" {
+			t.Errorf("%s enum (-want +got):\n%s", path, d)
+		}
+	}
+}
+
 // olderFieldChanges are the fields an older installed header (Debian's 6.1,
 // kept as the cross-check of the database generated from the newest) places
 // otherwise than the built-in layouts, each with why. Found by
