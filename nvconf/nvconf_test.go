@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/nvconf/builtin"
 	prmbuiltin "github.com/cxray/cxray/prm/builtin"
@@ -289,7 +289,7 @@ func TestExpr(t *testing.T) {
 // Every expression of both real databases parses.
 func TestDatabaseExpressions(t *testing.T) {
 	dbs := []*nvconf.DB{load(t)}
-	hist, _ := prmhistory.Dir()
+	hist, _ := prmhistorytest.Dir()
 	if newer, err := nvconf.LoadSQLite(filepath.Join(hist, "mlxconfig_host-2026-05.db")); err == nil {
 		dbs = append(dbs, newer)
 	} else if !os.IsNotExist(errors.Unwrap(err)) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 
 	"github.com/cxray/cxray/prm"
 )
@@ -110,9 +110,9 @@ func TestLoadErrors(t *testing.T) {
 // the register counts of its register table.
 func TestHistory(t *testing.T) {
 	want := map[string]int{"Rev 0.51": 158, "Rev 0.56": 199, "Rev 0.57": 192, "Rev 0.59": 153, "Rev 0.61": 168, "Rev 0.62": 186, "Rev 0.64": 206}
-	paths, _ := filepath.Glob(prmhistory.Require(t) + "/hca-ext-rev*.adb")
+	paths, _ := filepath.Glob(prmhistorytest.Require(t) + "/hca-ext-rev*.adb")
 	if len(paths) != len(want) {
-		t.Fatalf("found %d revisions in %s, want %d", len(paths), prmhistory.Require(t), len(want))
+		t.Fatalf("found %d revisions in %s, want %d", len(paths), prmhistorytest.Require(t), len(want))
 	}
 	for _, p := range paths {
 		db, err := LoadFile(p)
