@@ -36,7 +36,8 @@ func param(t testing.TB, db *nvconf.DB, tlv, name string) *nvconf.Param {
 	return p
 }
 
-// Type dwords of research §2.6's table (and one module TLV).
+// Type dwords of frequently used parameters of mstflint's mlxconfig_host.db
+// (and one module TLV).
 func TestTypeDword(t *testing.T) {
 	db := load(t)
 	cases := []struct {
@@ -70,7 +71,8 @@ func TestTypeDword(t *testing.T) {
 	}
 }
 
-// Positions of research §2.6 ("abs. MSB-first bit") and prm-topics §3.
+// Positions (MSB-first bit from the start of the TLV data) of parameters of
+// mstflint's mlxconfig_host.db, LOG_TX_PSN_WINDOW among them.
 func TestParamPositions(t *testing.T) {
 	db := load(t)
 	cases := []struct {
@@ -338,7 +340,8 @@ func TestHeaderCodec(t *testing.T) {
 	if err := hc.EncodeHeader(buf, h); err != nil {
 		t.Fatal(err)
 	}
-	// mstconfig's GET header as seen on the wire (access-protocol §5.4),
+	// mstconfig's GET header as seen on the wire (mstconfig q against the
+	// emulator, conformance tests),
 	// without over_en, which Rev 0.57 does not name.
 	if got := nvconf.Dwords(buf[:8]); got != "0x00090100 0x01010012" {
 		t.Errorf("header %s", got)

@@ -4,8 +4,9 @@
 // out the transmit window a link's bandwidth-delay product needs.
 //
 // What the device does not expose is said plainly: there is no per-QP or
-// receive-side window setting in any public interface (see
-// shared/research/prm-topics.md §3), only the global log2 TX window.
+// receive-side window setting in any public interface (no such field in
+// mlx5_ifc.h's qpc or roce_cap, nor in the PRM register database), only the
+// global log2 TX window.
 package roce
 
 import (

@@ -333,8 +333,8 @@ func TestWithoutDescriptions(t *testing.T) {
 	}
 }
 
-// The ADB mstflint installs is Rev 0.57 (byte-identical in the research
-// notes); the diff must agree.
+// The ADB mstflint installs is Rev 0.57 (byte-identical to the history's
+// hca-ext-rev0.57.adb); the diff must agree.
 func TestInstalledIs057(t *testing.T) {
 	if _, err := os.Stat(adb.MstflintPath); err != nil {
 		t.Skip("mstflint's ADB is not installed")
