@@ -150,31 +150,6 @@ func TestDescriptionsIndex(t *testing.T) {
 	}
 }
 
-func FuzzLoad(f *testing.F) {
-	f.Add([]byte(tiny))
-	f.Add([]byte(`<NodesDefinition><node name="a" size="0x4.0"><field name="b" offset="0x0.0" size="0x0.1" low_bound="0" high_bound="VARIABLE"/></node></NodesDefinition>`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		db, err := Load("fuzz.adb", data)
-		if err != nil {
-			return
-		}
-		// Whatever loads must compile and decode zeros without panicking.
-		for _, r := range db.Registers {
-			p, err := db.RegisterPlan(r)
-			if err != nil {
-				continue
-			}
-			if p.Bytes > 1<<16 {
-				continue
-			}
-			d, err := p.Decode(make([]byte, p.Bytes))
-			if err == nil {
-				d.AppendJSON(nil, prm.JSONOptions{})
-			}
-		}
-	})
-}
-
 // <include file> pulls nodes from a second file, relative to the first.
 func TestInclude(t *testing.T) {
 	dir := t.TempDir()
