@@ -15,8 +15,12 @@ import (
 	"github.com/cxray/cxray/prm"
 )
 
-// ErrUnsupported is matched (errors.Is) by the error of a method the
-// backend cannot answer; commands show "not available on this backend".
+// ErrUnsupported is errors.ErrUnsupported, which the error of a method the
+// backend cannot answer matches; commands show "not available on this
+// backend".
+//
+// Deprecated: match errors.ErrUnsupported, the one name of the kind (kept
+// for callers written against this alias).
 var ErrUnsupported = errors.ErrUnsupported
 
 // UnsupportedError says what a backend cannot answer, and why.
@@ -34,8 +38,8 @@ func (e *UnsupportedError) Error() string {
 	return s
 }
 
-// Is makes errors.Is(err, ErrUnsupported) true.
-func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
+// Is makes errors.Is(err, errors.ErrUnsupported) true.
+func (e *UnsupportedError) Is(target error) bool { return target == errors.ErrUnsupported }
 
 // PartialError is a part of an answer the backend could not give, while
 // the rest is good: worth a note, not a failure.
@@ -152,7 +156,7 @@ func (a *Adapter) Sleep(ctx context.Context, d time.Duration) error { return a.c
 // Kernel is the kernel's view of the function, nil when there is none.
 func (a *Adapter) Kernel() *kernel.Device { return a.c.Kernel }
 
-// Registers is the register path, or an error matching ErrUnsupported on
+// Registers is the register path, or an error matching errors.ErrUnsupported on
 // the kernel backend.
 func (a *Adapter) Registers(ctx context.Context) (*dev.Device, error) {
 	a.mu.Lock()
@@ -299,6 +303,9 @@ func (e *NoPortError) Error() string {
 		e.Port, joinOr(have))
 }
 
+// Is makes a port the function does not have an input error (prm.ErrInput).
+func (e *NoPortError) Is(target error) bool { return target == prm.ErrInput }
+
 func joinOr(xs []string) string {
 	switch len(xs) {
 	case 0:
@@ -374,6 +381,26 @@ func (a *Adapter) Temperatures(ctx context.Context) ([]Temperature, error) {
 		return nil, err
 	}
 	return a.registerTemperatures(ctx, ps)
+}
+
+// Uptime is the device's own clock: the time since its firmware started
+// (MGIR hw_info.uptime, in whole seconds). Checks that compare two
+// readings over an interval use it to tell a device whose time stood
+// still (an emulator on a manual clock) from one whose readings stopped.
+// The kernel backend has no such clock (ErrUnsupported).
+func (a *Adapter) Uptime(ctx context.Context) (time.Duration, error) {
+	if !a.HasRegisters() {
+		return 0, &UnsupportedError{What: "the firmware's uptime", Backend: a.Backend()}
+	}
+	r, err := a.get(ctx, "MGIR")
+	if err != nil {
+		return 0, err
+	}
+	v, ok := uintOf(r.Decoded, "hw_info.uptime")
+	if !ok {
+		return 0, &UnsupportedError{What: "MGIR hw_info.uptime", Backend: a.Backend(), Why: "this register database has no such field"}
+	}
+	return time.Duration(v) * time.Second, nil
 }
 
 // Module reads the module of an owned port.

@@ -10,7 +10,7 @@
 // device, the read-only kernel backend (package kernel), or the emulator
 // (injected by emu/emuadapter, so this package never imports it). A
 // question the backend cannot answer returns an error matching
-// ErrUnsupported that says why.
+// errors.ErrUnsupported that says why.
 //
 // Features never import access/*: registers are reached through
 // Adapter.Registers, a dev.Device. ARCHITECTURE.md ("The adapter layer")

@@ -166,7 +166,7 @@ func (a *Adapter) kernelLinks(ctx context.Context, ps []Port) ([]Link, error) {
 			out = append(out, l)
 			continue
 		}
-		l.State, l.PhysState = kp.State, kp.PhysState
+		l.State, l.PhysState, l.LinkLayer = kp.State, kp.PhysState, kp.LinkLayer
 		if kp.StateID > 0 {
 			id := kp.StateID
 			l.StateID = &id
@@ -188,6 +188,19 @@ func (a *Adapter) kernelLinks(ctx context.Context, ps []Port) ([]Link, error) {
 				g = 0
 			}
 			l.SpeedGbps = &g
+		}
+		if kp.LinkLayer == LinkInfiniBand {
+			// The rate of a port without link is meaningless (mlx5_ib
+			// prints an unknown width and speed as 4X SDR).
+			if kp.Rate != nil && l.OperUp != nil && *l.OperUp {
+				l.IBSpeed, l.Width = kp.Rate.Speed, kp.Rate.Width
+				if l.IBSpeed == "" {
+					l.IBSpeed = "SDR" // older kernels print SDR with no name
+				}
+			}
+			if kp.StateID >= 2 && kp.StateID <= 4 {
+				l.LID, l.SMLID = kp.LID, kp.SMLID
+			}
 		}
 		out = append(out, l)
 	}
@@ -251,7 +264,7 @@ func (a *Adapter) kernelModule(ctx context.Context, p Port, o ModuleOptions) (*M
 	case err != nil && (ctx.Err() != nil || errors.As(err, &pe)):
 		return nil, err
 	case err != nil:
-		m.EEPROMErr = err
+		m.EEPROMErr = kernelPathErr(err, p.Netdev)
 		return m, nil
 	}
 	m.Image, m.EEPROM = r.Image, r.Module
@@ -298,4 +311,20 @@ func (a *Adapter) kernelCounters(ctx context.Context, kind string) ([]CounterSet
 		return out, errors.New(strings.Join(problems, "; "))
 	}
 	return out, nil
+}
+
+// kernelPathErr marks the kernel's answers that concern the way to the
+// module, not the module (kernel/netlink.go netlinkErr): no such interface
+// now, a driver that does not give the EEPROM. An I/O error from the
+// adapter stays a module read failure.
+func kernelPathErr(err error, netdev string) error {
+	var nf *kernel.NotFoundError
+	var ue *kernel.UnsupportedError
+	switch {
+	case errors.As(err, &nf):
+		return &optics.PathError{Err: err, Next: fmt.Sprintf("the kernel has no interface %s now: check it with 'ip link' (renamed, removed, in another network namespace?) and 'cxray status', then read again", netdev)}
+	case errors.As(err, &ue):
+		return &optics.PathError{Err: err, Next: fmt.Sprintf("this kernel or driver does not give the module EEPROM of %s (ethtool -m %s fails the same way); read it through registers with the PCI address as root (MCIA)", netdev, netdev)}
+	}
+	return err
 }

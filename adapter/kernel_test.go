@@ -57,7 +57,7 @@ func TestKernelAdapter(t *testing.T) {
 	ls, err := a.Links(ctx)
 	four, five := 4, 5
 	wantLinks := []adapter.Link{{Port: 1, AdminUp: bptr(true), OperUp: bptr(true), OperStatus: "LinkUp", SpeedGbps: fptr(400),
-		StateID: &four, PhysStateID: &five, State: "ACTIVE", PhysState: "LinkUp"}}
+		StateID: &four, PhysStateID: &five, State: "ACTIVE", PhysState: "LinkUp", LinkLayer: "Ethernet"}}
 	if d := cmp.Diff(wantLinks, ls); d != "" || err != nil {
 		t.Errorf("links (-want +got):\n%s\nerr %v", d, err)
 	}
@@ -80,7 +80,7 @@ func TestKernelAdapter(t *testing.T) {
 	// Registers are not: the error says to use direct access to this
 	// function.
 	_, err = a.Registers(ctx)
-	if !errors.Is(err, adapter.ErrUnsupported) || !strings.Contains(err.Error(), "not available on the kernel backend") || !strings.Contains(err.Error(), "-d 0000:c1:00.0 as root") {
+	if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "not available on the kernel backend") || !strings.Contains(err.Error(), "-d 0000:c1:00.0 as root") {
 		t.Errorf("registers: %v", err)
 	}
 }
@@ -104,7 +104,7 @@ func TestKernelModule(t *testing.T) {
 	if m.EEPROM == nil || m.EEPROM.Vendor.Name != "NVIDIA" || m.Best() != m.EEPROM {
 		t.Errorf("decode: %+v", m.EEPROM)
 	}
-	if !errors.Is(m.FirmwareErr, adapter.ErrUnsupported) || !strings.Contains(m.FirmwareErr.Error(), "PDDR") {
+	if !errors.Is(m.FirmwareErr, errors.ErrUnsupported) || !strings.Contains(m.FirmwareErr.Error(), "PDDR") {
 		t.Errorf("firmware view: %v", m.FirmwareErr)
 	}
 }
@@ -152,6 +152,21 @@ func TestKernelIBWithoutDevlink(t *testing.T) {
 	if err != nil || len(ts) != 1 || ts[0].Kind != "asic" || *ts[0].Celsius != 60.875 {
 		t.Errorf("temperatures %+v %v", ts, err)
 	}
+	// The IB port's link: logical and physical state, the speed and width
+	// of its rate, the LIDs; its PMA counters under their sysfs names.
+	ls, err := a.Links(ctx)
+	four, five := 4, 5
+	lid, sm := uint32(0x1a), uint32(1)
+	want := []adapter.Link{{Port: 1, AdminUp: bptr(true), OperUp: bptr(true), OperStatus: "LinkUp", SpeedGbps: fptr(400),
+		StateID: &four, PhysStateID: &five, State: "ACTIVE", PhysState: "LinkUp", LinkLayer: "InfiniBand",
+		IBSpeed: "NDR", Width: 4, LID: &lid, SMLID: &sm}}
+	if d := cmp.Diff(want, ls); d != "" || err != nil {
+		t.Errorf("links (-want +got):\n%s\nerr %v", d, err)
+	}
+	cs, err := a.PortCounters(ctx)
+	if err != nil || len(cs) != 1 || cs[0].Kind != "ib" || cs[0].Values["symbol_error"] != 4787 || cs[0].Values["link_downed"] != 2570 {
+		t.Errorf("port counters %+v %v", cs, err)
+	}
 }
 
 // A function without an RDMA device (mlx5_ib not loaded): one port per
@@ -179,7 +194,7 @@ func TestKernelWithoutRDMADevice(t *testing.T) {
 		"RDMA counters": second(a.RDMACounters(ctx)),
 		"temperatures":  second(a.Temperatures(ctx)),
 	} {
-		if !errors.Is(err, adapter.ErrUnsupported) {
+		if !errors.Is(err, errors.ErrUnsupported) {
 			t.Errorf("%s: %v, want not available", what, err)
 		}
 	}

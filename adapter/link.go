@@ -17,7 +17,7 @@ import (
 // function's own local port), which covers the plane_ind and lp_gl fields
 // Rev 0.59 and later add. A transport failure drops the register path, so
 // the next read reopens it. On the kernel backend the error matches
-// ErrUnsupported.
+// errors.ErrUnsupported.
 func (a *Adapter) ReadRegister(ctx context.Context, reg string, index ...string) (*dev.Reading, error) {
 	return a.get(ctx, reg, index...)
 }

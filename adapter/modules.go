@@ -179,6 +179,11 @@ func (a *Adapter) registerModule(ctx context.Context, p Port, o ModuleOptions) (
 			return nil, fmt.Errorf("module %d: %w", p.Module, err)
 		}
 		m.EEPROMErr = a.drop(err)
+		if _, status := dev.StatusOf(err); !status && !prm.IsDatabaseProblem(err) {
+			// No firmware answer at all: the register path failed (a held
+			// semaphore, a removed device), not the module.
+			m.EEPROMErr = &optics.PathError{Err: m.EEPROMErr, Next: "the register path to the adapter failed, not the module: 'cxray health' shows the access; read again when the adapter answers"}
+		}
 	default:
 		m.Image = im
 		dec, derr := optics.Decode(im)

@@ -53,6 +53,10 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
+// Is makes a device name that cannot mean a device an input error
+// (prm.ErrInput).
+func (e *UsageError) Is(target error) bool { return target == prm.ErrInput }
+
 // NotFoundError is a device that is not there (exit 3).
 type NotFoundError struct{ Err error }
 

@@ -54,7 +54,8 @@ func enumOf(d *prm.Decoded, path string) string {
 }
 
 // registerIdentity: MGIR (firmware, PSID, ports, base MAC, build date,
-// pending version), PGUID (node GUID), MQIS (part number, read once).
+// pending version), PGUID (node and system image GUIDs), MQIS (part
+// number, read once).
 func (a *Adapter) registerIdentity(ctx context.Context) (*Identity, error) {
 	d, err := a.Registers(ctx)
 	if err != nil {
@@ -65,7 +66,7 @@ func (a *Adapter) registerIdentity(ctx context.Context) (*Identity, error) {
 		return nil, a.drop(err)
 	}
 	id := &Identity{PSID: did.PSID, Firmware: did.Firmware, Ports: did.Ports, DeviceID: did.DeviceID,
-		BaseMAC: did.BaseMAC, PermanentMAC: did.PermanentMAC, NodeGUID: did.NodeGUID}
+		BaseMAC: did.BaseMAC, PermanentMAC: did.PermanentMAC, NodeGUID: did.NodeGUID, SysImageGUID: did.SysImageGUID}
 	if id.DeviceID != 0 {
 		id.HCAType = fmt.Sprintf("MT%d", id.DeviceID)
 		id.Model, _ = devname.Model(id.DeviceID)
@@ -200,6 +201,9 @@ func (a *Adapter) registerPorts(ctx context.Context) ([]Port, error) {
 			if v, ok := fieldOf(r.Decoded, "PMLP", "width"); ok {
 				rp.Lanes = int(v)
 			}
+			if rp.LinkLayer, err = a.registerLinkLayer(ctx, p); err != nil {
+				return nil, err
+			}
 			ps = append(ps, rp)
 		case errors.Is(err, dev.ErrNoSuchInstance):
 			// another function's port
@@ -216,12 +220,13 @@ func (a *Adapter) registerPorts(ctx context.Context) ([]Port, error) {
 	return ps, nil
 }
 
-// registerLinks: PAOS and PTYS (Ethernet) per port.
+// registerLinks: PAOS and PTYS per port (and an InfiniBand port's logical
+// state, ib.go).
 func (a *Adapter) registerLinks(ctx context.Context, ps []Port) ([]Link, error) {
 	var out []Link
 	var errs []error
 	for _, p := range ps {
-		l := Link{Port: p.Local}
+		l := Link{Port: p.Local, LinkLayer: p.LinkLayer}
 		lp := "local_port=" + strconv.Itoa(p.Local)
 		if r, err := a.get(ctx, "PAOS", lp); err == nil {
 			// By number: the values are the PRM's in every revision, the
@@ -241,6 +246,16 @@ func (a *Adapter) registerLinks(ctx context.Context, ps []Port) ([]Link, error) 
 				return out, err
 			}
 			errs = append(errs, fmt.Errorf("port %d PAOS: %w", p.Local, err))
+		}
+		if p.LinkLayer == LinkInfiniBand {
+			if err := a.registerIBLink(ctx, p, &l); err != nil {
+				if ctx.Err() != nil {
+					return out, err
+				}
+				errs = append(errs, err)
+			}
+			out = append(out, l)
+			continue
 		}
 		if r, err := a.get(ctx, "PTYS", lp, "proto_mask=4"); err == nil {
 			if v, err := r.Decoded.Get("data_rate_oper"); err == nil {
@@ -405,8 +420,12 @@ func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, er
 }
 
 // CounterGroups are the PPCNT groups PortCounters reads: IEEE 802.3, RFC
-// 2863 and the physical layer.
-var CounterGroups = []string{"0", "1", "18"}
+// 2863 and the physical layer; on an InfiniBand port the physical layer
+// only (IBCounterGroups), beside the IB PortCounters (Kind "ib", ib.go).
+var (
+	CounterGroups   = []string{"0", "1", "18"}
+	IBCounterGroups = []string{"18"}
+)
 
 // ppcntMember is the counter_set member PPCNT group g selects in the
 // built-in database ("" when it cannot tell).
@@ -443,8 +462,21 @@ func (a *Adapter) registerCounters(ctx context.Context, ps []Port) ([]CounterSet
 	var out []CounterSet
 	var errs []error
 	for _, p := range ps {
+		groups := CounterGroups
+		if p.LinkLayer == LinkInfiniBand {
+			groups = IBCounterGroups
+			ib, err := a.registerIBCounters(ctx, p)
+			switch {
+			case err == nil:
+				out = append(out, ib)
+			case ctx.Err() != nil:
+				return out, err
+			default:
+				errs = append(errs, err)
+			}
+		}
 		cs := CounterSet{Port: p.Local, Kind: "ppcnt", Values: map[string]uint64{}}
-		for _, g := range CounterGroups {
+		for _, g := range groups {
 			r, err := a.get(ctx, "PPCNT", "local_port="+strconv.Itoa(p.Local), "grp="+g)
 			if err != nil {
 				if ctx.Err() != nil {

@@ -61,7 +61,7 @@ func TestRegisterIdentity(t *testing.T) {
 	f := devtest.New(db)
 	mgir(f)
 	// PGUID's node_guid is 128 bits; the GUID is its low 64.
-	f.Put("PGUID", "node_guid[2]=0xa088c203", "node_guid[3]=0x004567e3")
+	f.Put("PGUID", "node_guid[2]=0xa088c203", "node_guid[3]=0x004567e3", "sys_guid[2]=0xa088c203", "sys_guid[3]=0x004567e2")
 	f.Put("MCQI", "read_pending_component=1", "info_type=VERSION", "data.mcqi_version_ext.version_string=28.41.1000")
 	// The part number in two MQIS chunks.
 	f.Put("MQIS", "info_type=MODEL_NAME", "read_offset=0", "info_length=12", "read_length=8", "info_string=MCX75310")
@@ -75,7 +75,7 @@ func TestRegisterIdentity(t *testing.T) {
 		Firmware: "28.39.1002", FirmwareStored: "28.41.1000", FirmwarePending: "28.41.1000",
 		FirmwareBuilt: time.Date(2023, 11, 7, 0, 0, 0, 0, time.UTC), Ports: 2,
 		// Function 1: the base MAC plus one.
-		BaseMAC: "a0:88:c2:45:67:e2", PermanentMAC: "a0:88:c2:45:67:e3", NodeGUID: "a088:c203:0045:67e3", PartNumber: "MCX75310AAHS"}
+		BaseMAC: "a0:88:c2:45:67:e2", PermanentMAC: "a0:88:c2:45:67:e3", NodeGUID: "a088:c203:0045:67e3", SysImageGUID: "a088:c203:0045:67e2", PartNumber: "MCX75310AAHS"}
 	if d := cmp.Diff(want, id); d != "" {
 		t.Errorf("identity (-want +got):\n%s", d)
 	}
@@ -234,11 +234,12 @@ func TestRegisterLinks(t *testing.T) {
 	f.Put("PTYS", "local_port=1", "proto_mask=Ethernet", "data_rate_oper=2000", "max_port_rate=400")
 	f.Put("PTYS", "local_port=3", "proto_mask=Ethernet", "data_rate_oper=0", "max_port_rate=0")
 	ls, err := open(f, db, adapter.Config{}).Links(context.Background())
+	eth := adapter.LinkEthernet // no PDDR: ports without VPI
 	want := []adapter.Link{
-		{Port: 1, AdminUp: bptr(true), OperUp: bptr(true), AdminStatus: "up", OperStatus: "up", SpeedGbps: fptr(200), MaxSpeedGbps: fptr(400)},
-		{Port: 2, AdminUp: bptr(false), OperUp: bptr(false), AdminStatus: "down_by_configuration", OperStatus: "down"},
-		{Port: 3, AdminUp: bptr(true), OperUp: bptr(false), AdminStatus: "up_once", OperStatus: "down", SpeedGbps: fptr(0)},
-		{Port: 4},
+		{Port: 1, AdminUp: bptr(true), OperUp: bptr(true), AdminStatus: "up", OperStatus: "up", SpeedGbps: fptr(200), MaxSpeedGbps: fptr(400), LinkLayer: eth},
+		{Port: 2, AdminUp: bptr(false), OperUp: bptr(false), AdminStatus: "down_by_configuration", OperStatus: "down", LinkLayer: eth},
+		{Port: 3, AdminUp: bptr(true), OperUp: bptr(false), AdminStatus: "up_once", OperStatus: "down", SpeedGbps: fptr(0), LinkLayer: eth},
+		{Port: 4, LinkLayer: eth},
 	}
 	if d := cmp.Diff(want, ls); d != "" {
 		t.Errorf("links (-want +got):\n%s", d)
@@ -438,7 +439,7 @@ func TestRDMACounters(t *testing.T) {
 	f.Put("PMLP", "local_port=2", "width=4", "lane_module_mapping[0].module=1")
 	// Without an OS view there are no RDMA counters.
 	_, err := open(f, db, adapter.Config{}).RDMACounters(ctx)
-	if !errors.Is(err, adapter.ErrUnsupported) || !strings.Contains(err.Error(), "RDMA hw_counters is not available on the direct backend") {
+	if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "RDMA hw_counters is not available on the direct backend") {
 		t.Errorf("no OS view: %v", err)
 	}
 	down := errors.New("port 2 has no RDMA port")
@@ -516,7 +517,7 @@ func TestAccessorsAndErrors(t *testing.T) {
 		t.Errorf("sleep: %v, now %v", err, clk.Now())
 	}
 	// No OS view: the OS is not available.
-	if _, err := a.OS(ctx); !errors.Is(err, adapter.ErrUnsupported) {
+	if _, err := a.OS(ctx); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("OS: %v", err)
 	}
 	// A wall clock by default.
@@ -527,7 +528,7 @@ func TestAccessorsAndErrors(t *testing.T) {
 	k := adapter.New(adapter.Config{Name: "kernel:mlx5_0", Backend: dev.BackendKernel, DB: db})
 	_, err := k.Registers(ctx)
 	var ue *adapter.UnsupportedError
-	if !errors.As(err, &ue) || !errors.Is(err, adapter.ErrUnsupported) || !strings.Contains(err.Error(), "register access is not available on the kernel backend") ||
+	if !errors.As(err, &ue) || !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "register access is not available on the kernel backend") ||
 		!strings.Contains(err.Error(), "-d 0000:03:00.0 as root") {
 		t.Errorf("registers on the kernel backend: %v", err)
 	}

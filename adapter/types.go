@@ -89,6 +89,17 @@ type Link struct {
 	PhysStateID *int   `json:"phys_state_id,omitempty"`
 	State       string `json:"state,omitempty"`
 	PhysState   string `json:"phys_state,omitempty"`
+	// LinkLayer is LinkEthernet or LinkInfiniBand ("" unknown).
+	LinkLayer string `json:"link_layer,omitempty"`
+	// IBSpeed is an InfiniBand link's speed (NDR), Width the lanes it
+	// trained to (4, or fewer on a degraded link); "" and 0 while down or
+	// unknown.
+	IBSpeed string `json:"ib_speed,omitempty"`
+	Width   int    `json:"width,omitempty"`
+	// LID and SMLID are an InfiniBand port's LID and its subnet manager's
+	// (nil unknown, or before the subnet manager assigned them).
+	LID   *uint32 `json:"lid,omitempty"`
+	SMLID *uint32 `json:"sm_lid,omitempty"`
 }
 
 // Temperature is one sensor's reading.

@@ -23,7 +23,6 @@ import (
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/configcmd"
 	"github.com/cxray/cxray/cli/internal/emucmd"
-	"github.com/cxray/cxray/cli/internal/exportercmd"
 	"github.com/cxray/cxray/cli/internal/fwcmd"
 	"github.com/cxray/cxray/cli/internal/healthcmd"
 	"github.com/cxray/cxray/cli/internal/linkcmd"
@@ -38,6 +37,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/emu/emuadapter"
+	"github.com/cxray/cxray/internal/buildinfo"
 	"github.com/cxray/cxray/kernel"
 )
 
@@ -56,7 +56,7 @@ var emulator = &emuadapter.Emulator{}
 // newApp is the App of one run, with this package's (test-tunable)
 // sysfs, kernel and emulator.
 func newApp(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *cmdutil.App {
-	a := &cmdutil.App{Ctx: ctx, Stdout: stdout, Stderr: stderr, Stdin: stdin, Version: version,
+	a := &cmdutil.App{Ctx: ctx, Stdout: stdout, Stderr: stderr, Stdin: stdin, Version: buildinfo.Version,
 		Sys: sys, Kernel: kernelOptions(), Emulator: emulator}
 	a.Rerun = func(args []string) error {
 		root := rootCmd(a)
@@ -85,21 +85,41 @@ func Main() int {
 	return code
 }
 
-// signalContext is cancelled by the first SIGINT, SIGTERM or SIGHUP; the
-// command then unwinds, closing its devices (which releases their
-// semaphores). A second signal gives the unwinding a moment, then exits.
+// stoppedBy is the cause of a context a signal cancelled.
+type stoppedBy struct{ sig syscall.Signal }
+
+func (s *stoppedBy) Error() string { return "stopped by " + signalName(s.sig) }
+
+// signalName is how a user knows the signal.
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT (Ctrl-C)"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return s.String()
+}
+
+// signalContext is cancelled by the first SIGINT, SIGTERM or SIGHUP, with
+// a *stoppedBy cause; the command then unwinds, closing its devices
+// (which releases their semaphores), and runContext exits 128 + the
+// signal's number, as shells report a process the signal killed. A second
+// signal gives the unwinding a moment, then exits.
 func signalContext() (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	var once sync.Once
-	stop := func() { once.Do(func() { signal.Stop(ch); cancel() }) }
+	stop := func() { once.Do(func() { signal.Stop(ch); cancel(nil) }) }
 	go func() {
 		first, ok := <-ch
 		if !ok {
 			return
 		}
-		cancel()
+		cancel(&stoppedBy{first.(syscall.Signal)})
 		select {
 		case <-ch:
 			// Give in-flight releases a moment: the access layer bounds
@@ -140,8 +160,14 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		code = ee.Code
 	}
 	msg := err.Error()
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		msg, code = "stopped by a signal; the device was released", cmdutil.ExitDevice
+	// A command a signal stopped failed because of the signal, whatever
+	// its error says (a closed device, an interrupted access): say so,
+	// and exit as shells report it (SIGINT 130, SIGTERM 143, SIGHUP 129).
+	// A command that took the signal as its normal end (exporter, monitor)
+	// returned nil above.
+	var sb *stoppedBy
+	if errors.As(context.Cause(ctx), &sb) {
+		msg, code = sb.Error()+"; the devices were released", 128+int(sb.sig)
 	}
 	fmt.Fprintf(stderr, "cxray: %s\n", msg)
 	// In JSON mode the error is a JSON document on standard output too, so
@@ -177,7 +203,8 @@ func rootCmd(a *cmdutil.App) *cobra.Command {
 decode any register, read and write registers on an adapter or on the built-in
 emulator, and more. Every command prints a table, or JSON with -o json.
 
-Exit codes: 0 ok, 1 a problem was found, 2 usage error, 3 device or access error.`,
+Exit codes: 0 ok, 1 a problem was found, 2 usage error, 3 device or access error;
+128 + the signal's number when a signal stopped it (Ctrl-C 130, SIGTERM 143).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -196,15 +223,11 @@ Exit codes: 0 ok, 1 a problem was found, 2 usage error, 3 device or access error
 	root.PersistentFlags().StringVarP(&a.Output, "output", "o", "table", "output format: table or json")
 	root.PersistentFlags().StringVar(&a.ADBPath, "adb", "", "register database (ADB file, or 'builtin'); default $CXRAY_ADB, the installed one, or the built-in")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageWrap(err) })
-	root.AddCommand(prmcmd.New(a), statuscmd.New(a), regcmd.New(a), healthcmd.New(a), rocecmd.New(a), modulecmd.New(a), configcmd.New(a), snapshotcmd.New(a), snapshotcmd.NewDiff(a), monitorcmd.New(a), monitorcmd.NewPlot(a), exportercmd.New(a), emucmd.New(a), versionCmd(a),
+	root.AddCommand(prmcmd.New(a), statuscmd.New(a), regcmd.New(a), healthcmd.New(a), rocecmd.New(a), modulecmd.New(a), configcmd.New(a), snapshotcmd.New(a), snapshotcmd.NewDiff(a), monitorcmd.New(a), plotHelper.command(a), exporterHelper.command(a), emucmd.New(a), versionCmd(a),
 		fwcmd.NewCmd(a), fwcmd.NewCaps(a), fwcmd.NewEsw(a), fwcmd.NewNvmf(a), fwcmd.NewQP(a), fwcmd.NewMkey(a), maccmd.New(a))
 	root.AddCommand(linkcmd.New(a))
 	return root
 }
-
-// version is set by the linker for releases
-// (-ldflags "-X github.com/cxray/cxray/cli.version=v1.2.3").
-var version = "dev"
 
 func versionCmd(a *cmdutil.App) *cobra.Command {
 	return &cobra.Command{
@@ -213,9 +236,9 @@ func versionCmd(a *cmdutil.App) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if a.JSON() {
-				return a.WriteJSON(map[string]string{"version": version})
+				return a.WriteJSON(map[string]string{"version": buildinfo.Version})
 			}
-			fmt.Fprintln(a.Stdout, "cxray", version)
+			fmt.Fprintln(a.Stdout, "cxray", buildinfo.Version)
 			return nil
 		},
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/emu/emuadapter"
+	"github.com/cxray/cxray/feature/health"
 	"github.com/cxray/cxray/nvconf"
 )
 
@@ -490,6 +492,25 @@ func TestConfigFromMlxconfigOutputs(t *testing.T) {
 	if doc.Kind != "query" || !found {
 		t.Errorf("query --from: kind %q, NUM_OF_VFS found %v", doc.Kind, found)
 	}
+	// The pending marks and line, as a device query shows them.
+	var pend struct{ Pending []string }
+	mustJSON(t, out, &pend)
+	if d := cmp.Diff([]string{"NUM_OF_VFS", "LOG_TX_PSN_WINDOW", "LINK_TYPE_P2"}, pend.Pending); d != "" {
+		t.Errorf("query --from -o json: pending (-want +got):\n%s", d)
+	}
+	out, errs, code = cli(t, "", "config", "query", "--from", qp)
+	for _, want := range []string{"\n*+  NUM_OF_VFS ", "\n*+  LINK_TYPE_P2 ", "\n* 3 pending until the next firmware reset: NUM_OF_VFS 8 -> 6, LOG_TX_PSN_WINDOW 9 -> 14, LINK_TYPE_P2 ETH(2) -> IB(1).\n",
+		"'cxray config apply -d 0000:03:00.0'"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("query --from table: exit %d, lacks %q\n%s%s", code, want, out, errs)
+		}
+	}
+	if out, _, _ := cli(t, "", "config", "query", "--from", q); !strings.Contains(out, "Nothing pending") || strings.Contains(out, "\n*") {
+		t.Errorf("query --from a capture with nothing pending:\n%s", out)
+	}
+	if out, _, _ := cli(t, "", "config", "query", "--from", "../nvconf/testdata/mstconfig-q.txt"); !strings.Contains(out, "what is pending cannot be told") {
+		t.Errorf("query --from a capture without -e:\n%s", out)
+	}
 	out, _, code = cli(t, "", "config", "diff", q, qp, "-o", "json")
 	var diff struct {
 		By      string
@@ -533,6 +554,74 @@ func TestConfigFromMlxconfigOutputs(t *testing.T) {
 	_, errs, code = cli(t, "", "config", "restore", q, "-d", "emu", "--yes")
 	if code != 2 || !strings.Contains(errs, "not a backup") {
 		t.Errorf("restore of a query output: exit %d %s", code, errs)
+	}
+}
+
+// A settings diff of an 8-parameter fragment with a device compares what
+// both hold, names the rest in a footer, and tells a 0 from a parameter
+// one side lacks (table and JSON, same exit code).
+func TestConfigDiffFragmentAgainstDevice(t *testing.T) {
+	nvEnv(t)
+	capture, err := os.ReadFile("../nvconf/testdata/mstconfig-q.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The capture's header and table head, then 8 parameters: one changed
+	// from the device's 0, one set to 0 where the device has 11.
+	lines := strings.SplitAfter(string(capture), "\n")
+	var frag strings.Builder
+	kept := 0
+	for _, l := range lines {
+		f := strings.Fields(l)
+		switch {
+		case len(f) != 2 || strings.HasSuffix(f[0], ":"):
+			frag.WriteString(l)
+		case kept < 6 && f[0] != "NUM_VF_MSIX":
+			frag.WriteString(l)
+			kept++
+		}
+	}
+	frag.WriteString("         RPG_TIME_RESET_P1                   5\n         NUM_VF_MSIX                         0\n")
+	file := filepath.Join(t.TempDir(), "fragment.txt")
+	if err := os.WriteFile(file, []byte(frag.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := cli(t, "", "config", "diff", file, "emu", "-o", "json")
+	var doc struct {
+		Same    bool
+		Changes []nvconf.SettingChange
+		OnlyInA []string `json:"only_in_a"`
+		OnlyInB []string `json:"only_in_b"`
+	}
+	mustJSON(t, out, &doc)
+	want := []nvconf.SettingChange{
+		{Name: "NUM_VF_MSIX", Column: "Next Boot", Old: "0", New: "11"},
+		{Name: "RPG_TIME_RESET_P1", Column: "Next Boot", Old: "5", New: "0"},
+	}
+	for i := range doc.Changes {
+		doc.Changes[i].TLV = ""
+	}
+	if d := cmp.Diff(want, doc.Changes); d != "" || code != 1 || doc.Same {
+		t.Errorf("json: exit %d same %v (-want +got):\n%s%s", code, doc.Same, d, errs)
+	}
+	if len(doc.OnlyInA) != 0 || len(doc.OnlyInB) < 90 {
+		t.Errorf("only in a %v, only in b %d parameters", doc.OnlyInA, len(doc.OnlyInB))
+	}
+	out, errs, code = cli(t, "", "config", "diff", file, "emu")
+	rows := map[string][]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) == 5 {
+			rows[f[0]] = f[3:]
+		}
+	}
+	wantRows := map[string][]string{"NUM_VF_MSIX": {"0", "11"}, "RPG_TIME_RESET_P1": {"5", "0"}}
+	if d := cmp.Diff(wantRows, rows); d != "" || code != 1 || !strings.Contains(out, "only in emu: ") {
+		t.Errorf("table: exit %d (-want +got):\n%s\n%s%s", code, d, out, errs)
+	}
+	// --all lists the parameters the fragment lacks, "-" on its side.
+	out, _, code = cli(t, "", "config", "diff", file, "emu", "--all")
+	if code != 1 || !regexp.MustCompile(`(?m)^LINK_TYPE_P1 +Next Boot +- +ETH\(2\)`).MatchString(out) || strings.Contains(out, "only in emu: ") {
+		t.Errorf("--all: exit %d\n%s", code, out)
 	}
 }
 
@@ -662,7 +751,7 @@ func TestConfigSetRefusedByFirmwareLeavesNoJournal(t *testing.T) {
 	}
 
 	// An entry for a write that changed nothing.
-	bin := cxrayBin(t)
+	bin := crashBin(t)
 	set := []string{"--adb", "builtin", "config", "set", "-d", d, "NUM_OF_VFS=6", "--yes"}
 	crashRun(t, bin, "journal", set...)
 	if len(pending()) != 1 {
@@ -690,5 +779,189 @@ func TestConfigSetRefusedByFirmwareLeavesNoJournal(t *testing.T) {
 	}
 	if out, errs, code := cfgcli(t, "", "config", "set", "-d", d, "LOG_TX_PSN_WINDOW=7", "--yes"); code != 0 {
 		t.Errorf("set after the rollback: exit %d %s%s", code, out, errs)
+	}
+}
+
+// A held NV lock is reported as what it is, whoever holds it: which lock,
+// how long cxray waited, that another process holds it; exit 3, nothing
+// written, and no device error on the spent deadline (issue 26.5).
+func TestConfigSetLockHeld(t *testing.T) {
+	state, _ := nvEnv(t)
+	key := nvconf.KeyFor("emulator", "emu", "0000:03:00.0")
+	unlock, err := nvconf.Lock(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	path, _ := nvconf.LockPath(key)
+	_, errs, code := cfgcli(t, "", "config", "set", "-d", "emu", "NUM_OF_VFS=4", "--yes", "--timeout", "300ms")
+	if code != cmdutil.ExitDevice {
+		t.Errorf("exit %d, want 3; stderr:\n%s", code, errs)
+	}
+	for _, want := range []string{"another process holds the NV lock of " + key, path, "waited "} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errs)
+		}
+	}
+	if strings.Contains(errs, "deadline exceeded") && !strings.Contains(errs, "NV lock") {
+		t.Errorf("the held lock was reported as a slow device:\n%s", errs)
+	}
+	unlock()
+	if b, _ := os.ReadFile(state); bytes.Contains(b, []byte("NUM_OF_VFS")) {
+		t.Error("the state records a write made without the lock")
+	}
+	if cur, _ := query(t, "NUM_OF_VFS"); cur["NUM_OF_VFS"][2] != "8" {
+		t.Errorf("NUM_OF_VFS next boot %q, want the profile's 8: written without the lock", cur["NUM_OF_VFS"][2])
+	}
+}
+
+// A backup of another model or PSID is refused (exit 2, nothing written),
+// in --dry-run as in the real run, unless --force (issue 26.7); a backup
+// of the same adapter, and one that names none (mstflint's format), go
+// ahead, the second with a note.
+func TestConfigRestoreOtherAdapter(t *testing.T) {
+	nvEnv(t)
+	dir := t.TempDir()
+	dx, dxraw, own := filepath.Join(dir, "dx.nvbackup"), filepath.Join(dir, "dx.raw"), filepath.Join(dir, "own.nvbackup")
+	cfgcli(t, "", "config", "set", "-d", "emu:cx6dx-2p100g", "NUM_OF_VFS=2", "--yes")
+	for _, args := range [][]string{
+		{"config", "backup", "-d", "emu:cx6dx-2p100g", dx},
+		{"config", "backup", "-d", "emu:cx6dx-2p100g", "--format", "raw", dxraw},
+		{"config", "backup", "-d", "emu", own},
+	} {
+		if out, errs, code := cfgcli(t, "", args...); code != 0 {
+			t.Fatalf("%v: exit %d %s %s", args, code, out, errs)
+		}
+	}
+	b, _ := os.ReadFile(dx)
+	if !strings.Contains(string(b), "\n# model: ConnectX-6 Dx\n") || !strings.Contains(string(b), "\n# psid: ") {
+		t.Fatalf("the backup does not name its adapter:\n%s", b)
+	}
+	state := func() string {
+		q, _ := query(t, "NUM_OF_VFS")
+		return q["NUM_OF_VFS"][2]
+	}
+	before := state()
+	for _, mode := range [][]string{{"--dry-run"}, {"--yes"}} {
+		for _, format := range []string{"table", "json"} {
+			args := append([]string{"config", "restore", "-d", "emu", dx, "-o", format}, mode...)
+			out, errs, code := cfgcli(t, "", args...)
+			if code != cmdutil.ExitUsage {
+				t.Errorf("%v: exit %d, want 2\n%s%s", args, code, out, errs)
+			}
+			for _, want := range []string{"was taken from another adapter", "model ConnectX-6 Dx, this adapter is a ConnectX-7", "PSID ", "--force", "nothing was written"} {
+				if !strings.Contains(errs, want) {
+					t.Errorf("%v: stderr does not say %q:\n%s", args, want, errs)
+				}
+			}
+		}
+	}
+	if after := state(); after != before {
+		t.Errorf("a refused restore changed NUM_OF_VFS: %s -> %s", before, after)
+	}
+	out, errs, code := cfgcli(t, "", "config", "restore", "-d", "emu", dx, "--dry-run", "--force")
+	if code != 0 || !strings.Contains(errs, "restoring it anyway (--force)") || !strings.Contains(out, "Dry run") {
+		t.Errorf("--force --dry-run: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = cfgcli(t, "", "config", "restore", "-d", "emu", dxraw, "--dry-run")
+	if code != 0 || !strings.Contains(errs, "does not say which adapter it was taken from") {
+		t.Errorf("a raw file: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = cfgcli(t, "", "config", "restore", "-d", "emu", own, "--yes")
+	if code != 0 || errs != "" {
+		t.Errorf("the adapter's own backup: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// An interrupted write in the journal is reported by config query (table
+// and JSON) and by health, which point to config recover, never to config
+// set, which is refused until then (issue 26.3).
+func TestInterruptedWriteReported(t *testing.T) {
+	nvEnv(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	j, err := nvconf.DefaultJournal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := nvconf.KeyFor("emulator", "emu", "0000:03:00.0")
+	if err := j.Begin(&nvconf.JournalEntry{Key: key, Device: "emu", Op: "set", Backup: "/backups/before.nvbackup",
+		Writes: []nvconf.RawTLV{{Header: nvconf.Header{Type: 0x80}, Data: make([]byte, 12)}}}); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := cfgcli(t, "", "config", "query", "-d", "emu")
+	if code != 0 || !strings.Contains(out, "Interrupted: an interrupted set") || !strings.Contains(out, "cxray config recover --rollback -d emu") {
+		t.Errorf("query: exit %d\n%s%s", code, out, errs)
+	}
+	jout, _, _ := cfgcli(t, "", "config", "query", "-d", "emu", "-o", "json")
+	var qj struct {
+		Interrupted *struct {
+			Op     string   `json:"op"`
+			TLVs   []string `json:"tlvs"`
+			Backup string   `json:"backup"`
+		} `json:"interrupted_write"`
+	}
+	mustJSON(t, jout, &qj)
+	if qj.Interrupted == nil || qj.Interrupted.Op != "set" || cmp.Diff([]string{"nv_global_pci_conf"}, qj.Interrupted.TLVs) != "" || qj.Interrupted.Backup != "/backups/before.nvbackup" {
+		t.Errorf("query -o json: interrupted_write %+v\n%s", qj.Interrupted, jout)
+	}
+	for _, format := range []string{"table", "json"} {
+		out, errs, code := cfgcli(t, "", "health", "-d", "emu", "--interval", "50ms", "-o", format)
+		if code != cmdutil.ExitProblem {
+			t.Errorf("health -o %s: exit %d, want 1\n%s%s", format, code, out, errs)
+		}
+		if !strings.Contains(out, "cxray config recover --finish -d emu") || strings.Contains(out, "undo them with 'cxray config set'") {
+			t.Errorf("health -o %s does not point to config recover:\n%s", format, out)
+		}
+		if format != "json" {
+			continue
+		}
+		var h healthOut
+		mustJSON(t, out, &h)
+		if len(h.Devices) != 1 {
+			t.Fatalf("health -o json: %s", out)
+		}
+		if c := check(h.Devices[0], "configuration"); c.Status != health.Fail || !strings.Contains(c.Summary, "interrupted NV set") {
+			t.Errorf("configuration check: %+v", c)
+		}
+	}
+}
+
+// A multi-TLV set the firmware refuses half-way is rolled back at once:
+// exit 3, the error says so, no journal entry, every parameter old
+// (issue 26.3).
+func TestConfigSetRefusedHalfWayRollsBack(t *testing.T) {
+	nvEnv(t)
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", dir)
+	scen := filepath.Join(dir, "rej.yaml")
+	os.WriteFile(scen, []byte("devices: [{profile: cx7-2p400g, nv: {reject_writes: [nv_vpi_link_type]}}]\n"), 0o644)
+	d := "emu:" + scen
+	_, errs, code := cfgcli(t, "", "config", "set", "-d", d, "NUM_OF_VFS=16", "LINK_TYPE_P1=IB", "--yes")
+	if code != cmdutil.ExitDevice || !strings.Contains(errs, "rolled back from the backup") || !strings.Contains(errs, "nothing was changed") {
+		t.Errorf("refused half-way: exit %d\n%s", code, errs)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "cxray", "journal", "*.json")); len(m) != 0 {
+		t.Errorf("journal entries left: %v", m)
+	}
+	out, errs, code := cfgcli(t, "", "config", "query", "-d", d, "NUM_OF_VFS", "LINK_TYPE_P1")
+	if code != 0 || !strings.Contains(out, "NUM_OF_VFS") || strings.Contains(out, " 16") || strings.Contains(out, "Interrupted") {
+		t.Errorf("after the roll-back:\n%s%s", out, errs)
+	}
+}
+
+// With --settle, a set nobody else touches reads its TLVs again and exits
+// 0 saying nothing more; the JSON has no changed_after_write (issue 26.2;
+// the race with mstconfig itself is conformance TestConfigSetRacesMstconfig).
+func TestConfigSetSettle(t *testing.T) {
+	nvEnv(t)
+	for _, format := range []string{"table", "json"} {
+		out, errs, code := cfgcli(t, "", "config", "set", "-d", "emu", "NUM_OF_VFS=12", "--yes", "--settle", "100ms", "-o", format)
+		if code != 0 || errs != "" || strings.Contains(out, "changed_after_write") || strings.Contains(out, "undone") {
+			t.Errorf("-o %s: exit %d\n%s%s", format, code, out, errs)
+		}
+		cfgcli(t, "", "config", "set", "-d", "emu", "NUM_OF_VFS=8", "--yes")
+	}
+	if _, errs, code := cfgcli(t, "", "config", "set", "-d", "emu", "NUM_OF_VFS=12", "--yes", "--settle", "-1s"); code != 0 || errs != "" {
+		t.Errorf("a negative --settle: exit %d %s", code, errs)
 	}
 }

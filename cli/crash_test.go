@@ -2,10 +2,12 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,6 +31,53 @@ func nextBoot(t *testing.T) map[string]string {
 		out[k] = v[2]
 	}
 	return out
+}
+
+// crashBin builds cxray with the crash hook (the build tag
+// cxray_crashhook), once per test binary: the shipped cxray has none.
+func crashBin(t *testing.T) string {
+	t.Helper()
+	crashOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cxray-crashhook-")
+		if err != nil {
+			crashErr = err
+			return
+		}
+		crashPath = filepath.Join(dir, "cxray")
+		if out, err := exec.Command("go", "build", "-tags", "cxray_crashhook", "-o", crashPath, "../cmd/cxray").CombinedOutput(); err != nil {
+			crashErr = fmt.Errorf("build with the crash hook: %v\n%s", err, out)
+		}
+	})
+	if crashErr != nil {
+		t.Fatal(crashErr)
+	}
+	return crashPath
+}
+
+var (
+	crashOnce sync.Once
+	crashPath string
+	crashErr  error
+)
+
+// The shipped binary (no build tag) has no crash hook: with
+// CXRAY_NV_CRASH_AT set, a config set runs to its end (issue 25.7: any
+// cxray could be made to SIGKILL itself in the middle of an NV write).
+func TestShippedBinaryHasNoCrashHook(t *testing.T) {
+	if nvconf.CrashHook {
+		t.Skip("this test binary was built with the crash hook")
+	}
+	privateState(t)
+	t.Setenv(nvconf.EnvBackupDir, t.TempDir())
+	cmd := exec.Command(cxrayBin(t), "--adb", "builtin", "config", "set", "-d", "emu", "LOG_TX_PSN_WINDOW=14", "--yes", "--settle", "0")
+	cmd.Env = append(os.Environ(), nvconf.EnvCrashAt+"=write:1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Written and verified") {
+		t.Fatalf("the shipped binary with %s=write:1: %v\n%s", nvconf.EnvCrashAt, err, out)
+	}
+	if got := nextBoot(t)["LOG_TX_PSN_WINDOW"]; got != "14" {
+		t.Errorf("LOG_TX_PSN_WINDOW %s, want 14", got)
+	}
 }
 
 // crashRun runs cxray in a process that kills itself (SIGKILL) at point,
@@ -80,7 +129,7 @@ func checkBackups(t *testing.T, dir string, want int) {
 // had begun blocks the next one until 'config recover', and --rollback
 // gives back the old configuration exactly, --finish the new one.
 func TestConfigSetCrashAtEachStep(t *testing.T) {
-	bin := cxrayBin(t)
+	bin := crashBin(t)
 	set := []string{"--adb", "builtin", "config", "set", "-d", "emu", "LOG_TX_PSN_WINDOW=14", "NUM_OF_VFS=4", "SRIOV_EN=False", "--yes"}
 	for _, point := range []string{"backup", "journal", "write:1", "write:2"} {
 		for _, recovery := range []string{"--rollback", "--finish"} {
@@ -131,7 +180,7 @@ func TestConfigSetCrashAtEachStep(t *testing.T) {
 // A restore killed at each step: the same guarantees, for a restore that
 // resets a TLV and writes others.
 func TestConfigRestoreCrashAtEachStep(t *testing.T) {
-	bin := cxrayBin(t)
+	bin := crashBin(t)
 	for _, point := range []string{"backup", "journal", "write:1", "write:2"} {
 		t.Run(point, func(t *testing.T) {
 			privateState(t)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net"
@@ -132,7 +133,7 @@ devices:
 // come back down.
 func TestExporterCutsSlowClients(t *testing.T) {
 	short := exportercmd.Timeouts{Read: 3 * time.Second, WriteMargin: time.Second, Idle: time.Second}
-	r := startExporterWith(t, short, "-d", "emu:"+fleetFile(t), "--all", "--scrape-timeout", "5s", "--web.max-connections", "300")
+	r := startExporterWith(t, short, "-d", "emu:"+fleetFile(t), "--all", "--scrape-timeout", "5s")
 	scrapeURL(t, r.url)
 	runtime.GC()
 	var before runtime.MemStats
@@ -189,5 +190,103 @@ func TestExporterCutsSlowClients(t *testing.T) {
 		if time.Now().After(wait) {
 			t.Fatalf("after the slow clients: %d goroutines (were %d), heap %d MB (was %d MB)", n, goroutines, after.HeapInuse>>20, before.HeapInuse>>20)
 		}
+	}
+}
+
+// TestExporterServesBesideHeldConnections: idle keep-alive connections,
+// clients trickling half a request (slowloris) and clients that never read
+// their answer hold connections, not the exporter's request slots; a
+// normal scrape among 300 of them is answered (issue 26.4: 64 idle
+// keep-alive connections made every scrape time out). The bound on the
+// normal scrapes is generous (20 s, against the 2 min the idle ones used
+// to hold); the point is that they are answered at all.
+func TestExporterServesBesideHeldConnections(t *testing.T) {
+	r := startExporter(t, "-d", "emu", "--scrape-timeout", "5s")
+	addr := r.url[len("http://"):]
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		return c
+	}
+	// 100 idle keep-alive connections: one answered request each, then
+	// nothing (the connection stays open for the next).
+	for range 100 {
+		c := dial()
+		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Close {
+			t.Fatalf("landing page on a keep-alive connection: %d, close %v", resp.StatusCode, resp.Close)
+		}
+	}
+	// 100 slowloris connections: half a request, never finished.
+	for range 100 {
+		fmt.Fprintf(dial(), "GET /metrics HTTP/1.1\r\nHost: x\r\n")
+	}
+	// 100 slow readers: a whole request, a tiny receive buffer, and the
+	// answer never read.
+	for range 100 {
+		c := dial()
+		c.(*net.TCPConn).SetReadBuffer(1024)
+		fmt.Fprintf(c, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+	}
+	if n := serving(); n < 200 {
+		t.Fatalf("only %d connections served while 300 are held: the test did not load the server", n)
+	}
+	client := &http.Client{Timeout: 20 * time.Second}
+	for i := range 3 {
+		// The 100 slow readers' own scrapes hold request slots while
+		// they are computed (work, not a held connection); on a loaded
+		// machine that outlasts the first normal scrape, which is then
+		// told 503 with Retry-After. Such an answer is retried; the
+		// scrape must be answered within the same 20 s.
+		var resp *http.Response
+		var b []byte
+		for until := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			var err error
+			resp, err = client.Get(r.url + "/metrics")
+			if err != nil {
+				t.Fatalf("normal scrape %d beside 300 held connections: %v", i, err)
+			}
+			b, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(until) {
+				break
+			}
+		}
+		if resp.StatusCode != 200 {
+			t.Fatalf("normal scrape %d: status %d: %s", i, resp.StatusCode, b)
+		}
+		s, err := exportertest.Parse(string(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if up, _ := upDevices(s); len(up) != 1 {
+			up, all := upDevices(s)
+			t.Errorf("normal scrape %d: devices up %v of %v", i, up, all)
+		}
+	}
+	// The landing page is read-only too (issue 26.11).
+	resp, err := client.Post(r.url+"/", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST /: %d, Allow %q; want 405, GET, HEAD", resp.StatusCode, resp.Header.Get("Allow"))
 	}
 }

@@ -534,7 +534,8 @@ func TestAlertRules(t *testing.T) {
 	if err != nil {
 		t.Skip("SKIPPING: promtool is not installed (apt-get install -y prometheus; scripts/setup.sh installs it)")
 	}
-	for _, args := range [][]string{{"check", "rules", "cxray-alerts.yml"}, {"test", "rules", "cxray-alerts.test.yml"}} {
+	for _, args := range [][]string{{"check", "rules", "cxray-alerts.yml"}, {"test", "rules", "cxray-alerts.test.yml"},
+		{"check", "rules", "cxray-fleet-rules.yml"}, {"test", "rules", "cxray-fleet-rules.test.yml"}} {
 		cmd := exec.Command(promtool, args...)
 		cmd.Dir = "../contrib/prometheus"
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -24,6 +25,7 @@ import (
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/exportercmd"
 	"github.com/cxray/cxray/cli/internal/regcmd"
+	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/emu/rdma"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/feature/exporter"
@@ -718,11 +720,51 @@ func TestExporterUsage(t *testing.T) {
 		var out, errb bytes.Buffer
 		a := newApp(context.Background(), nil, &out, &errb)
 		root := rootCmd(a)
+		replaceCommand(root, exportercmd.New(a)) // cxray-exporter's command, in process
 		root.SetArgs(append([]string{"exporter", "--listen", "127.0.0.1:0"}, c.args...))
 		err := root.Execute()
 		var ee *cmdutil.ExitError
 		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &ee) || ee.Code != cmdutil.ExitUsage {
 			t.Errorf("%v: %v", c.args, err)
 		}
+	}
+}
+
+// TestExporterRefusesNonMellanox: -d naming a PCI function that is not
+// Mellanox's exits 2 at start (issue 26.11), where it was served as
+// cxray_device_up 0 forever; a Mellanox function that cannot be opened
+// now is still served as down and retried.
+func TestExporterRefusesNonMellanox(t *testing.T) {
+	root := t.TempDir()
+	for bdf, vendor := range map[string]string{"0000:00:1f.0": "0x8086", "0000:03:00.0": "0x15b3"} {
+		dir := filepath.Join(root, "bus/pci/devices", bdf)
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "vendor"), []byte(vendor+"\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "device"), []byte("0x1021\n"), 0o644)
+	}
+	saved := sys
+	sys = devname.Sys{Root: root}
+	t.Cleanup(func() { sys = saved })
+	var out, errb bytes.Buffer
+	a := newApp(context.Background(), nil, &out, &errb)
+	r := rootCmd(a)
+	// Bounded: an exporter that starts anyway serves for 5 s, then ends.
+	replaceCommand(r, exportercmd.NewWithHooks(a, exportercmd.Hooks{
+		Context: func(p context.Context) (context.Context, context.CancelFunc) {
+			return context.WithTimeout(p, 5*time.Second)
+		},
+	}))
+	r.SetArgs([]string{"exporter", "--listen", "127.0.0.1:0", "-d", "0000:00:1f.0"})
+	err := r.Execute()
+	var ee *cmdutil.ExitError
+	if !errors.As(err, &ee) || ee.Code != cmdutil.ExitUsage || !strings.Contains(err.Error(), "vendor 0x8086, not a Mellanox/NVIDIA function") {
+		t.Errorf("a non-Mellanox function: %v", err)
+	}
+	// The Mellanox one (no config space in the fake tree) starts, served
+	// as down.
+	ex := startExporter(t, "-d", "0000:03:00.0", "--timeout", "1s", "--scrape-timeout", "2s")
+	s, _ := scrapeURL(t, ex.url)
+	if v, ok := s.Value("cxray_device_up", "device", "0000:03:00.0"); !ok || v != 0 {
+		t.Errorf("an unopenable Mellanox function: cxray_device_up %v (served %v), want 0", v, ok)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cxray/cxray/feature/health"
 )
 
 var waited = regexp.MustCompile(`(waited |for the last )[0-9.]+m?s`)
@@ -42,6 +44,7 @@ var goldenCommands = [][]string{
 // (review the diff).
 func TestGoldenExamples(t *testing.T) {
 	t.Setenv("CXRAY_NVDB", "builtin")
+	t.Setenv(health.EnvUnusedPorts, "off") // the machine's /etc/cxray/unused-ports is not the scenario's
 	examples, err := filepath.Glob("../examples/*.yaml")
 	if err != nil || len(examples) == 0 {
 		t.Fatalf("no example scenarios: %v", err)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cxray/cxray/feature/health"
 	"github.com/cxray/cxray/internal/prmhistory"
 )
@@ -91,5 +93,79 @@ func TestHealthOldDatabase(t *testing.T) {
 	id := check(r, "identity")
 	if code != 1 || id.Status != health.Warn || !strings.Contains(id.Summary, "older than the firmware") || !strings.Contains(id.Next, "cxray prm diff") {
 		t.Errorf("exit %d identity %+v", code, id)
+	}
+}
+
+// An empty cage on an enabled port (many servers leave port 2 unused) is
+// information with the next step, not three hardware failures: exit 0 in
+// both output modes. Declared unused (--unused-ports, or the file
+// $CXRAY_UNUSED_PORTS names), the port is not judged at all; a file that
+// does not parse is exit 2.
+func TestHealthEmptyCageAndUnusedPorts(t *testing.T) {
+	t.Setenv(health.EnvUnusedPorts, "off")
+	sc := healthScenario(t, "    modules:\n      - {module: 1, plugged: false}\n")
+	r, code := runHealth(t, "--adb", "builtin", "-d", "emu:"+sc)
+	got := map[string]health.Status{}
+	for _, c := range r.Checks {
+		got[c.Name] = c.Status
+	}
+	want := map[string]health.Status{"identity": health.OK, "access": health.OK, "ports": health.Info, "modules": health.OK,
+		"temperatures": health.OK, "configuration": health.OK, "counters": health.OK, "link": health.OK, "mac": health.OK}
+	if d := cmp.Diff(want, got); d != "" || code != 0 || r.Status != health.OK {
+		t.Errorf("empty cage: exit %d, status %s (-want +got):\n%s", code, r.Status, d)
+	}
+	p := check(r, "ports")
+	if p.Summary != "port 1 up at 400G, port 2 empty cage" || !strings.Contains(p.Next, "--unused-ports 2") || !strings.Contains(p.Next, health.UnusedPortsFile) {
+		t.Errorf("ports: %q next %q", p.Summary, p.Next)
+	}
+	out, _, tcode := cli(t, "", "--adb", "builtin", "health", "-d", "emu:"+sc, "--interval", "10s")
+	if tcode != code || !strings.Contains(out, "  info ports          port 1 up at 400G, port 2 empty cage\n") || !strings.Contains(out, "next: plug a module") {
+		t.Errorf("table: exit %d\n%s", tcode, out)
+	}
+	// Declared unused: by the flag, and by the file.
+	file := filepath.Join(t.TempDir(), "unused-ports")
+	if err := os.WriteFile(file, []byte("# port 2 is not cabled\r\n  0000:03:00.0   2 \r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--unused-ports", "2"}, {"file"}} {
+		if args[0] == "file" {
+			t.Setenv(health.EnvUnusedPorts, file)
+			args = nil
+		}
+		r, code := runHealth(t, append([]string{"--adb", "builtin", "-d", "emu:" + sc}, args...)...)
+		for _, c := range r.Checks {
+			if c.Status != health.OK {
+				t.Errorf("%v: %s is %s: %s %q", args, c.Name, c.Status, c.Summary, c.Details)
+			}
+		}
+		if code != 0 || check(r, "ports").Summary != "port 1 up at 400G, port 2 unused" {
+			t.Errorf("%v: exit %d, ports %q", args, code, check(r, "ports").Summary)
+		}
+	}
+	if err := os.WriteFile(file, []byte("0000:03:00.0 two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"table", "json"} {
+		_, errs, code := cli(t, "", "--adb", "builtin", "health", "-d", "emu:"+sc, "-o", mode)
+		if code != 2 || !strings.Contains(errs, file+": line 1: \"two\" is not a port number") {
+			t.Errorf("%s: a bad file: exit %d %s", mode, code, errs)
+		}
+	}
+}
+
+// A port disabled on purpose is in health's summary, not only in -v.
+func TestHealthSummaryShowsDisabledPort(t *testing.T) {
+	t.Setenv(health.EnvUnusedPorts, "off")
+	sc := healthScenario(t, "")
+	if _, errs, code := cli(t, "", "--adb", "builtin", "reg", "set", "PAOS", "admin_status=down_by_configuration", "ase=1", "-d", "emu:"+sc, "--yes"); code != 0 {
+		t.Fatalf("reg set: exit %d %s", code, errs)
+	}
+	r, code := runHealth(t, "--adb", "builtin", "-d", "emu:"+sc)
+	if p := check(r, "ports"); code != 0 || p.Status != health.OK || p.Summary != "port 1 disabled, port 2 up at 400G" {
+		t.Errorf("exit %d, ports %s %q", code, p.Status, p.Summary)
+	}
+	out, _, _ := cli(t, "", "--adb", "builtin", "health", "-d", "emu:"+sc)
+	if !strings.Contains(out, "ports          port 1 disabled, port 2 up at 400G\n") {
+		t.Errorf("table:\n%s", out)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/kernel/kerneltest"
+	"github.com/cxray/cxray/optics"
 )
 
 // withKernelFixture points device names and the kernel backend at the
@@ -346,4 +347,48 @@ func TestKernelDriverAndPCIe(t *testing.T) {
 			t.Errorf("table:\n%s", table)
 		}
 	})
+}
+
+// Kernel-backend errors on the way to a module are the path's, never the
+// module's: an interface the kernel does not know now (ENODEV) and a
+// driver that does not give the EEPROM (EOPNOTSUPP) are category
+// software, with a next step about the path, not "reseat the module"; in
+// module's table and JSON and in health's modules check.
+func TestKernelModulePathErrorsAreNotHardware(t *testing.T) {
+	for _, c := range []struct {
+		name, next string
+		change     func(k *kerneltest.Kernel)
+	}{
+		{"driver without module EEPROM", "does not give the module EEPROM", func(k *kerneltest.Kernel) { delete(k.Modules, "ens1f0np0") }},
+		{"no such interface now", "ip link", func(k *kerneltest.Kernel) { delete(k.Modules, "ens1f0np0"); delete(k.Links, "ens1f0np0") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := withKernelFixture(t)
+			c.change(k)
+			out, errs, code := cli(t, "", "module", "-d", "kernel:mlx5_0", "-o", "json")
+			var doc struct {
+				Modules []struct {
+					Verdicts []optics.Verdict `json:"verdicts"`
+				} `json:"modules"`
+			}
+			mustJSON(t, out, &doc)
+			if len(doc.Modules) != 1 || len(doc.Modules[0].Verdicts) != 1 {
+				t.Fatalf("exit %d %s %s", code, out, errs)
+			}
+			v := doc.Modules[0].Verdicts[0]
+			if v.Code != optics.VerdictModuleNotReadable || v.Category != optics.Software || !strings.Contains(v.NextStep, c.next) || strings.Contains(v.NextStep, "reseat") {
+				t.Errorf("verdict %+v; want category software, next step with %q", v, c.next)
+			}
+			table, _, tcode := cli(t, "", "module", "-d", "kernel:mlx5_0")
+			if tcode != code || !strings.Contains(table, "[software] eeprom_unreadable") || strings.Contains(table, "[hardware]") {
+				t.Errorf("table: exit %d (json %d)\n%s", tcode, code, table)
+			}
+			hout, _, _ := cli(t, "", "health", "-d", "kernel:mlx5_0", "--interval", "1ms", "-o", "json")
+			var h healthOut
+			mustJSON(t, hout, &h)
+			if m := check(h.Devices[0], "modules"); strings.Contains(strings.Join(m.Details, " "), "(hardware)") || strings.Contains(m.Next, "reseat") {
+				t.Errorf("health modules: %+v", m)
+			}
+		})
+	}
 }

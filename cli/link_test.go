@@ -136,8 +136,13 @@ func TestLinkClear(t *testing.T) {
 		t.Fatalf("time since clear %d ms after a one-minute interval", ms)
 	}
 	_, errs, code := cli(t, "", "link", "-d", file, "--clear")
-	if code != cmdutil.ExitUsage || !strings.Contains(errs, "--yes") {
+	// It names the flag link has, not --dry-run, which link has not.
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "--yes") || strings.Contains(errs, "--dry-run") {
 		t.Errorf("--clear without a terminal: exit %d, %q", code, errs)
+	}
+	// reg set has --dry-run: there it is suggested.
+	if _, errs, code := cli(t, "", "reg", "set", "PAOS", "admin_status=up", "-d", file); code != cmdutil.ExitUsage || !strings.Contains(errs, "--dry-run") {
+		t.Errorf("reg set without a terminal: exit %d, %q", code, errs)
 	}
 	if again := linkJSON(t, file); *again.Links[0].Counters.TimeSinceClearMS < 60000 {
 		t.Error("a refused --clear cleared the counters")

@@ -2,15 +2,20 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/cxray/cxray/cli/internal/configcmd"
 	"github.com/cxray/cxray/cli/internal/emucmd"
+	"github.com/cxray/cxray/cli/internal/plotcmd"
 )
 
 // TestMain lets the test binary serve as the namespace helper of
 // `cxray emu run`, as the real binary's main does.
 func TestMain(m *testing.M) {
 	emucmd.Child()
+	// `cxray plot` runs cxray-plot; the tests run its command in process.
+	inProcess["plot"] = plotcmd.New
 	// State (NV journals, backups, the emulator's kept state) goes to a
 	// directory of the test run, never the user's.
 	dir, err := os.MkdirTemp("", "cxray-test-state-")
@@ -18,7 +23,14 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_STATE_HOME", dir)
+	// No other writer touches the suite's emulated adapters, so config
+	// set's second read (--settle, a second in real time) is left out;
+	// TestConfigSetSettle runs it.
+	os.Setenv(configcmd.EnvSettle, "0")
 	code := m.Run()
 	os.RemoveAll(dir)
+	if crashPath != "" {
+		os.RemoveAll(filepath.Dir(crashPath))
+	}
 	os.Exit(code)
 }

@@ -70,3 +70,43 @@ func TestPlot(t *testing.T) {
 		t.Errorf("table: %d %s", code, errs)
 	}
 }
+
+// A chart of one quantity carries that quantity's thresholds only: the
+// Rx-power chart of a module recording gets the Rx-power limits, not the
+// bias, temperature and voltage ones; a frame-rate chart gets none.
+func TestPlotThresholdsOfThePlottedQuantity(t *testing.T) {
+	sc := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "")
+	dir := t.TempDir()
+	data := filepath.Join(dir, "m.jsonl")
+	if _, errs, code := cli(t, "", "--adb", "builtin", "monitor", "-d", "emu:"+sc, "-i", "5m", "--count", "4", "--what", "module,counters", "--format", "jsonl", "--out", data); code != 0 {
+		t.Fatalf("monitor: %d %s", code, errs)
+	}
+	for _, c := range []struct {
+		what string
+		want int
+	}{
+		{"port1.module.*.rx_power_mw", 4}, // high and low, alarm and warning
+		{"port1.module.temperature_c", 4},
+		{"*frames_received_ok", 0},
+		{"module", 40}, // every module quantity of both ports: their own limits
+	} {
+		svg := filepath.Join(dir, "c.svg")
+		out, errs, code := cli(t, "", "plot", data, "--out", svg, "--what", c.what, "-o", "json")
+		var doc struct {
+			Thresholds int
+			Series     []string
+		}
+		mustJSON(t, out, &doc)
+		if code != 0 || doc.Thresholds != c.want {
+			t.Errorf("--what %s: exit %d, %d threshold lines, want %d (%d series)%s", c.what, code, doc.Thresholds, c.want, len(doc.Series), errs)
+		}
+		b, _ := os.ReadFile(svg)
+		if c.what == "port1.module.*.rx_power_mw" {
+			for _, q := range []string{"tx_bias_ma", "temperature_c", "voltage_v", "tx_power_mw"} {
+				if strings.Contains(string(b), "threshold."+q) {
+					t.Errorf("the Rx-power chart draws a %s threshold", q)
+				}
+			}
+		}
+	}
+}

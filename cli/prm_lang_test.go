@@ -3,14 +3,16 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/internal/prmhistory"
 )
 
 // prm search answers in both output modes with the same exit code: 0 when
-// anything matches, 1 only when nothing at all does.
+// anything matches, 1 when nothing does (a "did you mean" is no match).
 func TestPrmSearchEverything(t *testing.T) {
 	t.Setenv(cmdutil.EnvNVDB, "builtin")
 	for _, c := range []struct {
@@ -20,7 +22,8 @@ func TestPrmSearchEverything(t *testing.T) {
 		{"log_tx_psn_window", "LOG_TX_PSN_WINDOW", 0},
 		{"MODULE_TEMP", "page_data.pddr_module_info_ext.temperature", 0},
 		{"module_temp", "cxray prm show PDDR --path page_data.pddr_module_info_ext", 0},
-		{"MTPM", "did you mean: MTMP", 0},
+		{"MTPM", "did you mean: MTMP", 1},
+		{"log_rx_psn_window", "did you mean: LOG_TX_PSN_WINDOW", 1},
 		{"zzzqqq", "0 matches", 1},
 	} {
 		out, errs, code := cli(t, "", "--adb", "builtin", "prm", "search", "--no-history", c.q)
@@ -38,7 +41,7 @@ func TestPrmSearchEverything(t *testing.T) {
 		if err := json.Unmarshal([]byte(jout), &v); err != nil {
 			t.Fatalf("%s: %v\n%s", c.q, err, jout)
 		}
-		if (len(v.Hits)+len(v.Suggestions) > 0) != (c.code == 0) {
+		if (len(v.Hits) > 0) != (c.code == 0) {
 			t.Errorf("%s: JSON %s", c.q, jout)
 		}
 	}
@@ -92,5 +95,57 @@ func TestPrmDecodePasted(t *testing.T) {
 	out, errs, code := cli(t, "0x00000004 | 0x00000196\n", "--adb", "builtin", "prm", "decode", "MTMP", "--pad", "--field", "temperature")
 	if code != 0 || !strings.Contains(errs, "bytes 0x0..0x3 are not in the dump") || !strings.Contains(out, "= 50.75 °C") {
 		t.Errorf("gap: %d %q %q", code, out, errs)
+	}
+}
+
+// A renamed field is found across the revision that dropped it, with the
+// history folder from --history or $CXRAY_PRM_HISTORY only (never the
+// build machine's source tree); without it, a suggestion is exit 1 and
+// the output says how to add the history.
+func TestPrmSearchRenameHistory(t *testing.T) {
+	t.Setenv(cmdutil.EnvNVDB, "builtin")
+	dir := prmhistory.Require(t)
+	t.Setenv(prmhistory.Env, "")
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	adb := filepath.Join(dir, "hca-ext-rev0.64.adb")
+	out, errs, code := cli(t, "", "--adb", adb, "prm", "search", "last_ber_mantissa")
+	if code != 1 || !strings.Contains(out, "did you mean") || !strings.Contains(out, "--history DIR") {
+		t.Errorf("without history: exit %d (want 1)\n%s%s", code, out, errs)
+	}
+	renamed := "renamed in Rev 0.61 to page_data.pddr_link_down_info_page_ext.last_raw_ber_coef"
+	for _, args := range [][]string{{"--history", dir}, {"-o", "json", "--history", dir}, {"env"}} {
+		if args[0] == "env" {
+			t.Setenv(prmhistory.Env, dir)
+			args = nil
+		}
+		out, errs, code := cli(t, "", append([]string{"--adb", adb, "prm", "search", "last_ber_mantissa"}, args...)...)
+		if code != 0 || !strings.Contains(out, renamed) || !strings.Contains(out, "hca-ext-rev0.61.adb") {
+			t.Errorf("%v: exit %d, lacks %q\n%s%s", args, code, renamed, out, errs)
+		}
+	}
+	if _, errs, code := cli(t, "", "prm", "search", "x", "--history", t.TempDir()); code != 2 || !strings.Contains(errs, "no PRM database") {
+		t.Errorf("--history of an empty folder: exit %d %s", code, errs)
+	}
+	// The folder is documented where the user looks.
+	if out, _, _ := cli(t, "", "prm", "search", "--help"); !strings.Contains(out, "--history") || !strings.Contains(out, prmhistory.Env) {
+		t.Errorf("help lacks the history folder:\n%s", out)
+	}
+}
+
+// A name that is nothing by itself points at the register that holds its
+// words and at the search, not at a dead end (with descriptions: an ADB).
+func TestPrmShowPointsAtHolders(t *testing.T) {
+	t.Setenv(cmdutil.EnvNVDB, "builtin")
+	adb := filepath.Join(prmhistory.Require(t), "hca-ext-rev0.57.adb")
+	for args, want := range map[string][]string{
+		"prm show SENSOR_TEMP":     {"its words are in MTMP temperature (cxray prm show MTMP --path temperature)", "'cxray prm search SENSOR_TEMP' lists all"},
+		"prm decode MODULE_TEMP 0": {"its words are in PDDR temperature (cxray prm show PDDR --path page_data.pddr_module_info_ext)"},
+	} {
+		_, errs, code := cli(t, "", append([]string{"--adb", adb}, strings.Fields(args)...)...)
+		for _, w := range want {
+			if code != cmdutil.ExitUsage || !strings.Contains(errs, w) {
+				t.Errorf("%s: exit %d, %q; want %q", args, code, errs, w)
+			}
+		}
 	}
 }

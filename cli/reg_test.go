@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/statuscmd"
 )
@@ -34,8 +36,15 @@ func TestStatusEmu(t *testing.T) {
 	if code != 0 || len(st.Devices) < 3 {
 		t.Fatalf("exit %d %s %s", code, errs, out)
 	}
-	if st.Devices[1].BDF != "0000:03:00.1" || st.Devices[1].Netdevs[0] != "ens1f1np1" || st.Devices[1].PermanentMAC != "b8:3f:d2:a1:b2:c1" || st.Devices[1].NodeGUID != "b83f:d203:00a1:b2c0" {
+	if st.Devices[1].BDF != "0000:03:00.1" || st.Devices[1].Netdevs[0] != "ens1f1np1" || st.Devices[1].PermanentMAC != "b8:3f:d2:a1:b2:c1" {
 		t.Errorf("second function %+v", st.Devices[1])
+	}
+	// Each PF has its own node GUID; the system image GUID is the adapter's.
+	type guids struct{ Node, Sys string }
+	got := []guids{{st.Devices[0].NodeGUID, st.Devices[0].SysImageGUID}, {st.Devices[1].NodeGUID, st.Devices[1].SysImageGUID}}
+	want := []guids{{"b83f:d203:00a1:b2c0", "b83f:d203:00a1:b2c0"}, {"b83f:d203:00a1:b2c1", "b83f:d203:00a1:b2c0"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("GUIDs of the two PFs of the first adapter (-want +got):\n%s", d)
 	}
 	if st.Devices[2].Model != "ConnectX-6 Dx" {
 		t.Errorf("third function %+v", st.Devices[2])
@@ -268,5 +277,57 @@ func TestRegSetEnumAndOperationFields(t *testing.T) {
 	mustJSON(t, out, &r)
 	if code != cmdutil.ExitOK || !r.Verified || len(r.NotVerifiable) != 1 || r.NotVerifiable[0] != "ase" {
 		t.Errorf("operation field: exit %d %+v %s", code, r, errs)
+	}
+}
+
+// PMAOS error_type means something only while the module is plugged with
+// an error: on a healthy module it is marked not valid, in the table and
+// in JSON (same exit code); on a module with an error it is named.
+func TestRegGetNotValidField(t *testing.T) {
+	out, errs, code := cli(t, "", "--adb", "builtin", "reg", "get", "PMAOS", "--index", "module=0", "-d", "emu")
+	if code != 0 || !strings.Contains(out, "error_type                0 (not valid: oper_status is plugged_enabled (1); valid only when oper_status == module_plugged_with_error (3))") ||
+		strings.Contains(out, "Power_Budget_Exceeded") {
+		t.Errorf("table: exit %d %s\n%s", code, errs, out)
+	}
+	out, errs, code = cli(t, "", "--adb", "builtin", "reg", "get", "PMAOS", "--index", "module=0", "-d", "emu", "-o", "json")
+	var r struct {
+		Fields   map[string]any    `json:"fields"`
+		NotValid map[string]string `json:"not_valid"`
+	}
+	mustJSON(t, out, &r)
+	if code != 0 || r.Fields["error_type"] != float64(0) || !strings.Contains(r.NotValid["error_type"], "valid only when oper_status == module_plugged_with_error") {
+		t.Errorf("json: exit %d %s: error_type %v, not_valid %v", code, errs, r.Fields["error_type"], r.NotValid)
+	}
+	// Module 1 of the second adapter of two-adapters is too hot.
+	sc := "emu:" + filepath.Join("..", "examples", "two-adapters.yaml") + "@0000:04:00.1"
+	out, errs, code = cli(t, "", "--adb", "builtin", "reg", "get", "PMAOS", "--index", "module=1", "-d", sc, "-o", "json")
+	r.Fields, r.NotValid = nil, nil
+	mustJSON(t, out, &r)
+	if _, listed := r.NotValid["error_type"]; code != 0 || r.Fields["error_type"] != "High_Temperature" || listed {
+		t.Errorf("a module with an error: exit %d %s: error_type %v, not_valid %v", code, errs, r.Fields["error_type"], r.NotValid)
+	}
+}
+
+// A missing index field says what its values select: MTMP's sensor index
+// (0 the ASIC, 64+N module N), and for PTYS the port's own protocol
+// (Ethernet on an Ethernet port), never the enum's first name; both modes.
+func TestRegGetIndexHints(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	for _, c := range []struct {
+		reg  string
+		want []string
+		not  string
+	}{
+		{"MTMP", []string{"--index sensor_index=0", "0 is the ASIC, 64+N the module in cage N"}, "sensor_index=N"},
+		{"PTYS", []string{"--index proto_mask=Ethernet", "one of InfiniBand, Ethernet"}, "proto_mask=InfiniBand"},
+	} {
+		for _, mode := range []string{"table", "json"} {
+			_, errs, code := cli(t, "", "--adb", "builtin", "reg", "get", c.reg, "-d", "emu", "-o", mode)
+			for _, w := range c.want {
+				if code != 2 || !strings.Contains(errs, w) || strings.Contains(errs, c.not) {
+					t.Errorf("%s (%s): exit %d %q; want %q, not %q", c.reg, mode, code, errs, w, c.not)
+				}
+			}
+		}
 	}
 }

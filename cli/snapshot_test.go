@@ -109,6 +109,27 @@ func TestSnapshotStale(t *testing.T) {
 	}
 }
 
+// A multi-sample snapshot of examples/troubled.yaml, whose module 0
+// froze: diff flags that module's monitors (exit 1, table and JSON), as
+// health and module --verify do.
+func TestSnapshotStaleModuleMonitors(t *testing.T) {
+	snap := takeSnap(t, filepath.Join("..", "examples", "troubled.yaml"), "--profile", "full", "--samples", "3", "--interval", "10s")
+	out, errs, code := cli(t, "", "--adb", "builtin", "diff", snap, snap, "-o", "json")
+	var r diffOut
+	mustJSON(t, out, &r)
+	var got []string
+	for _, s := range r.Stale {
+		got = append(got, s.Register+" "+s.Path)
+	}
+	if d := cmp.Diff([]string{"PDDR[page_select=3,local_port=1] module monitors"}, got); d != "" || code != 1 {
+		t.Errorf("diff -o json: exit %d %s; stale (-want +got):\n%s", code, errs, d)
+	}
+	out, _, code = cli(t, "", "--adb", "builtin", "diff", snap, snap)
+	if code != 1 || !strings.Contains(out, "STALE values") || !strings.Contains(out, "module monitors = ") {
+		t.Errorf("diff table: exit %d\n%s", code, out)
+	}
+}
+
 // A snapshot decoded with Rev 0.57 and one with Rev 0.64 diff cleanly.
 func TestSnapshotAcrossRevisions(t *testing.T) {
 	dir := prmhistory.Require(t)

@@ -29,6 +29,7 @@ type statusDevice struct {
 	Firmware     string `json:"firmware"`
 	PermanentMAC string `json:"permanent_mac"`
 	NodeGUID     string `json:"node_guid"`
+	SysImageGUID string `json:"sys_image_guid"`
 	Error        string `json:"error"`
 }
 
@@ -115,7 +116,13 @@ func TestFlintQueryVsStatus(t *testing.T) {
 							"nv_base_mac_guid_cap (MNVDA global 0x2/0x3), which the emulated NV store answers with zeros")
 					}
 					cmp(t, "Base MAC (cxray: permanent MAC - PCI function)", NormalizeHexID(fq["Base MAC"]), fmt.Sprintf("%012x", perm-fn))
-					cmp(t, "Base GUID (cxray: node GUID)", NormalizeHexID(fq["Base GUID"]), NormalizeHexID(d.NodeGUID))
+					// The base GUID is the adapter's, its system image
+					// GUID; each PF's node GUID follows it, as its MAC
+					// follows the base MAC.
+					cmp(t, "Base GUID (cxray: system image GUID)", NormalizeHexID(fq["Base GUID"]), NormalizeHexID(d.SysImageGUID))
+					if base, err := strconv.ParseUint(NormalizeHexID(fq["Base GUID"]), 16, 64); err == nil {
+						cmp(t, "Base GUID + PF (cxray: node GUID)", fmt.Sprintf("%016x", base+fn), NormalizeHexID(d.NodeGUID))
+					}
 				})
 			}
 		})

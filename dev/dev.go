@@ -121,16 +121,44 @@ type Reading struct {
 	Request []byte
 }
 
+// IndexMeanings say what an index field's numbers select where the number
+// alone does not (MTMP sensor_index, per its description in the PRM).
+var IndexMeanings = map[string]map[string]string{
+	"MTMP": {"sensor_index": "0 is the ASIC, 64+N the module in cage N (64 is module 0); 'cxray reg get MTCAP' lists the ASIC's sensors"},
+	"MTBR": {"base_sensor_index": "0 is the ASIC, 64+N the module in cage N"},
+}
+
 // IndexError names the index fields a register needs.
 type IndexError struct {
 	Register string
 	Missing  []string
 	Hints    []string
+	// Meanings say what the values of the missing fields select (an
+	// enum's names, IndexMeanings).
+	Meanings []string
 }
 
 func (e *IndexError) Error() string {
-	return fmt.Sprintf("%s needs index field(s) %s; give them with --index %s", e.Register, strings.Join(e.Missing, ", "), strings.Join(e.Hints, " --index "))
+	s := fmt.Sprintf("%s needs index field(s) %s; give them with --index %s", e.Register, strings.Join(e.Missing, ", "), strings.Join(e.Hints, " --index "))
+	if len(e.Meanings) > 0 {
+		s += " (" + strings.Join(e.Meanings, "; ") + ")"
+	}
+	return s
 }
+
+// Prefer puts value in the hint of the missing field path (the caller
+// knows better than the first enum name: the port's protocol for PTYS
+// proto_mask).
+func (e *IndexError) Prefer(path, value string) {
+	for i, m := range e.Missing {
+		if strings.EqualFold(m, path) {
+			e.Hints[i] = m + "=" + value
+		}
+	}
+}
+
+// Is makes a missing or bad index an input error (prm.ErrInput).
+func (e *IndexError) Is(target error) bool { return target == prm.ErrInput }
 
 // request builds the buffer of a GET: index and op fields from the user,
 // obvious defaults for the rest, an error naming what is missing.
@@ -151,7 +179,7 @@ func (d *Device) request(reg *prm.Register, index, op []prm.Assignment, size int
 		}
 	}
 	buf := make([]byte, n)
-	var defaulted, missing, hints []string
+	var defaulted, missing, hints, meanings []string
 	all := append([]prm.Assignment{}, index...)
 	for _, l := range requiredIndex(p) {
 		if given[strings.ToLower(l.Path)] {
@@ -169,12 +197,25 @@ func (d *Device) request(reg *prm.Register, index, op []prm.Assignment, size int
 		missing = append(missing, l.Path)
 		hint := l.Path + "=N"
 		if es := l.Enum(); len(es) > 0 {
-			hint = l.Path + "=" + es[0].Name
+			// No single value is right for every port (PTYS proto_mask is
+			// the port's protocol): the names, not the first of them.
+			hint = l.Path + "=NAME"
+			var names []string
+			for _, e := range es {
+				if !strings.HasPrefix(strings.ToLower(e.Name), "reserved") {
+					names = append(names, e.Name)
+				}
+			}
+			meanings = append(meanings, l.Path+": one of "+strings.Join(names, ", "))
+		}
+		if m, ok := IndexMeanings[reg.Name][l.Step.Name]; ok {
+			hint = l.Path + "=0"
+			meanings = append(meanings, l.Path+": "+m)
 		}
 		hints = append(hints, hint)
 	}
 	if len(missing) > 0 {
-		return nil, nil, nil, &IndexError{Register: reg.Name, Missing: missing, Hints: hints}
+		return nil, nil, nil, &IndexError{Register: reg.Name, Missing: missing, Hints: hints, Meanings: meanings}
 	}
 	for _, a := range index {
 		if err := checkAccess(p, a, buf, prm.AccessIndex); err != nil {
@@ -425,6 +466,9 @@ func (e *EnumError) Error() string {
 	return fmt.Sprintf("%s.%s=%s: not one of its values (%s); nothing was written; give --raw to write a value outside the list", e.Register, e.Path, e.Value, strings.Join(e.Names, ", "))
 }
 
+// Is makes an unknown enum name an input error (prm.ErrInput).
+func (e *EnumError) Is(target error) bool { return target == prm.ErrInput }
+
 // SetOptions tune PrepareSetWith.
 type SetOptions struct {
 	// AnyValue lets a number outside an enum field's values through
@@ -442,6 +486,9 @@ func (e *ROError) Error() string {
 	return fmt.Sprintf("%s: %s read-only (RO); the firmware owns %s and cxray will not write %s; see the RW fields with 'cxray prm show %s'",
 		e.Register, strings.Join(e.Fields, ", ")+plural(len(e.Fields), " is", " are"), plural(len(e.Fields), "it", "them"), plural(len(e.Fields), "it", "them"), e.Register)
 }
+
+// Is makes a write of a read-only field an input error (prm.ErrInput).
+func (e *ROError) Is(target error) bool { return target == prm.ErrInput }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -231,7 +231,7 @@ func TestCheckRequest(t *testing.T) {
 	if err := d.CheckRequest("MTMP", mtmp, nil); err != nil {
 		t.Errorf("MTMP: %v", err)
 	}
-	if err := d.CheckRequest("MTMP", nil, nil); !isIndexError(err, "sensor_index") || !strings.Contains(err.Error(), "--index sensor_index=N") {
+	if err := d.CheckRequest("MTMP", nil, nil); !isIndexError(err, "sensor_index") || !strings.Contains(err.Error(), "--index sensor_index=0 (sensor_index: 0 is the ASIC, 64+N the module in cage N") {
 		t.Errorf("MTMP without a sensor: %v", err)
 	}
 	if len(f.Calls()) != 0 {
@@ -453,10 +453,10 @@ func TestIdentity(t *testing.T) {
 	d, f := fake(t)
 	f.Put("MGIR", "hw_info.num_ports=2", "hw_info.device_id=0x101d", "fw_info.extended_major=22", "fw_info.extended_minor=41",
 		"fw_info.extended_sub_minor=1000", "fw_info.psid=MT_0000000359", "hw_info.manufacturing_base_mac=0xb83fd2a1b2c0")
-	f.Put("PGUID", "node_guid[2]=0xb83fd203", "node_guid[3]=0x00a1b2c0")
+	f.Put("PGUID", "node_guid[2]=0xb83fd203", "node_guid[3]=0x00a1b2c1", "sys_guid[2]=0xb83fd203", "sys_guid[3]=0x00a1b2c0")
 	id, err := d.Identity(context.Background())
 	want := dev.Identity{Firmware: "22.41.1000", PSID: "MT_0000000359", Ports: 2, BaseMAC: "b8:3f:d2:a1:b2:c0", PermanentMAC: "b8:3f:d2:a1:b2:c1",
-		NodeGUID: "b83f:d203:00a1:b2c0", DeviceID: 0x101d}
+		NodeGUID: "b83f:d203:00a1:b2c1", SysImageGUID: "b83f:d203:00a1:b2c0", DeviceID: 0x101d}
 	if d := cmp.Diff(want, id); d != "" || err != nil {
 		t.Errorf("identity (-want +got):\n%s\n%v", d, err)
 	}

@@ -9,8 +9,9 @@ import (
 )
 
 // Identity is what the firmware says about the adapter: read from MGIR
-// (firmware version, PSID, ports, manufacturing base MAC) and PGUID (node
-// GUID). Fields the firmware does not answer stay empty.
+// (firmware version, PSID, ports, manufacturing base MAC) and PGUID (this
+// function's node GUID, the system image GUID its adapter's functions
+// share). Fields the firmware does not answer stay empty.
 type Identity struct {
 	Firmware string `json:"firmware,omitempty"`
 	PSID     string `json:"psid,omitempty"`
@@ -20,6 +21,7 @@ type Identity struct {
 	BaseMAC      string `json:"base_mac,omitempty"`
 	PermanentMAC string `json:"permanent_mac,omitempty"`
 	NodeGUID     string `json:"node_guid,omitempty"`
+	SysImageGUID string `json:"sys_image_guid,omitempty"`
 	DeviceID     uint16 `json:"device_id,omitempty"`
 }
 
@@ -57,13 +59,19 @@ func (d *Device) Identity(ctx context.Context) (Identity, error) {
 		id.BaseMAC = prm.FormatMAC(v)
 		id.PermanentMAC = prm.FormatMAC(v + uint64(PCIFunction(d.BDF)))
 	}
-	// PGUID's node_guid is 128 bits; the GUID is its low 64.
+	// PGUID's GUIDs are 128 bits; the GUID is their low 64.
 	if g, err := d.Get(ctx, "PGUID", nil, nil, 0); err == nil {
-		if v, err := g.Decoded.Get("node_guid"); err == nil && v.Len() == 4 {
-			if guid := v.Kid(2).Uint()<<32 | v.Kid(3).Uint(); guid != 0 {
-				id.NodeGUID = prm.FormatGUID(guid)
+		guid := func(field string) string {
+			v, err := g.Decoded.Get(field)
+			if err != nil || v.Len() != 4 {
+				return ""
 			}
+			if u := v.Kid(2).Uint()<<32 | v.Kid(3).Uint(); u != 0 {
+				return prm.FormatGUID(u)
+			}
+			return ""
 		}
+		id.NodeGUID, id.SysImageGUID = guid("node_guid"), guid("sys_guid")
 	}
 	return id, nil
 }

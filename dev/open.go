@@ -54,10 +54,12 @@ type StackOptions struct {
 	// Notify receives a notice when a semaphore left by a dead holder is
 	// released; nil prints it on standard error ("cxray: notice: ...").
 	Notify func(vsec.Notice)
-	// ICMDKeepIdle: how long the ICMD semaphore is kept between commands
-	// (0: icmd.DefaultKeepIdle; negative: released after every command).
-	// The environment variable CXRAY_ICMD_KEEP (a Go duration, or "off")
-	// sets the default, for measurements.
+	// ICMDKeepIdle: how long the ICMD semaphore is kept between commands;
+	// negative: released after every command. Zero takes the environment
+	// variable CXRAY_ICMD_KEEP ("on" for icmd.DefaultKeepIdle, or a Go
+	// duration), and without it the semaphore is released after every
+	// command: a cxray killed between commands then leaves nothing held
+	// for mstflint's tools (docs/reliability.md).
 	ICMDKeepIdle time.Duration
 }
 
@@ -72,19 +74,20 @@ func (o StackOptions) IsZero() bool {
 // otherwise set StackOptions.Notify.
 func DefaultNotify(n vsec.Notice) { fmt.Fprintf(os.Stderr, "cxray: notice: %s\n", n) }
 
-// keepFromEnv reads CXRAY_ICMD_KEEP.
-func keepFromEnv() time.Duration {
-	v := os.Getenv("CXRAY_ICMD_KEEP")
+// KeepFromEnv reads CXRAY_ICMD_KEEP, the user's opt-in to keeping the ICMD
+// semaphore between commands: "on" (or "1") keeps it for
+// icmd.DefaultKeepIdle, a positive Go duration for that long; anything
+// else (unset, "off", "0") keeps it only while a command runs (-1).
+func KeepFromEnv() time.Duration {
+	v := strings.TrimSpace(os.Getenv("CXRAY_ICMD_KEEP"))
 	switch v {
-	case "":
-		return 0
-	case "off", "0":
-		return -1
+	case "on", "1", "true":
+		return icmd.DefaultKeepIdle
 	}
 	if d, err := time.ParseDuration(v); err == nil && d > 0 {
 		return d
 	}
-	return 0
+	return -1
 }
 
 // OpenStack builds the access path over cs: it opens the gateway, and ICMD
@@ -97,7 +100,7 @@ func OpenStack(ctx context.Context, cs pci.ConfigSpace, o StackOptions) (*Stack,
 	vo := &vsec.Options{Clock: o.Clock, Name: o.Name, SemaphoreTimeout: o.SemaphoreTimeout, Notify: notify}
 	io := &icmd.Options{SemaphoreTimeout: o.SemaphoreTimeout, QueryCapabilities: true, KeepIdle: o.ICMDKeepIdle, DeadHolder: o.DeadHolder}
 	if io.KeepIdle == 0 {
-		io.KeepIdle = keepFromEnv()
+		io.KeepIdle = KeepFromEnv()
 	}
 	if o.Witness != nil {
 		vo.Witness = o.Witness.Slot(pci.WitnessGateway)

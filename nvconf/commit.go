@@ -110,14 +110,36 @@ func (s *Session) Commit(ctx context.Context, c Change, b BackupOptions) (string
 		// adapter holds what the backup holds, nothing changed and the
 		// entry is dropped (or the earlier one put back), so no later
 		// write is blocked by a change that never happened.
-		if s.holdsBackup(wctx, changing, before) {
-			if prior != nil {
-				err2 := j.put(prior)
-				return path, &RefusedError{Err: err, Backup: path, Device: c.Device, Prior: prior, Journal: j.path(c.Key), JournalErr: err2}
+		//
+		// A change refused half-way (the firmware took some TLVs and
+		// refused the next) is rolled back at once from the backup just
+		// taken, the way 'config recover --rollback' would: the TLVs are
+		// then all old. Only when that fails too does the entry stay, for
+		// 'config recover'.
+		held := s.holdsBackup(wctx, changing, before)
+		rolledBack := false
+		var rollErr error
+		if !held {
+			var back Recovery
+			if back, rollErr = s.stillToDo(wctx, PlanRecover(entry, true, before)); rollErr == nil {
+				rollErr = s.Recover(wctx, back)
 			}
-			return path, &RefusedError{Err: err, Backup: path, Device: c.Device, Journal: j.path(c.Key), JournalErr: j.Done(c.Key)}
+			held = rollErr == nil && s.holdsBackup(wctx, changing, before)
+			if rollErr == nil && !held {
+				rollErr = errors.New("the adapter still differs from the backup after it")
+			}
+			rolledBack = held
 		}
-		return path, &WriteError{Err: err, Backup: path, Device: c.Device, Journal: j.path(c.Key)}
+		if held {
+			re := &RefusedError{Err: err, Backup: path, Device: c.Device, Journal: j.path(c.Key), RolledBack: rolledBack}
+			if prior != nil {
+				re.Prior, re.JournalErr = prior, j.put(prior)
+				return path, re
+			}
+			re.JournalErr = j.Done(c.Key)
+			return path, re
+		}
+		return path, &WriteError{Err: err, Backup: path, Device: c.Device, Journal: j.path(c.Key), RollbackErr: rollErr}
 	}
 	return path, j.Done(entry.Key)
 }
@@ -142,10 +164,17 @@ type WriteError struct {
 	Backup, Device string
 	// Journal is the entry's file.
 	Journal string
+	// RollbackErr is why rolling the change back from the backup at once
+	// failed.
+	RollbackErr error
 }
 
 func (e *WriteError) Error() string {
-	return fmt.Sprintf("%v (the adapter now differs from the backup %s, so the change may be half applied; 'cxray config recover -d %s' finishes or rolls it back; %s)", e.Err, e.Backup, e.Device, journalAdvice(e.Journal, e.Device))
+	roll := ""
+	if e.RollbackErr != nil {
+		roll = fmt.Sprintf("; rolling it back at once failed too (%v)", e.RollbackErr)
+	}
+	return fmt.Sprintf("%v (the adapter now differs from the backup %s, so the change may be half applied%s; 'cxray config recover -d %s' finishes or rolls it back; %s)", e.Err, e.Backup, roll, e.Device, journalAdvice(e.Journal, e.Device))
 }
 
 func (e *WriteError) Unwrap() error { return e.Err }
@@ -168,10 +197,16 @@ type RefusedError struct {
 	Journal        string
 	// JournalErr is a failure to update the journal file.
 	JournalErr error
+	// RolledBack says the firmware had taken part of the change, and
+	// cxray wrote the backup's TLVs back before reading the adapter again.
+	RolledBack bool
 }
 
 func (e *RefusedError) Error() string {
 	s := fmt.Sprintf("%v; read back, %s holds the configuration it held before (backup %s): nothing was changed", e.Err, e.Device, e.Backup)
+	if e.RolledBack {
+		s = fmt.Sprintf("%v; the TLVs written before the refusal were rolled back from the backup %s, and read back, %s holds the configuration it held before: nothing was changed", e.Err, e.Backup, e.Device)
+	}
 	switch {
 	case e.JournalErr != nil:
 		s += fmt.Sprintf("; but the journal %s could not be updated (%v): %s", e.Journal, e.JournalErr, journalAdvice(e.Journal, e.Device))
@@ -269,6 +304,48 @@ func (s *Session) Recover(ctx context.Context, r Recovery) error {
 		}
 	}
 	return nil
+}
+
+// stillToDo drops from r what the adapter holds already: a write stored
+// as it is, a reset of a type not stored. A roll-back after a refusal
+// then touches only the TLVs the firmware took, not the one it refused
+// (which it would refuse again). Without an NV walk (MNVGN) writes are
+// checked one by one and resets kept.
+func (s *Session) stillToDo(ctx context.Context, r Recovery) (Recovery, error) {
+	s.ForgetAll()
+	out := Recovery{All: r.All}
+	have, err := s.Walk(ctx)
+	if err != nil {
+		var nv *NVError
+		if !errors.As(err, &nv) {
+			return r, err
+		}
+		out.Resets = r.Resets
+		for _, w := range r.Writes {
+			if in, ok := s.DB.InstanceOf(w.Header.Type); ok {
+				if it, err := s.Read(ctx, in, ModeNext); err == nil && !it.Absent && it.Header.Version == w.Header.Version && slices.Equal(it.Data, w.Data) {
+					continue
+				}
+			}
+			out.Writes = append(out.Writes, w)
+		}
+		return out, nil
+	}
+	stored := map[uint32]RawTLV{}
+	for _, h := range have {
+		stored[h.Header.Type] = h
+	}
+	for _, w := range r.Writes {
+		if h, ok := stored[w.Header.Type]; !ok || !h.Equal(w) || r.All {
+			out.Writes = append(out.Writes, w)
+		}
+	}
+	for _, t := range r.Resets {
+		if _, ok := stored[t]; ok {
+			out.Resets = append(out.Resets, t)
+		}
+	}
+	return out, nil
 }
 
 // Holds says whether the adapter already holds what r leaves: each write

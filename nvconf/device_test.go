@@ -767,8 +767,41 @@ func TestCommitConflict(t *testing.T) {
 	}
 }
 
-// A write that fails after it started leaves the journal entry: the next
-// run finds it, and can finish the change or roll it back from the
+// A multi-TLV write the firmware refuses half-way (it took the first TLV,
+// refused the second) is rolled back at once from the backup just taken:
+// the TLVs are all old, no journal entry is left, and the error says what
+// happened (issue 26.3).
+func TestCommitRefusedHalfWayRollsBack(t *testing.T) {
+	j, _ := stateDirs(t)
+	r := newRig(t, nil)
+	key := nvconf.KeyFor(dev.BackendEmulator, "emu", "0000:03:00.0")
+	original := r.walk()
+	if err := r.store.SetFaults(nvstore.Faults{RejectWrites: []string{"nv_vpi_link_type"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := setChange(r, key, nil, false, "NUM_OF_VFS=16", "LINK_TYPE_P1=IB")
+	path, err := r.s.Commit(r.ctx, c, nvconf.BackupOptions{})
+	var re *nvconf.RefusedError
+	if !errors.As(err, &re) || !re.RolledBack || re.Backup != path || !strings.Contains(err.Error(), "rolled back from the backup") ||
+		!strings.Contains(err.Error(), "already written: nv_global_pci_conf") {
+		t.Fatalf("half-way refusal: %T %v", err, err)
+	}
+	var nv *nvconf.NVError
+	if !errors.As(err, &nv) {
+		t.Errorf("the error does not unwrap to the firmware's refusal: %v", err)
+	}
+	if e, _ := j.Pending(key); e != nil {
+		t.Errorf("journal after a rolled-back write: %+v", e)
+	}
+	r.reopen()
+	if d := nvconf.Compare(original, r.walk()); !d.Empty() {
+		t.Errorf("after the roll-back the adapter differs from before: %+v", d)
+	}
+}
+
+// A write that fails after it started and cannot be rolled back at once
+// (the firmware refuses the roll-back too) leaves the journal entry: the
+// next run finds it, and can finish the change or roll it back from the
 // backup.
 func TestCommitInterruptedAndRecover(t *testing.T) {
 	j, _ := stateDirs(t)
@@ -779,9 +812,16 @@ func TestCommitInterruptedAndRecover(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _ := setChange(r, key, nil, false, "NUM_OF_VFS=16", "LINK_TYPE_P1=IB")
+	apply := c.Apply
+	c.Apply = func(ctx context.Context) error {
+		err := apply(ctx)
+		r.store.SetFaults(nvstore.Faults{RejectWrites: []string{"*"}}) // the roll-back is refused too
+		return err
+	}
 	path, err := r.s.Commit(r.ctx, c, nvconf.BackupOptions{})
 	var we *nvconf.WriteError
-	if !errors.As(err, &we) || we.Backup != path || !strings.Contains(err.Error(), "'cxray config recover -d emu'") {
+	if !errors.As(err, &we) || we.Backup != path || we.RollbackErr == nil || !strings.Contains(err.Error(), "'cxray config recover -d emu'") ||
+		!strings.Contains(err.Error(), "rolling it back at once failed too") {
 		t.Fatalf("%v", err)
 	}
 	e, err := j.Pending(key)
@@ -907,67 +947,86 @@ func TestCommitRefusedLeavesNoJournal(t *testing.T) {
 }
 
 // The NV lock is one per adapter across processes and sessions: a second
-// taker waits until its context ends, and says who holds it.
+// taker waits until its context ends, and says which lock another process
+// holds and how long it waited (issue 26.5).
 func TestLock(t *testing.T) {
 	stateDirs(t)
 	ctx := context.Background()
-	unlock, err := nvconf.Lock(ctx, "emu-x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
-	defer cancel()
-	_, err = nvconf.Lock(wctx, "emu-x")
-	var le *nvconf.LockError
-	if !errors.As(err, &le) || le.Key != "emu-x" || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "another cxray is changing the NV configuration of emu-x") {
-		t.Errorf("held: %v", err)
-	}
-	// Another adapter's lock is free.
-	other, err := nvconf.Lock(ctx, "emu-y")
-	if err != nil {
-		t.Fatal(err)
-	}
-	other()
-	unlock()
-	again, err := nvconf.Lock(ctx, "emu-x")
-	if err != nil {
-		t.Fatalf("after release: %v", err)
-	}
-	again()
-	if st, err := os.Stat(nvconf.LockDir); err != nil || st.Mode().Perm() != 0o777 {
-		t.Errorf("lock dir %v %v", st.Mode(), err)
-	}
-}
-
-// The lock directory is shared by every user (root and the others): like
-// /tmp it needs the sticky bit, or any user can delete a lock file that
-// another holds, and the next taker locks a new file while the holder
-// still writes.
-func TestLockDirIsSticky(t *testing.T) {
-	stateDirs(t)
-	unlock, err := nvconf.Lock(context.Background(), "emu-x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	unlock()
-	if st, err := os.Stat(nvconf.LockDir); err != nil || st.Mode()&os.ModeSticky == 0 {
-		t.Errorf("lock dir %v %v", st.Mode(), err)
+	for _, key := range []string{"emu-x", "pci-0000_03_00"} {
+		unlock, err := nvconf.Lock(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path, err := nvconf.LockPath(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+		_, err = nvconf.Lock(wctx, key)
+		cancel()
+		var le *nvconf.LockError
+		if !errors.As(err, &le) || le.Key != key || le.Path != path || le.Wait <= 0 || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s held: %#v", key, err)
+		}
+		for _, want := range []string{"another process holds the NV lock of " + key, path, "waited "} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s held: %v; want it to say %q", key, err, want)
+			}
+		}
+		// Another adapter's lock is free.
+		other, err := nvconf.Lock(ctx, key+"y")
+		if err != nil {
+			t.Fatal(err)
+		}
+		other()
+		unlock()
+		again, err := nvconf.Lock(ctx, key)
+		if err != nil {
+			t.Fatalf("%s after release: %v", key, err)
+		}
+		again()
 	}
 }
 
-// A lock file one user created must open read-write for the others
-// (Lock opens it O_RDWR): its mode must not be narrowed by the creator's
-// umask.
-func TestLockFileIsShared(t *testing.T) {
+// Only the users who may write NV can take an NV lock: a real adapter's
+// lock is in LockDir (root's /run/cxray/nv-locks), an emulated one's in its
+// user's state directory; both directories are 0700 and the files 0600, so
+// another user cannot open, and so cannot flock, one (it could hold every
+// writer off). A world-writable directory, as the old /tmp/cxray-nv-locks
+// was, is refused rather than used.
+func TestLockFilesArePrivate(t *testing.T) {
 	stateDirs(t)
-	unlock, err := nvconf.Lock(context.Background(), "emu-x")
-	if err != nil {
+	state, _ := nvconf.StateDir()
+	for key, dir := range map[string]string{"emu-x": filepath.Join(state, "nv-locks"), "pci-0000_03_00": nvconf.LockDir} {
+		unlock, err := nvconf.Lock(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unlock()
+		if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+			t.Errorf("%s: lock dir %s: %v %v, want 0700", key, dir, st.Mode(), err)
+		}
+		if st, err := os.Stat(filepath.Join(dir, key+".lock")); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: lock file: %v %v, want 0600", key, st.Mode(), err)
+		}
+	}
+	if err := os.Chmod(nvconf.LockDir, 0o1777); err != nil {
 		t.Fatal(err)
 	}
-	defer unlock()
-	st, err := os.Stat(filepath.Join(nvconf.LockDir, "emu-x.lock"))
-	if err != nil || st.Mode().Perm()&0o066 != 0o066 {
-		t.Errorf("lock file %v %v", st.Mode(), err)
+	if _, err := nvconf.Lock(context.Background(), "pci-0000_03_00"); err == nil || !strings.Contains(err.Error(), "may be written by other users") {
+		t.Errorf("a world-writable lock directory: %v, want it refused", err)
+	}
+	os.Chmod(nvconf.LockDir, 0o700)
+	// A symbolic link planted as the lock file is not followed.
+	target := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Symlink(target, filepath.Join(nvconf.LockDir, "pci-0000_04_00.lock")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nvconf.Lock(context.Background(), "pci-0000_04_00"); err == nil {
+		t.Error("a lock file that is a symbolic link was followed")
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Error("the link's target was created")
 	}
 }
 
@@ -1038,5 +1097,48 @@ func TestJournalDamaged(t *testing.T) {
 	}
 	if err := (nvconf.Journal{Dir: "/proc/no/such"}).Begin(&nvconf.JournalEntry{Key: "x"}); err == nil || !strings.Contains(err.Error(), "nothing was written") {
 		t.Errorf("unwritable journal: %v", err)
+	}
+}
+
+// Settled reads what a verified set wrote again and names each parameter
+// another writer changed since: ours (the change is lost) or a neighbour
+// in the same TLV (issue 26.2).
+func TestSettled(t *testing.T) {
+	r := newRig(t, nil)
+	p, err := r.plan("NUM_OF_VFS=16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.s.ApplySet(r.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := r.s.Settled(r.ctx, p); err != nil || len(d) != 0 {
+		t.Fatalf("nobody else wrote: %+v %v", d, err)
+	}
+	// Another writer's read-modify-write, from a session of its own (as
+	// mstconfig's is): our parameter back to 4, a neighbour changed too.
+	other, err := nvconf.Open(r.ctx, r.dev, r.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := nvconf.ParseAssignments([]string{"NUM_OF_VFS=4", "SRIOV_EN=False"})
+	op, err := other.PlanSet(r.ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.ApplySet(r.ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	d, err := r.s.Settled(r.ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []nvconf.Drift{
+		{TLV: "nv_global_pci_conf", Param: "SRIOV_EN", Wrote: "True(1)", Now: "False(0)"},
+		{TLV: "nv_global_pci_conf", Param: "NUM_OF_VFS", Wrote: "16", Now: "4", Ours: true},
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i].Param > d[j].Param })
+	if diff := cmp.Diff(want, d); diff != "" {
+		t.Errorf("drift (-want +got):\n%s", diff)
 	}
 }

@@ -13,6 +13,13 @@ import (
 
 var errWouldBlock = errors.New("lock held by another process")
 
+// Windows has no O_NOFOLLOW; the state directory is the user's profile.
+const oNoFollow = 0
+
+// privateDir: the lock directory is under the user's profile, which
+// Windows' ACLs keep to that user.
+func privateDir(string) error { return nil }
+
 func tryFlock(f *os.File) error {
 	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &windows.Overlapped{})
 	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {

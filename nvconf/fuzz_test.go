@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/cxray/cxray/nvconf"
 )
@@ -111,6 +112,37 @@ func FuzzParseFile(f *testing.F) {
 					t.Fatalf("cut at %d: TLV %d reads %+v, the whole file %+v", i, j, cut[j].Header, tlvs[j].Header)
 				}
 			}
+		}
+	})
+}
+
+// FuzzBackupOrigin: the model and PSID a backup is written with read back
+// as written (on one line, trimmed), whatever they hold, and they never
+// change the TLVs the file carries.
+func FuzzBackupOrigin(f *testing.F) {
+	hc := codec(f)
+	db := load(f)
+	f.Add("ConnectX-7", "MT_0000000838")
+	f.Add("ConnectX-6 Dx\n# psid: FAKE", " MT_1 \r\n")
+	f.Add("", "")
+	f.Fuzz(func(t *testing.T, model, psid string) {
+		if !utf8.ValidString(model) || !utf8.ValidString(psid) {
+			return
+		}
+		tlvs := []nvconf.RawTLV{{Header: nvconf.Header{Type: 0x80}, Data: make([]byte, 12)}}
+		text := string(nvconf.WriteBackup(tlvs, db, hc, nvconf.BackupInfo{Model: model, PSID: psid}))
+		b, err := nvconf.ReadBackupFile(text, hc, db)
+		if err != nil {
+			t.Fatalf("a backup written with model %q psid %q does not read: %v\n%s", model, psid, err, text)
+		}
+		clean := func(s string) string {
+			return strings.TrimSpace(strings.NewReplacer("\n", " ", "\r", " ").Replace(s))
+		}
+		if b.Model != clean(model) || b.PSID != clean(psid) {
+			t.Fatalf("origin %q %q read back as %q %q\n%s", model, psid, b.Model, b.PSID, text)
+		}
+		if len(b.TLVs) != 1 || !b.TLVs[0].Equal(tlvs[0]) {
+			t.Fatalf("the TLVs changed: %+v", b.TLVs)
 		}
 	})
 }

@@ -83,6 +83,9 @@ type NameError struct{ Msg string }
 
 func (e *NameError) Error() string { return e.Msg }
 
+// Is makes an unknown parameter name an input error (prm.ErrInput).
+func (e *NameError) Is(target error) bool { return target == prm.ErrInput }
+
 var (
 	suffixRE = regexp.MustCompile(`^(.+)_([PM])(\d+)$`)
 	indexRE  = regexp.MustCompile(`^(.+)\[(\d+)\]$`)

@@ -448,6 +448,10 @@ type SettingChange struct {
 	Column string `json:"column"` // "Next Boot", "Current" or "Default"
 	Old    string `json:"old"`    // "" when only in the second
 	New    string `json:"new"`    // "" when only in the first
+	// Only is "a" or "b" when one side lacks the parameter altogether (a
+	// short query output against a device): "" values then mean absent,
+	// never 0.
+	Only string `json:"only,omitempty"`
 }
 
 // CompareSettings lists the parameters whose values differ between a and
@@ -504,7 +508,14 @@ func CompareSettings(a, b *QueryResult) []SettingChange {
 				continue
 			}
 			if !sameValue(va, vb) {
-				out = append(out, SettingChange{Name: name, TLV: tlv, Column: col, Old: text(va), New: text(vb)})
+				c := SettingChange{Name: name, TLV: tlv, Column: col, Old: text(va), New: text(vb)}
+				switch {
+				case x == nil:
+					c.Only = "b"
+				case y == nil:
+					c.Only = "a"
+				}
+				out = append(out, c)
 			}
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/prm"
 )
 
 // RawTLV is one stored TLV: its header and data, as a backup holds it.
@@ -98,6 +100,9 @@ func (e *FileError) Error() string {
 	return s
 }
 
+// Is makes a damaged or foreign file an input error (prm.ErrInput).
+func (e *FileError) Is(target error) bool { return target == prm.ErrInput }
+
 const fixBackup = "nothing was written: use a complete backup (cxray writes one before every change; 'cxray config backup FILE -d DEV' makes a new one)"
 
 // BackupFile is a backup as read: its TLVs and how sure the reading is.
@@ -110,6 +115,11 @@ type BackupFile struct {
 	// and cxray's version 1 have no count or checksum, so a file cut at a
 	// line boundary reads as a smaller backup. Ask before writing it.
 	Unchecked bool
+	// Model and PSID name the adapter the backup was taken from, when the
+	// file says (cxray's format, from its "# model:" and "# psid:" lines;
+	// mstflint's format does not). A TLV means what the firmware of that
+	// model and PSID makes of it: restore compares them with the target.
+	Model, PSID string
 }
 
 // ReadBackupFile reads a backup in any format by its first line, refusing
@@ -137,10 +147,11 @@ func ReadBackupFile(text string, hc *HeaderCodec, db *DB) (*BackupFile, error) {
 		if err != nil {
 			return nil, err
 		}
+		model, psid := backupOrigin(text)
 		if v1 {
-			return &BackupFile{Format: "cxray backup version 1", TLVs: tlvs, Unchecked: true}, nil
+			return &BackupFile{Format: "cxray backup version 1", TLVs: tlvs, Unchecked: true, Model: model, PSID: psid}, nil
 		}
-		return &BackupFile{Format: "cxray backup", TLVs: tlvs}, nil
+		return &BackupFile{Format: "cxray backup", TLVs: tlvs, Model: model, PSID: psid}, nil
 	}
 	return nil, foreign(first)
 }
@@ -417,7 +428,38 @@ func WriteRawFile(tlvs []RawTLV, hc *HeaderCodec) ([]byte, error) {
 
 // BackupInfo is what a readable backup says about where it came from.
 type BackupInfo struct {
-	Lines []string // free-form "key: value" lines written as comments
+	// Model and PSID of the adapter, written as "# model:" and "# psid:"
+	// lines that ReadBackupFile gives back (BackupFile.Model, PSID).
+	Model, PSID string
+	Lines       []string // free-form "key: value" lines written as comments
+}
+
+// backupOrigin reads the "# model:" and "# psid:" lines of a cxray backup's
+// head (the comments before the first TLV); the first of each counts.
+func backupOrigin(text string) (model, psid string) {
+	for i, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if i > 0 && !strings.HasPrefix(l, "#") && l != "" {
+			break // the first TLV: the head is over
+		}
+		if v, ok := strings.CutPrefix(l, "# model:"); ok && model == "" {
+			model = strings.TrimSpace(v)
+		}
+		if v, ok := strings.CutPrefix(l, "# psid:"); ok && psid == "" {
+			psid = strings.TrimSpace(v)
+		}
+	}
+	return model, psid
+}
+
+// oneLine keeps a value on its comment line.
+func oneLine(s string) string {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s))
 }
 
 // WriteBackup writes cxray's readable backup format:
@@ -437,6 +479,12 @@ func WriteBackup(tlvs []RawTLV, db *DB, hc *HeaderCodec, info BackupInfo) []byte
 	fmt.Fprintf(&b, "%s %s\n", BackupSignature, backupVersion)
 	b.WriteString("# cxray NV configuration backup. 'cxray config restore FILE' writes it back;\n")
 	b.WriteString("# the tlv and data lines are the configuration, '#' lines only explain it.\n")
+	if m := oneLine(info.Model); m != "" {
+		fmt.Fprintf(&b, "# model: %s\n", m)
+	}
+	if p := oneLine(info.PSID); p != "" {
+		fmt.Fprintf(&b, "# psid: %s\n", p)
+	}
 	for _, l := range info.Lines {
 		fmt.Fprintf(&b, "# %s\n", l)
 	}

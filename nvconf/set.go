@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/cxray/cxray/prm"
 )
 
 // Assignment is NAME=VALUE as a user gives it.
@@ -66,6 +69,9 @@ func (e *ValidationError) Error() string {
 	}
 	return fmt.Sprintf("%d values refused, nothing was written:\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
 }
+
+// Is makes a refused assignment an input error (prm.ErrInput).
+func (e *ValidationError) Is(target error) bool { return target == prm.ErrInput }
 
 type assigned struct {
 	ref   Ref
@@ -359,4 +365,62 @@ func (s *Session) ApplySet(ctx context.Context, plan *SetPlan) error {
 		done = append(done, w.Inst.String())
 	}
 	return nil
+}
+
+// DefaultSettle is how long config set waits after its write is verified
+// before it reads the TLVs again (Settled). cxray's NV lock orders cxray's
+// writers only: mstconfig and mlxconfig take no lock, and one that read a
+// TLV before cxray wrote it writes its read-modify-write after, undoing
+// cxray's change with both tools saying they succeeded. A second in real
+// time covers mstconfig's own read-to-write gap on an adapter.
+const DefaultSettle = time.Second
+
+// Drift is a parameter another writer changed after a write of ours was
+// verified: Wrote is what we wrote, Now what the TLV holds.
+type Drift struct {
+	TLV, Param string
+	Wrote, Now string
+	// Ours says the parameter was one this write changed: our change is
+	// lost. Otherwise another writer changed a neighbour in the same TLV.
+	Ours bool
+}
+
+// Settled reads each TLV a verified plan wrote again (Next Boot, not from
+// the session's cache) and lists the parameters that no longer hold what
+// was written.
+func (s *Session) Settled(ctx context.Context, plan *SetPlan) ([]Drift, error) {
+	s.ForgetAll()
+	var out []Drift
+	for _, w := range plan.Writes {
+		back, err := s.Read(ctx, w.Inst, ModeNext)
+		if err != nil {
+			return out, err
+		}
+		if bytes.Equal(back.Data, w.After) {
+			continue
+		}
+		ours := func(p *Param, i int) bool {
+			for _, c := range w.Changes {
+				if c.Ref.Param == p && (c.Ref.Index < 0 || c.Ref.Index == i) {
+					return true
+				}
+			}
+			return false
+		}
+		for _, p := range w.Inst.TLV.Params {
+			for i := 0; i < p.Elems(); i++ {
+				a, b := p.FormatData(w.After, i), p.FormatData(back.Data, i)
+				if a == b {
+					continue
+				}
+				idx := -1
+				if p.IsArray() {
+					idx = i
+				}
+				name := Ref{Param: p, Inst: w.Inst, Index: idx}.Name()
+				out = append(out, Drift{TLV: w.Inst.String(), Param: name, Wrote: a, Now: b, Ours: ours(p, i)})
+			}
+		}
+	}
+	return out, nil
 }

@@ -40,29 +40,54 @@ func StateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "cxray"), nil
 }
 
-// LockDir holds the adapters' NV locks. It is shared by every user, like
-// mstflint's lock files, so root and a user running cxray see one lock.
-var LockDir = filepath.Join(os.TempDir(), "cxray-nv-locks")
+// LockDir holds the NV locks of real adapters (keys "pci-..."): a
+// directory only root can enter (/run/cxray/nv-locks on Linux), because
+// only root may write an adapter's NV configuration (config-space writes,
+// /dev/fwctl) and any user who can open a lock file can flock it, holding
+// every root writer off. An emulated adapter's NV configuration is its
+// user's (emu/state), and so is its lock: it lives in that user's state
+// directory (StateDir()/nv-locks). Empty (other platforms, which have no
+// real adapters to write): the state directory for every key.
+var LockDir = defaultLockDir
 
-// LockError says the NV lock was not had in time.
+// LockError says the NV lock was not had in time: another process holds
+// it (another cxray writing the same adapter's NV configuration, or any
+// process that took the lock file).
 type LockError struct {
 	Key  string
+	Path string // the lock file
 	Wait time.Duration
 	Err  error
 }
 
 func (e *LockError) Error() string {
-	return fmt.Sprintf("another cxray is changing the NV configuration of %s (waited %s for its lock %s): let it finish, then run this again",
-		e.Key, e.Wait.Round(time.Millisecond), filepath.Join(LockDir, e.Key+".lock"))
+	return fmt.Sprintf("another process holds the NV lock of %s (%s): waited %s for it; "+
+		"let that process finish (another cxray changing this adapter's NV configuration: fuser -v %s shows it), then run this again",
+		e.Key, e.Path, e.Wait.Round(time.Millisecond), e.Path)
 }
 
 func (e *LockError) Unwrap() error { return e.Err }
 
-// Lock takes the NV lock of an adapter (key names it: see AdapterKey),
+// LockPath is the lock file of the adapter key names.
+func LockPath(key string) (string, error) {
+	if LockDir != "" && strings.HasPrefix(key, "pci-") {
+		return filepath.Join(LockDir, key+".lock"), nil
+	}
+	d, err := StateDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "nv-locks", key+".lock"), nil
+}
+
+// Lock takes the NV lock of an adapter (key names it: see KeyFor),
 // waiting until ctx ends. The returned function releases it; the kernel
 // releases it too if the process dies.
 func Lock(ctx context.Context, key string) (func(), error) {
-	path := filepath.Join(LockDir, key+".lock")
+	path, err := LockPath(key)
+	if err != nil {
+		return nil, fmt.Errorf("NV lock: %w", err)
+	}
 	f, err := openLockFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("NV lock %s: %w", path, err)
@@ -79,43 +104,32 @@ func Lock(ctx context.Context, key string) (func(), error) {
 		}
 		if err := (clock.Real{}).Sleep(ctx, wait); err != nil {
 			f.Close()
-			return nil, &LockError{Key: key, Wait: time.Since(start), Err: err}
+			return nil, &LockError{Key: key, Path: path, Wait: time.Since(start), Err: err}
 		}
 	}
 }
 
-// openLockFile opens (creating it if need be) a lock file that every user
-// shares. The directory is sticky and world-writable, like /tmp: (in Go
-// the sticky bit is os.ModeSticky, not 0o1000). A file is created rw for
-// everyone whatever the umask. An existing file is opened without O_CREAT,
-// which fs.protected_regular refuses for another user's file in a sticky
-// directory, and read-only when its mode lets this user no further: flock
-// needs no write access.
+// openLockFile opens (creating it if need be) a lock file in a directory
+// of this user's alone: the directory is made 0700 and refused when
+// another user owns it or may write it (a directory left by an older cxray
+// in /tmp, or made by someone else), and the file is 0600 and never
+// followed through a symbolic link.
 func openLockFile(path string) (*os.File, error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, os.ModePerm|os.ModeSticky); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("%w: changing an adapter's NV configuration needs root", err)
+		}
 		return nil, err
 	}
-	os.Chmod(dir, os.ModePerm|os.ModeSticky) // umask narrowed it; fails harmlessly when another user owns it
-	for try := 0; try < 3; try++ {
-		f, err := os.OpenFile(path, os.O_RDWR, 0)
-		if errors.Is(err, fs.ErrPermission) {
-			f, err = os.OpenFile(path, os.O_RDONLY, 0)
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return f, err
-		}
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if err == nil {
-			f.Chmod(0o666)
-			return f, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, err
-		}
-		// Another process created it between the two opens: open it.
+	if err := privateDir(dir); err != nil {
+		return nil, err
 	}
-	return nil, errors.New("the lock file keeps appearing and disappearing")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, fmt.Errorf("%w: changing an adapter's NV configuration needs root", err)
+	}
+	return f, err
 }
 
 // KeyFor names an adapter for its NV lock and journal. The NV
@@ -253,4 +267,27 @@ func Interrupted(e *JournalEntry, db *DB) *InterruptedError {
 		ie.Names = append(ie.Names, "the whole NV area (reset)")
 	}
 	return ie
+}
+
+// CheckInterrupted looks in the default journal for an interrupted write
+// on the adapter key names, and describes it with the TLV names of db
+// (nil when there is none). A journal entry is a write in progress while
+// its writer holds the NV lock, and interrupted only once the lock is
+// free: so the lock is taken around the look, waiting until ctx ends; a
+// lock not had by then is returned as the *LockError.
+func CheckInterrupted(ctx context.Context, key string, db *DB) (*InterruptedError, error) {
+	j, err := DefaultJournal()
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := Lock(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	e, err := j.Pending(key)
+	if err != nil || e == nil {
+		return nil, err
+	}
+	return Interrupted(e, db), nil
 }

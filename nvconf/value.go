@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/prm"
 )
 
 // Labels of BOOL values, as mstconfig prints them.
@@ -29,6 +31,9 @@ func (e *ValueError) Error() string {
 	}
 	return s
 }
+
+// Is makes a bad parameter value an input error (prm.ErrInput).
+func (e *ValueError) Is(target error) bool { return target == prm.ErrInput }
 
 // Format renders an element value for people: True(1), ETH(2), 8, 0x1f.
 func (p *Param) Format(v uint64) string {

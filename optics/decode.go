@@ -27,6 +27,20 @@ type DecodeError struct {
 
 func (e *DecodeError) Error() string { return e.Msg }
 
+// PathError is a module read that failed on the way to the module, not in
+// it: the kernel has no interface of that name now, the driver does not
+// give the EEPROM, the OS refused the request. Diagnose blames the reader
+// (category software) with Next, never the module.
+type PathError struct {
+	Err error
+	// Next is what to do about the path ("check the interface with ip link").
+	Next string
+}
+
+func (e *PathError) Error() string { return e.Err.Error() }
+
+func (e *PathError) Unwrap() error { return e.Err }
+
 // Decode decodes a module's memory. It always returns a Module (as much as
 // could be read); the error is a *DecodeError when the memory is not usable.
 func Decode(im *Image) (*Module, error) {

@@ -74,10 +74,15 @@ type Observation struct {
 	FirmwareErr error
 	// Verify: the comparisons of the two sources, and the second reads
 	// Interval later (nil when not verifying).
-	Verified             bool
-	Comparisons          []Comparison
-	EEPROM2, Firmware2   *Module
-	Interval             time.Duration
+	Verified           bool
+	Comparisons        []Comparison
+	EEPROM2, Firmware2 *Module
+	Interval           time.Duration
+	// DeviceStill says the device's own clock (its firmware's uptime) did
+	// not move between the two reads although the interval passed: its
+	// time stood still (an emulator on a manual clock), so monitors that
+	// did not move say nothing about the module.
+	DeviceStill          bool
 	AdapterFirmware      string
 	FirmwareUnsupportsEE bool // the firmware refuses MCIA: only its view is available
 	// Database names the register database the reads used ("Rev 0.51"),
@@ -216,7 +221,14 @@ func Diagnose(o Observation) []Verdict {
 		add(Verdict{Code: VerdictDatabase, Category: Database, Summary: fmt.Sprintf("cxray could not read %s with the register database %s: it lays out a register otherwise than the firmware answers", cage, db),
 			Evidence: ev, NextStep: "use a register database that matches the firmware (--adb with NVIDIA MFT's newest, or --adb builtin); see what changed with 'cxray prm diff builtin FILE.adb MCIA PDDR PMAOS'"})
 	}
-	if o.EEPROMErr != nil && decodeKind == "" && !o.FirmwareUnsupportsEE && !prm.IsDatabaseProblem(o.EEPROMErr) {
+	var pathErr *PathError
+	switch {
+	case o.EEPROMErr != nil && errors.As(o.EEPROMErr, &pathErr):
+		// The reader never reached the module: nothing says the module
+		// is at fault, so no reseating.
+		add(Verdict{Code: VerdictModuleNotReadable, Category: Software, Summary: fmt.Sprintf("the EEPROM of %s could not be read: the way to it failed, not the module", cage),
+			Evidence: []string{o.EEPROMErr.Error()}, NextStep: pathErr.Next})
+	case o.EEPROMErr != nil && decodeKind == "" && !o.FirmwareUnsupportsEE && !prm.IsDatabaseProblem(o.EEPROMErr):
 		add(Verdict{Code: VerdictModuleNotReadable, Category: Hardware, Summary: fmt.Sprintf("the EEPROM of %s could not be read", cage),
 			Evidence: []string{o.EEPROMErr.Error()}, NextStep: "reseat the module and read again; the firmware's view below may still be current"})
 	}
@@ -306,6 +318,9 @@ func thresholdStep(k Mark) string {
 // the interval have stopped, either in the module (both views frozen) or in
 // the firmware (the EEPROM moves, the firmware's copy does not).
 func frozen(o Observation) (Verdict, bool) {
+	if o.DeviceStill {
+		return Verdict{}, false
+	}
 	iv := o.Interval.String()
 	eeChanged, eeTotal := Changed(o.EEPROM, o.EEPROM2)
 	fwChanged, fwTotal := Changed(o.Firmware, o.Firmware2)

@@ -3,6 +3,7 @@ package optics
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -146,5 +147,18 @@ func TestCompareResolution(t *testing.T) {
 	}
 	if ToDBm(0) != DBm(math.Inf(-1)) || ToDBm(1).String() != "0.00" || ToDBm(0).String() != "-inf" {
 		t.Error("ToDBm")
+	}
+}
+
+// A read that failed on its way to the module is the reader's problem:
+// category software with the reader's next step, never "reseat".
+func TestDiagnosePathError(t *testing.T) {
+	vs := Diagnose(Observation{Module: -1, Port: 1, EEPROMErr: &PathError{Err: errors.New("kernel: no such device"), Next: "check the interface with ip link"}})
+	if len(vs) != 1 || vs[0].Code != VerdictModuleNotReadable || vs[0].Category != Software || vs[0].NextStep != "check the interface with ip link" {
+		t.Errorf("%+v", vs)
+	}
+	vs = Diagnose(Observation{Module: 0, EEPROMErr: errors.New("MCIA status 0x3")})
+	if len(vs) != 1 || vs[0].Category != Hardware || !strings.Contains(vs[0].NextStep, "reseat") {
+		t.Errorf("a module read failure: %+v", vs)
 	}
 }

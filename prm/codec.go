@@ -50,6 +50,28 @@ func (v Value) Kind() Kind { return v.Step().Kind }
 // Index is the array element index (with the array's low bound), or -1.
 func (v Value) Index() int { return int(v.val().index) }
 
+// NotValid says why the value means nothing in this register: the
+// condition its description states does not hold ("oper_status is
+// plugged_enabled (1); valid only when oper_status == module_plugged_with_error (3)").
+// "" when it holds or there is none.
+func (v Value) NotValid() string {
+	s := v.Step()
+	if s.valid == nil {
+		return ""
+	}
+	r := s.valid.r
+	cur := getBits(v.d.Raw, int(v.val().at)-s.Bit+r.bit, r.width)
+	if s.valid.nonZero && cur != 0 || !s.valid.nonZero && cur == s.valid.value {
+		return ""
+	}
+	name := r.field.Name
+	is := fmt.Sprint(cur)
+	if e, ok := r.field.EnumName(cur); ok {
+		is = fmt.Sprintf("%s (%d)", e, cur)
+	}
+	return fmt.Sprintf("%s is %s; valid only when %s", name, is, s.ValidWhen)
+}
+
 // Uint is the number held by a KindUint or KindJoined value.
 func (v Value) Uint() uint64 { return v.val().u }
 

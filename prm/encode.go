@@ -44,6 +44,9 @@ func (e *FieldError) Error() string {
 	return s
 }
 
+// Is makes a bad field assignment an input error (ErrInput).
+func (e *FieldError) Is(target error) bool { return target == ErrInput }
+
 // Target is a resolved path: where its bits are in a buffer.
 type Target struct {
 	Path  string

@@ -63,6 +63,45 @@ func DetectFormat(descr string) Format {
 	return FormatNone
 }
 
+// validRE finds the PRM's "Valid only when X = V" (V a number or a
+// Verilog literal such as 4'b0011) and "valid only if X is set" (or true).
+var validRE = regexp.MustCompile(`(?i)\bvalid only (?:when|if)\s+([a-z][a-z0-9_]*)\s*(?:==?\s*([0-9]+'[bdh][0-9a-f_]+|0x[0-9a-f]+|[0-9]+|'[0-9]')(?:[^0-9a-z_']|$)|\s+is\s+(?:set|true)\b)`)
+
+// DetectValidity derives when a field means something from its
+// description, the way the PRM states it ("Valid only when oper_status =
+// 4'b0011", "Valid only if eth_proto_lp_valid is set"); nil when it states
+// no such condition. Whether the field named is a sibling is checked when
+// the database is put together (NewDB).
+func DetectValidity(descr string) *Validity {
+	m := validRE.FindStringSubmatch(descr)
+	if m == nil {
+		return nil
+	}
+	if m[2] == "" {
+		return &Validity{Field: m[1], NonZero: true}
+	}
+	v, ok := parseLiteral(m[2])
+	if !ok {
+		return nil
+	}
+	return &Validity{Field: m[1], Value: v}
+}
+
+// parseLiteral reads 3, 0x3, '1' and Verilog's 4'b0011, 8'h1f, 4'd3.
+func parseLiteral(s string) (uint64, bool) {
+	s = strings.ToLower(strings.ReplaceAll(s, "_", ""))
+	if len(s) == 3 && s[0] == '\'' && s[2] == '\'' {
+		s = s[1:2]
+	}
+	if i := strings.IndexByte(s, '\''); i > 0 && i+1 < len(s) {
+		base := map[byte]int{'b': 2, 'd': 10, 'h': 16}[s[i+1]]
+		v, err := strconv.ParseUint(s[i+2:], base, 64)
+		return v, err == nil && base != 0
+	}
+	v, err := strconv.ParseUint(s, 0, 64)
+	return v, err == nil
+}
+
 // bcdDigits reads v as BCD; ok is false when a nibble is above 9.
 func bcdDigits(v uint64, width int) (uint64, bool) {
 	var out, mul uint64 = 0, 1

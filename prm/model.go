@@ -7,8 +7,10 @@
 package prm
 
 import (
+	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -94,6 +96,11 @@ type Field struct {
 	// Format says how the bits are read beyond a number (text, BCD,
 	// signed), as the description states it; see DetectFormat.
 	Format Format
+	// ValidWhen is when the field means something, as its description
+	// states it ("Valid only when oper_status = 4'b0011"); nil when it
+	// states nothing a field of the same node can check. See
+	// DetectValidity.
+	ValidWhen *Validity
 	// Line is the source line (0 when unknown), for error messages.
 	Line int
 
@@ -159,6 +166,60 @@ func (n *Node) Field(name string) *Field {
 		}
 	}
 	return nil
+}
+
+func (n *Node) fieldFold(name string) *Field {
+	for _, f := range n.Fields {
+		if strings.EqualFold(f.Name, name) {
+			return f
+		}
+	}
+	return nil
+}
+
+// Validity is when a field means something: while a sibling field (Field,
+// of the same node) holds Value, or any value but 0 (NonZero).
+type Validity struct {
+	Field   string
+	Value   uint64
+	NonZero bool
+}
+
+// String is the validity as the facts format keeps it: "oper_status=3" or
+// "rtt_measure_valid!=0".
+func (v Validity) String() string {
+	if v.NonZero {
+		return v.Field + "!=0"
+	}
+	return fmt.Sprintf("%s=%d", v.Field, v.Value)
+}
+
+// ParseValidity reads what String writes.
+func ParseValidity(s string) (*Validity, error) {
+	bad := fmt.Errorf("validity %q is not FIELD=N or FIELD!=0", s)
+	if f, ok := strings.CutSuffix(s, "!=0"); ok {
+		if !isIdent(f) {
+			return nil, bad
+		}
+		return &Validity{Field: f, NonZero: true}, nil
+	}
+	f, v, ok := strings.Cut(s, "=")
+	u, err := strconv.ParseUint(v, 10, 64)
+	if !ok || !isIdent(f) || err != nil {
+		return nil, bad
+	}
+	return &Validity{Field: f, Value: u}, nil
+}
+
+// isIdent says s is a field name: a letter, then letters, digits and _.
+func isIdent(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && (c >= '0' && c <= '9' || c == '_')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Register is an access register: a name, an ID and the node of its layout.
@@ -252,6 +313,16 @@ func NewDB(source, revision string, nodes map[string]*Node, regs []*Register) (*
 	for _, n := range nodes {
 		for _, f := range n.Fields {
 			f.owner = n
+			if f.ValidWhen != nil {
+				// Only a plain sibling can be checked; the name as the
+				// node spells it.
+				sib := n.fieldFold(f.ValidWhen.Field)
+				if sib == nil || sib == f || sib.Subnode != "" || sib.IsArray || sib.Size > 64 {
+					f.ValidWhen = nil
+				} else {
+					f.ValidWhen.Field = sib.Name
+				}
+			}
 			if f.Subnode != "" {
 				if _, ok := nodes[f.Subnode]; !ok {
 					return nil, fmt.Errorf("node %s field %s (line %d): subnode %q is not defined", n.Name, f.Name, f.Line, f.Subnode)
@@ -309,7 +380,17 @@ func (db *DB) FieldCount() int {
 	return n
 }
 
+// ErrInput is the kind of every error that is the caller's input, not
+// the device: a name, a value, a dump, a file or a database entry that is
+// wrong. Such error types answer errors.Is(err, ErrInput) (an Is method),
+// so a command line maps them to a usage error (exit 2) by kind, and a new
+// input error type cannot pass for a device error (exit 3).
+var ErrInput = errors.New("bad input")
+
 // NotFoundError is returned for unknown names; the message carries suggestions.
 type NotFoundError struct{ Msg string }
 
 func (e *NotFoundError) Error() string { return e.Msg }
+
+// Is makes a missing register or field an input error (ErrInput).
+func (e *NotFoundError) Is(target error) bool { return target == ErrInput }

@@ -63,6 +63,12 @@ type Step struct {
 	Selector string         // the selector or condition text, for display
 	When     map[int]string // member index -> human condition ("page_select == Module_info_page (0x3)")
 
+	// valid is when the value means something (Field.ValidWhen), resolved
+	// against the enclosing structure; ValidWhen says it in words
+	// ("oper_status == module_plugged_with_error (0x3)").
+	valid     *validRef
+	ValidWhen string
+
 	// Derived joined values.
 	Join  JoinStyle
 	Parts [2]*Step // high part, low part (JoinDate: first and last; JoinGUID: the array)
@@ -188,6 +194,7 @@ func (c *compiler) node(n *Node, name string, f *Field, bit int, acc Access, dep
 		// structure, now that all its members are known.
 		for _, ch := range s.Children {
 			c.resolve(n, s, ch)
+			c.validity(n, s, ch)
 		}
 		s.Children = appendJoins(s.Children)
 	}
@@ -335,6 +342,34 @@ func (c *compiler) resolve(n *Node, s, ch *Step) {
 			ch.valueOf[i] = v
 		}
 		ch.When[i] = fmt.Sprintf("%s == %s (0x%x)", selName, m.Field.SelectedBy, v)
+	}
+}
+
+// validRef is a resolved Field.ValidWhen.
+type validRef struct {
+	r       *ref
+	value   uint64
+	nonZero bool
+}
+
+// validity links a plain member of struct s to the sibling its
+// description makes it depend on.
+func (c *compiler) validity(n *Node, s, ch *Step) {
+	f := ch.Field
+	if f == nil || f.ValidWhen == nil || ch.Kind != KindUint {
+		return
+	}
+	r, err := c.ref(n, s, "$(parent)."+f.ValidWhen.Field)
+	if err != nil {
+		return // the database checked the sibling; a layout that hides it leaves the field as it is
+	}
+	ch.valid = &validRef{r: r, value: f.ValidWhen.Value, nonZero: f.ValidWhen.NonZero}
+	if f.ValidWhen.NonZero {
+		ch.ValidWhen = f.ValidWhen.Field + " != 0"
+	} else if name, ok := r.field.EnumName(f.ValidWhen.Value); ok {
+		ch.ValidWhen = fmt.Sprintf("%s == %s (%d)", f.ValidWhen.Field, name, f.ValidWhen.Value)
+	} else {
+		ch.ValidWhen = fmt.Sprintf("%s == %d", f.ValidWhen.Field, f.ValidWhen.Value)
 	}
 }
 

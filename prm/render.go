@@ -39,7 +39,7 @@ func appendValueJSON(b []byte, v Value, opt JSONOptions) []byte {
 	s := v.Step()
 	switch s.Kind {
 	case KindUint:
-		if !opt.Raw {
+		if !opt.Raw && v.NotValid() == "" {
 			if n, ok := v.EnumName(); ok {
 				return strconv.AppendQuote(b, n)
 			}
@@ -127,6 +127,20 @@ func appendHexString(b, raw []byte) []byte {
 	return append(b, '"')
 }
 
+// NotValid lists the fields that mean nothing in this register, by path,
+// with why (Value.NotValid): for JSON, whose values are the bare numbers.
+func (d *Decoded) NotValid() map[string]string {
+	out := map[string]string{}
+	for _, row := range d.Rows() {
+		if row.Value.Kind() == KindUint {
+			if why := row.Value.NotValid(); why != "" {
+				out[row.Path] = why
+			}
+		}
+	}
+	return out
+}
+
 // Row is one line of a decoded register in a table.
 type Row struct {
 	Path  string
@@ -189,6 +203,11 @@ func FormatValue(v Value) string {
 	switch s.Kind {
 	case KindUint:
 		u := v.Uint()
+		if why := v.NotValid(); why != "" {
+			// The number as it is, never an enum name or a unit: it
+			// means nothing now.
+			return formatHexDec(u, s.Width) + " (not valid: " + why + ")"
+		}
 		if n, ok := v.EnumName(); ok {
 			return n + " (" + strconv.FormatUint(u, 10) + ")"
 		}
@@ -258,6 +277,9 @@ func formatHexDec(u uint64, width int) string {
 // FormatRaw renders a leaf like FormatValue but numbers as numbers: no
 // enum names, BCD digits, text of number fields, signed readings or dates.
 func FormatRaw(v Value) string {
+	if v.Kind() == KindUint && v.NotValid() != "" {
+		return FormatValue(v)
+	}
 	if k := v.Kind(); k == KindUint || k == KindJoined && v.Step().Join == JoinDate {
 		return formatHexDec(v.Uint(), v.Step().Width)
 	}

@@ -13,6 +13,11 @@ ls /usr/src/linux-headers-*-common/include/linux/mlx5/mlx5_ifc.h >/dev/null 2>&1
 command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
 # prometheus and promtool: the exporter's end-to-end test and metric checks.
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+# buildah, podman and crun: the exporter's container image is built (no
+# Docker daemon) and run under a real OCI runtime (tools/deploytest).
+command -v buildah >/dev/null 2>&1 || need+=(buildah)
+command -v podman >/dev/null 2>&1 || need+=(podman)
+command -v crun >/dev/null 2>&1 || need+=(crun)
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "setup: need ${need[*]}; run as root or: sudo apt-get install -y ${need[*]}" >&2
@@ -52,3 +57,6 @@ fi
 export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { echo "setup: Go is missing (expected at /usr/local/go)" >&2; exit 1; }
 go mod download
+# The deployment checks are a module of their own (Kubernetes' API types
+# stay out of cxray's go.mod).
+(cd tools/deploytest && go mod download)

@@ -36,6 +36,8 @@ done
 
 echo "test: go test"
 go test -count=1 ./...
+echo "test: deployment (tools/deploytest: the Kubernetes base decoded into the API's types, the container image under podman)"
+(cd tools/deploytest && go vet ./... && go test -count=1 ./...)
 echo "test: go test -race (the concurrent parts)"
 go test -race -count=1 ./access/... ./adapter ./emu/optics ./emu/state ./feature/exporter ./feature/monitor
 echo "test: the emulator state's flock locks (macOS, BSDs), here on Linux"

@@ -22,8 +22,9 @@ package fwctl
 import (
 	"context"
 	"fmt"
-	"time"
 
+	"github.com/cxray/cxray/access/vsec"
+	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/prm/cmdb"
 )
 
@@ -50,7 +51,7 @@ type Client struct {
 	// AllowWrites lets commands the driver classes as changes (ACCESS_REG
 	// writes, SET_HCA_CAP ...) through; reads only when false.
 	allowWrites bool
-	sleep       func(context.Context, time.Duration) error
+	clk         clock.Clock
 }
 
 // Options tune a Client.
@@ -58,9 +59,9 @@ type Options struct {
 	// AllowWrites permits commands that change the device. Register writes
 	// need it (the register Accessor sets it per access).
 	AllowWrites bool
-	// Sleep waits between busy retries (nil: a timer); tests pass the
-	// emulator clock's.
-	Sleep func(context.Context, time.Duration) error
+	// Clock paces the busy retries (nil: the wall clock); the emulator
+	// passes its own.
+	Clock clock.Clock
 }
 
 // NewClient wraps an RPC (a *Device, or the emulator's endpoint).
@@ -69,22 +70,15 @@ func NewClient(rpc RPC, o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{rpc: rpc, db: db, allowWrites: o.AllowWrites, sleep: o.Sleep}
-	if c.sleep == nil {
-		c.sleep = sleepCtx
+	c := &Client{rpc: rpc, db: db, allowWrites: o.AllowWrites, clk: o.Clock}
+	if c.clk == nil {
+		c.clk = clock.Real{}
 	}
 	return c, nil
 }
 
 // DB is the command database the client checks commands against.
 func (c *Client) DB() *cmdb.DB { return c.db }
-
-// Busy retries: up to busyRetries more tries, 1, 2, 3 ... times busyBackoff
-// apart (as regaccess does for a busy gateway).
-const (
-	busyRetries = 4
-	busyBackoff = 2 * time.Millisecond
-)
 
 // Scope returns the scope a mailbox needs, or an error saying why cxray
 // will not send it: the driver refuses it at every scope, or it changes
@@ -136,7 +130,10 @@ func (c *Client) exec(ctx context.Context, in []byte, outLen int, writes bool) (
 		return nil, &Error{Op: "rpc", Kind: ErrBadRequest, Detail: fmt.Sprintf("out mailbox of %d bytes is shorter than the %d-byte header", outLen, cmdb.HeaderBytes)}
 	}
 	op, opMod := cmdb.Opcode(in), cmdb.OpMod(in)
-	for try := 0; ; try++ {
+	// A busy firmware is asked again by the one policy of the access
+	// layer (vsec.BusyRetry), as a register access through the gateway.
+	retry := vsec.NewBusyRetry(ctx, c.clk)
+	for {
 		out, err := c.rpc.RPC(ctx, scope, in, outLen)
 		if err != nil {
 			return nil, err
@@ -148,10 +145,8 @@ func (c *Client) exec(ctx context.Context, in []byte, outLen int, writes bool) (
 		if status == StatusOK {
 			return out, nil
 		}
-		if status == StatusBusy && try < busyRetries {
-			if err := c.sleep(ctx, time.Duration(try+1)*busyBackoff); err == nil {
-				continue
-			}
+		if status == StatusBusy && retry.Again(ctx) {
+			continue
 		}
 		ce := &CommandError{Opcode: op, OpMod: opMod, Status: status, Syndrome: syndrome}
 		if cmd, ok := c.db.CommandByOpcode(op); ok {
@@ -161,16 +156,5 @@ func (c *Client) exec(ctx context.Context, in []byte, outLen int, writes bool) (
 			ce.Register = registerID(in)
 		}
 		return out, ce
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

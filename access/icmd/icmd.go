@@ -8,14 +8,19 @@
 // a slow command that keeps BUSY set past the first polls gives the gateway
 // back between polls, so other tools are not locked out of it meanwhile.
 //
-// The ICMD semaphore is kept across consecutive commands of the process
-// (KeepIdle, KeepMax): taking and releasing it costs about eight config
-// accesses per command. A kept semaphore is verified (one read) before each
-// command, released after KeepIdle without a command, after KeepMax of
-// continuous holding (and then not retaken for a tenth of that, so tools
-// polling for it get their turn), on any error other than a firmware
-// status, when the caller's context has ended, and on Close. Close a
-// Client before the config space under it.
+// By default the ICMD semaphore is held only while the protocol needs it:
+// from the command's mailbox write to its reply, and released in the same
+// gateway session. A process killed between two commands (SIGKILL, the OOM
+// killer, systemd's stop timeout) then leaves nothing held for mstflint's
+// tools, which cannot clear it (docs/reliability.md).
+//
+// A caller may opt in to keeping it across consecutive commands (KeepIdle,
+// KeepMax): that saves about eight config accesses per command. A kept
+// semaphore is verified (one read) before each command, released after
+// KeepIdle without a command, after KeepMax of continuous holding (and then
+// not retaken for a tenth of that, so tools polling for it get their turn),
+// on any error other than a firmware status, when the caller's context has
+// ended, and on Close. Close a Client before the config space under it.
 package icmd
 
 import (
@@ -48,10 +53,11 @@ const (
 
 // Defaults for Options.
 const (
-	// DefaultKeepIdle is how long the ICMD semaphore is kept with no
-	// command running: long enough to bridge the decoding between the
-	// registers of one command line, short against mstflint's poll for it
-	// (a try every 0-50 ms, 256 tries).
+	// DefaultKeepIdle is the idle keep a caller that opts in to keeping
+	// the ICMD semaphore usually asks for (dev: CXRAY_ICMD_KEEP=on): long
+	// enough to bridge the decoding between the registers of one command
+	// line, short against mstflint's poll for it (a try every 0-50 ms, 256
+	// tries).
 	DefaultKeepIdle = 10 * time.Millisecond
 	// DefaultKeepMax bounds one continuous hold; after it the semaphore is
 	// released and left free for a tenth of it.
@@ -86,8 +92,9 @@ type Options struct {
 	// (pci.Witness slot WitnessICMD); nil: none. Its notices go through
 	// the gateway's Notify.
 	Witness vsec.Witness
-	// KeepIdle: how long the ICMD semaphore is kept between commands
-	// (0: DefaultKeepIdle; negative: released after every command).
+	// KeepIdle: how long the ICMD semaphore is kept between commands.
+	// Zero or negative (the default): it is released at the end of every
+	// command, so a process killed between commands leaves nothing held.
 	KeepIdle time.Duration
 	// KeepMax bounds one continuous hold (0: DefaultKeepMax).
 	KeepMax time.Duration
@@ -174,8 +181,8 @@ func Open(ctx context.Context, gw *vsec.Gateway, opts *Options) (*Client, error)
 	if c.semValue == 0 {
 		c.semValue = uint32(os.Getpid())
 	}
-	if c.keepIdle == 0 {
-		c.keepIdle = DefaultKeepIdle
+	if c.keepIdle < 0 {
+		c.keepIdle = 0
 	}
 	if c.keepMax <= 0 {
 		c.keepMax = DefaultKeepMax
@@ -563,7 +570,7 @@ func (c *Client) release(ctx context.Context, cs *cmdSession, final bool) error 
 			cs.s, err = c.gw.Acquire(ctx)
 		}
 		if err != nil && !final && errors.Is(err, vsec.ErrSemaphoreBusy) {
-			c.arm(c.keepIdle) // the gateway is busy: try again shortly
+			c.arm(max(c.keepIdle, DefaultKeepIdle)) // the gateway is busy: try again shortly
 			return err
 		}
 		// Write 0 only over our own value: if a tool force-cleared the

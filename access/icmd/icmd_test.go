@@ -137,35 +137,54 @@ func TestFirmwareInfo(t *testing.T) {
 }
 
 // One command is one gateway session: the gateway semaphore is taken once
-// and encloses the ICMD semaphore and the command. The ICMD semaphore is
-// kept for the next command (which only reads it back) and released by
-// Release, inside a session of its own.
+// and encloses the ICMD semaphore and the command. By default the ICMD
+// semaphore is taken and given back inside that session; a client that
+// opts in to keeping it keeps it for the next command (which only reads it
+// back) and releases it with Release, inside a session of its own.
 func TestOneSessionPerCommand(t *testing.T) {
-	r := newRig(t)
-	for i := 0; i < 2; i++ {
-		if _, err := r.ic.QueryCapabilities(ctxT(t)); err != nil {
+	for _, keep := range []bool{false, true} {
+		r := newDevice(t, emu.Identity{})
+		o := &icmd.Options{}
+		if keep {
+			o.KeepIdle = icmd.DefaultKeepIdle
+		}
+		ic, err := icmd.Open(ctxT(t), r.gw, o)
+		if err != nil {
 			t.Fatal(err)
 		}
+		r.ic = ic
+		r.rec.Reset()
+		for i := 0; i < 2; i++ {
+			if _, err := r.ic.QueryCapabilities(ctxT(t)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.ic.Release(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		var seq []emu.EventKind
+		for _, e := range r.rec.Kinds(emu.EvSemTaken, emu.EvSemReleased, emu.EvICMDSemTaken, emu.EvICMDSemReleased, emu.EvICMDStart, emu.EvICMDDone) {
+			seq = append(seq, e.Kind)
+		}
+		want := []emu.EventKind{
+			emu.EvSemTaken, emu.EvICMDSemTaken, emu.EvICMDStart, emu.EvICMDDone, emu.EvICMDSemReleased, emu.EvSemReleased,
+			emu.EvSemTaken, emu.EvICMDSemTaken, emu.EvICMDStart, emu.EvICMDDone, emu.EvICMDSemReleased, emu.EvSemReleased,
+		}
+		if keep {
+			want = []emu.EventKind{
+				emu.EvSemTaken, emu.EvICMDSemTaken, emu.EvICMDStart, emu.EvICMDDone, emu.EvSemReleased,
+				emu.EvSemTaken, emu.EvICMDStart, emu.EvICMDDone, emu.EvSemReleased,
+				emu.EvSemTaken, emu.EvICMDSemReleased, emu.EvSemReleased,
+			}
+		}
+		if diff := cmp.Diff(want, seq); diff != "" {
+			t.Fatalf("keep %v: event sequence (-want +got):\n%s", keep, diff)
+		}
+		if r.rec.Count(emu.EvUnlocked) != 0 {
+			t.Errorf("keep %v: a transaction ran without the gateway semaphore", keep)
+		}
+		r.released(t)
 	}
-	if err := r.ic.Release(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
-	var seq []emu.EventKind
-	for _, e := range r.rec.Kinds(emu.EvSemTaken, emu.EvSemReleased, emu.EvICMDSemTaken, emu.EvICMDSemReleased, emu.EvICMDStart, emu.EvICMDDone) {
-		seq = append(seq, e.Kind)
-	}
-	want := []emu.EventKind{
-		emu.EvSemTaken, emu.EvICMDSemTaken, emu.EvICMDStart, emu.EvICMDDone, emu.EvSemReleased,
-		emu.EvSemTaken, emu.EvICMDStart, emu.EvICMDDone, emu.EvSemReleased,
-		emu.EvSemTaken, emu.EvICMDSemReleased, emu.EvSemReleased,
-	}
-	if diff := cmp.Diff(want, seq); diff != "" {
-		t.Fatalf("event sequence (-want +got):\n%s", diff)
-	}
-	if r.rec.Count(emu.EvUnlocked) != 0 {
-		t.Error("a transaction ran without the gateway semaphore")
-	}
-	r.released(t)
 }
 
 func TestUnknownOpcode(t *testing.T) {

@@ -146,7 +146,7 @@ func TestNoKeep(t *testing.T) {
 // waits for the other agent rather than running unprotected, and the
 // client never writes 0 over the other agent's value.
 func TestKeptSemaphoreLost(t *testing.T) {
-	r := newRig(t)
+	r := newKeepRig(t)
 	ctx := ctxT(t)
 	if _, err := r.ic.QueryCapabilities(ctx); err != nil {
 		t.Fatal(err)
@@ -304,7 +304,7 @@ func TestCancelMidCommand(t *testing.T) {
 // Cancelled while the ICMD semaphore is kept between commands: the next
 // call fails, and the kept semaphore is released by it.
 func TestCancelWhileKept(t *testing.T) {
-	r := newRig(t)
+	r := newKeepRig(t)
 	if _, err := r.ic.QueryCapabilities(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestCancelWhileKept(t *testing.T) {
 
 // Close releases what is kept and refuses later commands.
 func TestClose(t *testing.T) {
-	r := newRig(t)
+	r := newKeepRig(t)
 	ctx := ctxT(t)
 	if _, err := r.ic.QueryCapabilities(ctx); err != nil {
 		t.Fatal(err)
@@ -348,7 +348,9 @@ func witnessClient(t *testing.T, dev *emu.Device, clk *clock.Manual, dir string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	ic, err := icmd.Open(ctxT(t), gw, &icmd.Options{SemaphoreValue: semValue, Witness: w.Slot(pci.WitnessICMD)})
+	// It keeps the semaphore between commands (the opt-in), so that a test
+	// can kill it while it holds one with no command running.
+	ic, err := icmd.Open(ctxT(t), gw, &icmd.Options{SemaphoreValue: semValue, Witness: w.Slot(pci.WitnessICMD), KeepIdle: icmd.DefaultKeepIdle})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,7 +535,7 @@ func TestDeadHolderByPID(t *testing.T) {
 // apart on that clock do not make the client yield, which would move the
 // emulated time.
 func TestIdleGapWithoutTimers(t *testing.T) {
-	r := newRig(t)
+	r := newKeepRig(t)
 	ctx := ctxT(t)
 	for i := 0; i < 3; i++ {
 		before := r.clk.Now()
@@ -570,4 +572,40 @@ func TestOpenCancelledLeavesNothingHeld(t *testing.T) {
 			t.Errorf("cancelled at sleep %d (open error %v): semaphores left held: %+v", n, err, s)
 		}
 	}
+}
+
+// The zero Options hold the ICMD semaphore only while a command runs: a
+// process killed between two commands leaves nothing held for mstflint's
+// tools, which cannot clear it (issue 26.1). No timer has to fire for it.
+func TestDefaultReleasesAfterEveryCommand(t *testing.T) {
+	r, tc := newTimerRig(t, icmd.Options{})
+	for i := 0; i < 3; i++ {
+		if _, err := r.ic.QueryCapabilities(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		if r.ic.Held() {
+			t.Fatalf("command %d: the client says it still holds the ICMD semaphore", i)
+		}
+		r.released(t)
+	}
+	if n := tc.fire(time.Second); n != 0 {
+		t.Errorf("%d idle timers were armed, want none", n)
+	}
+	if got, rel := r.rec.Count(emu.EvICMDSemTaken), r.rec.Count(emu.EvICMDSemReleased); got != 3 || rel != 3 {
+		t.Errorf("%d takes and %d releases, want 3 and 3 (one of each per command)", got, rel)
+	}
+}
+
+// newKeepRig is newRig with the ICMD semaphore kept between commands (the
+// opt-in), on the manual clock without timers.
+func newKeepRig(t *testing.T) *rig {
+	t.Helper()
+	r := newDevice(t, emu.Identity{})
+	ic, err := icmd.Open(ctxT(t), r.gw, &icmd.Options{KeepIdle: icmd.DefaultKeepIdle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ic = ic
+	r.rec.Reset()
+	return r
 }

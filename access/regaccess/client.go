@@ -75,15 +75,13 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 	frame := EncodeRequest(r.Method, r.ID, r.Data)
 	var payload []byte
 	// A busy firmware (status 1) is asked again, a little later each time,
-	// until the caller's deadline; the request is resent whole, so nothing
-	// is skipped.
-	clk := c.ic.Clock()
-	start := clk.Now()
-	until := vsec.Until(ctx, clk, busyLimit)
-	b := vsec.NewBackoff(busyBackoff, maxBusyBackoff)
+	// until the caller's deadline (vsec.BusyRetry, the policy fwctl's
+	// commands follow too); the request is resent whole, so nothing is
+	// skipped.
+	retry := vsec.NewBusyRetry(ctx, c.ic.Clock())
 	busy := func(tries int, cause error) error {
 		err := fmt.Errorf("regaccess: %s: the firmware answered busy %d times in %v, until the command's deadline: %w",
-			c.ic.Gateway().Name(), tries, clk.Now().Sub(start).Round(time.Millisecond), &StatusError{Status: StatusBusy, RegisterID: r.ID, Method: r.Method})
+			c.ic.Gateway().Name(), tries, retry.Waited().Round(time.Millisecond), &StatusError{Status: StatusBusy, RegisterID: r.ID, Method: r.Method})
 		if cause != nil {
 			err = fmt.Errorf("%w; the last try was cut short: %w", err, cause)
 		}
@@ -108,10 +106,10 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 			return nil, err
 		}
 		if status == StatusBusy {
-			if clk.Now().Before(until) && b.Sleep(ctx, clk, until) == nil {
+			if retry.Again(ctx) {
 				continue
 			}
-			return nil, busy(try, nil)
+			return nil, busy(try, ctx.Err()) // nil at the deadline: busy is the answer
 		}
 		if status != StatusOK {
 			return nil, &StatusError{Status: status, RegisterID: r.ID, Method: r.Method}
@@ -123,14 +121,6 @@ func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
 	copy(out, payload)
 	return out, nil
 }
-
-// Busy retries: waits of 2, 4, 8 ... ms up to maxBusyBackoff between tries,
-// for as long as the caller's deadline allows (busyLimit without one).
-const (
-	busyBackoff    = 2 * time.Millisecond
-	maxBusyBackoff = 100 * time.Millisecond
-	busyLimit      = 0 // no cap below the deadline
-)
 
 // checkCaps runs ICMD_QUERY_CAP once per client (until it succeeds) and
 // refuses firmware that restricts access register to a few registers, as

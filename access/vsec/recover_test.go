@@ -216,3 +216,25 @@ func TestConcurrentGatewaysWithWitness(t *testing.T) {
 		t.Errorf("counter %d (want %d), notices %v", got, workers*rounds, notices)
 	}
 }
+
+// BusyRetry, the one busy policy of the access layer: waits of 2, 4, 8 ...
+// ms up to 100 ms, on the caller's clock, until the caller's deadline.
+func TestBusyRetryPolicy(t *testing.T) {
+	clk := clock.NewManual(time.Unix(0, 0))
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	r := vsec.NewBusyRetry(ctx, clk)
+	var steps []time.Duration
+	for last := clk.Now(); r.Again(ctx); last = clk.Now() {
+		steps = append(steps, clk.Now().Sub(last))
+	}
+	want := []time.Duration{2, 4, 8, 16, 32, 64, 100, 100, 100}
+	for i, w := range want {
+		if i >= len(steps) || steps[i] != w*time.Millisecond {
+			t.Fatalf("steps %v, want %v ms then 100 ms steps to the deadline", steps, want)
+		}
+	}
+	if w := r.Waited(); w < 480*time.Millisecond || w > 500*time.Millisecond || r.Tries() != len(steps)+1 {
+		t.Errorf("gave up after %v and %d tries, want at the 500 ms deadline", w, r.Tries())
+	}
+}

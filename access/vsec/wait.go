@@ -124,3 +124,47 @@ func (n Notice) String() string {
 	return fmt.Sprintf("%s: released the %s semaphore left held (%s) %s; the device is usable again",
 		n.Device, n.Semaphore, what, who)
 }
+
+// BusyRetry is the one policy for a firmware that answers busy, whichever
+// path asked (an access register through the gateway, a command through
+// fwctl): ask again after 2, 4, 8 ... ms, at most 100 ms apart, for as
+// long as the caller's deadline allows (DefaultWait without one), on the
+// caller's clock (a test's manual clock runs it in virtual time).
+type BusyRetry struct {
+	clk          clock.Clock
+	start, until time.Time
+	b            *Backoff
+	tries        int
+}
+
+// Busy retry steps (BusyRetry).
+const (
+	BusyFirst = 2 * time.Millisecond
+	BusyMax   = 100 * time.Millisecond
+)
+
+// NewBusyRetry starts the policy for one request.
+func NewBusyRetry(ctx context.Context, clk clock.Clock) *BusyRetry {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	now := clk.Now()
+	return &BusyRetry{clk: clk, start: now, until: Until(ctx, clk, 0), b: NewBackoff(BusyFirst, BusyMax)}
+}
+
+// Again is called after each busy answer: it waits the next step and
+// reports whether to ask again; false once the deadline is reached or ctx
+// ends (Tries and Waited then say what was done).
+func (r *BusyRetry) Again(ctx context.Context) bool {
+	r.tries++
+	if !r.clk.Now().Before(r.until) {
+		return false
+	}
+	return r.b.Sleep(ctx, r.clk, r.until) == nil && ctx.Err() == nil
+}
+
+// Tries is how many busy answers Again was told of.
+func (r *BusyRetry) Tries() int { return r.tries }
+
+// Waited is the time since the request began.
+func (r *BusyRetry) Waited() time.Duration { return r.clk.Now().Sub(r.start) }

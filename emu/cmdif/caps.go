@@ -16,10 +16,13 @@ const (
 	capNVMF    = 0xe
 )
 
-// eswitchManager: the first PF of an adapter owns the e-switch (the
-// driver's MLX5_ESWITCH_MANAGER); a host adapter has no embedded CPU, so no
-// ECPF.
-func (ep *Endpoint) eswitchManager() bool { return ep.index == 0 }
+// eswitchManager: every function of a scenario is a PF, and on a host
+// adapter each PF manages its own e-switch (its VFs and its uplink; the
+// driver's MLX5_ESWITCH_MANAGER holds on each PF). A host adapter has no
+// embedded CPU, so no ECPF takes the role away from them. (The checks
+// that refuse a non-manager are the firmware's rule for a VF, which the
+// scenarios do not model as functions of their own.)
+func (ep *Endpoint) eswitchManager() bool { return true }
 
 // buildPages lays out the capability pages by field name through the
 // command database's layouts: [0] the maximum, [1] the current values.
@@ -36,7 +39,7 @@ func (ep *Endpoint) buildPages() error {
 			logQP, csum = 18, "DISABLED"
 		}
 		return []prm.Assignment{
-			kv("port_type", "ETHERNET"), kv("num_ports", 1), kv("vhca_id", ep.index),
+			kv("port_type", ep.portType()), kv("num_ports", 1), kv("vhca_id", ep.index),
 			kv("vport_group_manager", b2i(mgr)), kv("eswitch_manager", b2i(mgr)), kv("nic_flow_table", 1),
 			kv("roce", 1), kv("roce_accl", b2i(roceAccl)), kv("atomic", 1), kv("rc", 1), kv("uc", 1), kv("ud", 1), kv("xrc", 1),
 			kv("out_of_seq_cnt", 1), kv("retransmission_q_counters", 1), kv("enhanced_error_q_counters", 1), kv("vport_counters", 1),

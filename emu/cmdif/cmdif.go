@@ -8,13 +8,14 @@
 // Answered, for each PCI function of a scenario:
 //
 //   - QUERY_HCA_CAP: the general, e-switch, RoCE and NVMe-oF pages, maximum
-//     and current, consistent with the profile (the first function of an
-//     adapter is its e-switch manager; NVMe-oF offload as the scenario's
-//     nvmf key says).
+//     and current, consistent with the profile (every PF manages its own
+//     e-switch; NVMe-oF offload as the scenario's nvmf key says).
 //   - QUERY_ADAPTER: vendor, VSD and PSID from the profile.
 //   - QUERY_ESW_FUNCTIONS and QUERY_VPORT_STATE: the host PF and its VFs
 //     (the NV configuration's SRIOV_EN and NUM_OF_VFS), vport and uplink
 //     states from the port model.
+//   - QUERY_HCA_VPORT_CONTEXT: an InfiniBand port's logical and physical
+//     states, LID and SM LID, and the GUIDs (ib.go).
 //   - QUERY_Q_COUNTER: the RDMA counters of emu/rdma, one counter set per
 //     local port (ids 1, 2, ...).
 //   - QUERY_NVMF_NAMESPACE_CONTEXT: counters of the scenario's namespaces,
@@ -71,6 +72,7 @@ const (
 	syndNoCounterSet  = 0x7e000022
 	syndNoVport       = 0x7e000023 // vport not on this e-switch
 	syndNotManager    = 0x7e000024 // other_vport from a function that is not the e-switch manager
+	syndNotIB         = 0x7e000025 // an InfiniBand command on a port that runs Ethernet
 	syndNoOffload     = 0x7e000030 // NVMe-oF offload not enabled
 	syndNoXRQ         = 0x7e000031
 	syndNoNamespace   = 0x7e000032
@@ -308,6 +310,7 @@ var handlers = map[string]func(*call){
 	"QUERY_ADAPTER":                (*call).queryAdapter,
 	"QUERY_ESW_FUNCTIONS":          (*call).queryESWFunctions,
 	"QUERY_VPORT_STATE":            (*call).queryVportState,
+	"QUERY_HCA_VPORT_CONTEXT":      (*call).queryHCAVportContext,
 	"QUERY_Q_COUNTER":              (*call).queryQCounter,
 	"QUERY_NVMF_NAMESPACE_CONTEXT": (*call).queryNVMFNamespace,
 	"QUERY_XRQ":                    (*call).queryXRQ,

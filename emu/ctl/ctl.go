@@ -58,6 +58,17 @@ type Function struct {
 	Netdev  string            `json:"netdev,omitempty"`
 	RDMA    string            `json:"rdma,omitempty"`
 	Faults  map[string]string `json:"faults"`
+	// Semaphores is the function's device state now: who holds the
+	// gateway and ICMD semaphores (0: free) and whether an ICMD command is
+	// running, so a test or a user can see what a killed process left.
+	Semaphores Semaphores `json:"semaphores"`
+}
+
+// Semaphores is emu.State as the control socket reports it.
+type Semaphores struct {
+	Gateway  uint32 `json:"gateway"`
+	ICMD     uint32 `json:"icmd"`
+	ICMDBusy bool   `json:"icmd_busy"`
 }
 
 // Response answers a Request.
@@ -322,7 +333,9 @@ func (s *Server) status() Response {
 		r.State = s.st.Path()
 	}
 	for _, f := range s.e.Functions() {
-		fn := Function{BDF: f.BDF, Netdev: f.Netdev, RDMA: f.RDMA, Faults: faultMap(f.Device.Faults())}
+		st := f.Device.State()
+		fn := Function{BDF: f.BDF, Netdev: f.Netdev, RDMA: f.RDMA, Faults: faultMap(f.Device.Faults()),
+			Semaphores: Semaphores{Gateway: st.GatewaySemaphore, ICMD: st.ICMDSemaphore, ICMDBusy: st.ICMDBusy}}
 		if f.Adapter != nil {
 			fn.Adapter, fn.Profile = f.Adapter.Name, f.Adapter.Profile
 		}

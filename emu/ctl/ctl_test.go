@@ -68,10 +68,15 @@ func TestControlSocket(t *testing.T) {
 	if st.Functions[0].Faults["gateway_semaphore_held"] != "true" {
 		t.Errorf("fault not reported: %+v", st.Functions[0].Faults)
 	}
+	if sem := st.Functions[0].Semaphores; sem.Gateway == 0 || sem.ICMD != 0 || sem.ICMDBusy {
+		t.Errorf("semaphores with the gateway's held by a foreign agent: %+v", sem)
+	}
 	if _, err := d.Get(ctx, "MGIR", nil, nil, 0); !errors.Is(err, vsec.ErrSemaphoreBusy) {
 		t.Fatalf("with the semaphore held: %v", err)
 	}
-	call(ctl.Request{Op: "clear"})
+	if sem := call(ctl.Request{Op: "clear"}).Functions[0].Semaphores; sem != (ctl.Semaphores{}) {
+		t.Errorf("semaphores after clear: %+v, want all free", sem)
+	}
 	r1, err := d.Get(ctx, "MGIR", nil, nil, 0)
 	if err != nil {
 		t.Fatalf("after clear: %v", err)

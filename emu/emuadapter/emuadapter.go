@@ -279,12 +279,15 @@ type osView struct {
 }
 
 func (v *osView) OS(ctx context.Context) (*adapter.OS, error) {
-	o := &adapter.OS{NUMANode: 0, Driver: "mlx5_core", Netdevs: []adapter.Netdev{}, RDMA: []string{}}
+	o := &adapter.OS{NUMANode: NUMANode(v.f, 0), Driver: "mlx5_core", Netdevs: []adapter.Netdev{}, RDMA: []string{}}
 	if v.f.RDMA != "" {
 		o.RDMA = append(o.RDMA, v.f.RDMA)
 	}
 	if v.f.Netdev != "" {
 		nd := adapter.Netdev{Name: v.f.Netdev, Address: OSMAC(v.f), PermanentAddress: PermanentMAC(v.f), OperState: "down"}
+		if InfiniBand(v.f) {
+			nd.PermanentAddress = "" // IPoIB has no burnt-in address
+		}
 		err := v.do(func() error {
 			if OperUp(v.f) {
 				nd.OperState = "up"
@@ -332,6 +335,9 @@ func PermanentMAC(f *scenario.Function) string {
 // OSMAC is the address the emulated interface uses: the scenario's
 // override, or the permanent one.
 func OSMAC(f *scenario.Function) string {
+	if InfiniBand(f) {
+		return IPoIBAddress(f)
+	}
 	if f.MAC != 0 {
 		return prm.FormatMAC(f.MAC)
 	}
@@ -435,7 +441,7 @@ func (c *commands) client(clk clock.Clock) (*fwctl.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := fwctl.NewClient(lockedRPC{ep: ep, do: c.do}, fwctl.Options{Sleep: clk.Sleep})
+	cl, err := fwctl.NewClient(lockedRPC{ep: ep, do: c.do}, fwctl.Options{Clock: clk})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/emu/fw"
@@ -135,8 +137,13 @@ func TestSysfsEntries(t *testing.T) {
 		}
 		return strings.TrimSuffix(s, "\n")
 	}
+	type guids struct{ Node, Sys string }
+	gotGUIDs := map[string]guids{}
 	for i, f := range e.Functions() {
 		en := entries[i]
+		if f.RDMA != "" {
+			gotGUIDs[f.BDF] = guids{read(en.ClassAttrs[f.RDMA], "node_guid"), read(en.ClassAttrs[f.RDMA], "sys_image_guid")}
+		}
 		if en.BDF != f.BDF || en.Driver != "mlx5_core" {
 			t.Errorf("entry %d: %+v", i, en)
 		}
@@ -187,6 +194,21 @@ func TestSysfsEntries(t *testing.T) {
 			}
 		}
 	}
+	// Each PF has its own node GUID; the system image GUID is the
+	// adapter's (examples/two-adapters.yaml gives the first one's base).
+	if d := cmp.Diff(guids{"b83f:d203:00a1:b2c0", "b83f:d203:00a1:b2c0"}, gotGUIDs["0000:03:00.0"]); d != "" {
+		t.Errorf("0000:03:00.0 GUIDs (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(guids{"b83f:d203:00a1:b2c1", "b83f:d203:00a1:b2c0"}, gotGUIDs["0000:03:00.1"]); d != "" {
+		t.Errorf("0000:03:00.1 GUIDs (-want +got):\n%s", d)
+	}
+	nodes := map[string]string{}
+	for bdf, g := range gotGUIDs {
+		if other, dup := nodes[g.Node]; dup {
+			t.Errorf("%s and %s share node GUID %s", bdf, other, g.Node)
+		}
+		nodes[g.Node] = bdf
+	}
 	// The state follows the device: take port 1 of the first function down.
 	f := e.Functions()[0]
 	if err := f.Adapter.Firmware.SetPortAdmin(f.View.Ports()[0], false); err != nil {
@@ -217,5 +239,67 @@ func TestRateText(t *testing.T) {
 	}
 	if got := rateText(fw.PortStatus{}); got != "2.5 Gb/sec (1X)" {
 		t.Errorf("down: %q", got)
+	}
+}
+
+// The InfiniBand functions of the GPU node as sysfs shows them: IB
+// link layer, logical and physical states, the rate of the width the link
+// trained at, the LIDs, PMA counters that move with the planted symbol
+// errors, an IPoIB interface, the NUMA node of the slot; the Ethernet
+// front end keeps its Ethernet view.
+func TestSysfsInfiniBand(t *testing.T) {
+	clk := clock.NewManual(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	e, err := scenario.Resolve("emu:../../examples/gpu-node.yaml", scenario.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := map[string]sysfs.DeviceEntry{}
+	for _, en := range SysfsEntries(e, nil) {
+		entries[en.BDF] = en
+	}
+	read := func(bdf, dev, attr string) string {
+		t.Helper()
+		a := entries[bdf].ClassAttrs[dev][attr]
+		if a == nil {
+			t.Fatalf("%s %s has no %s", bdf, dev, attr)
+		}
+		s, err := a()
+		if err != nil {
+			t.Fatalf("%s %s: %v", dev, attr, err)
+		}
+		return strings.TrimSuffix(s, "\n")
+	}
+	got := map[string]string{}
+	for _, a := range []string{"link_layer", "state", "phys_state", "rate", "lid", "sm_lid"} {
+		got[a] = read("0000:5e:00.0", "mlx5_3", "ports/1/"+a)
+	}
+	want := map[string]string{"link_layer": "InfiniBand", "state": "4: ACTIVE", "phys_state": "5: LinkUp",
+		"rate": "200 Gb/sec (2X NDR)", "lid": "0x24", "sm_lid": "0x1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mlx5_3 port 1 (-want +got):\n%s", diff)
+	}
+	if got := read("0000:18:00.0", "mlx5_0", "ports/1/rate"); got != "400 Gb/sec (4X NDR)" {
+		t.Errorf("mlx5_0 rate %q, want 400 Gb/sec (4X NDR)", got)
+	}
+	before, _ := strconv.ParseUint(read("0000:c0:00.0", "mlx5_5", "ports/1/counters/symbol_error"), 10, 64)
+	clk.Advance(10 * time.Second)
+	after, _ := strconv.ParseUint(read("0000:c0:00.0", "mlx5_5", "ports/1/counters/symbol_error"), 10, 64)
+	if d := after - before; d < 30 || d > 50 {
+		t.Errorf("mlx5_5 symbol_error moved %d in 10 s, want about 40 (4/s)", d)
+	}
+	if n := read("0000:18:00.0", "mlx5_0", "ports/1/counters/symbol_error"); n != "0" {
+		t.Errorf("mlx5_0 symbol_error %s, want 0", n)
+	}
+	if d, _ := strconv.ParseUint(read("0000:18:00.0", "mlx5_0", "ports/1/counters/port_xmit_data"), 10, 64); d == 0 {
+		t.Error("mlx5_0 port_xmit_data is 0 after ten seconds of traffic")
+	}
+	if typ, addr := read("0000:18:00.0", "ibp24s0", "type"), read("0000:18:00.0", "ibp24s0", "address"); typ != "32" || len(addr) != 59 {
+		t.Errorf("ibp24s0: type %s, address %q; want 32 (ARPHRD_INFINIBAND) and a 20-byte address", typ, addr)
+	}
+	if n := entries["0000:9a:00.0"].NUMANode; n != 1 {
+		t.Errorf("0000:9a:00.0 NUMA node %d, want 1", n)
+	}
+	if l := read("0000:29:00.1", "mlx5_9", "ports/1/link_layer"); l != "Ethernet" {
+		t.Errorf("front end link layer %q", l)
 	}
 }

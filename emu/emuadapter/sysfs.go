@@ -1,15 +1,21 @@
 package emuadapter
 
 import (
+	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 
+	"github.com/cxray/cxray/access/fwctl"
+	"github.com/cxray/cxray/emu/cmdif"
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/rdma"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/emu/sysfs"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/cmdb"
 )
 
 // SysfsEntries are an emulation's functions as `emu run` and `emu serve`
@@ -32,11 +38,14 @@ func SysfsEntries(e *scenario.Emulation, do func(func() error) error) []sysfs.De
 		host = "cxray-emu"
 	}
 	var out []sysfs.DeviceEntry
-	for _, f := range e.Functions() {
+	for i, f := range e.Functions() {
 		// The IDs come from the identity, as enumeration saw them: a
 		// function removed later (or at power-on) keeps its sysfs IDs.
 		id := f.Device.Identity()
-		d := sysfs.DeviceEntry{BDF: f.BDF, Dev: f.Device, NUMANode: -1, Driver: "mlx5_core",
+		// Config, not Device: on a lockdown: true device the config file
+		// refuses writes with EPERM for every client, as a locked-down
+		// kernel's sysfs config file does.
+		d := sysfs.DeviceEntry{BDF: f.BDF, Dev: f.Config, NUMANode: NUMANode(f, -1), Driver: "mlx5_core",
 			Vendor: id.VendorID, Device: id.DeviceID, SubVendor: id.SubsystemVendorID, SubDevice: id.SubsystemID,
 			Class: id.ClassCode, Revision: id.Revision, ClassAttrs: map[string]map[string]sysfs.Attr{}}
 		d.Attrs = pcieAttrs(f, do)
@@ -51,9 +60,47 @@ func SysfsEntries(e *scenario.Emulation, do func(func() error) error) []sysfs.De
 			d.RDMA = []string{f.RDMA}
 			d.ClassAttrs[f.RDMA] = rdmaAttrs(f, do, models, host)
 		}
+		d.Fwctl = fwctlDevice(e, f, models, do, i)
 		out = append(out, d)
 	}
 	return out
+}
+
+// fwctlDevice is the function's command interface as mlx5_fwctl offers
+// it on a host (Linux 6.15+): the same endpoint (emu/cmdif) the
+// in-process emulator's fwctl client talks to, behind the device file.
+// It is what a locked-down host leaves open, so --via auto falls back to
+// it inside emu run as it does on such a host. The device data is struct
+// fwctl_info_mlx5 (include/uapi/fwctl/mlx5.h): the user context's uid
+// (one per function here) and its capabilities (none).
+func fwctlDevice(e *scenario.Emulation, f *scenario.Function, models *rdmaModels, do func(func() error) error, i int) *sysfs.Fwctl {
+	var (
+		once sync.Once
+		rpc  lockedRPC
+		err  error
+	)
+	data := make([]byte, 8)
+	binary.NativeEndian.PutUint32(data, uint32(i+1))
+	return &sysfs.Fwctl{DeviceType: fwctl.DeviceTypeMLX5, DeviceData: data,
+		RPC: func(ctx context.Context, scope uint32, in []byte, outLen int) ([]byte, error) {
+			// Built on first use: a run that never asks pays nothing.
+			once.Do(func() {
+				var ep *cmdif.Endpoint
+				err = do(func() error {
+					m, err := models.model(f.Adapter)
+					if err != nil {
+						return err
+					}
+					ep, err = cmdif.New(e, f, cmdif.Options{RDMA: m})
+					return err
+				})
+				rpc = lockedRPC{ep: ep, do: do}
+			})
+			if err != nil {
+				return nil, err
+			}
+			return rpc.RPC(ctx, cmdb.Scope(scope), in, outLen)
+		}}
 }
 
 func text(s string) sysfs.Attr { return func() (string, error) { return s + "\n", nil } }
@@ -97,10 +144,14 @@ func netdevAttrs(f *scenario.Function, do func(func() error) error) map[string]s
 	if OSMAC(f) != PermanentMAC(f) {
 		assign = "3" // NET_ADDR_SET: an administrator's address
 	}
+	typ := "1" // ARPHRD_ETHER
+	if InfiniBand(f) {
+		typ = "32" // ARPHRD_INFINIBAND: IPoIB
+	}
 	return map[string]sysfs.Attr{
 		"address":          text(OSMAC(f)),
 		"addr_assign_type": text(assign),
-		"type":             text("1"), // ARPHRD_ETHER
+		"type":             text(typ),
 		"operstate": portAttr(f, do, func(p fw.PortStatus) string {
 			if p.OperUp {
 				return "up"
@@ -122,14 +173,20 @@ func rdmaAttrs(f *scenario.Function, do func(func() error) error, models *rdmaMo
 		"node_desc": text(host + " " + f.RDMA),
 	}
 	if spec.BaseGUID != 0 {
-		// As PGUID answers: the adapter's GUID is node and system GUID.
-		a["node_guid"] = text(prm.FormatGUID(spec.BaseGUID))
+		// As PGUID answers through this function: its own node GUID,
+		// and the system image GUID its adapter's PFs share.
+		a["node_guid"] = text(prm.FormatGUID(spec.NodeGUID(f.Port)))
 		a["sys_image_guid"] = text(prm.FormatGUID(spec.BaseGUID))
 	}
 	// One RDMA port per local port the function owns, as mlx5_ib
 	// registers them (a function owning both ports has ports/1 and 2).
 	for n := 1; n <= max(len(f.View.Ports()), 1); n++ {
 		port := fmt.Sprintf("ports/%d/", n)
+		st, _ := localPort(f, n)
+		if st.LinkType == fw.LinkInfiniBand {
+			ibPortAttrs(f, n, do, port, a)
+			continue
+		}
 		a[port+"link_layer"] = text("Ethernet")
 		a[port+"lid"] = text("0x0")
 		a[port+"sm_lid"] = text("0x0")
@@ -139,19 +196,14 @@ func rdmaAttrs(f *scenario.Function, do func(func() error) error, models *rdmaMo
 			}
 			return "1: DOWN"
 		})
-		a[port+"phys_state"] = localPortAttr(f, n, do, func(p fw.PortStatus) string {
-			switch {
-			case p.OperUp:
-				return "5: LinkUp"
-			case !p.AdminUp:
-				return "3: Disabled"
-			}
-			return "2: Polling"
-		})
+		a[port+"phys_state"] = localPortAttr(f, n, do, physState)
 		a[port+"rate"] = localPortAttr(f, n, do, rateText)
 		if f.Netdev != "" && n == 1 {
 			a[port+"gid_attrs/ndevs/0"] = text(f.Netdev)
 		}
+	}
+	for n := 1; n <= max(len(f.View.Ports()), 1); n++ {
+		port := fmt.Sprintf("ports/%d/", n)
 		a[port+"hw_counters/lifespan"] = text("10")
 		for _, name := range rdma.Names() {
 			name, n := name, n
@@ -167,6 +219,17 @@ func rdmaAttrs(f *scenario.Function, do func(func() error) error, models *rdmaMo
 		}
 	}
 	return a
+}
+
+// physState is the port's physical state as the kernel prints it.
+func physState(p fw.PortStatus) string {
+	switch {
+	case p.OperUp:
+		return "5: LinkUp"
+	case !p.AdminUp:
+		return "3: Disabled"
+	}
+	return "2: Polling"
 }
 
 // rateText is the rate attribute mlx5_ib derives from the Ethernet

@@ -2,11 +2,16 @@
 // requests (it implements emu.Firmware) from a model of the adapter built
 // from a Spec.
 //
-// Every register is answered through the PRM database it is given: a generic
-// store keeps one instance per value of the register's INDEX fields and lets
-// SET change only RW fields; registers with behaviour (MGIR, MCAM, the
-// firmware-component registers, the port registers, thermal sensors,
-// counters, ROCE_ACCL) build their replies field by field through the codec.
+// Registers are answered through the PRM database it is given. Registers
+// with behaviour (MGIR, MCAM, the firmware-component registers, the port
+// registers, thermal sensors, counters, ROCE_ACCL, and what extensions
+// install: the NV store, the modules) build their replies field by field
+// through the codec; a few whose idle state is all the model needs
+// (storeModels) are kept by a generic store, one instance per value of
+// their INDEX fields, SET changing only RW fields. Every other register of
+// the database is one this firmware does not implement: it answers status
+// 4 (register not supported), as firmware answers a register it lacks, and
+// MCAM/PCAM/QCAM do not advertise it.
 // Nothing here places a field by hand, so the same firmware runs over any
 // database revision that has the fields it uses.
 //
@@ -111,8 +116,10 @@ type Firmware struct {
 
 	ports   []*portState
 	modules []*moduleState
-	sensors map[int]*sensor // by MTMP sensor_index
-	roce    roceState
+	// moduleClock is when each module's monitors stand (SetModuleClock).
+	moduleClock func(module int, now time.Time) time.Time
+	sensors     map[int]*sensor // by MTMP sensor_index
+	roce        roceState
 }
 
 type regInfo struct {
@@ -362,7 +369,7 @@ func (f *Firmware) access(id uint16, method emu.Method, data []byte, ports []int
 		return c, c.Fail(StatusRegNotSupported, "register 0x%04x is not in the PRM database (%s)", id, f.db.Revision)
 	}
 	c.Register, c.Plan = ri.reg, ri.plan
-	if f.specUnsupported[id] {
+	if f.specUnsupported[id] || !f.models(id) {
 		return c, c.Fail(StatusRegNotSupported, "%s is not implemented by this firmware", ri.reg.Name)
 	}
 	if !replay {
@@ -501,7 +508,8 @@ func rwMask(p *prm.Plan, buf []byte) ([]byte, error) {
 
 // SetBehaviour gives a register of the database its behaviour, replacing
 // what it had; this is how later work adds registers (MCIA, the NV
-// registers, MFRL). A zero Behaviour returns the register to the generic store.
+// registers, MFRL). A zero Behaviour removes it: the register is then
+// refused (status 4) unless the generic store models it (storeModels).
 func (f *Firmware) SetBehaviour(register string, b Behaviour) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -632,7 +640,8 @@ func (f *Firmware) DB() *prm.DB { return f.db }
 // Boot returns the power-on time.
 func (f *Firmware) Boot() time.Time { return f.boot }
 
-// Supported lists the registers the firmware answers now, sorted by ID.
+// Supported lists the registers the firmware implements and answers now
+// (neither listed unsupported by the spec nor by a fault), sorted by ID.
 func (f *Firmware) Supported() []*prm.Register {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -647,7 +656,31 @@ func (f *Firmware) Supported() []*prm.Register {
 }
 
 func (f *Firmware) answers(id uint16) bool {
-	return f.regs[id] != nil && !f.specUnsupported[id] && !f.faultUnsupp[id]
+	return f.models(id) && !f.specUnsupported[id] && !f.faultUnsupp[id]
+}
+
+// models says the firmware implements a register: it has a behaviour, or
+// the generic store models it (storeModels).
+func (f *Firmware) models(id uint16) bool {
+	ri := f.regs[id]
+	if ri == nil {
+		return false
+	}
+	_, b := f.behaviours[id]
+	return b || storeModels[ri.reg.Name] != ""
+}
+
+// storeModels are the registers the generic store answers, with why its
+// answer (the stored RW fields, zeros elsewhere) is the device's: each is
+// in an idle state no tool of the emulator's users changes, and NVIDIA's
+// tools read it. Anything else without behaviour is refused.
+var storeModels = map[string]string{
+	"MCC":   "the component update state machine is idle; mstflint's query reads it before anything else",
+	"MCDA":  "no component data is exchanged while the update state machine is idle (MCQI: no read-back); mstflint's query needs it advertised with MCC",
+	"MFSV":  "no firmware security version is burnt in the fuses; mstflint's query reads it",
+	"PPAOS": "no PHY test mode is active; mstlink reads it",
+	"PMPT":  "no module PRBS test runs; mstlink reads it",
+	"PPHCR": "no PHY histogram is configured; mstlink reads it",
 }
 
 // Handled lists the registers with behaviour beyond the generic store.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/internal/clock"
@@ -189,7 +191,11 @@ func TestUnknownRegisterAndLength(t *testing.T) {
 	if _, st := r.fw.AccessRegister(uint16(rg.ID), emu.MethodGet, make([]byte, 0x340)); st != fw.StatusBadLength {
 		t.Errorf("PAOS beyond one access: status %d, want 7", st)
 	}
-	// A register whose layout ends in a VARIABLE array may be longer.
+	// A register whose layout ends in a VARIABLE array may be longer
+	// (modelled here by the store, for the test).
+	if err := r.fw.SetBehaviour("DCBX_APPLICATION", fw.Behaviour{Access: func(c *fw.Call) uint8 { return c.Generic() }}); err != nil {
+		t.Fatal(err)
+	}
 	vr, _, vbuf := r.image("DCBX_APPLICATION")
 	if _, st := r.fw.AccessRegister(uint16(vr.ID), emu.MethodGet, append(vbuf, make([]byte, 8)...)); st != fw.StatusOK {
 		t.Errorf("long DCBX_APPLICATION: status %d, want 0", st)
@@ -282,14 +288,52 @@ func TestPMAOSRoundTripAndModuleStatus(t *testing.T) {
 
 func TestGenericStore(t *testing.T) {
 	r := newRig(t)
-	// PMTU is not modelled: it is kept per local_port, RW fields only.
-	r.set("PMTU", "local_port", "1", "admin_mtu", "9000", "max_mtu", "1234")
-	d := r.get("PMTU", "local_port", "1")
-	if u(t, d, "admin_mtu") != 9000 || u(t, d, "max_mtu") != 0 || u(t, d, "local_port") != 1 {
-		t.Errorf("PMTU port 1: admin_mtu %d max_mtu %d", u(t, d, "admin_mtu"), u(t, d, "max_mtu"))
+	// PPAOS is kept by the store: per local_port, RW fields only.
+	r.set("PPAOS", "local_port", "1", "phy_test_mode_admin", "1", "phy_test_mode_status", "1")
+	d := r.get("PPAOS", "local_port", "1")
+	if u(t, d, "phy_test_mode_admin") != 1 || u(t, d, "phy_test_mode_status") != 0 || u(t, d, "local_port") != 1 {
+		t.Errorf("PPAOS port 1: admin %d status %d", u(t, d, "phy_test_mode_admin"), u(t, d, "phy_test_mode_status"))
 	}
-	if d := r.get("PMTU", "local_port", "2"); u(t, d, "admin_mtu") != 0 || u(t, d, "local_port") != 2 {
-		t.Errorf("PMTU port 2 shares port 1's instance")
+	if d := r.get("PPAOS", "local_port", "2"); u(t, d, "phy_test_mode_admin") != 0 || u(t, d, "local_port") != 2 {
+		t.Errorf("PPAOS port 2 shares port 1's instance")
+	}
+}
+
+// A register of the database the firmware does not model is refused as
+// firmware refuses a register it lacks (status 4), for GET and SET, and
+// is not advertised: the store no longer answers it with zeros (PMTU
+// read max_mtu 0). What is answered is what has a behaviour or is kept
+// by the store; NVIDIA's tools' reads are among them.
+func TestUnmodelledRegisterRefused(t *testing.T) {
+	r := newRig(t)
+	for _, m := range []emu.Method{emu.MethodGet, emu.MethodSet} {
+		if _, st := r.access(m, "PMTU", "local_port", "1"); st != fw.StatusRegNotSupported {
+			t.Errorf("PMTU %v: status %d, want 4 (register not supported)", m, st)
+		}
+	}
+	if n := 0x5003 - 0x5000; u(t, r.get("PCAM"), fmt.Sprintf("port_access_reg_cap_mask[%d]", 3-n/32))>>(n%32)&1 != 0 {
+		t.Error("PCAM advertises PMTU, which this firmware does not model")
+	}
+	answered := map[string]bool{}
+	for _, rg := range r.fw.Supported() {
+		answered[rg.Name] = true
+	}
+	for _, name := range []string{"PMTU", "PFCC", "MCDD"} {
+		if answered[name] {
+			t.Errorf("%s is listed as supported without a model", name)
+		}
+	}
+	for _, name := range append(r.fw.Handled(), "MCC", "MCDA", "MFSV", "PPAOS", "PMPT", "PPHCR") {
+		if !answered[name] {
+			t.Errorf("%s has a model but is not listed as supported", name)
+		}
+	}
+	// A behaviour removed: the register is refused again.
+	if err := r.fw.SetBehaviour("PGUID", fw.Behaviour{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, st := r.access(emu.MethodGet, "PGUID", "local_port", "1"); st != fw.StatusRegNotSupported {
+		t.Errorf("PGUID without its behaviour: status %d", st)
 	}
 }
 
@@ -864,6 +908,79 @@ func TestFunctionViews(t *testing.T) {
 	for _, bad := range [][]int{nil, {3}, {1, 1}} {
 		if _, err := r.fw.View(bad); err == nil {
 			t.Errorf("view %v accepted", bad)
+		}
+	}
+}
+
+// Each PF's RDMA device has its own node GUID, the base GUID plus the
+// PF's port (as the MACs are the base MAC plus the PF), and a port GUID
+// equal to it (one integral port per node); only the system image GUID
+// is the adapter's base, shared by its PFs.
+func TestPGUIDPerFunction(t *testing.T) {
+	r := newRig(t, func(s *fw.Spec) { s.BaseGUID = 0xb83fd20300a1b2c0 })
+	pf0, err := r.fw.View([]int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf1, err := r.fw.View([]int{2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type guids struct{ Sys, Node, Port uint64 }
+	read := func(v emu.Firmware) guids {
+		rg, p, buf := r.image("PGUID", "local_port", "1")
+		out, st := v.AccessRegister(uint16(rg.ID), emu.MethodGet, buf)
+		if st != fw.StatusOK {
+			t.Fatalf("PGUID: status %d", st)
+		}
+		d, err := p.Decode(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := func(f string) uint64 { return u(t, d, f+"[2]")<<32 | u(t, d, f+"[3]") }
+		return guids{g("sys_guid"), g("node_guid"), g("port_guid")}
+	}
+	got := []guids{read(pf0), read(pf1)}
+	want := []guids{
+		{0xb83fd20300a1b2c0, 0xb83fd20300a1b2c0, 0xb83fd20300a1b2c0},
+		{0xb83fd20300a1b2c0, 0xb83fd20300a1b2c1, 0xb83fd20300a1b2c1},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("PGUID through PF0 and PF1 (-want +got):\n%s", d)
+	}
+	if g := r.fw.Spec().NodeGUID(2); g != 0xb83fd20300a1b2c1 {
+		t.Errorf("Spec.NodeGUID(2) = %x", g)
+	}
+}
+
+// A module the firmware cannot reach over its management interface (a
+// stuck I2C bus, an EEPROM that does not answer) has no temperature: its
+// sensor (MTMP 64+N) reads 0 with no maximum, as for an empty cage (the
+// drivers read 0 as "no reading"), while a module with another error (too
+// hot) still reads. Clearing the error brings the reading back.
+func TestModuleSensorOfUnreadableModule(t *testing.T) {
+	r := newRig(t)
+	read := func() [2]uint64 {
+		d := r.get("MTMP", "sensor_index", "64")
+		return [2]uint64{u(t, d, "temperature"), u(t, d, "max_temperature")}
+	}
+	if v := read(); v[0] == 0 || v[1] == 0 {
+		t.Fatalf("a healthy module reads %v", v)
+	}
+	for _, c := range []struct {
+		err      string
+		readable bool
+	}{{"Bus_stuck", false}, {"bad_or_unsupported_EEPROM", false}, {"High_Temperature", true}, {"", true}} {
+		if err := r.fw.SetModuleStatus(0, fw.ModuleStatus{Plugged: true, Error: c.err}); err != nil {
+			t.Fatal(err)
+		}
+		r.clk.Advance(time.Second)
+		v := read()
+		if got := v != [2]uint64{}; got != c.readable {
+			t.Errorf("module error %q: MTMP 64 reads temperature %d, maximum %d; want a reading: %v", c.err, v[0], v[1], c.readable)
+		}
+		if _, ok := r.fw.Temperature(64); ok != c.readable {
+			t.Errorf("module error %q: Temperature(64) ok %v", c.err, ok)
 		}
 	}
 }

@@ -116,7 +116,7 @@ type linkQuality struct {
 
 type linkEpoch struct {
 	from time.Duration // link-up time at which the epoch starts
-	gbps int           // the speed the link runs at in the epoch
+	gbps float64       // the speed the link runs at in the epoch
 	base linkTotals
 	rate linkTotals // micro-events per second of link-up time
 }
@@ -179,11 +179,15 @@ func (q *linkQuality) totals(up time.Duration) linkTotals {
 	return t
 }
 
-// operGbps is the speed the port's link runs at: its active protocol's,
-// or (down, before it first comes up) the fastest the port enables.
-func operGbps(p *portState) int {
-	if p.proto >= 0 && p.proto < len(ethProtocols) {
-		return ethProtocols[p.proto].Gbps
+// operGbps is the speed the port's link runs at: its active protocol's
+// (an InfiniBand speed on its trained width), or (down, before it first
+// comes up) the fastest the port enables.
+func operGbps(p *portState) float64 {
+	switch {
+	case p.ib != nil && p.proto >= 0:
+		return ibRate(p.proto, p.ibLanes())
+	case p.ib == nil && p.proto >= 0 && p.proto < len(ethProtocols):
+		return float64(ethProtocols[p.proto].Gbps)
 	}
 	return p.rates.topGbps
 }
@@ -193,8 +197,8 @@ func operGbps(p *portState) int {
 // the spec's bit error rates make of those bits.
 func linkRates(p *portState) linkTotals {
 	var r linkTotals
-	lanes := max(int(p.width), 1)
-	bits := float64(operGbps(p)) * 1e9 // bits per second
+	lanes := max(p.activeLanes(), 1)
+	bits := operGbps(p) * 1e9 // bits per second
 	for i := 0; i < lanes && i < 8; i++ {
 		r.lane[i] = perMicro(p.lq.spec.laneBER(i) * bits / float64(lanes))
 	}
@@ -325,6 +329,9 @@ func fecCap(proto EthProtocol) uint64 {
 // fecOf is the FEC the port runs at protocol i: PPLM's override for its
 // speed when one is set, else the protocol's own.
 func (f *Firmware) fecOf(p *portState, i int) uint16 {
+	if p.ib != nil {
+		return ibSpeeds[i].FEC
+	}
 	proto := ethProtocols[i]
 	g := pplmGroups[proto.Name]
 	v := p.lq.admin[g]
@@ -365,7 +372,7 @@ func (f *Firmware) pplm(c *Call) uint8 {
 	}
 	caps := map[string]uint64{}
 	for _, i := range p.protos {
-		if g := pplmGroups[ethProtocols[i].Name]; g != "" {
+		if g := pplmGroups[ethProtocols[i].Name]; g != "" && p.ib == nil {
 			caps[g] |= fecCap(ethProtocols[i])
 		}
 	}
@@ -411,7 +418,7 @@ func laneBERNow(p *portState, i int) float64 {
 	if p.lq.spec.modeled() {
 		return p.lq.spec.laneBER(i)
 	}
-	bits := float64(operGbps(p)) * 1e9
+	bits := operGbps(p) * 1e9
 	if bits == 0 {
 		return 0
 	}
@@ -427,7 +434,7 @@ const highBER = 1e-5
 // worstLane is the lane with the highest raw BER, and that BER.
 func worstLane(p *portState) (int, float64) {
 	lane, worst := 0, 0.0
-	for i := 0; i < int(p.width) && i < 8; i++ {
+	for i := 0; i < p.activeLanes() && i < 8; i++ {
 		if b := laneBERNow(p, i); b > worst {
 			lane, worst = i, b
 		}
@@ -460,7 +467,7 @@ func (f *Firmware) ppcntPhysModel(c *Call, p *portState, up, since time.Duration
 		return
 	}
 	var syms uint64
-	for l := 0; l < int(p.width) && l < 8; l++ {
+	for l := 0; l < p.activeLanes() && l < 8; l++ {
 		n := t.lane[l] / 2 // two wrong bits per corrected symbol
 		syms += n
 		c.Put(fmt.Sprintf("%srs_fec_corrected_symbols_lane%d", pre, l), n)
@@ -488,7 +495,7 @@ func (f *Firmware) ppcntPhysStatModel(c *Call, p *portState, up, since time.Dura
 	c.Put(pre+"phy_corrected_bits", raw)
 	c.Put(pre+"phy_symbol_errors", eff)
 	c.Put(pre+"phy_effective_errors", eff)
-	for l := 0; l < int(p.width) && l < 8; l++ {
+	for l := 0; l < p.activeLanes() && l < 8; l++ {
 		c.Put(fmt.Sprintf("%sphy_raw_errors_lane%d", pre, l), t.lane[l])
 	}
 	for _, b := range []struct {
@@ -526,11 +533,13 @@ func (f *Firmware) slrg(c *Call) uint8 {
 	if lane >= int(p.width) {
 		return c.Fail(StatusBadParam, "SLRG lane %d: the port has lanes 0..%d", lane, int(p.width)-1)
 	}
+	// A lane an InfiniBand link trained without carries nothing.
+	up := p.up && lane < p.activeLanes()
 	eye := 0
-	if p.up {
+	if up {
 		eye = eyeOf(laneBERNow(p, lane))
 	}
-	c.Put("status", p.up)
+	c.Put("status", up)
 	if _, err := c.Plan.Resolve("page_data.slrg_7nm_ext.mid_eye", c.Out); err == nil {
 		const pre = "page_data.slrg_7nm_ext."
 		c.Put("version", 4)

@@ -35,6 +35,11 @@ type portState struct {
 	upSince  time.Time
 	upAccum  time.Duration
 	upEvents uint64 // times the link went up (for PDDR and tests)
+	downs    uint64 // times an up link went down (IB link_downed)
+
+	// ib is the InfiniBand side of a port that runs InfiniBand (ib.go);
+	// nil on an Ethernet port. There, proto indexes ibSpeeds.
+	ib *ibState
 
 	rates  portRates
 	clears map[uint8]clearMark // PPCNT group -> last clear
@@ -82,9 +87,24 @@ type PortStatus struct {
 	Lanes     int
 	AdminUp   bool
 	OperUp    bool
-	// Protocol is the active Ethernet protocol ("" while down).
+	// Protocol is the active Ethernet protocol, or on an InfiniBand port
+	// its speed (NDR); "" while down.
 	Protocol  string
 	SpeedGbps int
+	// LinkType is LinkEthernet or LinkInfiniBand.
+	LinkType string
+	// Width is the number of lanes the link runs on and LaneGbps the data
+	// rate of each (0 while down): an InfiniBand link may train narrower
+	// than its port.
+	Width    int
+	LaneGbps float64
+	// IBState is an InfiniBand port's logical state (Down, Init, Armed,
+	// Active: what the subnet manager made of it), IBStateID its PortInfo
+	// number (1..4); LID and SMLID its LIDs, 0 while it has none.
+	IBState   string
+	IBStateID int
+	LID       uint16
+	SMLID     uint16
 	// DownReason says why the link is down ("" while up).
 	DownReason string
 	// UpTime is the total time the link has been up since power-on.
@@ -171,6 +191,10 @@ func (f *Firmware) buildModel() error {
 			p.lanes[l] = laneMap{module: uint8(ps.Module), tx: uint8(l), rx: uint8(l)}
 		}
 		p.rates = newPortRates(ps, f.spec.Seed, i)
+		if ps.LinkType == LinkInfiniBand {
+			p.ib = newIBState(ps)
+			p.rates.topGbps = p.maxIBGbps()
+		}
 		f.initLink(p, ps.Link)
 		f.ports = append(f.ports, p)
 	}
@@ -245,6 +269,9 @@ func (f *Firmware) evalLink(p *portState, now time.Time) (bool, int, downCause) 
 	if v, ok := f.enumValue("PAOS", "admin_status", "up_lowest_rate"); ok && uint64(p.admin) == v {
 		lowest = true
 	}
+	if p.ib != nil {
+		return f.evalIB(p, m, lowest)
+	}
 	best := bestProtocol(p.adminExt&p.capExt&m.capExt, int(p.width), lowest)
 	if best < 0 {
 		return false, -1, causeNoCommonSpeed
@@ -270,6 +297,7 @@ func (f *Firmware) relinkAt(now time.Time) {
 			if d := now.Sub(p.upSince); d > 0 {
 				p.upAccum += d
 			}
+			p.downs++
 			if v, ok := f.enumValue("PAOS", "admin_status", "up_once"); ok && uint64(p.admin) == v && cause != causeAdminDown {
 				p.tripped, cause = true, causeTripped
 			}
@@ -315,8 +343,20 @@ func (f *Firmware) portStatus(p *portState, now time.Time) PortStatus {
 		AdminUp: f.adminUp(p.admin), OperUp: p.up, DownReason: causeText[p.cause],
 		UpTime: p.upTime(now), LinkUps: p.upEvents,
 	}
-	if p.proto >= 0 {
-		s.Protocol, s.SpeedGbps = ethProtocols[p.proto].Name, ethProtocols[p.proto].Gbps
+	s.LinkType = LinkEthernet
+	switch {
+	case p.ib != nil:
+		s.LinkType = LinkInfiniBand
+		s.IBStateID, s.IBState, s.LID, s.SMLID = p.ibLogical()
+		if p.proto >= 0 {
+			sp := ibSpeeds[p.proto]
+			s.Protocol, s.Width, s.LaneGbps = sp.Name, p.ibLanes(), sp.LaneGbps
+			s.SpeedGbps = int(ibRate(p.proto, s.Width))
+		}
+	case p.proto >= 0:
+		pr := ethProtocols[p.proto]
+		s.Protocol, s.SpeedGbps, s.Width = pr.Name, pr.Gbps, pr.Lanes
+		s.LaneGbps = float64(pr.Gbps) / float64(pr.Lanes)
 	}
 	return s
 }

@@ -50,13 +50,16 @@ func (f *Firmware) mtmp(c *Call) uint8 {
 		s.tee = uint8(c.Req("tee"))
 		s.sdee = uint8(c.Req("sdee"))
 	}
+	// A sensor without a reading (an empty cage, an unreachable module)
+	// answers 0 for both, the "no reading" the drivers know
+	// (drivers/net/ethernet/mellanox/mlx5/core/hwmon.c).
 	cur, ok := f.reading(s, c.Now)
 	if ok {
 		c.Put("temperature", cur)
 	}
 	if s.mte {
 		c.Put("mte", true)
-		if s.maxValid {
+		if s.maxValid && ok {
 			c.Put("max_temperature", s.maxRaw)
 		}
 	}
@@ -190,8 +193,10 @@ func (f *Firmware) RoCEFeatures() map[string][2]bool {
 }
 
 // PGUID: the GUIDs of a port. The 128-bit fields carry the 64-bit GUID in
-// their low half (elements 2 and 3); port GUIDs follow the base GUID, one
-// per port, as the node GUID is the base itself.
+// their low half (elements 2 and 3). Each PF is a node of its own (its
+// RDMA device's node GUID), so the node and port GUIDs follow the port;
+// only the system image GUID, the adapter's base, is shared (see
+// Spec.NodeGUID).
 func (f *Firmware) pguid(c *Call) uint8 {
 	p, st := c.localPort()
 	if st != StatusOK {
@@ -200,14 +205,14 @@ func (f *Firmware) pguid(c *Call) uint8 {
 	if c.Method == emu.MethodSet {
 		return c.Fail(StatusBadParam, "PGUID is read-only: the GUIDs come from the board's NV configuration")
 	}
-	base := f.spec.BaseGUID
 	put := func(field string, guid uint64) {
 		c.Put(field+"[2]", guid>>32)
 		c.Put(field+"[3]", guid&0xffffffff)
 	}
-	put("sys_guid", base)
-	put("node_guid", base)
-	put("port_guid", base+uint64(p.local))
+	node := f.spec.NodeGUID(p.local)
+	put("sys_guid", f.spec.BaseGUID)
+	put("node_guid", node)
+	put("port_guid", node)
 	return StatusOK
 }
 

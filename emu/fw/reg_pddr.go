@@ -30,7 +30,10 @@ func (f *Firmware) pddr(c *Call) uint8 {
 }
 
 // proto_active: bit 0 InfiniBand, bit 2 Ethernet.
-const protoActiveEthernet = 1 << 2
+const (
+	protoActiveInfiniBand = 1 << 0
+	protoActiveEthernet   = 1 << 2
+)
 
 // PHY manager FSM states (pddr phy_mngr_fsm_state enum names).
 func (f *Firmware) phyState(p *portState) string {
@@ -59,6 +62,10 @@ func (f *Firmware) pddrOperational(c *Call) uint8 {
 	}
 	const pre = "page_data.pddr_operation_info_page_ext."
 	m := f.modules[p.lanes[0].module]
+	if p.ib != nil {
+		f.pddrOperationalIB(c, p, m)
+		return StatusOK
+	}
 	c.Put(pre+"proto_active", protoActiveEthernet)
 	c.Put(pre+"phy_mngr_fsm_state", f.phyState(p))
 	switch {

@@ -116,7 +116,9 @@ func (c *Call) portType() uint8 {
 	return StatusOK
 }
 
-// PTYS: port speeds. Only Ethernet is modelled; the InfiniBand fields read 0.
+// PTYS: port speeds: the Ethernet fields, and on a port that runs
+// InfiniBand the IB ones (ib.go). A GET names the protocols it asks for in
+// proto_mask; a SET changes the admin fields of the protocol the port runs.
 func (f *Firmware) ptys(c *Call) uint8 {
 	p, st := c.localPort()
 	if st != StatusOK {
@@ -129,11 +131,19 @@ func (f *Firmware) ptys(c *Call) uint8 {
 	if !ok {
 		ethBit = 4
 	}
+	ibBit, ok := f.enumValue("PTYS", "proto_mask", "InfiniBand")
+	if !ok {
+		ibBit = 1
+	}
 	eth := c.Req("proto_mask")&ethBit != 0
-	if c.Method == emu.MethodSet {
-		if !eth {
-			return c.Fail(StatusBadParam, "PTYS SET needs proto_mask=Ethernet: this adapter has Ethernet ports only")
-		}
+	ib := c.Req("proto_mask")&ibBit != 0
+	set := c.Method == emu.MethodSet
+	switch {
+	case set && p.ib != nil && !ib:
+		return c.Fail(StatusBadParam, "local port %d runs InfiniBand (LINK_TYPE_P%d=IB): a PTYS SET needs proto_mask=InfiniBand and ib_proto_admin", p.local, p.local)
+	case set && p.ib == nil && !eth:
+		return c.Fail(StatusBadParam, "PTYS SET needs proto_mask=Ethernet: local port %d runs Ethernet", p.local)
+	case set && p.ib == nil:
 		ext, leg := uint32(c.Req("ext_eth_proto_admin")), uint32(c.Req("eth_proto_admin"))
 		switch {
 		case ext != 0:
@@ -152,6 +162,11 @@ func (f *Firmware) ptys(c *Call) uint8 {
 		p.anDis = c.Req("an_disable_admin") != 0
 		f.relink(c.Now)
 	}
+	if p.ib != nil && ib {
+		if st := f.ptysIB(c, p, set); st != StatusOK {
+			return st
+		}
+	}
 	c.Put("an_disable_cap", true)
 	c.Put("an_disable_admin", p.anDis)
 	m := f.modules[p.lanes[0].module]
@@ -167,6 +182,9 @@ func (f *Firmware) ptys(c *Call) uint8 {
 	for _, i := range p.protos {
 		maxGbps = max(maxGbps, ethProtocols[i].Gbps)
 	}
+	if p.ib != nil {
+		maxGbps = int(p.maxIBGbps())
+	}
 	c.Put("max_port_rate", maxGbps) // 1 Gb/s units
 	switch {
 	case p.up && p.anDis:
@@ -179,11 +197,13 @@ func (f *Firmware) ptys(c *Call) uint8 {
 	if !eth {
 		return StatusOK
 	}
+	// A port that runs InfiniBand could run these Ethernet protocols (the
+	// adapter is VPI), but none is operational.
 	c.Put("ext_eth_proto_capability", p.capExt)
 	c.Put("eth_proto_capability", p.capLeg)
 	c.Put("ext_eth_proto_admin", p.adminExt)
 	c.Put("eth_proto_admin", p.adminLeg)
-	if p.up {
+	if p.up && p.ib == nil {
 		proto := ethProtocols[p.proto]
 		c.Put("ext_eth_proto_oper", uint32(1)<<proto.ExtBit)
 		if b := proto.legacyOper(m.spec.Media); b >= 0 {

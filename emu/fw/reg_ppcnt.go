@@ -21,7 +21,7 @@ type portRates struct {
 	rxErrors, rxDiscards       uint64
 	symbolErrors               uint64
 	fecCorrected, fecUncorr    uint64
-	topGbps                    int       // the fastest protocol the port enables
+	topGbps                    float64   // the fastest protocol the port enables
 	prioShare                  [8]uint64 // per-million of the traffic
 	lanes                      int
 	correctedSymbolsPerBlock10 uint64 // corrected symbols per corrected block, ×10
@@ -55,7 +55,7 @@ func newPortRates(ps PortSpec, seed uint64, port int) portRates {
 	// fastest the port enables.
 	for _, n := range ps.Protocols {
 		if p, err := LookupEthProtocol(n); err == nil {
-			r.topGbps = max(r.topGbps, p.Gbps)
+			r.topGbps = max(r.topGbps, float64(p.Gbps))
 		}
 	}
 	var sum float64
@@ -101,8 +101,9 @@ func share(n, perMillion uint64) uint64 {
 // time_since_last_clear) and the port's link-up time then (counters count
 // link-up time since).
 type clearMark struct {
-	at time.Time
-	up time.Duration
+	at    time.Time
+	up    time.Duration
+	downs uint64 // the port's link-down count then
 }
 
 // PPCNT counter groups (grp enum values, looked up by name at run time).
@@ -113,7 +114,15 @@ var ppcntGroups = map[string]func(f *Firmware, c *Call, p *portState, up time.Du
 	"Physical_Layer_Counters": (*Firmware).ppcntPhys,
 
 	"Physical_Layer_Statistical_Counters": (*Firmware).ppcntPhysStat,
+
+	"InfiniBand_Port_Counters":          (*Firmware).ppcntIB,
+	"InfiniBand_Extended_Port_Counters": (*Firmware).ppcntIBExt,
+	"InfiniBand_General_Counters":       (*Firmware).ppcntIBGeneral,
 }
+
+// ethernetGroups count the Ethernet MAC's traffic: on a port that runs
+// InfiniBand they count nothing.
+var ethernetGroups = map[string]bool{"IEEE_802_3_Counters": true, "RFC_2863_Counters": true, "Per_Priority_Counters": true}
 
 // PPCNT: port counters. Counters grow at the port's rates while its link
 // is up; clr (GET or SET) clears the group after reading it.
@@ -134,6 +143,9 @@ func (f *Firmware) ppcnt(c *Call) uint8 {
 	grp := uint8(c.Req("grp"))
 	name, _ := f.enumName("PPCNT", "grp", uint64(grp))
 	fill := ppcntGroups[name]
+	if p.ib != nil && ethernetGroups[name] {
+		fill = nil
+	}
 	mark, ok := p.clears[grp]
 	if !ok {
 		mark = clearMark{at: f.boot}
@@ -146,7 +158,7 @@ func (f *Firmware) ppcnt(c *Call) uint8 {
 		}
 	}
 	if c.Req("clr") != 0 {
-		p.clears[grp] = clearMark{at: c.Now, up: p.upTime(c.Now)}
+		p.clears[grp] = clearMark{at: c.Now, up: p.upTime(c.Now), downs: p.downs}
 		// A SET with clr answers with the cleared counters.
 		if c.Method == emu.MethodSet {
 			c.pending = nil
@@ -221,8 +233,9 @@ func (f *Firmware) ppcntPhys(c *Call, p *portState, up, since time.Duration) uin
 	c.Put(pre+"rs_fec_no_errors_blocks", blocks-min(blocks, corr+unc))
 	syms := corr / 10 * r.correctedSymbolsPerBlock10
 	c.Put(pre+"rs_fec_corrected_symbols_total", syms)
-	lanes := uint64(max(r.lanes, 1))
-	for l := 0; l < r.lanes && l < 8; l++ {
+	n := p.countedLanes()
+	lanes := uint64(max(n, 1))
+	for l := 0; l < n && l < 8; l++ {
 		// Spread the symbols over the lanes, the remainder on lane 0.
 		n := syms / lanes
 		if l == 0 {
@@ -252,8 +265,9 @@ func (f *Firmware) ppcntPhysStat(c *Call, p *portState, up, since time.Duration)
 	c.Put(pre+"phy_corrected_bits", corrected)
 	c.Put(pre+"phy_symbol_errors", symbols)
 	c.Put(pre+"phy_effective_errors", effective)
-	lanes := uint64(max(r.lanes, 1))
-	for l := 0; l < r.lanes && l < 8; l++ {
+	nl := p.countedLanes()
+	lanes := uint64(max(nl, 1))
+	for l := 0; l < nl && l < 8; l++ {
 		n := corrected / lanes
 		if l == 0 {
 			n += corrected % lanes
@@ -299,39 +313,93 @@ func ber(errors, bits uint64) (coef, mag uint64) {
 func (f *Firmware) Counter(local int, group string, path string) (uint64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	p := f.port(local)
-	if p == nil {
-		return 0, fmt.Errorf("fw: local port %d does not exist (ports 1..%d)", local, len(f.ports))
-	}
-	id, err := f.lookup("PPCNT")
+	d, err := f.readPPCNT(local, group)
 	if err != nil {
-		return 0, fmt.Errorf("fw: %w", err)
-	}
-	grp, ok := f.enumValue("PPCNT", "grp", group)
-	if !ok {
-		return 0, fmt.Errorf("fw: PPCNT has no group %q; use one of %s", group, f.enumNames("PPCNT", "grp"))
-	}
-	ri := f.regs[id]
-	in := ri.plan.NewBuffer()
-	c := &Call{Register: ri.reg, Plan: ri.plan, Method: emu.MethodGet, Now: f.clk.Now(), fw: f}
-	if err := ri.plan.Encode(in, []prm.Assignment{{Path: "local_port", Value: fmt.Sprint(local)}, {Path: "grp", Value: fmt.Sprint(grp)}}); err != nil {
-		return 0, fmt.Errorf("fw: %w", err)
-	}
-	c.In, c.Out = in, merge(make([]byte, len(in)), in, ri.index)
-	f.tick(c.Now)
-	if st := f.ppcnt(c); st != StatusOK {
-		return 0, fmt.Errorf("fw: PPCNT: %s (%s)", StatusName(st), c.reason)
-	}
-	if err := c.Flush(); err != nil {
-		return 0, fmt.Errorf("fw: %w", err)
-	}
-	d, err := ri.plan.Decode(c.Out)
-	if err != nil {
-		return 0, fmt.Errorf("fw: %w", err)
+		return 0, err
 	}
 	v, err := d.Get(path)
 	if err != nil {
 		return 0, fmt.Errorf("fw: %w", err)
 	}
 	return v.Uint(), nil
+}
+
+// readPPCNT reads one PPCNT group of a local port as a GET without clr
+// would. The caller holds f.mu.
+func (f *Firmware) readPPCNT(local int, group string) (*prm.Decoded, error) {
+	p := f.port(local)
+	if p == nil {
+		return nil, fmt.Errorf("fw: local port %d does not exist (ports 1..%d)", local, len(f.ports))
+	}
+	id, err := f.lookup("PPCNT")
+	if err != nil {
+		return nil, fmt.Errorf("fw: %w", err)
+	}
+	grp, ok := f.enumValue("PPCNT", "grp", group)
+	if !ok {
+		return nil, fmt.Errorf("fw: PPCNT has no group %q; use one of %s", group, f.enumNames("PPCNT", "grp"))
+	}
+	ri := f.regs[id]
+	in := ri.plan.NewBuffer()
+	c := &Call{Register: ri.reg, Plan: ri.plan, Method: emu.MethodGet, Now: f.clk.Now(), fw: f}
+	if err := ri.plan.Encode(in, []prm.Assignment{{Path: "local_port", Value: fmt.Sprint(local)}, {Path: "grp", Value: fmt.Sprint(grp)}}); err != nil {
+		return nil, fmt.Errorf("fw: %w", err)
+	}
+	c.In, c.Out = in, merge(make([]byte, len(in)), in, ri.index)
+	f.tick(c.Now)
+	if st := f.ppcnt(c); st != StatusOK {
+		return nil, fmt.Errorf("fw: PPCNT: %s (%s)", StatusName(st), c.reason)
+	}
+	if err := c.Flush(); err != nil {
+		return nil, fmt.Errorf("fw: %w", err)
+	}
+	d, err := ri.plan.Decode(c.Out)
+	if err != nil {
+		return nil, fmt.Errorf("fw: %w", err)
+	}
+	return d, nil
+}
+
+// IBCounters are an InfiniBand port's PortCounters as the kernel's sysfs
+// names them (ports/N/counters/), read the way mlx5_ib reads them
+// (drivers/infiniband/hw/mlx5/mad.c): the error counters from PPCNT's
+// InfiniBand port counters group, whose narrow fields saturate, the data
+// and packet counters from the 64-bit group, and the unicast and multicast
+// packets the port carried. An Ethernet port has none (nil).
+func (f *Firmware) IBCounters(local int) (map[string]uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := f.port(local)
+	if p == nil {
+		return nil, fmt.Errorf("fw: local port %d does not exist (ports 1..%d)", local, len(f.ports))
+	}
+	if p.ib == nil {
+		return nil, nil
+	}
+	short, err := f.readPPCNT(local, "InfiniBand_Port_Counters")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]uint64{}
+	long, lerr := f.readPPCNT(local, "InfiniBand_Extended_Port_Counters")
+	for _, n := range ibCounterFields {
+		d, path := short, "counter_set.IB_portcntrs_attribute_grp_data_ext."+n.short
+		switch n.name {
+		case "port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets":
+			if lerr == nil {
+				d, path = long, "counter_set.IB_long_portcntrs_attribute_grp_data_ext."+n.long
+			}
+		}
+		if v, err := d.Get(path); err == nil {
+			out[n.name] = v.Uint()
+		}
+	}
+	g, _ := f.enumValue("PPCNT", "grp", "InfiniBand_Extended_Port_Counters")
+	mark := p.clears[uint8(g)]
+	up := p.upTime(f.clk.Now()) - mark.up
+	r := &p.rates
+	tx, rx, txM, rxM := count(r.txFrames, up), count(r.rxFrames, up), count(r.txMcast+r.txBcast, up), count(r.rxMcast+r.rxBcast, up)
+	out["unicast_xmit_packets"], out["multicast_xmit_packets"] = tx-min(tx, txM), txM
+	out["unicast_rcv_packets"], out["multicast_rcv_packets"] = rx-min(rx, rxM), rxM
+	return out, nil
 }

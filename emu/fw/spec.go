@@ -69,6 +69,19 @@ type Spec struct {
 	Unsupported []string
 }
 
+// NodeGUID is the node GUID of the PF that owns adapter port port
+// (1-based): the base GUID for the first, then one more per port, as the
+// PFs' MACs follow the base MAC. The PF's one port is integral to its
+// node, so its port GUID is the same number (the InfiniBand NodeInfo
+// rule, and what mlx5 devices report); the base GUID itself is the
+// system image GUID every PF shares. 0 when the spec has no base GUID.
+func (s Spec) NodeGUID(port int) uint64 {
+	if s.BaseGUID == 0 || port < 1 {
+		return 0
+	}
+	return s.BaseGUID + uint64(port-1)
+}
+
 // Version is a firmware version major.minor.sub_minor.
 type Version struct{ Major, Minor, SubMinor uint16 }
 
@@ -106,7 +119,19 @@ type PortSpec struct {
 	Traffic Traffic
 	// Link is the link's quality and its partner (link.go).
 	Link LinkSpec
+	// LinkType is the protocol the port runs: LinkEthernet ("" too) or
+	// LinkInfiniBand, as the NV configuration's LINK_TYPE_P<n> sets it on
+	// a VPI adapter at power-on. Protocols stay the Ethernet protocols
+	// the port could run; IB describes its InfiniBand side (ib.go).
+	LinkType string
+	IB       IBSpec
 }
+
+// Link types of PortSpec.LinkType (the kernel's link_layer words).
+const (
+	LinkEthernet   = "Ethernet"
+	LinkInfiniBand = "InfiniBand"
+)
 
 // Traffic is a port's steady load, in events per second while the link is
 // up. Rates are applied with a small per-port jitter drawn from the seed.
@@ -164,6 +189,7 @@ func (s Spec) clone() Spec {
 	for i := range s.Ports {
 		s.Ports[i].Protocols = slices.Clone(s.Ports[i].Protocols)
 		s.Ports[i].Link = s.Ports[i].Link.clone()
+		s.Ports[i].IB = s.Ports[i].IB.clone()
 	}
 	s.Modules = slices.Clone(s.Modules)
 	for i := range s.Modules {
@@ -229,6 +255,15 @@ func (s *Spec) Validate() error {
 		}
 		if err := p.Link.Validate(p.Lanes); err != nil {
 			bad("%s: link: %v", where, err)
+		}
+		switch p.LinkType {
+		case "", LinkEthernet:
+		case LinkInfiniBand:
+			if err := p.IB.Validate(p.Lanes); err != nil {
+				bad("%s: InfiniBand: %v", where, err)
+			}
+		default:
+			bad("%s: link type %q; use %s or %s", where, p.LinkType, LinkEthernet, LinkInfiniBand)
 		}
 	}
 	for i, m := range s.Modules {

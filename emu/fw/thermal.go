@@ -118,14 +118,20 @@ func raw(m int64) int64 {
 }
 
 // reading returns the sensor's current value in 0.125 °C and whether it
-// reads at all (a module sensor of an empty cage reads nothing).
+// reads at all: a module sensor reads nothing for an empty cage, or for a
+// module the firmware cannot reach (moduleUnreachable).
 func (f *Firmware) reading(s *sensor, now time.Time) (int64, bool) {
 	if s.module >= 0 {
-		if st := f.modules[s.module].status; !st.Plugged {
+		if st := f.modules[s.module].status; !st.Plugged || moduleUnreachable[st.Error] {
 			return 0, false
 		}
 	}
 	at := now
+	if s.module >= 0 && f.moduleClock != nil {
+		// A module's sensor is the module's own monitor, read over its
+		// bus: it stands where the module's monitors stand.
+		at = f.moduleClock(s.module, now)
+	}
 	if f.faults.FreezeTemperatures {
 		at = f.frozenAt
 	}
@@ -135,6 +141,24 @@ func (f *Firmware) reading(s *sensor, now time.Time) (int64, bool) {
 	}
 	return raw(m), true
 }
+
+// SetModuleClock makes the module sensors (MTMP 64+N) read their module
+// at the moment fn gives for now: the modules' model (emu/optics) says
+// when a module's monitors stopped (frozen monitors, a stale firmware
+// view), so its sensor stops with them. fn runs with the firmware
+// locked; nil reads every module at now.
+func (f *Firmware) SetModuleClock(fn func(module int, now time.Time) time.Time) {
+	f.mu.Lock()
+	f.moduleClock = fn
+	f.mu.Unlock()
+}
+
+// moduleUnreachable are the PMAOS error_type names of a module whose
+// management interface does not answer (the bus is stuck, the EEPROM does
+// not respond): the firmware reads its temperature over that interface,
+// so its sensor has no reading, as for an empty cage. The other errors
+// (too hot, unsupported, shorted) leave the module readable.
+var moduleUnreachable = map[string]bool{"Bus_stuck": true, "bad_or_unsupported_EEPROM": true}
 
 // ModuleTemperature is the temperature of module index in milli-°C at time
 // at, as its sensor (MTMP 64+index) follows it: the optics model reports the

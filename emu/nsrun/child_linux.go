@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -251,9 +252,19 @@ func mountDevices(req request, entries []sysfs.DeviceEntry) (*sysfs.Server, erro
 	}
 	// Every target first: making a missing one may cover its parent,
 	// which would hide a bind made before.
+	parts := map[string]string{}
 	for _, part := range sysfs.TreeParts {
-		// No PCI bus is worth a note; no RDMA class (no ib_core) is usual.
-		if err := ensureMountpoint("/sys/"+part, part == "bus/pci/devices"); err != nil {
+		parts[part] = "/sys/" + part
+	}
+	if sysfs.HasFwctl(entries) {
+		// The command interface, as a host with mlx5_fwctl has it
+		// (Linux 6.15+): /sys/class/fwctl and /dev/fwctl.
+		parts["class/fwctl"], parts["dev/fwctl"] = "/sys/class/fwctl", "/dev/fwctl"
+	}
+	for _, part := range sortedKeys(parts) {
+		// No PCI bus is worth a note; no RDMA class (no ib_core) or fwctl
+		// (an older kernel) is usual.
+		if err := ensureMountpoint(parts[part], part == "bus/pci/devices"); err != nil {
 			return nil, err
 		}
 	}
@@ -266,8 +277,8 @@ func mountDevices(req request, entries []sysfs.DeviceEntry) (*sysfs.Server, erro
 	if err != nil {
 		return nil, err
 	}
-	for _, part := range sysfs.TreeParts {
-		if err := srv.Bind(part, "/sys/"+part); err != nil {
+	for _, part := range sortedKeys(parts) {
+		if err := srv.Bind(part, parts[part]); err != nil {
 			srv.Unmount()
 			return nil, err
 		}
@@ -279,12 +290,23 @@ func mountDevices(req request, entries []sysfs.DeviceEntry) (*sysfs.Server, erro
 	return srv, nil
 }
 
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // ensureMountpoint makes a missing mount point under /sys (a VM or
 // container without PCI has no /sys/bus/pci; a host without RDMA has no
-// /sys/class/infiniband) by covering its deepest existing ancestor below
-// /sys with a tmpfs, in this private namespace only, on which the
+// /sys/class/infiniband) or /dev (a kernel without fwctl has no
+// /dev/fwctl) by covering its deepest existing ancestor below /sys, or
+// /dev itself, with a tmpfs, in this private namespace only, on which the
 // ancestor's own entries are bound back (so /sys/class keeps its other
-// classes) before the missing directories are made.
+// classes, /dev its devices and the file systems mounted in it) before the
+// missing directories are made.
 func ensureMountpoint(mp string, note bool) error {
 	mp = filepath.Clean(mp)
 	if _, err := os.Stat(mp); err == nil {
@@ -297,7 +319,7 @@ func ensureMountpoint(mp string, note bool) error {
 			break
 		}
 	}
-	if !strings.HasPrefix(anc, "/sys/") {
+	if !strings.HasPrefix(anc, "/sys/") && anc != "/dev" {
 		return fmt.Errorf("mount point %s does not exist; create it, or pick an existing directory", mp)
 	}
 	kept, err := coverKeeping(anc)
@@ -314,15 +336,16 @@ func ensureMountpoint(mp string, note bool) error {
 }
 
 // coverKeeping mounts a tmpfs over dir and puts dir's entries back on it:
-// directories and files bound from the original, links copied. It
-// returns how many entries it kept.
+// directories and files bound from the original (with what is mounted on
+// and under them: /dev/pts, /dev/shm), links copied. It returns how many
+// entries it kept.
 func coverKeeping(dir string) (int, error) {
 	hold, err := os.MkdirTemp("", "cxray-emu-hold-")
 	if err != nil {
 		return 0, err
 	}
 	defer os.Remove(hold)
-	if err := unix.Mount(dir, hold, "", unix.MS_BIND, ""); err != nil {
+	if err := unix.Mount(dir, hold, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return 0, err
 	}
 	defer unix.Unmount(hold, unix.MNT_DETACH)
@@ -330,6 +353,8 @@ func coverKeeping(dir string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// Device files are bound back (each keeps its own mount's flags),
+	// so the tmpfs itself needs no device access in either case.
 	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
 		return 0, err
 	}
@@ -345,7 +370,7 @@ func coverKeeping(dir string) (int, error) {
 			}
 		case e.IsDir():
 			if err = os.Mkdir(dst, 0o755); err == nil {
-				err = unix.Mount(src, dst, "", unix.MS_BIND, "")
+				err = unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, "")
 			}
 		default:
 			var f *os.File

@@ -44,9 +44,11 @@ func TestLookPath(t *testing.T) {
 	if p, err := lookPath("./tool", nil, dir); err != nil || p != tool {
 		t.Errorf("./tool in dir: %q, %v", p, err)
 	}
-	for _, name := range []string{"data", "missing", dir + "/data", dir} {
-		if _, err := lookPath(name, env, ""); !errors.Is(err, ErrCommandNotFound) {
-			t.Errorf("%s: %v, want ErrCommandNotFound", name, err)
+	// Not found (a shell's 127), or there and not runnable (126).
+	for name, want := range map[string]error{"data": ErrCommandNotFound, "missing": ErrCommandNotFound, dir + "/missing": ErrCommandNotFound,
+		dir + "/data": ErrCommandNotExecutable, dir: ErrCommandNotExecutable} {
+		if _, err := lookPath(name, env, ""); !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %v", name, err, want)
 		}
 	}
 }

@@ -35,7 +35,10 @@ var (
 	ErrNoFUSE          = errors.New("FUSE is not available")
 	ErrNoNamespace     = errors.New("cannot create a mount namespace")
 	ErrCommandNotFound = errors.New("command not found")
-	ErrSetup           = errors.New("emulated sysfs setup failed")
+	// ErrCommandNotExecutable is a command named by its path that is
+	// there but cannot be run (a directory, no execute bit).
+	ErrCommandNotExecutable = errors.New("command not executable")
+	ErrSetup                = errors.New("emulated sysfs setup failed")
 )
 
 // Spec says what to emulate and how to run the command.

@@ -308,7 +308,11 @@ func lookPath(name string, env []string, dir string) (string, error) {
 			p = filepath.Join(base, p)
 		}
 		if err := executable(p); err != nil {
-			return "", fmt.Errorf("nsrun: %w: %s: %v", ErrCommandNotFound, name, err)
+			kind := ErrCommandNotExecutable // there, but not a program we may run
+			if errors.Is(err, fs.ErrNotExist) {
+				kind = ErrCommandNotFound
+			}
+			return "", fmt.Errorf("nsrun: %w: %s: %v", kind, name, err)
 		}
 		return p, nil
 	}

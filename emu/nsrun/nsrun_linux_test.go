@@ -425,3 +425,24 @@ fail=0; for p in $pids; do wait $p || fail=1; done; rm -f /tmp/mgir.$$.*; exit $
 		t.Logf("%d of the parallel attempts hit mstflint's lock-retry limit and were retried", n)
 	}
 }
+
+// TestNoFUSEDescriptorInCommand: the command holds no descriptor of the
+// FUSE connection that serves its sysfs (issue 26.6). One it inherited
+// would keep the connection alive past its server, and a process left
+// using it would sleep in fuse_flush, unkillable.
+func TestNoFUSEDescriptorInCommand(t *testing.T) {
+	needNamespaces(t)
+	r := run(t, ctxT(t, 20*time.Second), oneDevice(t), "sh", "-c",
+		`for f in /proc/$$/fd/*; do echo "$f $(readlink $f)"; done; cat /sys/bus/pci/devices/*/vendor`)
+	if r.err != nil || r.code != 0 {
+		t.Fatalf("Run: %d, %v", r.code, r.err)
+	}
+	if !strings.Contains(r.stdout, "0x15b3") {
+		t.Fatalf("the command did not read the emulated sysfs:\n%s", r.stdout)
+	}
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.HasSuffix(l, " /dev/fuse") {
+			t.Errorf("the command holds the FUSE device: %s", l)
+		}
+	}
+}

@@ -125,7 +125,13 @@ func profiles() map[string]Defaults {
 	// Older firmware: keep-link-up version 2, so AUTO_POWER_SAVE_LINK_DOWN
 	// (from version 3) is hidden.
 	cx6.Versions = map[string]int{"nv_keep_link_up": 2}
-	return map[string]Defaults{"cx7-2p400g": cx7, "cx6dx-2p100g": cx6}
+	// The single-port ConnectX-7 of an InfiniBand fabric: VPI with
+	// InfiniBand as its factory link type, one physical function.
+	ndr := cx7.clone()
+	ndr.Factory["LINK_TYPE"] = "IB"
+	ndr.Factory["NUM_OF_PF"] = "1"
+	ndr.Factory["nv_global_pci_cap.max_num_pfs"] = "1"
+	return map[string]Defaults{"cx7-2p400g": cx7, "cx6dx-2p100g": cx6, "cx7-1p-ndr": ndr}
 }
 
 // ProfileDefaults returns the NV defaults of an emulator profile (a copy

@@ -35,7 +35,8 @@ type Config struct {
 // Faults of one module.
 type Faults struct {
 	// I2CHang: every EEPROM byte reads 0xFF, the firmware's monitors read
-	// 0xFFFF, and PMAOS reports Bus_stuck.
+	// 0xFFFF, PMAOS reports Bus_stuck, and so the module's temperature
+	// sensor (MTMP 64+N, read over the same bus) has no reading.
 	I2CHang bool
 	// NoDDM: the module does not implement diagnostics.
 	NoDDM bool
@@ -203,6 +204,7 @@ func Install(f *fw.Firmware, clk emu.Clock, cages []Config) (*Model, error) {
 		return nil, fmt.Errorf("emu/optics: %w", err)
 	}
 	f.SetPDDRPage(3, m.pddrModule)
+	f.SetModuleClock(m.sensorTime)
 	for i := range m.cages {
 		if err := m.syncStatus(i); err != nil {
 			return nil, err
@@ -418,6 +420,19 @@ func (c *cage) eepromTime(now time.Time) time.Time {
 		return c.frozenAt
 	}
 	return now
+}
+
+// sensorTime is the moment module i's temperature sensor (MTMP 64+i)
+// shows at now: the firmware reads the module's temperature monitor, so
+// it shows what the firmware's view shows. Called by the firmware, under
+// its lock (the lock order: firmware, then model).
+func (m *Model) sensorTime(i int, now time.Time) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if i < 0 || i >= len(m.cages) {
+		return now
+	}
+	return m.cages[i].firmwareTime(now)
 }
 
 // firmwareTime is the moment the firmware's view shows at now.

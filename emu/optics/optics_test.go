@@ -554,3 +554,54 @@ func TestStaticPagesReused(t *testing.T) {
 		t.Errorf("after a module swap the cached read decodes differently (-fresh +cached):\n%s", diff)
 	}
 }
+
+// A module's temperature sensor (MTMP 64+N) is its own monitor, read by
+// the firmware: it stands where the firmware's view of the module stands
+// (frozen monitors, a stale view) and agrees with PDDR's temperature; a
+// healthy module's sensor moves with the clock.
+func TestModuleSensorFollowsTheModule(t *testing.T) {
+	for _, fault := range []string{"frozen_monitors", "stale_firmware_view", ""} {
+		body := ""
+		if fault != "" {
+			body = "        faults: [" + fault + "]\n"
+		}
+		r := newRig(t, body)
+		r.clk.Advance(time.Minute)
+		if err := r.a.Optics.SetFaults(0, faultsOf(t, fault)); err != nil {
+			t.Fatal(err)
+		}
+		temps := func() (mtmp, pddr uint64) {
+			d, st := r.access("MTMP", "sensor_index", "64")
+			if st != 0 {
+				t.Fatalf("MTMP 64: status %d", st)
+			}
+			p, st := r.access("PDDR", "local_port", "1", "page_select", "3")
+			if st != 0 {
+				t.Fatalf("PDDR page 3: status %d", st)
+			}
+			return field(d, "temperature"), field(p, "page_data.pddr_module_info_ext.temperature")
+		}
+		m1, p1 := temps()
+		r.clk.Advance(30 * time.Minute)
+		m2, p2 := temps()
+		if moved := m1 != m2; moved != (fault == "") {
+			t.Errorf("fault %q: MTMP 64 read %d then %d half an hour later", fault, m1, m2)
+		}
+		// MTMP counts 1/8 °C, PDDR 1/256 °C: the same reading.
+		if d := int64(m2*32) - int64(p2); d < -32 || d > 32 {
+			t.Errorf("fault %q: MTMP 64 %.3f °C, PDDR %.3f °C", fault, float64(m2)/8, float64(p2)/256)
+		}
+		_ = p1
+	}
+}
+
+func faultsOf(t *testing.T, name string) emuoptics.Faults {
+	if name == "" {
+		return emuoptics.Faults{}
+	}
+	f, err := emuoptics.ParseFaults([]string{name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

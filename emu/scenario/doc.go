@@ -1,5 +1,6 @@
 // Package scenario describes emulated adapters: named profiles (a ConnectX-7
-// with two 400G ports, a ConnectX-6 Dx with two 100G ports), YAML scenario
+// with two 400G ports, a single-port ConnectX-7 in InfiniBand mode, a
+// ConnectX-6 Dx with two 100G ports), YAML scenario
 // files that pick profiles and override their facts and faults, and the
 // constructors that turn them into ready *emu.Device values with their
 // *fw.Firmware. It also resolves the device names "emu", "emu:PROFILE" and
@@ -90,6 +91,7 @@
 //	          namespaces:        # counters grow with the clock at these rates (per second)
 //	            - {nsid: 1, read_iops: 120000, read_blocks: 8, write_iops: 40000, write_blocks: 8,
 //	               inline_share: 0.3, flush_per_sec: 20, error_per_sec: 0, backend_error_per_sec: 0}
+//	    numa_node: 1             # the NUMA node of the adapter's slot (sysfs numa_node)
 //	    lockdown: false          # true: the host kernel is in lockdown; config-space writes fail
 //	                             #   with EPERM (reads work), the command interface still answers
 //	    pcie:                    # the card's link to the host (emu/hostlink); speeds gen1..gen6
@@ -133,13 +135,22 @@
 // # Command interface and lockdown
 //
 // Every function also answers firmware commands (emu/cmdif): capability
-// pages consistent with the profile (an adapter's first function is its
-// e-switch manager), e-switch functions and vport states, RDMA Q counters,
+// pages consistent with the profile (every PF manages its own e-switch),
+// e-switch functions and vport states, RDMA Q counters,
 // NVMe-oF namespace counters (the nvmf key), a few QPs and MKEYs, and
 // ACCESS_REG into the same firmware the gateway reaches. With lockdown:
 // true, Function.Config (the config space to hand clients) refuses writes
 // with EPERM as a locked-down kernel does; clients then take the command
 // interface.
+//
+// # InfiniBand ports
+//
+// A port runs InfiniBand when the adapter's NV configuration says so at
+// power-on (LINK_TYPE_P<n>=IB: the cx7-1p-ndr profile's default, or nv:
+// configured in the file); its ports: entry then takes an ib: key with
+// the fabric's side (speeds, partner_speeds, width, state, lid, sm_lid,
+// link_recoveries_per_hour; ib.go). Its interface is IPoIB (ibp<bus>s<slot>
+// by default).
 //
 // # Modules
 //

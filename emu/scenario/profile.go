@@ -65,7 +65,33 @@ func profiles() map[string]Profile {
 	roceAll := []string{"adaptive_routing_forced_en", "min_ack_timeout_limit_disabled", "roce_adp_retrans",
 		"roce_slow_restart", "roce_slow_restart_idle", "roce_tx_window", "selective_repeat_forced_en"}
 
+	// A single-port ConnectX-7 for an InfiniBand fabric, as GPU servers
+	// carry one per GPU: VPI, InfiniBand by default (its NV defaults say
+	// LINK_TYPE=IB, emu/nvstore), an OSFP cage with a 400G SR4 module (4
+	// lanes of 100G: NDR).
+	ndrTraffic := traffic(40)
+	ndrTraffic.FrameBytes, ndrTraffic.PriorityShare = 4096, [8]float64{1}
+	ndr := fw.Spec{
+		PCIDeviceID: 0x1021, HWDevID: 0x218,
+		FW:          fw.Version{Major: 28, Minor: 39, SubMinor: 1010},
+		FWBuildTime: time.Date(2023, 10, 5, 12, 34, 56, 0, time.UTC), FWBuildID: 0x5f3a_0c21,
+		Secure: true, PSID: "MT_0000000838",
+		PartNumber:  "EMU-CX7-1PNDR",
+		Description: "Emulated NVIDIA ConnectX-7 adapter card; NDR InfiniBand (default) and 400GbE; single-port OSFP; PCIe 5.0 x16 (cxray)",
+		Ports:       []fw.PortSpec{{Module: 0, Lanes: 4, Protocols: qsfp112Protocols, Traffic: ndrTraffic}},
+		Modules:     []fw.ModuleSpec{{Media: "optical"}},
+		RoCE:        fw.RoCESpec{Supported: roceAll, Enabled: []string{"roce_adp_retrans", "roce_tx_window", "roce_slow_restart"}},
+		Unsupported: unsupported,
+	}
+
 	return map[string]Profile{
+		"cx7-1p-ndr": {
+			Name:        "cx7-1p-ndr",
+			Summary:     "ConnectX-7 (PCI 0x1021, HW 0x218), 1 port InfiniBand NDR 400Gb/s OSFP (VPI: LINK_TYPE_P1=IB)",
+			Identity:    cx7,
+			Spec:        ndr,
+			ModuleKinds: []string{"osfp-400g-sr4"},
+		},
 		"cx7-2p400g": {
 			Name:     "cx7-2p400g",
 			Summary:  "ConnectX-7 (PCI 0x1021, HW 0x218), 2 ports 400GbE QSFP112 (4 x 100G PAM4 lanes)",

@@ -86,6 +86,9 @@ type DeviceSpec struct {
 	// Lockdown says the host kernel is in lockdown: its functions' config
 	// spaces refuse writes with EPERM (Function.Config).
 	Lockdown bool
+	// NUMANode is the host NUMA node the adapter's slot hangs off (nil:
+	// not given; the views then say what they said before the key existed).
+	NUMANode *int
 	// PCIe is the card's link to the host (pcie.go): capable, slot and
 	// trained speed and width, steady AER errors.
 	PCIe hostlink.Spec
@@ -168,6 +171,9 @@ type parser struct {
 	walker
 	db *prm.DB
 	sc *Scenario
+	// ibKeys are the ports of the device being read that have an ib: key
+	// (port index -> the key's value), checked against their link type.
+	ibKeys map[int]*yaml.Node
 }
 
 func (p *parser) top(n *yaml.Node) {
@@ -191,6 +197,7 @@ func (p *parser) top(n *yaml.Node) {
 		p.fail(devNode, "devices is empty; add at least one `- profile: %s`", DefaultProfile)
 	}
 	p.checkUnique()
+	p.numberLIDs()
 }
 
 func (p *parser) clock(n *yaml.Node) {
@@ -242,6 +249,7 @@ func (p *parser) device(i int, n *yaml.Node) {
 			d.Optics[j].Kind = prof.ModuleKinds[j]
 		}
 	}
+	p.ibKeys = map[int]*yaml.Node{}
 	var bdf string
 	var bdfNode, funcNode *yaml.Node
 	var mac, guid string
@@ -291,8 +299,17 @@ func (p *parser) device(i int, n *yaml.Node) {
 		"lockdown": func(v *yaml.Node) {
 			p.boolean(v, where+".lockdown", &d.Lockdown)
 		},
+		"numa_node": func(v *yaml.Node) {
+			var n int
+			before := len(p.errs)
+			p.intv(v, where+".numa_node", 0, 63, &n)
+			if len(p.errs) == before {
+				d.NUMANode = &n
+			}
+		},
 		"pcie": func(v *yaml.Node) { p.pcie(v, where+".pcie", &d.PCIe) },
 	})
+	p.linkTypes(d, p.ibKeys, where)
 	if macNode != nil && mac != "" {
 		v, err := parseHexID(mac, 6)
 		if err != nil {
@@ -462,6 +479,12 @@ func (p *parser) port(n *yaml.Node, where string, d *DeviceSpec) {
 		"protocols": func(v *yaml.Node) { p.protocols(v, where+".protocols", &ps.Protocols) },
 		"traffic":   func(v *yaml.Node) { p.traffic(v, where+".traffic", &ps.Traffic) },
 		"link":      func(v *yaml.Node) { p.link(v, where+".link", &ps.Link) },
+		"ib": func(v *yaml.Node) {
+			p.ib(v, where+".ib", &ps.IB)
+			if idx >= 0 {
+				p.ibKeys[idx] = v
+			}
+		},
 		"rdma": func(v *yaml.Node) {
 			var r RDMASpec
 			p.rdma(v, where+".rdma", &r)
@@ -924,6 +947,14 @@ func (p *parser) functions(i int, d *DeviceSpec, bdf string, bdfNode, n *yaml.No
 		}
 		if f.Netdev == "" {
 			f.Netdev = fmt.Sprintf("ens%df%dnp%d", i+1, b.Function, f.Port-1)
+			if f.Port >= 1 && f.Port <= len(d.Spec.Ports) && d.Spec.Ports[f.Port-1].LinkType == fw.LinkInfiniBand {
+				// An IPoIB interface, named by its PCI path as udev names
+				// them (ibp<bus>s<slot>, f<function> on a multi-function card).
+				f.Netdev = fmt.Sprintf("ibp%ds%d", b.Bus, b.Device)
+				if count > 1 || b.Function > 0 {
+					f.Netdev += fmt.Sprintf("f%d", b.Function)
+				}
+			}
 		}
 		d.Functions = append(d.Functions, f)
 	}

@@ -22,6 +22,7 @@ func TestProfiles(t *testing.T) {
 	want := map[string][3]uint16{ // PCI device, hardware ID, ports
 		"cx7-2p400g":   {0x1021, 0x218, 2},
 		"cx6dx-2p100g": {0x101d, 0x212, 2},
+		"cx7-1p-ndr":   {0x1021, 0x218, 1},
 	}
 	for name, w := range want {
 		p, err := scenario.LookupProfile(name)

@@ -6,12 +6,13 @@ import (
 	"strings"
 )
 
-// guardHostSys refuses to cover any part of /sys in a namespace that is
-// not private: that would hide the host's devices from every process on
-// it. The namespace must differ from PID 1's (when that can be read; in
+// guardHostSys refuses to cover any part of /sys or /dev in a namespace
+// that is not private: that would hide the host's devices from every
+// process on it. The namespace must differ from PID 1's (when that can be read; in
 // some sandboxes it cannot) and from hostNS (when given).
 func guardHostSys(mp, hostNS string) error {
-	if mp != "/sys" && !strings.HasPrefix(mp, "/sys/") {
+	under := func(root string) bool { return mp == root || strings.HasPrefix(mp, root+"/") }
+	if !under("/sys") && !under("/dev") {
 		return nil
 	}
 	self, err := os.Readlink("/proc/self/ns/mnt")

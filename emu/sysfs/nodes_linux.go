@@ -103,6 +103,14 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 		if e.Driver != "" {
 			r.symlink(ctx, d, "driver", "/sys/bus/pci/drivers/"+e.Driver)
 		}
+		if r.tree && e.Fwctl != nil {
+			// As mlx5_fwctl registers it: the class device's parent is
+			// the PCI function; the device file is the ioctl endpoint.
+			cd := r.mkdirs(ctx, &r.Inode, "class/fwctl/"+e.Fwctl.name)
+			r.symlink(ctx, cd, "device", "../../../bus/pci/devices/"+e.BDF)
+			dd := r.mkdirs(ctx, &r.Inode, "dev/fwctl")
+			dd.AddChild(e.Fwctl.name, dd.NewPersistentInode(ctx, &fwctlNode{dev: e.Fwctl, mtime: r.mtime}, fs.StableAttr{Mode: syscall.S_IFREG}), false)
+		}
 	}
 }
 

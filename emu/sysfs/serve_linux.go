@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -103,6 +104,15 @@ func serve(mountpoint string, entries []DeviceEntry, opts *Options, tree bool) (
 	if err != nil {
 		return nil, mountError(mp, err)
 	}
+	// go-fuse's direct mount (mount_linux.go, mountDirect) opens /dev/fuse
+	// without O_CLOEXEC and returns before it sets close-on-exec, so the
+	// command `emu run` starts would hold the connection: it then outlives
+	// its server, and a process left using it sleeps in fuse_flush,
+	// unkillable, until the connection is aborted.
+	if err := fuseCloseOnExec(); err != nil {
+		srv.Unmount()
+		return nil, fmt.Errorf("sysfs: %w", err)
+	}
 	go srv.Serve()
 	done := make(chan error, 1)
 	go func() { done <- srv.WaitMount() }()
@@ -129,13 +139,13 @@ func ServeTree(mountpoint string, entries []DeviceEntry, opts *Options) (*Server
 	return serve(mountpoint, entries, opts, true)
 }
 
-// Bind mounts the directory part of the file system (one of TreeParts)
-// over target, an existing directory; Unmount removes it again. Binding
-// under /sys is refused outside a private mount namespace, as Serve
-// refuses to mount there.
+// Bind mounts the directory part of the file system (one of TreeParts, or
+// of FwctlParts when an entry has a Fwctl) over target, an existing directory; Unmount removes it again.
+// Binding under /sys or /dev is refused outside a private mount
+// namespace, as Serve refuses to mount there.
 func (s *Server) Bind(part, target string) error {
-	if !slices.Contains(TreeParts, part) {
-		return fmt.Errorf("sysfs: %q is not a part of the tree (%s)", part, strings.Join(TreeParts, ", "))
+	if !slices.Contains(TreeParts, part) && !(slices.Contains(FwctlParts, part) && HasFwctl(s.entries)) {
+		return fmt.Errorf("sysfs: %q is not a part of the tree (%s)", part, strings.Join(append(slices.Clone(TreeParts), FwctlParts...), ", "))
 	}
 	if s.detached {
 		return errors.New("sysfs: Bind after Detach: the tree is no longer reachable")
@@ -218,3 +228,22 @@ func (s *Server) Unmount() error {
 // Wait blocks until the file system is unmounted (by Unmount or by
 // someone else) and its request loops have ended.
 func (s *Server) Wait() { s.srv.Wait() }
+
+// fuseCloseOnExec marks every descriptor of this process open on /dev/fuse
+// close-on-exec.
+func fuseCloseOnExec() error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("list this process's descriptors: %w", err)
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && target == "/dev/fuse" {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return nil
+}

@@ -11,6 +11,7 @@
 package sysfs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -66,6 +67,13 @@ type DeviceEntry struct {
 	Driver string
 	// BAR0Size is the size of BAR 0 reported in `resource` (0: 32 MiB).
 	BAR0Size uint64
+	// Fwctl, when set, is the function's firmware command interface as
+	// Linux's fwctl subsystem offers it: ServeTree serves it as
+	// /sys/class/fwctl/fwctlN (its `device` link names the function) and
+	// the device file dev/fwctl/fwctlN, which answers the FWCTL_INFO and
+	// FWCTL_RPC ioctls (include/uapi/fwctl/fwctl.h). N counts the entries
+	// with one, in address order.
+	Fwctl *Fwctl
 	// Attrs are more attribute files of the function's own directory,
 	// computed when opened (current_link_speed, aer_dev_correctable):
 	// plain names that no built-in attribute or entry uses.
@@ -81,6 +89,20 @@ type DeviceEntry struct {
 	// "ports/1/hw_counters/out_of_sequence"). ServeTree serves them as
 	// /sys/class/net/NAME and /sys/class/infiniband/NAME.
 	ClassAttrs map[string]map[string]Attr
+}
+
+// Fwctl is a function's fwctl device: its type and device data (what
+// FWCTL_INFO reports; for mlx5, struct fwctl_info_mlx5) and the RPC that
+// FWCTL_RPC delivers, with the scope and mailboxes as the caller gave them.
+// An RPC error that is a syscall.Errno is returned to the caller's ioctl
+// as that errno (the driver's refusals: EBADMSG, EOPNOTSUPP, ENODEV ...);
+// any other is EIO.
+type Fwctl struct {
+	DeviceType uint32
+	DeviceData []byte
+	RPC        func(ctx context.Context, scope uint32, in []byte, outLen int) ([]byte, error)
+	// name is fwctlN, given by normalize.
+	name string
 }
 
 // Bridge is a PCI bridge as sysfs shows one: its address, its IDs (the
@@ -189,6 +211,19 @@ func normalize(in []DeviceEntry) ([]DeviceEntry, error) {
 		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].BDF < out[j].BDF })
+	n := 0
+	for i := range out {
+		if out[i].Fwctl == nil {
+			continue
+		}
+		if out[i].Fwctl.RPC == nil {
+			return nil, fmt.Errorf("sysfs: device %s: its fwctl device has no RPC", out[i].BDF)
+		}
+		fc := *out[i].Fwctl
+		fc.name = fmt.Sprintf("fwctl%d", n)
+		out[i].Fwctl = &fc
+		n++
+	}
 	for i := range out {
 		u := out[i].Upstream
 		if u == nil {
@@ -327,6 +362,21 @@ func checkClassAttrs(e DeviceEntry) error {
 
 // Parts of a ServeTree file system that Bind puts over /sys.
 var TreeParts = []string{"bus/pci/devices", "class/net", "class/infiniband"}
+
+// FwctlParts are the parts a ServeTree file system has when an entry has
+// a Fwctl (HasFwctl): "class/fwctl" goes over /sys/class/fwctl,
+// "dev/fwctl" (the device files) over /dev/fwctl.
+var FwctlParts = []string{"class/fwctl", "dev/fwctl"}
+
+// HasFwctl says whether an entry has a fwctl device.
+func HasFwctl(entries []DeviceEntry) bool {
+	for _, e := range entries {
+		if e.Fwctl != nil {
+			return true
+		}
+	}
+	return false
+}
 
 // readConfig performs one config-file read for the FUSE layer: exactly one
 // ReadAt of len(dest) bytes at off (clipped to the config size), as the

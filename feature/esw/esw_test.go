@@ -7,7 +7,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/emu/cmdif/cmdiftest"
+	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/cmdb"
 )
 
 func TestManagerAndFunctions(t *testing.T) {
@@ -34,12 +37,27 @@ func TestManagerAndFunctions(t *testing.T) {
 	if d := cmp.Diff([]string{"self=UP/AUTO", "uplink=UP/AUTO", "vf1=DOWN/AUTO", "vf2=DOWN/AUTO", "vf3=DOWN/AUTO"}, names); d != "" {
 		t.Errorf("vports (-want +got):\n%s", d)
 	}
+	// The second PF manages its own e-switch: its host function is
+	// itself, with its own VFs.
 	pf1, err := Read(ctx, r.Devices[1], Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pf1.Manager || pf1.Host != nil || !strings.Contains(pf1.HostError, "manager") || len(pf1.Vports) != 2 || pf1.FunctionsChanged.Supported {
-		t.Errorf("second PF: %+v", pf1)
+	want1 := &Host{PFPresent: true, PFEnabled: true, VFs: 3, TotalVFs: 127, PCIBus: 3, PCIFunction: 1, MaxSFs: 256, SFBaseVport: 0x8000}
+	if d := cmp.Diff(want1, pf1.Host); d != "" || !pf1.Manager || len(pf1.Vports) != 5 {
+		t.Errorf("second PF: manager %v, %d vports; host functions (-want +got):\n%s", pf1.Manager, len(pf1.Vports), d)
+	}
+	// A function that is not the manager (a VF, or a host PF under an
+	// embedded CPU) reads only its own vport and the uplink.
+	vf := dev.New("vf", "0000:03:00.2", dev.BackendFwctl, nil, nil, nil)
+	vf.AttachCommander(notManager{t, r.Devices[0].Commander()})
+	other, err := Read(ctx, vf, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Manager || other.Host != nil || !strings.Contains(other.HostError, "manager") || len(other.Vports) != 2 || other.FunctionsChanged.Supported ||
+		!strings.Contains(other.FunctionsChanged.Why, "not the manager") {
+		t.Errorf("a function that is not the manager: %+v", other)
 	}
 	few, _ := Read(ctx, r.Devices[0], Options{MaxVFs: 2})
 	if !few.Truncated || len(few.Vports) != 4 {
@@ -62,4 +80,30 @@ func TestVportFollowsLink(t *testing.T) {
 	if rep.Vports[0].State != "DOWN" || rep.Vports[1].State != "DOWN" || rep.Host == nil || rep.Host.VFs != 8 || len(rep.Vports) != 10 {
 		t.Errorf("vports %+v host %+v", rep.Vports, rep.Host)
 	}
+}
+
+// notManager is a function's command interface with the e-switch roles of
+// its general capabilities cleared, as a VF's read.
+type notManager struct {
+	t     *testing.T
+	inner dev.Commander
+}
+
+func (n notManager) Exec(ctx context.Context, in []byte, outLen int) ([]byte, error) {
+	out, err := n.inner.Exec(ctx, in, outLen)
+	db, _ := cmdb.Load()
+	c, _ := db.CommandByOpcode(cmdb.Opcode(in))
+	general, _ := db.CapType("general")
+	if err != nil || c == nil || c.Name != "QUERY_HCA_CAP" || int(cmdb.OpMod(in))>>1 != int(general.Value) {
+		return out, err
+	}
+	p, err := db.Plan(c.Out)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	as := []prm.Assignment{{Path: "capability.cmd_hca_cap.eswitch_manager", Value: "0"}, {Path: "capability.cmd_hca_cap.vport_group_manager", Value: "0"}}
+	if err := p.Encode(out, as); err != nil {
+		n.t.Fatal(err)
+	}
+	return out, nil
 }

@@ -33,6 +33,8 @@ var allCollectors = []collector{
 	{"link", "link bit error ratios (raw, effective, per lane), FEC blocks and mode, troubleshooting opcode and verdicts (registers)", collectLink},
 	{"pcie", "PCIe link to the host: speed and width trained, capable and the slot's, degraded, AER totals, Device Status, MPCNT, verdicts", collectPCIe},
 	{"driver", "the kernel driver's health: devlink health reporters (healthy, errors, recoveries) and driver statistics (discards, pause, PCIe stalls)", collectDriver},
+	{"nvconfig", "NV configuration: one series per parameter, Current and Next Boot, as numbers (registers; read again every --collector.nvconfig.interval)", collectNVConfig},
+	{"policy", "departures from the --policy file: NV values, firmware minimum and PSID, link state and speed, PCIe", collectPolicy},
 }
 
 func collectIdentity(ctx context.Context, s *sink, src Source) error {
@@ -55,8 +57,13 @@ func collectIdentity(ctx context.Context, s *sink, src Source) error {
 	if in.DeviceID != 0 {
 		deviceID = fmt.Sprintf("0x%04x", in.DeviceID)
 	}
+	netdev := ""
+	if oerr == nil && len(os.Netdevs) > 0 {
+		netdev = os.Netdevs[0].Name
+	}
 	s.add(famInfo, 1, src.Backend(), in.Model, deviceID, in.HCAType, in.PSID, in.Firmware, in.FirmwareStored, in.PartNumber,
-		in.NodeGUID, in.SysImageGUID, in.HWRev, in.NodeDesc, rdma)
+		in.NodeGUID, in.SysImageGUID, in.HWRev, in.NodeDesc, rdma, src.Name(), netdev)
+	s.add(famFirmware, 1, in.PSID, in.Firmware)
 	if in.Firmware != "" && in.FirmwareStored != "" {
 		s.add(famPending, boolf(in.FirmwarePending != ""))
 	}

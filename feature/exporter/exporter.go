@@ -39,6 +39,9 @@ type Options struct {
 	Version string
 	// NoRuntimeMetrics leaves out the Go runtime and process metrics.
 	NoRuntimeMetrics bool
+	// Fleet: what the device label means, the host label, the NV
+	// configuration and policy collectors (fleet.go).
+	Fleet
 }
 
 // DefaultTimeout is the scrape deadline when neither the flag nor
@@ -65,6 +68,8 @@ type Exporter struct {
 	descMu sync.Mutex
 	descs  map[string]*prometheus.Desc
 	allow  sync.Map // family name -> bool
+
+	labels labels // the device label's values (fleet.go)
 }
 
 // device is one Source with what the exporter keeps across scrapes.
@@ -80,6 +85,8 @@ type device struct {
 	joins    atomic.Int64 // scrapes that joined a read under way (tests look)
 
 	mu          sync.Mutex
+	label       string             // the device label's value once known (fleet.go)
+	nv          nvCache            // the last NV configuration read (nvconfig.go)
 	errors      map[string]float64 // collector -> failed scrapes
 	lastErr     map[string]string  // collector -> last error logged
 	unsupported map[string]bool
@@ -93,6 +100,9 @@ func New(sources []Source, o Options) (*Exporter, error) {
 	}
 	cs, err := pickCollectors(o.Collectors)
 	if err != nil {
+		return nil, err
+	}
+	if err := o.Fleet.check(); err != nil {
 		return nil, err
 	}
 	e := &Exporter{opts: o, log: o.Logger, collectors: cs, descs: map[string]*prometheus.Desc{}}
@@ -302,7 +312,7 @@ func (e *Exporter) read(ctx context.Context, d *device, r *result) {
 			return
 		}
 		t0 := time.Now()
-		s := &sink{e: e, device: d.src.Name()}
+		s := &sink{e: e, device: e.deviceLabel(ctx, d), d: d}
 		err := c.collect(ctx, s, d.src)
 		if err != nil && ctx.Err() != nil && !errors.Is(err, ErrUnsupported) {
 			err = fmt.Errorf("%w (%v)", errDeadline, err)
@@ -314,7 +324,7 @@ func (e *Exporter) read(ctx context.Context, d *device, r *result) {
 // report emits the exporter's own metrics for a device and logs changes.
 func (e *Exporter) report(ch chan<- prometheus.Metric, d *device, v view) {
 	name := d.src.Name()
-	s := &sink{e: e, device: name, meta: true}
+	s := &sink{e: e, device: e.knownLabel(d), meta: true, d: d}
 	up := 0.0
 	d.mu.Lock()
 	for _, c := range e.collectors {
@@ -364,6 +374,7 @@ type sink struct {
 	device string
 	meta   bool // the exporter's own families: never filtered
 	out    []prometheus.Metric
+	d      *device
 }
 
 // add emits a sample of f; labels are the values after device. A label
@@ -416,7 +427,7 @@ func (e *Exporter) desc(f family, labels []string) *prometheus.Desc {
 	defer e.descMu.Unlock()
 	d := e.descs[key]
 	if d == nil {
-		d = prometheus.NewDesc(f.name, f.help, labels, nil)
+		d = prometheus.NewDesc(f.name, f.help, labels, e.constLabels())
 		e.descs[key] = d
 	}
 	return d

@@ -50,9 +50,9 @@ var (
 // Families of the identity collector.
 var (
 	famInfo = gauge("cxray_device_info",
-		"Identity of the device (value 1): model, PCI device ID (and as mlx5_ib's hca_type), PSID, running and stored firmware, adapter part number, GUIDs, RDMA device. A label the backend cannot tell is left out.",
+		"Identity of the device (value 1): model, PCI device ID (and as mlx5_ib's hca_type), PSID, running and stored firmware, adapter part number, GUIDs, its names (RDMA device, PCI address, first interface: what device is joined on). A label the backend cannot tell is left out.",
 		"device", "backend", "model", "device_id", "hca_type", "psid", "firmware_version", "firmware_stored_version", "part_number",
-		"node_guid", "sys_image_guid", "hw_rev", "node_desc", "rdma")
+		"node_guid", "sys_image_guid", "hw_rev", "node_desc", "rdma", "pci", "netdev")
 	famPending = gauge("cxray_device_firmware_pending",
 		"1 when the firmware in flash differs from the running one (it runs after the next reset), 0 when they agree.",
 		"device")

@@ -31,6 +31,8 @@ type Source interface {
 
 // ErrUnsupported is matched (errors.Is) by the error of a Source method
 // that its backend cannot serve.
+//
+// Deprecated: match errors.ErrUnsupported, the one name of the kind.
 var ErrUnsupported = adapter.ErrUnsupported
 
 // FromAdapter makes an adapter a Source: the device label is its PCI

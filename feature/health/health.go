@@ -32,6 +32,9 @@ const (
 	Warn Status = "warn"
 	Fail Status = "fail"
 	Skip Status = "skipped"
+	// Info is a finding with a next step that is no problem (an empty cage
+	// on a port nobody declared unused): it does not change the exit code.
+	Info Status = "info"
 )
 
 func (s Status) rank() int {
@@ -73,6 +76,10 @@ type Options struct {
 	// NV is the parameter database for the configuration check; nil
 	// skips it.
 	NV *nvconf.DB
+	// Unused are local port numbers left unused on purpose (--unused-ports,
+	// the unused-ports files): their state, module and link are not
+	// judged.
+	Unused []int
 }
 
 // Run performs every check on one adapter. A check the backend cannot
@@ -89,7 +96,6 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 		r.finish()
 		return r
 	}
-	r.add(portsCheck(ctx, a))
 	pcieBefore, _ := a.PCIe(ctx)
 	drvBefore, drvErr := a.Driver(ctx, true)
 	before, errA := counters(ctx, a)
@@ -105,14 +111,18 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	if drvErr == nil {
 		drvAfter, _ = a.Driver(ctx, false)
 	}
-	r.add(modulesCheck(mods, modErr))
-	r.add(temperatures(ctx, a))
+	// The ports check comes first in the report; it is made after the
+	// module read so that a port down for want of a module says so.
+	pc := newPortClass(mods, o.Unused)
+	r.add(portsCheck(ctx, a, pc))
+	r.add(modulesCheck(mods, modErr, pc))
+	r.add(temperatures(ctx, a, unreachableModules(mods)))
 	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
-	r.add(linkCheck(ctx, a))
-	pc, prep := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
+	r.add(linkCheck(ctx, a, pc))
+	pcc, prep := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
 		pcieBefore, pcieAfter, o.Interval)
-	r.add(pc)
+	r.add(pcc)
 	dc, drv := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
 	r.add(dc)
 	r.add(bandwidthCheck(prep, drv, before, after, o.Interval))
@@ -261,11 +271,47 @@ func access(a *adapter.Adapter) Check {
 
 // ---- ports
 
-func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
+// portClass is what health knows of a port beyond its link: declared
+// unused, or an empty cage (the module read found no module).
+type portClass struct {
+	unused map[int]bool
+	empty  map[int]bool
+}
+
+func newPortClass(mods []*modules.Report, unused []int) portClass {
+	pc := portClass{unused: map[int]bool{}, empty: map[int]bool{}}
+	for _, p := range unused {
+		pc.unused[p] = true
+	}
+	for _, m := range mods {
+		for _, v := range m.Verdicts {
+			if v.Code == optics.VerdictNoModule {
+				pc.empty[m.Port] = true
+			}
+		}
+	}
+	return pc
+}
+
+// emptyNext is the next step for empty cages on ports nobody declared
+// unused: plug a module, or say the port is unused (docs/health.md).
+func emptyNext(bdf string, ports []int) string {
+	list := make([]string, len(ports))
+	for i, p := range ports {
+		list[i] = fmt.Sprint(p)
+	}
+	l := strings.Join(list, ",")
+	if bdf == "" {
+		bdf = "*"
+	}
+	return fmt.Sprintf("plug a module or cable into port %s if it should carry traffic; if it is unused on purpose, say so and health stops reporting it: 'cxray health --unused-ports %s', or a line '%s %s' in %s (docs/health.md)", l, l, bdf, l, UnusedPortsFile)
+}
+
+func portsCheck(ctx context.Context, a *adapter.Adapter, pc portClass) Check {
 	c := Check{Name: "ports", Status: OK}
 	links, err := a.Links(ctx)
 	if len(links) == 0 {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)
 		}
 		c = unreadable(c, "the ports", err)
@@ -278,33 +324,74 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 		c.Status = Warn
 		c.Details = append(c.Details, "partly read: "+strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
-	var up, unknown []string
-	disabled := 0
+	lanes := map[int]int{}
+	if ps, err := a.Ports(ctx); err == nil {
+		for _, p := range ps {
+			lanes[p.Local] = p.Lanes
+		}
+	}
+	// parts are the ports in order, each as it stands: up, disabled,
+	// empty, unused.
+	var parts []string
+	var empty []int
+	up, unknown := 0, 0
+	judged := 0
 	for _, l := range links {
+		if pc.unused[l.Port] {
+			// Declared unused: shown, never judged.
+			parts = append(parts, fmt.Sprintf("port %d unused", l.Port))
+			c.Details = append(c.Details, fmt.Sprintf("port %d is declared unused (--unused-ports or %s): not judged", l.Port, UnusedPortsFile))
+			continue
+		}
+		judged++
 		switch {
 		case l.OperUp == nil:
 			c.Status = worse(c.Status, Warn)
 			c.Details = append(c.Details, fmt.Sprintf("port %d: its state could not be read", l.Port))
-			unknown = append(unknown, fmt.Sprintf("port %d state unknown", l.Port))
+			unknown++
+			parts = append(parts, fmt.Sprintf("port %d state unknown", l.Port))
 			if c.Next == "" {
 				c.Next = fmt.Sprintf("the firmware did not give the port's state: see why with 'cxray reg get PAOS --index local_port=%d'", l.Port)
 			}
 			continue
 		case !*l.OperUp && l.AdminUp != nil && !*l.AdminUp:
-			disabled++
+			// Disabled on purpose is not a problem, but it is shown: a
+			// summary that lists only the ports that are up hides it.
+			parts = append(parts, fmt.Sprintf("port %d disabled", l.Port))
 			c.Details = append(c.Details, fmt.Sprintf("port %d is disabled (admin_status %s)", l.Port, l.AdminStatus))
+			continue
+		case !*l.OperUp && pc.empty[l.Port]:
+			// Down because nothing is plugged: information with the
+			// next step, not a hardware failure.
+			parts = append(parts, fmt.Sprintf("port %d empty cage", l.Port))
+			empty = append(empty, l.Port)
+			c.Details = append(c.Details, fmt.Sprintf("port %d is down: its cage holds no module", l.Port))
 			continue
 		case !*l.OperUp:
 			c.Status = Fail
+			parts = append(parts, fmt.Sprintf("port %d %s", l.Port, orWord(l.OperStatus, "down")))
 			c.Details = append(c.Details, fmt.Sprintf("port %d is %s while enabled", l.Port, orWord(l.OperStatus, "down")))
 			c.Next = "check the module and cable of the port ('cxray module --port N'), the link partner, and PDDR's troubleshooting page ('cxray reg get PDDR --index page_select=1,local_port=N')"
 			continue
 		}
-		if l.SpeedGbps == nil || *l.SpeedGbps == 0 {
-			up = append(up, fmt.Sprintf("port %d up", l.Port))
+		up++
+		if l.LinkLayer == adapter.LinkInfiniBand {
+			s, st, detail, next := ibPort(l, lanes[l.Port])
+			parts = append(parts, s)
+			c.Status = worse(c.Status, st)
+			if detail != "" {
+				c.Details = append(c.Details, detail)
+			}
+			if c.Next == "" {
+				c.Next = next
+			}
 			continue
 		}
-		up = append(up, fmt.Sprintf("port %d up at %gG", l.Port, *l.SpeedGbps))
+		if l.SpeedGbps == nil || *l.SpeedGbps == 0 {
+			parts = append(parts, fmt.Sprintf("port %d up", l.Port))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("port %d up at %gG", l.Port, *l.SpeedGbps))
 		if l.MaxSpeedGbps != nil && *l.SpeedGbps < *l.MaxSpeedGbps {
 			c.Status = worse(c.Status, Warn)
 			c.Details = append(c.Details, fmt.Sprintf("port %d runs at %gG, below the port's %gG", l.Port, *l.SpeedGbps, *l.MaxSpeedGbps))
@@ -314,13 +401,26 @@ func portsCheck(ctx context.Context, a *adapter.Adapter) Check {
 		}
 	}
 	// A port whose state could not be read is not a port that is down.
-	c.Summary = strings.Join(append(up, unknown...), ", ")
-	if c.Summary == "" {
+	c.Summary = strings.Join(parts, ", ")
+	if len(empty) > 0 {
+		if c.Status == OK {
+			c.Status = Info
+		}
+		if c.Next == "" {
+			c.Next = emptyNext(a.BDF(), empty)
+		}
+	}
+	if up == 0 && unknown == 0 && judged > len(empty) {
 		// No port up is never a pass: disabled on purpose is still worth
-		// a look, and a failure above already says more.
-		c.Summary = "no port is up"
+		// a look, and a failure above already says more. Ports declared
+		// unused or with an empty cage are not counted.
+		if c.Summary == "" {
+			c.Summary = "no port is up"
+		} else {
+			c.Summary = "no port is up: " + c.Summary
+		}
 		c.Status = worse(c.Status, Warn)
-		if disabled > 0 && c.Next == "" {
+		if c.Next == "" || c.Status == Warn && len(empty) > 0 {
 			c.Next = "every port of this function is administratively down; bring it up with 'cxray reg set PAOS admin_status=up ase=1' or 'ip link set IFACE up' if that is not intended"
 		}
 	}
@@ -343,19 +443,32 @@ func orWord(s, def string) string {
 
 // ---- modules
 
-func modulesCheck(mods []*modules.Report, err error) Check {
+func modulesCheck(mods []*modules.Report, err error, pc portClass) Check {
 	c := Check{Name: "modules", Status: OK}
 	switch {
-	case errors.Is(err, adapter.ErrUnsupported):
+	case errors.Is(err, errors.ErrUnsupported):
 		return unsupported(c, err)
 	case err != nil:
 		c.Status, c.Summary = Warn, "modules could not be read: "+err.Error()
 		c.Next = "run 'cxray module --all' for details"
 		return c
 	}
-	n := 0
+	n, judged := 0, 0
+	var empty []int
 	for _, m := range mods {
+		if pc.unused[m.Port] {
+			c.Details = append(c.Details, fmt.Sprintf("port %d: declared unused, not judged", m.Port))
+			continue
+		}
+		judged++
 		for _, v := range m.Verdicts {
+			if v.Code == optics.VerdictNoModule {
+				// An empty cage is information (the ports check gives the
+				// next step), not a hardware problem.
+				empty = append(empty, m.Port)
+				c.Details = append(c.Details, fmt.Sprintf("port %d: no module in the cage", m.Port))
+				continue
+			}
 			n++
 			st := Warn
 			switch v.Code {
@@ -370,20 +483,50 @@ func modulesCheck(mods []*modules.Report, err error) Check {
 			c.Details = append(c.Details, fmt.Sprintf("port %d: %s (%s): %s", m.Port, v.Code, v.Category, v.Summary))
 		}
 	}
+	for _, m := range mods {
+		if m.Verify != nil && m.Verify.DeviceClockStill {
+			c.Details = append(c.Details, "the device's clock did not move between the two reads (its uptime stood still: an emulator on a manual clock), so frozen monitors could not be judged; advance it (cxray emu ctl advance 10s) or use -d emu, whose waits move it")
+			break
+		}
+	}
 	if n == 0 {
-		c.Summary = fmt.Sprintf("%d module(s) read, no problem found", len(mods))
+		c.Summary = fmt.Sprintf("%d module(s) read, no problem found", judged-len(empty))
 	} else {
-		c.Summary = fmt.Sprintf("%d problem(s) on %d module(s)", n, len(mods))
+		c.Summary = fmt.Sprintf("%d problem(s) on %d module(s)", n, judged-len(empty))
+	}
+	if len(empty) > 0 {
+		// Shown, not judged: the ports check gives the next step.
+		c.Summary += fmt.Sprintf("; %d empty cage(s)", len(empty))
 	}
 	return c
 }
 
+// unreachableModules are the modules whose management interface the
+// module check found dead (a stuck bus; a module that answers nothing), by
+// cage, with the verdict: the firmware reads a module's temperature over
+// that interface, so a temperature said of them would contradict the
+// verdict, whatever a sensor answers. (An EEPROM the firmware will not
+// read, MCIA refused, says nothing about the sensor.)
+func unreachableModules(mods []*modules.Report) map[int]string {
+	out := map[int]string{}
+	for _, m := range mods {
+		for _, v := range m.Verdicts {
+			if v.Code == optics.VerdictI2CHang || v.Code == optics.VerdictBlank {
+				if _, seen := out[m.Module]; !seen {
+					out[m.Module] = v.Code
+				}
+			}
+		}
+	}
+	return out
+}
+
 // ---- temperatures
 
-func temperatures(ctx context.Context, a *adapter.Adapter) Check {
+func temperatures(ctx context.Context, a *adapter.Adapter, unreachable map[int]string) Check {
 	c := Check{Name: "temperatures", Status: OK}
 	ts, err := a.Temperatures(ctx)
-	if len(ts) == 0 && errors.Is(err, adapter.ErrUnsupported) {
+	if len(ts) == 0 && errors.Is(err, errors.ErrUnsupported) {
 		return unsupported(c, err)
 	}
 	var parts []string
@@ -393,6 +536,13 @@ func temperatures(ctx context.Context, a *adapter.Adapter) Check {
 			label = fmt.Sprintf("module %d", t.Module)
 		} else if t.Index > 0 {
 			label = t.Sensor
+		}
+		if why, ok := unreachable[t.Module]; ok && t.Kind == "module" {
+			// The module check could not read this module: its sensor's
+			// answer, if any, is not a reading of it.
+			parts = append(parts, label+" n/a")
+			c.Details = append(c.Details, fmt.Sprintf("%s: no reading (the module is unreadable: %s; see the modules check)", label, why))
+			continue
 		}
 		if t.Celsius == nil {
 			parts = append(parts, label+" n/a")
@@ -437,7 +587,7 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 	c := Check{Name: "configuration", Status: OK}
 	d, err := a.Registers(ctx)
 	if err != nil {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			c.Status, c.Summary = Skip, "not available on this backend: NV configuration is read through registers"
 			return c
 		}
@@ -448,21 +598,43 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 		c.Status, c.Summary = Skip, "no NV parameter database was given"
 		return c
 	}
+	// A write the journal shows was cut short comes first: until it is
+	// finished or rolled back, cxray refuses every NV write, so 'config
+	// set' is no advice then.
+	lctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	ie, lerr := nvconf.CheckInterrupted(lctx, nvconf.KeyFor(a.Backend(), a.Name(), a.BDF()), nv)
+	cancel()
+	var le *nvconf.LockError
+	switch {
+	case ie != nil:
+		c.Status = Fail
+		c.Details = append(c.Details, ie.Error())
+		c.Next = fmt.Sprintf("finish the interrupted %s with 'cxray config recover --finish -d %s' or roll it back with 'cxray config recover --rollback -d %s'; until then cxray refuses NV writes to this adapter",
+			ie.Entry.Op, a.Name(), a.Name())
+	case errors.As(lerr, &le):
+		c.Details = append(c.Details, "an NV write is under way: "+lerr.Error())
+	}
 	pending, suspicious, err := NVFindings(ctx, d, nv)
 	if err != nil {
+		st, next, details := c.Status, c.Next, c.Details
 		c = unreadable(c, "the NV configuration", err)
+		if st == Fail {
+			c.Status, c.Next, c.Details = st, next, details
+		}
 		if c.Next == "" {
 			c.Next = "run 'cxray config query -e' for details"
 		}
 		return c
 	}
 	if len(pending) > 0 {
-		c.Status = Warn
+		c.Status = worse(c.Status, Warn)
 		c.Details = append(c.Details, pending...)
-		c.Next = "these take effect after a firmware reset: apply with 'cxray config apply' (MFRL) where the firmware allows, or reboot; or undo them with 'cxray config set'"
+		if ie == nil {
+			c.Next = "these take effect after a firmware reset: apply with 'cxray config apply' (MFRL) where the firmware allows, or reboot; or undo them with 'cxray config set'"
+		}
 	}
 	if len(suspicious) > 0 {
-		c.Status = Warn
+		c.Status = worse(c.Status, Warn)
 		c.Details = append(c.Details, suspicious...)
 		if c.Next == "" {
 			c.Next = "review these settings with 'cxray config query -e' and change them with 'cxray config set'"
@@ -473,6 +645,9 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 		c.Summary = "Next Boot equals Current; nothing suspicious"
 	default:
 		c.Summary = fmt.Sprintf("%d change(s) pending until the next firmware reset, %d suspicious setting(s)", len(pending), len(suspicious))
+	}
+	if ie != nil {
+		c.Summary = fmt.Sprintf("an interrupted NV %s left %d TLV(s) possibly half applied; ", ie.Entry.Op, len(ie.Names)) + c.Summary
 	}
 	return c
 }
@@ -543,9 +718,15 @@ func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
 			want[n] = true
 		}
 	}
+	ib := map[int]bool{}
+	for _, cs := range sets {
+		ib[cs.Port] = ib[cs.Port] || cs.Kind == "ib"
+	}
 	for _, cs := range sets {
 		for n, v := range cs.Values {
-			if want[n] {
+			// On an InfiniBand port the IB symbol_error counts what the
+			// physical layer's symbol_errors does: one is enough.
+			if want[n] && !(ib[cs.Port] && cs.Kind == "ppcnt" && n == "symbol_errors") {
 				s.values[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
 			}
 		}
@@ -571,7 +752,7 @@ func countersCheck(a, b *sample, errA, errB error, interval time.Duration) Check
 	c := Check{Name: "counters", Status: OK}
 	if errA != nil || errB != nil || a == nil || b == nil {
 		err := firstErr(errA, errB)
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)
 		}
 		return unreadable(c, "the counters (sampled twice)", err)
@@ -592,7 +773,13 @@ func countersCheck(a, b *sample, errA, errB error, interval time.Duration) Check
 	}
 	if len(moving) > 0 {
 		c.Details = append(c.Details, moving...)
-		c.Next = "errors on a link point at the module, cable or connector: clean or reseat them, compare with 'cxray module --verify', and watch with 'cxray monitor --what counters --alert \"rate(symbol_errors) > 0\"'"
+		// The alert names the first counter that moved (port1.symbol_error
+		// on an InfiniBand port: "rate(symbol_error) > 0").
+		name := "symbol_errors"
+		if _, n, ok := strings.Cut(strings.Fields(moving[0])[0], "."); ok {
+			name = n
+		}
+		c.Next = fmt.Sprintf("errors on a link point at the module, cable or connector: clean or reseat them, compare with 'cxray module --verify', and watch with 'cxray monitor --what counters --alert \"rate(%s) > 0\"'", name)
 	}
 	var retrans []string
 	for _, k := range sortedKeys(b.rdma) {
@@ -641,11 +828,15 @@ func macDrift(ctx context.Context, a *adapter.Adapter, id *adapter.Identity) Che
 	c := Check{Name: "mac", Status: OK}
 	os, err := a.OS(ctx)
 	if err != nil {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			c.Status, c.Summary = Skip, "no network interface of this function is known"
 			return c
 		}
 		c.Status, c.Summary = Warn, "the interfaces could not be read: "+err.Error()
+		return c
+	}
+	if ipoibOnly(os.Netdevs) {
+		c.Status, c.Summary = Skip, "the port runs InfiniBand: its interface is IPoIB, whose address is a queue pair and the port's GID, not a MAC"
 		return c
 	}
 	drift := Drift(id.PermanentMAC, os.Netdevs)
@@ -680,11 +871,12 @@ type MACDrift struct {
 // Drift lists the interfaces whose current address differs from the
 // permanent MAC: the firmware's (permanent) when known, else the one the
 // kernel reports for the interface. Representors are left out: they
-// carry addresses of their own.
+// carry addresses of their own; so are IPoIB interfaces, whose 20-byte
+// address is a QPN and the port's GID, not a MAC.
 func Drift(permanent string, nds []adapter.Netdev) []MACDrift {
 	var out []MACDrift
 	for _, n := range nds {
-		if n.Representor || n.Address == "" {
+		if n.Representor || n.Address == "" || len(n.Address) != len("00:00:00:00:00:00") {
 			continue
 		}
 		want := permanent

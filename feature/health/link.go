@@ -16,7 +16,7 @@ import (
 // lane, a raw BER past its threshold, a speed below what both ends could
 // run and what the firmware's troubleshooting page flags warn. A port
 // disabled on purpose is the ports check's business, not a link problem.
-func linkCheck(ctx context.Context, a *adapter.Adapter) Check {
+func linkCheck(ctx context.Context, a *adapter.Adapter, pc portClass) Check {
 	c := Check{Name: "link", Status: OK}
 	if !a.HasRegisters() {
 		return unsupported(c, &adapter.UnsupportedError{What: "the link's BER, FEC and troubleshooting status", Backend: a.Backend(),
@@ -24,7 +24,7 @@ func linkCheck(ctx context.Context, a *adapter.Adapter) Check {
 	}
 	reps, err := link.Read(ctx, a, link.Options{Brief: true})
 	if err != nil {
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)
 		}
 		c = unreadable(c, "the links", err)
@@ -33,6 +33,16 @@ func linkCheck(ctx context.Context, a *adapter.Adapter) Check {
 	var ok []string
 	unknown := 0
 	for _, r := range reps {
+		if pc.unused[r.Port] {
+			c.Details = append(c.Details, fmt.Sprintf("port %d: declared unused, not judged", r.Port))
+			continue
+		}
+		if pc.empty[r.Port] && (r.Operational.OperUp == nil || !*r.Operational.OperUp) {
+			// No module, no link: the ports check says so with the next
+			// step; "down: Cable is unplugged" is no link fault.
+			c.Details = append(c.Details, fmt.Sprintf("port %d: no module in the cage, no link to judge", r.Port))
+			continue
+		}
 		if r.Operational.OperUp == nil {
 			unknown++
 		}
@@ -77,7 +87,13 @@ func linkCheck(ctx context.Context, a *adapter.Adapter) Check {
 			c.Summary = fmt.Sprintf("the state of %d link(s) could not be read; nothing to judge", unknown)
 		}
 	default:
-		c.Summary = fmt.Sprintf("%d link problem(s)", len(c.Details))
+		n := 0
+		for _, d := range c.Details {
+			if !strings.Contains(d, "not judged") && !strings.Contains(d, "no link to judge") {
+				n++
+			}
+		}
+		c.Summary = fmt.Sprintf("%d link problem(s)", n)
 	}
 	if c.Next != "" {
 		c.Next += " ('cxray link' shows the details)"

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/emu/emuadapter/emutest"
+	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/feature/health"
 )
@@ -41,16 +42,30 @@ func expectedLink(t *testing.T, f *scenario.Function, own []int) (want health.St
 		if err != nil {
 			t.Fatal(err)
 		}
+		ms, _ := a.Firmware.ModuleStatus(st.Module)
 		switch {
 		case !st.AdminUp:
 			continue // disabled on purpose: the ports check's business
+		case !st.OperUp && !ms.Plugged:
+			continue // an empty cage: no link to judge
 		case !st.OperUp:
 			worse(health.Fail)
 			continue
 		}
 		judged = true
 		ps := spec.Ports[p-1]
-		if st.SpeedGbps < emutest.BestGbps(a, p) {
+		if st.LinkType == fw.LinkInfiniBand {
+			// A width narrower than the port; link downs and error
+			// recoveries the IB counters hold.
+			if st.Width < ps.Lanes {
+				worse(health.Warn)
+			}
+			if c, err := a.Firmware.IBCounters(p); err != nil {
+				t.Fatal(err)
+			} else if c["link_downed"] > 0 || c["link_error_recovery"] > 0 {
+				worse(health.Warn)
+			}
+		} else if st.SpeedGbps < emutest.BestGbps(a, p) {
 			worse(health.Warn) // speed mismatch
 		}
 		for l := 0; l < ps.Lanes; l++ {

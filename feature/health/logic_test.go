@@ -42,10 +42,11 @@ func healthy(db *prm.DB) *devtest.Fake {
 }
 
 type rig struct {
-	f   *devtest.Fake
-	clk *clock.Manual
-	os  *osView
-	c   adapter.Config
+	f      *devtest.Fake
+	clk    *clock.Manual
+	os     *osView
+	c      adapter.Config
+	unused []int
 }
 
 func newRig(t testing.TB) *rig {
@@ -64,7 +65,7 @@ func (r *rig) run(t testing.TB) *health.Report {
 	if r.os != nil {
 		c.OSView = r.os
 	}
-	return health.Run(context.Background(), adapter.New(c), health.Options{Interval: 10 * time.Second})
+	return health.Run(context.Background(), adapter.New(c), health.Options{Interval: 10 * time.Second, Unused: r.unused})
 }
 
 // osView is an injected OS view whose RDMA counters can move.
@@ -119,6 +120,12 @@ func TestHealthyFunction(t *testing.T) {
 	if rep.Status != health.Warn || rep.Device != "test" || rep.BDF != bdf || rep.Backend != dev.BackendDirect {
 		t.Errorf("report %s %s %s %s", rep.Status, rep.Device, rep.BDF, rep.Backend)
 	}
+	// A function no kernel driver drives: the driver check says so once,
+	// naming the backend, and what would give the reading.
+	if c := check(t, rep, "driver"); c.Summary != "no kernel driver drives this function (direct backend): devlink health and driver statistics need mlx5_core bound to it" ||
+		!strings.Contains(c.Next, "bind mlx5_core") {
+		t.Errorf("driver: %q, next %q", c.Summary, c.Next)
+	}
 	if c := check(t, rep, "ports"); c.Summary != "port 1 up at 400G" {
 		t.Errorf("ports: %q", c.Summary)
 	}
@@ -147,10 +154,14 @@ func TestPortsCheck(t *testing.T) {
 		{"enabled but down is a failure", func(f *devtest.Fake) {
 			f.Put("PAOS", "local_port=1", "admin_status=up", "oper_status=down")
 			f.Put("PTYS", "local_port=1", "proto_mask=Ethernet", "data_rate_oper=0", "max_port_rate=400")
-		}, health.Fail, "no port is up", "port 1 is down while enabled"},
+		}, health.Fail, "no port is up: port 1 down", "port 1 is down while enabled"},
 		{"disabled: no port up is a warning, not ok", func(f *devtest.Fake) {
 			f.Put("PAOS", "local_port=1", "admin_status=down_by_configuration", "oper_status=down")
-		}, health.Warn, "no port is up", "port 1 is disabled (admin_status down_by_configuration)"},
+		}, health.Warn, "no port is up: port 1 disabled", "port 1 is disabled (admin_status down_by_configuration)"},
+		{"an empty cage on an enabled port is information", func(f *devtest.Fake) {
+			f.Put("PAOS", "local_port=1", "admin_status=up", "oper_status=down")
+			f.Put("PMAOS", "module=0", "oper_status=unplugged")
+		}, health.Info, "port 1 empty cage", "port 1 is down: its cage holds no module"},
 		{"below the port's speed", func(f *devtest.Fake) {
 			f.Put("PTYS", "local_port=1", "proto_mask=Ethernet", "data_rate_oper=1000", "max_port_rate=400")
 		}, health.Warn, "port 1 up at 100G", "port 1 runs at 100G, below the port's 400G"},
@@ -172,7 +183,55 @@ func TestPortsCheck(t *testing.T) {
 			if c.want == health.Fail && !strings.Contains(got.Next, "cxray module --port N") {
 				t.Errorf("next step: %q", got.Next)
 			}
+			if c.want == health.Info && !strings.Contains(got.Next, "--unused-ports 1") {
+				t.Errorf("next step: %q", got.Next)
+			}
 		})
+	}
+}
+
+// A port declared unused is shown and never judged: not its state, its
+// empty cage nor its link. An undeclared empty cage is information with
+// the next step in ports, shown in modules, and no link fault (the CLI
+// test shows the exit code stays 0).
+func TestUnusedAndEmptyPorts(t *testing.T) {
+	empty := func(r *rig) {
+		r.f.Put("PAOS", "local_port=1", "admin_status=up", "oper_status=down")
+		r.f.Put("PTYS", "local_port=1", "proto_mask=Ethernet", "data_rate_oper=0", "max_port_rate=400")
+		r.f.Put("PMAOS", "module=0", "oper_status=unplugged")
+	}
+	r := newRig(t)
+	empty(r)
+	rep := r.run(t)
+	got := map[string]health.Status{}
+	for _, c := range rep.Checks {
+		got[c.Name] = c.Status
+	}
+	want := map[string]health.Status{"ports": health.Info, "modules": health.OK}
+	for n, w := range want {
+		if got[n] != w {
+			t.Errorf("empty cage: %s is %s, want %s: %+v", n, got[n], w, check(t, rep, n))
+		}
+	}
+	if l := check(t, rep, "link"); l.Status == health.Fail || l.Status == health.Warn {
+		t.Errorf("empty cage: link %s %q %q", l.Status, l.Summary, l.Details)
+	}
+	if m := check(t, rep, "modules"); !strings.HasSuffix(m.Summary, "; 1 empty cage(s)") {
+		t.Errorf("modules summary %q", m.Summary)
+	}
+	// Declared unused, even while down and empty.
+	r = newRig(t)
+	empty(r)
+	r.unused = []int{1}
+	rep = r.run(t)
+	for _, n := range []string{"ports", "modules", "link"} {
+		c := check(t, rep, n)
+		if c.Status == health.Fail || c.Status == health.Warn || c.Status == health.Info || !contains(c.Details, "unused") {
+			t.Errorf("unused port: %s %s %q %q", n, c.Status, c.Summary, c.Details)
+		}
+	}
+	if p := check(t, rep, "ports"); p.Summary != "port 1 unused" {
+		t.Errorf("unused port: ports summary %q", p.Summary)
 	}
 }
 
@@ -209,6 +268,10 @@ func TestTemperaturesCheck(t *testing.T) {
 			f.Put("MTCAP", "sensor_map=0x3")
 			f.Put("MTMP", "sensor_index=1", "temperature=360", "sensor_name=board")
 		}, health.OK, "ASIC 50.0 °C, board 45.0 °C, module 0 40.0 °C", ""},
+		{"a module the module check cannot read shows no temperature, whatever its sensor says", func(f *devtest.Fake) {
+			f.Put("PMAOS", "module=0", "oper_status=module_plugged_with_error", "error_type=Bus_stuck")
+			f.Put("MTMP", "sensor_index=64", "temperature=320", "temperature_threshold_hi=600")
+		}, health.OK, "ASIC 50.0 °C, module 0 n/a", "module 0: no reading (the module is unreadable: i2c_hang; see the modules check)"},
 		{"an unreadable sensor is noted", func(f *devtest.Fake) {
 			f.Put("MTCAP", "sensor_map=0x3")
 			f.Fail("MTMP", dev.StatusBusy, "sensor_index=1")
@@ -247,9 +310,6 @@ func TestModulesCheck(t *testing.T) {
 		{"plugged with an error fails", func(f *devtest.Fake) {
 			f.Put("PMAOS", "module=0", "oper_status=module_plugged_with_error", "error_type=High_Temperature")
 		}, health.Fail, "port 1: module_error (hardware)"},
-		{"an empty cage warns", func(f *devtest.Fake) {
-			f.Put("PMAOS", "module=0", "oper_status=unplugged")
-		}, health.Warn, "port 1: no_module (hardware): no module in the cage of module 0"},
 		{"disabled warns", func(f *devtest.Fake) {
 			f.Put("PMAOS", "module=0", "oper_status=plugged_disabled")
 		}, health.Warn, "port 1: module_disabled (firmware)"},

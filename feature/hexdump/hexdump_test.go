@@ -483,12 +483,14 @@ func FuzzRead(f *testing.F) {
 
 // cxray's field table of any bytes of a register reads back, through the
 // layout, into bytes that show the same table: the PDDR page layouts
-// (unions picked by page_select) and MGIR (BCD, text, a date).
+// (unions picked by page_select), MGIR (BCD, text, a date) and PMAOS and
+// PTYS, whose fields are valid only under a condition ("not valid" rows).
 func FuzzFieldTableRoundTrip(f *testing.F) {
 	f.Add(uint8(3), []byte{0x00, 0x01, 0x00, 0x00, 0, 0, 0, 3})
 	f.Add(uint8(0), []byte("MT_0000000834"))
 	f.Add(uint8(1), []byte{0x20, 0x23, 0x10, 0x05, 0x12, 0x34})
-	regs := []string{"PDDR", "MGIR", "MTMP", "PGUID", "PMLP", "PAOS"}
+	f.Add(uint8(6), []byte{0x00, 0x01, 0x01, 0x01, 0x00, 0x00, 0x05, 0x00}) // PMAOS: plugged_enabled, error_type 5 (not valid)
+	regs := []string{"PDDR", "MGIR", "MTMP", "PGUID", "PMLP", "PAOS", "PMAOS", "PTYS"}
 	plans := map[string]*prm.Plan{}
 	for _, r := range regs {
 		plans[r] = plan(f, r)

@@ -133,6 +133,36 @@ type Operational struct {
 	Enabled   *Speeds `json:"enabled_speeds,omitempty"`
 	Supported *Speeds `json:"supported_speeds,omitempty"`
 	Cable     *Speeds `json:"cable_speeds,omitempty"`
+	// IB is an InfiniBand port's side of the fabric (nil on Ethernet).
+	IB *IBPort `json:"infiniband,omitempty"`
+}
+
+// IBPort is what an InfiniBand port adds: the logical state the subnet
+// manager gave it (ACTIVE, INIT, ARMED) and its LIDs, from the command
+// interface or the kernel; the widths it enables; its PortCounters (PPCNT's
+// InfiniBand port counters group, where mlxlink reads them).
+type IBPort struct {
+	LogicalState string  `json:"logical_state,omitempty"`
+	LID          *uint32 `json:"lid,omitempty"`
+	SMLID        *uint32 `json:"sm_lid,omitempty"`
+	// EnabledWidths and CableWidths are the widths (lanes) the port
+	// enables and its cable supports.
+	EnabledWidths []int `json:"enabled_widths,omitempty"`
+	CableWidths   []int `json:"cable_widths,omitempty"`
+	// Counters are the IBA PortCounters since the last clear; the narrow
+	// ones stop at their maximum.
+	Counters *IBCounters `json:"counters,omitempty"`
+}
+
+// IBCounters are the InfiniBand port counters that judge a link.
+type IBCounters struct {
+	SymbolErrors             *uint64 `json:"symbol_error"`
+	LinkErrorRecovery        *uint64 `json:"link_error_recovery"`
+	LinkDowned               *uint64 `json:"link_downed"`
+	PortRcvErrors            *uint64 `json:"port_rcv_errors"`
+	PortRcvRemotePhysical    *uint64 `json:"port_rcv_remote_physical_errors"`
+	LocalLinkIntegrityErrors *uint64 `json:"local_link_integrity_errors"`
+	ExcessiveBufferOverrun   *uint64 `json:"excessive_buffer_overrun_errors"`
 }
 
 // Speeds is a protocol mask and its names.
@@ -196,8 +226,10 @@ type Rates struct {
 	CorrectedBlocksPerS   *float64  `json:"fec_corrected_blocks_per_s"`
 	UncorrectableBlocksPS *float64  `json:"fec_uncorrectable_blocks_per_s"`
 	LaneRawErrorsPerS     []float64 `json:"lane_raw_errors_per_s,omitempty"`
-	RawBER                BER       `json:"raw_ber"`
-	EffectiveBER          BER       `json:"effective_ber"`
+	// IBSymbolErrorsPerS is an InfiniBand port's symbol_error growth.
+	IBSymbolErrorsPerS *float64 `json:"ib_symbol_errors_per_s,omitempty"`
+	RawBER             BER      `json:"raw_ber"`
+	EffectiveBER       BER      `json:"effective_ber"`
 	// Cleared: the counters were cleared between the reads, so the rates
 	// count from the clear.
 	Cleared bool `json:"cleared,omitempty"`
@@ -309,7 +341,7 @@ func fatal(ctx context.Context, err error) bool {
 	if errors.As(err, &ie) {
 		return false
 	}
-	return !errors.Is(err, adapter.ErrUnsupported) && !isFieldErr(err)
+	return !errors.Is(err, errors.ErrUnsupported) && !isFieldErr(err)
 }
 
 func u64(v uint64) *uint64 { return &v }

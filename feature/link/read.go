@@ -104,6 +104,10 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 	lp := "local_port=" + itoa(p.Local)
 	op := &r.Operational
 	op.Protocol = "Ethernet"
+	ib := p.LinkLayer == adapter.LinkInfiniBand
+	if ib {
+		op.Protocol = adapter.LinkInfiniBand
+	}
 	if d, err := rd.read("administrative and operational status", "PAOS", lp); err != nil {
 		return err
 	} else if d != nil {
@@ -122,8 +126,11 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"phy_mngr_fsm_state"); ok {
 			op.StateID, op.State = u64(v), nameOr(phyMngrState, v)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"eth_an_fsm_state"); ok {
+		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"eth_an_fsm_state"); ok && !ib {
 			op.PhysicalStateID, op.PhysicalState = u64(v), nameOr(ethANState, v)
+		}
+		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"ib_phy_fsm_state"); ok && ib {
+			op.PhysicalStateID, op.PhysicalState = u64(v), nameOr(ibPhyState, v)
 		}
 		up := op.StateID != nil && *op.StateID == 3
 		r.FEC = &FEC{}
@@ -136,11 +143,24 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"loopback_mode"); ok && op.StateID != nil && *op.StateID != 0 {
 			op.Loopback = nameOr(loopbackNames, v)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_eth_ext.cable_ext_eth_proto_cap"); ok {
+		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_eth_ext.cable_ext_eth_proto_cap"); ok && !ib {
 			op.Cable = speedsOf(v)
 		}
+		if ib {
+			op.IB = &IBPort{}
+			if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_ib_ext.cable_link_speed_cap"); ok {
+				op.Cable = ibSpeedsOf(v)
+			}
+			if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_ib_ext.cable_link_width_cap"); ok {
+				op.IB.CableWidths = widthsOf(v)
+			}
+		}
 	}
-	if d, err := rd.read("protocols and speeds", "PTYS", lp, "proto_mask=4"); err != nil {
+	if ib {
+		if err := readIB(rd, lp, p); err != nil {
+			return err
+		}
+	} else if d, err := rd.read("protocols and speeds", "PTYS", lp, "proto_mask=4"); err != nil {
 		return err
 	} else if d != nil {
 		if v, ok := adapter.FieldOf(d, "PTYS", "an_disable_admin"); ok {
@@ -170,21 +190,45 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 			return err
 		}
 	}
-	first, err := readCounters(rd, lp, p.Lanes)
+	// An InfiniBand link trained narrower than its port counts on the
+	// lanes it runs on.
+	lanes := p.Lanes
+	if ib && op.WidthLanes != nil && *op.WidthLanes > 0 {
+		lanes = *op.WidthLanes
+	}
+	first, err := readCounters(rd, lp, lanes)
 	if err != nil {
 		return err
 	}
 	r.Counters = first.counters()
+	var ibFirst *IBCounters
+	if ib {
+		if ibFirst, err = readIBCounters(rd, lp); err != nil {
+			return err
+		}
+		op.IB.Counters = ibFirst
+	}
 	if interval > 0 && first.ok {
 		if err := a.Sleep(ctx, interval); err != nil {
 			return err
 		}
-		second, err := readCounters(rd, lp, p.Lanes)
+		second, err := readCounters(rd, lp, lanes)
 		if err != nil {
 			return err
 		}
 		r.Counters = second.counters()
 		r.Rates = rates(first, second, interval)
+		if ib {
+			ibSecond, err := readIBCounters(rd, lp)
+			if err != nil {
+				return err
+			}
+			op.IB.Counters = ibSecond
+			if ibFirst != nil && ibSecond != nil && ibFirst.SymbolErrors != nil && ibSecond.SymbolErrors != nil {
+				n, _ := Delta(*ibFirst.SymbolErrors, *ibSecond.SymbolErrors, 64, true)
+				r.Rates.IBSymbolErrorsPerS = Rate(n, interval.Seconds())
+			}
+		}
 	}
 	if c := r.Counters; c != nil && op.OperUp != nil && !*op.OperUp {
 		// Nothing is received on a down link: its ratios are not zero,
@@ -290,7 +334,6 @@ type sample struct {
 	corrBlocks, uncBlocks  *uint64
 	corrSyms               *uint64
 	laneRaw, laneSyms      []*uint64
-	fwRaw, fwEff, fwSym    bool
 }
 
 func readCounters(rd *reader, lp string, lanes int) (*sample, error) {
@@ -333,19 +376,33 @@ func readCounters(rd *reader, lp string, lanes int) (*sample, error) {
 	if s.since != nil {
 		since = *s.since
 	}
-	ratio := func(coef, mag string, errs *uint64) (BER, bool) {
+	// counted prefers the counters (errors over bits since the clear), the
+	// way the per-lane ratios are computed, so the total and its lanes
+	// agree; the firmware's one-digit figure (coef × 10^-mag, "2E-10"
+	// where the counters give 2.6E-10) is kept beside it. Without the
+	// counters, the firmware's figure is the ratio.
+	ratio := func(coef, mag string, errs *uint64, counted bool) BER {
 		c, m := get(st, physStat+coef), get(st, physStat+mag)
-		if c != nil && m != nil && (*c != 0 || *m != 0) {
-			return FromFirmware(*c, *m, since), true
+		fw := c != nil && m != nil && (*c != 0 || *m != 0)
+		if counted && errs != nil && s.bits != nil && *s.bits > 0 && since > 0 {
+			b := FromCounters(*errs, *s.bits, since)
+			if fw {
+				b.Firmware = FromFirmware(*c, *m, since).Firmware
+			}
+			return b
+		}
+		if fw {
+			return FromFirmware(*c, *m, since)
 		}
 		if errs != nil && s.bits != nil {
-			return FromCounters(*errs, *s.bits, since), false
+			return FromCounters(*errs, *s.bits, since)
 		}
-		return NA("the firmware gives neither the ratio nor the counts"), false
+		return NA("the firmware gives neither the ratio nor the counts")
 	}
-	s.rawBER, s.fwRaw = ratio("raw_ber_coef", "raw_ber_magnitude", s.raw)
-	s.effBER, s.fwEff = ratio("effective_ber_coef", "effective_ber_magnitude", s.eff)
-	s.symBER, s.fwSym = ratio("symbol_fec_ber_coef", "symbol_ber_magnitude", s.eff)
+	s.rawBER = ratio("raw_ber_coef", "raw_ber_magnitude", s.raw, true)
+	s.effBER = ratio("effective_ber_coef", "effective_ber_magnitude", s.eff, true)
+	// Symbol errors have no counter of their own here: the firmware's.
+	s.symBER = ratio("symbol_fec_ber_coef", "symbol_ber_magnitude", s.eff, false)
 	return s, nil
 }
 
@@ -462,7 +519,7 @@ func readEyes(rd *reader, lp string, lanes int) error {
 // (sysfs), the port counters, and notes the rest.
 func readKernel(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report) error {
 	links, err := a.Links(ctx)
-	if err != nil && !adapter.IsPartial(err) && !errors.Is(err, adapter.ErrUnsupported) {
+	if err != nil && !adapter.IsPartial(err) && !errors.Is(err, errors.ErrUnsupported) {
 		return err
 	}
 	for _, l := range links {

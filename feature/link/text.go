@@ -29,6 +29,9 @@ func WriteText(w io.Writer, r *Report, counters bool) {
 			speed += fmt.Sprintf(" over %d lanes", *op.WidthLanes)
 		}
 	}
+	if op.Speed != "" && op.IB != nil && op.SpeedGbps != nil {
+		speed = fmt.Sprintf("%s, %s", op.Speed, speed)
+	}
 	row("Speed", speed)
 	if op.MaxSpeedGbps != nil {
 		row("Port maximum", gbps(*op.MaxSpeedGbps))
@@ -56,6 +59,22 @@ func WriteText(w io.Writer, r *Report, counters bool) {
 	if counters && r.FEC != nil {
 		for _, fs := range r.FEC.PerSpeed {
 			row("FEC "+fs.Speed, fmt.Sprintf("supported %s; configured %s", strings.Join(fs.Supported, ", "), fs.Admin))
+		}
+	}
+	if ib := op.IB; ib != nil {
+		v := orNA(ib.LogicalState)
+		if ib.LID != nil {
+			v += fmt.Sprintf(", LID 0x%x", *ib.LID)
+		}
+		if ib.SMLID != nil {
+			v += fmt.Sprintf(", SM LID 0x%x", *ib.SMLID)
+		}
+		row("InfiniBand state", v)
+		if len(ib.EnabledWidths) > 0 {
+			row("Enabled widths", widthText(ib.EnabledWidths))
+		}
+		if len(ib.CableWidths) > 0 {
+			row("Cable widths", widthText(ib.CableWidths))
 		}
 	}
 	if c := r.Cable; c != nil {
@@ -100,6 +119,19 @@ func WriteText(w io.Writer, r *Report, counters bool) {
 			}
 		}
 	}
+	if ib := op.IB; ib != nil && ib.Counters != nil {
+		c := ib.Counters
+		fmt.Fprintln(tw, "InfiniBand port counters since last clear")
+		row("Symbol errors", ptrText(c.SymbolErrors))
+		row("Link error recovery", ptrText(c.LinkErrorRecovery))
+		row("Link downed", ptrText(c.LinkDowned))
+		row("Receive errors", ptrText(c.PortRcvErrors))
+		if counters {
+			row("Remote physical errors", ptrText(c.PortRcvRemotePhysical))
+			row("Local link integrity", ptrText(c.LocalLinkIntegrityErrors))
+			row("Buffer overruns", ptrText(c.ExcessiveBufferOverrun))
+		}
+	}
 	if rt := r.Rates; rt != nil {
 		fmt.Fprintf(tw, "Rates over %gs\n", rt.IntervalS)
 		row("Raw errors", rateText(rt.RawErrorsPerS, "bits/s"))
@@ -108,6 +140,9 @@ func WriteText(w io.Writer, r *Report, counters bool) {
 		row("FEC uncorrectable", rateText(rt.UncorrectableBlocksPS, "blocks/s"))
 		row("Raw BER", berText(rt.RawBER))
 		row("Effective BER", berText(rt.EffectiveBER))
+		if rt.IBSymbolErrorsPerS != nil {
+			row("Symbol errors", rateText(rt.IBSymbolErrorsPerS, "/s"))
+		}
 		if rt.Cleared {
 			row("Note", "the counters were cleared between the reads")
 		}
@@ -150,6 +185,14 @@ func WriteText(w io.Writer, r *Report, counters bool) {
 		}
 		fmt.Fprintf(w, "        next: %s\n", v.NextStep)
 	}
+}
+
+func widthText(ws []int) string {
+	var parts []string
+	for _, w := range ws {
+		parts = append(parts, fmt.Sprintf("%dx", w))
+	}
+	return strings.Join(parts, ",")
 }
 
 func orNA(s string) string {

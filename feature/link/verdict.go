@@ -57,7 +57,10 @@ func judge(r *Report, th Thresholds) []Verdict {
 			Evidence: []string{fmt.Sprintf("PDDR fec_mode_active %d, fec_mode_request %d", *f.ActiveID, *f.RequestedID)},
 			NextStep: "the partner runs another FEC: configure the same FEC on both sides (or auto on both)"})
 	}
-	if op.SpeedGbps != nil && op.Enabled != nil && op.Supported != nil {
+	if op.IB != nil {
+		out = append(out, judgeIB(r)...)
+	}
+	if op.SpeedGbps != nil && op.Enabled != nil && op.Supported != nil && op.IB == nil {
 		common := op.Enabled.bits & op.Supported.bits
 		if op.Cable != nil && op.Cable.bits != 0 {
 			common &= op.Cable.bits

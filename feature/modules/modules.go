@@ -56,6 +56,10 @@ type Verify struct {
 	EEPROMMonitors   int                 `json:"eeprom_monitors"`
 	FirmwareChanged  int                 `json:"firmware_monitors_changed"`
 	FirmwareMonitors int                 `json:"firmware_monitors"`
+	// DeviceClockStill: the device's uptime did not move between the
+	// reads (an emulator on a stopped clock), so unchanged monitors were
+	// not judged frozen.
+	DeviceClockStill bool `json:"device_clock_still,omitempty"`
 }
 
 // Shown is the decode the report shows: the EEPROM when it decoded, else
@@ -90,6 +94,12 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) ([]*Report, error)
 	} else if ctx.Err() != nil {
 		return nil, err
 	}
+	// The device's own clock around the two reads (verify): see
+	// deviceStill.
+	var before clockReading
+	if o.Verify {
+		before = readClocks(ctx, a)
+	}
 	var reports []*Report
 	for _, p := range ports {
 		r, err := readOne(ctx, a, p, o.Raw)
@@ -109,6 +119,11 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) ([]*Report, error)
 			}
 			r.verifyWith(second, o.Interval)
 		}
+		still := deviceStill(before, readClocks(ctx, a))
+		for _, r := range reports {
+			r.obs.DeviceStill = still
+			r.Verify.DeviceClockStill = still
+		}
 	}
 	for _, r := range reports {
 		r.obs.AdapterFirmware = fwVersion
@@ -121,6 +136,30 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) ([]*Report, error)
 		}
 	}
 	return reports, nil
+}
+
+// clockReading is the device's uptime and the adapter's clock at one
+// moment; ok is false when the device has no uptime to read (the kernel
+// backend) or it could not be read.
+type clockReading struct {
+	uptime time.Duration
+	at     time.Time
+	ok     bool
+}
+
+func readClocks(ctx context.Context, a *adapter.Adapter) clockReading {
+	up, err := a.Uptime(ctx)
+	return clockReading{uptime: up, at: a.Clock().Now(), ok: err == nil}
+}
+
+// deviceStill says the device's time stood still between two readings:
+// a second or more passed on the adapter's clock (the uptime counts whole
+// seconds, so a working device's moves by at least one), and the
+// uptime did not move. It happens only to an emulator on a manual clock
+// driven through its config space (emu serve), whose time moves only when
+// advanced: monitors that did not move then are not frozen.
+func deviceStill(a, b clockReading) bool {
+	return a.ok && b.ok && b.at.Sub(a.at) >= time.Second && b.uptime == a.uptime
 }
 
 // readOne reads one port's module into a report.

@@ -349,3 +349,52 @@ func TestRegisterWiring(t *testing.T) {
 		}
 	})
 }
+
+// A device whose time stands still (an emulator on a manual clock, driven
+// through its config space while the client waits on the wall clock)
+// shows unchanged monitors: that is no frozen module. The device's uptime
+// tells the two apart; a device whose time moves still has its frozen
+// module found.
+func TestDeviceClockStillIsNotFrozen(t *testing.T) {
+	ads, devClock := emutest.OpenYAML(t, `clock: {mode: manual}
+devices:
+  - profile: cx7-2p400g
+    modules:
+      - {module: 1, faults: [frozen_monitors]}
+`)
+	ctx := context.Background()
+	cmpStart := devClock.Now()
+	d, err := ads[0].Registers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client's own clock: its waits do not move the device's.
+	client := adapter.New(adapter.Config{Name: "direct", BDF: ads[0].BDF(), Backend: dev.BackendEmulator, DB: ads[0].DB(),
+		Registers: d, Clock: clock.NewManual(start)})
+	still, err := modules.Read(ctx, client, modules.Options{Verify: true, Interval: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int][]string{1: {}, 2: {}}
+	if d := cmp.Diff(want, codes(still)); d != "" {
+		t.Errorf("device clock still: verdicts per port (-want +got):\n%s", d)
+	}
+	for _, r := range still {
+		if r.Verify == nil || !r.Verify.DeviceClockStill {
+			t.Errorf("port %d: the report does not say the device's clock stood still: %+v", r.Port, r.Verify)
+		}
+	}
+	// The same device read through its own clock, which the wait moves:
+	// module 1's monitors are frozen, module 0's are not.
+	moving, err := modules.Read(ctx, ads[0], modules.Options{Verify: true, Interval: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[int][]string{1: {}, 2: {optics.VerdictFrozen}}
+	if d := cmp.Diff(want, codes(moving)); d != "" {
+		t.Errorf("device clock moving: verdicts per port (-want +got):\n%s", d)
+	}
+	if moving[0].Verify.DeviceClockStill || !devClock.Now().After(cmpStart) {
+		t.Errorf("the moving clock is reported still")
+	}
+}

@@ -468,6 +468,9 @@ func printModuleVerify(w io.Writer, v *Verify) {
 	}
 	fmt.Fprintf(w, "  Verify         %s; after %s: %d of %d EEPROM and %d of %d firmware monitors changed\n", state,
 		time.Duration(v.IntervalS*float64(time.Second)), v.EEPROMChanged, v.EEPROMMonitors, v.FirmwareChanged, v.FirmwareMonitors)
+	if v.DeviceClockStill {
+		fmt.Fprintf(w, "                 the device's clock did not move meanwhile (its uptime stood still: an emulator on a manual clock), so unchanged monitors are not judged frozen\n")
+	}
 	if len(v.Comparisons) == 0 {
 		return
 	}

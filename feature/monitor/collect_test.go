@@ -3,6 +3,7 @@ package monitor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +52,13 @@ func function(t *testing.T) (*adapter.Adapter, *devtest.Fake, *rdma, *clock.Manu
 	a := adapter.New(adapter.Config{Name: "t", BDF: "0000:03:00.0", Backend: dev.BackendDirect, DB: db,
 		Registers: f.Device("t", "0000:03:00.0", dev.BackendDirect), OSView: r, Clock: clk})
 	return a, f, r, clk
+}
+
+// advance moves the test's clock and the fake device's own clock with it
+// (MGIR uptime), as time passes on a device.
+func advance(clk *clock.Manual, f *devtest.Fake, d time.Duration) {
+	clk.Advance(d)
+	f.Put("MGIR", "hw_info.num_ports=1", fmt.Sprintf("hw_info.uptime=%d", clk.Now().Sub(start)/time.Second))
 }
 
 func collectors(t *testing.T, what ...string) []monitor.Collector {

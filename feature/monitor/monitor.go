@@ -459,6 +459,9 @@ type Monitor struct {
 	same   map[string]map[string]int
 	since  map[string]map[string]time.Time // when the value took its current value
 	frozen map[string]map[string]bool
+	// sinceUp is the device's uptime when the value took its current
+	// value (absent when the device has none to read).
+	sinceUp map[string]map[string]time.Duration
 
 	refused []*RefusedError
 }
@@ -482,7 +485,7 @@ func (m *Monitor) Sample(ctx context.Context, targets []*Target) []Sample {
 	if m.last == nil {
 		m.last, m.lastT = map[string]map[string]float64{}, map[string]time.Time{}
 		m.same, m.frozen = map[string]map[string]int{}, map[string]map[string]bool{}
-		m.since = map[string]map[string]time.Time{}
+		m.since, m.sinceUp = map[string]map[string]time.Time{}, map[string]map[string]time.Duration{}
 	}
 	out := make([]Sample, 0, len(targets))
 	m.refused = nil
@@ -527,13 +530,22 @@ func (m *Monitor) Sample(ctx context.Context, targets []*Target) []Sample {
 			s.Errors = append(s.Errors, "device answers again")
 			t.Gone = false
 		}
-		m.check(t.Name, &s)
+		// The device's own clock, for the frozen check: an emulator on a
+		// stopped clock (emu serve) keeps its readings because its time
+		// does not move, not because they froze.
+		up, upErr := time.Duration(0), error(nil)
+		if len(s.Values) > 0 && t.Adapter != nil {
+			up, upErr = t.Adapter.Uptime(ctx)
+		}
+		m.check(t.Name, &s, up, upErr == nil && len(s.Values) > 0 && t.Adapter != nil)
 		out = append(out, s)
 	}
 	return out
 }
 
-func (m *Monitor) check(dev string, s *Sample) {
+// check evaluates alerts and frozen readings; up is the device's uptime
+// at the sample when hasUp.
+func (m *Monitor) check(dev string, s *Sample, up time.Duration, hasUp bool) {
 	prev, prevT := m.last[dev], m.lastT[dev]
 	dt := s.Time.Sub(prevT).Seconds()
 	for _, a := range m.Alerts {
@@ -553,6 +565,7 @@ func (m *Monitor) check(dev string, s *Sample) {
 	}
 	if m.same[dev] == nil {
 		m.same[dev], m.frozen[dev], m.since[dev] = map[string]int{}, map[string]bool{}, map[string]time.Time{}
+		m.sinceUp[dev] = map[string]time.Duration{}
 	}
 	keys := make([]string, 0, len(s.Values))
 	for k := range s.Values {
@@ -569,8 +582,17 @@ func (m *Monitor) check(dev string, s *Sample) {
 			m.same[dev][k] = 0
 			m.since[dev][k] = s.Time
 			m.frozen[dev][k] = false
+			delete(m.sinceUp[dev], k)
+			if hasUp {
+				m.sinceUp[dev][k] = up
+			}
 		}
 		n, d := m.same[dev][k]+1, s.Time.Sub(m.since[dev][k])
+		if u0, ok := m.sinceUp[dev][k]; ok && hasUp {
+			// Measured on the device's clock: time that did not pass
+			// there froze nothing.
+			d = min(d, up-u0)
+		}
 		if n >= limit && d >= span && !m.frozen[dev][k] {
 			m.frozen[dev][k] = true
 			s.Frozen = append(s.Frozen, fmt.Sprintf("%s has not changed for %d samples over %s (%g): the reading may be frozen", k, n, d, s.Values[k]))

@@ -95,7 +95,7 @@ func TestFrozenReadings(t *testing.T) {
 			f.Put("MTMP", "sensor_index=0", fmt.Sprintf("temperature=%d", temp), "temperature_threshold_hi=840")
 		}
 		frozen = append(frozen, m.Sample(context.Background(), ts)[0].Frozen)
-		clk.Advance(time.Minute)
+		advance(clk, f, time.Minute)
 	}
 	want := [][]string{nil, nil, {
 		"temp.asic_c has not changed for 3 samples over 2m0s (50): the reading may be frozen",
@@ -380,7 +380,7 @@ func TestFrozenNeedsTimeAndSamples(t *testing.T) {
 		{time.Hour, 3, 2},            // 3 samples
 		{time.Second * 2, 1000, 999}, // 1000 samples (33m)
 	} {
-		a, _, _, clk := function(t)
+		a, f, _, clk := function(t)
 		m := &monitor.Monitor{Collectors: collectors(t, "temp"), FrozenAfter: c.after, Now: clk.Now}
 		ts := []*monitor.Target{{Name: "t", Adapter: a}}
 		got := -1
@@ -391,10 +391,35 @@ func TestFrozenNeedsTimeAndSamples(t *testing.T) {
 					got = i
 				}
 			}
-			clk.Advance(c.interval)
+			advance(clk, f, c.interval)
 		}
 		if got != c.at {
 			t.Errorf("-i %s, FrozenAfter %d: frozen at sample %d, want %d", c.interval, c.after, got, c.at)
+		}
+	}
+}
+
+// A device whose own clock stands still (its MGIR uptime does not move:
+// an emulator on a manual clock, read through its config space while the
+// monitor waits on the wall clock) keeps its readings because no time
+// passed there: nothing is frozen. The same readings over a device clock
+// that moves are frozen.
+func TestFrozenCountsTheDeviceClock(t *testing.T) {
+	for _, moving := range []bool{false, true} {
+		a, f, _, clk := function(t)
+		f.Put("MGIR", "hw_info.num_ports=1", "hw_info.uptime=1000")
+		m := &monitor.Monitor{Collectors: collectors(t, "temp"), FrozenAfter: 3, FrozenFor: time.Minute, Now: clk.Now}
+		ts := []*monitor.Target{{Name: "t", Adapter: a}}
+		var frozen []string
+		for i := 0; i < 20; i++ {
+			frozen = append(frozen, m.Sample(context.Background(), ts)[0].Frozen...)
+			clk.Advance(30 * time.Second)
+			if moving {
+				f.Put("MGIR", "hw_info.num_ports=1", fmt.Sprintf("hw_info.uptime=%d", 1000+30*(i+1)))
+			}
+		}
+		if got := len(frozen) > 0; got != moving {
+			t.Errorf("device clock moving %v: frozen %q", moving, frozen)
 		}
 	}
 }

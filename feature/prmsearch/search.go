@@ -66,8 +66,9 @@ type Result struct {
 	Suggestions []string `json:"suggestions"`
 }
 
-// Found says whether anything at all matched (hits or suggestions).
-func (r *Result) Found() bool { return len(r.Hits) > 0 || len(r.Suggestions) > 0 }
+// Found says whether anything matched. A suggestion is not a match: "did
+// you mean" answers a name the databases do not have.
+func (r *Result) Found() bool { return len(r.Hits) > 0 }
 
 // matcher decides whether text matches the query, and how well.
 type matcher struct {
@@ -414,8 +415,9 @@ func searchHistory(cur *prm.DB, revs []*prm.DB, query string, add func(Hit)) {
 					h.Hint = fmt.Sprintf("cxray prm diff %s %s %s", revs[first-1].Source, revs[first].Source, s.reg)
 				}
 			default:
-				h.Text = fmt.Sprintf("in %s; %s", span, fate(revs[j-1], revs[j], s.reg, s.path))
-				h.Hint = fmt.Sprintf("cxray prm diff %s %s %s", revs[j-1].Source, revs[j].Source, s.reg)
+				what, to := fate(revs, j, s.reg, s.path)
+				h.Text = fmt.Sprintf("in %s; %s", span, what)
+				h.Hint = fmt.Sprintf("cxray prm diff %s %s %s", revs[j-1].Source, to.Source, s.reg)
 			}
 			add(h)
 		}
@@ -462,43 +464,64 @@ func find(db *prm.DB, name string) []occ {
 	return out
 }
 
-// fate says what the revision after the name's last one did with it.
-func fate(old, next *prm.DB, reg, path string) string {
+// fate says what became of a name whose last revision is revs[j-1], and
+// the revision that shows it. A field that a revision drops and a later
+// one brings back under another name at the same place is a rename across
+// them (PDDR's last_ber_mantissa: gone from Rev 0.59, last_raw_ber_coef
+// from Rev 0.61), so the later revisions are compared with the last one
+// that had it too.
+func fate(revs []*prm.DB, j int, reg, path string) (string, *prm.DB) {
+	old, next := revs[j-1], revs[j]
 	if path == "" {
-		return fmt.Sprintf("removed in %s", next.Revision)
+		return fmt.Sprintf("removed in %s", next.Revision), next
 	}
+	if what, ok := fieldFate(old, next, reg, path); ok {
+		return what, next
+	}
+	for _, later := range revs[j+1:] {
+		if what, ok := fieldFate(old, later, reg, path); ok && !strings.HasPrefix(what, "removed") {
+			return fmt.Sprintf("removed in %s; %s", next.Revision, what), later
+		}
+	}
+	return fmt.Sprintf("removed in %s", next.Revision), next
+}
+
+// fieldFate is what next did to the field path of reg that old has:
+// renamed, merged, split, or removed with its register.
+func fieldFate(old, next *prm.DB, reg, path string) (string, bool) {
 	rep, err := revdiff.Diff(old, next, revdiff.Options{Names: []string{reg}})
-	if err == nil {
-		for _, c := range rep.Changed {
-			for _, f := range c.Fields {
-				from := f.OldPath
-				if from == "" {
-					from = f.Path
-				}
-				if from != path && !strings.HasPrefix(path, from+".") {
-					continue
-				}
-				switch f.Kind {
-				case revdiff.Renamed:
-					return fmt.Sprintf("renamed in %s to %s", next.Revision, f.Path+strings.TrimPrefix(path, from))
-				case revdiff.Merged:
-					return fmt.Sprintf("merged in %s into %s", next.Revision, f.Path)
-				case revdiff.Split:
-					var parts []string
-					for _, p := range f.Parts {
-						parts = append(parts, p.Path)
-					}
-					return fmt.Sprintf("split in %s into %s", next.Revision, strings.Join(parts, ", "))
-				}
+	if err != nil {
+		return "", false
+	}
+	for _, c := range rep.Changed {
+		for _, f := range c.Fields {
+			from := f.OldPath
+			if from == "" {
+				from = f.Path
 			}
-		}
-		for _, rr := range rep.RemovedRegisters {
-			if rr.Name == reg {
-				return fmt.Sprintf("removed in %s with register %s", next.Revision, reg)
+			if from != path && !strings.HasPrefix(path, from+".") {
+				continue
+			}
+			switch f.Kind {
+			case revdiff.Renamed:
+				return fmt.Sprintf("renamed in %s to %s", next.Revision, f.Path+strings.TrimPrefix(path, from)), true
+			case revdiff.Merged:
+				return fmt.Sprintf("merged in %s into %s", next.Revision, f.Path), true
+			case revdiff.Split:
+				var parts []string
+				for _, p := range f.Parts {
+					parts = append(parts, p.Path)
+				}
+				return fmt.Sprintf("split in %s into %s", next.Revision, strings.Join(parts, ", ")), true
 			}
 		}
 	}
-	return fmt.Sprintf("removed in %s", next.Revision)
+	for _, rr := range rep.RemovedRegisters {
+		if rr.Name == reg {
+			return fmt.Sprintf("removed in %s with register %s", next.Revision, reg), true
+		}
+	}
+	return "", false
 }
 
 // suggest lists names close to the query: registers, field leaves, enum
@@ -568,7 +591,58 @@ func Explain(src Sources, name string) string {
 	if len(parts) > 0 {
 		return strings.Join(parts, "; ")
 	}
-	return ""
+	return holders(res, name)
+}
+
+// holders points a name that is nothing by itself (SENSOR_TEMP) at the
+// registers whose fields carry its words, best first: a field whose name
+// starts with a word (temperature for TEMP) at the top of its register
+// (MTMP's temperature before MTBR's temperature_record[0].temperature),
+// and at the search that lists every match.
+func holders(res *Result, name string) string {
+	m := newMatcher(name)
+	type cand struct {
+		h    Hit
+		rank int
+	}
+	var cs []cand
+	for i, h := range res.Hits {
+		if h.Register == "" || (h.Kind != KindField && h.Kind != KindDescription) {
+			continue
+		}
+		// A name hit (the words in the field's path) before a description
+		// hit; then fields named by a word, that hold every word in name
+		// or text, at the top of their register.
+		rank := h.score
+		leaf := strings.ToLower(h.Name)
+		all := strings.ToLower(h.Name + " " + h.Text)
+		for _, t := range m.tokens {
+			if strings.HasPrefix(leaf, t) {
+				rank += 2
+			}
+			if strings.Contains(all, t) {
+				rank++
+			}
+		}
+		if h.Path == h.Name {
+			rank++
+		}
+		cs = append(cs, cand{h, rank*1000 - i})
+	}
+	if len(cs) == 0 {
+		return ""
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].rank > cs[j].rank })
+	var parts []string
+	seen := map[string]bool{}
+	for _, c := range cs {
+		if seen[c.h.Register] || len(parts) == 3 {
+			continue
+		}
+		seen[c.h.Register] = true
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", c.h.Register, c.h.Name, c.h.Hint))
+	}
+	return fmt.Sprintf("its words are in %s; 'cxray prm search %s' lists all %d matches", strings.Join(parts, ", "), name, len(res.Hits))
 }
 
 // fieldHit says a register already has a field hit.

@@ -118,6 +118,9 @@ func TestSuggestions(t *testing.T) {
 	if len(res.Suggestions) == 0 || res.Suggestions[0] != "MTMP" {
 		t.Errorf("MTPM: %v", res.Suggestions)
 	}
+	if res.Found() {
+		t.Errorf("MTPM: a suggestion is not a match: %+v", res)
+	}
 	res = Search(sources(t), "zzzqqq")
 	if res.Found() {
 		t.Errorf("zzzqqq: %+v", res)
@@ -159,6 +162,16 @@ func TestHistory(t *testing.T) {
 		if !found {
 			t.Errorf("%s: no history hit %q in %+v", q, want, res.Hits)
 		}
+	}
+	// Dropped by Rev 0.59, back at its place under a new name in 0.61: a
+	// rename, seen from Rev 0.64, which lacks the old name.
+	revs := s.History()
+	s64 := s
+	s64.DB = revs[len(revs)-1]
+	want := "in Rev 0.51 to Rev 0.57; removed in Rev 0.59; renamed in Rev 0.61 to page_data.pddr_link_down_info_page_ext.last_raw_ber_coef"
+	res := Search(s64, "last_ber_mantissa")
+	if len(res.Hits) != 1 || res.Hits[0].Text != want || !strings.HasSuffix(res.Hits[0].Hint, "hca-ext-rev0.61.adb PDDR") || !res.Found() {
+		t.Errorf("last_ber_mantissa from Rev 0.64: %+v, want %q", res.Hits, want)
 	}
 	// A name of the current database needs no history.
 	called := false

@@ -156,7 +156,7 @@ func TestRates(t *testing.T) {
 	}
 	// Without RDMA counters: the reason.
 	a, _, _ = function(t, nil)
-	if _, err := roce.Rates(context.Background(), a, time.Second); !errors.Is(err, adapter.ErrUnsupported) {
+	if _, err := roce.Rates(context.Background(), a, time.Second); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("no RDMA counters: %v", err)
 	}
 }

@@ -358,7 +358,7 @@ type StatusOptions struct {
 func Status(ctx context.Context, a *adapter.Adapter, o StatusOptions) (*Report, error) {
 	r := &Report{Device: a.Name(), Features: []Feature{}, Window: WindowReport{NextBoot: -1, Current: -1}}
 	d, derr := a.Registers(ctx)
-	if derr != nil && !errors.Is(derr, adapter.ErrUnsupported) {
+	if derr != nil && !errors.Is(derr, errors.ErrUnsupported) {
 		// Only a backend without registers (the kernel's) is a part the
 		// report can do without; a device that does not answer is the
 		// answer.

@@ -341,34 +341,117 @@ func lastTime(r *Register) time.Time {
 }
 
 // stale flags values that should move but did not across the samples of
-// one snapshot.
+// one snapshot. Which fields should move comes from the snapshot and from
+// the rules in use (so a snapshot taken before a rule existed is judged by
+// it too). When the device's own clock (MGIR's uptime) stood still over
+// the samples, only that is flagged: nothing else could move (an emulator
+// on a manual clock, or firmware that stopped).
 func (r *Report) stale(d *Device, rules Rules) {
+	type judged struct {
+		rule  Rule
+		group string
+	}
+	motion := func(reg *Register, f *Field) (judged, bool) {
+		rule, ok := rules.Lookup(reg.Register, f.Path)
+		if !f.ExpectMotion && !(ok && rule.ExpectMotion) {
+			return judged{}, false
+		}
+		g := f.MotionGroup
+		if g == "" && ok {
+			g = rule.Group
+		}
+		return judged{rule, g}, true
+	}
+	still := false
+	for _, reg := range d.Registers {
+		if reg.Register != "MGIR" || len(reg.Times) < 3 {
+			continue
+		}
+		for _, f := range reg.Fields {
+			if f.Path == "hw_info.uptime" && len(f.Values) >= 3 && unchanged(f.Values) {
+				still = true
+			}
+		}
+	}
 	for _, reg := range d.Registers {
 		if len(reg.Times) < 3 {
 			continue
 		}
 		span := reg.Times[len(reg.Times)-1].Sub(reg.Times[0])
+		type group struct {
+			fields  []string
+			samples int
+			moved   bool
+			nonzero bool
+			minSpan time.Duration
+		}
+		groups := map[string]*group{}
+		var order []string
 		for _, f := range reg.Fields {
-			if !f.ExpectMotion || len(f.Values) < 3 {
+			j, ok := motion(&reg, &f)
+			if !ok || len(f.Values) < 3 || f.Half {
 				continue
 			}
-			rule, _ := rules.Lookup(reg.Register, f.Path)
-			if span < rule.MinSpan {
+			if still && !(reg.Register == "MGIR" && f.Path == "hw_info.uptime") {
 				continue
 			}
-			same := true
-			for _, v := range f.Values[1:] {
-				if !v.Equal(f.Values[0]) {
-					same = false
-					break
+			if j.group != "" {
+				g := groups[j.group]
+				if g == nil {
+					g = &group{}
+					groups[j.group] = g
+					order = append(order, j.group)
 				}
+				g.fields = append(g.fields, f.Path)
+				g.samples = max(g.samples, len(f.Values))
+				g.moved = g.moved || !unchanged(f.Values)
+				g.minSpan = max(g.minSpan, j.rule.MinSpan)
+				for _, v := range f.Values {
+					g.nonzero = g.nonzero || !v.Equal(Num(0))
+				}
+				continue
 			}
-			if same {
-				r.Stale = append(r.Stale, Change{Device: devKey(d), Register: reg.Key, Path: f.Path, Class: f.Class, New: fieldVal(&f), NewText: read(reg.Register, &f).text,
-					Note: fmt.Sprintf("unchanged over %d samples in %s; a working device moves it: the reading may be frozen", len(f.Values), span.Round(time.Second))})
+			if span < j.rule.MinSpan || !unchanged(f.Values) {
+				continue
 			}
+			note := fmt.Sprintf("unchanged over %d samples in %s; a working device moves it: the reading may be frozen", len(f.Values), span.Round(time.Second))
+			if still {
+				note = fmt.Sprintf("unchanged over %d samples in %s: the device's clock stood still (an emulator on a manual clock, or firmware that stopped), so no other reading was judged", len(f.Values), span.Round(time.Second))
+			}
+			r.Stale = append(r.Stale, Change{Device: devKey(d), Register: reg.Key, Path: f.Path, Class: f.Class, New: fieldVal(&f), NewText: read(reg.Register, &f).text, Note: note})
+		}
+		for _, name := range order {
+			g := groups[name]
+			if g.moved || !g.nonzero || span < g.minSpan {
+				continue
+			}
+			r.Stale = append(r.Stale, Change{Device: devKey(d), Register: reg.Key, Path: name, Class: Dynamic, NewText: fmt.Sprintf("%d fields", len(g.fields)),
+				Note: fmt.Sprintf("none of its %d fields (%s) changed over %d samples in %s; a working module's monitors move: they may be frozen ('cxray module --verify' tells the module from the firmware's view)",
+					len(g.fields), abbreviate(g.fields, 4), g.samples, span.Round(time.Second))})
 		}
 	}
+}
+
+// unchanged says every value equals the first.
+func unchanged(vs []Val) bool {
+	for _, v := range vs[1:] {
+		if !v.Equal(vs[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+// abbreviate lists the last parts of the first n paths and how many more.
+func abbreviate(paths []string, n int) string {
+	var names []string
+	for _, p := range paths[:min(n, len(paths))] {
+		names = append(names, p[strings.LastIndexByte(p, '.')+1:])
+	}
+	if len(paths) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names, ", "), len(paths)-n)
 }
 
 func orNone(s string) string {

@@ -103,6 +103,12 @@ type Rule struct {
 	Class        string        `yaml:"class"`
 	ExpectMotion bool          `yaml:"expect_motion"`
 	MinSpan      time.Duration `yaml:"min_span"`
+	// Group judges the motion of the fields of one register instance
+	// whose rules name the same group together: stale only when none of
+	// them moved (a module's monitors: one lane's power may hold still,
+	// all of them together do not), and not at all when they all read
+	// zero (a module without diagnostics).
+	Group string `yaml:"group"`
 }
 
 // Rules are the classification rules, first match wins.
@@ -137,6 +143,9 @@ func ParseRules(b []byte) (Rules, error) {
 		}
 		if _, err := path.Match(x.Match, ""); err != nil {
 			return nil, fmt.Errorf("snapshot rules: bad pattern %q", x.Match)
+		}
+		if x.Group != "" && !x.ExpectMotion {
+			return nil, fmt.Errorf("snapshot rules: %s: group %q judges motion; it needs expect_motion: true", x.Match, x.Group)
 		}
 	}
 	return r, nil

@@ -80,6 +80,9 @@ type Field struct {
 	// Learned says the class came from watching the value move.
 	Learned      bool `json:"learned,omitempty"`
 	ExpectMotion bool `json:"expect_motion,omitempty"`
+	// MotionGroup names the fields of this register instance whose
+	// motion is judged together (Rule.Group).
+	MotionGroup string `json:"motion_group,omitempty"`
 	// Half marks one half of a value also recorded joined (x_high of x);
 	// diffs report the joined value only.
 	Half bool `json:"half,omitempty"`
@@ -371,7 +374,7 @@ func sample(ctx context.Context, d *dev.Device, in instance, r *Register, o Opti
 		if !ok {
 			f := Field{Path: row.Path, Bit: v.Bit(), Width: v.Step().Width, Class: classify(o.Rules, in.reg, row.Path, acc), Half: halves[v.Step()]}
 			if rule, ok := o.Rules.Lookup(in.reg, row.Path); ok {
-				f.ExpectMotion = rule.ExpectMotion
+				f.ExpectMotion, f.MotionGroup = rule.ExpectMotion, rule.Group
 			}
 			r.Fields = append(r.Fields, f)
 			i = len(r.Fields) - 1

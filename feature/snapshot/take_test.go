@@ -216,7 +216,7 @@ func TestTakeSleepsOnTheAdapterClock(t *testing.T) {
 func TestTakeRefuses(t *testing.T) {
 	db := devtest.DB(t)
 	k := adapter.New(adapter.Config{Name: "kernel:mlx5_0", Backend: dev.BackendKernel, DB: db})
-	if _, err := snapshot.Take(context.Background(), k, profile(t, "minimal"), snapshot.Options{}); !errors.Is(err, adapter.ErrUnsupported) {
+	if _, err := snapshot.Take(context.Background(), k, profile(t, "minimal"), snapshot.Options{}); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("kernel backend: %v", err)
 	}
 	f := devtest.New(db)

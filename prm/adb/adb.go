@@ -246,6 +246,7 @@ func parseField(a map[string]string, line int) (*prm.Field, error) {
 		return nil, errors.New("<field> without a name")
 	}
 	f.Format = prm.DetectFormat(f.Descr)
+	f.ValidWhen = prm.DetectValidity(f.Descr)
 	var err error
 	if f.Offset, err = ParseSize(a["offset"]); err != nil {
 		return nil, fmt.Errorf("field %s: offset: %v", f.Name, err)

@@ -14,7 +14,8 @@
 // Field keys: sub (subnode), enum (NAME:VALUE,...), arr (LOW:HIGH or
 // LOW:VAR), dyn, fmt (text, bcd or signed: what the description says of
 // the bits, prm.DetectFormat), szc (size condition), usel (union
-// selector), sel (selected_by), cond (condition).
+// selector), sel (selected_by), cond (condition), valid (when the field
+// means something: FIELD=N or FIELD!=0, prm.DetectValidity).
 package facts
 
 import (
@@ -75,6 +76,9 @@ func Write(w io.Writer, db *prm.DB, header []string) error {
 			}
 			if f.Format != prm.FormatNone {
 				fmt.Fprintf(bw, "\tfmt=%s", f.Format)
+			}
+			if f.ValidWhen != nil {
+				fmt.Fprintf(bw, "\tvalid=%s", f.ValidWhen)
 			}
 			for _, kv := range [][2]string{{"szc", f.SizeCondition}, {"usel", f.UnionSelector}, {"sel", f.SelectedBy}, {"cond", f.Condition}} {
 				if kv[1] != "" {
@@ -195,6 +199,10 @@ func ReadWith(source string, data string, extra func(cols []string) error) (*prm
 					f.SelectedBy = v
 				case "cond":
 					f.Condition = v
+				case "valid":
+					if f.ValidWhen, err = prm.ParseValidity(v); err != nil {
+						return nil, bad(err.Error())
+					}
 				default:
 					return nil, bad("unknown field key " + k)
 				}

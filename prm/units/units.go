@@ -105,8 +105,11 @@ var table = []entry{
 	// "measured in dBm/uW according to module_info_ext": 0 is dBm as a
 	// signed integer, 1 is µW; the thresholds follow ("resolution for
 	// rx_power and tx_power in module info page").
-	{"PDDR", pddrModule + "?x_power_*", Unit{1, "dBm", true}, inDBm},
-	{"PDDR", pddrModule + "?x_power_*", Unit{1, "µW", false}, inUW},
+	// Lanes and thresholds only: rx_power_type is an enum (OMA or average).
+	{"PDDR", pddrModule + "?x_power_lane*", Unit{1, "dBm", true}, inDBm},
+	{"PDDR", pddrModule + "?x_power_*_th", Unit{1, "dBm", true}, inDBm},
+	{"PDDR", pddrModule + "?x_power_lane*", Unit{1, "µW", false}, inUW},
+	{"PDDR", pddrModule + "?x_power_*_th", Unit{1, "µW", false}, inUW},
 	{"PDDR", pddrModule + "wavelength", Unit{1, "nm", false}, nil},
 	{"PDDR", pddrModule + "cable_length", Unit{1, "m", false}, nil},
 }
@@ -163,7 +166,7 @@ func Text(register, fieldPath string, v prm.Value, raw bool) string {
 	if raw {
 		text = prm.FormatRaw(v)
 	}
-	if v.Kind() != prm.KindUint {
+	if v.Kind() != prm.KindUint || v.NotValid() != "" || isEnum(v) {
 		return text
 	}
 	u, ok := LookupIn(register, fieldPath, v.Decoded())
@@ -181,8 +184,8 @@ func Text(register, fieldPath string, v prm.Value, raw bool) string {
 
 // Of is a field's value in its unit, if it has one.
 func Of(register, fieldPath string, v prm.Value) (Scaled, bool) {
-	if v.Kind() != prm.KindUint {
-		return Scaled{}, false
+	if v.Kind() != prm.KindUint || v.NotValid() != "" || isEnum(v) {
+		return Scaled{}, false // a value that means nothing, or names a choice, has no reading
 	}
 	u, ok := LookupIn(register, fieldPath, v.Decoded())
 	if !ok {
@@ -201,6 +204,13 @@ func Fields(register string, d *prm.Decoded) map[string]Scaled {
 		}
 	}
 	return out
+}
+
+// isEnum says the database gives the field named values: an enum always
+// wins over a unit inferred from the field's name.
+func isEnum(v prm.Value) bool {
+	f := v.Step().Field
+	return f != nil && len(f.Enum) > 0
 }
 
 func signed(v uint64, width int) int64 {

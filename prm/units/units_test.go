@@ -109,6 +109,19 @@ func TestText(t *testing.T) {
 	if got := Text("PDDR", m+"rx_power_lane0", v, false); got != "0x0352 (850) = 850 µW" {
 		t.Errorf("µW: %q", got)
 	}
+	// rx_power_type is a 1-bit enum (OMA, Average_power), never a power:
+	// the enum wins over the name's unit, in the text and in Fields.
+	d = decoded(t, "PDDR", "page_select=Module_info_page", m+"rx_power_type=Average_power", m+"rx_power_lane0=3")
+	v, _ = d.Get(m + "rx_power_type")
+	if got := Text("PDDR", m+"rx_power_type", v, false); got != "Average_power (1)" {
+		t.Errorf("rx_power_type: %q", got)
+	}
+	if s, ok := Fields("PDDR", d)[m+"rx_power_type"]; ok {
+		t.Errorf("rx_power_type has a unit in Fields: %v", s)
+	}
+	if u, ok := Lookup("PDDR", m+"rx_power_type"); ok {
+		t.Errorf("Lookup(rx_power_type) = %v", u)
+	}
 	// MTMP thresholds in °C, as reg set shows them before and after.
 	d = decoded(t, "MTMP", "temperature_threshold_hi=840")
 	v, _ = d.Get("temperature_threshold_hi")

@@ -112,14 +112,17 @@ func TestWine(t *testing.T) {
 	if wine == "" {
 		t.Skip("Wine is not installed (scripts/setup.sh installs Debian's wine64)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	dir := t.TempDir()
 	exe, lin := filepath.Join(dir, "cxray.exe"), filepath.Join(dir, "cxray")
 	build(t, "windows", "build", "-o", exe, "./cmd/cxray")
 	build(t, "linux", "build", "-o", lin, "./cmd/cxray")
 	build(t, "windows", "test", "-c", "-o", filepath.Join(dir, "osmac.test.exe"), "./feature/osmac")
 	build(t, "windows", "test", "-c", "-o", filepath.Join(dir, "state.test.exe"), "./emu/state")
+	// The bound covers Wine's runs only, not the four builds above: on a
+	// loaded CI machine the builds alone took minutes. It is generous; it
+	// is there so that a hung wineserver ends the test.
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
 
 	// One prefix for the whole test: creating it is the slow part; one
 	// wineserver kept for all the runs (it would stop after each).

@@ -108,7 +108,13 @@ func NVDB(path string) (*nvconf.DB, error) {
 func (a *App) Confirm(question string) (bool, error) {
 	f, ok := a.Stdin.(*os.File)
 	if !ok || !IsTerminal(f) {
-		return false, UsageErr("refusing to write without confirmation: standard input is not a terminal; add --yes (or --dry-run to see the bytes)")
+		// Suggest --dry-run only to a command that has it (link --clear
+		// does not).
+		hint := "add --yes"
+		if a.Cmd != nil && a.Cmd.Flags().Lookup("dry-run") != nil {
+			hint += " (or --dry-run to see the bytes)"
+		}
+		return false, UsageErr("refusing to write without confirmation: standard input is not a terminal; %s", hint)
 	}
 	fmt.Fprintf(a.Stderr, "%s [y/N] ", question)
 	line, _ := bufio.NewReader(f).ReadString('\n')

@@ -18,6 +18,7 @@ import (
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/prm"
 )
 
 func code(err error) int {
@@ -255,5 +256,45 @@ func TestStopped(t *testing.T) {
 	stop()
 	if err := Stopped(cctx, cause); !errors.Is(err, context.Canceled) || code(err) != -1 {
 		t.Errorf("signal: %v (exit %d), want the bare cancellation", err, code(err))
+	}
+}
+
+// newInputError stands for an input error type added later: it says what
+// it is (Is prm.ErrInput), and Classify, which knows no type, makes it a
+// usage error.
+type newInputError struct{}
+
+func (newInputError) Error() string        { return "a new kind of bad value" }
+func (newInputError) Is(target error) bool { return target == prm.ErrInput }
+
+// Errors are classified by kind (issue 25.5): every input error type
+// answers errors.Is(err, prm.ErrInput), wrapped or not, and is a usage
+// error; device errors are not input errors.
+func TestInputErrorsByKind(t *testing.T) {
+	for _, err := range []error{
+		&dev.IndexError{Register: "PAOS"}, &dev.EnumError{}, &dev.ROError{},
+		&prm.FieldError{}, &prm.NotFoundError{Msg: "no register XYZ"},
+		&adapter.UsageError{Err: errors.New("bad name")}, &adapter.NoPortError{Port: 3},
+		&nvconf.ValidationError{Problems: []string{"x"}}, &nvconf.NameError{Msg: "x"}, &nvconf.ValueError{}, &nvconf.FileError{Msg: "x"},
+		newInputError{},
+	} {
+		for _, e := range []error{err, fmt.Errorf("wrapped twice: %w", fmt.Errorf("once: %w", err))} {
+			if !errors.Is(e, prm.ErrInput) {
+				t.Errorf("%T is not an input error", err)
+			}
+			if got := code(Classify(e)); got != ExitUsage {
+				t.Errorf("%T: exit %d, want 2", err, got)
+			}
+		}
+	}
+	for _, err := range []error{
+		&adapter.NotFoundError{Err: errors.New("no such function")},
+		fmt.Errorf("read MGIR: %w", dev.ErrBusy),
+		context.DeadlineExceeded,
+		&nvconf.LockError{Key: "pci-x", Err: context.DeadlineExceeded},
+	} {
+		if errors.Is(err, prm.ErrInput) || code(Classify(err)) != ExitDevice {
+			t.Errorf("%T (%v): classified as input", err, err)
+		}
 	}
 }

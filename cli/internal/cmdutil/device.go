@@ -113,7 +113,7 @@ func Describe(ad *adapter.Adapter) string {
 // UnsupportedNote is what a command prints for a part the backend cannot
 // serve.
 func UnsupportedNote(err error) string {
-	if errors.Is(err, adapter.ErrUnsupported) {
+	if errors.Is(err, errors.ErrUnsupported) {
 		return "not available on this backend (" + err.Error() + ")"
 	}
 	return fmt.Sprint(err)

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cxray/cxray/adapter"
-	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -66,31 +63,19 @@ var ErrQuiet = errors.New("exit status")
 // wrong; their output has said what.
 var ErrProblem = &ExitError{ExitProblem, errors.New("problem found")}
 
-// Classify maps errors to exit codes: bad names and values are usage
-// errors (2), the rest device errors (3).
+// Classify maps errors to exit codes by kind: an error that is the
+// caller's input (errors.Is prm.ErrInput: bad names and values, bad dumps
+// and files, a port or index that does not exist) is a usage error (2),
+// the rest device errors (3). An error that carries a code keeps it.
 func Classify(err error) error {
 	if err == nil {
 		return nil
 	}
-	var (
-		ie *dev.IndexError
-		fe *prm.FieldError
-		nf *prm.NotFoundError
-		ro *dev.ROError
-		en *dev.EnumError
-		ue *adapter.UsageError
-		np *adapter.NoPortError
-		ve *nvconf.ValidationError
-		ne *nvconf.NameError
-		va *nvconf.ValueError
-		fl *nvconf.FileError
-		ee *ExitError
-	)
+	var ee *ExitError
 	switch {
 	case errors.As(err, &ee):
 		return err
-	case errors.As(err, &ie), errors.As(err, &fe), errors.As(err, &nf), errors.As(err, &ro), errors.As(err, &en), errors.As(err, &ue), errors.As(err, &np),
-		errors.As(err, &ve), errors.As(err, &ne), errors.As(err, &va), errors.As(err, &fl):
+	case errors.Is(err, prm.ErrInput):
 		return UsageWrap(err)
 	}
 	return DeviceErr(err)

@@ -20,7 +20,8 @@ func New(a *cmdutil.App) *cobra.Command { return (&app{a}).configCmd() }
 // Set is config set's guarded write of NV parameters on the device df
 // names (nvdb the parameter database, "" for the default), for other
 // commands that change NV parameters (roce set): refused on an interrupted
-// earlier write, validated, backed up, read back.
+// earlier write, validated, backed up, read back, and read again after
+// config set's default --settle.
 func Set(ctx context.Context, a *cmdutil.App, df cmdutil.DeviceFlags, nvdb string, as []nvconf.Assignment, yes, dryRun bool, backupPath string) error {
 	cc := &configCtx{a: &app{a}, nvdb: nvdb}
 	t, err := cc.openWrite(ctx, df)
@@ -28,5 +29,5 @@ func Set(ctx context.Context, a *cmdutil.App, df cmdutil.DeviceFlags, nvdb strin
 		return err
 	}
 	defer t.Close()
-	return cc.runSet(ctx, t, as, yes, dryRun, backupPath)
+	return cc.runSet(ctx, t, as, yes, dryRun, backupPath, defaultSettle())
 }

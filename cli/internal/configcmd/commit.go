@@ -28,7 +28,11 @@ func (cc *configCtx) commit(ctx context.Context, t *nvTarget, question string, c
 }
 
 func (cc *configCtx) backupInfo(ctx context.Context, t *nvTarget) nvconf.BackupInfo {
-	return nvconf.BackupInfo{Lines: []string{
+	var model, psid string
+	if id, err := t.ad.Identity(ctx); err == nil {
+		model, psid = id.Model, id.PSID
+	}
+	return nvconf.BackupInfo{Model: model, PSID: psid, Lines: []string{
 		"device: " + t.deviceLine(ctx),
 		"taken: " + time.Now().UTC().Format(time.RFC3339),
 		"parameter database: " + t.nv.Source,

@@ -2,6 +2,7 @@ package configcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -55,7 +56,7 @@ for the built-in one).`,
 	c.PersistentFlags().MarkHidden("yes")
 	c.PersistentFlags().MarkHidden("extended")
 	c.PersistentFlags().StringVar(&cc.nvdb, "nvdb", "", "NV parameter database: mstflint's mlxconfig_host.db (SQLite) or 'builtin'; default $CXRAY_NVDB, the installed one, or the built-in")
-	c.AddCommand(cc.queryCmd(), cc.setCmd(), cc.applyCmd(), cc.resetCmd(), cc.backupCmd(), cc.restoreCmd(), cc.recoverCmd(), cc.diffCmd(), cc.showParamsCmd())
+	c.AddCommand(cc.queryCmd(), cc.setCmd(), cc.applyCmd(), cc.resetCmd(), cc.backupCmd(), cc.restoreCmd(), cc.recoverCmd(), cc.diffCmd(), cc.showParamsCmd(), cc.checkCmd())
 	return c
 }
 
@@ -67,6 +68,9 @@ type nvTarget struct {
 	ad *adapter.Adapter
 	s  *nvconf.Session
 	nv *nvconf.DB
+	// interrupted is an earlier write the journal shows was cut short
+	// (open looks for it).
+	interrupted *nvconf.InterruptedError
 }
 
 func (t *nvTarget) Close() { t.ad.Close() }
@@ -78,9 +82,21 @@ func (cc *configCtx) open(ctx context.Context, df cmdutil.DeviceFlags) (*nvTarge
 	if err != nil {
 		return nil, err
 	}
-	if ie := t.interrupted(ctx, false); ie != nil {
-		fmt.Fprintf(cc.a.Stderr, "cxray: warning: %v\n", ie)
+	t.interrupted, _ = t.findInterrupted(ctx, false)
+	if t.interrupted != nil {
+		fmt.Fprintf(cc.a.Stderr, "cxray: warning: %v\n", t.interrupted)
 	}
+	return t, nil
+}
+
+// openQuery is open for query, which reports an interrupted write in its
+// output (table and JSON) rather than on standard error.
+func (cc *configCtx) openQuery(ctx context.Context, df cmdutil.DeviceFlags) (*nvTarget, error) {
+	t, err := cc.openSession(ctx, df)
+	if err != nil {
+		return nil, err
+	}
+	t.interrupted, _ = t.findInterrupted(ctx, false)
 	return t, nil
 }
 
@@ -91,9 +107,13 @@ func (cc *configCtx) openWrite(ctx context.Context, df cmdutil.DeviceFlags) (*nv
 	if err != nil {
 		return nil, err
 	}
-	if ie := t.interrupted(ctx, true); ie != nil {
+	ie, err := t.findInterrupted(ctx, true)
+	if ie != nil {
+		err = ie
+	}
+	if err != nil {
 		t.Close()
-		return nil, cmdutil.DeviceErr(ie)
+		return nil, cmdutil.DeviceErr(err)
 	}
 	return t, nil
 }
@@ -125,31 +145,29 @@ func (cc *configCtx) openSession(ctx context.Context, df cmdutil.DeviceFlags) (*
 // key names the adapter's NV lock and journal.
 func (t *nvTarget) key() string { return nvconf.KeyFor(t.ad.Backend(), t.ad.Name(), t.ad.BDF()) }
 
-// interrupted is the adapter's interrupted write, if the journal has one.
-// A journal entry is a write in progress while its writer holds the NV
-// lock, and interrupted only once the lock is free: so the lock is taken
-// (waited for when wait, else tried briefly) around the look.
-func (t *nvTarget) interrupted(ctx context.Context, wait bool) *nvconf.InterruptedError {
-	j, err := nvconf.DefaultJournal()
-	if err != nil {
-		return nil
-	}
+// findInterrupted is the adapter's interrupted write, if the journal has one
+// (nvconf.CheckInterrupted: the NV lock is waited for when wait, else
+// tried briefly). When wait, a lock that could not be had is the error:
+// the command would only fail later on the spent deadline, blaming the
+// device.
+func (t *nvTarget) findInterrupted(ctx context.Context, wait bool) (*nvconf.InterruptedError, error) {
 	lctx := ctx
 	if !wait {
 		var cancel context.CancelFunc
 		lctx, cancel = context.WithTimeout(ctx, 50*time.Millisecond)
 		defer cancel()
 	}
-	unlock, err := nvconf.Lock(lctx, t.key())
-	if err != nil {
-		return nil // held: another write is under way (Commit waits for it)
+	ie, err := nvconf.CheckInterrupted(lctx, t.key(), t.nv)
+	var le *nvconf.LockError
+	switch {
+	case err == nil:
+		return ie, nil
+	case errors.As(err, &le) && !wait:
+		return nil, nil // held: another write is under way (a write waits for it)
+	case wait:
+		return nil, err
 	}
-	defer unlock()
-	e, err := j.Pending(t.key())
-	if err != nil || e == nil {
-		return nil
-	}
-	return nvconf.Interrupted(e, t.nv)
+	return nil, nil
 }
 
 func (t *nvTarget) deviceLine(ctx context.Context) string {

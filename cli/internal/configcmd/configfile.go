@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/nvconf"
@@ -88,8 +89,9 @@ func (cc *configCtx) queryFromFile(path string, extended bool) error {
 			Device     string        `json:"device,omitempty"`
 			Unchecked  bool          `json:"unchecked,omitempty"`
 			Parameters []settingJSON `json:"parameters"`
+			Pending    []string      `json:"pending"`
 			Notes      []string      `json:"notes,omitempty"`
-		}{File: path, Kind: cf.Kind, Unchecked: cf.Unchecked, Parameters: []settingJSON{}, Notes: cf.Notes}
+		}{File: path, Kind: cf.Kind, Unchecked: cf.Unchecked, Parameters: []settingJSON{}, Pending: []string{}, Notes: cf.Notes}
 		if len(cf.Devices) > 0 {
 			out.Device = cf.Devices[0].Device
 		}
@@ -100,6 +102,9 @@ func (cc *configCtx) queryFromFile(path string, extended bool) error {
 				j.Default, j.Current = toValueJSON(s.Default), toValueJSON(s.Current)
 			}
 			out.Parameters = append(out.Parameters, j)
+			if s.Pending {
+				out.Pending = append(out.Pending, s.Name)
+			}
 		}
 		return a.WriteJSON(out)
 	}
@@ -108,10 +113,12 @@ func (cc *configCtx) queryFromFile(path string, extended bool) error {
 	if len(cf.Devices) > 0 && cf.Devices[0].Device != "" {
 		fmt.Fprintf(w, "Device:       %s\n", cf.Devices[0].Device)
 	}
-	cols := []string{"PARAMETER", "NEXT BOOT"}
+	// The marks and the pending line are query's (printQuery): * pending
+	// until the next firmware reset, + not the default.
+	cols := []string{"", "PARAMETER", "NEXT BOOT"}
 	wide := res.Extended
 	if wide {
-		cols = []string{"PARAMETER", "DEFAULT", "CURRENT", "NEXT BOOT"}
+		cols = []string{"", "PARAMETER", "DEFAULT", "CURRENT", "NEXT BOOT"}
 	}
 	t := a.NewTable(cols...)
 	text := func(v *nvconf.Value) string {
@@ -120,14 +127,38 @@ func (cc *configCtx) queryFromFile(path string, extended bool) error {
 		}
 		return v.Text
 	}
+	var pending []string
 	for _, s := range res.Settings {
+		mark := ""
+		if s.Pending {
+			mark += "*"
+			pending = append(pending, fmt.Sprintf("%s %s -> %s", s.Name, text(s.Current), text(s.Next)))
+		}
+		if s.Modified {
+			mark += "+"
+		}
 		if wide {
-			t.Row(s.Name, text(s.Default), text(s.Current), text(s.Next))
+			t.Row(mark, s.Name, text(s.Default), text(s.Current), text(s.Next))
 		} else {
-			t.Row(s.Name, text(s.Next))
+			t.Row(mark, s.Name, text(s.Next))
 		}
 	}
 	t.Flush()
+	switch {
+	case !wide && cf.Kind == "query":
+		fmt.Fprintln(w, "The file has no Current column (a query without -e): what is pending cannot be told.")
+	case !wide:
+		fmt.Fprintln(w, "A backup holds the stored (Next Boot) values only: what is pending cannot be told.")
+	case len(pending) == 0:
+		fmt.Fprintln(w, "Nothing pending: the firmware ran the Next Boot values when the file was taken.")
+	default:
+		dev := "DEV"
+		if len(cf.Devices) > 0 && cf.Devices[0].Device != "" {
+			dev = cf.Devices[0].Device
+		}
+		fmt.Fprintf(w, "* %d pending until the next firmware reset: %s.\n", len(pending), strings.Join(pending, ", "))
+		fmt.Fprintf(w, "  Apply on the device with 'cxray config apply -d %s' (MFRL) where the firmware allows it, or reboot (some parameters need a power cycle).\n", dev)
+	}
 	for _, n := range cf.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
@@ -196,8 +227,12 @@ func (cc *configCtx) settingsSide(ctx context.Context, op operand, db *prm.DB) (
 }
 
 // diffSettings compares two configurations parameter by parameter (when
-// one side is a query output, which holds values, not TLVs).
-func (cc *configCtx) diffSettings(ctx context.Context, ops []operand, db *prm.DB) error {
+// one side is a query output, which holds values, not TLVs). A query
+// output often lists a few parameters (mlxconfig q without -e, a pasted
+// fragment): by default the parameters both sides hold are compared and
+// the rest are named in a footer (all: listed as rows too). Only a
+// difference both sides hold is a problem (exit 1).
+func (cc *configCtx) diffSettings(ctx context.Context, ops []operand, db *prm.DB, all bool) error {
 	a := cc.a
 	args := []string{ops[0].arg, ops[1].arg}
 	var sides [2]*nvconf.QueryResult
@@ -208,22 +243,71 @@ func (cc *configCtx) diffSettings(ctx context.Context, ops []operand, db *prm.DB
 		}
 		sides[i] = r
 	}
-	changes := nvconf.CompareSettings(sides[0], sides[1])
+	var changes []nvconf.SettingChange
+	only := map[string][]string{}
+	differ := 0
+	for _, c := range nvconf.CompareSettings(sides[0], sides[1]) {
+		if c.Only == "" {
+			differ++
+		} else if c.Column == "Next Boot" {
+			only[c.Only] = append(only[c.Only], c.Name)
+		}
+		if c.Only == "" || all {
+			changes = append(changes, c)
+		}
+	}
 	if a.JSON() {
-		if err := a.WriteJSON(map[string]any{"a": args[0], "b": args[1], "same": len(changes) == 0, "by": "parameter", "changes": changes}); err != nil {
+		doc := map[string]any{"a": args[0], "b": args[1], "same": differ == 0, "by": "parameter", "changes": changes,
+			"only_in_a": nonNil(only["a"]), "only_in_b": nonNil(only["b"])}
+		if err := a.WriteJSON(doc); err != nil {
 			return err
 		}
-	} else if len(changes) == 0 {
-		fmt.Fprintf(a.Stdout, "%s and %s hold the same values\n", args[0], args[1])
 	} else {
-		t := a.NewTable("PARAMETER", "COLUMN", args[0], args[1])
-		for _, c := range changes {
-			t.Row(c.Name, c.Column, cmdutil.Dash(c.Old), cmdutil.Dash(c.New))
+		if differ == 0 {
+			fmt.Fprintf(a.Stdout, "%s and %s hold the same values", args[0], args[1])
+			if len(only["a"])+len(only["b"]) > 0 {
+				fmt.Fprint(a.Stdout, " where both have the parameter")
+			}
+			fmt.Fprintln(a.Stdout)
 		}
-		t.Flush()
+		if len(changes) > 0 {
+			t := a.NewTable("PARAMETER", "COLUMN", args[0], args[1])
+			for _, c := range changes {
+				// "-" is absent; a 0 stays a 0.
+				t.Row(c.Name, c.Column, absent(c.Old), absent(c.New))
+			}
+			t.Flush()
+		}
+		if !all {
+			for i, side := range []string{"a", "b"} {
+				if n := len(only[side]); n > 0 {
+					names := only[side]
+					if n > 8 {
+						names = append(names[:8:8], fmt.Sprintf("and %d more", n-8))
+					}
+					fmt.Fprintf(a.Stdout, "only in %s: %d parameter(s): %s (--all lists their values)\n", args[i], n, strings.Join(names, ", "))
+				}
+			}
+		}
 	}
-	if len(changes) > 0 {
+	if differ > 0 {
 		return cmdutil.ErrProblem
 	}
 	return nil
+}
+
+// absent renders a value of a settings diff: "-" only when the side lacks
+// the parameter.
+func absent(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -15,6 +15,7 @@ import (
 
 func (cc *configCtx) diffCmd() *cobra.Command {
 	var timeout time.Duration
+	var all bool
 	c := &cobra.Command{
 		Use:   "diff A B",
 		Short: "Compare two NV configurations: backups, mlxconfig query outputs or devices",
@@ -22,7 +23,11 @@ func (cc *configCtx) diffCmd() *cobra.Command {
 B are backup files (cxray or MLNX_RAW_TLV_FILE format), mlxconfig/mstconfig
 query outputs (q or -e q, from WinMFT too: compared parameter by parameter)
 or device names (an existing file wins; emu, 0000:03:00.0, mlx5_0 ...). Exit
-status 1 when they differ.`,
+status 1 when they differ.
+
+With a query output, the parameters both sides hold are compared, and those
+only one side holds are named in a footer (--all lists them as rows, "-"
+for the side that lacks one); only a difference in what both hold is exit 1.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
 			ctx, cancel := context.WithTimeout(cc.a.Ctx, timeout)
@@ -45,7 +50,7 @@ status 1 when they differ.`,
 			}
 			// A query output holds values, not TLVs: compare by parameter.
 			if ops[0].holdsQuery() || ops[1].holdsQuery() {
-				return cc.diffSettings(ctx, ops, db)
+				return cc.diffSettings(ctx, ops, db, all)
 			}
 			var sides [2][]nvconf.RawTLV
 			for i, op := range ops {
@@ -57,6 +62,7 @@ status 1 when they differ.`,
 		},
 	}
 	c.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "give up on a device after this long")
+	c.Flags().BoolVar(&all, "all", false, "with a query output, also list the parameters only one side holds")
 	return c
 }
 

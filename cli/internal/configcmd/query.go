@@ -3,6 +3,7 @@ package configcmd
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 
@@ -91,7 +92,7 @@ the reason), as mstconfig does.`,
 			}
 			ctx, cancel := df.Context(cc.a.Ctx)
 			defer cancel()
-			t, err := cc.open(ctx, df)
+			t, err := cc.openQuery(ctx, df)
 			if err != nil {
 				return err
 			}
@@ -133,6 +134,8 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 			Pending     []string      `json:"pending"`
 			Unsupported []string      `json:"unsupported,omitempty"`
 			Notes       []string      `json:"notes,omitempty"`
+			// Interrupted is a write the journal shows was cut short.
+			Interrupted *interruptedJSON `json:"interrupted_write,omitempty"`
 		}{Device: t.ad.Name(), NVDB: t.nv.Source, ReadDefault: res.ReadDefault, ReadCurrent: res.ReadCurrent,
 			Parameters: []settingJSON{}, Pending: []string{}, Unsupported: res.Unsupported, Notes: t.s.Notes}
 		if id, _ := t.ad.Identity(a.Ctx); id != nil {
@@ -150,6 +153,7 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 		for _, s := range pending {
 			out.Pending = append(out.Pending, s.Name)
 		}
+		out.Interrupted = toInterruptedJSON(t.interrupted)
 		return a.WriteJSON(out)
 	}
 	w := a.Stdout
@@ -157,6 +161,9 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 	fmt.Fprintf(w, "Parameters:   %s (%d TLVs)\n", t.nv.Source, len(t.nv.TLVs))
 	for _, n := range t.s.Notes {
 		fmt.Fprintf(w, "Note:        %s\n", n)
+	}
+	if t.interrupted != nil {
+		fmt.Fprintf(w, "Interrupted: %v\n", t.interrupted)
 	}
 	if len(res.Settings) == 0 {
 		fmt.Fprintln(w, "No parameters to show.")
@@ -215,4 +222,21 @@ func valText(v *nvconf.Value) string {
 		return "N/A"
 	}
 	return v.Text
+}
+
+// interruptedJSON is an interrupted write in query -o json.
+type interruptedJSON struct {
+	Op      string   `json:"op"`
+	Started string   `json:"started"`
+	TLVs    []string `json:"tlvs"`
+	Backup  string   `json:"backup"`
+	Message string   `json:"message"`
+}
+
+func toInterruptedJSON(ie *nvconf.InterruptedError) *interruptedJSON {
+	if ie == nil {
+		return nil
+	}
+	return &interruptedJSON{Op: ie.Entry.Op, Started: ie.Entry.Started.Format(time.RFC3339), TLVs: nonNilStr(ie.Names),
+		Backup: ie.Entry.Backup, Message: ie.Error()}
 }

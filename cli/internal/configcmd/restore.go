@@ -3,6 +3,7 @@ package configcmd
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 
@@ -16,6 +17,7 @@ type configRestoreOptions struct {
 	yes, dryRun, merge bool
 	resetMissing       bool
 	acceptUnchecked    bool
+	force              bool
 	backup             string
 }
 
@@ -33,7 +35,12 @@ the result is read back (MNVGN) and compared with the file.
 TLVs the adapter stores but the file does not hold are left as they are: a
 file says nothing about what it does not hold (and a file cut short must not
 reset what it lost). --reset-missing returns them to their defaults as well;
-they are listed first.`,
+they are listed first.
+
+A TLV means what the firmware of one model and PSID makes of it: a cxray
+backup names the adapter it was taken from, and one of another model or PSID
+is refused (exit 2, in --dry-run too) unless --force is given. mstflint's
+files name no adapter; restore says so.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error { return cc.runRestoreCmd(&o, args[0]) },
 	}
@@ -44,7 +51,37 @@ they are listed first.`,
 	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would be written and reset; write nothing")
 	c.Flags().StringVar(&o.backup, "backup", "", "write the backup of the current configuration to this file")
+	c.Flags().BoolVar(&o.force, "force", false, "restore a backup taken from an adapter of another model or PSID")
 	return c
+}
+
+// checkOrigin refuses a backup taken from an adapter of another model or
+// PSID than the target, unless force; it returns a note to print when it
+// goes ahead anyway, or when the file does not say where it came from.
+func checkOrigin(ctx context.Context, t *nvTarget, file string, bf *nvconf.BackupFile, force bool) (string, error) {
+	if bf.Model == "" && bf.PSID == "" {
+		return fmt.Sprintf("note: %s (%s) does not say which adapter it was taken from: check it is one of this model and PSID", file, bf.Format), nil
+	}
+	id, err := t.ad.Identity(ctx)
+	if err != nil {
+		return "", cmdutil.Classify(err)
+	}
+	var diffs []string
+	if bf.Model != "" && id.Model != "" && !strings.EqualFold(bf.Model, id.Model) {
+		diffs = append(diffs, fmt.Sprintf("model %s, this adapter is a %s", bf.Model, id.Model))
+	}
+	if bf.PSID != "" && id.PSID != "" && !strings.EqualFold(bf.PSID, id.PSID) {
+		diffs = append(diffs, fmt.Sprintf("PSID %s, this adapter's is %s", bf.PSID, id.PSID))
+	}
+	if len(diffs) == 0 {
+		return "", nil
+	}
+	what := fmt.Sprintf("%s was taken from another adapter (%s)", file, strings.Join(diffs, "; "))
+	if force {
+		return "warning: " + what + "; restoring it anyway (--force)", nil
+	}
+	return "", cmdutil.UsageErr("%s: its TLVs may mean other things to this firmware; nothing was written. "+
+		"Restore a backup of this model and PSID, or add --force if you know they mean the same", what)
 }
 
 func restoreWords(p *nvconf.RestorePlan, nv *nvconf.DB) []string {
@@ -74,6 +111,13 @@ func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 	bf, err := readBackup(file, t.s.HeaderCodec(), t.nv, a.Stdin)
 	if err != nil {
 		return err
+	}
+	note, err := checkOrigin(ctx, t, file, bf, o.force)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		fmt.Fprintf(a.Stderr, "cxray: %s\n", note)
 	}
 	want := bf.TLVs
 	// A file without a count or checksum (mstflint's format) that was cut

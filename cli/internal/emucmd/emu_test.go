@@ -82,7 +82,11 @@ func TestEmuProfiles(t *testing.T) {
 	var names []string
 	for _, p := range r.Profiles {
 		names = append(names, p.Name)
-		if p.Firmware == "" || p.PSID == "" || p.Ports != 2 {
+		prof, err := scenario.LookupProfile(p.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Firmware == "" || p.PSID == "" || p.Ports != len(prof.Spec.Ports) {
 			t.Errorf("%s: firmware %q PSID %q ports %d", p.Name, p.Firmware, p.PSID, p.Ports)
 		}
 	}

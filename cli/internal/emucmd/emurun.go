@@ -52,7 +52,10 @@ mstlink, mstconfig, and cxray's own PCI path) open
 /sys/bus/pci/devices/0000:03:00.0/config and talk to the emulator.
 /sys/class/net and /sys/class/infiniband are emulated too, so the names
 'cxray status' lists (-d mlx5_0, -d ens1f0np0) and the kernel backend
-(-d kernel:mlx5_0) work. The devices are the same kept devices as -d emu on
+(-d kernel:mlx5_0) work, and each function's command interface is served
+as /dev/fwctl/fwctlN (as mlx5_fwctl offers it). A scenario device with
+lockdown: true refuses config-space writes for every process, as a
+locked-down kernel does. The devices are the same kept devices as -d emu on
 the same profile or scenario ('cxray emu status'). Everything
 is torn down when CMD exits or on a signal; the exit status is CMD's.
 Needs root (mount namespaces) and /dev/fuse.`,
@@ -118,7 +121,9 @@ func (a *app) runInNamespace(p runPayload, args []string) error {
 	if err != nil && code < 0 {
 		switch {
 		case errors.Is(err, nsrun.ErrCommandNotFound):
-			return cmdutil.UsageWrap(err)
+			return &cmdutil.ExitError{Code: ExitNotFound, Err: err} // as a shell says it
+		case errors.Is(err, nsrun.ErrCommandNotExecutable):
+			return &cmdutil.ExitError{Code: ExitNotExecutable, Err: err}
 		case errors.Is(err, nsrun.ErrNotRoot), errors.Is(err, nsrun.ErrNoFUSE), errors.Is(err, nsrun.ErrNoNamespace):
 			return cmdutil.DeviceErr(err)
 		}
@@ -240,3 +245,11 @@ func serveBanner(funcs int, socket string, pid int, st *state.State) string {
 		"  join from another shell: nsenter --mount=/proc/%d/ns/mnt --wd=\"$PWD\" -- \"${SHELL:-/bin/sh}\"",
 		funcs, kept, socket, pid)
 }
+
+// Exit codes of emu run and emu serve for a command that could not be
+// started, as POSIX shells give them (2.8.2): 127 not found, 126 found but
+// not executable.
+const (
+	ExitNotFound      = 127
+	ExitNotExecutable = 126
+)

@@ -66,7 +66,8 @@ func (a *app) emuCtlCmd() *cobra.Command {
 		Use:   "ctl status | fault NAME=VALUE... | clear | module N FAULT... | plug N MODULE | nv NAME=VALUE... | advance DURATION",
 		Short: "Control a running 'cxray emu serve': faults and the clock",
 		Long: `Talk to a running 'cxray emu serve':
-  status                 the emulated functions and their active faults
+  status                 the emulated functions, who holds their gateway and
+                         ICMD semaphores, and their active faults
   fault NAME=VALUE...    switch faults on (--bdf limits to one function):
                          ` + strings.Join(ctl.FaultNames(), ", ") + `
                          (register_status=0x9020:4 makes MGIR answer status 4; =none clears;
@@ -163,14 +164,14 @@ command on the same scenario sees them. Faults are this emulator's only.`,
 			if resp.State != "" {
 				fmt.Fprintf(a.Stdout, "state: %s\n", resp.State)
 			}
-			t := a.NewTable("BDF", "ADAPTER", "PROFILE", "NETDEV", "RDMA", "FAULTS")
+			t := a.NewTable("BDF", "ADAPTER", "PROFILE", "NETDEV", "RDMA", "SEMAPHORES", "FAULTS")
 			for _, f := range resp.Functions {
 				var fs []string
 				for k, v := range f.Faults {
 					fs = append(fs, k+"="+v)
 				}
 				sort.Strings(fs)
-				t.Row(f.BDF, f.Adapter, f.Profile, cmdutil.Dash(f.Netdev), cmdutil.Dash(f.RDMA), cmdutil.Dash(strings.Join(fs, " ")))
+				t.Row(f.BDF, f.Adapter, f.Profile, cmdutil.Dash(f.Netdev), cmdutil.Dash(f.RDMA), semaphores(f.Semaphores), cmdutil.Dash(strings.Join(fs, " ")))
 			}
 			t.Flush()
 			return nil
@@ -179,4 +180,22 @@ command on the same scenario sees them. Faults are this emulator's only.`,
 	c.Flags().StringVar(&socket, "socket", ctl.DefaultSocket, "control socket of the emulator")
 	c.Flags().StringVar(&bdf, "bdf", "", "apply fault/clear to this function only")
 	return c
+}
+
+// semaphores says who holds a function's semaphores ("free" when no one).
+func semaphores(s ctl.Semaphores) string {
+	var held []string
+	if s.Gateway != 0 {
+		held = append(held, fmt.Sprintf("gateway=%#x", s.Gateway))
+	}
+	if s.ICMD != 0 {
+		held = append(held, fmt.Sprintf("icmd=%#x", s.ICMD))
+	}
+	if s.ICMDBusy {
+		held = append(held, "icmd-busy")
+	}
+	if len(held) == 0 {
+		return "free"
+	}
+	return strings.Join(held, " ")
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/cobra"
-	"golang.org/x/net/netutil"
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
@@ -39,7 +38,9 @@ type exporterOptions struct {
 	openTimeout    time.Duration
 	logLevel       string
 	allowNoDevices bool
-	maxConns       int
+	fleet          fleetOptions
+	maxConns       int // --web.max-connections: deprecated, ignored
+	maxRequests    int
 }
 
 // Hooks let a test run the exporter in-process. Zero fields keep the
@@ -59,8 +60,11 @@ type Timeouts struct {
 	Read, WriteMargin, Idle time.Duration
 }
 
-// DefaultTimeouts are the HTTP server's timeouts.
-var DefaultTimeouts = Timeouts{Read: 10 * time.Second, WriteMargin: 10 * time.Second, Idle: 2 * time.Minute}
+// DefaultTimeouts are the HTTP server's timeouts. An idle keep-alive
+// connection is closed after 10 s: Prometheus scrapes every 15 s or more
+// and opens a new one at little cost, while a held idle connection costs
+// the exporter a goroutine.
+var DefaultTimeouts = Timeouts{Read: 10 * time.Second, WriteMargin: 10 * time.Second, Idle: 10 * time.Second}
 
 // defaultExporterListen is the exporter's address unless told otherwise:
 // loopback only, so that nothing is exposed by accident.
@@ -116,6 +120,7 @@ authentication come from an exporter-toolkit web configuration file
 	f := c.Flags()
 	f.StringVar(&o.listen, "listen", defaultExporterListen, "address to serve /metrics on (host:port; :9879 for every interface)")
 	f.StringVar(&o.webConfig, "web.config", "", "exporter-toolkit web configuration file (TLS, basic auth)")
+	nodeExporterFlags(f, &o)
 	f.StringArrayVarP(&o.devices, "device", "d", nil, "device to read (repeat): PCI address, mlx5_0, interface, kernel:mlx5_0, emu, emu:PROFILE, emu:FILE.yaml")
 	f.BoolVar(&o.all, "all", false, "read every ConnectX function of the machine (or, with -d emu:FILE.yaml, of the scenario)")
 	f.StringSliceVar(&o.collectors, "collectors", nil, "collectors to run (default all): "+strings.Join(exporter.CollectorNames(), ", "))
@@ -125,7 +130,9 @@ authentication come from an exporter-toolkit web configuration file
 	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", exporter.DefaultTimeout, "deadline of one scrape (Prometheus' own scrape_timeout wins when shorter)")
 	f.DurationVar(&o.openTimeout, "timeout", 10*time.Second, "give up opening a device at start after this long")
 	f.StringVar(&o.logLevel, "log.level", "info", "log level: debug, info, warn, error")
-	f.IntVar(&o.maxConns, "web.max-connections", 64, "connections served at once; more wait to be accepted (slow or idle clients are cut by the server's timeouts)")
+	f.IntVar(&o.maxRequests, "web.max-requests", 40, "requests answered at once (as node_exporter's): more are answered 503 at once; idle, slow and half-open connections hold none; 0: no limit")
+	f.IntVar(&o.maxConns, "web.max-connections", 0, "")
+	f.MarkDeprecated("web.max-connections", "connections are no longer limited (idle and slow ones held every slot); use --web.max-requests")
 	cmdutil.AddViaFlag(c, &o.via)
 	return c
 }
@@ -139,6 +146,12 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, h Hooks) erro
 	}
 	eo, err := o.exporterOptions(log, a.Version)
 	if err != nil {
+		return err
+	}
+	if err := o.fleet.apply(&eo); err != nil {
+		return err
+	}
+	if err := o.fleet.loadNV(&eo); err != nil {
 		return err
 	}
 	if o.webConfig != "" {
@@ -163,6 +176,9 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, h Hooks) erro
 		return cmdutil.UsageWrap(err)
 	}
 	defer e.Close()
+	if o.onceMode() {
+		return a.runOnce(ctx, e, &o.fleet)
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", e.Handler())
@@ -175,7 +191,7 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, h Hooks) erro
 	if err != nil {
 		return err
 	}
-	mux.Handle("/", landing)
+	mux.Handle("/", getOnly(landing))
 	l, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return cmdutil.UsageErr("--listen %s: %v; pick a free port (the default is %s)", o.listen, err, defaultExporterListen)
@@ -183,13 +199,12 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, h Hooks) erro
 	if !isLoopback(l.Addr()) && o.webConfig == "" {
 		log.Warn("serving on a non-loopback address without TLS or authentication; give --web.config to add them", "address", l.Addr().String())
 	}
-	l = netutil.LimitListener(l, o.maxConns)
-	srv := exporterServer(mux, o.scrapeTimeout, h.Timeouts)
+	srv := exporterServer(newLimitRequests(mux, o.maxRequests, h.Timeouts.WriteMargin), o.scrapeTimeout, h.Timeouts)
 	errc := make(chan error, 1)
 	noSocket := false
 	flags := &web.FlagConfig{WebListenAddresses: &[]string{o.listen}, WebSystemdSocket: &noSocket, WebConfigFile: &o.webConfig}
 	go func() { errc <- web.Serve(l, srv, flags, log) }()
-	log.Info("cxray exporter serving", "address", l.Addr().String(), "devices", len(srcs))
+	log.Info("cxray exporter serving", "address", l.Addr().String(), "devices", len(srcs), "host", hostNote(eo.Host))
 	if h.Ready != nil {
 		h.Ready(l.Addr())
 	}
@@ -210,8 +225,9 @@ func (a *app) runExporter(ctx context.Context, o *exporterOptions, h Hooks) erro
 
 // exporterServer bounds what a client can hold: a request must arrive
 // within t.Read, the answer must be taken within a scrape's deadline
-// and a margin for a slow network (a reader that stalls is cut, and its
-// buffers freed), and an idle connection is closed after t.Idle.
+// and a margin for a slow network (limitRequests narrows it to the margin
+// once the answer is ready; a reader that stalls is cut, and its buffers
+// freed), and an idle connection is closed after t.Idle.
 func exporterServer(h http.Handler, scrape time.Duration, t Timeouts) *http.Server {
 	return &http.Server{
 		Handler:           h,
@@ -248,8 +264,8 @@ func (o *exporterOptions) exporterOptions(log *slog.Logger, version string) (exp
 	if o.scrapeTimeout <= 0 || o.scrapeTimeout > 10*time.Minute {
 		return eo, cmdutil.UsageErr("--scrape-timeout %v: give a duration between 100ms and 10m", o.scrapeTimeout)
 	}
-	if o.maxConns < 1 {
-		return eo, cmdutil.UsageErr("--web.max-connections %d: give at least 1", o.maxConns)
+	if o.maxRequests < 0 {
+		return eo, cmdutil.UsageErr("--web.max-requests %d: give 0 (no limit) or more", o.maxRequests)
 	}
 	if o.openTimeout <= 0 {
 		return eo, cmdutil.UsageErr("--timeout %v: give a positive duration", o.openTimeout)
@@ -370,6 +386,13 @@ func (a *app) exporterSources(ctx context.Context, o *exporterOptions, db *prm.D
 			return out, cmdutil.UsageErr("--all with -d works for emulated scenarios (emu:FILE.yaml); for this machine's adapters leave out -d")
 		}
 		label := n.BDF
+		if n.Kind == devname.PCI {
+			// A function that is there but not Mellanox's will never be
+			// one: refuse it now rather than serve it as down forever.
+			if f, err := a.Sys.Function(n.BDF); err != nil && f.VendorID != 0 && f.VendorID != devname.MellanoxVendor {
+				return out, cmdutil.UsageErr("-d %s: %v", given, err)
+			}
+		}
 		if n.Kind == devname.Kernel {
 			label = n.Kernel
 			if kd, err := kernel.Open(ctx, n.Kernel, a.AdapterOptions(db).Kernel); err == nil {

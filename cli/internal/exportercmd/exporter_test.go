@@ -21,7 +21,7 @@ import (
 
 // defaults are the flags' defaults.
 func defaults() exporterOptions {
-	return exporterOptions{listen: "127.0.0.1:0", scrapeTimeout: exporter.DefaultTimeout, openTimeout: 10 * time.Second, logLevel: "info", maxConns: 64, via: "auto"}
+	return exporterOptions{listen: "127.0.0.1:0", scrapeTimeout: exporter.DefaultTimeout, openTimeout: 10 * time.Second, logLevel: "info", maxRequests: 40, via: "auto"}
 }
 
 // The flags' checks: every bad value is exit 2 naming the flag and what
@@ -38,7 +38,7 @@ func TestExporterOptions(t *testing.T) {
 	}{
 		{"zero scrape timeout", func(o *exporterOptions) { o.scrapeTimeout = 0 }, "--scrape-timeout 0s: give a duration between 100ms and 10m"},
 		{"long scrape timeout", func(o *exporterOptions) { o.scrapeTimeout = 11 * time.Minute }, "--scrape-timeout 11m0s"},
-		{"no connections", func(o *exporterOptions) { o.maxConns = 0 }, "--web.max-connections 0: give at least 1"},
+		{"negative requests", func(o *exporterOptions) { o.maxRequests = -1 }, "--web.max-requests -1: give 0 (no limit) or more"},
 		{"zero open timeout", func(o *exporterOptions) { o.openTimeout = 0 }, "--timeout 0s: give a positive duration"},
 		{"unknown excluded", func(o *exporterOptions) { o.noCollectors = []string{"nosuch"} }, "--collectors.exclude nosuch: no such collector"},
 		{"unknown collector", func(o *exporterOptions) { o.collectors = []string{"nosuch"} }, "--collectors: "},

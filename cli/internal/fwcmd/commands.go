@@ -43,7 +43,7 @@ func (a *app) commandDevice(ctx context.Context, df cmdutil.DeviceFlags) (*adapt
 	d, err := cmdutil.Registers(ctx, ad)
 	if err != nil {
 		ad.Close()
-		if errors.Is(err, adapter.ErrUnsupported) {
+		if errors.Is(err, errors.ErrUnsupported) {
 			return nil, nil, cmdutil.DeviceErr(fmt.Errorf("%s: firmware commands need the command interface (fwctl, Linux 6.15+ with mlx5_fwctl), which the kernel backend does not reach: %w", cmdutil.Describe(ad), err))
 		}
 		return nil, nil, err

@@ -248,8 +248,7 @@ func TestFirmwareCommandDeviceErrors(t *testing.T) {
 	}
 }
 
-// esw: the first function of an adapter is its e-switch manager, the
-// second is not.
+// esw: each PF of an adapter manages its own e-switch.
 func TestEsw(t *testing.T) {
 	a := cmdutiltest.New(t, "json")
 	two := cmdutiltest.Scenario(t, "clock: {mode: manual}\ndevices:\n  - profile: cx7-2p400g\n    bdf: 0000:03:00.0\n    functions: 2\n")
@@ -267,7 +266,7 @@ func TestEsw(t *testing.T) {
 		}
 		got = append(got, *r.Manager)
 	}
-	if diff := cmp.Diff([]bool{true, false}, got); diff != "" {
+	if diff := cmp.Diff([]bool{true, true}, got); diff != "" {
 		t.Errorf("e-switch manager per function (-want +got):\n%s", diff)
 	}
 	a.Output = "table"

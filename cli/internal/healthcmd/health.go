@@ -2,7 +2,10 @@ package healthcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -19,6 +22,7 @@ type healthOptions struct {
 	verbose  bool
 	interval time.Duration
 	nvdb     string
+	unused   []int
 }
 
 func (a *app) healthCmd() *cobra.Command {
@@ -41,11 +45,16 @@ it means and what to do:
                  two samples --interval apart
   mac            the OS's MAC against the permanent one
 A check the backend cannot serve says "not available on this backend".
-Exit 0 when every check is ok, 1 on a warning or failure.`,
+An empty cage on an enabled port is "info" with the next step, not a
+failure. Ports left unused on purpose are not judged: --unused-ports 2, or
+lines "DEVICE PORTS" ("* 2", "0000:81:00.0 1,2") in ` + health.UnusedPortsFile + `
+($` + health.EnvUnusedPorts + ` names another file, "off" none).
+Exit 0 when every check is ok (or info), 1 on a warning or failure.`,
 		Example: `  cxray health -d emu
   cxray health -d 0000:03:00.0 -o json
   cxray health -d kernel:mlx5_0
-  cxray health --all`,
+  cxray health --all
+  cxray health -d 0000:03:00.0 --unused-ports 2`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return a.runHealth(&o) },
 	}
@@ -53,6 +62,7 @@ Exit 0 when every check is ok, 1 on a warning or failure.`,
 	c.Flags().BoolVar(&o.all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
 	c.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "time between the two samples of counters and module monitors")
 	c.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "show the details of passing checks too")
+	c.Flags().IntSliceVar(&o.unused, "unused-ports", nil, "local port numbers left unused on purpose (not judged), added to "+health.UnusedPortsFile)
 	cmdutil.AddNVDBFlag(c, &o.nvdb)
 	return c
 }
@@ -72,6 +82,10 @@ func (a *app) runHealth(o *healthOptions) error {
 	if err != nil {
 		return err
 	}
+	unused, err := unusedPorts(a, o.unused)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(a.Ctx, o.df.Timeout+2*o.interval)
 	defer cancel()
 	targets, err := a.OpenTargets(ctx, o.df.Name, o.all, db)
@@ -82,7 +96,7 @@ func (a *app) runHealth(o *healthOptions) error {
 	var reports []*health.Report
 	bad := false
 	for _, ad := range targets {
-		rep := health.Run(ctx, ad, health.Options{Interval: o.interval, NV: nv})
+		rep := health.Run(ctx, ad, health.Options{Interval: o.interval, NV: nv, Unused: unused.For(ad.BDF())})
 		if ctx.Err() != nil {
 			return cmdutil.Stopped(ctx, fmt.Errorf("health of %s: %w", cmdutil.Describe(ad), ctx.Err()))
 		}
@@ -107,7 +121,40 @@ func (a *app) runHealth(o *healthOptions) error {
 	return nil
 }
 
-var healthMarks = map[health.Status]string{health.OK: "ok  ", health.Warn: "WARN", health.Fail: "FAIL", health.Skip: "--  "}
+// unusedPorts are the ports declared unused: the file's lines and, for
+// every device, --unused-ports. A file that does not parse is bad input
+// (exit 2): a typo must not judge a port meant to be left alone.
+func unusedPorts(a *app, flag []int) (health.UnusedPorts, error) {
+	u := health.UnusedPorts{}
+	for _, p := range flag {
+		if p < 1 || p > 255 {
+			return nil, cmdutil.UsageErr("--unused-ports %d: give local port numbers (1, 2 ...)", p)
+		}
+	}
+	u["*"] = append(u["*"], flag...)
+	path := os.Getenv(health.EnvUnusedPorts)
+	switch {
+	case strings.EqualFold(path, "off"):
+		return u, nil
+	case path == "":
+		path = health.UnusedPortsFile
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return u, nil
+		}
+	}
+	b, err := cmdutil.ReadInput(path, a.Stdin, 1<<20, "a list of unused ports")
+	if err != nil {
+		return nil, err
+	}
+	f, err := health.ParseUnusedPorts(b)
+	if err != nil {
+		return nil, cmdutil.UsageErr("%s: %v", path, err)
+	}
+	u.Merge(f)
+	return u, nil
+}
+
+var healthMarks = map[health.Status]string{health.OK: "ok  ", health.Warn: "WARN", health.Fail: "FAIL", health.Skip: "--  ", health.Info: "info"}
 
 func printHealth(a *app, r *health.Report, verbose bool) {
 	name := r.Device
@@ -117,7 +164,7 @@ func printHealth(a *app, r *health.Report, verbose bool) {
 	fmt.Fprintf(a.Stdout, "%s: %s\n", name, strings.ToUpper(string(r.Status)))
 	for _, c := range r.Checks {
 		fmt.Fprintf(a.Stdout, "  %s %-14s %s\n", healthMarks[c.Status], c.Name, c.Summary)
-		if c.Status == health.Warn || c.Status == health.Fail || verbose {
+		if c.Status == health.Warn || c.Status == health.Fail || c.Status == health.Info || verbose {
 			for _, d := range c.Details {
 				fmt.Fprintf(a.Stdout, "                       - %s\n", d)
 			}

@@ -89,6 +89,11 @@ func macRange(base string, n int) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("base MAC %q: %v", base, err)
 	}
+	// The addresses are 48 bits: a range that would run past the last
+	// one does not wrap to 00:00:00:00:00:00; the input is damaged.
+	if last := b + uint64(n) - 1; n < 1 || last > 0xffffffffffff {
+		return nil, fmt.Errorf("base MAC %s with %d addresses runs past ff:ff:ff:ff:ff:ff: the query output is damaged or not flint's", base, n)
+	}
 	out := make([]string, n)
 	for i := range out {
 		out[i] = prm.FormatMAC(b + uint64(i))

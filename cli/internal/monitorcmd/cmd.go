@@ -1,6 +1,6 @@
 // Package monitorcmd is `cxray monitor` (counters, temperatures and module
-// readings sampled over time, with alerts, as a table, JSON lines or CSV)
-// and `cxray plot` (that CSV drawn).
+// readings sampled over time, with alerts, as a table, JSON lines or CSV);
+// `cxray plot` draws what it records (package plotcmd).
 package monitorcmd
 
 import (
@@ -13,6 +13,3 @@ type app struct{ *cmdutil.App }
 
 // New is `cxray monitor`.
 func New(a *cmdutil.App) *cobra.Command { return (&app{a}).monitorCmd() }
-
-// NewPlot is `cxray plot`.
-func NewPlot(a *cmdutil.App) *cobra.Command { return (&app{a}).plotCmd() }

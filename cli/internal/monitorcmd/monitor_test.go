@@ -15,6 +15,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
+	"github.com/cxray/cxray/cli/internal/plotcmd"
 	"github.com/cxray/cxray/feature/monitor"
 )
 
@@ -25,7 +26,7 @@ func mon(a *cmdutiltest.App, args ...string) error {
 
 func plot(a *cmdutiltest.App, args ...string) error {
 	a.Reset()
-	return a.Run(NewPlot(a.App), args...)
+	return a.Run(plotcmd.New(a.App), args...)
 }
 
 // lines decodes JSON lines.
@@ -262,7 +263,7 @@ func TestMonitorLinkGroup(t *testing.T) {
 // (link was left out of both).
 func TestMonitorHelpNamesEveryGroup(t *testing.T) {
 	a := cmdutiltest.New(t, "table")
-	for _, c := range []*cobra.Command{New(a.App), NewPlot(a.App)} {
+	for _, c := range []*cobra.Command{New(a.App), plotcmd.New(a.App)} {
 		help := c.Long + " " + c.Flags().Lookup("what").Usage
 		for _, g := range monitor.Groups {
 			if !strings.Contains(help, g) {

@@ -223,6 +223,7 @@ type showField struct {
 	Access      string            `json:"access"`
 	Enum        map[string]uint64 `json:"enum"`
 	When        string            `json:"when,omitempty"`
+	ValidWhen   string            `json:"valid_when,omitempty"`
 	Description string            `json:"description,omitempty"`
 }
 
@@ -313,7 +314,7 @@ func showJSON(db *prm.DB, t *target, leaves []prm.Leaf) any {
 			continue
 		}
 		f := showField{Path: l.Path, BitOffset: l.Bit, BitWidth: l.Width, Access: leafAccess(db, l),
-			Enum: map[string]uint64{}, When: l.When, Variable: l.Variable, Description: db.FieldDescr(l.Field())}
+			Enum: map[string]uint64{}, When: l.When, ValidWhen: l.Step.ValidWhen, Variable: l.Variable, Description: db.FieldDescr(l.Field())}
 		if l.Count > 0 {
 			f.Count = l.Count
 		}
@@ -366,6 +367,9 @@ func (a *app) showTable(db *prm.DB, t *target, leaves []prm.Leaf, brief bool) {
 		}
 		access := leafAccess(db, l)
 		values := enumText(l.Enum())
+		if v := l.Step.ValidWhen; v != "" {
+			values = strings.TrimPrefix(values+"; valid only when "+v, "; ")
+		}
 		if l.Joined {
 			access = "joined"
 			values = strings.Join(l.Step.PartNames(), " + ")
@@ -400,6 +404,7 @@ func enumText(es []prm.EnumValue) string {
 
 func (a *app) prmSearchCmd() *cobra.Command {
 	var noHistory bool
+	var historyDir string
 	c := &cobra.Command{
 		Use:   "search WORD",
 		Short: "Search registers, fields, enum values, descriptions, NV parameters and older PRM revisions",
@@ -410,10 +415,20 @@ PRM revision history is at hand, names of other revisions ("renamed in Rev
 0.59 to ..."); then command names and the fields of the command interface's
 layouts (mlx5_ifc.h: mailboxes, contexts, capability pages). Words are matched in any order (MODULE_TEMP finds
 pddr_module_info_ext.temperature); a regular expression is accepted. Names
-close to WORD are suggested. Exit status 1 only when nothing at all matches.`,
+close to WORD are suggested. Exit status 1 when nothing matches: a "did you
+mean" suggestion is not a match.
+
+The PRM revision history is a folder of other revisions' ADB files (any
+*.adb; NVIDIA's register_access_table.adb of older or newer MFT or mstflint
+releases, such as hca-ext-rev0.57.adb ... hca-ext-rev0.64.adb): --history
+DIR, else $CXRAY_PRM_HISTORY, else ` + prmhistory.DataDir + `.
+With it, a name another revision has is found with what became of it:
+added, removed, renamed (also across a revision that dropped the field:
+last_ber_mantissa, renamed to last_raw_ber_coef).`,
 		Example: `  cxray prm search log_tx_psn_window
   cxray prm search module_temp
-  cxray prm search 'fec.*active' -o json`,
+  cxray prm search 'fec.*active' -o json
+  cxray prm search last_ber_mantissa --history ~/prm-history`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			db, err := a.DB()
@@ -421,8 +436,13 @@ close to WORD are suggested. Exit status 1 only when nothing at all matches.`,
 				return err
 			}
 			src := prmsearch.Sources{DB: db, NV: searchNVDB()}
+			histDir, haveHistory := "", false
 			if !noHistory {
-				src.History = searchHistory
+				histDir, haveHistory = prmhistory.ForCommands(historyDir)
+				if historyDir != "" && !haveHistory {
+					return cmdutil.UsageErr("--history %s: no PRM database (*.adb) in that folder; give the folder holding the ADB files of other PRM revisions", historyDir)
+				}
+				src.History = func() []*prm.DB { return searchHistory(histDir) }
 			}
 			res := prmsearch.Search(src, args[0])
 			cmdHits, cdb, err := searchCommands(args[0])
@@ -464,12 +484,16 @@ close to WORD are suggested. Exit status 1 only when nothing at all matches.`,
 				fmt.Fprintf(a.Stdout, "did you mean: %s\n", strings.Join(res.Suggestions, ", "))
 			}
 			if !res.Found() {
+				if !noHistory && !haveHistory {
+					fmt.Fprintf(a.Stdout, "other PRM revisions were not searched: give their folder with --history DIR or $%s\n", prmhistory.Env)
+				}
 				return cmdutil.ErrProblem
 			}
 			return nil
 		},
 	}
 	c.Flags().BoolVar(&noHistory, "no-history", false, "do not search the other PRM revisions of the history folder")
+	c.Flags().StringVar(&historyDir, "history", "", "folder of other PRM revisions' ADB files (default $"+prmhistory.Env+", then "+prmhistory.DataDir+")")
 	return c
 }
 
@@ -495,27 +519,26 @@ func searchNVDB() *nvconf.DB {
 }
 
 // searchHistory loads the PRM revisions of the history folder, oldest
-// first; none when the folder is not at hand.
-func searchHistory() []*prm.DB {
-	dir, ok := prmhistory.Dir()
-	if !ok {
+// first; none when dir is "".
+func searchHistory(dir string) []*prm.DB {
+	if dir == "" {
 		return nil
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "hca-ext-rev*.adb"))
-	sort.Slice(files, func(i, j int) bool { return revisionOrder(files[i]) < revisionOrder(files[j]) })
+	files, _ := filepath.Glob(filepath.Join(dir, "*.adb"))
 	var out []*prm.DB
 	for _, f := range files {
 		if db, err := adb.LoadFile(f); err == nil {
 			out = append(out, db)
 		}
 	}
+	sort.SliceStable(out, func(i, j int) bool { return revisionOrder(out[i].Revision) < revisionOrder(out[j].Revision) })
 	return out
 }
 
-// revisionOrder sorts hca-ext-rev0.9.adb before hca-ext-rev0.51.adb.
-func revisionOrder(path string) string {
-	base := strings.TrimSuffix(filepath.Base(path), ".adb")
-	_, rev, _ := strings.Cut(base, "rev")
+// revisionOrder sorts "Rev 0.9" before "Rev 0.51" (a database's
+// revision, whatever its file is called).
+func revisionOrder(rev string) string {
+	rev = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rev), "Rev"))
 	major, minor, _ := strings.Cut(rev, ".")
 	return fmt.Sprintf("%08s.%08s", major, minor)
 }

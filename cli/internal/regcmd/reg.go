@@ -3,7 +3,9 @@ package regcmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -203,6 +205,10 @@ func (a *app) runRegGet(o *regGetOptions, args []string) error {
 	}
 	r, err := d.Get(ctx, args[0], idx, ops, o.length)
 	if err != nil {
+		var ie *dev.IndexError
+		if errors.As(err, &ie) {
+			preferLinkLayer(ctx, ad, ie, idx)
+		}
 		return cmdutil.Classify(err)
 	}
 	return a.printReading(ad, r, o.field, o.raw)
@@ -278,6 +284,9 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 			"defaulted":       cmdutil.NonNil(r.Defaulted),
 			"fields":          json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: raw})),
 			"units":           units.Fields(r.Register.Name, r.Decoded),
+			// Fields that mean nothing now (a condition of their
+			// description does not hold): their values are bare numbers.
+			"not_valid": r.Decoded.NotValid(),
 		})
 	}
 	fmt.Fprintf(a.Stdout, "%s (0x%04x) on %s", r.Register.Name, r.Register.ID, cmdutil.Describe(ad))
@@ -555,4 +564,27 @@ func (a *app) printDryRun(ad *adapter.Adapter, wp *dev.WritePlan) error {
 		fmt.Fprintf(a.Stdout, "  0x%02x: %s\n", i*4, strings.Join(dw[i:min(i+4, len(dw))], " "))
 	}
 	return nil
+}
+
+// preferLinkLayer hints the port's own protocol for an index field named
+// by protocol (PTYS proto_mask): Ethernet on an Ethernet port, never the
+// enum's first name.
+func preferLinkLayer(ctx context.Context, ad *adapter.Adapter, ie *dev.IndexError, idx []prm.Assignment) {
+	lp := 1
+	for _, a := range idx {
+		if strings.EqualFold(a.Path, "local_port") {
+			if n, err := strconv.Atoi(a.Value); err == nil {
+				lp = n
+			}
+		}
+	}
+	p, err := ad.Port(ctx, lp)
+	if err != nil || p.LinkLayer == "" {
+		return
+	}
+	for _, m := range ie.Missing {
+		if strings.EqualFold(m, "proto_mask") {
+			ie.Prefer(m, p.LinkLayer)
+		}
+	}
 }

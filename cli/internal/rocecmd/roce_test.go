@@ -121,7 +121,7 @@ func TestRoceStatus(t *testing.T) {
 // config space reads 0xFFFFFFFF) is a device error, exit 3, as health,
 // module, link and snapshot give for the same adapter; it used to exit 0
 // with a report whose every part was the same device error. Only a
-// backend without registers (adapter.ErrUnsupported) makes parts of it.
+// backend without registers (errors.ErrUnsupported) makes parts of it.
 func TestRoceStatusRemovedIsDeviceError(t *testing.T) {
 	a := cmdutiltest.New(t, "json")
 	o := &roceStatusOptions{df: cmdutil.DeviceFlags{Name: cmdutiltest.Manual(t, "    faults: {removed: true}\n"), Timeout: 10 * time.Second}, interval: time.Second}

@@ -41,6 +41,9 @@ type Entry struct {
 	NUMANode     int      `json:"numa_node"`
 	PermanentMAC string   `json:"permanent_mac,omitempty"`
 	NodeGUID     string   `json:"node_guid,omitempty"`
+	// SysImageGUID is shared by the functions of one adapter; NodeGUID
+	// is this function's own.
+	SysImageGUID string `json:"sys_image_guid,omitempty"`
 	// OSMACs are the interfaces' current addresses; MACDrift is set when
 	// one differs from the permanent MAC.
 	OSMACs   map[string]string `json:"os_macs,omitempty"`
@@ -269,7 +272,7 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 	}
 	if id != nil {
 		e.Model, e.DeviceID, e.PSID, e.Firmware, e.FirmwarePending = id.Model, id.DeviceID, id.PSID, id.Firmware, id.FirmwarePending
-		e.PermanentMAC, e.NodeGUID = id.PermanentMAC, id.NodeGUID
+		e.PermanentMAC, e.NodeGUID, e.SysImageGUID = id.PermanentMAC, id.NodeGUID, id.SysImageGUID
 		if e.Model == "" && id.DeviceID != 0 {
 			e.Model, _ = devname.Model(id.DeviceID)
 		}

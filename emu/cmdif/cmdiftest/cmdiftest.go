@@ -65,7 +65,7 @@ func Build(t testing.TB, sc *scenario.Scenario) *Rig {
 		if err != nil {
 			t.Fatalf("%s: %v", f.BDF, err)
 		}
-		c, err := fwctl.NewClient(ep, fwctl.Options{Sleep: clk.Sleep})
+		c, err := fwctl.NewClient(ep, fwctl.Options{Clock: clk})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,7 @@
-package monitorcmd
+// Package plotcmd is `cxray plot`: a monitor file drawn as a chart. It is
+// the command of cxray-plot (cmd/cxray-plot), which `cxray plot` runs, so
+// the plotting stack is linked there and not into the cxray CLI.
+package plotcmd
 
 import (
 	"bytes"
@@ -13,8 +16,14 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/feature/monitor"
+	"github.com/cxray/cxray/feature/monitor/chart"
 	"github.com/cxray/cxray/internal/atomicfile"
 )
+
+type app struct{ *cmdutil.App }
+
+// New is `cxray plot`.
+func New(a *cmdutil.App) *cobra.Command { return (&app{a}).plotCmd() }
 
 func (a *app) plotCmd() *cobra.Command {
 	var what, thresholds []string
@@ -51,7 +60,7 @@ sample is refused with the reason.`,
 			if err != nil {
 				return cmdutil.UsageErr("%s: %v", args[0], err)
 			}
-			pats := splitList(what)
+			pats := monitor.SplitWhat(what)
 			if len(pats) == 0 {
 				pats = []string{"temp"}
 			}
@@ -78,9 +87,9 @@ sample is refused with the reason.`,
 				title = strings.Join(pats, ", ")
 			}
 			var buf bytes.Buffer
-			chart, err := monitor.Plot(&buf, out, plotted, ths, monitor.Options{Title: title, Mode: mode})
+			ch, err := chart.Plot(&buf, out, plotted, ths, chart.Options{Title: title, Mode: mode})
 			if err != nil {
-				var fe *monitor.FiniteError
+				var fe *chart.FiniteError
 				if errors.As(err, &fe) {
 					return cmdutil.UsageErr("%s: %v", args[0], err)
 				}
@@ -89,7 +98,7 @@ sample is refused with the reason.`,
 			if err := atomicfile.Write(out, buf.Bytes()); err != nil {
 				return cmdutil.DeviceErr(err)
 			}
-			notes := chart.Notes
+			notes := ch.Notes
 			if len(sel.Left) > 0 {
 				notes = append(notes, "left out (they count the absence of what --what names; give them exactly to draw them): "+strings.Join(sel.Left, ", "))
 			}
@@ -106,9 +115,9 @@ sample is refused with the reason.`,
 					skipped = 1
 				}
 				return a.WriteJSON(map[string]any{"file": out, "series": names, "thresholds": len(ths), "samples": len(rec.Samples),
-					"skipped_lines": skipped, "y_label": chart.YLabel, "x_label": chart.XLabel, "left_out": cmdutil.NonNil(sel.Left), "notes": cmdutil.NonNil(notes)})
+					"skipped_lines": skipped, "y_label": ch.YLabel, "x_label": ch.XLabel, "left_out": cmdutil.NonNil(sel.Left), "notes": cmdutil.NonNil(notes)})
 			}
-			fmt.Fprintf(a.Stdout, "wrote %s: %d series, %d threshold lines, %d samples; y axis: %s\n", out, len(plotted), len(ths), len(rec.Samples), chart.YLabel)
+			fmt.Fprintf(a.Stdout, "wrote %s: %d series, %d threshold lines, %d samples; y axis: %s\n", out, len(plotted), len(ths), len(rec.Samples), ch.YLabel)
 			for _, n := range notes {
 				fmt.Fprintf(a.Stdout, "note: %s\n", n)
 			}

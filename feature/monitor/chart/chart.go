@@ -1,11 +1,15 @@
-package monitor
+// Package chart draws what cxray monitor recorded: the values of chosen
+// keys against time, with threshold lines, as SVG, PNG or PDF (gonum/plot).
+// It is apart from package monitor so that only the binary that draws
+// (cxray-plot, which `cxray plot` runs) links the plotting stack and its
+// fonts.
+package chart
 
 import (
 	"fmt"
 	"io"
 	"math"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,280 +21,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/cxray/cxray/prm/units"
+	"github.com/cxray/cxray/feature/monitor"
 )
-
-// Series is one line of a chart.
-type Series struct {
-	Name   string // "DEVICE KEY"
-	Device string
-	Key    string
-	T      []time.Time
-	V      []float64
-	// Counter marks a cumulative counter (PPCNT): charts draw its rate.
-	Counter bool
-}
-
-// Selection is what a --what list picked.
-type Selection struct {
-	Series []Series
-	// Left lists keys a word pattern matched only through a negation
-	// ("rs_fec_no_errors_blocks" for *errors*): left out, name them
-	// exactly to draw them.
-	Left []string
-}
-
-// groups are monitor's own --what group names and the keys they make.
-var groups = map[string]func(k string) bool{
-	"temp":     func(k string) bool { return strings.HasPrefix(k, "temp.") },
-	"counters": func(k string) bool { return strings.Contains(k, ".ppcnt.") || strings.Contains(k, ".ib.") },
-	"module":   func(k string) bool { return strings.HasPrefix(k, "module.") || strings.Contains(k, ".module.") },
-	"rdma":     func(k string) bool { return strings.Contains(k, ".rdma.") },
-	"nvmf":     func(k string) bool { return strings.Contains(k, ".nvmf.") }, // the counters, not the nvmf.offload flag
-	"link":     func(k string) bool { return strings.Contains(k, ".link.") },
-	"pcie":     func(k string) bool { return strings.HasPrefix(k, "pcie.") },
-	"driver":   func(k string) bool { return strings.HasPrefix(k, "driver.") },
-}
-
-// matcher is one --what pattern.
-type matcher struct {
-	text  string
-	exact bool
-	group func(string) bool
-	re    *regexp.Regexp
-	glob  string
-	words []string // the pattern's words, for the negation rule
-}
-
-func newMatcher(p string) (*matcher, error) {
-	m := &matcher{text: p}
-	switch {
-	case len(p) >= 2 && strings.HasPrefix(p, "/") && strings.HasSuffix(p, "/"):
-		// /regexp/: matches the whole key.
-		re, err := regexp.Compile("^(?:" + p[1:len(p)-1] + ")$")
-		if err != nil {
-			return nil, fmt.Errorf("--what %s: not a regular expression: %v", p, err)
-		}
-		m.re = re
-	case groups[strings.ToLower(p)] != nil:
-		m.group = groups[strings.ToLower(p)]
-	default:
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, fmt.Errorf("--what %s: bad wildcard", p)
-		}
-		m.glob = p
-		m.exact = !strings.ContainsAny(p, "*?[")
-		for _, w := range strings.FieldsFunc(strings.ToLower(p), func(r rune) bool { return r == '*' || r == '.' || r == '_' || r == '?' }) {
-			m.words = append(m.words, w)
-		}
-	}
-	return m, nil
-}
-
-// negated says every occurrence of a word of the pattern in k is negated
-// ("no_errors"): the key counts the absence of what was asked for.
-func (m *matcher) negated(k string) bool {
-	k = strings.ToLower(k)
-	for _, w := range m.words {
-		found, plain := false, false
-		for i := 0; ; {
-			j := strings.Index(k[i:], w)
-			if j < 0 {
-				break
-			}
-			found = true
-			at := i + j
-			neg := false
-			for _, n := range []string{"no_", "non_", "not_", "without_"} {
-				if at >= len(n) && k[at-len(n):at] == n {
-					neg = true
-				}
-			}
-			if !neg {
-				plain = true
-			}
-			i = at + len(w)
-		}
-		if found && !plain {
-			return true
-		}
-	}
-	return false
-}
-
-// match says whether k is selected; left is set for a key matched only
-// through a negation.
-func (m *matcher) match(k string) (ok, left bool) {
-	switch {
-	case m.re != nil:
-		return m.re.MatchString(k), false
-	case m.group != nil:
-		return m.group(k), false
-	case m.exact:
-		// The key itself, or its suffix after a dot (asic_c), or a group
-		// of keys under it (temp.module1 ...), never a part of a word.
-		return k == m.glob || strings.HasSuffix(k, "."+m.glob) || strings.HasPrefix(k, m.glob+"."), false
-	}
-	a := Alert{Key: m.glob}
-	if !a.matches(k) {
-		return false, false
-	}
-	if m.negated(k) {
-		return false, true
-	}
-	return true, false
-}
-
-// SelectSeries picks the values whose keys match the patterns (none: all).
-// A pattern is monitor's group name (temp, counters, module, rdma, link), an exact key
-// or its suffix after a dot (asic_c), a wildcard pattern (* and ?, as
-// alerts take them: port1.ppcnt.*errors*), or /regexp/ matching the whole
-// key. A wildcard word does not pick keys that only have it negated
-// (*errors* leaves rs_fec_no_errors_blocks out: Selection.Left).
-func SelectSeries(samples []Sample, patterns []string) (*Selection, error) {
-	var ms []*matcher
-	for _, p := range patterns {
-		m, err := newMatcher(p)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, m)
-	}
-	sel := &Selection{}
-	byName := map[string]*Series{}
-	left := map[string]bool{}
-	for _, s := range samples {
-		keys := make([]string, 0, len(s.Values))
-		for k := range s.Values {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			ok := len(ms) == 0
-			for _, m := range ms {
-				hit, l := m.match(k)
-				if l {
-					left[k] = true
-				}
-				ok = ok || hit
-			}
-			if !ok {
-				continue
-			}
-			delete(left, k)
-			name := s.Device + " " + k
-			se := byName[name]
-			if se == nil {
-				se = &Series{Name: name, Device: s.Device, Key: k, Counter: isCounter(k)}
-				byName[name] = se
-			}
-			se.T = append(se.T, s.Time)
-			se.V = append(se.V, s.Values[k])
-		}
-	}
-	for _, s := range byName {
-		sel.Series = append(sel.Series, *s)
-	}
-	sort.Slice(sel.Series, func(i, j int) bool { return sel.Series[i].Name < sel.Series[j].Name })
-	for k := range left {
-		sel.Left = append(sel.Left, k)
-	}
-	sort.Strings(sel.Left)
-	return sel, nil
-}
-
-// isCounter: cumulative counters (monitor's counter and RDMA keys), and
-// *_total keys.
-func isCounter(k string) bool {
-	return isCounterKey(k) || strings.HasSuffix(k, "_total")
-}
-
-// AutoThresholds finds threshold values recorded beside the plotted ones:
-// keys containing "threshold" under the same first element ("temp.").
-func AutoThresholds(samples []Sample, series []Series) []Threshold {
-	prefixes := map[string]bool{}
-	for _, s := range series {
-		if i := strings.IndexByte(s.Key, '.'); i > 0 {
-			prefixes[s.Key[:i+1]] = true
-		}
-	}
-	last := map[string]float64{}
-	for _, s := range samples {
-		for k, v := range s.Values {
-			if !strings.Contains(k, "threshold") {
-				continue
-			}
-			if i := strings.IndexByte(k, '.'); i > 0 && prefixes[k[:i+1]] {
-				last[k] = v
-			}
-		}
-	}
-	var out []Threshold
-	for k, v := range last {
-		out = append(out, Threshold{Name: k, Value: v})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// Threshold is a horizontal line on a chart ("alarm 70").
-type Threshold struct {
-	Name  string
-	Value float64
-}
-
-// Quantity is what a key measures and its unit.
-type Quantity struct {
-	Name string // "temperature"
-	Unit string // "°C"; "" for plain numbers and counts
-}
-
-// unitSuffixes are the unit suffixes of monitor's keys (temp.asic_c).
-var unitSuffixes = []struct {
-	suffix string
-	q      Quantity
-}{
-	{"_c", Quantity{"temperature", "°C"}},
-	{"_mv", Quantity{"voltage", "mV"}},
-	{"_v", Quantity{"voltage", "V"}},
-	{"_ma", Quantity{"current", "mA"}},
-	{"_dbm", Quantity{"optical power", "dBm"}},
-	{"_mw", Quantity{"optical power", "mW"}},
-	{"_uw", Quantity{"optical power", "µW"}},
-	{"_gbps", Quantity{"rate", "Gb/s"}},
-	{"_bytes", Quantity{"size", "bytes"}},
-	{"_s", Quantity{"time", "s"}},
-	{"_pct", Quantity{"share", "%"}},
-}
-
-// QuantityOf says what a key measures: from its unit suffix, from the PRM
-// units of a register key (mtmp.temperature is MTMP's temperature, in °C),
-// counts for counters.
-func QuantityOf(key string) Quantity {
-	low := strings.ToLower(key)
-	for _, u := range unitSuffixes {
-		if strings.HasSuffix(low, u.suffix) {
-			return u.q
-		}
-	}
-	if isCounter(key) {
-		return Quantity{"count", ""}
-	}
-	// A register collector's key: REG[.index_value...].field.path.
-	if reg, rest, ok := strings.Cut(key, "."); ok {
-		segs := strings.Split(rest, ".")
-		for i := range segs {
-			if u, ok := units.Lookup(reg, strings.Join(segs[i:], ".")); ok {
-				return Quantity{lastWord(key), u.Symbol}
-			}
-		}
-	}
-	return Quantity{"value", ""}
-}
-
-func lastWord(k string) string {
-	return strings.ReplaceAll(k[strings.LastIndexByte(k, '.')+1:], "_", " ")
-}
 
 // Options tune a chart.
 type Options struct {
@@ -336,7 +68,7 @@ type line struct {
 // drawn as rates in auto mode; the legend sits beside the data, not on it;
 // any finite values are drawn (huge or constant ones on a scaled axis) and
 // NaN or infinite ones are refused.
-func Plot(w io.Writer, file string, series []Series, ths []Threshold, opt Options) (*Chart, error) {
+func Plot(w io.Writer, file string, series []monitor.Series, ths []monitor.Threshold, opt Options) (*Chart, error) {
 	if len(series) == 0 {
 		return nil, fmt.Errorf("nothing to plot: no values match; list the keys with: head -1 FILE")
 	}
@@ -363,7 +95,7 @@ func Plot(w io.Writer, file string, series []Series, ths []Threshold, opt Option
 		oneDevice = oneDevice && s.Device == series[0].Device
 	}
 	var lines []line
-	quantities := map[Quantity]bool{}
+	quantities := map[monitor.Quantity]bool{}
 	anyRate := false
 	var tmin, tmax time.Time
 	for _, s := range series {
@@ -394,11 +126,11 @@ func Plot(w io.Writer, file string, series []Series, ths []Threshold, opt Option
 			}
 			l.segs = []plotter.XYs{pts}
 		}
-		q := QuantityOf(s.Key)
+		q := monitor.QuantityOf(s.Key)
 		if rate && q.Name == "count" {
-			q = Quantity{"rate", "per second"}
+			q = monitor.Quantity{Name: "rate", Unit: "per second"}
 		} else if rate {
-			q = Quantity{q.Name + " change", q.Unit + "/s"}
+			q = monitor.Quantity{Name: q.Name + " change", Unit: q.Unit + "/s"}
 		}
 		quantities[q] = true
 		lines = append(lines, l)
@@ -555,7 +287,7 @@ func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 // rates turns a counter into its rate per second between samples, split
 // where the counter went down (cleared or wrapped).
-func rates(s Series, notes []string) ([]plotter.XYs, []string) {
+func rates(s monitor.Series, notes []string) ([]plotter.XYs, []string) {
 	var segs []plotter.XYs
 	var cur plotter.XYs
 	for i := 1; i < len(s.V); i++ {
@@ -600,7 +332,7 @@ func padRange(lo, hi float64) (float64, float64) {
 	return lo - span*0.05, hi + span*0.05
 }
 
-func yLabel(qs map[Quantity]bool, scale float64) string {
+func yLabel(qs map[monitor.Quantity]bool, scale float64) string {
 	var names, unitsSeen []string
 	for q := range qs {
 		names = append(names, q.Name)

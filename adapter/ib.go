@@ -1,0 +1,258 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+
+	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/prm"
+)
+
+// InfiniBand ports over registers. A VPI adapter's port runs InfiniBand or
+// Ethernet as its NV configuration says (LINK_TYPE_P<n>); PDDR's
+// operational page names the protocol the PHY runs (proto_active, as
+// mlxlink reads it), PTYS with proto_mask InfiniBand its IB speeds and
+// widths, PPCNT's InfiniBand groups its PortCounters. The logical state
+// the subnet manager gives the port (Init, Armed, Active) and its LIDs are
+// no register's: they come from the command interface
+// (QUERY_HCA_VPORT_CONTEXT, as mlx5_ib reads them) or the kernel's sysfs.
+
+// Link layers (Port.LinkLayer, Link.LinkLayer): the kernel's words.
+const (
+	LinkEthernet   = "Ethernet"
+	LinkInfiniBand = "InfiniBand"
+)
+
+// PDDR proto_active and PTYS proto_mask bits (the PRM's, in every
+// revision): bit 0 InfiniBand, bit 2 Ethernet.
+const (
+	protoInfiniBand = 1 << 0
+	protoEthernet   = 1 << 2
+)
+
+// registerLinkLayer is the protocol a port's PHY runs, from PDDR's
+// operational page. A firmware that refuses PDDR, or names no protocol, is
+// taken to run Ethernet (adapters without VPI).
+func (a *Adapter) registerLinkLayer(ctx context.Context, local int) (string, error) {
+	r, err := a.get(ctx, "PDDR", "local_port="+strconv.Itoa(local), "page_select=0")
+	if err != nil {
+		if _, isStatus := dev.StatusOf(err); isStatus || errors.Is(err, dev.ErrNotSupported) {
+			return LinkEthernet, nil
+		}
+		var ie *dev.IndexError
+		if errors.As(err, &ie) || prm.IsDatabaseProblem(err) {
+			return LinkEthernet, nil
+		}
+		return "", fmt.Errorf("port %d (PDDR): %w", local, err)
+	}
+	if v, ok := fieldOf(r.Decoded, "PDDR", "page_data.pddr_operation_info_page_ext.proto_active"); ok && v&protoInfiniBand != 0 && v&protoEthernet == 0 {
+		return LinkInfiniBand, nil
+	}
+	return LinkEthernet, nil
+}
+
+// IB speed names by PTYS ib_proto bit, and the data rate of one lane as
+// the kernel's rate attribute prints it (drivers/infiniband/core/sysfs.c).
+var ibSpeeds = []struct {
+	name string
+	lane float64
+}{{"SDR", 2.5}, {"DDR", 5}, {"QDR", 10}, {"FDR10", 10}, {"FDR", 14}, {"EDR", 25}, {"HDR", 50}, {"NDR", 100}, {"XDR", 200}}
+
+// IBSpeedName names the fastest speed of a PTYS ib_proto mask ("" for none).
+func IBSpeedName(mask uint64) string {
+	if mask == 0 {
+		return ""
+	}
+	b := bits.Len64(mask) - 1
+	if b < len(ibSpeeds) {
+		return ibSpeeds[b].name
+	}
+	return "bit" + strconv.Itoa(b)
+}
+
+// IBSpeedNames names every speed of a mask, fastest first.
+func IBSpeedNames(mask uint64) []string {
+	var out []string
+	for b := 63; b >= 0; b-- {
+		if mask&(1<<b) == 0 {
+			continue
+		}
+		if b < len(ibSpeeds) {
+			out = append(out, ibSpeeds[b].name)
+		} else {
+			out = append(out, "bit"+strconv.Itoa(b))
+		}
+	}
+	return out
+}
+
+// IBWidthLanes is the lanes of a PTYS ib_link_width mask's widest width:
+// bit 0 1x, bit 1 2x, bit 2 4x, bit 3 8x, bit 4 12x (0 for none).
+func IBWidthLanes(mask uint64) int {
+	lanes := 0
+	for b, w := range []int{1, 2, 4, 8, 12} {
+		if mask&(1<<b) != 0 {
+			lanes = w
+		}
+	}
+	return lanes
+}
+
+// IB port states (the PortInfo numbers the kernel prints in ports/N/state
+// and phys_state, drivers/infiniband/core/sysfs.c).
+var (
+	ibStates     = map[int]string{1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
+	ibPhysStates = map[int]string{1: "Sleep", 2: "Polling", 3: "Disabled", 4: "PortConfigurationTraining", 5: "LinkUp",
+		6: "LinkErrorRecovery", 7: "Phy Test"}
+)
+
+// IBStateName and IBPhysStateName name the states' numbers.
+func IBStateName(id int) string     { return ibStates[id] }
+func IBPhysStateName(id int) string { return ibPhysStates[id] }
+
+// registerIBLink fills an InfiniBand port's link from PTYS's IB fields and,
+// when the function has a command interface, the logical state and LIDs
+// of QUERY_HCA_VPORT_CONTEXT; without one, from the kernel's view when
+// there is one.
+func (a *Adapter) registerIBLink(ctx context.Context, p Port, l *Link) error {
+	lp := "local_port=" + strconv.Itoa(p.Local)
+	r, err := a.get(ctx, "PTYS", lp, "proto_mask="+strconv.Itoa(protoInfiniBand))
+	switch {
+	case err == nil:
+		if v, ok := fieldOf(r.Decoded, "PTYS", "data_rate_oper"); ok {
+			g := float64(v) / 10 // 100 Mb/s units
+			l.SpeedGbps = &g
+		}
+		if v, ok := fieldOf(r.Decoded, "PTYS", "max_port_rate"); ok && v > 0 {
+			g := float64(v)
+			l.MaxSpeedGbps = &g
+		}
+		if v, ok := fieldOf(r.Decoded, "PTYS", "ib_proto_oper"); ok && v != 0 {
+			l.IBSpeed = IBSpeedName(v)
+		}
+		if v, ok := fieldOf(r.Decoded, "PTYS", "ib_link_width_oper"); ok && v != 0 {
+			l.Width = IBWidthLanes(v)
+		}
+	case ctx.Err() != nil:
+		return err
+	case !errors.Is(err, dev.ErrNotSupported):
+		return fmt.Errorf("port %d PTYS: %w", p.Local, err)
+	}
+	d, err := a.Registers(ctx)
+	if err != nil {
+		return err
+	}
+	if d.Commander() == nil {
+		if k := a.c.Kernel; k != nil {
+			if kp, err := k.Port(ctx, p.Local); err == nil {
+				a.kernelIBState(l, kp.StateID, kp.PhysStateID, kp.LID, kp.SMLID)
+			}
+		}
+		return nil
+	}
+	out, err := d.Command(ctx, "QUERY_HCA_VPORT_CONTEXT", []prm.Assignment{{Path: "port_num", Value: strconv.Itoa(p.Local)}})
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return fmt.Errorf("port %d QUERY_HCA_VPORT_CONTEXT: %w", p.Local, err)
+	}
+	get := func(f string) (uint64, bool) {
+		v, err := out.Get("hca_vport_context." + f)
+		if err != nil {
+			return 0, false
+		}
+		return v.Uint(), true
+	}
+	st, ok1 := get("port_state")
+	phys, ok2 := get("port_physical_state")
+	lid, _ := get("lid")
+	sm, _ := get("sm_lid")
+	if ok1 && ok2 {
+		l32, s32 := uint32(lid), uint32(sm)
+		a.kernelIBState(l, int(st), int(phys), &l32, &s32)
+	}
+	return nil
+}
+
+// kernelIBState sets the logical and physical states and LIDs.
+func (a *Adapter) kernelIBState(l *Link, state, phys int, lid, sm *uint32) {
+	if state > 0 {
+		l.StateID, l.State = &state, ibStates[state]
+	}
+	if phys > 0 {
+		l.PhysStateID, l.PhysState = &phys, ibPhysStates[phys]
+	}
+	if state >= 2 && state <= 4 { // a LID means something from Init on
+		l.LID, l.SMLID = lid, sm
+	}
+}
+
+// ibCounterNames maps the PRM's names of the InfiniBand port counters
+// (PPCNT groups 0x20 and 0x21) to the kernel's sysfs names (counters/),
+// which the kernel backend and the exporter use.
+var ibCounterNames = map[string]string{
+	"symbol_error_counter":        "symbol_error",
+	"link_error_recovery_counter": "link_error_recovery",
+	"link_downed_counter":         "link_downed",
+	"vl_15_dropped":               "VL15_dropped",
+	"port_xmit_pkts":              "port_xmit_packets",
+	"port_rcv_pkts":               "port_rcv_packets",
+}
+
+// IB PPCNT groups (the PRM's grp values).
+const (
+	groupIBPortCounters = "0x20"
+	groupIBExtended     = "0x21"
+)
+
+// registerIBCounters reads an InfiniBand port's PortCounters: the 64-bit
+// group, or the 32-bit one in databases (and firmware) without it; named
+// as the kernel names them.
+func (a *Adapter) registerIBCounters(ctx context.Context, p Port) (CounterSet, error) {
+	cs := CounterSet{Port: p.Local, Kind: "ib", Values: map[string]uint64{}}
+	lp := "local_port=" + strconv.Itoa(p.Local)
+	var first error
+	// Each group by its own member of the counter_set union: a database
+	// that does not know a group decodes its bytes as every member.
+	for _, g := range []struct{ grp, member string }{
+		{groupIBExtended, "counter_set.IB_long_portcntrs_attribute_grp_data_ext."},
+		{groupIBPortCounters, "counter_set.IB_portcntrs_attribute_grp_data_ext."},
+	} {
+		r, err := a.get(ctx, "PPCNT", lp, "grp="+g.grp)
+		if err != nil {
+			if ctx.Err() != nil {
+				return cs, err
+			}
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		for _, row := range r.Decoded.Rows() {
+			k := row.Value.Kind()
+			if !strings.HasPrefix(row.Path, g.member) || row.Value.IsText() || (k != prm.KindUint && k != prm.KindJoined) {
+				continue
+			}
+			name := row.Path[strings.LastIndexByte(row.Path, '.')+1:]
+			if strings.HasSuffix(name, "_high") || strings.HasSuffix(name, "_low") {
+				continue
+			}
+			if n, ok := ibCounterNames[name]; ok {
+				name = n
+			}
+			cs.Values[name] = row.Value.Uint()
+		}
+		if len(cs.Values) > 0 {
+			return cs, nil
+		}
+	}
+	if first == nil {
+		first = errors.New("this register database decodes neither InfiniBand counter group")
+	}
+	return cs, fmt.Errorf("port %d PPCNT InfiniBand port counters: %w", p.Local, first)
+}
