@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/bits"
 	"strconv"
-	"strings"
 
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/prm"
@@ -192,37 +191,45 @@ func (a *Adapter) kernelIBState(l *Link, state, phys int, lid, sm *uint32) {
 	}
 }
 
-// ibCounterNames maps the PRM's names of the InfiniBand port counters
-// (PPCNT groups 0x20 and 0x21) to the kernel's sysfs names (counters/),
-// which the kernel backend and the exporter use.
-var ibCounterNames = map[string]string{
-	"symbol_error_counter":        "symbol_error",
-	"link_error_recovery_counter": "link_error_recovery",
-	"link_downed_counter":         "link_downed",
-	"vl_15_dropped":               "VL15_dropped",
-	"port_xmit_pkts":              "port_xmit_packets",
-	"port_rcv_pkts":               "port_rcv_packets",
+// ibCounterFields are the InfiniBand port counters of PPCNT's groups 0x20
+// and 0x21 by their built-in names, with the kernel's sysfs names
+// (counters/), which the kernel backend and the exporter use.
+var ibCounterFields = []struct{ prm, sysfs string }{
+	{"symbol_error_counter", "symbol_error"},
+	{"link_error_recovery_counter", "link_error_recovery"},
+	{"link_downed_counter", "link_downed"},
+	{"port_rcv_errors", "port_rcv_errors"},
+	{"port_rcv_remote_physical_errors", "port_rcv_remote_physical_errors"},
+	{"port_rcv_switch_relay_errors", "port_rcv_switch_relay_errors"},
+	{"port_xmit_discards", "port_xmit_discards"},
+	{"port_xmit_constraint_errors", "port_xmit_constraint_errors"},
+	{"port_rcv_constraint_errors", "port_rcv_constraint_errors"},
+	{"local_link_integrity_errors", "local_link_integrity_errors"},
+	{"excessive_buffer_overrun_errors", "excessive_buffer_overrun_errors"},
+	{"vl_15_dropped", "VL15_dropped"},
+	{"port_xmit_data", "port_xmit_data"},
+	{"port_rcv_data", "port_rcv_data"},
+	{"port_xmit_pkts", "port_xmit_packets"},
+	{"port_rcv_pkts", "port_rcv_packets"},
+	{"port_xmit_wait", "port_xmit_wait"},
 }
 
-// IB PPCNT groups (the PRM's grp values).
-const (
-	groupIBPortCounters = "0x20"
-	groupIBExtended     = "0x21"
-)
+// IB PPCNT groups (the PRM's grp values) and their members of the
+// counter_set union in the built-in database.
+var ibGroups = []struct{ grp, member string }{
+	{"0x21", "counter_set.IB_long_portcntrs_attribute_grp_data_ext."}, // 64 bits
+	{"0x20", "counter_set.IB_portcntrs_attribute_grp_data_ext."},      // the IBA widths
+}
 
 // registerIBCounters reads an InfiniBand port's PortCounters: the 64-bit
-// group, or the 32-bit one in databases (and firmware) without it; named
-// as the kernel names them.
+// group, or the IBA-width one from firmware without it. Fields are found
+// by their built-in paths (fieldOf), so a database older than the group
+// (Rev 0.51 has no 0x21) reads what the firmware sends all the same.
 func (a *Adapter) registerIBCounters(ctx context.Context, p Port) (CounterSet, error) {
 	cs := CounterSet{Port: p.Local, Kind: "ib", Values: map[string]uint64{}}
 	lp := "local_port=" + strconv.Itoa(p.Local)
 	var first error
-	// Each group by its own member of the counter_set union: a database
-	// that does not know a group decodes its bytes as every member.
-	for _, g := range []struct{ grp, member string }{
-		{groupIBExtended, "counter_set.IB_long_portcntrs_attribute_grp_data_ext."},
-		{groupIBPortCounters, "counter_set.IB_portcntrs_attribute_grp_data_ext."},
-	} {
+	for _, g := range ibGroups {
 		r, err := a.get(ctx, "PPCNT", lp, "grp="+g.grp)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -233,26 +240,18 @@ func (a *Adapter) registerIBCounters(ctx context.Context, p Port) (CounterSet, e
 			}
 			continue
 		}
-		for _, row := range r.Decoded.Rows() {
-			k := row.Value.Kind()
-			if !strings.HasPrefix(row.Path, g.member) || row.Value.IsText() || (k != prm.KindUint && k != prm.KindJoined) {
-				continue
-			}
-			name := row.Path[strings.LastIndexByte(row.Path, '.')+1:]
-			if strings.HasSuffix(name, "_high") || strings.HasSuffix(name, "_low") {
-				continue
-			}
-			if n, ok := ibCounterNames[name]; ok {
-				name = n
-			}
-			cs.Values[name] = row.Value.Uint()
+		if _, ok := fieldOf(r.Decoded, "PPCNT", g.member+"symbol_error_counter"); !ok {
+			continue
 		}
-		if len(cs.Values) > 0 {
-			return cs, nil
+		for _, f := range ibCounterFields {
+			if v, ok := fieldOf(r.Decoded, "PPCNT", g.member+f.prm); ok {
+				cs.Values[f.sysfs] = v
+			}
 		}
+		return cs, nil
 	}
 	if first == nil {
-		first = errors.New("this register database decodes neither InfiniBand counter group")
+		first = errors.New("the firmware answered neither InfiniBand counter group")
 	}
 	return cs, fmt.Errorf("port %d PPCNT InfiniBand port counters: %w", p.Local, first)
 }

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/emu/scenario"
@@ -229,6 +232,54 @@ func TestLinkKernel(t *testing.T) {
 	}
 }
 
+// The InfiniBand function on the kernel backend: its IB meaning from
+// sysfs (speed IB-NDR, 4 lanes, ACTIVE with its LID) and the PMA counters'
+// link downs and recoveries judged, the same exit in both output modes.
+func TestLinkKernelInfiniBand(t *testing.T) {
+	withKernelFixture(t)
+	out, errs, code := cli(t, "", "link", "-d", "kernel:mlx5_1", "-o", "json")
+	if code != cmdutil.ExitProblem {
+		t.Fatalf("exit %d, want 1 (the fixture's link downs): %s", code, errs)
+	}
+	var doc struct {
+		Links []struct {
+			Operational struct {
+				Protocol   string `json:"protocol"`
+				Speed      string `json:"speed"`
+				WidthLanes *int   `json:"width_lanes"`
+				IB         *struct {
+					LogicalState string  `json:"logical_state"`
+					LID          *uint32 `json:"lid"`
+					Counters     *struct {
+						LinkDowned *uint64 `json:"link_downed"`
+					} `json:"counters"`
+				} `json:"infiniband"`
+			} `json:"operational"`
+			Verdicts []struct {
+				Code string `json:"code"`
+			} `json:"verdicts"`
+		} `json:"links"`
+	}
+	mustJSON(t, out, &doc)
+	if len(doc.Links) != 1 || doc.Links[0].Operational.IB == nil || doc.Links[0].Operational.IB.Counters == nil {
+		t.Fatalf("%s", out)
+	}
+	op := doc.Links[0].Operational
+	ib := op.IB
+	var codes []string
+	for _, v := range doc.Links[0].Verdicts {
+		codes = append(codes, v.Code)
+	}
+	if op.Protocol != "InfiniBand" || op.Speed != "IB-NDR" || op.WidthLanes == nil || *op.WidthLanes != 4 || ib.LogicalState != "ACTIVE" ||
+		ib.LID == nil || *ib.LID != 0x1a || ib.Counters.LinkDowned == nil || *ib.Counters.LinkDowned != 2570 ||
+		cmp.Diff([]string{"link_downed", "link_error_recovery"}, codes) != "" {
+		t.Errorf("IB link %+v, IB %+v, verdicts %v", op, ib, codes)
+	}
+	if _, _, codeT := cli(t, "", "link", "-d", "kernel:mlx5_1"); codeT != code {
+		t.Errorf("table exit %d, JSON %d", codeT, code)
+	}
+}
+
 // Every PRM revision of the history decodes the same link, and --clear
 // writes through each one's layout (Rev 0.59+ add plane_ind and lp_gl to
 // PPCNT, 0.62+ test_mode to PPLM, 0.64 resilink_fec_ind and SLRG's
@@ -246,6 +297,44 @@ func TestLinkRevisions(t *testing.T) {
 		}
 		if _, _, codeT := cli(t, "", "--adb", f, "link", "-d", name, "--counters"); codeT != code {
 			t.Errorf("%s: exit %d in table mode, %d in JSON", filepath.Base(f), codeT, code)
+		}
+	}
+}
+
+// A module whose MCIA answers busy does not spend the whole deadline of
+// link --all: each port's module summary gets a share of it (here the
+// firmware's view answers instead), and every port's own registers are
+// read (issue 26.10: the busy MCIA of port 1 left port 2's PDDR a
+// deadline "before the write of space 0x3", and all of link --all failed).
+// Real time: the firmware answers busy for as long as it is asked.
+func TestLinkAllWithBusyModule(t *testing.T) {
+	sc := filepath.Join(t.TempDir(), "busy.yaml")
+	os.WriteFile(sc, []byte("devices:\n  - profile: cx7-2p400g\n    faults:\n      register_status: {MCIA: busy}\n"), 0o644)
+	out, errs, code := cli(t, "", "--adb", "builtin", "link", "-d", "emu:"+sc, "--all", "--timeout", "4s", "-o", "json")
+	if code == cmdutil.ExitDevice || code == cmdutil.ExitUsage {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	var r struct {
+		Links []struct {
+			Port        int `json:"port"`
+			Operational struct {
+				SpeedGbps float64 `json:"speed_gbps"`
+			} `json:"operational"`
+			Cable *struct {
+				Source string `json:"source"`
+			} `json:"cable"`
+		} `json:"links"`
+	}
+	mustJSON(t, out, &r)
+	if len(r.Links) != 2 {
+		t.Fatalf("%d ports, want 2\n%s", len(r.Links), out)
+	}
+	for _, l := range r.Links {
+		if l.Operational.SpeedGbps == 0 {
+			t.Errorf("port %d: its own registers were not read (speed 0)", l.Port)
+		}
+		if l.Cable == nil || l.Cable.Source != "firmware" {
+			t.Errorf("port %d: cable %+v, want the firmware's view", l.Port, l.Cable)
 		}
 	}
 }

@@ -16,6 +16,12 @@
 //   - TestMstlinkVsRegisters, TestMstlinkModuleVsPDDR,
 //     TestMstlinkModuleVsCxrayModule: what `mstlink` and `mstlink -m` print
 //     against the registers cxray reads and `cxray module`;
+//   - TestLinkInfiniBandVsMstlink: `mstlink` and `mstlink -c` against
+//     `cxray link` on emulated InfiniBand ports (testdata/ib.yaml), with
+//     TestLinkInfiniBandFaultsVsMstlink (a partner gone and back: link
+//     down, then the IB link down counter), and
+//     TestInfiniBandRealTime: examples/gpu-node.yaml on the wall clock, its
+//     IB sysfs, status and link through registers and the kernel backend;
 //   - TestMstconfigVsConfigQuery: `mstconfig q` against `cxray config query`;
 //   - TestPCIeVsMstlink: `mstlink --port_type PCIE -c` against `cxray link
 //     --pcie` (MPEIN speed and width, MPCNT errors after AER errors

@@ -17,6 +17,10 @@ step $cx health -d emu
 # ... and one with a frozen module, a hot ASIC and a pending NV change says
 # what is wrong and what to do (exit 1).
 step $cx health -d emu:examples/troubled.yaml --interval 10s || true
+# A GPU server, every function at once: eight ConnectX-7 in InfiniBand mode
+# (NDR) and a dual-port Ethernet front end; one IB link trained at 2x of its
+# 4 lanes, one with symbol errors growing (exit 1).
+step $cx health --all -d emu:examples/gpu-node.yaml || true
 
 # The adapters: firmware, PSID, names, MAC and GUID read from the firmware.
 step $cx status -d emu:examples/two-adapters.yaml

@@ -56,9 +56,12 @@ func (c *call) queryHCAVportContext() {
 	case !st.AdminUp:
 		phys = physDisabled
 	}
-	guid := c.ep.a.Firmware.Spec().BaseGUID
+	// The PF's node GUID is its port's GUID; the system image GUID is the
+	// adapter's (fw.Spec.NodeGUID).
+	spec := c.ep.a.Firmware.Spec()
+	guid := spec.NodeGUID(p)
 	const pre = "hca_vport_context."
 	c.set(kv(pre+"port_state", st.IBStateID), kv(pre+"vport_state", st.IBStateID), kv(pre+"port_physical_state", phys),
 		kv(pre+"lid", st.LID), kv(pre+"sm_lid", st.SMLID), kv(pre+"node_guid", guid), kv(pre+"port_guid", guid),
-		kv(pre+"system_image_guid", guid), kv(pre+"has_smi", 1))
+		kv(pre+"system_image_guid", spec.BaseGUID), kv(pre+"has_smi", 1))
 }

@@ -38,7 +38,16 @@ func TestHCAVportContext(t *testing.T) {
 	if diff := cmp.Diff(map[string]uint64{"port_state": 2, "port_physical_state": 5, "lid": 0, "sm_lid": 0}, q(1)); diff != "" {
 		t.Errorf("port without a subnet manager (-want +got):\n%s", diff)
 	}
-	_, err := r.device(t, 2).Command(ctx, "QUERY_HCA_VPORT_CONTEXT", []prm.Assignment{{Path: "port_num", Value: "1"}})
+	// The PF's node and port GUID, the adapter's system image GUID.
+	out, err := r.device(t, 0).Command(ctx, "QUERY_HCA_VPORT_CONTEXT", []prm.Assignment{{Path: "port_num", Value: "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := r.e.Adapters[0].Firmware.Spec()
+	if n, p, s := field(t, out, "hca_vport_context.node_guid"), field(t, out, "hca_vport_context.port_guid"), field(t, out, "hca_vport_context.system_image_guid"); n != spec.NodeGUID(1) || p != n || s != spec.BaseGUID || n == 0 {
+		t.Errorf("GUIDs node %x port %x system %x; want %x, %x, %x", n, p, s, spec.NodeGUID(1), spec.NodeGUID(1), spec.BaseGUID)
+	}
+	_, err = r.device(t, 2).Command(ctx, "QUERY_HCA_VPORT_CONTEXT", []prm.Assignment{{Path: "port_num", Value: "1"}})
 	if !errors.Is(err, fwctl.ErrBadParam) {
 		t.Errorf("Ethernet function: %v, want bad parameter", err)
 	}

@@ -30,12 +30,12 @@ func NUMANode(f *scenario.Function, def int) int {
 const ipoibQPN = 0x001049
 
 // IPoIBAddress is the 20-byte hardware address of an IPoIB interface: the
-// QPN, then the port GID fe80::<port GUID> (the port's GUID is the
-// adapter's GUID; Documentation/networking/ipoib.rst describes the form).
+// QPN, then the port GID fe80::<port GUID> (the PF's port GUID,
+// fw.Spec.NodeGUID; Documentation/networking/ipoib.rst describes the form).
 func IPoIBAddress(f *scenario.Function) string {
 	q := uint32(ipoibQPN)
 	b := []byte{0, byte(q >> 16), byte(q >> 8), byte(q), 0xfe, 0x80, 0, 0, 0, 0, 0, 0}
-	g := f.Adapter.Spec.Spec.BaseGUID
+	g := f.Adapter.Spec.Spec.NodeGUID(f.Port)
 	for i := 7; i >= 0; i-- {
 		b = append(b, byte(g>>(8*i)))
 	}

@@ -137,7 +137,7 @@ type ibState struct {
 	capSpeed, adminSpeed uint16 // PTYS ib_proto_capability, ib_proto_admin
 	capWidth, adminWidth uint16 // PTYS ib_link_width_capability, _admin
 	partner              uint16 // the switch's speeds; 0: every one
-	recoveries           uint64 // link error recoveries, micro-events per second of link-up time
+	recoveries           uint64 // link error recoveries, micro-events per hour of link-up time
 }
 
 func newIBState(ps PortSpec) *ibState {
@@ -160,7 +160,7 @@ func newIBState(ps PortSpec) *ibState {
 	s.partner = ibMask(ps.IB.PartnerSpeeds)
 	s.capWidth = widthMask(ps.Lanes)
 	s.adminSpeed, s.adminWidth = s.capSpeed, s.capWidth
-	s.recoveries = perMicro(ps.IB.LinkRecoveriesPerHour / 3600)
+	s.recoveries = perMicro(ps.IB.LinkRecoveriesPerHour)
 	return s
 }
 
@@ -487,7 +487,7 @@ func (f *Firmware) ibCounts(c *Call, p *portState, up time.Duration) map[string]
 	mark := p.clears[uint8(c.Req("grp"))]
 	return map[string]uint64{
 		"symbol_error":        f.symbolErrors(p, c.Now, up),
-		"link_error_recovery": count(p.ib.recoveries, up),
+		"link_error_recovery": count(p.ib.recoveries, up) / 3600, // per hour: exact for whole rates
 		"link_downed":         p.downs - min(p.downs, mark.downs),
 		"port_rcv_errors":     count(r.rxErrors, up),
 		"port_xmit_discards":  count(r.rxDiscards, up),

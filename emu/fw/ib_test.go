@@ -8,6 +8,9 @@ import (
 
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/fw"
+	"github.com/cxray/cxray/internal/clock"
+	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/prm/adb"
 )
 
 const (
@@ -205,5 +208,67 @@ func TestIBSpecValidate(t *testing.T) {
 	}
 	if err := (fw.IBSpec{Width: 2, Speeds: []string{"ndr", "HDR"}, State: fw.IBStateArmed, LID: 0x40}).Validate(4); err != nil {
 		t.Errorf("a valid spec: %v", err)
+	}
+}
+
+// The firmware built over the PRM revisions of the history from Rev 0.57
+// answers an InfiniBand port through that revision's layout: the IB
+// fields, and the extended form (ext_ib_proto_*, one bit per speed and
+// width) where the revision has it (Rev 0.61 and later): capability
+// SDR_1x..NDR_4x but no FDR10, operational NDR_4x. (Older revisions name
+// no PAOS admin states, which the model goes by; cxray decoding with every
+// revision is cli's TestRevisionMatrixInfiniBand.)
+func TestIBPortEveryRevision(t *testing.T) {
+	const extCap = "ext_ib_proto_cap.ptys_ext_proto_ib_cap_oper_ext.ext_proto_ib"
+	const extOper = "ext_ib_proto_oper.ptys_ext_proto_ib_cap_oper_ext.ext_proto_ib"
+	for _, file := range prmhistory.Files(t) {
+		db, err := adb.LoadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db.Revision < "Rev 0.57" {
+			continue
+		}
+		t.Run(db.Revision, func(t *testing.T) {
+			spec := testSpec()
+			spec.Ports[0].LinkType = fw.LinkInfiniBand
+			f, err := fw.New(fw.Config{DB: db, Spec: spec, Clock: clock.NewManual(t0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &rig{t: t, db: db, clk: clock.NewManual(t0), fw: f}
+			d := r.get("PTYS", "local_port", "1", "proto_mask", "1")
+			if o, w := u(t, d, "ib_proto_oper"), u(t, d, "ib_link_width_oper"); o != 0x80 || w != 4 {
+				t.Errorf("ib_proto_oper 0x%x, width %d; want NDR (0x80), 4x", o, w)
+			}
+			if _, err := d.Get(extCap); err != nil {
+				return // a revision without the extended form
+			}
+			enum := func(path, name string) uint64 {
+				rg, _ := db.Register("PTYS")
+				p, _ := db.RegisterPlan(rg)
+				tg, err := p.Resolve(path, p.NewBuffer())
+				if err != nil || tg.Step.Field == nil {
+					t.Fatalf("%s: %v", path, err)
+				}
+				v, ok := tg.Step.Field.EnumValueOf(name)
+				if !ok {
+					t.Fatalf("%s has no %s", path, name)
+				}
+				return v
+			}
+			capMask := u(t, d, extCap)
+			for _, n := range []string{"SDR_1x", "SDR_4x", "EDR_2x", "HDR_4x", "NDR_1x", "NDR_4x"} {
+				if capMask&enum(extCap, n) == 0 {
+					t.Errorf("ext_ib_proto_cap 0x%x lacks %s", capMask, n)
+				}
+			}
+			if capMask&enum(extCap, "XDR_4x") != 0 {
+				t.Errorf("ext_ib_proto_cap 0x%x has XDR_4x, which 100G lanes do not reach", capMask)
+			}
+			if o := u(t, d, extOper); o != enum(extOper, "NDR_4x") {
+				t.Errorf("ext_ib_proto_oper 0x%x, want NDR_4x", o)
+			}
+		})
 	}
 }

@@ -186,13 +186,21 @@ func (f *Firmware) ptys(c *Call) uint8 {
 		maxGbps = int(p.maxIBGbps())
 	}
 	c.Put("max_port_rate", maxGbps) // 1 Gb/s units
+	// an_status by name where the database names its values (Rev 0.57
+	// and later), else by the PRM's numbers.
+	an := func(name string, num uint64) {
+		if v, ok := f.enumValue("PTYS", "an_status", name); ok {
+			num = v
+		}
+		c.Put("an_status", num)
+	}
 	switch {
 	case p.up && p.anDis:
-		c.Put("an_status", "AN_was_not_performed_link_is_up")
+		an("AN_was_not_performed_link_is_up", 3)
 	case p.up:
-		c.Put("an_status", "AN_completed_successfully")
+		an("AN_completed_successfully", 1)
 	default:
-		c.Put("an_status", "AN_was_not_performed_link_is_down")
+		an("AN_was_not_performed_link_is_down", 4)
 	}
 	if !eth {
 		return StatusOK

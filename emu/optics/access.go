@@ -164,6 +164,18 @@ func (m *Model) pddrModule(c *fw.Call) uint8 {
 	case mapSFF8472:
 		put("ext_ethernet_compliance_code", 0x03)
 	}
+	if ps.LinkType == fw.LinkInfiniBand {
+		// In a port that runs InfiniBand the firmware names the IB widths
+		// the module's lanes carry (ib_width, a bitmask: bit 0 1x, bit 1
+		// 2x, bit 2 4x, as PTYS's widths).
+		w := 0
+		for b, lanes := range []int{1, 2, 4, 8} {
+			if lanes <= d.lanes {
+				w |= 1 << b
+			}
+		}
+		put("ib_width", w)
+	}
 	if d.medium != "copper" {
 		put("wavelength", uint16(d.wavelengthNM))
 		put("wavelength_tolerance", uint16(math.Round(d.toleranceNM/0.005)))

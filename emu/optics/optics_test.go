@@ -555,6 +555,24 @@ func TestStaticPagesReused(t *testing.T) {
 	}
 }
 
+// In a port that runs InfiniBand the firmware's module page names the IB
+// widths the module's lanes carry; in an Ethernet port it names none.
+func TestIBWidthOfModule(t *testing.T) {
+	r := newRig(t, "        type: osfp-400g-sr4\n    nv: {configured: {LINK_TYPE_P1: IB}}\n")
+	for port, want := range map[string]uint64{"1": 7, "2": 0} {
+		d, st := r.access("PDDR", "local_port", port, "page_select", "3")
+		if st != fw.StatusOK {
+			t.Fatalf("port %s: status %d", port, st)
+		}
+		v, err := d.Get(pddrPrefixTest + "ib_width")
+		if err != nil || v.Uint() != want {
+			t.Errorf("port %s ib_width %v (%v), want %d (1x, 2x, 4x on an IB port; none on Ethernet)", port, v.Uint(), err, want)
+		}
+	}
+}
+
+const pddrPrefixTest = "page_data.pddr_module_info_ext."
+
 // A module's temperature sensor (MTMP 64+N) is its own monitor, read by
 // the firmware: it stands where the firmware's view of the module stands
 // (frozen monitors, a stale view) and agrees with PDDR's temperature; a

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/clock"
 )
@@ -28,6 +29,9 @@ func FuzzParse(f *testing.F) {
 		"x: &a {profile: cx7-2p400g}\ndevices: [*a]",
 		"devices: [{faults: {register_status: {0x5006: 7}}}]",
 		"devices:\n- {functions: [{bdf: 0:0.0}, {bdf: ffff:ff:1f.7}]}",
+		"devices:\n  - {profile: cx7-1p-ndr, numa_node: 1, ports: [{port: 1, ib: {width: 2x, lid: 0x24, state: init}}]}",
+		"devices:\n  - {profile: cx7-2p400g, functions: 2, nv: {configured: {LINK_TYPE_P2: IB}}, ports: [{port: 2, ib: {partner_speeds: [HDR], sm_lid: 3}}]}",
+		"devices:\n  - {profile: cx7-1p-ndr, bdf: 18:00.0}\n  - {profile: cx7-1p-ndr, bdf: 19:00.0, ports: [{port: 1, ib: {lid: 2}}]}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -40,7 +44,19 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		seen := map[string]bool{}
+		lids := map[uint16]bool{}
 		for _, d := range sc.Devices {
+			// Every InfiniBand port has a LID of its own.
+			for i, p := range d.Spec.Ports {
+				switch {
+				case p.LinkType == fw.LinkInfiniBand && (p.IB.LID == 0 || lids[p.IB.LID]):
+					t.Fatalf("%s port %d: LID 0x%x (given twice: %v)", d.Name, i+1, p.IB.LID, lids[p.IB.LID])
+				case p.LinkType == fw.LinkInfiniBand:
+					lids[p.IB.LID] = true
+				case p.LinkType != fw.LinkEthernet:
+					t.Fatalf("%s port %d: link type %q", d.Name, i+1, p.LinkType)
+				}
+			}
 			if len(d.Functions) == 0 || len(d.Functions) > scenario.MaxFunctions {
 				t.Fatalf("device %s has %d functions", d.Name, len(d.Functions))
 			}

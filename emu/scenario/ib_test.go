@@ -75,6 +75,7 @@ func TestInfiniBandParseErrors(t *testing.T) {
 		{"multicast LID", "devices:\n  - {profile: cx7-1p-ndr, ports: [{port: 1, ib: {lid: 0xc000}}]}\n", "0..49151"},
 		{"LID twice", "devices:\n  - {profile: cx7-1p-ndr, bdf: 18:00.0, ports: [{port: 1, ib: {lid: 9}}]}\n  - {profile: cx7-1p-ndr, bdf: 19:00.0, ports: [{port: 1, ib: {lid: 9}}]}\n", "LID 0x9 is given to"},
 		{"bad numa", "devices:\n  - {numa_node: -1}\n", "numa_node must be a whole number 0..63"},
+		{"MAC on IPoIB", "devices:\n  - {profile: cx7-1p-ndr, functions: [{mac: 'b8:3f:d2:00:00:01'}]}\n", "has no MAC to set"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := scenario.Parse([]byte(tc.yaml), "s.yaml")

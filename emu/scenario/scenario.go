@@ -945,9 +945,13 @@ func (p *parser) functions(i int, d *DeviceSpec, bdf string, bdfNode, n *yaml.No
 				},
 			})
 		}
+		ib := f.Port >= 1 && f.Port <= len(d.Spec.Ports) && d.Spec.Ports[f.Port-1].LinkType == fw.LinkInfiniBand
+		if ib && f.MAC != 0 && j < len(entries) {
+			p.fail(entries[j], "%s.functions[%d].mac: port %d runs InfiniBand, whose IPoIB interface has no MAC to set", where, j, f.Port)
+		}
 		if f.Netdev == "" {
 			f.Netdev = fmt.Sprintf("ens%df%dnp%d", i+1, b.Function, f.Port-1)
-			if f.Port >= 1 && f.Port <= len(d.Spec.Ports) && d.Spec.Ports[f.Port-1].LinkType == fw.LinkInfiniBand {
+			if ib {
 				// An IPoIB interface, named by its PCI path as udev names
 				// them (ibp<bus>s<slot>, f<function> on a multi-function card).
 				f.Netdev = fmt.Sprintf("ibp%ds%d", b.Bus, b.Device)

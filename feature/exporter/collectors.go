@@ -138,6 +138,9 @@ func collectPort(ctx context.Context, s *sink, src Source) error {
 		if l.PhysStateID != nil {
 			s.add(famPortPhysState, float64(*l.PhysStateID), port)
 		}
+		if l.Width > 0 {
+			s.add(famPortWidth, float64(l.Width), port)
+		}
 	}
 	return err
 }

@@ -98,6 +98,9 @@ var (
 	famPortState = gauge("cxray_port_state",
 		"InfiniBand port state as the kernel shows it: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.",
 		"device", "port")
+	famPortWidth = gauge("cxray_port_link_width_lanes",
+		"Lanes an InfiniBand link trained to (PTYS ib_link_width_oper; kernel: the width of the rate); fewer than cxray_port_lanes is a degraded link.",
+		"device", "port")
 	famPortPhysState = gauge("cxray_port_phys_state",
 		"InfiniBand physical port state as the kernel shows it: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.",
 		"device", "port")
@@ -218,10 +221,10 @@ func counterFamily(kind, name string) (f family, scale float64, lane string) {
 	case "ib":
 		if (n == "port_xmit_data" || n == "port_rcv_data") && lane == "" {
 			return counter("cxray_ib_"+n+"_bytes_total",
-				fmt.Sprintf("InfiniBand port counter %s in bytes (sysfs counters/%s, which counts 4-octet words).", name, name), labels...), 4, ""
+				fmt.Sprintf("InfiniBand port counter %s in bytes (PPCNT's InfiniBand groups or sysfs counters/%s, which count 4-octet words).", name, name), labels...), 4, ""
 		}
 		return counter("cxray_ib_"+n+perLane+"_total",
-			fmt.Sprintf("InfiniBand port counter %s (sysfs ports/N/counters/%s).", name, name), labels...), 1, lane
+			fmt.Sprintf("InfiniBand port counter %s (PPCNT's InfiniBand groups, or sysfs ports/N/counters/%s).", name, name), labels...), 1, lane
 	}
 	help := rdmaHelp[name]
 	if help == "" {

@@ -66,6 +66,9 @@ type Report struct {
 	Via    dev.Backend `json:"via,omitempty"`
 	Status Status      `json:"status"`
 	Checks []Check     `json:"checks"`
+	// Unread is why the device could not be read at all (its identity):
+	// a device error for the command (exit 3), not a finding.
+	Unread error `json:"-"`
 }
 
 // Options tune Run.
@@ -89,10 +92,11 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	if o.Interval <= 0 {
 		o.Interval = time.Second
 	}
-	id, idCheck := identity(ctx, a)
+	id, idCheck, idErr := identity(ctx, a)
 	r.add(idCheck)
 	r.add(access(a))
 	if idCheck.Status == Fail {
+		r.Unread = idErr
 		r.finish()
 		return r
 	}
@@ -127,6 +131,9 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	r.add(dc)
 	r.add(bandwidthCheck(prep, drv, before, after, o.Interval))
 	r.add(macDrift(ctx, a, id))
+	if c, ok := kernelLog(ctx, a); ok {
+		r.add(c)
+	}
 	r.Via = via(a)
 	r.finish()
 	return r
@@ -165,13 +172,13 @@ func (r *Report) finish() {
 
 // ---- identity
 
-func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check) {
+func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check, error) {
 	c := Check{Name: "identity"}
 	id, err := a.Identity(ctx)
 	if id == nil {
 		c.Status, c.Summary = Fail, "cannot read the firmware's identity: "+err.Error()
 		c.Next = "check the device name with 'cxray status' and that no other tool holds the adapter; the other checks were not run"
-		return &adapter.Identity{}, c
+		return &adapter.Identity{}, c, err
 	}
 	c.Status = OK
 	db := a.DB()
@@ -188,7 +195,7 @@ func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check
 		c.Next = "activate it with a firmware reset (mlxfwreset, or a cold reboot), or it runs at the next one unplanned"
 	}
 	if !a.HasRegisters() {
-		return id, c
+		return id, c, nil
 	}
 	revDate, known := RevisionDate(db.Revision)
 	switch {
@@ -210,7 +217,7 @@ func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check
 	for _, n := range db.Notes {
 		c.Details = append(c.Details, "database: "+n)
 	}
-	return id, c
+	return id, c, nil
 }
 
 func dash(s string) string {

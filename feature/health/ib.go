@@ -35,6 +35,18 @@ func ibPort(l adapter.Link, lanes int) (summary string, st Status, detail, next 
 		detail = fmt.Sprintf("port %d is ARMED: the subnet manager configured it but has not activated it", l.Port)
 		next = "check the subnet manager's log for why it stopped short of activating the port (a sweep in progress, a policy)"
 	}
+	if l.Width > 0 && lanes <= l.Width && l.SpeedGbps != nil && l.MaxSpeedGbps != nil && *l.SpeedGbps < *l.MaxSpeedGbps {
+		st = worse(st, Warn)
+		d := fmt.Sprintf("port %d runs %s at %gG, below the port's %gG", l.Port, l.IBSpeed, *l.SpeedGbps, *l.MaxSpeedGbps)
+		if detail == "" {
+			detail = d
+		} else {
+			detail += "; " + d
+		}
+		if next == "" {
+			next = fmt.Sprintf("the switch port or the cable enables a lower speed: compare the enabled and cable speeds in 'cxray link --port %d' with the switch port's configuration", l.Port)
+		}
+	}
 	if l.Width > 0 && lanes > l.Width {
 		st = worse(st, Warn)
 		d := fmt.Sprintf("port %d trained to %dX of its %d lanes: a lane failed to come up", l.Port, l.Width, lanes)

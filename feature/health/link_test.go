@@ -65,6 +65,9 @@ func expectedLink(t *testing.T, f *scenario.Function, own []int) (want health.St
 			} else if c["link_downed"] > 0 || c["link_error_recovery"] > 0 {
 				worse(health.Warn)
 			}
+			if best, _ := emutest.BestIB(a, p); st.Protocol != best {
+				worse(health.Warn) // the switch enables a lower speed
+			}
 		} else if st.SpeedGbps < emutest.BestGbps(a, p) {
 			worse(health.Warn) // speed mismatch
 		}

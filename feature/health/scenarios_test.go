@@ -144,7 +144,8 @@ func expected(t *testing.T, em *scenario.Emulation, f *scenario.Function, revisi
 			up++
 			// Not Active (no subnet manager, or armed only), or a link
 			// narrower than its port: warned.
-			if (st.IBState != "Active" || st.Width < spec.Ports[p-1].Lanes) && want["ports"] == health.OK {
+			_, best := emutest.BestIB(a, p)
+			if (st.IBState != "Active" || st.Width < spec.Ports[p-1].Lanes || float64(st.SpeedGbps) < best) && want["ports"] == health.OK {
 				want["ports"] = health.Warn
 			}
 		case st.OperUp:

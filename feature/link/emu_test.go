@@ -129,6 +129,9 @@ func expected(t *testing.T, a *scenario.Adapter, port int, counted bool) []strin
 		if c["link_error_recovery"] > 0 {
 			want = append(want, "link_error_recovery")
 		}
+		if best, _ := emutest.BestIB(a, port); st.Protocol != best {
+			want = append(want, "speed_mismatch") // the switch enables less
+		}
 	case st.SpeedGbps < emutest.BestGbps(a, port):
 		want = append(want, "speed_mismatch")
 	}

@@ -175,3 +175,17 @@ func judgeIB(r *Report) []Verdict {
 	}
 	return out
 }
+
+// ibCountersOf picks the counters that judge a link from a set named as
+// the kernel names them (sysfs counters/, or adapter.PortCounters' "ib").
+func ibCountersOf(v map[string]uint64) *IBCounters {
+	get := func(n string) *uint64 {
+		if x, ok := v[n]; ok {
+			return &x
+		}
+		return nil
+	}
+	return &IBCounters{SymbolErrors: get("symbol_error"), LinkErrorRecovery: get("link_error_recovery"), LinkDowned: get("link_downed"),
+		PortRcvErrors: get("port_rcv_errors"), PortRcvRemotePhysical: get("port_rcv_remote_physical_errors"),
+		LocalLinkIntegrityErrors: get("local_link_integrity_errors"), ExcessiveBufferOverrun: get("excessive_buffer_overrun_errors")}
+}

@@ -57,6 +57,22 @@ func (linkCollector) Collect(ctx context.Context, a *adapter.Adapter, out map[st
 		if t := r.Troubleshooting; t != nil && t.StatusOpcode != nil {
 			out[pfx+"status_opcode"] = float64(*t.StatusOpcode)
 		}
+		// An InfiniBand port: the width it trained to and its PortCounters
+		// that judge a link (link downs and recoveries are events: an
+		// alert takes rate() or a threshold on them).
+		if ib := r.Operational.IB; ib != nil {
+			if w := r.Operational.WidthLanes; w != nil {
+				out[pfx+"width"] = float64(*w)
+			}
+			if c := ib.Counters; c != nil {
+				for key, n := range map[string]*uint64{"ib_symbol_errors": c.SymbolErrors, "ib_link_downed": c.LinkDowned,
+					"ib_link_error_recovery": c.LinkErrorRecovery, "ib_port_rcv_errors": c.PortRcvErrors} {
+					if n != nil {
+						out[pfx+key] = float64(*n)
+					}
+				}
+			}
+		}
 		out[pfx+"verdicts"] = float64(len(r.Verdicts))
 		for _, u := range r.Unavailable {
 			errs = append(errs, fmt.Sprintf("port %d link: %s not read (%s)", r.Port, u.What, u.Why))

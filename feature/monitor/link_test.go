@@ -30,3 +30,27 @@ func TestLinkCollector(t *testing.T) {
 		t.Errorf("down port: %v", down)
 	}
 }
+
+// --what link and counters on the GPU node's InfiniBand ports: the
+// degraded port's width, the IB counters that grow on the planted port,
+// under keys an alert can name (rate(ib.symbol_error) ...).
+func TestInfiniBandCollectors(t *testing.T) {
+	ads, clk := emutest.OpenFile(t, "../../examples/gpu-node.yaml")
+	clk.Advance(10 * time.Minute)
+	deg, errs := collect(t, ads[3], "link")
+	if deg["port1.link.width"] != 2 || deg["port1.link.speed_gbps"] != 200 || len(errs) > 0 {
+		t.Errorf("0000:5e:00.0: width %v speed %v (errors %v), want 2 lanes at 200", deg["port1.link.width"], deg["port1.link.speed_gbps"], errs)
+	}
+	noisy, _ := collect(t, ads[5], "link")
+	if noisy["port1.link.ib_link_error_recovery"] != 20 || noisy["port1.link.ib_symbol_errors"] < 2280 {
+		t.Errorf("0000:c0:00.0: recoveries %v, symbol errors %v; want 20 and about 2400",
+			noisy["port1.link.ib_link_error_recovery"], noisy["port1.link.ib_symbol_errors"])
+	}
+	c, _ := collect(t, ads[5], "counters")
+	if c["port1.ib.symbol_error"] != noisy["port1.link.ib_symbol_errors"] || c["port1.ib.link_downed"] != 0 {
+		t.Errorf("counters: symbol_error %v, link_downed %v; the link collector read %v", c["port1.ib.symbol_error"], c["port1.ib.link_downed"], noisy["port1.link.ib_symbol_errors"])
+	}
+	if _, ok := c["port1.ppcnt.a_frames_transmitted_ok"]; ok {
+		t.Error("an InfiniBand port reports Ethernet MAC counters")
+	}
+}

@@ -277,7 +277,7 @@ func Rates(ctx context.Context, a *adapter.Adapter, interval time.Duration) (map
 		return nil, err
 	}
 	if err := a.Sleep(ctx, interval); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("roce: waiting %v between the two samples of the retransmission counters: %w", interval, err)
 	}
 	second, err := a.RDMACounters(ctx)
 	if err != nil && len(second) == 0 {

@@ -34,6 +34,10 @@ type ProfileReg struct {
 	Per string `yaml:"per,omitempty" json:"per,omitempty"`
 	// Index fixes index fields (numbers or enum names).
 	Index map[string]string `yaml:"index,omitempty" json:"index,omitempty"`
+	// LinkLayer keeps a per-port register to the ports that run this
+	// protocol (Ethernet or InfiniBand): PTYS is asked for the fields of
+	// the protocol a port runs, and PPCNT for its counter groups.
+	LinkLayer string `yaml:"link_layer,omitempty" json:"link_layer,omitempty"`
 }
 
 // Profiles lists the built-in profile names.
@@ -81,6 +85,12 @@ func ParseProfile(b []byte, source string) (*Profile, error) {
 		case "", "port", "module", "sensor":
 		default:
 			return nil, fmt.Errorf("snapshot profile %s: %s: per is port, module or sensor, not %q", source, r.Register, r.Per)
+		}
+		switch {
+		case r.LinkLayer != "" && r.Per != "port":
+			return nil, fmt.Errorf("snapshot profile %s: %s: link_layer applies to per: port registers only", source, r.Register)
+		case r.LinkLayer != "" && r.LinkLayer != "Ethernet" && r.LinkLayer != "InfiniBand":
+			return nil, fmt.Errorf("snapshot profile %s: %s: link_layer is Ethernet or InfiniBand, not %q", source, r.Register, r.LinkLayer)
 		}
 		// "index: {}" fixes nothing; one spelling keeps profiles comparable.
 		if len(r.Index) == 0 {

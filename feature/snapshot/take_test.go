@@ -95,6 +95,36 @@ func TestTakeExpandsOverOwnedPorts(t *testing.T) {
 	}
 }
 
+// A port that runs InfiniBand (PDDR's proto_active) is asked PTYS's IB
+// fields and PPCNT's InfiniBand counters, not the Ethernet ones.
+func TestTakeInfiniBandPort(t *testing.T) {
+	a, f, _ := second(t)
+	f.Put("PDDR", "local_port=2", "page_select=0", "page_data.pddr_operation_info_page_ext.proto_active=1")
+	d, err := snapshot.Take(context.Background(), a, profile(t, "standard"), snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, r := range d.Registers {
+		keys = append(keys, r.Key)
+	}
+	want := []string{"MGIR", "PGUID[local_port=2]", "PAOS[local_port=2]", "PTYS[proto_mask=1,local_port=2]", "PMLP[local_port=2]",
+		"PMAOS[module=1]", "MTMP[sensor_index=0]", "MTMP[sensor_index=65]", "PDDR[page_select=0,local_port=2]",
+		"PPCNT[grp=33,local_port=2]", "ROCE_ACCL"}
+	if d := cmp.Diff(want, keys); d != "" {
+		t.Errorf("instances (-want +got):\n%s", d)
+	}
+	for _, bad := range []string{"link_layer: Fibre", "per: module\n    link_layer: Ethernet"} {
+		y := "registers:\n  - register: PTYS\n    " + bad + "\n"
+		if !strings.Contains(bad, "per:") {
+			y = "registers:\n  - register: PTYS\n    per: port\n    " + bad + "\n"
+		}
+		if _, err := snapshot.ParseProfile([]byte(y), "p.yaml"); err == nil || !strings.Contains(err.Error(), "link_layer") {
+			t.Errorf("%q: %v, want a link_layer error", bad, err)
+		}
+	}
+}
+
 func field(t *testing.T, d *snapshot.Device, key, path string) snapshot.Field {
 	t.Helper()
 	for _, r := range d.Registers {
@@ -479,4 +509,30 @@ func TestTakeEndedAtEveryAccess(t *testing.T) {
 		}
 	}
 	f.Hook = nil
+}
+
+// A device that stops answering mid-run (removed, its path lost) gives no
+// snapshot: Take fails with an UnreadError naming the first read that did
+// not reach it (issue 26.9: a baseline of a vanished device was written).
+// A register the firmware answers with a status is recorded and the
+// snapshot goes on (TestTakeExpandsOverOwnedPorts).
+func TestTakeDeviceGoneMidRun(t *testing.T) {
+	a, f, _ := second(t)
+	calls := 0
+	gone := errors.New("vsec: read: 0000:03:00.1: the device does not answer (all ones)")
+	f.Hook = func(dev.Method, string) error {
+		calls++
+		if calls > 8 {
+			return gone
+		}
+		return nil
+	}
+	d, err := snapshot.Take(context.Background(), a, profile(t, "standard"), snapshot.Options{})
+	var ue *snapshot.UnreadError
+	if d != nil || !errors.As(err, &ue) || !errors.Is(err, gone) || ue.Failed == 0 || ue.Failed > ue.Reads {
+		t.Fatalf("Take after the device went: %v, %v", d, err)
+	}
+	if !strings.Contains(err.Error(), "no baseline was taken") {
+		t.Errorf("message: %v", err)
+	}
 }

@@ -77,6 +77,9 @@ func (a *app) runRoceStatus(o *roceStatusOptions) error {
 	}
 	defer ad.Close()
 	rep, err := roce.Status(ctx, ad, roce.StatusOptions{NV: nv, Interval: o.interval, RTT: o.rtt})
+	if err != nil && ctx.Err() != nil {
+		return cmdutil.Stopped(ctx, err) // a signal, or --timeout: say which
+	}
 	if err != nil {
 		return cmdutil.Classify(err)
 	}

@@ -2,6 +2,7 @@ package statuscmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -31,8 +32,10 @@ type Entry struct {
 	PSID            string      `json:"psid,omitempty"`
 	Firmware        string      `json:"firmware,omitempty"`
 	FirmwarePending string      `json:"firmware_pending,omitempty"`
-	// Ports is how many ports this function owns.
-	Ports int `json:"ports,omitempty"`
+	// Ports is how many ports this function owns; LinkLayers what each
+	// runs (Ethernet, InfiniBand), in port order.
+	Ports      int      `json:"ports,omitempty"`
+	LinkLayers []string `json:"link_layers,omitempty"`
 	// PCIe is the link to the host: "Gen5 x16", or "Gen4 x8 (capable
 	// Gen5 x16)" when it runs below what the card can train.
 	PCIe         string   `json:"pcie,omitempty"`
@@ -52,6 +55,10 @@ type Entry struct {
 	Error    string            `json:"error,omitempty"`
 	// Notes say how the device was reached (a fallback, the path taken).
 	Notes []string `json:"notes,omitempty"`
+	// unread says a read of the device failed (Error says which), as
+	// opposed to a part the backend cannot serve or a virtual function's
+	// note: the command then exits 3.
+	unread bool
 }
 
 type statusOptions struct {
@@ -89,13 +96,15 @@ func (a *app) runStatus(o *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	// A device named with -d that could not be read is a device error
-	// (exit 3), after the report says why.
-	failed := o.df.Name != "" && len(entries) > 0
+	// A device that could not be read, wholly or in part, is a device
+	// error (exit 3), after the report; standard error says which and
+	// why, in both output modes (issue 26.9: a read that failed part-way
+	// exited 0 with the error only in the table).
+	var failed []Entry
 	drift := false
 	for _, e := range entries {
-		if e.Error == "" || e.Firmware != "" {
-			failed = false
+		if e.unread {
+			failed = append(failed, e)
 		}
 		drift = drift || e.MACDrift
 	}
@@ -106,8 +115,11 @@ func (a *app) runStatus(o *statusOptions) error {
 	} else {
 		a.printStatus(entries)
 	}
+	for _, e := range failed {
+		fmt.Fprintf(a.Stderr, "cxray: %s: %s\n", e.BDF, e.Error)
+	}
 	switch {
-	case failed:
+	case len(failed) > 0:
 		return &cmdutil.ExitError{Code: cmdutil.ExitDevice, Err: cmdutil.ErrQuiet}
 	case drift:
 		return cmdutil.ErrProblem
@@ -137,7 +149,7 @@ func (a *app) printStatus(entries []Entry) {
 		if e.FirmwarePending != "" {
 			fwv += " (" + e.FirmwarePending + " pending)"
 		}
-		row := []string{e.BDF, e.Model, fwv, cmdutil.Dash(e.PSID), cmdutil.Dash(fmt.Sprint(e.Ports)), cmdutil.Dash(e.PCIe), cmdutil.Dash(strings.Join(e.Netdevs, ",")),
+		row := []string{e.BDF, e.Model, fwv, cmdutil.Dash(e.PSID), portsText(e), cmdutil.Dash(e.PCIe), cmdutil.Dash(strings.Join(e.Netdevs, ",")),
 			cmdutil.Dash(strings.Join(e.RDMA, ",")), numa(e.NUMANode), cmdutil.Dash(e.PermanentMAC), cmdutil.Dash(e.NodeGUID)}
 		if withMST {
 			row = append([]string{e.BDF, cmdutil.Dash(e.MST)}, row[1:]...)
@@ -247,7 +259,7 @@ func (a *app) pciStatus(ctx context.Context, f devname.Function, opts adapter.Op
 	}
 	ad, err := adapter.Open(ctx, f.BDF, opts)
 	if err != nil {
-		e.Error = err.Error()
+		e.Error, e.unread = err.Error(), true
 		return e
 	}
 	defer ad.Close()
@@ -266,9 +278,13 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var notes []string
+	// A part the backend cannot serve is a note; any other failure is a
+	// read that failed.
+	unread := func(err error) bool { return err != nil && !errors.Is(err, errors.ErrUnsupported) }
 	id, err := ad.Identity(ictx)
 	if err != nil {
 		notes = append(notes, err.Error())
+		e.unread = e.unread || unread(err) || id == nil
 	}
 	if id != nil {
 		e.Model, e.DeviceID, e.PSID, e.Firmware, e.FirmwarePending = id.Model, id.DeviceID, id.PSID, id.Firmware, id.FirmwarePending
@@ -286,8 +302,12 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 	}
 	if ps, err := ad.Ports(ictx); err == nil {
 		e.Ports = len(ps)
+		for _, p := range ps {
+			e.LinkLayers = append(e.LinkLayers, p.LinkLayer)
+		}
 	} else if id != nil {
 		notes = append(notes, "ports: "+err.Error())
+		e.unread = e.unread || unread(err)
 	}
 	if os, err := ad.OS(ictx); err == nil {
 		e.NUMANode, e.RDMA = os.NUMANode, os.RDMA
@@ -308,4 +328,19 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 	sort.Strings(e.Netdevs)
 	e.Error = strings.Join(notes, "; ")
 	return e
+}
+
+// portsText is the PORTS column: the count, with IB when the function's
+// ports run InfiniBand (Ethernet is what a reader assumes).
+func portsText(e Entry) string {
+	if e.Ports == 0 {
+		return cmdutil.Dash("")
+	}
+	s := fmt.Sprint(e.Ports)
+	for _, l := range e.LinkLayers {
+		if l == "InfiniBand" {
+			return s + " IB"
+		}
+	}
+	return s
 }

@@ -190,3 +190,31 @@ func BestGbps(a *scenario.Adapter, port int) int {
 	}
 	return best
 }
+
+// BestIB is the fastest InfiniBand speed an emulated IB port can train to
+// with the module in its cage, and its rate on every lane of the port:
+// the port's speeds (its spec's, or every speed its Ethernet lanes' rate
+// reaches but FDR10) that the module's lane rate carries too (any when the
+// module names no protocols). Tests hold a port that links slower to a
+// speed mismatch.
+func BestIB(a *scenario.Adapter, port int) (name string, gbps float64) {
+	spec := a.Spec.Spec
+	ps := spec.Ports[port-1]
+	laneOf := func(protos []string) float64 {
+		lane := 0.0
+		for _, n := range protos {
+			if p, err := fw.LookupEthProtocol(n); err == nil && p.Lanes > 0 {
+				lane = max(lane, float64(p.Gbps)/float64(p.Lanes))
+			}
+		}
+		return lane
+	}
+	portLane, modLane := laneOf(ps.Protocols), laneOf(spec.Modules[ps.Module].Protocols)
+	for _, sp := range fw.IBSpeeds() {
+		ok := slices.Contains(ps.IB.Speeds, sp.Name) || (len(ps.IB.Speeds) == 0 && sp.Name != "FDR10" && sp.LaneGbps <= portLane)
+		if ok && (modLane == 0 || sp.LaneGbps <= modLane) && sp.LaneGbps*float64(ps.Lanes) >= gbps {
+			name, gbps = sp.Name, sp.LaneGbps*float64(ps.Lanes)
+		}
+	}
+	return name, gbps
+}
