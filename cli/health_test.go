@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/feature/health"
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 // healthScenario writes a one-adapter scenario with a manual clock (so the
@@ -89,7 +89,7 @@ func TestHealthFaults(t *testing.T) {
 
 // An old register database (Rev 0.51, 2020) against firmware built in 2023.
 func TestHealthOldDatabase(t *testing.T) {
-	dir := prmhistory.Require(t)
+	dir := prmhistorytest.Require(t)
 	r, code := runHealth(t, "--adb", filepath.Join(dir, "hca-ext-rev0.51.adb"), "-d", "emu:"+healthScenario(t, ""))
 	id := check(r, "identity")
 	if code != 1 || id.Status != health.Warn || !strings.Contains(id.Summary, "older than the firmware") || !strings.Contains(id.Next, "cxray prm diff") {

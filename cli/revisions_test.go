@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 // The revision matrix: status, module, reg get of every register the
@@ -61,7 +61,7 @@ var matrixRegisters = [][]string{
 }
 
 func TestRevisionMatrix(t *testing.T) {
-	files := prmhistory.Files(t)
+	files := prmhistorytest.Files(t)
 	const builtinDB = "builtin"
 	// Reference answers with the built-in database.
 	refStatus, _ := matrixRun(t, builtinDB, "status", "-d", matrixScenario)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 func TestRoceStatusAndAdvise(t *testing.T) {
@@ -96,7 +96,7 @@ func TestRoceEmulatedRetransmissions(t *testing.T) {
 // named as the reason; never "the device has no receive-side window".
 func TestRoceAdviseReceiveWindow(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	newer := filepath.Join(prmhistory.Require(t), "mlxconfig_host-2026-05.db")
+	newer := filepath.Join(prmhistorytest.Require(t), "mlxconfig_host-2026-05.db")
 	for _, c := range []struct {
 		args []string
 		want string

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/feature/snapshot"
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 // scenarioFile writes a one-adapter scenario with a manual clock.
@@ -133,7 +133,7 @@ func TestSnapshotStaleModuleMonitors(t *testing.T) {
 
 // A snapshot decoded with Rev 0.57 and one with Rev 0.64 diff cleanly.
 func TestSnapshotAcrossRevisions(t *testing.T) {
-	dir := prmhistory.Require(t)
+	dir := prmhistorytest.Require(t)
 	sc := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "")
 	a := takeSnap(t, sc)
 	b := filepath.Join(t.TempDir(), "b.json")

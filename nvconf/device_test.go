@@ -19,7 +19,7 @@ import (
 	"github.com/cxray/cxray/emu/nvstore"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
@@ -1119,7 +1119,7 @@ func TestJournalDamaged(t *testing.T) {
 // MFRL reset_state (PRM Rev 0.59+): Waiting_For_Reset_Trigger until the
 // reboot; with Rev 0.57 the state is unknown (""), never "idle".
 func TestResetStateArmed(t *testing.T) {
-	db, err := adb.LoadFile(filepath.Join(prmhistory.Require(t), "hca-ext-rev0.64.adb"))
+	db, err := adb.LoadFile(filepath.Join(prmhistorytest.Require(t), "hca-ext-rev0.64.adb"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ type JSONOptions struct {
 const maxSafeJSON = 1 << 53
 
 // AppendJSON appends the decoded register as one JSON object that follows
-// the register layout (ARCHITECTURE.md §4): numbers (decimal strings above
+// the register layout: numbers (decimal strings above
 // 2^53), enum names, ASCII text as strings, arrays as lists, joined halves as
 // an extra key next to them, MACs as "aa:bb:cc:dd:ee:ff".
 func (d *Decoded) AppendJSON(b []byte, opt JSONOptions) []byte {

@@ -25,18 +25,7 @@ type PCIeSource interface {
 	Driver(ctx context.Context, diagnose bool) (*adapter.Driver, error)
 }
 
-// PCIe reads through the opened source, when it reads the link.
-func (l *lazySource) PCIe(ctx context.Context) (*adapter.PCIe, error) {
-	src, err := l.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ps, ok := src.(PCIeSource)
-	if !ok {
-		return nil, &adapter.UnsupportedError{What: "the PCIe link", Backend: dev.Backend(src.Backend()), Why: "the source reads no PCIe link"}
-	}
-	return ps.PCIe(ctx)
-}
+// lazySource.PCIe is in nvconfig.go (the policy collector reads it too).
 
 // Driver reads through the opened source, when it reads the driver.
 func (l *lazySource) Driver(ctx context.Context, diagnose bool) (*adapter.Driver, error) {

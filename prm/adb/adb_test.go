@@ -5,10 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 
 	"github.com/cxray/cxray/prm"
 )
@@ -112,9 +110,9 @@ func TestLoadErrors(t *testing.T) {
 // the register counts of its register table.
 func TestHistory(t *testing.T) {
 	want := map[string]int{"Rev 0.51": 158, "Rev 0.56": 199, "Rev 0.57": 192, "Rev 0.59": 153, "Rev 0.61": 168, "Rev 0.62": 186, "Rev 0.64": 206}
-	paths, _ := filepath.Glob(prmhistory.Require(t) + "/hca-ext-rev*.adb")
+	paths, _ := filepath.Glob(prmhistorytest.Require(t) + "/hca-ext-rev*.adb")
 	if len(paths) != len(want) {
-		t.Fatalf("found %d revisions in %s, want %d", len(paths), prmhistory.Require(t), len(want))
+		t.Fatalf("found %d revisions in %s, want %d", len(paths), prmhistorytest.Require(t), len(want))
 	}
 	for _, p := range paths {
 		db, err := LoadFile(p)
@@ -150,35 +148,6 @@ func TestDescriptionsIndex(t *testing.T) {
 	if len(d.Node("missing")) != 0 {
 		t.Error("descriptions for a missing node")
 	}
-}
-
-func FuzzLoad(f *testing.F) {
-	f.Add([]byte(tiny))
-	f.Add([]byte(`<NodesDefinition><node name="a" size="0x4.0"><field name="b" offset="0x0.0" size="0x0.1" low_bound="0" high_bound="VARIABLE"/></node></NodesDefinition>`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		db, err := Load("fuzz.adb", data)
-		if err != nil {
-			// A message never echoes binary garbage: printable UTF-8 only.
-			if msg := err.Error(); !utf8.ValidString(msg) || strings.IndexFunc(msg, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
-				t.Fatalf("unprintable message %q", msg)
-			}
-			return
-		}
-		// Whatever loads must compile and decode zeros without panicking.
-		for _, r := range db.Registers {
-			p, err := db.RegisterPlan(r)
-			if err != nil {
-				continue
-			}
-			if p.Bytes > 1<<16 {
-				continue
-			}
-			d, err := p.Decode(make([]byte, p.Bytes))
-			if err == nil {
-				d.AppendJSON(nil, prm.JSONOptions{})
-			}
-		}
-	})
 }
 
 // <include file> pulls nodes from a second file, relative to the first.

@@ -198,8 +198,8 @@ func TestCommandHeaders(t *testing.T) {
 	}
 }
 
-// The facts the feature packages stand on, as the research notes and the
-// kernel give them.
+// The facts the feature packages stand on, as the kernel's mlx5_ifc.h,
+// device.h and OFED's mlx5_ifc.h give them.
 func TestKnownFacts(t *testing.T) {
 	db := mustLoad(t)
 	for name, want := range map[string]struct {
@@ -265,7 +265,7 @@ func TestKnownFacts(t *testing.T) {
 		t.Errorf("status names: %q %q %q", db.StatusName(3), db.StatusName(0x51), db.StatusName(0x77))
 	}
 
-	// Positions from the research notes (§1.2-1.3, §2.1-2.3), through the codec.
+	// Positions from mlx5_ifc.h (OFED's for the NVMe-oF layouts), through the codec.
 	for _, c := range []struct {
 		node, path string
 		bit, width int

@@ -31,7 +31,7 @@ const Source = "built-in"
 const (
 	OriginKernel = "mlx5_ifc.h"
 	OriginFwctl  = "fwctl driver"
-	OriginOFED   = "OFED (research notes)"
+	OriginOFED   = "OFED mlx5_ifc.h"
 )
 
 var load = sync.OnceValues(New)

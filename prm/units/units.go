@@ -1,7 +1,7 @@
 // Package units knows the units of register fields that the ADB gives only
 // in prose: MTMP temperatures in 1/8 °C, PDDR module voltage in 100 µV, and
-// so on. The table is our own, from the PRM's descriptions (see
-// shared/research/adb-and-mstflint-tools.md §3.2); values convert to SI-ish
+// so on. The table is our own, from the PRM's field descriptions (the
+// descr of each field in the register database); values convert to SI-ish
 // units people read (°C, mV, mA, dBm, Gb/s, s), rounded to the field's
 // resolution.
 package units
