@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 // emuImage writes an image with `cxray emu image`.
@@ -293,7 +293,7 @@ func TestFwUpdateKilled(t *testing.T) {
 // where the database has it and the firmware advertises it; the emulator
 // does not (its own database is Rev 0.57), which the answer says.
 func TestFwQueryEveryRevisionAndFunction(t *testing.T) {
-	files := append([]string{"builtin"}, prmhistory.Files(t)...)
+	files := append([]string{"builtin"}, prmhistorytest.Files(t)...)
 	bdfs := []string{"0000:03:00.0", "0000:03:00.1", "0000:04:00.0", "0000:04:00.1"}
 	for _, adb := range files {
 		for _, bdf := range bdfs {
