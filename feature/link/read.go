@@ -588,3 +588,10 @@ func readCable(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Repor
 	r.Cable = c
 	return nil
 }
+
+// OptionalIndex lists the index fields (field=value) a register needs in
+// this database beyond those given, as Read gives them: the ones later
+// revisions add. Writers of the same registers (linkctl) use it.
+func OptionalIndex(db *prm.DB, reg string, given []string) []string {
+	return optionalIndex(db, reg, given)
+}

@@ -1,0 +1,202 @@
+package linkcmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
+	"github.com/cxray/cxray/feature/link"
+)
+
+// changeDoc is the JSON of a change.
+type changeDoc struct {
+	Change struct {
+		What  string `json:"what"`
+		Steps []struct {
+			Register string `json:"register"`
+			Changes  []struct {
+				Path   string `json:"field"`
+				Before string `json:"before"`
+				After  string `json:"after"`
+			} `json:"changes"`
+		} `json:"writes"`
+		UndoFlags string           `json:"undo_flags"`
+		Before    link.Operational `json:"before"`
+	} `json:"change"`
+	Written  bool             `json:"written"`
+	Verified []string         `json:"verified"`
+	After    link.Operational `json:"after"`
+	Problem  string           `json:"problem"`
+	Note     string           `json:"note"`
+	Undo     string           `json:"undo_command"`
+}
+
+// state reads the port's admin and oper status through `cxray link`.
+func state(t *testing.T, a *cmdutiltest.App, dev string) (admin, oper string) {
+	t.Helper()
+	a.Output = "json"
+	defer func() { a.Output = "table" }()
+	if err := linkRun(a, "-d", dev); cmdutiltest.Code(err) > 1 {
+		t.Fatalf("link: %v", err)
+	}
+	d := decode(t, a.Out.String())
+	op := d.Links[0].Operational
+	return op.AdminStatus, op.OperStatus
+}
+
+// Usage errors of a change are exit 2, say what to give, and write
+// nothing.
+func TestChangeUsage(t *testing.T) {
+	a := cmdutiltest.New(t, "table")
+	dev := cmdutiltest.Manual(t, "")
+	for _, c := range []struct {
+		args  []string
+		words string
+	}{
+		{[]string{"-d", dev, "--port_state", "XX"}, `--port_state "XX": give UP, DN (down) or TG (toggle)`},
+		{[]string{"-d", dev, "--port_state", "DN", "--all"}, "--all reads; a change"},
+		{[]string{"-d", dev, "--port_state", "DN", "--counters"}, "--counters reads"},
+		{[]string{"-d", dev, "--port_state", "DN", "--undo"}, "make one change at a time"},
+		{[]string{"-d", dev, "--dry-run"}, "go with a change"},
+		{[]string{"-d", dev, "--port_state", "DN", "--wait", "0s"}, "--wait 0s"},
+		{[]string{"-d", dev, "--undo", "--yes"}, "nothing to undo"},
+		{[]string{"-d", dev, "--port_state", "DN"}, "add --yes (or --dry-run"},
+		{[]string{"-d", dev, "--port", "3", "--port_state", "DN", "--yes"}, "no local port 3"},
+	} {
+		err := linkRun(a, c.args...)
+		if code := cmdutiltest.Code(err); code != cmdutil.ExitUsage || !strings.Contains(err.Error(), c.words) {
+			t.Errorf("%v: exit %d %v; want exit 2 saying %q", c.args, code, err, c.words)
+		}
+	}
+	if admin, oper := state(t, a, dev); admin != "up" || oper != "up" {
+		t.Errorf("after refused changes the port is admin %s, oper %s; want up, up", admin, oper)
+	}
+}
+
+// --port_state DN: the dry run shows the PAOS write and changes nothing;
+// --yes takes the link down (verified, read back by `cxray link`); --undo
+// brings it back; a second --undo has nothing to undo. Both output modes.
+func TestPortStateDownAndUndo(t *testing.T) {
+	for _, mode := range []string{"table", "json"} {
+		t.Run(mode, func(t *testing.T) {
+			a := cmdutiltest.New(t, mode)
+			dev := cmdutiltest.Manual(t, "")
+			err := linkRun(a, "-d", dev, "--port_state", "DN", "--dry-run")
+			if err != nil {
+				t.Fatalf("dry run: %v", err)
+			}
+			dry := a.Out.String()
+			if mode == "json" {
+				var d changeDoc
+				cmdutiltest.JSON(t, dry, &d)
+				if d.Written || len(d.Change.Steps) != 1 || d.Change.Steps[0].Register != "PAOS" {
+					t.Fatalf("dry run: %+v", d)
+				}
+				var got []string
+				for _, c := range d.Change.Steps[0].Changes {
+					got = append(got, c.Path+": "+c.Before+" -> "+c.After)
+				}
+				want := []string{"admin_status: up (1) -> down_by_configuration (2)", "ase: 0 -> 1"}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("dry run changes (-want +got):\n%s", diff)
+				}
+				if d.Change.UndoFlags != "--port_state UP" {
+					t.Errorf("undo flags %q, want --port_state UP", d.Change.UndoFlags)
+				}
+			} else {
+				for _, w := range []string{"PAOS local_port=1 admin_status=2 ase=1", "up (1) -> down_by_configuration (2)", "goes down and stays down", "--port_state UP --yes", "dry run: nothing written"} {
+					if !strings.Contains(dry, w) {
+						t.Errorf("dry run lacks %q:\n%s", w, dry)
+					}
+				}
+			}
+			if admin, oper := state(t, a, dev); admin != "up" || oper != "up" {
+				t.Fatalf("after the dry run: admin %s, oper %s; want up, up", admin, oper)
+			}
+			a.Output = mode
+			if err := linkRun(a, "-d", dev, "--port_state", "DN", "--yes"); err != nil {
+				t.Fatalf("DN: %v\n%s", err, a.Err)
+			}
+			if mode == "json" {
+				var d changeDoc
+				cmdutiltest.JSON(t, a.Out.String(), &d)
+				if !d.Written || len(d.Verified) != 1 || d.After.OperStatus != "down" || d.After.State != "Disable" || d.Problem != "" {
+					t.Errorf("DN result: written %v verified %v after %s/%s problem %q", d.Written, d.Verified, d.After.OperStatus, d.After.State, d.Problem)
+				}
+			} else if out := a.Out.String(); !strings.Contains(out, "(read back: verified)") || !strings.Contains(out, "After         Disable") {
+				t.Errorf("DN output:\n%s", out)
+			}
+			if admin, oper := state(t, a, dev); admin != "down_by_configuration" || oper != "down" {
+				t.Fatalf("after DN: admin %s, oper %s", admin, oper)
+			}
+			a.Output = mode
+			if err := linkRun(a, "-d", dev, "--undo", "--yes"); err != nil {
+				t.Fatalf("undo: %v\n%s", err, a.Err)
+			}
+			if admin, oper := state(t, a, dev); admin != "up" || oper != "up" {
+				t.Errorf("after --undo: admin %s, oper %s; want up, up", admin, oper)
+			}
+			err = linkRun(a, "-d", dev, "--undo", "--yes")
+			if cmdutiltest.Code(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "nothing to undo") {
+				t.Errorf("second undo: %v; want exit 2, nothing to undo", err)
+			}
+		})
+	}
+}
+
+// --port_state TG on an InfiniBand port: down then up, both writes
+// verified, the link Active again; the undo record holds the state before
+// (up). UP on a port already up writes nothing.
+func TestPortStateToggleIB(t *testing.T) {
+	a := cmdutiltest.New(t, "json")
+	dev := cmdutiltest.Scenario(t, "clock: {mode: manual}\ndevices:\n  - profile: cx7-1p-ndr\n")
+	if err := linkRun(a, "-d", dev, "--port_state", "TG", "--yes"); err != nil {
+		t.Fatalf("TG: %v\n%s", err, a.Err)
+	}
+	var d changeDoc
+	cmdutiltest.JSON(t, a.Out.String(), &d)
+	if len(d.Verified) != 2 || d.After.State != "Active" || d.After.OperStatus != "up" || d.After.IB == nil || d.Change.UndoFlags != "--port_state UP" {
+		t.Errorf("TG: verified %v, after %s/%s IB %+v, undo %q", d.Verified, d.After.State, d.After.OperStatus, d.After.IB, d.Change.UndoFlags)
+	}
+	if err := linkRun(a, "-d", dev, "--port_state", "UP", "--yes"); err != nil {
+		t.Fatalf("UP: %v", err)
+	}
+	cmdutiltest.JSON(t, a.Out.String(), &d)
+	if d.Written || !strings.Contains(d.Note, "nothing to change") {
+		t.Errorf("UP on an up port: written %v, note %q", d.Written, d.Note)
+	}
+}
+
+// A port that carries the host's default route is not changed without
+// --force (exit 2, nothing written); with --force it is.
+func TestChangeManagementInterface(t *testing.T) {
+	a := cmdutiltest.New(t, "table")
+	dev := "emu:../../../examples/gpu-node.yaml@0000:29:00.0"
+	route := filepath.Join(t.TempDir(), "route")
+	body := "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n" +
+		"ens9f0np0\t00000000\t0100000A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"
+	if err := os.WriteFile(route, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := routeFiles
+	routeFiles = []string{route}
+	t.Cleanup(func() { routeFiles = old })
+	err := linkRun(a, "-d", dev, "--port_state", "DN", "--yes")
+	if cmdutiltest.Code(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "carries ens9f0np0") || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("DN of the management port: %v; want exit 2 naming ens9f0np0 and --force", err)
+	}
+	if admin, _ := state(t, a, dev); admin != "up" {
+		t.Fatalf("refused change left admin %s", admin)
+	}
+	if err := linkRun(a, "-d", dev, "--port_state", "DN", "--yes", "--force"); err != nil {
+		t.Fatalf("DN --force: %v", err)
+	}
+	if admin, _ := state(t, a, dev); admin != "down_by_configuration" {
+		t.Errorf("after DN --force admin %s", admin)
+	}
+}

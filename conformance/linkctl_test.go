@@ -1,0 +1,77 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cxrayLinkState is the part of `cxray link -o json` a change is checked by.
+type cxrayLinkState struct {
+	Links []struct {
+		Operational struct {
+			State       string `json:"state"`
+			AdminStatus string `json:"admin_status"`
+			OperStatus  string `json:"oper_status"`
+		} `json:"operational"`
+	} `json:"links"`
+}
+
+// TestPortStateVsMstlink: a port state set by `cxray link --port_state`
+// is what mstlink reads, and one set by `mstlink --port_state` is what
+// cxray link reads, on an Ethernet and an InfiniBand port; toggles by
+// either tool leave the link Active.
+func TestPortStateVsMstlink(t *testing.T) {
+	need(t, "mstlink")
+	for _, sc := range []struct{ file, bdf, what string }{
+		{"link.yaml", "0000:03:00.0", "Ethernet"},
+		{"ib.yaml", "0000:18:00.0", "InfiniBand"},
+	} {
+		t.Run(sc.what, func(t *testing.T) {
+			b := sc.bdf
+			script := strings.Join([]string{
+				"run cdn cxray link -d " + b + " --port_state DN --yes",
+				"run m1 mstlink -d " + b + " --json",
+				"run mup mstlink -d " + b + " --port_state UP",
+				"run c1 cxray link -d " + b + " -o json",
+				"run mdn mstlink -d " + b + " --port_state DN",
+				"run c2 cxray link -d " + b + " -o json",
+				"run cup cxray link -d " + b + " --port_state UP --yes -o json",
+				"run m2 mstlink -d " + b + " --json",
+				"run mtg mstlink -d " + b + " --port_state TG",
+				"run c3 cxray link -d " + b + " -o json",
+				"run ctg cxray link -d " + b + " --port_state TG --yes",
+				"run m3 mstlink -d " + b + " --json",
+			}, "\n") + "\n"
+			s := emuRun(t, sc.file, script, 4*time.Minute)
+			for _, n := range []string{"cdn", "mup", "mdn", "cup", "mtg", "ctg"} {
+				st := s.ok(t, n)
+				if strings.Contains(st.stdout+st.stderr, "exception") {
+					t.Errorf("%s: %s", n, st)
+				}
+			}
+			read := func(name string) (state, admin, oper string) {
+				var d cxrayLinkState
+				st := s.step(t, name)
+				if err := json.Unmarshal([]byte(st.stdout), &d); err != nil || len(d.Links) != 1 {
+					t.Fatalf("%s: %v\n%s", name, err, st)
+				}
+				op := d.Links[0].Operational
+				return op.State, op.AdminStatus, op.OperStatus
+			}
+			for _, c := range []struct {
+				name, state, admin string
+			}{{"c1", "Active", "up"}, {"c2", "Disable", "down_by_configuration"}, {"c3", "Active", "up"}} {
+				state, admin, _ := read(c.name)
+				if got, want := fmt.Sprintf("%s %s", state, admin), fmt.Sprintf("%s %s", c.state, c.admin); got != want {
+					t.Errorf("%s: cxray link reads state, admin %q after mstlink's change; want %q", c.name, got, want)
+				}
+			}
+			for _, m := range []struct{ name, state string }{{"m1", "Disable"}, {"m2", "Active"}, {"m3", "Active"}} {
+				cmpLabel(t, mstlinkOut(t, s.ok(t, m.name)), "Operational Info", "State", m.state)
+			}
+		})
+	}
+}
