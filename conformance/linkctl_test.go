@@ -75,3 +75,78 @@ func TestPortStateVsMstlink(t *testing.T) {
 		})
 	}
 }
+
+// cxrayLinkSpeeds is the part of `cxray link -o json` --speeds is checked by.
+type cxrayLinkSpeeds struct {
+	Links []struct {
+		Operational struct {
+			State           string `json:"state"`
+			Speed           string `json:"speed"`
+			AutoNegotiation string `json:"auto_negotiation"`
+			Enabled         *struct {
+				Mask string `json:"mask"`
+			} `json:"enabled_speeds"`
+		} `json:"operational"`
+	} `json:"links"`
+}
+
+// TestSpeedsVsMstlink: speeds set by `cxray link --speeds` are what
+// mstlink reads (enabled speeds, the speed the link runs, AN), and speeds
+// set by `mstlink --speeds` (forced, on Ethernet) are what cxray link
+// reads, on an Ethernet and an InfiniBand port.
+func TestSpeedsVsMstlink(t *testing.T) {
+	need(t, "mstlink")
+	for _, sc := range []struct {
+		file, bdf, what       string
+		cxray, mstlink        string // the flags of each tool's change
+		cxrayMask, mstMask    string // the enabled masks each leaves
+		cxraySpeed, mstSpeed  string
+		enabledLabel, mstForc string
+	}{
+		{"link.yaml", "0000:03:00.0", "Ethernet", "--speeds 200G_2X,100G_1X", "--speeds 100G_2X --link_mode_force",
+			"0x2800", "0x400", "200G", "100G", "Enabled Link Speed (Ext.)", "FORCE"},
+		{"ib.yaml", "0000:18:00.0", "InfiniBand", "--speeds HDR", "--speeds NDR",
+			"0x41", "0x81", "IB-HDR", "IB-NDR", "Enabled Link Speed", "ON"},
+	} {
+		t.Run(sc.what, func(t *testing.T) {
+			b := sc.bdf
+			script := strings.Join([]string{
+				"run cx cxray link -d " + b + " " + sc.cxray + " --yes",
+				"run m1 mstlink -d " + b + " --json",
+				"run c1 cxray link -d " + b + " -o json",
+				"run ms mstlink -d " + b + " " + sc.mstlink,
+				"run c2 cxray link -d " + b + " -o json",
+				"run m2 mstlink -d " + b + " --json",
+			}, "\n") + "\n"
+			s := emuRun(t, sc.file, script, 4*time.Minute)
+			for _, n := range []string{"cx", "ms"} {
+				if st := s.ok(t, n); strings.Contains(st.stdout+st.stderr, "exception") {
+					t.Errorf("%s: %s", n, st)
+				}
+			}
+			for _, p := range []struct{ m, c, mask, speed, an string }{
+				{"m1", "c1", sc.cxrayMask, sc.cxraySpeed, "ON"},
+				{"m2", "c2", sc.mstMask, sc.mstSpeed, sc.mstForc},
+			} {
+				var d cxrayLinkSpeeds
+				st := s.step(t, p.c)
+				if err := json.Unmarshal([]byte(st.stdout), &d); err != nil || len(d.Links) != 1 || d.Links[0].Operational.Enabled == nil {
+					t.Fatalf("%s: %v\n%s", p.c, err, st)
+				}
+				op := d.Links[0].Operational
+				if !sameMask(op.Enabled.Mask, p.mask) || op.Speed != p.speed || op.AutoNegotiation != p.an || op.State != "Active" {
+					t.Errorf("%s: cxray link reads enabled %s, speed %s, AN %s, state %s; want %s, %s, %s, Active", p.c, op.Enabled.Mask, op.Speed, op.AutoNegotiation, op.State, p.mask, p.speed, p.an)
+				}
+				out := mstlinkOut(t, s.ok(t, p.m))
+				if got := out["Supported Info"][sc.enabledLabel]; !sameMask(got.Mask, op.Enabled.Mask) {
+					t.Errorf("%s: mstlink %s %q, cxray %q", p.m, sc.enabledLabel, got.Mask, op.Enabled.Mask)
+				}
+				cmpLabel(t, out, "Operational Info", "Speed", op.Speed)
+				cmpLabel(t, out, "Operational Info", "State", op.State)
+				if an := out["Operational Info"]["Auto Negotiation"].Text; !strings.HasPrefix(an, op.AutoNegotiation) {
+					t.Errorf("%s: mstlink Auto Negotiation %q, cxray %q", p.m, an, op.AutoNegotiation)
+				}
+			}
+		})
+	}
+}

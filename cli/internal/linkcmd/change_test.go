@@ -200,3 +200,101 @@ func TestChangeManagementInterface(t *testing.T) {
 		t.Errorf("after DN --force admin %s", admin)
 	}
 }
+
+// enabled reads the port's enabled speeds, auto-negotiation and speed.
+func enabled(t *testing.T, a *cmdutiltest.App, dev string) (mask, an, speed string) {
+	t.Helper()
+	a.Output = "json"
+	defer func() { a.Output = "table" }()
+	if err := linkRun(a, "-d", dev); cmdutiltest.Code(err) > 1 {
+		t.Fatalf("link: %v", err)
+	}
+	op := decode(t, a.Out.String()).Links[0].Operational
+	if op.Enabled == nil {
+		t.Fatal("no enabled speeds")
+	}
+	return op.Enabled.Mask, op.AutoNegotiation, op.Speed
+}
+
+// Speeds that the protocol, the port or the cable cannot run, and a
+// forced mode with two speeds, are exit 2 with the reason, and nothing is
+// written.
+func TestSpeedsRefused(t *testing.T) {
+	a := cmdutiltest.New(t, "table")
+	dev := cmdutiltest.Manual(t, "    modules:\n      - {module: 0, type: qsfp28-100g-sr4}\n")
+	mask, _, _ := enabled(t, a, dev)
+	for _, c := range []struct {
+		args  []string
+		words string
+	}{
+		{[]string{"--speeds", "FOO"}, "--speeds FOO: not a speed name; port 1 (Ethernet) can run 1G,10G"},
+		{[]string{"--speeds", "NDR"}, "port 1 runs Ethernet, and NDR is not an Ethernet speed"},
+		{[]string{"--speeds", "800G_8X"}, "--speeds 800G_8X: port 1 cannot run it (capability 0x13ff2"},
+		{[]string{"--speeds", "400G_4X"}, "--speeds 400G_4X: the cable in port 1 cannot carry it (it carries 100G_4X)"},
+		{[]string{"--speeds", "100G_4X,25G", "--link_mode_force"}, "give one speed in --speeds, not 2"},
+		{[]string{"--speeds", ","}, "give one or more speeds"},
+		{[]string{"--link_mode_force"}, "--link_mode_force goes with --speeds"},
+		{[]string{"--speeds", "25G", "--port_state", "UP"}, "make one change at a time"},
+	} {
+		err := linkRun(a, append([]string{"-d", dev, "--yes"}, c.args...)...)
+		if code := cmdutiltest.Code(err); code != cmdutil.ExitUsage || !strings.Contains(err.Error(), c.words) {
+			t.Errorf("%v: exit %d %v; want exit 2 saying %q", c.args, code, err, c.words)
+		}
+	}
+	if after, _, _ := enabled(t, a, dev); after != mask {
+		t.Errorf("refused changes moved the enabled speeds from %s to %s", mask, after)
+	}
+}
+
+// A forced speed on Ethernet: the link runs it with auto-negotiation off,
+// read back by `cxray link`; --undo restores the speeds and AN.
+func TestSpeedsForceAndUndo(t *testing.T) {
+	a := cmdutiltest.New(t, "table")
+	dev := cmdutiltest.Manual(t, "")
+	mask, an, speed := enabled(t, a, dev)
+	if err := linkRun(a, "-d", dev, "--speeds", "100g_2x", "--link_mode_force", "--yes"); err != nil {
+		t.Fatalf("force: %v\n%s", err, a.Err)
+	}
+	for _, w := range []string{"ext_eth_proto_admin          0x00013ff2 (81906) -> 0x00000400 (1024)", "an_disable_admin             0 -> 1", "After         Active; 100G over 2 lanes"} {
+		if !strings.Contains(a.Out.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, a.Out)
+		}
+	}
+	got := [3]string{}
+	got[0], got[1], got[2] = enabled(t, a, dev)
+	if diff := cmp.Diff([3]string{"0x00000400", "FORCE", "100G"}, got); diff != "" {
+		t.Errorf("after --speeds 100G_2X --link_mode_force (-want +got):\n%s", diff)
+	}
+	if err := linkRun(a, "-d", dev, "--undo", "--yes"); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	got[0], got[1], got[2] = enabled(t, a, dev)
+	if diff := cmp.Diff([3]string{mask, an, speed}, got); diff != "" {
+		t.Errorf("after --undo (-want +got):\n%s", diff)
+	}
+}
+
+// On an InfiniBand port --speeds HDR enables HDR and SDR (as mlxlink) and
+// the link comes up at HDR; with a partner that stops at HDR, forcing NDR
+// keeps the link down: exit 1, the write verified.
+func TestSpeedsIB(t *testing.T) {
+	a := cmdutiltest.New(t, "json")
+	dev := cmdutiltest.Scenario(t, "clock: {mode: manual}\ndevices:\n  - profile: cx7-1p-ndr\n")
+	if err := linkRun(a, "-d", dev, "--speeds", "IB-HDR", "--yes"); err != nil {
+		t.Fatalf("HDR: %v\n%s", err, a.Err)
+	}
+	var d changeDoc
+	cmdutiltest.JSON(t, a.Out.String(), &d)
+	if d.After.Speed != "IB-HDR" || d.After.Enabled == nil || d.After.Enabled.Mask != "0x0041" {
+		t.Errorf("after --speeds HDR: speed %q, enabled %+v; want IB-HDR, 0x0041 (HDR, SDR)", d.After.Speed, d.After.Enabled)
+	}
+	if !strings.HasPrefix(d.Change.UndoFlags, "--speeds NDR,HDR,EDR") {
+		t.Errorf("undo flags %q", d.Change.UndoFlags)
+	}
+	slow := cmdutiltest.Scenario(t, "clock: {mode: manual}\ndevices:\n  - profile: cx7-1p-ndr\n    ports:\n      - port: 1\n        ib: {partner_speeds: [HDR, EDR]}\n")
+	err := linkRun(a, "-d", slow, "--speeds", "NDR", "--link_mode_force", "--yes", "--wait", "2s")
+	cmdutiltest.JSON(t, a.Out.String(), &d)
+	if cmdutiltest.Code(err) != cmdutil.ExitProblem || len(d.Verified) != 1 || !strings.Contains(d.Problem, "the link is not up") {
+		t.Errorf("NDR forced against an HDR partner: %v, verified %v, problem %q; want exit 1, verified, the link not up", err, d.Verified, d.Problem)
+	}
+}
