@@ -150,3 +150,61 @@ func TestSpeedsVsMstlink(t *testing.T) {
 		})
 	}
 }
+
+// TestFECVsMstlink: on the port whose partner forces no FEC, `mstlink
+// --fec NF --fec_speed 100g` brings the link up and cxray link reads the
+// FEC mstlink set; `cxray link --fec RS --fec_speed 100g` takes it back to
+// the mismatch, which mstlink reads (state, opcode 38 and its message),
+// as cxray does.
+func TestFECVsMstlink(t *testing.T) {
+	need(t, "mstlink")
+	b := "0000:04:00.1"
+	script := strings.Join([]string{
+		"run ms mstlink -d " + b + " --fec NF --fec_speed 100g",
+		"run c1 cxray link -d " + b + " -o json",
+		"run m1 mstlink -d " + b + " --json",
+		"run cx cxray link -d " + b + " --fec RS --fec_speed 100g --yes --wait 2s",
+		"run c2 cxray link -d " + b + " -o json",
+		"run m2 mstlink -d " + b + " --json",
+	}, "\n") + "\n"
+	s := emuRun(t, "link.yaml", script, 4*time.Minute)
+	if st := s.ok(t, "ms"); strings.Contains(st.stdout+st.stderr, "exception") {
+		t.Errorf("mstlink --fec: %s", st)
+	}
+	// The write is verified, the link stays down: exit 1.
+	if st := s.step(t, "cx"); st.rc != 1 || !strings.Contains(st.stdout, "(read back: verified)") {
+		t.Errorf("cxray link --fec RS: %s; want exit 1 with the write verified", st)
+	}
+	for _, p := range []struct{ c, m, state, fec, verdict string }{
+		{"c1", "m1", "Active", "No FEC", ""},
+		{"c2", "m2", "Polling", "", "fec_mismatch"},
+	} {
+		var d cxrayLink
+		st := s.step(t, p.c)
+		if err := json.Unmarshal([]byte(st.stdout), &d); err != nil || len(d.Links) != 1 {
+			t.Fatalf("%s: %v\n%s", p.c, err, st)
+		}
+		l := d.Links[0]
+		fec := ""
+		if l.FEC != nil {
+			fec = l.FEC.Active
+		}
+		var codes []string
+		for _, v := range l.Verdicts {
+			codes = append(codes, v.Code)
+		}
+		if l.Operational.State != p.state || fec != p.fec || (p.verdict != "" && !contains(codes, p.verdict)) || (p.verdict == "" && len(codes) > 0) {
+			t.Errorf("%s: cxray link reads %s, FEC %q, verdicts %v; want %s, %q, %q", p.c, l.Operational.State, fec, codes, p.state, p.fec, p.verdict)
+		}
+		out := mstlinkOut(t, s.ok(t, p.m))
+		cmpLabel(t, out, "Operational Info", "State", l.Operational.State)
+		if fec == "" {
+			fec = "N/A"
+		}
+		cmpLabel(t, out, "Operational Info", "FEC", fec)
+		if l.Troubleshooting != nil && l.Troubleshooting.StatusOpcode != nil {
+			cmpLabel(t, out, "Troubleshooting Info", "Status Opcode", fmt.Sprint(*l.Troubleshooting.StatusOpcode))
+			cmpLabel(t, out, "Troubleshooting Info", "Recommendation", l.Troubleshooting.Message)
+		}
+	}
+}

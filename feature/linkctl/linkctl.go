@@ -34,6 +34,9 @@ type Write struct {
 	// Settle is how long the port needs after this write before the next
 	// one (a toggle's down before its up).
 	Settle time.Duration `json:"settle_ns,omitempty"`
+	// AnyValue writes values the field's enum does not list (PPLM's 0,
+	// no override, in fields whose enum names only the one-hot bits).
+	AnyValue bool `json:"any_value,omitempty"`
 }
 
 func assignments(fs []Field) []prm.Assignment {
@@ -186,7 +189,7 @@ func (pt *port) plan(ctx context.Context, c *Change, ws []Write) error {
 		if prev, ok := last[key]; ok {
 			before, buf = prev, append([]byte(nil), prev.Raw...)
 		} else {
-			wp, err := pt.d.PrepareSet(ctx, w.Register, assignments(w.Index), assignments(w.Fields))
+			wp, err := pt.d.PrepareSetWith(ctx, w.Register, assignments(w.Index), assignments(w.Fields), dev.SetOptions{AnyValue: w.AnyValue})
 			if err != nil {
 				return err
 			}
@@ -234,7 +237,7 @@ func Apply(ctx context.Context, ad *adapter.Adapter, c *Change, o Options, save 
 	res := &Result{Change: c, Verified: []string{}}
 	for i, st := range c.Steps {
 		idx := assignments(st.Index)
-		wp, err := d.PrepareSet(ctx, st.Register, idx, assignments(st.Fields))
+		wp, err := d.PrepareSetWith(ctx, st.Register, idx, assignments(st.Fields), dev.SetOptions{AnyValue: st.AnyValue})
 		if err != nil {
 			return res, fmt.Errorf("write %d of %d (%s): %w", i+1, len(c.Steps), st.Write, err)
 		}

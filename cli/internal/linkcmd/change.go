@@ -110,6 +110,8 @@ func (a *app) runChange(o *linkOptions) error {
 		}
 	case co.portState != "":
 		c, err = linkctl.PortState(ctx, ad, o.port, co.portState)
+	case co.fec != "":
+		c, err = linkctl.FEC(ctx, ad, o.port, co.fec, co.fecSpeed)
 	case co.speeds != "":
 		c, err = linkctl.Speeds(ctx, ad, o.port, strings.Split(co.speeds, ","), co.forceMode)
 	}

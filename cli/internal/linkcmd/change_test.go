@@ -298,3 +298,88 @@ func TestSpeedsIB(t *testing.T) {
 		t.Errorf("NDR forced against an HDR partner: %v, verified %v, problem %q; want exit 1, verified, the link not up", err, d.Verified, d.Problem)
 	}
 }
+
+// fecAdmin reads PPLM's override of a speed group through `cxray link
+// --counters`.
+func fecAdmin(t *testing.T, a *cmdutiltest.App, dev, group string) string {
+	t.Helper()
+	a.Output = "json"
+	defer func() { a.Output = "table" }()
+	if err := linkRun(a, "-d", dev, "--counters"); cmdutiltest.Code(err) > 1 {
+		t.Fatalf("link: %v", err)
+	}
+	l := decode(t, a.Out.String()).Links[0]
+	if l.FEC != nil {
+		for _, s := range l.FEC.PerSpeed {
+			if s.Speed == group {
+				return s.Admin
+			}
+		}
+	}
+	t.Fatalf("no FEC per speed for %s", group)
+	return ""
+}
+
+// A FEC the port does not support at the speed, a speed without FEC
+// choice or unknown, an InfiniBand port and a down port without
+// --fec_speed are exit 2 with the reason, and nothing is written.
+func TestFECRefused(t *testing.T) {
+	a := cmdutiltest.New(t, "table")
+	dev := cmdutiltest.Manual(t, "    faults:\n      link_down: [2]\n")
+	ib := cmdutiltest.Scenario(t, "clock: {mode: manual}\ndevices:\n  - profile: cx7-1p-ndr\n")
+	before := fecAdmin(t, a, dev, "400g_4x")
+	for _, c := range []struct {
+		dev   string
+		args  []string
+		words string
+	}{
+		{dev, []string{"--fec", "FC"}, "--fec FC: port 1 does not support it at 400g_4x (PPLM capability 0x80: AU, RS)"},
+		{dev, []string{"--fec", "XX", "--fec_speed", "25g"}, "--fec XX: not a FEC; give one of AU, NF, FC, RS"},
+		{dev, []string{"--fec", "RS", "--fec_speed", "800g_8x"}, "--fec_speed 800g_8x: port 1 has no FEC choice at that speed"},
+		{dev, []string{"--fec", "RS", "--fec_speed", "7g"}, "--fec_speed 7g: not a speed PPLM configures FEC for; give one of 100g"},
+		{dev, []string{"--port", "2", "--fec", "RS"}, "port 2 is down; say which speed the FEC is for with --fec_speed"},
+		{dev, []string{"--fec_speed", "25g"}, "--fec_speed goes with --fec"},
+		{ib, []string{"--fec", "RS"}, "port 1 runs InfiniBand, whose FEC follows its speed"},
+	} {
+		err := linkRun(a, append([]string{"-d", c.dev, "--yes"}, c.args...)...)
+		if code := cmdutiltest.Code(err); code != cmdutil.ExitUsage || !strings.Contains(err.Error(), c.words) {
+			t.Errorf("%v: exit %d %v; want exit 2 saying %q", c.args, code, err, c.words)
+		}
+	}
+	if after := fecAdmin(t, a, dev, "400g_4x"); after != before {
+		t.Errorf("refused changes moved the 400g_4x override from %q to %q", before, after)
+	}
+}
+
+// A partner that forces no FEC keeps a 100G link down (FEC mismatch):
+// --fec NF at 100g brings it up, read back by `cxray link` (no verdict,
+// FEC none); --undo puts the mismatch back (exit 1, fec_mismatch).
+func TestFECMismatchFixed(t *testing.T) {
+	a := cmdutiltest.New(t, "json")
+	dev := "emu:../../../examples/link-trouble.yaml@0000:04:00.1"
+	if err := linkRun(a, "-d", dev); cmdutiltest.Code(err) != cmdutil.ExitProblem {
+		t.Fatalf("the planted FEC mismatch: %v", err)
+	}
+	if err := linkRun(a, "-d", dev, "--fec", "nf", "--fec_speed", "100G", "--yes"); err != nil {
+		t.Fatalf("--fec NF: %v\n%s", err, a.Err)
+	}
+	var d changeDoc
+	cmdutiltest.JSON(t, a.Out.String(), &d)
+	if d.After.OperStatus != "up" || d.Change.UndoFlags != "--fec AU --fec_speed 100g" {
+		t.Errorf("after --fec NF: oper %q, undo %q", d.After.OperStatus, d.Change.UndoFlags)
+	}
+	if err := linkRun(a, "-d", dev); err != nil {
+		t.Errorf("link after the fix: %v", err)
+	}
+	l := decode(t, a.Out.String()).Links[0]
+	if l.FEC == nil || l.FEC.Active != "No FEC" || len(l.Verdicts) != 0 {
+		t.Errorf("after the fix: FEC %+v, verdicts %+v", l.FEC, l.Verdicts)
+	}
+	if err := linkRun(a, "-d", dev, "--undo", "--yes"); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	err := linkRun(a, "-d", dev)
+	if v := verdicts(decode(t, a.Out.String())); cmdutiltest.Code(err) != cmdutil.ExitProblem || !strings.Contains(strings.Join(v[1], ","), "fec_mismatch") {
+		t.Errorf("after --undo: %v, verdicts %v; want exit 1, fec_mismatch", err, v)
+	}
+}

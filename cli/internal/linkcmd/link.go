@@ -71,7 +71,9 @@ given). docs/pcie.md explains each verdict.
 Changes, under mlxlink's flag names, one port at a time (--port):
 --port_state UP, DN or TG (down, 2 s, up) writes PAOS; --speeds (with
 --link_mode_force: one speed, auto-negotiation off) writes PTYS, after
-checking the speeds against the port's and the cable's capabilities. Each
+checking the speeds against the port's and the cable's capabilities; --fec
+(at --fec_speed, else the link's speed) writes PPLM, after checking that the
+port supports that FEC at that speed (Ethernet ports). Each
 change shows its
 register writes (each field before and after) and side effects first;
 --dry-run stops there. It asks unless --yes, writes through the guarded
@@ -131,6 +133,8 @@ docs/link.md, "Changing a link", has the details.`,
 	c.Flags().StringVar(&cf.portState, "port_state", "", "UP, DN (down) or TG (toggle): set the port's administrative state (PAOS)")
 	c.Flags().StringVar(&cf.speeds, "speeds", "", "comma-separated speeds to enable (PTYS): 400G_4X,200G_2X,... on Ethernet, NDR,HDR,... on InfiniBand")
 	c.Flags().BoolVar(&cf.forceMode, "link_mode_force", false, "with --speeds: run that one speed with auto-negotiation off")
+	c.Flags().StringVar(&cf.fec, "fec", "", "FEC to run (PPLM): AU (auto), NF (none), FC (Firecode), RS, LL, ... at --fec_speed or the link's speed")
+	c.Flags().StringVar(&cf.fecSpeed, "fec_speed", "", "with --fec: the speed it is for (25g, 50g, 100g, 100g_2x, 200g_4x, 400g_4x, ...)")
 	c.Flags().BoolVar(&cf.undo, "undo", false, "restore what the last change of this port (by cxray link) changed")
 	c.Flags().BoolVar(&cf.dryRun, "dry-run", false, "with a change or --clear: show the register writes (and side effects); write nothing")
 	c.Flags().BoolVar(&cf.force, "force", false, "change a port even when the adapter carries an interface this host is managed through")
@@ -156,7 +160,7 @@ func checkChangeFlags(cmd *cobra.Command, o *linkOptions) error {
 		}
 	}
 	var which []string
-	for _, f := range []string{"port_state", "speeds", "undo"} {
+	for _, f := range []string{"port_state", "speeds", "fec", "undo"} {
 		if changed(cmd, f) {
 			which = append(which, "--"+f)
 		}
@@ -164,8 +168,10 @@ func checkChangeFlags(cmd *cobra.Command, o *linkOptions) error {
 	switch {
 	case changed(cmd, "link_mode_force") && !changed(cmd, "speeds"):
 		return cmdutil.UsageErr("--link_mode_force goes with --speeds (the one speed to force)")
+	case changed(cmd, "fec_speed") && !changed(cmd, "fec"):
+		return cmdutil.UsageErr("--fec_speed goes with --fec (the FEC to run at that speed)")
 	case len(which) == 0:
-		return cmdutil.UsageErr("--dry-run, --force and --wait go with a change: give --port_state, --speeds or --undo")
+		return cmdutil.UsageErr("--dry-run, --force and --wait go with a change: give --port_state, --speeds, --fec or --undo")
 	case len(which) > 1:
 		return cmdutil.UsageErr("%s: make one change at a time", strings.Join(which, " and "))
 	case o.change.wait <= 0 || o.change.wait > 10*time.Minute:
