@@ -208,3 +208,62 @@ func TestFECVsMstlink(t *testing.T) {
 		}
 	}
 }
+
+// cxrayLinkLoop is the part of `cxray link -o json` --loopback is checked by.
+type cxrayLinkLoop struct {
+	Links []struct {
+		Operational struct {
+			State    string `json:"state"`
+			Loopback string `json:"loopback"`
+		} `json:"operational"`
+	} `json:"links"`
+}
+
+// TestLoopbackVsMstlink: on a port whose partner is gone, `mstlink
+// --loopback PH` brings the link up in PHY local loopback, which cxray
+// link reads; `cxray link --loopback NO` ends it, which mstlink reads;
+// on an Ethernet and an InfiniBand port.
+func TestLoopbackVsMstlink(t *testing.T) {
+	need(t, "mstlink")
+	for _, sc := range []struct{ file, bdf, what string }{
+		{"link.yaml", "0000:04:00.0", "Ethernet"},
+		{"ib.yaml", "0000:ce:00.0", "InfiniBand"},
+	} {
+		t.Run(sc.what, func(t *testing.T) {
+			b := sc.bdf
+			script := strings.Join([]string{
+				"run ms mstlink -d " + b + " --loopback PH",
+				"run c1 cxray link -d " + b + " -o json",
+				"run m1 mstlink -d " + b + " --json",
+				"run cx cxray link -d " + b + " --loopback NO --yes",
+				"run c2 cxray link -d " + b + " -o json",
+				"run m2 mstlink -d " + b + " --json",
+			}, "\n") + "\n"
+			s := emuRun(t, sc.file, script, 4*time.Minute)
+			for _, n := range []string{"ms", "cx"} {
+				if st := s.ok(t, n); strings.Contains(st.stdout+st.stderr, "exception") {
+					t.Errorf("%s: %s", n, st)
+				}
+			}
+			for _, p := range []struct{ c, m, state, loop string }{
+				{"c1", "m1", "Active", "PHY Local Loopback"},
+				{"c2", "m2", "Polling", ""},
+			} {
+				var d cxrayLinkLoop
+				st := s.step(t, p.c)
+				if err := json.Unmarshal([]byte(st.stdout), &d); err != nil || len(d.Links) != 1 {
+					t.Fatalf("%s: %v\n%s", p.c, err, st)
+				}
+				op := d.Links[0].Operational
+				if op.State != p.state || (p.loop != "" && op.Loopback != p.loop) {
+					t.Errorf("%s: cxray link reads %s, loopback %q; want %s, %q", p.c, op.State, op.Loopback, p.state, p.loop)
+				}
+				out := mstlinkOut(t, s.ok(t, p.m))
+				cmpLabel(t, out, "Operational Info", "State", op.State)
+				if p.loop != "" {
+					cmpLabel(t, out, "Operational Info", "Loopback Mode", op.Loopback)
+				}
+			}
+		})
+	}
+}

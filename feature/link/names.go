@@ -26,7 +26,7 @@ var fecNames = map[uint64]string{0: "No FEC", 1: "Firecode FEC", 2: "Standard RS
 	12: "RS-FEC - (544,514) + PLR", 13: "LL-FEC - (271,257) + PLR", 14: "Ethernet_Consortium_LL_50G_RS_FEC_PLR -(272,257+1)"}
 
 var loopbackNames = map[uint64]string{0: "No Loopback", 1: "PHY Remote Loopback", 2: "PHY Local Loopback",
-	4: "External Local Loopback", 0x40: "Link Layer Local Loopback"}
+	4: "External Local Loopback", 0x80: "Link Layer Local Loopback"}
 
 // extProto is one bit of PTYS's extended Ethernet masks.
 type extProto struct {

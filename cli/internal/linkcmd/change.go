@@ -110,6 +110,8 @@ func (a *app) runChange(o *linkOptions) error {
 		}
 	case co.portState != "":
 		c, err = linkctl.PortState(ctx, ad, o.port, co.portState)
+	case co.loopback != "":
+		c, err = linkctl.Loopback(ctx, ad, o.port, co.loopback)
 	case co.fec != "":
 		c, err = linkctl.FEC(ctx, ad, o.port, co.fec, co.fecSpeed)
 	case co.speeds != "":

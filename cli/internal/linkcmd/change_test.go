@@ -383,3 +383,41 @@ func TestFECMismatchFixed(t *testing.T) {
 		t.Errorf("after --undo: %v, verdicts %v; want exit 1, fec_mismatch", err, v)
 	}
 }
+
+// --loopback PH on a port whose partner is gone brings the link up by
+// itself (the host side is sound) and `cxray link` says the port is in
+// loopback (exit 1, loopback_active); --loopback NO puts it back down
+// (link_down). A mode PPLR does not list, or an unknown name, is exit 2.
+func TestLoopback(t *testing.T) {
+	a := cmdutiltest.New(t, "json")
+	dev := cmdutiltest.Manual(t, "    faults:\n      link_down: [1]\n")
+	for _, c := range []struct{ mode, words string }{
+		{"LL", "--loopback LL: port 1 does not support it (PPLR lb_cap 0x7: NO, RM, PH, EX)"},
+		{"XX", `--loopback "XX": give NO, RM (PHY remote), PH (PHY local), EX (external) or LL`},
+	} {
+		err := linkRun(a, "-d", dev, "--loopback", c.mode, "--yes")
+		if cmdutiltest.Code(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), c.words) {
+			t.Errorf("--loopback %s: %v; want exit 2 saying %q", c.mode, err, c.words)
+		}
+	}
+	if err := linkRun(a, "-d", dev, "--loopback", "ph", "--yes"); err != nil {
+		t.Fatalf("PH: %v\n%s", err, a.Err)
+	}
+	var d changeDoc
+	cmdutiltest.JSON(t, a.Out.String(), &d)
+	if d.After.OperStatus != "up" || d.After.Loopback != "PHY Local Loopback" || d.Change.UndoFlags != "--loopback NO" {
+		t.Errorf("after PH: oper %q, loopback %q, undo %q", d.After.OperStatus, d.After.Loopback, d.Change.UndoFlags)
+	}
+	check := func(want string) {
+		t.Helper()
+		err := linkRun(a, "-d", dev)
+		if v := verdicts(decode(t, a.Out.String())); cmdutiltest.Code(err) != cmdutil.ExitProblem || !strings.Contains(strings.Join(v[1], ","), want) {
+			t.Errorf("link: %v, verdicts %v; want exit 1 with %s", err, v, want)
+		}
+	}
+	check("loopback_active")
+	if err := linkRun(a, "-d", dev, "--loopback", "NO", "--yes"); err != nil {
+		t.Fatalf("NO: %v", err)
+	}
+	check("link_down")
+}

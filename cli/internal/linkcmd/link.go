@@ -73,7 +73,8 @@ Changes, under mlxlink's flag names, one port at a time (--port):
 --link_mode_force: one speed, auto-negotiation off) writes PTYS, after
 checking the speeds against the port's and the cable's capabilities; --fec
 (at --fec_speed, else the link's speed) writes PPLM, after checking that the
-port supports that FEC at that speed (Ethernet ports). Each
+port supports that FEC at that speed (Ethernet ports); --loopback NO, RM,
+PH, EX or LL writes PPLR. Each
 change shows its
 register writes (each field before and after) and side effects first;
 --dry-run stops there. It asks unless --yes, writes through the guarded
@@ -135,6 +136,7 @@ docs/link.md, "Changing a link", has the details.`,
 	c.Flags().BoolVar(&cf.forceMode, "link_mode_force", false, "with --speeds: run that one speed with auto-negotiation off")
 	c.Flags().StringVar(&cf.fec, "fec", "", "FEC to run (PPLM): AU (auto), NF (none), FC (Firecode), RS, LL, ... at --fec_speed or the link's speed")
 	c.Flags().StringVar(&cf.fecSpeed, "fec_speed", "", "with --fec: the speed it is for (25g, 50g, 100g, 100g_2x, 200g_4x, 400g_4x, ...)")
+	c.Flags().StringVar(&cf.loopback, "loopback", "", "loopback (PPLR): NO, RM (PHY remote), PH (PHY local), EX (external), LL (link layer)")
 	c.Flags().BoolVar(&cf.undo, "undo", false, "restore what the last change of this port (by cxray link) changed")
 	c.Flags().BoolVar(&cf.dryRun, "dry-run", false, "with a change or --clear: show the register writes (and side effects); write nothing")
 	c.Flags().BoolVar(&cf.force, "force", false, "change a port even when the adapter carries an interface this host is managed through")
@@ -160,7 +162,7 @@ func checkChangeFlags(cmd *cobra.Command, o *linkOptions) error {
 		}
 	}
 	var which []string
-	for _, f := range []string{"port_state", "speeds", "fec", "undo"} {
+	for _, f := range []string{"port_state", "speeds", "fec", "loopback", "undo"} {
 		if changed(cmd, f) {
 			which = append(which, "--"+f)
 		}
@@ -171,7 +173,7 @@ func checkChangeFlags(cmd *cobra.Command, o *linkOptions) error {
 	case changed(cmd, "fec_speed") && !changed(cmd, "fec"):
 		return cmdutil.UsageErr("--fec_speed goes with --fec (the FEC to run at that speed)")
 	case len(which) == 0:
-		return cmdutil.UsageErr("--dry-run, --force and --wait go with a change: give --port_state, --speeds, --fec or --undo")
+		return cmdutil.UsageErr("--dry-run, --force and --wait go with a change: give --port_state, --speeds, --fec, --loopback or --undo")
 	case len(which) > 1:
 		return cmdutil.UsageErr("%s: make one change at a time", strings.Join(which, " and "))
 	case o.change.wait <= 0 || o.change.wait > 10*time.Minute:
