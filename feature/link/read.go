@@ -43,6 +43,9 @@ var laterIndex = map[string][]string{
 	"PPLM": {"test_mode=0", "resilink_fec_ind=0"},
 	"PDDR": {pddrOp + "resilink_fec_ind=0"},
 	"SLRG": {"all_lanes=0", "measurements_thresholds=0"},
+	// Rev 0.62 adds PPLR lb_cap_mode_idx and lb_link_mode_idx (0: the operational mode's
+	// loopback capabilities; mlxlink asks for 1 in PRBS test mode only).
+	"PPLR": {"lb_cap_mode_idx=0", "lb_link_mode_idx=0"},
 }
 
 func optionalIndex(db *prm.DB, reg string, given []string) []string {
