@@ -9,6 +9,7 @@ package linkctl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -236,20 +237,24 @@ func Apply(ctx context.Context, ad *adapter.Adapter, c *Change, o Options, save 
 	}
 	res := &Result{Change: c, Verified: []string{}}
 	for i, st := range c.Steps {
-		idx := assignments(st.Index)
-		wp, err := d.PrepareSetWith(ctx, st.Register, idx, assignments(st.Fields), dev.SetOptions{AnyValue: st.AnyValue})
-		if err != nil {
-			return res, fmt.Errorf("write %d of %d (%s): %w", i+1, len(c.Steps), st.Write, err)
-		}
-		if _, err := d.ApplySet(ctx, wp, idx); err != nil {
-			return res, fmt.Errorf("write %d of %d (%s): %w", i+1, len(c.Steps), st.Write, err)
-		}
-		res.Verified = append(res.Verified, st.Write.String())
-		if st.Settle > 0 && i < len(c.Steps)-1 {
-			if err := ad.Sleep(ctx, st.Settle); err != nil {
-				return res, err
+		err := write(ctx, d, st.Write)
+		if err == nil {
+			res.Verified = append(res.Verified, st.Write.String())
+			if st.Settle > 0 && i < len(c.Steps)-1 {
+				err = ad.Sleep(ctx, st.Settle)
 			}
 		}
+		if err == nil {
+			continue
+		}
+		err = fmt.Errorf("write %d of %d (%s): %w", i+1, len(c.Steps), st.Write, err)
+		if len(res.Verified) > 0 && len(res.Verified) < len(c.Steps) {
+			// Stopped between writes (a signal, a deadline, a refusal):
+			// the port is half-way; put the old configuration back, on
+			// a context of its own, so that it is the old or the new one.
+			return res, errors.Join(err, rollback(ctx, d, c.Undo))
+		}
+		return res, err
 	}
 	wait := o.Wait
 	if wait <= 0 {
@@ -264,6 +269,32 @@ func Apply(ctx context.Context, ad *adapter.Adapter, c *Change, o Options, save 
 		res.Problem = fmt.Sprintf("the write was verified, but the link is not %s %v later (oper %s, state %s)", c.expect, wait, orNA(after.OperStatus), orNA(after.State))
 	}
 	return res, nil
+}
+
+// write sends one write through dev's guarded writer: read, write, read back.
+func write(ctx context.Context, d *dev.Device, w Write) error {
+	idx := assignments(w.Index)
+	wp, err := d.PrepareSetWith(ctx, w.Register, idx, assignments(w.Fields), dev.SetOptions{AnyValue: w.AnyValue})
+	if err != nil {
+		return err
+	}
+	_, err = d.ApplySet(ctx, wp, idx)
+	return err
+}
+
+// RollbackTimeout bounds the writes that put an interrupted change back.
+const RollbackTimeout = 5 * time.Second
+
+// rollback writes a change's undo writes after it was interrupted.
+func rollback(ctx context.Context, d *dev.Device, undo []Write) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RollbackTimeout)
+	defer cancel()
+	for _, w := range undo {
+		if err := write(rctx, d, w); err != nil {
+			return fmt.Errorf("the change was interrupted between writes and putting the previous configuration back failed (%v); run the undo command", err)
+		}
+	}
+	return fmt.Errorf("the change was interrupted between writes; the previous configuration was put back (%s)", undo[0])
 }
 
 // settle reads the link until its oper state is want (bounded by wait).
