@@ -267,3 +267,50 @@ func TestLoopbackVsMstlink(t *testing.T) {
 		})
 	}
 }
+
+// TestCableReadVsMstlink: `cxray link --cable --read` gives the bytes
+// `mstlink --cable --read` prints (page[P].Byte[N] lines), for a lower and
+// an upper page range of the module in an Ethernet and an InfiniBand port.
+func TestCableReadVsMstlink(t *testing.T) {
+	need(t, "mstlink")
+	for _, sc := range []struct{ file, bdf, page, offset string }{
+		{"link.yaml", "0000:03:00.0", "0", "128"},
+		{"link.yaml", "0000:03:00.0", "0", "0"},
+		{"ib.yaml", "0000:18:00.0", "0", "148"},
+	} {
+		t.Run(sc.file+"@"+sc.offset, func(t *testing.T) {
+			flags := " --cable --read --page " + sc.page + " --offset " + sc.offset + " --length 32"
+			s := emuRun(t, sc.file, "run m mstlink -d "+sc.bdf+flags+"\nrun c cxray link -d "+sc.bdf+flags+" -o json\n", 3*time.Minute)
+			var d struct {
+				Bytes []string `json:"bytes"`
+			}
+			if err := json.Unmarshal([]byte(s.ok(t, "c").stdout), &d); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range strings.Split(stripANSI(s.ok(t, "m").stdout), "\n") {
+				if k, v, ok := strings.Cut(l, ":"); ok && strings.HasPrefix(strings.TrimSpace(k), "page[") {
+					got = append(got, strings.TrimSpace(v))
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(d.Bytes, " ") {
+				t.Errorf("mstlink %v\ncxray   %v", got, d.Bytes)
+			}
+		})
+	}
+}
+
+// stripANSI drops the colour escapes mstlink prints.
+func stripANSI(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b {
+			for i < len(s) && s[i] != 'm' {
+				i++
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -421,3 +421,49 @@ func TestLoopback(t *testing.T) {
 	}
 	check("link_down")
 }
+
+// --cable --read reads the module's bytes (the vendor name of a CMIS
+// module at page 0 bytes 129..144) in hex and ASCII, the same in JSON;
+// --cable --dump prints the pages; bad ranges and mixed flags are exit 2.
+func TestCable(t *testing.T) {
+	a := cmdutiltest.New(t, "table")
+	dev := cmdutiltest.Manual(t, "")
+	if err := linkRun(a, "-d", dev, "--cable", "--read", "--offset", "129", "--length", "16"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(a.Out.String(), "CXRAY EMULATED") || !strings.Contains(a.Out.String(), "0x81: 43 58 52 41 59") {
+		t.Errorf("--cable --read:\n%s", a.Out)
+	}
+	a.Output = "json"
+	if err := linkRun(a, "-d", dev, "--cable", "--read", "--offset", "129", "--length", "16"); err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Bytes []string `json:"bytes"`
+		ASCII string   `json:"ascii"`
+	}
+	cmdutiltest.JSON(t, a.Out.String(), &d)
+	if len(d.Bytes) != 16 || d.Bytes[0] != "0x43" || d.ASCII != "CXRAY EMULATED  " {
+		t.Errorf("JSON read: %+v", d)
+	}
+	a.Output = "table"
+	if err := linkRun(a, "-d", dev, "--cable", "--dump"); err != nil || !strings.Contains(a.Out.String(), "page 00h lower") {
+		t.Errorf("--cable --dump: %v\n%.300s", err, a.Out)
+	}
+	for _, c := range []struct {
+		args  []string
+		words string
+	}{
+		{[]string{"--cable"}, "give --dump or --read"},
+		{[]string{"--dump"}, "go with --cable"},
+		{[]string{"--cable", "--dump", "--page", "1"}, "--dump reads every page"},
+		{[]string{"--cable", "--read", "--offset", "250", "--length", "10"}, "give 1..6 bytes"},
+		{[]string{"--cable", "--read", "--page", "256"}, "each is 0..255"},
+		{[]string{"--cable", "--read", "--all"}, "--all is not for --cable"},
+	} {
+		err := linkRun(a, append([]string{"-d", dev}, c.args...)...)
+		if cmdutiltest.Code(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), c.words) {
+			t.Errorf("%v: %v; want exit 2 saying %q", c.args, err, c.words)
+		}
+	}
+}

@@ -26,7 +26,8 @@ type linkOptions struct {
 	clear    bool
 	yes      bool
 	pcie     bool
-	change   changeOptions
+	change    changeOptions
+	cableOpts cableOptions
 }
 
 func (a *app) linkCmd() *cobra.Command {
@@ -74,7 +75,9 @@ Changes, under mlxlink's flag names, one port at a time (--port):
 checking the speeds against the port's and the cable's capabilities; --fec
 (at --fec_speed, else the link's speed) writes PPLM, after checking that the
 port supports that FEC at that speed (Ethernet ports); --loopback NO, RM,
-PH, EX or LL writes PPLR. Each
+PH, EX or LL writes PPLR. --cable --dump prints every page of the port's
+module in hex; --cable --read --page P [--bank B] --offset O --length N reads
+those bytes (MCIA), in hex and ASCII. Each
 change shows its
 register writes (each field before and after) and side effects first;
 --dry-run stops there. It asks unless --yes, writes through the guarded
@@ -105,6 +108,12 @@ docs/link.md, "Changing a link", has the details.`,
 			if o.df.Name == "" {
 				return cmdutil.UsageErr("add -d DEV ('cxray status' lists them; -d emu tries the emulator)")
 			}
+			if changed(cmd, "cable", "dump", "read", "page", "bank", "offset", "length") {
+				if err := checkCableFlags(cmd, &o.cableOpts); err != nil {
+					return err
+				}
+				return a.runCable(&o)
+			}
 			if changed(cmd, changeFlags...) || changed(cmd, "force", "wait") || (changed(cmd, "dry-run") && !o.clear) {
 				if err := checkChangeFlags(cmd, &o); err != nil {
 					return err
@@ -130,6 +139,7 @@ docs/link.md, "Changing a link", has the details.`,
 	c.Flags().BoolVar(&o.clear, "clear", false, "reset the physical-layer counters (PPCNT clr) before reading")
 	c.Flags().BoolVar(&o.yes, "yes", false, "with --clear or a change: do not ask for confirmation")
 	c.Flags().BoolVar(&o.pcie, "pcie", false, "the function's PCIe link to the host instead of its port (mlxlink --port_type PCIE)")
+	addCableFlags(c, &o.cableOpts)
 	cf := &o.change
 	c.Flags().StringVar(&cf.portState, "port_state", "", "UP, DN (down) or TG (toggle): set the port's administrative state (PAOS)")
 	c.Flags().StringVar(&cf.speeds, "speeds", "", "comma-separated speeds to enable (PTYS): 400G_4X,200G_2X,... on Ethernet, NDR,HDR,... on InfiniBand")
