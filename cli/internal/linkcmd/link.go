@@ -18,14 +18,14 @@ import (
 
 // linkOptions are the flags of `cxray link`.
 type linkOptions struct {
-	df       cmdutil.DeviceFlags
-	port     int
-	all      bool
-	counters bool
-	interval time.Duration
-	clear    bool
-	yes      bool
-	pcie     bool
+	df        cmdutil.DeviceFlags
+	port      int
+	all       bool
+	counters  bool
+	interval  time.Duration
+	clear     bool
+	yes       bool
+	pcie      bool
 	change    changeOptions
 	cableOpts cableOptions
 }
