@@ -205,7 +205,9 @@ func (a *Adapter) drop(err error) error {
 	}
 	a.mu.Lock()
 	if a.regs != nil {
-		a.regs.Close()
+		// Whoever still holds this path (an NV session) gets err as the
+		// cause of its next failure, not a closed client (issue 26.10).
+		a.regs.CloseAfter(err)
 		a.regs = nil
 	}
 	a.mu.Unlock()

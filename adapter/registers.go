@@ -427,6 +427,36 @@ var (
 	IBCounterGroups = []string{"18"}
 )
 
+// ppcntMember is the counter_set member PPCNT group g selects in the
+// built-in database ("" when it cannot tell).
+func ppcntMember(g string) string {
+	db := Reference()
+	if db == nil {
+		return ""
+	}
+	r, err := db.Register("PPCNT")
+	if err != nil {
+		return ""
+	}
+	p, err := db.RegisterPlan(r)
+	if err != nil {
+		return ""
+	}
+	buf := p.NewBuffer()
+	if p.Encode(buf, []prm.Assignment{{Path: "grp", Value: g}}) != nil {
+		return ""
+	}
+	d, err := p.Decode(buf)
+	if err != nil {
+		return ""
+	}
+	v, err := d.Get("counter_set")
+	if err != nil || v.Member() < 0 || v.Len() != 1 {
+		return ""
+	}
+	return v.Kid(0).Name()
+}
+
 // registerCounters: every joined 64-bit counter of the PPCNT groups.
 func (a *Adapter) registerCounters(ctx context.Context, ps []Port) ([]CounterSet, error) {
 	var out []CounterSet
@@ -455,8 +485,16 @@ func (a *Adapter) registerCounters(ctx context.Context, ps []Port) ([]CounterSet
 				errs = append(errs, fmt.Errorf("port %d PPCNT group %s: %w", p.Local, g, err))
 				continue
 			}
+			// A database whose union has no selector (Rev 0.51) decodes
+			// every member: keep the one the group selects, as the built-in
+			// database picks it, or fields of other groups' layouts read
+			// this group's bytes.
+			member := ppcntMember(g)
 			for _, row := range r.Decoded.Rows() {
 				if row.Value.Kind() != prm.KindJoined || row.Value.IsText() {
+					continue
+				}
+				if member != "" && !strings.Contains(row.Path, "counter_set."+member+".") {
 					continue
 				}
 				cs.Values[row.Path[strings.LastIndexByte(row.Path, '.')+1:]] = row.Value.Uint()

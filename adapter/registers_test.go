@@ -378,11 +378,20 @@ func TestReopenAfterTransportFailure(t *testing.T) {
 	if _, err := a.Temperatures(ctx); err == nil || opens != 1 || closes != 0 {
 		t.Fatalf("status: %v, %d opens %d closes", err, opens, closes)
 	}
+	held, err := a.Registers(ctx) // as an NV session holds it
+	if err != nil {
+		t.Fatal(err)
+	}
 	fail = true
 	if _, err := a.Identity(ctx); !errors.Is(err, gone) || closes != 1 {
 		t.Fatalf("transport failure: %v, %d closes", err, closes)
 	}
 	fail = false
+	// Whoever held the dropped path learns why it went (issue 26.10).
+	var ge *dev.GoneError
+	if _, err := held.Get(ctx, "MGIR", nil, nil, 0); !errors.As(err, &ge) || !errors.Is(err, gone) {
+		t.Errorf("the dropped path, still held: %v", err)
+	}
 	if _, err := a.Identity(ctx); err != nil || opens != 2 {
 		t.Fatalf("after the failure: %v, %d opens", err, opens)
 	}

@@ -965,3 +965,39 @@ func TestConfigSetSettle(t *testing.T) {
 		t.Errorf("a negative --settle: exit %d %s", code, errs)
 	}
 }
+
+// A query output of several devices (WinMFT lists them all) is never read
+// as its first: config diff refuses it with the devices listed (exit 2)
+// rather than say "the same", and --file-device picks the one to compare.
+// A `| grep` fragment and a pasted command line read as query outputs.
+func TestConfigFilesAsPasted(t *testing.T) {
+	dir := t.TempDir()
+	one, err := os.ReadFile("../nvconf/testdata/mstconfig-q.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := strings.Replace(strings.Replace(string(one), "0000:03:00.0", "0000:04:00.0", 1), "         NUM_OF_VFS                          8", "         NUM_OF_VFS                          4", 1)
+	a := filepath.Join(dir, "a.txt")
+	b := filepath.Join(dir, "b.txt")
+	os.WriteFile(a, []byte(string(one)+"\n"+strings.Replace(string(one), "0000:03:00.0", "0000:04:00.0", 1)), 0o644)
+	os.WriteFile(b, []byte(string(one)+"\n"+two), 0o644)
+	for _, mode := range []string{"table", "json"} {
+		out, errs, code := cfgcli(t, "", "config", "diff", a, b, "-o", mode)
+		if code != cmdutil.ExitUsage || !strings.Contains(errs, "holds 2 devices") || !strings.Contains(errs, "2: 0000:04:00.0") || strings.Contains(out, "same") {
+			t.Errorf("%s: exit %d, want 2 listing the devices:\n%s%s", mode, code, out, errs)
+		}
+	}
+	out, errs, code := cfgcli(t, "", "config", "diff", a, b, "--file-device", "2")
+	if code != cmdutil.ExitProblem || !strings.Contains(out, "NUM_OF_VFS") {
+		t.Errorf("--file-device 2: exit %d\n%s%s", code, out, errs)
+	}
+	if _, _, code := cfgcli(t, "", "config", "diff", a, b, "--file-device", "1"); code != 0 {
+		t.Errorf("--file-device 1: exit %d, want 0 (device 1 is the same in both)", code)
+	}
+	frag := filepath.Join(dir, "frag.txt")
+	os.WriteFile(frag, []byte("user@host:~$ mlxconfig -d 03:00.0 q | grep VFS\r\n         NUM_OF_VFS                          4               \r\n"), 0o644)
+	out, errs, code = cfgcli(t, "", "config", "query", "--from", frag)
+	if code != 0 || !strings.Contains(out, "NUM_OF_VFS") || !strings.Contains(out, "no header: read as the Next Boot column") {
+		t.Errorf("fragment: exit %d\n%s%s", code, out, errs)
+	}
+}

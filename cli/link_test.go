@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -300,6 +301,44 @@ func TestLinkRevisions(t *testing.T) {
 		}
 		if _, _, codeT := cli(t, "", "--adb", f, "link", "-d", name, "--counters"); codeT != code {
 			t.Errorf("%s: exit %d in table mode, %d in JSON", filepath.Base(f), codeT, code)
+		}
+	}
+}
+
+// A module whose MCIA answers busy does not spend the whole deadline of
+// link --all: each port's module summary gets a share of it (here the
+// firmware's view answers instead), and every port's own registers are
+// read (issue 26.10: the busy MCIA of port 1 left port 2's PDDR a
+// deadline "before the write of space 0x3", and all of link --all failed).
+// Real time: the firmware answers busy for as long as it is asked.
+func TestLinkAllWithBusyModule(t *testing.T) {
+	sc := filepath.Join(t.TempDir(), "busy.yaml")
+	os.WriteFile(sc, []byte("devices:\n  - profile: cx7-2p400g\n    faults:\n      register_status: {MCIA: busy}\n"), 0o644)
+	out, errs, code := cli(t, "", "--adb", "builtin", "link", "-d", "emu:"+sc, "--all", "--timeout", "4s", "-o", "json")
+	if code == cmdutil.ExitDevice || code == cmdutil.ExitUsage {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	var r struct {
+		Links []struct {
+			Port        int `json:"port"`
+			Operational struct {
+				SpeedGbps float64 `json:"speed_gbps"`
+			} `json:"operational"`
+			Cable *struct {
+				Source string `json:"source"`
+			} `json:"cable"`
+		} `json:"links"`
+	}
+	mustJSON(t, out, &r)
+	if len(r.Links) != 2 {
+		t.Fatalf("%d ports, want 2\n%s", len(r.Links), out)
+	}
+	for _, l := range r.Links {
+		if l.Operational.SpeedGbps == 0 {
+			t.Errorf("port %d: its own registers were not read (speed 0)", l.Port)
+		}
+		if l.Cable == nil || l.Cable.Source != "firmware" {
+			t.Errorf("port %d: cable %+v, want the firmware's view", l.Port, l.Cable)
 		}
 	}
 }

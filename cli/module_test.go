@@ -425,3 +425,135 @@ func TestModuleFromEthtoolDump(t *testing.T) {
 		t.Errorf("--file with -d: exit %d %s", code, errs)
 	}
 }
+
+// deviceDump reads a port's module on the emulator and lays its pages out
+// as ethtool -m DEV raw on does.
+func deviceDump(t *testing.T, scen string, port int) []byte {
+	t.Helper()
+	out, errs, code := cli(t, "", "module", "-d", "emu:"+scen, "--port", fmt.Sprint(port), "--raw", "-o", "json")
+	if code > 1 {
+		t.Fatalf("port %d: exit %d %s", port, code, errs)
+	}
+	var dev struct {
+		Modules []struct {
+			EEPROM struct{ Standard string }
+			Raw    struct {
+				Pages []struct {
+					I2C, Bank, Page, Offset uint8
+					Data                    string
+				}
+			}
+		}
+	}
+	mustJSON(t, out, &dev)
+	var pages []optics.Page
+	for _, p := range dev.Modules[0].Raw.Pages {
+		data, _ := hex.DecodeString(p.Data)
+		pages = append(pages, optics.Page{PageAddr: optics.PageAddr{I2C: p.I2C, Bank: p.Bank, Page: p.Page, Offset: p.Offset}, Data: data})
+	}
+	return ethtoolDump(t, pages, dev.Modules[0].EEPROM.Standard)
+}
+
+// hexdumpC prints b as hexdump -C does, from offset from, folding repeated
+// lines into '*'.
+func hexdumpC(b []byte, from int) string {
+	var s strings.Builder
+	var prev []byte
+	star := false
+	for off := from; off < len(b); off += 16 {
+		row := b[off:min(off+16, len(b))]
+		if prev != nil && string(row) == string(prev) && len(row) == 16 {
+			if !star {
+				s.WriteString("*\n")
+				star = true
+			}
+			continue
+		}
+		star = false
+		fmt.Fprintf(&s, "%08x ", off)
+		for i, c := range row {
+			if i == 8 {
+				s.WriteString(" ")
+			}
+			fmt.Fprintf(&s, " %02x", c)
+		}
+		s.WriteString("  |................|\n")
+		prev = row
+	}
+	fmt.Fprintf(&s, "%08x\n", len(b))
+	return s.String()
+}
+
+// Inputs that cannot be judged get an input verdict and exit 2, never a
+// hardware verdict: a hexdump -C that starts at 0xb0 (with '*' lines),
+// random bytes, a register dump. A dump whose monitors read 0xFFFF gets
+// the I2C-hang verdict the device read gives.
+func TestModuleFileInputVerdicts(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "mods.yaml")
+	if err := os.WriteFile(scen, []byte(moduleFileScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	qsfp := deviceDump(t, scen, 2)
+	rnd := make([]byte, 256)
+	for i := range rnd {
+		rnd[i] = byte(i*131 + 7)
+	}
+	rnd[0] = 0x42
+	hung := append([]byte{}, qsfp...)
+	// SFF-8636 lower page: temperature 22..23, supply voltage 26..27, and
+	// the lanes' monitors 34..57 all ones, as a hung bus reads them.
+	for i := 22; i < 58; i++ {
+		hung[i] = 0xff
+	}
+	cases := []struct {
+		name, text string
+		bin        []byte
+		code       int
+		verdict    string
+		says       string
+	}{
+		{name: "from-0xb0", text: hexdumpC(qsfp[:256], 0xb0), code: 2, verdict: "partial_dump", says: "covers bytes 0xb0–0xff only: identifier and vendor fields missing"},
+		{name: "cut", text: hexdumpC(qsfp[:160], 0), code: 2, verdict: "partial_dump", says: "vendor fields (bytes 0x94–0xc3) missing"},
+		{name: "random", bin: rnd, code: 2, verdict: "not_a_module", says: "byte 0 is 0x42"},
+		{name: "register", text: "Field Name | Data\n======\nlocal_port | 0x00000001\nstatus | 0x00000000\n", code: 2, verdict: "not_a_module", says: "register fields"},
+		{name: "hung", bin: hung, code: 1, verdict: "i2c_hang", says: "read 0xFFFF"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := filepath.Join(dir, c.name)
+			data := c.bin
+			if data == nil {
+				data = []byte(c.text)
+			}
+			os.WriteFile(f, data, 0o644)
+			for _, mode := range []string{"table", "json"} {
+				out, errs, code := cli(t, "", "module", "--file", f, "-o", mode)
+				if code != c.code {
+					t.Errorf("%s: exit %d, want %d\n%s%s", mode, code, c.code, out, errs)
+				}
+				if mode == "table" {
+					if !strings.Contains(out, c.says) {
+						t.Errorf("the report does not say %q:\n%s", c.says, out)
+					}
+					continue
+				}
+				var got struct {
+					Modules []struct{ Verdicts []optics.Verdict }
+				}
+				mustJSON(t, out, &got)
+				var codes []string
+				for _, v := range got.Modules[0].Verdicts {
+					codes = append(codes, v.Code+"/"+v.Category)
+				}
+				want := c.verdict + "/input"
+				if c.verdict == "i2c_hang" {
+					want = "i2c_hang/hardware"
+				}
+				if d := cmp.Diff([]string{want}, codes); d != "" {
+					t.Errorf("verdicts (-want +got):\n%s", d)
+				}
+			}
+		})
+	}
+}

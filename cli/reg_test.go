@@ -1,16 +1,22 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cxray/cxray/access/icmd"
+	"github.com/cxray/cxray/access/vsec"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/statuscmd"
+	"github.com/cxray/cxray/dev"
 )
 
 func TestStatusEmu(t *testing.T) {
@@ -140,29 +146,41 @@ func TestRegListSupported(t *testing.T) {
 	}
 }
 
-// Every fault gives a clear device error (exit 3) within the deadline.
+// Every fault gives a device error (exit 3) of its kind within the
+// deadline. The kind is matched (errors.Is), not the text: under load the
+// deadline can land in a read rather than in the wait, which words the
+// same failure differently (issue 26.12). The bound on the time is
+// generous (the machine may be loaded); the deadline itself is 4 s.
 func TestFaults(t *testing.T) {
 	cases := []struct {
 		faults string
-		want   string
+		kinds  []error // any of them
 	}{
-		{"gateway_semaphore_held: true", "in use by another tool"},
-		{"icmd_semaphore_held: true", "semaphore"},
-		{"icmd_stuck_busy: true", "busy"},
-		{"removed: true", "removed"},
-		{"register_status: {MGIR: 4}", "not supported"},
+		{"gateway_semaphore_held: true", []error{vsec.ErrSemaphoreBusy}},
+		{"icmd_semaphore_held: true", []error{icmd.ErrSemaphoreBusy}},
+		{"icmd_stuck_busy: true", []error{icmd.ErrBusy, icmd.ErrTimeout, context.DeadlineExceeded}},
+		{"removed: true", []error{vsec.ErrDeviceGone}},
+		{"register_status: {MGIR: 4}", []error{dev.ErrNotSupported}},
 	}
 	for _, c := range cases {
 		sc := filepath.Join(t.TempDir(), "f.yaml")
 		os.WriteFile(sc, []byte("devices:\n  - profile: cx7-2p400g\n    faults:\n      "+c.faults+"\n"), 0o644)
 		start := time.Now()
-		_, errs, code := cli(t, "", "--adb", "builtin", "reg", "get", "MGIR", "-d", "emu:"+sc, "--timeout", "4s")
+		err := cliErr(t, "--adb", "builtin", "reg", "get", "MGIR", "-d", "emu:"+sc, "--timeout", "4s")
 		took := time.Since(start)
-		if code != 3 || !strings.Contains(strings.ToLower(errs), c.want) {
-			t.Errorf("%s: exit %d, %q (want %q)", c.faults, code, errs, c.want)
+		var ee *cmdutil.ExitError
+		if !errors.As(err, &ee) || ee.Code != cmdutil.ExitDevice {
+			t.Errorf("%s: %v, want a device error (exit 3)", c.faults, err)
 		}
-		if took > 6*time.Second {
-			t.Errorf("%s: took %v, past the 4s deadline", c.faults, took)
+		matched := false
+		for _, k := range c.kinds {
+			matched = matched || errors.Is(err, k)
+		}
+		if !matched {
+			t.Errorf("%s: %v is none of the kinds %v", c.faults, err, c.kinds)
+		}
+		if took > 30*time.Second {
+			t.Errorf("%s: took %v, far past the 4s deadline", c.faults, took)
 		}
 	}
 	// Slow firmware still answers.
@@ -277,6 +295,42 @@ func TestRegSetEnumAndOperationFields(t *testing.T) {
 	mustJSON(t, out, &r)
 	if code != cmdutil.ExitOK || !r.Verified || len(r.NotVerifiable) != 1 || r.NotVerifiable[0] != "ase" {
 		t.Errorf("operation field: exit %d %+v %s", code, r, errs)
+	}
+}
+
+// cliErr runs the CLI in this process and returns the error the command
+// ended with (nil: exit 0), for tests that match errors by kind.
+func cliErr(t *testing.T, args ...string) error {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := newApp(context.Background(), strings.NewReader(""), &out, &errb)
+	root := rootCmd(a)
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	return root.Execute()
+}
+
+// status exits 3 whenever a device could not be read, wholly or part-way,
+// and says so on standard error in both output modes (issue 26.9: with a
+// slow firmware the identity was read and the ports were not, and status
+// exited 0 with the error only in a table row). The firmware takes 700 ms
+// a command in real time; status gives a device 5 s.
+func TestStatusPartialReadExits3(t *testing.T) {
+	sc := filepath.Join(t.TempDir(), "slow.yaml")
+	os.WriteFile(sc, []byte("devices:\n  - profile: cx7-2p400g\n    faults:\n      slow_icmd: 700ms\n"), 0o644)
+	for _, format := range []string{"table", "json"} {
+		out, errs, code := cli(t, "", "--adb", "builtin", "status", "-d", "emu:"+sc, "--timeout", "60s", "-o", format)
+		if code != 3 {
+			t.Errorf("-o %s: exit %d, want 3\n%s%s", format, code, out, errs)
+		}
+		if !strings.HasPrefix(errs, "cxray: 0000:03:00.0: ") {
+			t.Errorf("-o %s: standard error does not name the device that could not be read: %q", format, errs)
+		}
+	}
+	// A part the backend cannot serve is no failed read.
+	if _, errs, code := cli(t, "", "--adb", "builtin", "status", "-d", "emu"); code != 0 || errs != "" {
+		t.Errorf("a healthy device: exit %d %s", code, errs)
 	}
 }
 

@@ -38,8 +38,9 @@ type worker struct {
 // A worker stops early when $OUT/wedged appears.
 //
 // watch samples the gateway semaphore (a plain config read, no side
-// effect) every 250 ms; the same non-zero holder for 3 s is a wedge: no
-// live agent holds it that long, its holder died holding it. It then
+// effect) every 250 ms; the same non-zero holder for 8 s is a wedge: no
+// live agent holds it that long, even on a loaded machine, its holder
+// died holding it. It then
 // creates $OUT/wedged so the storm stops instead of timing out run by run.
 const stormScript = `
 worker() {
@@ -70,7 +71,7 @@ watch() {
 		v=$(dd if="$CONFIG" bs=4 skip=$SEMDW count=1 2>/dev/null | od -An -tx4 | tr -d ' ')
 		if [ "$v" != 00000000 ] && [ "$v" = "$last" ]; then same=$((same+1)); else same=0; fi
 		last=$v
-		if [ $same -ge 12 ]; then echo "gateway semaphore held by 0x$v for 3 s" >"$OUT/wedged"; break; fi
+		if [ $same -ge 32 ]; then echo "gateway semaphore held by 0x$v for 8 s" >"$OUT/wedged"; break; fi
 		sleep 0.25
 	done
 }
@@ -229,7 +230,7 @@ func TestConcurrentPeersAndCxray(t *testing.T) {
 		before, _ := os.ReadFile(filepath.Join(r.session.out, "sem.before"))
 		if wc.rc == 0 && !strings.Contains(wc.stderr, "notice: ") && strings.TrimSpace(string(before)) == "00000000" && inject == "" && attempt < 3 {
 			// Nothing was held once the workers had exited: the holder
-			// the watcher saw for 3 s (or cxray waited for) was alive,
+			// the watcher saw for 8 s (or cxray waited for) was alive,
 			// only slow on a loaded machine, and let go. Not a wedge;
 			// this storm was cut short, so it runs again.
 			t.Logf("attempt %d stopped on a slow live holder, not a wedge (%s; load %s): nothing was held after the storm; running it again", attempt, why, loadavg())
@@ -284,8 +285,13 @@ func storm(t *testing.T, nPeer, nCxray int, injectWedge string) *stormResult {
 		{"mstreg_PAOS", true, "mstreg -d " + bdf + " --reg_name PAOS --get --indexes local_port=1,lp_msb=0,swid=0", nPeer},
 		{"mstreg_PTYS", true, "mstreg -d " + bdf + " --reg_name PTYS --get --indexes local_port=1,proto_mask=4,port_type=0,lp_msb=0", nPeer},
 		{"mstreg_PMAOS1", true, "mstreg -d " + bdf + " --reg_name PMAOS --get --indexes module=1,slot_index=0", nPeer},
-		{"cxray_PDDR0", false, "cxray reg get PDDR -d " + bdf + " --index page_select=0 -o json --raw", nCxray},
-		{"cxray_PMAOS0", false, "cxray reg get PMAOS -d " + bdf + " --index module=0 -o json --raw", nCxray},
+		// --timeout 30s: at load 23 on two CPUs, 10 s (the default) ran
+		// out once while cxray waited its turn at mstflint's lock file
+		// behind four mstreg loops; 30 s is a generous margin and still
+		// well inside the worker's 60 s kill, so a dead holder is still
+		// reported as a held semaphore.
+		{"cxray_PDDR0", false, "cxray reg get PDDR -d " + bdf + " --index page_select=0 -o json --raw --timeout 30s", nCxray},
+		{"cxray_PMAOS0", false, "cxray reg get PMAOS -d " + bdf + " --index module=0 -o json --raw --timeout 30s", nCxray},
 	}
 	var script strings.Builder
 	fmt.Fprintf(&script, "TOOLNICE=10\nCONFIG=/sys/bus/pci/devices/%s/config\nSEMDW=%d\n", bdf, (emu.GatewayOffset+0xC)/4)

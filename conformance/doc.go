@@ -23,6 +23,9 @@
 //     TestInfiniBandRealTime: examples/gpu-node.yaml on the wall clock, its
 //     IB sysfs, status and link through registers and the kernel backend;
 //   - TestMstconfigVsConfigQuery: `mstconfig q` against `cxray config query`;
+//   - TestPCIeVsMstlink: `mstlink --port_type PCIE -c` against `cxray link
+//     --pcie` (MPEIN speed and width, MPCNT errors after AER errors
+//     injected through the control socket; the one valid PCIe link);
 //   - TestConcurrentPeersAndCxray: four mstreg and two cxray loops at once;
 //   - TestFaultsThroughBothTools: held semaphores, register status 4 and 7,
 //     surprise removal;

@@ -129,7 +129,9 @@ func TestKilledCommandsLeaveTheDeviceUsable(t *testing.T) {
 		r.Sem = uint32(sem)
 		nc, nm := s.step(t, fmt.Sprintf("next_cxray%d", i)), s.step(t, fmt.Sprintf("next_mstreg%d", i))
 		r.NextMS = [2]int{nc.ms, nm.ms}
-		r.NextOK = nc.rc == 0 && nm.rc == 0 && time.Duration(nc.ms)*time.Millisecond < 11*time.Second
+		// cxray's own deadline is 10 s; the margin is for a loaded
+		// machine (process start, the FUSE server's turn).
+		r.NextOK = nc.rc == 0 && nm.rc == 0 && time.Duration(nc.ms)*time.Millisecond < 40*time.Second
 		if i := strings.Index(nc.stderr, "notice: "); i >= 0 {
 			r.Notice = strings.TrimSpace(nc.stderr[i+len("notice: "):])
 		}

@@ -41,11 +41,67 @@ type Device struct {
 	close     func() error
 	// cmds is the command interface, when one is attached (command.go).
 	cmds Commander
+	// gone is why the device was closed under its users (CloseAfter),
+	// shared with the copies WithDB makes.
+	gone *goneCause
+}
+
+type goneCause struct {
+	mu  sync.Mutex
+	err error
 }
 
 // New wraps an accessor. closeFn (may be nil) runs on Close.
 func New(name, bdf string, backend Backend, db *prm.DB, acc Accessor, closeFn func() error) *Device {
-	return &Device{Name: name, BDF: bdf, Backend: backend, DB: db, acc: acc, close: closeFn}
+	return &Device{Name: name, BDF: bdf, Backend: backend, DB: db, acc: acc, close: closeFn, gone: &goneCause{}}
+}
+
+// GoneError is an access to a device whose path was closed after an
+// earlier failure of the same command (the device removed, its path
+// lost): the earlier failure is the cause, and it is what the error says
+// and unwraps to, rather than the closed client under it.
+type GoneError struct{ Cause error }
+
+func (e *GoneError) Error() string {
+	return fmt.Sprintf("the device stopped answering earlier in this command (%v); check it with 'cxray status' and run the command again", e.Cause)
+}
+
+func (e *GoneError) Unwrap() error { return e.Cause }
+
+// CloseAfter closes the device because of cause, a failure of the path to
+// it: whoever still holds the device then gets a GoneError naming cause
+// from every access, never the closed transport's own error.
+func (d *Device) CloseAfter(cause error) error {
+	if d.gone != nil && cause != nil {
+		d.gone.mu.Lock()
+		if d.gone.err == nil {
+			d.gone.err = cause
+		}
+		d.gone.mu.Unlock()
+	}
+	return d.Close()
+}
+
+// goneErr is the GoneError of a device closed by CloseAfter, or nil.
+func (d *Device) goneErr() error {
+	if d.gone == nil {
+		return nil
+	}
+	d.gone.mu.Lock()
+	defer d.gone.mu.Unlock()
+	if d.gone.err == nil {
+		return nil
+	}
+	return &GoneError{Cause: d.gone.err}
+}
+
+// access is every register access of the device: the accessor's, unless
+// the device was closed after a failure (CloseAfter).
+func (d *Device) access(ctx context.Context, m regaccess.Method, id uint16, data []byte) ([]byte, error) {
+	if err := d.goneErr(); err != nil {
+		return nil, err
+	}
+	return d.acc.Access(ctx, m, id, data)
 }
 
 // WithDB is the device read through another database's layouts (the
@@ -382,7 +438,7 @@ func (d *Device) get(ctx context.Context, name string, index, op, fields []prm.A
 			return nil, err
 		}
 	}
-	out, err := d.acc.Access(ctx, regaccess.Get, uint16(reg.ID), buf)
+	out, err := d.access(ctx, regaccess.Get, uint16(reg.ID), buf)
 	if err != nil {
 		return nil, &AccessError{Register: reg.Name, Op: "read", Err: err}
 	}
@@ -408,7 +464,7 @@ func (d *Device) CheckRequest(name string, index, op []prm.Assignment) error {
 // GetRaw reads a register by ID and length, for registers not in the
 // database. data carries the index fields.
 func (d *Device) GetRaw(ctx context.Context, id uint16, data []byte) ([]byte, error) {
-	out, err := d.acc.Access(ctx, regaccess.Get, id, data)
+	out, err := d.access(ctx, regaccess.Get, id, data)
 	if err != nil {
 		return nil, &AccessError{Register: fmt.Sprintf("0x%04x", id), Op: "read", Err: err}
 	}
@@ -417,7 +473,7 @@ func (d *Device) GetRaw(ctx context.Context, id uint16, data []byte) ([]byte, er
 
 // SetRaw writes a register by ID.
 func (d *Device) SetRaw(ctx context.Context, id uint16, data []byte) ([]byte, error) {
-	out, err := d.acc.Access(ctx, regaccess.Set, id, data)
+	out, err := d.access(ctx, regaccess.Set, id, data)
 	if err != nil {
 		return nil, &AccessError{Register: fmt.Sprintf("0x%04x", id), Op: "write", Err: err}
 	}
@@ -630,7 +686,7 @@ func (e *VerifyError) Error() string {
 // every RW field it changed holds the new value.
 func (d *Device) ApplySet(ctx context.Context, wp *WritePlan, index []prm.Assignment) (*Reading, error) {
 	reg := wp.Reading.Register
-	if _, err := d.acc.Access(ctx, regaccess.Set, uint16(reg.ID), wp.Bytes); err != nil {
+	if _, err := d.access(ctx, regaccess.Set, uint16(reg.ID), wp.Bytes); err != nil {
 		return nil, &AccessError{Register: reg.Name, Op: "write", Err: err}
 	}
 	back, err := d.Get(ctx, reg.Name, index, nil, len(wp.Bytes))

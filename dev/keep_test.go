@@ -2,6 +2,8 @@ package dev_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,5 +60,45 @@ func TestStackKeepsTheICMDSemaphoreOnlyWhenAskedTo(t *testing.T) {
 	}
 	if icmd.DefaultKeepIdle <= 0 {
 		t.Fatal("the opt-in's keep is not positive")
+	}
+}
+
+// A device closed after a failure of its path (CloseAfter, as the adapter
+// drops a path that failed) answers every later access with a GoneError
+// naming that failure, never the closed ICMD client's "a bug in the
+// caller" (issue 26.10: a device removed during config set said so).
+func TestClosedAfterAFailureNamesIt(t *testing.T) {
+	db := devtest.DB(t)
+	sc, err := scenario.Parse([]byte("devices:\n  - profile: cx7-2p400g\n"), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewManual(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	em, err := scenario.Build(sc, scenario.Options{DB: db, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := em.Functions()[0]
+	ctx := context.Background()
+	d, _, err := dev.OpenConfigSpace(ctx, "emu", fn.BDF, dev.BackendEmulator, db, fn.Device, dev.StackOptions{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := d.WithDB(db) // an NV session's copy
+	removed := errors.New("vsec: read: 0000:03:00.0: the device reads all ones: it was removed")
+	d.CloseAfter(removed)
+	_, err = held.Get(ctx, "MGIR", nil, nil, 0)
+	var ge *dev.GoneError
+	if !errors.As(err, &ge) || !errors.Is(err, removed) || strings.Contains(err.Error(), "bug in the caller") || !strings.Contains(err.Error(), "it was removed") {
+		t.Errorf("after the path was closed: %v", err)
+	}
+	// Without a cause, a closed device says what the transport says.
+	d2, _, err := dev.OpenConfigSpace(ctx, "emu", fn.BDF, dev.BackendEmulator, db, fn.Device, dev.StackOptions{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2.Close()
+	if _, err := d2.Get(ctx, "MGIR", nil, nil, 0); errors.As(err, &ge) || err == nil {
+		t.Errorf("a plain close: %v", err)
 	}
 }

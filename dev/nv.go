@@ -36,7 +36,7 @@ func (d *Device) Transfer(ctx context.Context, method regaccess.Method, register
 	if va, ok := d.acc.(variableAccessor); ok {
 		out, err = va.Do(ctx, regaccess.Request{Method: method, ID: uint16(reg.ID), Data: data, WriteSize: writeSize, ReadSize: readSize})
 	} else {
-		out, err = d.acc.Access(ctx, method, uint16(reg.ID), data)
+		out, err = d.access(ctx, method, uint16(reg.ID), data)
 	}
 	if err != nil {
 		return nil, &AccessError{Register: reg.Name, Op: op, Err: err}

@@ -34,6 +34,9 @@ type Options struct {
 	// Ethtool performs SIOCETHTOOL requests (driver statistics). nil is
 	// the kernel's ioctl; tests inject kerneltest's.
 	Ethtool EthtoolIoctl
+	// Log returns the kernel log's text (dmesg's); nil reads the
+	// machine's (Device.Log). Tests inject a fixture's.
+	Log func(ctx context.Context) ([]byte, error)
 }
 
 func (o Options) root() string {

@@ -741,7 +741,10 @@ func TestBoundedByContext(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "still waiting for the adapter's firmware") {
 		t.Fatalf("got %v, want the deadline", err)
 	}
-	if el := time.Since(start); el > 2*time.Second {
+	// The read it waits for never ends (until the test does): any
+	// return shows the deadline was kept. The bound only keeps a
+	// regression from hanging; it is generous for a loaded machine.
+	if el := time.Since(start); el > 30*time.Second {
 		t.Errorf("took %v past a 200 ms deadline", el)
 	}
 	select {

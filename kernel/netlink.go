@@ -121,6 +121,10 @@ type UnsupportedError struct {
 
 func (e *UnsupportedError) Error() string { return "kernel: " + e.Msg }
 
+// Is makes it match errors.ErrUnsupported, the one name of the kind: a
+// part this kernel cannot give is a note, not a failed read.
+func (e *UnsupportedError) Is(target error) bool { return target == errors.ErrUnsupported }
+
 // PermissionError is a netlink request the kernel refused for lack of a
 // capability.
 type PermissionError struct {

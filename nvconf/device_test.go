@@ -371,6 +371,11 @@ func TestApplySetRejected(t *testing.T) {
 		!strings.Contains(err.Error(), "(already written: nv_global_pci_conf)") {
 		t.Errorf("rejected: %v", err)
 	}
+	// The advice is said once: the NV hint, not also the register
+	// layer's general one for the status (issue 26.10).
+	if msg := err.Error(); strings.Count(msg, "rejected") != 2 || strings.Contains(msg, "check them against") || !strings.Contains(msg, "status 0x20 (configuration rejected)") {
+		t.Errorf("rejected, advice repeated: %v", msg)
+	}
 	// The flash out of erases.
 	r.store.SetFaults(nvstore.Faults{EraseExceeded: true})
 	p, _ = r.plan("NUM_OF_VFS=32")

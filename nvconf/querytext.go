@@ -1,7 +1,6 @@
 package nvconf
 
 import (
-	"bufio"
 	"fmt"
 	"regexp"
 	"sort"
@@ -70,27 +69,48 @@ var (
 // ParseQueryText reads the query outputs in text, one QueryText per
 // device, resolving parameter names through db (which may be nil: the
 // settings then keep their names only).
+//
+// It reads what people paste, and notes what it assumed: a shell prompt and
+// command line or other lines above the output (skipped), "(...)" lines
+// where rows were elided, terminal colour codes (grep --color), a last row
+// cut short, lines after the table (mlxconfig set's "Apply new
+// Configuration?" prompt), the confirmation table of mlxconfig set
+// ("Next Boot  New": New is read as Next Boot, the values the set writes),
+// and a `| grep` fragment without its heading (read as the Next Boot
+// column). Only a text with no parameter line at all, or a broken row
+// inside the table, is refused, with its line.
 func ParseQueryText(text string, db *DB) ([]QueryText, error) {
 	if len(text) > MaxFileSize {
 		return nil, &QueryTextError{Msg: fmt.Sprintf("%d bytes; a query output is at most %d", len(text), MaxFileSize)}
 	}
+	lines := strings.Split(StripANSI(strings.TrimPrefix(text, "\ufeff")), "\n")
+	last := len(lines)
+	for last > 0 && strings.TrimSpace(lines[last-1]) == "" {
+		last--
+	}
 	var out []QueryText
 	var cur *QueryText
 	var rows []queryRow
-	inConf := false
+	var pending []string // notes before the device they belong to
+	inConf, setTable, ended := false, false, false
+	firstOdd, firstOddLine := "", 0 // the first table line not read as a row
 	finish := func() {
-		if cur != nil {
+		if cur != nil && cur.Columns != nil {
+			cur.Notes = append(pending, cur.Notes...)
+			pending = nil
 			cur.Result = buildResult(cur, rows, db)
+			if setTable {
+				setTableResult(cur)
+			}
 			out = append(out, *cur)
+		} else if cur != nil && cur.Columns == nil && len(out) > 0 {
+			pending = append(pending, "a device header without its Configurations: table was left out (cut short?)")
 		}
-		cur, rows, inConf = nil, nil, false
+		cur, rows, inConf, setTable, ended = nil, nil, false, false, false
 	}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 64<<10), MaxFileSize)
-	line := 0
-	for sc.Scan() {
-		line++
-		raw := strings.TrimRight(sc.Text(), "\r")
+	for i := 0; i < last; i++ {
+		line := i + 1
+		raw := strings.TrimRight(lines[i], "\r")
 		l := strings.TrimSpace(raw)
 		switch {
 		case l == "" || strings.Trim(l, "-=") == "":
@@ -103,19 +123,31 @@ func ParseQueryText(text string, db *DB) ([]QueryText, error) {
 			return nil, &QueryTextError{Line: line, Msg: "the output holds the tool's error instead of the configuration: " + strings.TrimSpace(l[3:])}
 		case strings.HasPrefix(l, "-I-"), strings.HasPrefix(l, "-W-"), strings.HasPrefix(l, "The '*' shows"):
 			continue
+		case isElision(l):
+			pending = append(pending, fmt.Sprintf("line %d: %q: rows were left out of the paste; only the parameters shown are read", line, l))
+			continue
 		case strings.HasPrefix(l, "Configurations:"):
 			if cur == nil {
 				cur = &QueryText{} // the "Device #1:" lines were cut off
+			} else if cur.Columns != nil {
+				finish()
+				cur = &QueryText{}
 			}
-			cur.Columns = columnsOf(strings.TrimSpace(strings.TrimPrefix(l, "Configurations:")))
+			heading := strings.TrimSpace(strings.TrimPrefix(l, "Configurations:"))
+			cur.Columns = columnsOf(heading)
+			if strings.Join(strings.Fields(heading), " ") == "Next Boot New" {
+				// Read into the model's slots: the old Next Boot as
+				// Current, New as Next Boot (setTableResult tidies up).
+				cur.Columns, setTable = []string{"Current", "Next Boot"}, true
+			}
 			if cur.Columns == nil {
 				return nil, &QueryTextError{Line: line, Msg: fmt.Sprintf("the Configurations: heading names columns %q; expected Next Boot, or Default Current Next Boot", strings.TrimPrefix(l, "Configurations:"))}
 			}
 			inConf = true
 			continue
 		}
-		if !inConf {
-			if m := headerKey.FindStringSubmatch(l); m != nil {
+		if !inConf || ended {
+			if m := headerKey.FindStringSubmatch(l); m != nil && !ended {
 				if cur == nil {
 					cur = &QueryText{}
 				}
@@ -132,26 +164,182 @@ func ParseQueryText(text string, db *DB) ([]QueryText, error) {
 				}
 				continue
 			}
-			return nil, &QueryTextError{Line: line, Msg: fmt.Sprintf("%q is neither a device header line nor a parameter; is this the output of mlxconfig/mstconfig q?", l)}
+			pending = append(pending, fmt.Sprintf("line %d skipped: %q is not part of the query output", line, clip(l)))
+			continue
 		}
 		r, err := parseRow(raw, len(cur.Columns))
 		if err != nil {
+			if firstOdd == "" {
+				firstOdd, firstOddLine = err.Error(), line
+			}
+			switch {
+			case line == last && looksLikeRow(raw):
+				// The paste ends in the middle of a row.
+				pending = append(pending, fmt.Sprintf("line %d: the paste ends inside a row (%s); it was left out", line, clip(l)))
+				continue
+			case !looksLikeRow(raw):
+				// The table is over: mlxconfig set's prompt, a shell
+				// prompt, prose.
+				ended = true
+				pending = append(pending, fmt.Sprintf("line %d skipped: %q follows the table", line, clip(l)))
+				continue
+			}
 			return nil, &QueryTextError{Line: line, Msg: err.Error()}
 		}
 		r.line = line
 		rows = append(rows, r)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, &QueryTextError{Msg: err.Error()}
-	}
-	if cur != nil && cur.Columns == nil {
-		return nil, &QueryTextError{Line: line, Msg: "the output ends before its Configurations: table (cut short?)"}
+	if cur != nil && cur.Columns == nil && len(out) == 0 {
+		if q, ok := fragment(lines[:last], db); ok {
+			return []QueryText{q}, nil
+		}
+		return nil, &QueryTextError{Line: last, Msg: "the output ends before its Configurations: table (cut short?)"}
 	}
 	finish()
 	if len(out) == 0 {
-		return nil, &QueryTextError{Msg: "no Configurations: table; this is not the output of mlxconfig/mstconfig q"}
+		if q, ok := fragment(lines[:last], db); ok {
+			return []QueryText{q}, nil
+		}
+		return nil, &QueryTextError{Msg: "no Configurations: table and no parameter lines; this is not the output of mlxconfig/mstconfig q"}
+	}
+	for i := range out {
+		if len(out[i].Result.Settings) == 0 {
+			if firstOdd != "" {
+				return nil, &QueryTextError{Line: firstOddLine, Msg: firstOdd + "; the Configurations: table has no parameter line that reads"}
+			}
+			return nil, &QueryTextError{Msg: fmt.Sprintf("device %d's Configurations: table has no parameter line", i+1)}
+		}
+	}
+	if len(pending) > 0 {
+		out[len(out)-1].Notes = append(out[len(out)-1].Notes, pending...)
 	}
 	return out, nil
+}
+
+// setTableResult turns mlxconfig set's confirmation table ("Next Boot
+// New") into the model: the New column is what Next Boot holds once the set
+// was applied; the Next Boot column before it is kept in the notes.
+func setTableResult(q *QueryText) {
+	q.Columns = []string{"Next Boot"}
+	q.Notes = append(q.Notes, "an mlxconfig set confirmation table: its New column is read as Next Boot (what the set writes, once applied)")
+	for i := range q.Result.Settings {
+		s := &q.Result.Settings[i]
+		old := s.Current
+		s.Current, s.Pending, s.Modified = nil, false, false
+		if old != nil && !sameValue(old, s.Next) {
+			q.Notes = append(q.Notes, fmt.Sprintf("%s: Next Boot %s before the set, %s after", s.Name, old.Text, s.Next.Text))
+		}
+	}
+	q.Result.ReadCurrent = false
+}
+
+// fragment reads lines without a Configurations: heading — `mlxconfig q |
+// grep X` — as parameter rows of the Next Boot column, when every line is
+// a row or a command line and at least one row names a parameter the
+// database knows (db nil: any row).
+func fragment(lines []string, db *DB) (QueryText, bool) {
+	q := QueryText{Columns: []string{"Next Boot"}}
+	var rows []queryRow
+	var skipped []string
+	known := 0
+	for i, raw := range lines {
+		l := strings.TrimSpace(raw)
+		if l == "" || isElision(l) || strings.HasPrefix(l, "-I-") || strings.HasPrefix(l, "-W-") {
+			continue
+		}
+		if IsCommandLine(l) {
+			skipped = append(skipped, fmt.Sprintf("line %d skipped: the command line %q", i+1, clip(l)))
+			continue
+		}
+		r, err := parseRow(raw, 1)
+		if err != nil {
+			return q, false
+		}
+		if db != nil {
+			if _, err := db.Resolve(r.name, Layout{Ports: 2}); err == nil {
+				known++
+			}
+		} else {
+			known++
+		}
+		r.line = i + 1
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 || known == 0 {
+		return q, false
+	}
+	q.Result = buildResult(&q, rows, db)
+	q.Notes = append(append([]string{fmt.Sprintf("no header: read as the Next Boot column; a fragment of %d parameter(s)", len(rows))}, skipped...), q.Notes...)
+	return q, true
+}
+
+// isElision says a line stands for rows left out: "(...)", "...", "[...]",
+// "<snip>".
+func isElision(l string) bool {
+	t := strings.Trim(strings.TrimSpace(l), "()[]<> ")
+	return t == "..." || t == "…" || strings.EqualFold(t, "snip") || strings.EqualFold(t, "snipped") || strings.EqualFold(t, "truncated")
+}
+
+// looksLikeRow says a line has a parameter row's shape: indented (or
+// starred) and a parameter name first.
+func looksLikeRow(raw string) bool {
+	if raw == "" || (raw[0] != ' ' && raw[0] != '\t' && raw[0] != '*') {
+		return false
+	}
+	t := strings.TrimLeft(strings.TrimLeft(raw, " \t"), "*")
+	w := firstWord(t)
+	return rowNameRE.MatchString(w) && (strings.ToUpper(w) == w || strings.Contains(w, "_"))
+}
+
+// rowNameRE is a parameter name as mstconfig prints it: upper case, a few
+// with lower-case parts (EXP_ROM_UEFI_x86_ENABLE).
+var rowNameRE = regexp.MustCompile(`^[A-Z][A-Za-z0-9_]*(\[[0-9]+\])?$`)
+
+func firstWord(s string) string {
+	f := strings.Fields(strings.TrimLeft(s, "*"))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
+}
+
+// ansiRE matches terminal colour and cursor sequences (ESC [ ... letter).
+var ansiRE = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
+
+// StripANSI removes terminal colour codes, which grep --color and ls put
+// in what people paste.
+func StripANSI(s string) string {
+	if !strings.Contains(s, "\x1b") {
+		return s
+	}
+	return ansiRE.ReplaceAllString(s, "")
+}
+
+// promptRE matches a shell prompt before a command: "$ ", "# ",
+// "user@host:~$ ", "[root@host ~]# ", "PS C:\\> ", "C:\\>".
+var promptRE = regexp.MustCompile(`^(?:[\w.-]+@[\w.-]+(?::[^$#>]*)?[$#]\s*|\[[^\]]+\][$#]\s*|[$#>]\s+|PS [A-Za-z]:[^>]*>\s*|[A-Za-z]:\\[^>]*>\s*)`)
+
+// IsCommandLine says a line is a shell prompt with a command, or a bare
+// invocation of an NVIDIA tool (mlxconfig, mstconfig, flint, ...).
+func IsCommandLine(l string) bool {
+	l = strings.TrimSpace(l)
+	if m := promptRE.FindString(l); m != "" && len(strings.TrimSpace(l[len(m):])) > 0 {
+		return true
+	}
+	w := strings.ToLower(firstWord(strings.TrimPrefix(l, "sudo ")))
+	for _, tool := range []string{"mlxconfig", "mstconfig", "mlxconfig.exe", "flint", "mstflint", "mlxup", "mlxfwmanager"} {
+		if w == tool || strings.HasSuffix(w, "/"+tool) || strings.HasSuffix(w, "\\"+tool) {
+			return true
+		}
+	}
+	return false
 }
 
 // columnsOf reads the column titles.
@@ -404,24 +592,111 @@ type ConfigFile struct {
 // bring: an mlxconfig/mstconfig query output, mstconfig's backup (raw TLV
 // file) or cxray's backup. hc (the MNVDA layout) is needed for raw files.
 func ReadConfigFile(text string, db *DB, hc *HeaderCodec) (*ConfigFile, error) {
+	return ReadConfigFileDevice(text, db, hc, "")
+}
+
+// MultiDeviceError is a query output of several devices (WinMFT lists
+// every one) read without saying which one is meant.
+type MultiDeviceError struct {
+	Devices []string // "1: 0000:03:00.0 (ConnectX7)", in order
+}
+
+func (e *MultiDeviceError) Error() string {
+	return fmt.Sprintf("the output holds %d devices: %s; say which one (its number or its Device name)", len(e.Devices), strings.Join(e.Devices, "; "))
+}
+
+// DeviceLabels lists a query output's devices as MultiDeviceError does.
+func DeviceLabels(qs []QueryText) []string {
+	var out []string
+	for i, q := range qs {
+		l := fmt.Sprintf("%d: %s", i+1, cmpOr(q.Device, q.Name, "(no Device line)"))
+		if q.DeviceType != "" {
+			l += " (" + q.DeviceType + ")"
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func cmpOr(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// PickDevice chooses one device of a query output: by number from 1, or by
+// its Device or Name line (a suffix: "03:00.0" finds "0000:03:00.0").
+func PickDevice(qs []QueryText, device string) (int, error) {
+	if n, err := strconv.Atoi(device); err == nil {
+		if n < 1 || n > len(qs) {
+			return 0, fmt.Errorf("device %d: the output holds devices 1..%d (%s)", n, len(qs), strings.Join(DeviceLabels(qs), "; "))
+		}
+		return n - 1, nil
+	}
+	found := -1
+	for i, q := range qs {
+		for _, v := range []string{q.Device, q.Name} {
+			if v != "" && (strings.EqualFold(v, device) || strings.HasSuffix(strings.ToLower(v), strings.ToLower(device))) {
+				if found >= 0 && found != i {
+					return 0, fmt.Errorf("%q names more than one device of the output (%s); give its number", device, strings.Join(DeviceLabels(qs), "; "))
+				}
+				found = i
+			}
+		}
+	}
+	if found < 0 {
+		return 0, fmt.Errorf("no device %q in the output; it holds %s", device, strings.Join(DeviceLabels(qs), "; "))
+	}
+	return found, nil
+}
+
+func queryFile(qs []QueryText, device string) (*ConfigFile, error) {
+	i := 0
+	switch {
+	case device != "" && len(qs) == 1 && qs[0].Device == "" && qs[0].Name == "":
+		// A fragment names no device: it is the one meant.
+	case device != "":
+		var err error
+		if i, err = PickDevice(qs, device); err != nil {
+			return nil, err
+		}
+	case len(qs) > 1:
+		return nil, &MultiDeviceError{Devices: DeviceLabels(qs)}
+	}
+	q := qs[i]
+	cf := &ConfigFile{Kind: "query", Devices: []QueryText{q}, Result: q.Result}
+	if len(qs) > 1 {
+		cf.Notes = append(cf.Notes, fmt.Sprintf("device %d of %d (%s)", i+1, len(qs), cmpOr(q.Device, q.Name)))
+	}
+	for _, u := range q.Unknown {
+		cf.Notes = append(cf.Notes, "unknown to the parameter database: "+u)
+	}
+	cf.Notes = append(cf.Notes, q.Notes...)
+	return cf, nil
+}
+
+// ReadConfigFileDevice is ReadConfigFile for one device of a query output
+// that holds several: device is its number (from 1) or its Device name; ""
+// when the output must hold one device (several are a MultiDeviceError).
+func ReadConfigFileDevice(text string, db *DB, hc *HeaderCodec, device string) (*ConfigFile, error) {
 	switch {
 	case IsQueryText(text):
 		qs, err := ParseQueryText(text, db)
 		if err != nil {
 			return nil, err
 		}
-		cf := &ConfigFile{Kind: "query", Devices: qs, Result: qs[0].Result}
-		if len(qs) > 1 {
-			cf.Notes = append(cf.Notes, fmt.Sprintf("the file holds %d devices; the first (%s) is used", len(qs), qs[0].Device))
-		}
-		for _, u := range qs[0].Unknown {
-			cf.Notes = append(cf.Notes, "unknown to the parameter database: "+u)
-		}
-		cf.Notes = append(cf.Notes, qs[0].Notes...)
-		return cf, nil
+		return queryFile(qs, device)
 	}
 	b, err := ReadBackupFile(text, hc, db)
 	if err != nil {
+		// A `| grep` fragment of a query has no heading: read it as one
+		// when it is not a backup.
+		if qs, qerr := ParseQueryText(text, db); qerr == nil {
+			return queryFile(qs, device)
+		}
 		return nil, err
 	}
 	cf := &ConfigFile{Kind: b.Format, TLVs: b.TLVs, Unchecked: b.Unchecked}

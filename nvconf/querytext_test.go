@@ -1,6 +1,7 @@
 package nvconf_test
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -149,7 +150,7 @@ func TestQueryTextErrors(t *testing.T) {
 		"Configurations:  Foo Bar\n":  "names columns",
 		"Configurations:  Next Boot\n   SRIOV_EN\n": "SRIOV_EN has 0 value(s); the table has 1 column(s)",
 		"Configurations:  Next Boot\n  $$$ 1\n":     "is not a parameter name",
-		"hello world\nConfigurations:  Next Boot\n": "neither a device header line nor a parameter",
+		"hello world\nConfigurations:  Next Boot\n": "table has no parameter line",
 	}
 	for in, want := range cases {
 		_, err := nvconf.ParseQueryText(in, db)
@@ -192,11 +193,147 @@ func FuzzParseQueryText(f *testing.F) {
 					t.Fatalf("%s has no Next Boot value", st.Name)
 				}
 				for _, v := range []*nvconf.Value{st.Next, st.Default, st.Current} {
-					if v != nil && v.Text != "" && !strings.Contains(s, v.Text) {
+					if v != nil && v.Text != "" && !strings.Contains(nvconf.StripANSI(s), v.Text) {
 						t.Fatalf("value %q is not in the text", v.Text)
 					}
 				}
 			}
 		}
 	})
+}
+
+// Query outputs as people paste them: every variant reads the parameters
+// shown, with the Next Boot values the text gives, and notes what was
+// assumed. The texts are our own, in mstconfig's format.
+func TestQueryTextLenient(t *testing.T) {
+	db := load(t)
+	full := capture(t, "mstconfig-q.txt")
+	rowsOf := func(q nvconf.QueryText) map[string]string {
+		m := map[string]string{}
+		for _, s := range q.Result.Settings {
+			m[s.Name] = text(s.Next)
+		}
+		return m
+	}
+	base, err := nvconf.ParseQueryText(full, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rowsOf(base[0])
+	crlf := strings.ReplaceAll(full, "\n", "\r\n")
+	conf := full[strings.Index(full, "Configurations:"):]
+	confLines := strings.Split(conf, "\n")
+	elided := strings.Join(append(append(append([]string{}, confLines[:6]...), "        (...)"), confLines[20:]...), "\n")
+	cut := strings.TrimRight(full, "\n")
+	cut = cut[:strings.LastIndex(cut, "\n")+14] // inside the last row's name
+	for _, c := range []struct {
+		name, text string
+		rows       int // -1: as many as the full output
+		note       string
+	}{
+		{"prompt", "root@gpu-node-07:~# mstconfig -d 03:00.0 q\n" + full, -1, "line 1 skipped"},
+		{"crlf-prompt", "$ sudo mlxconfig -d /dev/mst/mt4129_pciconf0 query\r\n" + crlf, -1, "line 1 skipped"},
+		{"ansi", "\x1b[01;32muser@host\x1b[00m:~$ mstconfig -d 03:00.0 q\n" + strings.Replace(full, "SRIOV_EN", "\x1b[01;31mSRIOV_EN\x1b[m", 1), -1, "line 1 skipped"},
+		{"indented", "    " + strings.ReplaceAll(strings.TrimRight(full, "\n"), "\n", "\n    ") + "\n", -1, ""},
+		{"elided", elided, 5 + len(confLines[20:]) - 1, "rows were left out"},
+		{"cut", cut, len(want) - 1, "the paste ends inside a row"},
+		{"prose-after", full + "\nthen I rebooted and nothing changed\n", -1, "follows the table"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			qs, err := nvconf.ParseQueryText(c.text, db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := rowsOf(qs[0])
+			n := c.rows
+			if n < 0 {
+				n = len(want)
+			}
+			if len(got) != n {
+				t.Errorf("%d parameters, want %d", len(got), n)
+			}
+			for k, v := range got {
+				if want[k] != v {
+					t.Errorf("%s = %q, the full output has %q", k, v, want[k])
+				}
+			}
+			if c.note != "" && !strings.Contains(strings.Join(qs[0].Notes, "\n"), c.note) {
+				t.Errorf("no note %q: %q", c.note, qs[0].Notes)
+			}
+		})
+	}
+}
+
+// A `| grep` fragment without its heading is read as the Next Boot column,
+// and says so; the mlxconfig set confirmation table reads its New column as
+// Next Boot.
+func TestQueryTextFragmentAndSetTable(t *testing.T) {
+	db := load(t)
+	frag := "[root@node ~]# mlxconfig -d 0000:03:00.0 q | grep -E 'SRIOV|VFS'\n" +
+		"         NUM_OF_VFS                          \x1b[01;31m\x1b[K8\x1b[m\x1b[K               \n" +
+		"         SRIOV_EN                            True(1)         \n"
+	qs, err := nvconf.ParseQueryText(frag, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range qs[0].Result.Settings {
+		got[s.Name] = text(s.Next)
+	}
+	if d := cmp.Diff(map[string]string{"NUM_OF_VFS": "8", "SRIOV_EN": "True(1)"}, got); d != "" {
+		t.Errorf("fragment (-want +got):\n%s", d)
+	}
+	if !strings.Contains(strings.Join(qs[0].Notes, "\n"), "no header: read as the Next Boot column; a fragment of 2 parameter(s)") {
+		t.Errorf("notes %q", qs[0].Notes)
+	}
+	// Rows no database knows are no fragment.
+	if _, err := nvconf.ParseQueryText("  HELLO  world\n", db); err == nil {
+		t.Error("an unknown word pair was read as a fragment")
+	}
+
+	set := "Device #1:\n----------\n\nDevice type:    ConnectX6DX\nDevice:         0000:81:00.0\n\n" +
+		"Configurations:                              Next Boot       New\n" +
+		"         SRIOV_EN                            False(0)        True(1)         \n" +
+		"         NUM_OF_VFS                          0               16              \n\n" +
+		" Apply new Configuration? (y/n) [n] : y\nApplying... Done!\n-I- Please reboot machine to load new configurations.\n"
+	qs, err = nvconf.ParseQueryText(set, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = map[string]string{}
+	for _, s := range qs[0].Result.Settings {
+		got[s.Name] = text(s.Next)
+	}
+	if d := cmp.Diff(map[string]string{"NUM_OF_VFS": "16", "SRIOV_EN": "True(1)"}, got); d != "" {
+		t.Errorf("set table (-want +got):\n%s", d)
+	}
+	if n := strings.Join(qs[0].Notes, "\n"); !strings.Contains(n, "New column is read as Next Boot") || !strings.Contains(n, "NUM_OF_VFS: Next Boot 0 before the set, 16 after") {
+		t.Errorf("notes %q", qs[0].Notes)
+	}
+}
+
+// A query output of several devices is never read as its first: without a
+// choice it is a MultiDeviceError listing them; with one, that device.
+func TestQueryTextMultiDevice(t *testing.T) {
+	db := load(t)
+	one := capture(t, "mstconfig-q.txt")
+	two := strings.Replace(strings.Replace(one, "0000:03:00.0", "0000:04:00.0", 1), "         NUM_OF_VFS                          8", "         NUM_OF_VFS                          4", 1)
+	both := one + "\n" + two
+	_, err := nvconf.ReadConfigFile(both, db, nil)
+	var me *nvconf.MultiDeviceError
+	if !errors.As(err, &me) || len(me.Devices) != 2 || !strings.Contains(err.Error(), "2: 0000:04:00.0 (ConnectX7)") {
+		t.Fatalf("%v", err)
+	}
+	for _, pick := range []string{"2", "04:00.0"} {
+		cf, err := nvconf.ReadConfigFileDevice(both, db, nil, pick)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cf.Devices[0].Device != "0000:04:00.0" || text(setting(t, cf.Result, "NUM_OF_VFS").Next) != "4" {
+			t.Errorf("%s: device %s", pick, cf.Devices[0].Device)
+		}
+	}
+	if _, err := nvconf.ReadConfigFileDevice(both, db, nil, "3"); err == nil || !strings.Contains(err.Error(), "devices 1..2") {
+		t.Errorf("device 3: %v", err)
+	}
 }

@@ -2,7 +2,10 @@ package nvconf
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/cxray/cxray/access/regaccess"
+	"strings"
 
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/prm"
@@ -68,11 +71,17 @@ type NVError struct {
 }
 
 func (e *NVError) Error() string {
-	s := "nvconf: " + e.Op + ": " + e.Err.Error()
+	cause := e.Err.Error()
 	if e.Hint != "" {
-		s += "; " + e.Hint
+		// The hint says what the status means for NV: the register
+		// layer's general advice for it would be said twice.
+		var se *regaccess.StatusError
+		if errors.As(e.Err, &se) {
+			cause = strings.Replace(cause, se.Error(), se.Short(), 1)
+		}
+		return "nvconf: " + e.Op + ": " + cause + "; " + e.Hint
 	}
-	return s
+	return "nvconf: " + e.Op + ": " + cause
 }
 
 func (e *NVError) Unwrap() error { return e.Err }

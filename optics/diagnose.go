@@ -130,10 +130,16 @@ func Diagnose(o Observation) []Verdict {
 
 	// A hung I2C bus reads all ones.
 	fwOnes := o.Firmware != nil && allOnesMonitors(o.Firmware)
-	if decodeKind == KindAllOnes || o.ErrorType == "Bus_stuck" || fwOnes {
+	// The EEPROM's own monitors reading 0xFFFF (a dump taken while the bus
+	// hung: identity bytes cached, monitors all ones) is the same fault.
+	eeOnes := o.EEPROM != nil && o.EEPROMErr == nil && allOnesEEPROM(o.EEPROM)
+	if decodeKind == KindAllOnes || o.ErrorType == "Bus_stuck" || fwOnes || eeOnes {
 		var ev []string
 		if decodeKind == KindAllOnes {
 			ev = append(ev, "the EEPROM reads 0xFF in every byte")
+		}
+		if eeOnes {
+			ev = append(ev, "the EEPROM's monitors (temperature, voltage) read 0xFFFF")
 		}
 		if fwOnes {
 			ev = append(ev, "the firmware's monitors read 0xFFFF")
@@ -358,6 +364,16 @@ func allOnesMonitors(m *Module) bool {
 		return false
 	}
 	return m.Voltage == nil || m.Voltage.Raw == 0xFFFF
+}
+
+// allOnesEEPROM says the module's own monitors read all ones: the
+// temperature (signed, or unsigned with external calibration) and the
+// supply voltage both 0xFFFF.
+func allOnesEEPROM(m *Module) bool {
+	if m.Temperature == nil || m.Voltage == nil {
+		return false
+	}
+	return (m.Temperature.Raw == -1 || m.Temperature.Raw == 0xFFFF) && m.Voltage.Raw == 0xFFFF
 }
 
 func isOptical(m *Module) bool {

@@ -9,7 +9,13 @@ cd "$(dirname "$0")/.."
 
 need=()
 [ -f /usr/share/mstflint/prm_dbs/hca/ext/register_access_table.adb ] || need+=(mstflint)
-ls /usr/src/linux-headers-*-common/include/linux/mlx5/mlx5_ifc.h >/dev/null 2>&1 || need+=(linux-headers-amd64)
+ls /usr/src/linux-headers-6.1.*-common/include/linux/mlx5/mlx5_ifc.h >/dev/null 2>&1 || need+=(linux-headers-amd64)
+# The command database (prm/cmdb/ifc.facts) is generated from the newest
+# headers Debian serves (6.12, which knows ALLOW_OTHER_VHCA_ACCESS and the
+# other newer commands); 6.1 above stays the cross-check. The exact
+# package the facts came from first, else the newest 6.12 one.
+newhdr=linux-headers-6.12.118+deb12-common
+ls /usr/src/linux-headers-6.12.*-common/include/linux/mlx5/mlx5_ifc.h >/dev/null 2>&1 || need+=("$newhdr")
 command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
 # prometheus and promtool: the exporter's end-to-end test and metric checks.
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
@@ -33,6 +39,11 @@ if [ ${#need[@]} -gt 0 ]; then
 	ours=false
 	if [ ! -e "$policy" ]; then
 		printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && ours=true
+	fi
+	if [[ " ${need[*]} " == *" $newhdr "* ]] && ! apt-cache show "$newhdr" >/dev/null 2>&1; then
+		# That point release left the archive: take the newest 6.12 headers.
+		alt=$(apt-cache search --names-only '^linux-headers-6\.12\.[0-9]+\+deb[0-9]+-common$' | awk '{print $1}' | sort -V | tail -1)
+		need=("${need[@]/$newhdr/$alt}")
 	fi
 	apt-get install -y -qq "${need[@]}" >/dev/null || { $ours && rm -f "$policy"; exit 1; }
 	$ours && rm -f "$policy"

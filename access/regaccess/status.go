@@ -59,8 +59,17 @@ func (e *StatusError) Error() string {
 	if !ok {
 		info = [2]string{"unknown status", "the firmware returned a status this tool does not know; update cxray or report it"}
 	}
-	return fmt.Sprintf("regaccess: %s of register 0x%04x failed with status 0x%x (%s); %s",
-		e.Method, e.RegisterID, e.Status, info[0], info[1])
+	return e.Short() + "; " + info[1]
+}
+
+// Short is the error without its advice, for a caller that gives advice
+// of its own (an NV write says what a rejected TLV means).
+func (e *StatusError) Short() string {
+	name := "unknown status"
+	if info, ok := statusInfo[e.Status]; ok {
+		name = info[0]
+	}
+	return fmt.Sprintf("regaccess: %s of register 0x%04x failed with status 0x%x (%s)", e.Method, e.RegisterID, e.Status, name)
 }
 
 // Is matches ErrRegisterNotSupported for status 4.

@@ -20,7 +20,7 @@ import (
 func KernelOptions(t testing.TB, tree string, k *kerneltest.Kernel) adapter.Options {
 	t.Helper()
 	return adapter.Options{DB: devtest.DB(t), Sys: devname.Sys{Root: tree},
-		Kernel: kernel.Options{Root: tree, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute, Ethtool: k.Ethtool}}
+		Kernel: kernel.Options{Root: tree, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute, Ethtool: k.Ethtool, Log: k.Log}}
 }
 
 // Kernel opens name (kernel:mlx5_0, kernel:ens1f0np0, ...) on a fresh

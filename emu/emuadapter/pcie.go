@@ -22,6 +22,9 @@ func pcieAttrs(f *scenario.Function, do func(func() error) error) map[string]sys
 	fn := functionIndex(f)
 	link := func(get func(hostlink.Spec) string) sysfs.Attr {
 		return func() (string, error) {
+			if err := gone(f); err != nil {
+				return "", err
+			}
 			var s string
 			err := do(func() error { s = get(m.Spec()); return nil })
 			return s + "\n", err
@@ -29,6 +32,9 @@ func pcieAttrs(f *scenario.Function, do func(func() error) error) map[string]sys
 	}
 	counts := func(pick func(hostlink.Counts) map[int]uint64, names map[int]string, total string) sysfs.Attr {
 		return func() (string, error) {
+			if err := gone(f); err != nil {
+				return "", err
+			}
 			var s string
 			err := do(func() error {
 				c, err := m.Counts(fn)
@@ -55,6 +61,15 @@ func pcieAttrs(f *scenario.Function, do func(func() error) error) map[string]sys
 	}
 }
 
+// gone is the error of an attribute of a removed function: its link
+// cannot be read (a host's sysfs reads the dead config space).
+func gone(f *scenario.Function) error {
+	if f.Device.Faults().Removed {
+		return fmt.Errorf("function %s is gone (removed)", f.BDF)
+	}
+	return nil
+}
+
 // bridgeAttrs are the link attributes of the slot's port: the same link's
 // current speed and width, and the port's own maximum.
 func bridgeAttrs(m *hostlink.Model, do func(func() error) error) map[string]sysfs.Attr {
@@ -72,6 +87,13 @@ func bridgeAttrs(m *hostlink.Model, do func(func() error) error) map[string]sysf
 		pcie.AttrMaxWidth:     link(func(s hostlink.Spec) string { return fmt.Sprint(s.Slot.Width) }),
 	}
 }
+
+// The emulated root port's IDs: a vendor no ConnectX tool takes for an
+// adapter, and a device ID of 0 (it names no real product).
+const (
+	BridgeVendor = 0x8086
+	BridgeDevice = 0x0000
+)
 
 // BridgeBDF is the address of the root port an emulated function sits
 // behind: device (bus mod 32) of bus 0 of its domain, one port per bus.

@@ -50,7 +50,7 @@ func SysfsEntries(e *scenario.Emulation, do func(func() error) error) []sysfs.De
 			Class: id.ClassCode, Revision: id.Revision, ClassAttrs: map[string]map[string]sysfs.Attr{}}
 		d.Attrs = pcieAttrs(f, do)
 		if b := BridgeBDF(f); b != "" && f.Adapter.Link != nil {
-			d.Upstream = &sysfs.Bridge{BDF: b, Attrs: bridgeAttrs(f.Adapter.Link, do)}
+			d.Upstream = &sysfs.Bridge{BDF: b, Vendor: BridgeVendor, Device: BridgeDevice, Attrs: bridgeAttrs(f.Adapter.Link, do)}
 		}
 		if f.Netdev != "" {
 			d.Netdevs = []string{f.Netdev}

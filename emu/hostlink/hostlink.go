@@ -125,6 +125,16 @@ type Model struct {
 	funcs []*aer
 	// cleared is Perf when MPCNT was last cleared: it reads from there.
 	cleared Perf
+	// bdf0 is function 0's bus, device and function (MPEIN bdf0).
+	bdf0 uint16
+}
+
+// SetBDF0 records function 0's address, which MPEIN reports (bdf0: bus
+// in bits 15:8, device 7:3, function 2:0, as the PCI routing ID).
+func (m *Model) SetBDF0(bus, dev, fn uint8) {
+	m.mu.Lock()
+	m.bdf0 = uint16(bus)<<8 | uint16(dev&0x1F)<<3 | uint16(fn&7)
+	m.mu.Unlock()
 }
 
 // aer is one function's errors.
@@ -349,26 +359,34 @@ func (e express) ExpressState() emu.ExpressState {
 	return st
 }
 
-// Perf are the MPCNT performance counters (group 0) of the link, summed
-// over its functions.
+// Perf are MPCNT's link counters.
 type Perf struct {
 	RxErrors, TxErrors, CRCErrorDLLP, CRCErrorTLP uint64
 }
 
-// Perf reads the link's MPCNT counters.
+// Perf are the MPCNT performance counters (group 0) of the link: the
+// steady errors once (they are the link's), the injected ones of every
+// function.
 func (m *Model) Perf() Perf {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var p Perf
-	for _, f := range m.funcs {
-		cor, _, _ := m.counts(f)
-		p.RxErrors += cor[0]                  // RxErr: a receiver error takes the link to Recovery
-		p.CRCErrorTLP += cor[6]               // BadTLP
-		p.CRCErrorDLLP += cor[7]              // BadDLLP
-		p.TxErrors += cor[8] + cor[12]        // REPLAY_NUM rollover, replay timer timeout
-		p.RxErrors += f.uncor[4] + f.uncor[5] // DLP, surprise down
+	var cor [32]uint64
+	for name, rate := range m.spec.CorrectablePerSec {
+		cor[pcie.BitOf(name, true)] += m.steady(rate)
 	}
-	return p
+	var uncor [32]uint64
+	for _, f := range m.funcs {
+		for b := range cor {
+			cor[b] += f.cor[b]
+			uncor[b] += f.uncor[b]
+		}
+	}
+	return Perf{
+		RxErrors:     cor[0] + uncor[4] + uncor[5], // RxErr takes the link to Recovery; so do DLP and surprise down
+		CRCErrorTLP:  cor[6],                       // BadTLP
+		CRCErrorDLLP: cor[7],                       // BadDLLP
+		TxErrors:     cor[8] + cor[12],             // REPLAY_NUM rollover, replay timer timeout
+	}
 }
 
 // DeviceStatus is the Device Status of function fn (MPEIN device_status

@@ -279,7 +279,9 @@ func TestContextEnds(t *testing.T) {
 		if !errors.Is(err, context.Canceled) || code != c.code || out.String() != "running\n" {
 			t.Errorf("%s: %d, %v, %q; want %d and the context's error", c.script, code, err, out.String(), c.code)
 		}
-		if d := time.Since(start); d > 10*time.Second {
+		// Well before the command's own 30 s: generous for a loaded
+		// machine (the grace period is 0.5 s).
+		if d := time.Since(start); d > 25*time.Second {
 			t.Errorf("took %v", d)
 		}
 		assertHostClean(t)

@@ -198,6 +198,9 @@ func buildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool, wrap fun
 	if err != nil {
 		return nil, fmt.Errorf("scenario: device %s: pcie: %w", d.Name, err)
 	}
+	if b, err := ParseBDF(d.Functions[0].BDF); err == nil {
+		link.SetBDF0(b.Bus, b.Device, b.Function)
+	}
 	if err := hostlink.Install(f, link); err != nil {
 		return nil, fmt.Errorf("scenario: device %s: %w", d.Name, err)
 	}

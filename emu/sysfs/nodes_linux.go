@@ -59,8 +59,10 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 			b := bridges[u.BDF]
 			if b == nil {
 				b = r.mkdir(ctx, devices, u.BDF)
-				t := &textNode{data: []byte("0x060400\n"), mtime: r.mtime}
-				b.AddChild("class", b.NewPersistentInode(ctx, t, fs.StableAttr{Mode: syscall.S_IFREG}), false)
+				for _, a := range bridgeFiles(u) {
+					t := &textNode{data: []byte(a.content), mtime: r.mtime}
+					b.AddChild(a.name, b.NewPersistentInode(ctx, t, fs.StableAttr{Mode: syscall.S_IFREG}), false)
+				}
 				r.addAttrs(ctx, b, u.Attrs)
 				bridges[u.BDF] = b
 			}

@@ -105,11 +105,14 @@ type Fwctl struct {
 	name string
 }
 
-// Bridge is a PCI bridge as sysfs shows one: its address, and its
-// attribute files besides class (0x060400).
+// Bridge is a PCI bridge as sysfs shows one: its address, its IDs (the
+// identity files every PCI device has, which tools that list
+// /sys/bus/pci/devices read: mstflint fails without them), and its
+// attribute files besides those.
 type Bridge struct {
-	BDF   string
-	Attrs map[string]Attr
+	BDF            string
+	Vendor, Device uint16
+	Attrs          map[string]Attr
 }
 
 // Attr produces an attribute's text when the file is opened, as the
@@ -234,13 +237,23 @@ func normalize(in []DeviceEntry) ([]DeviceEntry, error) {
 			return nil, fmt.Errorf("sysfs: device %s: upstream bridge %s is also a function; give the bridge its own address", out[i].BDF, b)
 		}
 		for n, a := range u.Attrs {
-			if !validName(n) || a == nil || n == "class" {
-				return nil, fmt.Errorf("sysfs: bridge %s: attribute %q must be a plain name with a function, other than class", b, n)
+			if !validName(n) || a == nil || bridgeIDs[n] {
+				return nil, fmt.Errorf("sysfs: bridge %s: attribute %q must be a plain name with a function, other than the identity files", b, n)
 			}
 		}
-		out[i].Upstream = &Bridge{BDF: b, Attrs: u.Attrs}
+		out[i].Upstream = &Bridge{BDF: b, Vendor: u.Vendor, Device: u.Device, Attrs: u.Attrs}
 	}
 	return out, nil
+}
+
+// bridgeIDs are the identity files of a bridge's directory.
+var bridgeIDs = map[string]bool{"class": true, "vendor": true, "device": true, "subsystem_vendor": true, "subsystem_device": true, "revision": true}
+
+// bridgeFiles are a bridge's identity files, in the kernel's formats.
+func bridgeFiles(b *Bridge) []attr {
+	hex4 := func(v uint16) string { return fmt.Sprintf("0x%04x\n", v) }
+	return []attr{{"vendor", hex4(b.Vendor)}, {"device", hex4(b.Device)}, {"subsystem_vendor", hex4(0)},
+		{"subsystem_device", hex4(0)}, {"class", "0x060400\n"}, {"revision", "0x00\n"}}
 }
 
 // checkAttrs checks a function's extra attributes: plain names that the

@@ -140,7 +140,7 @@ func TestBridgeTree(t *testing.T) {
 	const bridge = "0000:00:03.0"
 	entry := sysfs.DeviceEntry{BDF: bdf, Dev: dev, NUMANode: -1, Driver: "mlx5_core", Netdevs: []string{"ens1f0np0"},
 		Attrs:      map[string]sysfs.Attr{"current_link_width": fixed("8\n"), "max_link_width": fixed("16\n")},
-		Upstream:   &sysfs.Bridge{BDF: bridge, Attrs: map[string]sysfs.Attr{"max_link_width": fixed("8\n")}},
+		Upstream:   &sysfs.Bridge{BDF: bridge, Vendor: 0x8086, Attrs: map[string]sysfs.Attr{"max_link_width": fixed("8\n")}},
 		ClassAttrs: map[string]map[string]sysfs.Attr{"ens1f0np0": {"address": fixed("b8:3f:d2:a1:b2:c0\n")}}}
 	root := t.TempDir()
 	srv, err := sysfs.ServeTree(root, []sysfs.DeviceEntry{entry}, &sysfs.Options{HostNamespace: os.Getenv(envHostNS)})
@@ -187,7 +187,7 @@ func TestAttrsChecked(t *testing.T) {
 		{sysfs.DeviceEntry{BDF: bdf, Dev: dev, Attrs: map[string]sysfs.Attr{"x": nil}}, "no function"},
 		{sysfs.DeviceEntry{BDF: bdf, Dev: dev, Upstream: &sysfs.Bridge{BDF: bdf}}, "also a function"},
 		{sysfs.DeviceEntry{BDF: bdf, Dev: dev, Upstream: &sysfs.Bridge{BDF: "zz"}}, "upstream bridge"},
-		{sysfs.DeviceEntry{BDF: bdf, Dev: dev, Upstream: &sysfs.Bridge{BDF: "00:03.0", Attrs: map[string]sysfs.Attr{"class": fixed("")}}}, "other than class"},
+		{sysfs.DeviceEntry{BDF: bdf, Dev: dev, Upstream: &sysfs.Bridge{BDF: "00:03.0", Attrs: map[string]sysfs.Attr{"class": fixed("")}}}, "other than the identity files"},
 	} {
 		_, err := sysfs.ServeTree(t.TempDir(), []sysfs.DeviceEntry{c.e}, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -31,6 +31,8 @@ var allCollectors = []collector{
 	{"rdma", "RDMA hw_counters, RoCE retransmission and congestion (kernel, or the emulator's model)", collectRDMA},
 	{"nvmf", "NVMe-oF target-offload namespace counters through the command interface (fwctl, or the emulator's)", collectNVMF},
 	{"link", "link bit error ratios (raw, effective, per lane), FEC blocks and mode, troubleshooting opcode and verdicts (registers)", collectLink},
+	{"pcie", "PCIe link to the host: speed and width trained, capable and the slot's, degraded, AER totals, Device Status, MPCNT, verdicts", collectPCIe},
+	{"driver", "the kernel driver's health: devlink health reporters (healthy, errors, recoveries) and driver statistics (discards, pause, PCIe stalls)", collectDriver},
 	{"nvconfig", "NV configuration: one series per parameter, Current and Next Boot, as numbers (registers; read again every --collector.nvconfig.interval)", collectNVConfig},
 	{"policy", "departures from the --policy file: NV values, firmware minimum and PSID, link state and speed, PCIe", collectPolicy},
 }

@@ -14,7 +14,7 @@
 // collectors turns either into metrics.
 //
 // A collector is one concern (identity, temperature, port, module,
-// counters, rdma, nvmf) and owns its metric families. Collectors can be switched
+// counters, rdma, nvmf, link, pcie, driver) and owns its metric families. Collectors can be switched
 // off by name, and metric families filtered by regular expressions, to
 // keep the number of series in check.
 //

@@ -65,22 +65,10 @@ func (l *lazySource) Registers(ctx context.Context) (*dev.Device, error) {
 	return rs.Registers(ctx)
 }
 
-// pcieSource is a source that reads its PCI Express link (an adapter).
+// pcieSource is a source that reads its PCI Express link (an adapter;
+// lazySource's PCIe is in pcie.go).
 type pcieSource interface {
 	PCIe(ctx context.Context) (*adapter.PCIe, error)
-}
-
-// PCIe reaches the opened source's PCI Express link.
-func (l *lazySource) PCIe(ctx context.Context) (*adapter.PCIe, error) {
-	s, err := l.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ps, ok := s.(pcieSource)
-	if !ok {
-		return nil, &adapter.UnsupportedError{What: "PCI Express link", Why: "the source does not read it"}
-	}
-	return ps.PCIe(ctx)
 }
 
 var errNoNVDB = &adapter.UnsupportedError{What: "NV configuration", Why: "no NV parameter database"}

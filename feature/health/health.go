@@ -66,6 +66,9 @@ type Report struct {
 	Via    dev.Backend `json:"via,omitempty"`
 	Status Status      `json:"status"`
 	Checks []Check     `json:"checks"`
+	// Unread is why the device could not be read at all (its identity):
+	// a device error for the command (exit 3), not a finding.
+	Unread error `json:"-"`
 }
 
 // Options tune Run.
@@ -89,10 +92,11 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	if o.Interval <= 0 {
 		o.Interval = time.Second
 	}
-	id, idCheck := identity(ctx, a)
+	id, idCheck, idErr := identity(ctx, a)
 	r.add(idCheck)
 	r.add(access(a))
 	if idCheck.Status == Fail {
+		r.Unread = idErr
 		r.finish()
 		return r
 	}
@@ -120,12 +124,16 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
 	r.add(linkCheck(ctx, a, pc))
-	pcc, _ := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
+	pcc, prep := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
 		pcieBefore, pcieAfter, o.Interval)
 	r.add(pcc)
-	dc, _ := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
+	dc, drv := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
 	r.add(dc)
+	r.add(bandwidthCheck(prep, drv, before, after, o.Interval))
 	r.add(macDrift(ctx, a, id))
+	if c, ok := kernelLog(ctx, a); ok {
+		r.add(c)
+	}
 	r.Via = via(a)
 	r.finish()
 	return r
@@ -164,13 +172,13 @@ func (r *Report) finish() {
 
 // ---- identity
 
-func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check) {
+func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check, error) {
 	c := Check{Name: "identity"}
 	id, err := a.Identity(ctx)
 	if id == nil {
 		c.Status, c.Summary = Fail, "cannot read the firmware's identity: "+err.Error()
 		c.Next = "check the device name with 'cxray status' and that no other tool holds the adapter; the other checks were not run"
-		return &adapter.Identity{}, c
+		return &adapter.Identity{}, c, err
 	}
 	c.Status = OK
 	db := a.DB()
@@ -187,7 +195,7 @@ func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check
 		c.Next = "activate it with a firmware reset (mlxfwreset, or a cold reboot), or it runs at the next one unplanned"
 	}
 	if !a.HasRegisters() {
-		return id, c
+		return id, c, nil
 	}
 	revDate, known := RevisionDate(db.Revision)
 	switch {
@@ -209,7 +217,7 @@ func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check
 	for _, n := range db.Notes {
 		c.Details = append(c.Details, "database: "+n)
 	}
-	return id, c
+	return id, c, nil
 }
 
 func dash(s string) string {
@@ -688,7 +696,12 @@ func NVFindings(ctx context.Context, d *dev.Device, nv *nvconf.DB) (pending, sus
 type sample struct {
 	values map[string]uint64 // "port1.symbol_errors"
 	rdma   map[string]uint64
+	pause  map[string]uint64 // "port1.a_pause_mac_ctrl_frames_received"
 }
+
+// pauseCounters are the PPCNT IEEE 802.3 group's pause frame counters:
+// flow control, not errors; the bandwidth check weighs them.
+var pauseCounters = []string{"a_pause_mac_ctrl_frames_received", "a_pause_mac_ctrl_frames_transmitted"}
 
 // errorCounters are counters that stay at zero on a healthy link: PPCNT's
 // by group, and the IB PMA counters the kernel shows;
@@ -701,7 +714,7 @@ var errorCounters = map[string][]string{
 }
 
 func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
-	s := &sample{values: map[string]uint64{}, rdma: map[string]uint64{}}
+	s := &sample{values: map[string]uint64{}, rdma: map[string]uint64{}, pause: map[string]uint64{}}
 	sets, err := a.PortCounters(ctx)
 	if err != nil && len(sets) == 0 {
 		return nil, err
@@ -722,6 +735,11 @@ func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
 			// physical layer's symbol_errors does: one is enough.
 			if want[n] && !(ib[cs.Port] && cs.Kind == "ppcnt" && n == "symbol_errors") {
 				s.values[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
+			}
+		}
+		for _, n := range pauseCounters {
+			if v, ok := cs.Values[n]; ok {
+				s.pause[fmt.Sprintf("port%d.%s", cs.Port, n)] = v
 			}
 		}
 	}

@@ -32,6 +32,8 @@ func TestHealthOnKernelBackend(t *testing.T) {
 		"link":          health.Skip, // BER and FEC are PHY registers
 		"pcie":          health.OK,   // sysfs: Gen5 x16 as capable, the slot's port Gen5 x16
 		"driver":        health.OK,   // devlink health: tx recovered twice; no discard moves
+		"kernel log":    health.OK,   // a clean probe (kerneltest.CX7Log)
+		"bandwidth":     health.OK,   // the link carries 400G; nothing moves
 	}
 	if d := cmp.Diff(want, statuses(rep)); d != "" {
 		t.Fatalf("verdicts (-want +got):\n%s\n%s", d, describe(rep))
@@ -99,6 +101,46 @@ func TestHealthOnKernelWithoutCapNetAdmin(t *testing.T) {
 	}
 	if c := check(t, rep, "temperatures"); c.Status != health.OK || c.Summary != "ASIC 60.9 °C" {
 		t.Errorf("temperatures: %s %q", c.Status, c.Summary)
+	}
+}
+
+// The kernel-log check lists the function's own recent mlx5 errors,
+// decoded, and leaves out the other function's; hardware and firmware
+// errors fail it, the rest warn; a log the process may not read is skipped
+// with what to do.
+func TestHealthKernelLog(t *testing.T) {
+	log := kerneltest.CX7Log +
+		"[  812.1] mlx5_core 0000:c1:00.0: mlx5_cmd_out_err:838:(pid 4117): CREATE_MKEY(0x200) op_mod(0x0) failed, status bad parameter(0x3), syndrome (0x1b3a4f), err(-22)\n" +
+		"[  900.2] mlx5_core 0000:c1:00.1: Port module event[error]: module 1, Cable error, Bus stuck (I2C or data shorted)\n"
+	hwLog := log + "[ 9001.0] mlx5_core 0000:c1:00.0: print_health_info:448:(pid 2201): synd 0x10: High temperature\n"
+	for _, c := range []struct {
+		name, log  string
+		unreadable bool
+		status     health.Status
+		summary    string
+		details    int
+	}{
+		{"software", log, false, health.Warn, "1 error(s) for this function in the kernel log: 1 command", 1},
+		{"hardware", hwLog, false, health.Fail, "2 error(s) for this function in the kernel log: 1 health, 1 command", 2},
+		{"unreadable", "", true, health.Skip, "not readable: kernel: the kernel log is not readable: operation not permitted", 0},
+	} {
+		a := adaptertest.Kernel(t, "kernel:mlx5_0", func(_ string, k *kerneltest.Kernel) { k.KernelLog, k.LogUnreadable = c.log, c.unreadable })
+		rep := health.Run(context.Background(), a, health.Options{Interval: time.Millisecond, NV: nvtest.NV(t)})
+		var got *health.Check
+		for i := range rep.Checks {
+			if rep.Checks[i].Name == "kernel log" {
+				got = &rep.Checks[i]
+			}
+		}
+		if got == nil {
+			t.Fatalf("%s: no kernel log check", c.name)
+		}
+		if got.Status != c.status || got.Summary != c.summary || len(got.Details) != c.details {
+			t.Errorf("%s: %s %q %q", c.name, got.Status, got.Summary, got.Details)
+		}
+		if c.details > 0 && !strings.Contains(strings.Join(got.Details, "\n"), "CREATE_MKEY") {
+			t.Errorf("%s: the details do not name the command: %q", c.name, got.Details)
+		}
 	}
 }
 

@@ -110,7 +110,7 @@ func TestHealthyFunction(t *testing.T) {
 	rep := newRig(t).run(t)
 	want := map[string]health.Status{"identity": health.OK, "access": health.OK, "ports": health.OK, "modules": health.OK,
 		"temperatures": health.OK, "configuration": health.Skip, "counters": health.Warn, "mac": health.OK,
-		"link": health.Warn, "pcie": health.Skip, "driver": health.Skip}
+		"link": health.Warn, "pcie": health.Skip, "driver": health.Skip, "bandwidth": health.OK}
 	// No PPCNT: the counters cannot be sampled, a warning (and the link's
 	// BER cannot be judged). No MPEIN and no host view: no PCIe link; no
 	// kernel view: no driver check.

@@ -253,6 +253,12 @@ func expected(t *testing.T, em *scenario.Emulation, f *scenario.Function, revisi
 	want["link"] = expectedLink(t, f, own)
 	want["pcie"] = expectedPCIe(a, own)
 	want["driver"] = health.Skip // the emulator has no kernel driver
+	// Bandwidth: a cause is supported when the PCIe link cannot carry the
+	// fastest port, or error, discard or retransmission counters move.
+	want["bandwidth"] = health.OK
+	if pcieShort(a, own) || (want["counters"] != health.OK && !regStatus(a, f, "PPCNT")) {
+		want["bandwidth"] = health.Warn
+	}
 	return want
 }
 
@@ -265,6 +271,19 @@ func expectedPCIe(a *scenario.Adapter, own []int) health.Status {
 	if l.Trained.Speed < l.Card.Speed || l.Trained.Width < l.Card.Width {
 		st = health.Warn
 	}
+	if pcieShort(a, own) {
+		st = health.Warn
+	}
+	for _, r := range l.CorrectablePerSec {
+		if r*2 >= 1 {
+			st = health.Warn
+		}
+	}
+	return st
+}
+
+// pcieShort: the trained link carries less than the fastest port needs.
+func pcieShort(a *scenario.Adapter, own []int) bool {
 	need := 0
 	for _, p := range own {
 		ps := a.Firmware.Ports()[p-1]
@@ -274,15 +293,7 @@ func expectedPCIe(a *scenario.Adapter, own []int) health.Status {
 		}
 		need = max(need, g)
 	}
-	if l.Trained.UsableGbps() < float64(need) {
-		st = health.Warn
-	}
-	for _, r := range l.CorrectablePerSec {
-		if r*2 >= 1 {
-			st = health.Warn
-		}
-	}
-	return st
+	return a.Link.Spec().Trained.UsableGbps() < float64(need)
 }
 
 func rank(s health.Status) int {

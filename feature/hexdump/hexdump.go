@@ -60,6 +60,29 @@ type Dump struct {
 	Fields []Field
 	// Notes say what was assumed: zero-filled gaps, octal offsets.
 	Notes []string
+	// Gaps are the byte ranges of Bytes that no line of the dump set (a
+	// dump that starts at 0xb0, a cut): zero-filled in Bytes, and known
+	// to be missing, so a reader can say what the dump does not cover.
+	Gaps []Range
+}
+
+// Range is a byte range, From inclusive, To exclusive.
+type Range struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+}
+
+// Missing says whether any byte of [from, to) is in a gap.
+func (d *Dump) Missing(from, to int) bool {
+	if to > len(d.Bytes) {
+		return true
+	}
+	for _, g := range d.Gaps {
+		if g.From < to && from < g.To {
+			return true
+		}
+	}
+	return false
 }
 
 // Field is one field value of a field dump.
@@ -357,6 +380,7 @@ func (r *reader) finish() (*Dump, error) {
 		for j < len(r.lineOf) && r.lineOf[j] == 0 {
 			j++
 		}
+		d.Gaps = append(d.Gaps, Range{i, j})
 		if !r.gapNoted(i, j) {
 			d.Notes = append(d.Notes, fmt.Sprintf("bytes 0x%x..0x%x are not in the dump; taken as zero", i, j-1))
 		}

@@ -471,6 +471,19 @@ func FuzzRead(f *testing.F) {
 		if len(d.Bytes) > MaxBytes {
 			t.Fatalf("%d bytes", len(d.Bytes))
 		}
+		// Gaps are ordered, disjoint, inside the dump, and zero-filled.
+		at := 0
+		for _, g := range d.Gaps {
+			if g.From < at || g.To <= g.From || g.To > len(d.Bytes) {
+				t.Fatalf("gaps %v of %d bytes", d.Gaps, len(d.Bytes))
+			}
+			for _, c := range d.Bytes[g.From:g.To] {
+				if c != 0 {
+					t.Fatalf("gap %v holds a byte", g)
+				}
+			}
+			at = g.To
+		}
 		if len(d.Bytes) == 0 {
 			return
 		}
@@ -536,4 +549,16 @@ func rowsTable(d *prm.Decoded) string {
 		fmt.Fprintf(&sb, "%s  %s\n", r.Path, r.Text)
 	}
 	return sb.String()
+}
+
+// A hexdump -C that starts past 0 and repeats lines with '*' reads with
+// the bytes before its first line as a gap, and the repeated lines filled.
+func TestGaps(t *testing.T) {
+	d, err := Read("000000b0  01 02 03 04 05 06 07 08  09 0a 0b 0c 0d 0e 0f 10  |................|\n*\n000000e0  ff ff ff ff ff ff ff ff  ff ff ff ff ff ff ff ff  |................|\n000000f0\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]Range{{0, 0xb0}}, d.Gaps); diff != "" || len(d.Bytes) != 0xf0 || d.Bytes[0xd0] != 1 || !d.Missing(0, 1) || d.Missing(0xb0, 0xf0) {
+		t.Errorf("gaps (-want +got):\n%s\n%d bytes", diff, len(d.Bytes))
+	}
 }

@@ -574,13 +574,26 @@ func orBDF(s string) string {
 
 // readCable summarises the port's module through the adapter's module
 // reader (MCIA, or ethtool on the kernel backend).
+//
+// The summary gets a quarter of the time left (at least cableMin): a
+// module whose MCIA answers busy is asked again until its deadline, and
+// with the command's whole deadline it left none for the next ports'
+// own registers, so all of link --all failed on a deadline "before the
+// write of space 0x3" on PDDR (issue 26.10). Past its share the summary
+// is left out, with why.
 func readCable(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report) error {
-	m, err := a.Module(ctx, p.Local, adapter.ModuleOptions{})
+	cctx, cancel := context.WithTimeout(ctx, cableBudget(ctx))
+	defer cancel()
+	m, err := a.Module(cctx, p.Local, adapter.ModuleOptions{})
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
-		r.Unavailable = append(r.Unavailable, Unavailable{What: "module summary", Why: err.Error()})
+		why := err.Error()
+		if cctx.Err() != nil {
+			why = fmt.Sprintf("not read within its share of the deadline (%v): %v", cableBudget(ctx).Round(time.Millisecond), err)
+		}
+		r.Unavailable = append(r.Unavailable, Unavailable{What: "module summary", Why: why})
 		return nil
 	}
 	c := &Cable{Present: m.Present}
@@ -597,4 +610,17 @@ func readCable(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Repor
 // revisions add. Writers of the same registers (linkctl) use it.
 func OptionalIndex(db *prm.DB, reg string, given []string) []string {
 	return optionalIndex(db, reg, given)
+}
+
+// cableMin is the least time a module summary gets (cableBudget).
+const cableMin = 500 * time.Millisecond
+
+// cableBudget is the share of ctx's time left that one port's module
+// summary may take: a quarter, at least cableMin; 5 s without a deadline.
+func cableBudget(ctx context.Context) time.Duration {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return 5 * time.Second
+	}
+	return max(time.Until(dl)/4, cableMin)
 }

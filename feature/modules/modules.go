@@ -44,7 +44,8 @@ type Report struct {
 	Verify        *Verify          `json:"verify,omitempty"`
 	Verdicts      []optics.Verdict `json:"verdicts"`
 
-	obs optics.Observation
+	obs  optics.Observation
+	gone []optics.Verdict // the module went away between the verify's reads
 }
 
 // Verify is what the verification found.
@@ -118,6 +119,12 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) ([]*Report, error)
 				return nil, err
 			}
 			r.verifyWith(second, o.Interval)
+			// A module there at the first read and gone at the second
+			// is the verdict, alone: the rest compares a module with
+			// an empty cage (issue 26.9: it said "no problem found").
+			if optics.Present(r.obs) && !optics.Present(second.obs) {
+				r.gone = append(r.gone, optics.Gone(r.obs, second.obs))
+			}
 		}
 		still := deviceStill(before, readClocks(ctx, a))
 		for _, r := range reports {
@@ -130,7 +137,10 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) ([]*Report, error)
 		if db := a.DB(); db != nil {
 			r.obs.Database = db.Revision
 		}
-		r.Verdicts = optics.Diagnose(r.obs)
+		r.Verdicts = r.gone
+		if r.Verdicts == nil {
+			r.Verdicts = optics.Diagnose(r.obs)
+		}
 		if r.Verdicts == nil {
 			r.Verdicts = []optics.Verdict{}
 		}

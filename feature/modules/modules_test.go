@@ -16,6 +16,8 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/emu/emuadapter/emutest"
+	emuoptics "github.com/cxray/cxray/emu/optics"
+	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/feature/modules"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/optics"
@@ -348,6 +350,33 @@ func TestRegisterWiring(t *testing.T) {
 			t.Errorf("%v", err)
 		}
 	})
+}
+
+// A module pulled between the two reads of a verify is the verdict "the
+// module went away", alone (issue 26.9: it said no problem found).
+func TestVerifyModulePulled(t *testing.T) {
+	sc, err := scenario.Parse([]byte("clock: {mode: manual}\ndevices:\n  - profile: cx7-2p400g\n    modules:\n      - {module: 0}\n      - {module: 1}\n"), emutest.YAMLName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	em := emutest.Build(t, sc)
+	ads := emutest.Open(t, em, "emu:"+emutest.YAMLName, nil)
+	// The interval's sleep: the module of port 1 is pulled during it.
+	em.Manual.OnSleep(1, func() {
+		if err := em.Adapters[0].Optics.Plug(0, emuoptics.Empty); err != nil {
+			t.Error(err)
+		}
+	})
+	rs, err := modules.Read(context.Background(), ads[0], modules.Options{Verify: true, Interval: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[int][]string{1: {optics.VerdictModuleGone}, 2: {}}, codes(rs)); d != "" {
+		t.Errorf("verdicts by port (-want +got):\n%s", d)
+	}
+	if v := rs[0].Verdicts; len(v) == 1 && (v[0].Category != optics.Hardware || !strings.Contains(v[0].Summary, "went away between the two reads")) {
+		t.Errorf("verdict %+v", v[0])
+	}
 }
 
 // A device whose time stands still (an emulator on a manual clock, driven

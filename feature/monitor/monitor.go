@@ -42,7 +42,7 @@ type Collector interface {
 }
 
 // Groups are the --what names that are not registers.
-var Groups = []string{"temp", "counters", "module", "rdma", "nvmf", "link"}
+var Groups = []string{"temp", "counters", "module", "rdma", "nvmf", "link", "pcie", "driver"}
 
 // Collectors builds the collectors for a --what list: the groups, or
 // register names (optionally REG[k=v,...]). Register names and their
@@ -66,6 +66,10 @@ func Collectors(what []string, db *prm.DB) ([]Collector, error) {
 			out = append(out, nvmfCollector{})
 		case w == "link":
 			out = append(out, linkCollector{})
+		case w == "pcie":
+			out = append(out, pcieCollector{})
+		case w == "driver":
+			out = append(out, driverCollector{})
 		default:
 			rc, err := ParseRegister(w)
 			if err != nil {

@@ -39,6 +39,8 @@ var groups = map[string]func(k string) bool{
 	"rdma":     func(k string) bool { return strings.Contains(k, ".rdma.") },
 	"nvmf":     func(k string) bool { return strings.Contains(k, ".nvmf.") }, // the counters, not the nvmf.offload flag
 	"link":     func(k string) bool { return strings.Contains(k, ".link.") },
+	"pcie":     func(k string) bool { return strings.HasPrefix(k, "pcie.") },
+	"driver":   func(k string) bool { return strings.HasPrefix(k, "driver.") },
 }
 
 // matcher is one --what pattern.

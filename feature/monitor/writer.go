@@ -180,5 +180,7 @@ func writeSampleTable(w io.Writer, s, prev Sample) {
 
 // isCounterKey says a value key is a counter, whose rate is worth showing.
 func isCounterKey(k string) bool {
-	return strings.Contains(k, ".ppcnt.") || strings.Contains(k, ".ib.") || strings.Contains(k, ".rdma.") || strings.Contains(k, ".nvmf.")
+	return strings.Contains(k, ".ppcnt.") || strings.Contains(k, ".ib.") || strings.Contains(k, ".rdma.") || strings.Contains(k, ".nvmf.") ||
+		strings.HasPrefix(k, "pcie.aer_") || strings.HasPrefix(k, "pcie.mpcnt_") ||
+		(strings.HasPrefix(k, "driver.") && !strings.HasSuffix(k, ".healthy"))
 }

@@ -133,6 +133,11 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) (*Report, error) {
 // x16 card); a link that cannot feed one port is the problem users see.
 func PortGbps(ctx context.Context, a *adapter.Adapter) float64 {
 	ls, _ := a.Links(ctx)
+	return NeedOf(ls)
+}
+
+// NeedOf is PortGbps of links read.
+func NeedOf(ls []adapter.Link) float64 {
 	var need float64
 	for _, l := range ls {
 		switch {

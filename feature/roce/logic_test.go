@@ -295,3 +295,19 @@ func TestAdviceNotes(t *testing.T) {
 		t.Errorf("loss with window 2^4: resends %v", a.ExpectedResends)
 	}
 }
+
+// A deadline during the interval between the two counter samples says
+// what was being waited for, not only "context deadline exceeded"
+// (issue 26.10).
+func TestRatesDeadlineSaysWhat(t *testing.T) {
+	a := adaptertest.Kernel(t, "kernel:mlx5_0", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := roce.Rates(ctx, a, time.Minute)
+	if err == nil || err.Error() == context.DeadlineExceeded.Error() {
+		t.Fatalf("rates at the deadline: %v", err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "between the two samples") {
+		t.Errorf("%v: want the wait named, unwrapping to the deadline", err)
+	}
+}

@@ -12,6 +12,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cxray/cxray/feature/driverhealth"
+	"github.com/cxray/cxray/feature/pcielink"
+	"github.com/cxray/cxray/feature/throughput"
 	"math"
 	"sort"
 	"strconv"
@@ -274,12 +277,16 @@ func Rates(ctx context.Context, a *adapter.Adapter, interval time.Duration) (map
 		return nil, err
 	}
 	if err := a.Sleep(ctx, interval); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("roce: waiting %v between the two samples of the retransmission counters: %w", interval, err)
 	}
 	second, err := a.RDMACounters(ctx)
 	if err != nil && len(second) == 0 {
 		return nil, err
 	}
+	return retransRates(first, second, interval), nil
+}
+
+func retransRates(first, second []adapter.CounterSet, interval time.Duration) map[string]float64 {
 	before := map[int]map[string]uint64{}
 	for _, cs := range first {
 		before[cs.Port] = cs.Values
@@ -294,7 +301,7 @@ func Rates(ctx context.Context, a *adapter.Adapter, interval time.Duration) (map
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // PortRate is the first owned port's operating speed in bits per second.
@@ -322,6 +329,13 @@ type Report struct {
 	Rates       map[string]float64 `json:"retransmission_rates_per_s"`
 	RatesErr    string             `json:"retransmission_rates_error,omitempty"`
 	Advice      *Advice            `json:"advice,omitempty"`
+	// PCIe is the link to the host ("Gen5 x8 (capable Gen5 x16)").
+	PCIe string `json:"pcie,omitempty"`
+	// Causes are what the evidence of the interval says limits
+	// throughput, most decisive first (package throughput); Unjudged what
+	// it could not judge, and what would.
+	Causes   []throughput.Cause `json:"throughput_causes"`
+	Unjudged []string           `json:"throughput_unjudged,omitempty"`
 }
 
 // WindowReport is LOG_TX_PSN_WINDOW as read (-1 unknown).
@@ -370,20 +384,96 @@ func Status(ctx context.Context, a *adapter.Adapter, o StatusOptions) (*Report, 
 		r.FeaturesErr = derr.Error()
 		r.Window.Error = derr.Error()
 	}
-	rates, err := Rates(ctx, a, o.Interval)
-	r.Rates = rates
+	ev, err := sample(ctx, a, r, o.Interval)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		r.RatesErr = err.Error()
+		return nil, err
 	}
 	if o.RTT > 0 {
 		if rate, err := PortRate(ctx, a); err == nil {
 			r.Advice, _ = Advise(rate, o.RTT.Seconds(), 4096, 0, r.Window.Current)
 		}
 	}
+	switch adv := r.Advice; {
+	case adv != nil && adv.Limiting != nil:
+		ev.Window = &throughput.Window{LogWindow: adv.Current, BDPPackets: adv.BDPPackets, Limiting: *adv.Limiting}
+		if adv.MaxRateGbps != nil {
+			ev.Window.MaxGbps = *adv.MaxRateGbps
+		}
+	case o.RTT <= 0:
+		ev.WindowWhy = "give the fabric's round-trip time (--rtt 8us) to compare the window with the bandwidth-delay product"
+	case r.Window.Current == 0:
+		ev.WindowWhy = "LOG_TX_PSN_WINDOW is 0, the device default, whose size is not published"
+	default:
+		ev.WindowWhy = "LOG_TX_PSN_WINDOW could not be read"
+	}
+	r.Causes, r.Unjudged = throughput.Explain(ev), throughput.Unjudged(ev)
 	return r, nil
+}
+
+// sample reads, interval apart, what the throughput causes weigh: the
+// retransmission counters (the report's rates), the port counters
+// (errors, discards, pause), the driver's statistics where the kernel
+// drives the function, and, at the end, the PCIe link.
+func sample(ctx context.Context, a *adapter.Adapter, r *Report, interval time.Duration) (throughput.Evidence, error) {
+	var ev throughput.Evidence
+	if interval <= 0 {
+		r.RatesErr = fmt.Sprintf("roce: rates need a positive interval, not %v", interval)
+		return ev, nil
+	}
+	ports := func() map[int]map[string]uint64 {
+		m := map[int]map[string]uint64{}
+		cs, _ := a.PortCounters(ctx)
+		for _, c := range cs {
+			m[c.Port] = c.Values
+		}
+		return m
+	}
+	rdma1, rerr1 := a.RDMACounters(ctx)
+	ports1 := ports()
+	drv1, _ := a.Driver(ctx, false)
+	if err := a.Sleep(ctx, interval); err != nil {
+		return ev, err
+	}
+	rdma2, rerr2 := a.RDMACounters(ctx)
+	ports2 := ports()
+	var drv2 *adapter.Driver
+	if drv1 != nil {
+		drv2, _ = a.Driver(ctx, false)
+	}
+	if err := ctx.Err(); err != nil {
+		return ev, err
+	}
+	switch {
+	case rerr1 != nil && len(rdma1) == 0:
+		r.RatesErr = rerr1.Error()
+	case rerr2 != nil && len(rdma2) == 0:
+		r.RatesErr = rerr2.Error()
+	default:
+		r.Rates = retransRates(rdma1, rdma2, interval)
+	}
+	for _, k := range SortedRates(r.Rates) {
+		ev.Retransmissions = append(ev.Retransmissions, fmt.Sprintf("%s %.3g/s", k, r.Rates[k]))
+	}
+	secs := interval.Seconds()
+	if len(ports2) == 0 {
+		ev.Unread = append(ev.Unread, "the port counters (errors, discards, pause): not read")
+	}
+	ev.Errors = throughput.Grew(ports1, ports2, throughput.ErrorCounters, secs)
+	ev.Discards = throughput.Grew(ports1, ports2, throughput.DiscardCounters, secs)
+	ev.Pause = throughput.Grew(ports1, ports2, throughput.PauseCounters, secs)
+	if drv1 != nil && drv2 != nil {
+		dr := driverhealth.Build(drv1, drv2, interval)
+		ev.Pause = append(ev.Pause, driverhealth.Pausing(dr)...)
+		ev.Discards = append(ev.Discards, driverhealth.Discarding(dr)...)
+	}
+	if p, err := a.PCIe(ctx); err == nil {
+		ev.PCIe = pcielink.Build(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
+			p, nil, 0, pcielink.Thresholds{})
+		r.PCIe = ev.PCIe.Text
+	} else if ctx.Err() != nil {
+		return ev, err
+	}
+	return ev, nil
 }
 
 // SortedRates lists the rate keys in order.

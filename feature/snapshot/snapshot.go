@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,10 +52,13 @@ type Device struct {
 	Registers []Register `json:"registers"`
 	// NV, OS and Caps are recorded around the registers (state.go); older
 	// files have none of them.
-	NV    *NVConfig     `json:"nv,omitempty"`
-	OS    *OSView       `json:"os,omitempty"`
-	Caps  *Capabilities `json:"caps,omitempty"`
-	Error string        `json:"error,omitempty"`
+	NV   *NVConfig     `json:"nv,omitempty"`
+	OS   *OSView       `json:"os,omitempty"`
+	Caps *Capabilities `json:"caps,omitempty"`
+	// PCIe and DriverHealth are recorded after them (pcie.go).
+	PCIe         *PCIeView   `json:"pcie,omitempty"`
+	DriverHealth *DriverView `json:"driver_health,omitempty"`
+	Error        string      `json:"error,omitempty"`
 }
 
 // Register is one instance of a register.
@@ -285,6 +289,14 @@ func Take(ctx context.Context, a *adapter.Adapter, p *Profile, o Options) (*Devi
 	}
 	insts := expand(p, ports)
 	regs := make([]Register, len(insts))
+	// A register the firmware answers with a status (not supported, no
+	// such instance), or that this database cannot decode, is recorded
+	// and the snapshot goes on. A read that did not reach the firmware
+	// (the device removed or gone mid-run, the path lost) means this is
+	// no baseline of the device: Take fails (issue 26.9: a snapshot of a
+	// device that vanished was written, exit 0).
+	var lost error
+	nlost := 0
 	for s := 0; s < o.Samples; s++ {
 		if s > 0 {
 			if err := o.Sleep(ctx, o.Interval); err != nil {
@@ -295,11 +307,19 @@ func Take(ctx context.Context, a *adapter.Adapter, p *Profile, o Options) (*Devi
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			sample(ctx, d, in, &regs[i], o, s)
+			if err := sample(ctx, d, in, &regs[i], o, s); err != nil && !answered(err) {
+				nlost++
+				if lost == nil {
+					lost = fmt.Errorf("%s: %w", regs[i].Key, err)
+				}
+			}
 			if o.Progress != nil {
 				o.Progress(s*len(insts)+i+1, o.Samples*len(insts))
 			}
 		}
+	}
+	if lost != nil {
+		return nil, &UnreadError{Failed: nlost, Reads: o.Samples * len(insts), Err: lost}
 	}
 	for i := range regs {
 		finish(&regs[i], o)
@@ -311,6 +331,8 @@ func Take(ctx context.Context, a *adapter.Adapter, p *Profile, o Options) (*Devi
 	out.NV = recordNV(ctx, d, o.NV)
 	out.OS = recordOS(ctx, a)
 	out.Caps = recordCaps(ctx, d)
+	out.PCIe = recordPCIe(ctx, a)
+	out.DriverHealth = recordDriver(ctx, a)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -318,7 +340,30 @@ func Take(ctx context.Context, a *adapter.Adapter, p *Profile, o Options) (*Devi
 }
 
 // sample reads one instance and appends its values.
-func sample(ctx context.Context, d *dev.Device, in instance, r *Register, o Options, n int) {
+// UnreadError is a snapshot whose reads did not all reach the device: it
+// was removed, or the path to it failed, during the run.
+type UnreadError struct {
+	Failed, Reads int
+	Err           error // the first
+}
+
+func (e *UnreadError) Error() string {
+	return fmt.Sprintf("the device could not be read during the snapshot (%d of %d register reads failed; the first, %v); no baseline was taken: check the device with 'cxray status' and take it again",
+		e.Failed, e.Reads, e.Err)
+}
+
+func (e *UnreadError) Unwrap() error { return e.Err }
+
+// answered says err is the firmware's answer (a status), a register this
+// database cannot decode, or a part the backend cannot serve: something
+// the snapshot records, not a device that could not be read.
+func answered(err error) bool {
+	_, status := dev.StatusOf(err)
+	return status || prm.IsDatabaseProblem(err) || errors.Is(err, errors.ErrUnsupported) || errors.Is(err, prm.ErrInput)
+}
+
+// sample reads one instance once into r; the error is the read's.
+func sample(ctx context.Context, d *dev.Device, in instance, r *Register, o Options, n int) error {
 	r.Register, r.Key = in.reg, in.key
 	if len(in.index) > 0 && r.Index == nil {
 		r.Index = map[string]string{}
@@ -331,7 +376,7 @@ func sample(ctx context.Context, d *dev.Device, in instance, r *Register, o Opti
 		if r.Error == "" {
 			r.Error = err.Error()
 		}
-		return
+		return err
 	}
 	r.ID = rd.Register.ID
 	r.Times = append(r.Times, o.Now().UTC())
@@ -381,6 +426,7 @@ func sample(ctx context.Context, d *dev.Device, in instance, r *Register, o Opti
 		f.Values = append(f.Values, val)
 		f.Value, f.Text = val, row.Text
 	}
+	return nil
 }
 
 func classify(rs Rules, reg, path string, acc prm.Access) string {

@@ -124,6 +124,8 @@ func (r *Report) diffExtras(dk string, b, n *Device) {
 	r.diffNV(dk, b.NV, n.NV)
 	r.diffOS(dk, b.OS, n.OS)
 	r.diffCaps(dk, b.Caps, n.Caps)
+	r.diffPCIe(dk, b.PCIe, n.PCIe)
+	r.diffDriver(dk, b.DriverHealth, n.DriverHealth)
 }
 
 func textChange(dk, reg, path, old, new string) Change {

@@ -510,3 +510,40 @@ func TestTakeEndedAtEveryAccess(t *testing.T) {
 	}
 	f.Hook = nil
 }
+
+// A device that stops answering mid-run (removed, its path lost) gives no
+// snapshot: Take fails with an UnreadError naming the first read that did
+// not reach it (issue 26.9: a baseline of a vanished device was written).
+// A register the firmware answers with a status is recorded and the
+// snapshot goes on (TestTakeExpandsOverOwnedPorts).
+func TestTakeDeviceGoneMidRun(t *testing.T) {
+	a, f, _ := second(t)
+	// The device goes a few reads into the register loop: Ports is read
+	// once and kept, and Take reads Identity again, so count what that
+	// takes and let three more reads through.
+	ctx := context.Background()
+	if _, err := a.Ports(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls, failAfter := 0, -1
+	gone := errors.New("vsec: read: 0000:03:00.1: the device does not answer (all ones)")
+	f.Hook = func(dev.Method, string) error {
+		calls++
+		if failAfter >= 0 && calls > failAfter {
+			return gone
+		}
+		return nil
+	}
+	if _, err := a.Identity(ctx); err != nil {
+		t.Fatal(err)
+	}
+	failAfter, calls = calls+3, 0
+	d, err := snapshot.Take(context.Background(), a, profile(t, "standard"), snapshot.Options{})
+	var ue *snapshot.UnreadError
+	if d != nil || !errors.As(err, &ue) || !errors.Is(err, gone) || ue.Failed == 0 || ue.Failed > ue.Reads {
+		t.Fatalf("Take after the device went: %v, %v", d, err)
+	}
+	if !strings.Contains(err.Error(), "no baseline was taken") {
+		t.Errorf("message: %v", err)
+	}
+}

@@ -1,10 +1,12 @@
 package kerneltest
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"net"
 	"sync"
+	"syscall"
 
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/genetlink/genltest"
@@ -74,6 +76,10 @@ type Kernel struct {
 	Stats        map[string][]Stat
 	Step         map[string]map[string]uint64
 	StatsChanged func(ifname string)
+	// KernelLog is the kernel log's text (dmesg's) that Log returns;
+	// LogUnreadable makes Log fail as for a process without CAP_SYSLOG.
+	KernelLog     string
+	LogUnreadable bool
 
 	mu       sync.Mutex
 	requests []EEPROMRequest
@@ -318,9 +324,25 @@ func (k *Kernel) serveRoute(reqs []netlink.Message) ([]netlink.Message, error) {
 	}}, nil
 }
 
+// Log is kernel.Options.Log over KernelLog.
+func (k *Kernel) Log(ctx context.Context) ([]byte, error) {
+	if k.LogUnreadable {
+		return nil, syscall.EPERM
+	}
+	return []byte(k.KernelLog), nil
+}
+
+// CX7Log is the fixture's kernel log: a clean probe of both functions.
+const CX7Log = `[    4.101200] mlx5_core 0000:c1:00.0: firmware version: 28.39.1002
+[    4.101900] mlx5_core 0000:c1:00.0: 504.112 Gb/s available PCIe bandwidth (32.0 GT/s PCIe x16 link)
+[    4.702100] mlx5_core 0000:c1:00.1: firmware version: 28.39.1002
+[    6.004000] mlx5_core 0000:c1:00.0 ens1f0np0: Link up
+`
+
 // CX7Kernel is the netlink side of the CX7 tree: devlink info for both
 // functions (a newer image in flash than running), the permanent MACs, and
-// a CMIS 400G module on ens1f0np0 (see CMISModule).
+// a CMIS 400G module on ens1f0np0 (see CMISModule), and a
+// clean kernel log (CX7Log).
 func CX7Kernel() *Kernel {
 	info := func(serial string) DevlinkInfo {
 		return DevlinkInfo{
@@ -331,6 +353,7 @@ func CX7Kernel() *Kernel {
 		}
 	}
 	return &Kernel{
+		KernelLog: CX7Log,
 		Devlink: map[string]DevlinkInfo{
 			"pci/0000:c1:00.0": info("a0-88-c2-ff-ff-45-67-e2"),
 			"pci/0000:c1:00.1": info("a0-88-c2-ff-ff-45-67-e2"),

@@ -7,10 +7,11 @@
 //
 // Three facts files make it, all built into the binary:
 //
-//   - ifc.facts, generated from Debian's linux-headers-*-common mlx5_ifc.h
-//     and device.h by tools/gen/ifcgen (go generate ./prm/cmdb). It
-//     carries the inputs' sha256 and holds names, offsets, widths and values
-//     only.
+//   - ifc.facts, generated from the newest installed Debian
+//     linux-headers-*-common mlx5_ifc.h (6.12; 6.1 stays a cross-check,
+//     TestOlderHeadersAgree) and device.h by tools/gen/ifcgen (go generate
+//     ./prm/cmdb). It carries the inputs' sha256 and holds names, offsets,
+//     widths and values only.
 //   - nvmf.facts, the NVMe-oF target-offload layouts, which exist only in
 //     NVIDIA's OFED tree; hand-written from the facts in the project's
 //     research notes, which cite the OFED files.

@@ -218,6 +218,10 @@ func TestKnownFacts(t *testing.T) {
 		"QUERY_NVMF_BACKEND_CONTROLLER": {0x722, "", ""},
 		"QUERY_OTHER_HCA_CAP":           {0x10e, "", ""},
 		"QUERY_MTT":                     {0x8001, "", ""},
+		// Newer than 6.1: known since the database comes from the newest
+		// header (6.12).
+		"ALLOW_OTHER_VHCA_ACCESS": {0xb16, "allow_other_vhca_access_in", "allow_other_vhca_access_out"},
+		"SYNC_CRYPTO":             {0xb12, "sync_crypto_in", "sync_crypto_out"},
 	} {
 		c, err := db.Command(name)
 		if err != nil {
@@ -418,6 +422,104 @@ func TestHandwrittenErrors(t *testing.T) {
 		_, err := Build("t", ifcFacts, text, "")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", text, err, want)
+		}
+	}
+}
+
+// olderFieldChanges are the fields an older installed header (Debian's 6.1,
+// kept as the cross-check of the database generated from the newest) places
+// otherwise than the built-in layouts, each with why. Found by
+// TestOlderHeadersAgree; an entry no header needs any more fails it.
+var olderFieldChanges = map[string]string{
+	"encryption_key_obj.key_type":                    "6.12 reworks the DEK object: key_type replaced, key widened to 1024 bits",
+	"encryption_key_obj.key":                         "6.12 reworks the DEK object: key widened to 1024 bits",
+	"create_encryption_key_in.encryption_key_object": "follows encryption_key_obj's new size",
+	"flow_context.destination":                       "6.12 renames the destination union's layout (dest_format_flow_counter_list_auto); same bits",
+	"page_fault_resume_in.error":                     "6.12 rewrites PAGE_FAULT_RESUME's input for the newer ODP scheme",
+	"page_fault_resume_in.page_fault_type":           "6.12 rewrites PAGE_FAULT_RESUME's input",
+	"page_fault_resume_in.wq_number":                 "6.12 rewrites PAGE_FAULT_RESUME's input",
+	"page_fault_resume_in.token":                     "6.12 rewrites PAGE_FAULT_RESUME's input",
+	"mcam_access_reg.regs_95_to_87":                  "6.12 names more MCAM register bits, splitting the old ranges",
+	"mcam_access_reg.regs_44_to_32":                  "6.12 names more MCAM register bits, splitting the old ranges",
+	"mcam_access_reg.regs_31_to_0":                   "6.12 names more MCAM register bits, splitting the old ranges",
+	"mcam_access_reg_bits2.regs_95_to_64":            "6.12 names more MCAM register bits, splitting the old ranges",
+	"modify_ipsec_obj_in.ipsec_object":               "6.12 shrinks ipsec_obj to 1024 bits",
+	"query_ipsec_obj_out.ipsec_object":               "6.12 shrinks ipsec_obj to 1024 bits",
+	"create_ipsec_obj_in.ipsec_object":               "6.12 shrinks ipsec_obj to 1024 bits",
+	"hca_cap_union.vector_calc_cap":                  "6.12 drops the vector-calc capability page",
+	"hca_cap_union.shampo_cap":                       "6.12 drops the SHAMPO capability page from the union",
+	"ppcnt_reg.prio_tc":                              "6.12 widens prio_tc to 5 bits, as the ADB has it",
+	"cmd_hca_cap.shampo":                             "6.12 declares shampo at another bit of cmd_hca_cap",
+	"cmd_hca_cap.relaxed_ordering_read":              "6.12 declares relaxed_ordering_read at another bit; the old bit is relaxed_ordering_read_pci_enabled",
+	"flow_table_context.sw_owner_icm_root_1":         "6.12 nests the SW-owner roots in an inline struct of a union",
+	"flow_table_context.sw_owner_icm_root_0":         "6.12 nests the SW-owner roots in an inline struct of a union",
+	"query_qp_out.pas":                               "6.12 puts QUERY_QP's PAS list behind a union with the QPC extension",
+	"general_obj_in_cmd_hdr.log_obj_range":           "6.12 moves log_obj_range under the op_param union",
+	"mkc.log_page_size":                              "6.12 widens log_page_size to 6 bits",
+	"odp_cap.sig":                                    "6.12 restructures the ODP capability page (transport caps per scheme)",
+	"odp_cap.rc_odp_caps":                            "6.12 restructures the ODP capability page",
+	"odp_cap.uc_odp_caps":                            "6.12 restructures the ODP capability page",
+	"odp_cap.ud_odp_caps":                            "6.12 restructures the ODP capability page",
+	"odp_cap.xrc_odp_caps":                           "6.12 restructures the ODP capability page",
+	"odp_cap.dc_odp_caps":                            "6.12 restructures the ODP capability page",
+}
+
+// The built-in layouts come from the newest installed header; every older
+// one still installed must agree with them on every named field they share
+// (same offset and width), apart from olderFieldChanges, the reworks
+// between them, each named.
+func TestOlderHeadersAgree(t *testing.T) {
+	paths, err := ifc.FindAll()
+	if err != nil || len(paths) < 2 {
+		t.Skipf("SKIPPED: the cross-check needs an older mlx5_ifc.h beside the newest (scripts/setup.sh installs 6.1 and the newest); have %v %v", paths, err)
+	}
+	db := mustLoad(t)
+	used := map[string]bool{}
+	for _, path := range paths[1:] {
+		h, err := ifc.LoadFile(path)
+		if err != nil {
+			t.Fatalf("%s does not parse: %v", path, err)
+		}
+		shared := 0
+		for name, on := range h.Nodes {
+			bn, ok := db.Layouts.Nodes[name]
+			if !ok {
+				continue
+			}
+			byName := map[string]*prm.Field{}
+			for _, f := range bn.Fields {
+				byName[f.Name] = f
+			}
+			for _, of := range on.Fields {
+				if ifc.IsReserved(of.Name) {
+					continue
+				}
+				shared++
+				key := name + "." + of.Name
+				nf := byName[of.Name]
+				var got string
+				switch {
+				case nf == nil:
+					got = "gone"
+				case nf.Offset != of.Offset || nf.Size != of.Size || nf.Subnode != of.Subnode:
+					got = fmt.Sprintf("moved: older %#x/%d %s, built-in %#x/%d %s", of.Offset, of.Size, of.Subnode, nf.Offset, nf.Size, nf.Subnode)
+				default:
+					continue
+				}
+				if _, ok := olderFieldChanges[key]; ok {
+					used[key] = true
+					continue
+				}
+				t.Errorf("%s: %s (%s)", key, got, filepath.Base(path))
+			}
+		}
+		if shared < 4000 {
+			t.Errorf("%s: only %d named fields shared with the built-in layouts; the comparison has broken", path, shared)
+		}
+	}
+	for k := range olderFieldChanges {
+		if !used[k] {
+			t.Errorf("olderFieldChanges entry %s matches nothing any more; remove it", k)
 		}
 	}
 }

@@ -128,8 +128,10 @@ func commands(h *ifc.Header) []Command {
 	var out []Command
 	seen := map[string]bool{}
 	for _, e := range ifc.WithPrefix(h.Enumerators(), "MLX5_CMD_OP_") {
-		// MAX and GENERAL_START/END bound ranges; they are not commands.
-		if e.Name == "MAX" || strings.HasSuffix(e.Name, "_START") || strings.HasSuffix(e.Name, "_END") || e.Value < 0 || e.Value > 0xffff || seen[e.Name] {
+		// MAX and GENERAL_START/END bound ranges; MLX5_CMD_OP_MOD_* (6.12's
+		// MOD_UPDATE_HEADER_MODIFY_ARGUMENT = 1) are op_mod values: none is
+		// a command.
+		if e.Name == "MAX" || strings.HasPrefix(e.Name, "MOD_") || strings.HasSuffix(e.Name, "_START") || strings.HasSuffix(e.Name, "_END") || e.Value < 0 || e.Value > 0xffff || seen[e.Name] {
 			continue
 		}
 		seen[e.Name] = true

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,11 +30,22 @@ var SearchGlobs = []string{
 
 // Find returns the path of the newest installed mlx5_ifc.h.
 func Find() (string, error) {
+	all, err := FindAll()
+	if err != nil {
+		return "", err
+	}
+	return all[0], nil
+}
+
+// FindAll returns every installed mlx5_ifc.h, newest first: the command
+// database comes from the newest, and the older ones (Debian's 6.1) stay
+// cross-checks.
+func FindAll() ([]string, error) {
 	var all []string
 	for _, g := range SearchGlobs {
 		m, err := filepath.Glob(g)
 		if err != nil {
-			return "", fmt.Errorf("search for mlx5_ifc.h: bad pattern %q: %v", g, err)
+			return nil, fmt.Errorf("search for mlx5_ifc.h: bad pattern %q: %v", g, err)
 		}
 		for _, p := range m {
 			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
@@ -42,10 +54,10 @@ func Find() (string, error) {
 		}
 	}
 	if len(all) == 0 {
-		return "", fmt.Errorf("no kernel mlx5_ifc.h found (looked for %s); install the kernel headers, on Debian with 'apt-get install linux-headers-amd64'", strings.Join(SearchGlobs, ", "))
+		return nil, fmt.Errorf("no kernel mlx5_ifc.h found (looked for %s); install the kernel headers, on Debian with 'apt-get install linux-headers-amd64'", strings.Join(SearchGlobs, ", "))
 	}
 	sort.Slice(all, func(i, j int) bool { return versionLess(all[j], all[i]) })
-	return all[0], nil
+	return all, nil
 }
 
 // versionLess orders paths so that digit runs compare as numbers:
@@ -598,6 +610,8 @@ func (p *parser) member(a *agg, what string, depth int) error {
 		return nil // a stray semicolon is harmless
 	case t.kind == tIdent && t.text == "u8":
 		tmpl.kind = mBits
+	case t.kind == tIdent && t.text == "DECLARE_FLEX_ARRAY":
+		return p.flexArray(a, what, t)
 	case t.kind == tIdent && (t.text == "struct" || t.text == "union"):
 		tmpl.union = t.text == "union"
 		if p.peek().text == "{" {
@@ -641,6 +655,39 @@ func (p *parser) member(a *agg, what string, depth int) error {
 			return p.errf(sep.line, "%s: member %s: expected ';' or ',', found %q", what, m.name, sep.text)
 		}
 	}
+}
+
+// flexArray parses DECLARE_FLEX_ARRAY(struct mlx5_ifc_T, name);, which
+// newer headers (6.2 on) write for a flexible array inside a union, where C
+// allows no plain "T name[0];" (include/linux/stddef.h). It declares the
+// same member as "struct mlx5_ifc_T name[0];".
+func (p *parser) flexArray(a *agg, what string, t token) error {
+	if _, err := p.expect("(", "after DECLARE_FLEX_ARRAY"); err != nil {
+		return err
+	}
+	kw := p.next()
+	if kw.text != "struct" && kw.text != "union" {
+		return p.errf(kw.line, "%s: DECLARE_FLEX_ARRAY of %q: only arrays of mlx5_ifc structs and unions are layouts", what, kw.text)
+	}
+	ty := p.next()
+	if ty.kind != tIdent || !strings.HasPrefix(ty.text, "mlx5_ifc_") {
+		return p.errf(ty.line, "%s: member type %s %s is not an mlx5_ifc layout", what, kw.text, ty.text)
+	}
+	if _, err := p.expect(",", "between DECLARE_FLEX_ARRAY's type and name"); err != nil {
+		return err
+	}
+	nt := p.next()
+	if nt.kind != tIdent {
+		return p.errf(nt.line, "%s: expected a member name, found %q", what, nt.text)
+	}
+	if _, err := p.expect(")", "to close DECLARE_FLEX_ARRAY"); err != nil {
+		return err
+	}
+	if _, err := p.expect(";", "after DECLARE_FLEX_ARRAY(...)"); err != nil {
+		return err
+	}
+	a.members = append(a.members, &member{line: nt.line, name: nt.text, kind: mNamed, ref: NodeName(ty.text), union: kw.text == "union", array: true, flexible: true})
+	return nil
 }
 
 // dims parses the bracket suffixes of a declarator and sets the width and
@@ -862,6 +909,15 @@ func (b *builder) layout(a *agg, name string, depth int) (*layout, error) {
 				return nil, errf("declared as %s %s but defined as a %s", kindWord(m.union), m.ref, kindWord(sub.Union))
 			}
 			f.Subnode, elem = m.ref, sub.Size
+			if sub.Size == 0 && onlyFlexible(sub) && !m.array {
+				// A struct that is only a flexible array (6.12's
+				// qp_pas_list_in: pas[0]) has no bits of its own; its data
+				// runs past the layout, which a zero-width field cannot say.
+				// Left out, as the other flexible tails are placed by their
+				// own fields.
+				b.warn(a.file, m.line, "%s.%s: %s holds only flexible arrays; left out", name, m.name, m.ref)
+				continue
+			}
 		case mInline:
 			if m.name == "" {
 				// An anonymous member: C puts its members straight into the
@@ -959,7 +1015,7 @@ func (b *builder) finish(name string, a *agg, l *layout) (*prm.Node, error) {
 	if a.cname != "" {
 		n.Descr = kindWord(a.union) + " " + a.cname
 	}
-	for _, it := range l.items {
+	for _, it := range splitReserved(l.items, l.size) {
 		off, err := adbOffset(it.bit, it.elem, l.size)
 		if err != nil {
 			return nil, &Error{File: a.file, Line: it.f.Line, Msg: fmt.Sprintf("%s.%s: %v", name, it.f.Name, err)}
@@ -970,6 +1026,33 @@ func (b *builder) finish(name string, a *agg, l *layout) (*prm.Node, error) {
 	}
 	b.h.Nodes[name] = n
 	return n, nil
+}
+
+// misspeltReserved matches reserved fields whatever their spelling (6.12's
+// pcam_enhanced_features has "resereved_at_54").
+var misspeltReserved = regexp.MustCompile(`^res[a-z]*ved_at_[0-9a-f]+$`)
+
+// splitReserved cuts a reserved scalar that crosses a dword boundary (which
+// no ADB offset can express) into one reserved_at_<bit> piece per dword.
+// Reserved bits carry no value, so nothing is lost; every other field that
+// crosses a boundary stays an error in adbOffset.
+func splitReserved(items []placed, size int) []placed {
+	var out []placed
+	for _, it := range items {
+		name := it.f.Name
+		if it.f.IsArray || it.elem >= 32 || it.bit%32+it.elem <= 32 || size < 32 || !(IsReserved(name) || misspeltReserved.MatchString(name)) {
+			out = append(out, it)
+			continue
+		}
+		for bit, end := it.bit, it.bit+it.elem; bit < end; {
+			w := min(end, (bit/32+1)*32) - bit
+			f := *it.f
+			f.Name, f.Size = fmt.Sprintf("reserved_at_%x", bit), w
+			out = append(out, placed{f: &f, bit: bit, elem: w})
+			bit += w
+		}
+	}
+	return out
 }
 
 // adbOffset is the inverse of prm's conversion: for an element narrower than
@@ -992,4 +1075,14 @@ func adbOffset(bit, w, container int) (int, error) {
 
 func (b *builder) warn(file string, line int, format string, args ...any) {
 	b.h.Warnings = append(b.h.Warnings, fmt.Sprintf("%s:%d: ", file, line)+fmt.Sprintf(format, args...))
+}
+
+// onlyFlexible says a node has fields and every one is a flexible array.
+func onlyFlexible(n *prm.Node) bool {
+	for _, f := range n.Fields {
+		if !f.Variable {
+			return false
+		}
+	}
+	return len(n.Fields) > 0
 }

@@ -1,6 +1,8 @@
 package ifc
 
 import (
+	"github.com/google/go-cmp/cmp"
+
 	"fmt"
 	"os"
 	"path/filepath"
@@ -582,5 +584,58 @@ func TestDBNamesDifferingInCase(t *testing.T) {
 		if _, err := db.Plan(n); err != nil {
 			t.Errorf("Plan(%s): %v", n, err)
 		}
+	}
+}
+
+// The forms 6.12's header brings: DECLARE_FLEX_ARRAY inside a union, a
+// struct that is only a flexible array (left out), and a misspelt reserved
+// field that crosses a dword (split into reserved pieces).
+func TestNewerHeaderForms(t *testing.T) {
+	h, err := Parse("test.h", []byte(`
+struct mlx5_ifc_e_bits { u8 v[0x20]; };
+struct mlx5_ifc_only_flex_bits { struct mlx5_ifc_e_bits pas[0]; };
+struct mlx5_ifc_a_bits {
+	u8 head[0x20];
+	union {
+		DECLARE_FLEX_ARRAY(struct mlx5_ifc_e_bits, list);
+		DECLARE_FLEX_ARRAY(struct mlx5_ifc_e_bits, other);
+	};
+};
+union mlx5_ifc_u_bits {
+	struct mlx5_ifc_only_flex_bits gone;
+	struct mlx5_ifc_e_bits kept;
+};
+struct mlx5_ifc_r_bits {
+	u8 x[0x14];
+	u8 resereved_at_14[0x14];
+	u8 y[0x18];
+};
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type f struct {
+		Name         string
+		Offset, Size int
+		Array, Var   bool
+		Sub          string
+	}
+	got := map[string][]f{}
+	for _, n := range []string{"a", "u", "r"} {
+		for _, x := range h.Nodes[n].Fields {
+			got[n] = append(got[n], f{x.Name, x.Offset, x.Size, x.IsArray, x.Variable, x.Subnode})
+		}
+	}
+	want := map[string][]f{
+		"a": {{"head", 0, 32, false, false, ""}, {"list", 32, 32, true, true, "e"}, {"other", 32, 32, true, true, "e"}},
+		"u": {{"kept", 0, 32, false, false, "e"}},
+		// x: bits 0..19; the reserved run 0x14..0x27 splits at 0x20.
+		"r": {{"x", 12, 20, false, false, ""}, {"reserved_at_14", 0, 12, false, false, ""}, {"reserved_at_20", 56, 8, false, false, ""}, {"y", 32, 24, false, false, ""}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("fields (-want +got):\n%s", d)
+	}
+	if _, err := Parse("test.h", []byte("struct mlx5_ifc_a_bits {\n\tDECLARE_FLEX_ARRAY(int, x);\n};")); err == nil || !strings.Contains(err.Error(), "only arrays of mlx5_ifc") {
+		t.Errorf("DECLARE_FLEX_ARRAY of int: %v", err)
 	}
 }

@@ -249,8 +249,13 @@ func TestStopped(t *testing.T) {
 	if code(err) != ExitDevice || !errors.Is(err, cause) || !strings.Contains(err.Error(), "--timeout") {
 		t.Errorf("deadline: %v (exit %d)", err, code(err))
 	}
-	if err := Stopped(dctx, nil); code(err) != ExitDevice || !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("deadline without a cause: %v", err)
+	// A bare context error is no message: it says what ran out (issue
+	// 26.10: roce status said only "context deadline exceeded").
+	for _, bare := range []error{nil, dctx.Err()} {
+		err := Stopped(dctx, bare)
+		if code(err) != ExitDevice || !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "the --timeout ran out before the device had answered") {
+			t.Errorf("deadline with cause %v: %v", bare, err)
+		}
 	}
 	cctx, stop := context.WithCancel(context.Background())
 	stop()

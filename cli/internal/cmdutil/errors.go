@@ -89,8 +89,10 @@ func Stopped(ctx context.Context, cause error) error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return ctx.Err()
 	}
-	if cause == nil {
-		cause = ctx.Err()
+	if cause == nil || cause == ctx.Err() {
+		// A bare "context deadline exceeded" names nothing (issue
+		// 26.10): say what ran out.
+		return DeviceErr(fmt.Errorf("the --timeout ran out before the device had answered everything (%w): give a longer one, or check the device with 'cxray status'", ctx.Err()))
 	}
 	return DeviceErr(fmt.Errorf("%w (the --timeout ran out: give a longer one, or check the device with 'cxray status')", cause))
 }

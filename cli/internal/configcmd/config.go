@@ -21,6 +21,9 @@ import (
 type configCtx struct {
 	a    *app
 	nvdb string
+	// fileDevice picks one device of a query output that holds several
+	// (--file-device); "" refuses such a file with the list of devices.
+	fileDevice string
 }
 
 func (a *app) configCmd() *cobra.Command {

@@ -6,6 +6,7 @@ package configcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -67,8 +68,14 @@ func (cc *configCtx) parseConfigFile(path, text string) (*nvconf.ConfigFile, err
 	if err != nil {
 		return nil, cmdutil.UsageWrap(err)
 	}
-	cf, err := nvconf.ReadConfigFile(text, nv, hc)
-	if err != nil {
+	cf, err := nvconf.ReadConfigFileDevice(text, nv, hc, cc.fileDevice)
+	var me *nvconf.MultiDeviceError
+	switch {
+	case errors.As(err, &me):
+		return nil, cmdutil.UsageErr("%s: %v with --file-device N", path, err)
+	case err != nil && cc.fileDevice != "" && nvconf.IsQueryText(text):
+		return nil, cmdutil.UsageErr("%s: %v", path, err)
+	case err != nil:
 		return nil, cmdutil.UsageErr("%s: %v; give an mlxconfig/mstconfig query output (q or -e q), an mstconfig backup or a cxray backup", path, err)
 	}
 	return cf, nil
@@ -201,7 +208,15 @@ func (cc *configCtx) readOperands(args []string) ([]operand, error) {
 }
 
 // holdsQuery says an operand is a query output (values, not TLVs).
-func (op operand) holdsQuery() bool { return op.file && nvconf.IsQueryText(op.text) }
+// A text that starts with neither backup's signature is read as a query
+// output too: a `| grep` fragment has no heading.
+func (op operand) holdsQuery() bool {
+	if !op.file {
+		return false
+	}
+	first := strings.TrimSpace(strings.SplitN(strings.TrimLeft(op.text, "\ufeff \t\r\n"), "\n", 2)[0])
+	return nvconf.IsQueryText(op.text) || (first != nvconf.RawFileSignature && !strings.HasPrefix(first, nvconf.BackupSignature))
+}
 
 // settingsSide is one operand of a settings diff: a file or a device.
 func (cc *configCtx) settingsSide(ctx context.Context, op operand, db *prm.DB) (*nvconf.QueryResult, error) {

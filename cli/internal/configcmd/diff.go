@@ -63,6 +63,7 @@ for the side that lacks one); only a difference in what both hold is exit 1.`,
 	}
 	c.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "give up on a device after this long")
 	c.Flags().BoolVar(&all, "all", false, "with a query output, also list the parameters only one side holds")
+	c.Flags().StringVar(&cc.fileDevice, "file-device", "", "in a query output of several devices, compare this one (its number from 1, or its Device name); without it such a file is refused with its list")
 	return c
 }
 

@@ -108,6 +108,7 @@ the reason), as mstconfig does.`,
 	df.Add(c)
 	c.Flags().BoolVarP(&extended, "extended", "e", false, "also show Default and Current values")
 	c.Flags().StringVar(&from, "from", "", "read the configuration from a file instead of a device: an mlxconfig/mstconfig query output (WinMFT's too), an mstconfig or cxray backup ('-': standard input)")
+	c.Flags().StringVar(&cc.fileDevice, "file-device", "", "with --from, the device of a query output that holds several (its number from 1, or its Device name); without it such a file is refused with its list")
 	c.Flags().BoolVar(&all, "all", false, "also list parameters mstconfig hides (unmet dependency, old TLV version), with the reason")
 	c.Flags().StringVar(&filter, "filter", "", "only parameters (or TLVs) matching this regular expression (case-insensitive)")
 	return c

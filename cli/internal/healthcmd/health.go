@@ -14,6 +14,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/feature/health"
+	"github.com/cxray/cxray/prm"
 )
 
 type healthOptions struct {
@@ -49,7 +50,8 @@ An empty cage on an enabled port is "info" with the next step, not a
 failure. Ports left unused on purpose are not judged: --unused-ports 2, or
 lines "DEVICE PORTS" ("* 2", "0000:81:00.0 1,2") in ` + health.UnusedPortsFile + `
 ($` + health.EnvUnusedPorts + ` names another file, "off" none).
-Exit 0 when every check is ok (or info), 1 on a warning or failure.`,
+Exit 0 when every check is ok (or info), 1 on a warning or failure, 3 when a
+device could not be read at all (its identity).`,
 		Example: `  cxray health -d emu
   cxray health -d 0000:03:00.0 -o json
   cxray health -d kernel:mlx5_0
@@ -114,6 +116,26 @@ func (a *app) runHealth(o *healthOptions) error {
 			}
 			printHealth(a, r, o.verbose)
 		}
+	}
+	// A device that could not be read at all is a device error (exit 3;
+	// exit 2 when the register database does not match it), not a
+	// finding: issue 26.9 (MGIR unsupported, a firmware always busy
+	// exited 1).
+	var unread error
+	for _, r := range reports {
+		if r.Unread != nil {
+			fmt.Fprintf(a.Stderr, "cxray: %s: could not be read: %v\n", r.Device, r.Unread)
+			if unread == nil || prm.IsDatabaseProblem(unread) {
+				unread = r.Unread
+			}
+		}
+	}
+	if unread != nil {
+		code := cmdutil.ExitDevice
+		if prm.IsDatabaseProblem(unread) || errors.Is(unread, prm.ErrInput) {
+			code = cmdutil.ExitUsage
+		}
+		return &cmdutil.ExitError{Code: code, Err: cmdutil.ErrQuiet}
 	}
 	if bad {
 		return cmdutil.ErrProblem

@@ -8,15 +8,14 @@ package maccmd
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/feature/explain"
 	"github.com/cxray/cxray/feature/osmac"
-	"github.com/cxray/cxray/prm"
 )
 
 type macOptions struct {
@@ -38,7 +37,9 @@ func (a *app) macCmd() *cobra.Command {
                  ip link (text, -br or -j); '-' reads standard input;
                  'system' reads this machine's own (Linux, Windows)
   --from QUERY   the permanent MACs from an mstflint/flint query output
-                 ("Base MAC: b83fd2a1b2c0 4": the base and how many)
+                 ("Base MAC: b83fd2a1b2c0 4": the base and how many), or an
+                 mlxup/mlxfwmanager listing (every device's Base MAC; the
+                 count, which they do not print, from the ports named)
   --permanent M  the permanent MACs given (repeat, or comma-separate)
   -d DEV         the permanent MACs from the adapter itself
 
@@ -61,45 +62,21 @@ Exit 1 on drift.`,
 	return c
 }
 
-// baseMAC matches flint's and mstflint's "Base MAC:  b83fd2a1b2c0  4".
-var baseMAC = regexp.MustCompile(`(?mi)^\s*Base MAC:\s+([0-9a-f:.-]{12,17})\s+(\d+)`)
-
-// macsFromQuery reads the permanent MACs from a flint query output: the
-// base and the count after it, one per function.
-func macsFromQuery(text string) ([]string, error) {
-	m := baseMAC.FindStringSubmatch(text)
-	if m == nil {
-		return nil, fmt.Errorf("no \"Base MAC:\" line (an mstflint -d DEV q or flint -d DEV q output has one)")
+// macsFromQuery reads the permanent MACs from a flint/mstflint q output or
+// an mlxup/mlxfwmanager listing, with the reader explain uses: indented
+// lines, ConnectX-3's "Base MAC1:"/"Base MAC2:", several devices, a MAC of
+// 16 hex digits; notes say what was assumed (a Base MAC without a count).
+func macsFromQuery(text string) ([]string, []string, error) {
+	q, err := explain.ReadFirmwareQuery(text)
+	if err != nil {
+		return nil, nil, err
 	}
-	mac, ok := osmac.NormalizeMAC(m[1])
-	if !ok {
-		return nil, fmt.Errorf("Base MAC %q is no MAC address", m[1])
-	}
-	n, err := strconv.Atoi(m[2])
-	if err != nil || n < 1 || n > 256 {
-		return nil, fmt.Errorf("Base MAC count %q: want 1..256", m[2])
-	}
-	return macRange(mac, n)
+	return q.PermanentMACs()
 }
 
 // macRange is n consecutive MACs from base (one per function: the
 // driver gives function f the base MAC plus f).
-func macRange(base string, n int) ([]string, error) {
-	b, err := strconv.ParseUint(strings.ReplaceAll(base, ":", ""), 16, 64)
-	if err != nil {
-		return nil, fmt.Errorf("base MAC %q: %v", base, err)
-	}
-	// The addresses are 48 bits: a range that would run past the last
-	// one does not wrap to 00:00:00:00:00:00; the input is damaged.
-	if last := b + uint64(n) - 1; n < 1 || last > 0xffffffffffff {
-		return nil, fmt.Errorf("base MAC %s with %d addresses runs past ff:ff:ff:ff:ff:ff: the query output is damaged or not flint's", base, n)
-	}
-	out := make([]string, n)
-	for i := range out {
-		out[i] = prm.FormatMAC(b + uint64(i))
-	}
-	return out, nil
-}
+func macRange(base string, n int) ([]string, error) { return explain.MACRange(base, n) }
 
 // Row is one OS interface in `cxray mac` (-o json: "interfaces").
 type Row struct {
@@ -141,14 +118,14 @@ func (a *app) runMAC(o *macOptions) error {
 			return cmdutil.UsageErr("--os %s: %v", o.listing, err)
 		}
 	}
-	var perms []string
+	var perms, notes []string
 	switch {
 	case o.from != "":
 		qt, err := cmdutil.ReadInput(o.from, a.Stdin, osmac.MaxText, "a query output")
 		if err != nil {
 			return err
 		}
-		if perms, err = macsFromQuery(string(qt)); err != nil {
+		if perms, notes, err = macsFromQuery(string(qt)); err != nil {
 			return cmdutil.UsageErr("--from %s: %v", o.from, err)
 		}
 	case len(o.permanent) > 0:
@@ -171,11 +148,14 @@ func (a *app) runMAC(o *macOptions) error {
 		drift = drift || r.Drift
 	}
 	if a.JSON() {
-		if err := a.WriteJSON(map[string]any{"listing": l.Format, "permanent_macs": perms, "interfaces": rows, "mac_drift": drift}); err != nil {
+		if err := a.WriteJSON(map[string]any{"listing": l.Format, "permanent_macs": perms, "interfaces": rows, "mac_drift": drift, "notes": notes}); err != nil {
 			return err
 		}
 	} else {
 		fmt.Fprintf(a.Stdout, "%s, %d interfaces; the adapter's permanent MACs: %s\n", l.Format, len(l.Interfaces), strings.Join(perms, ", "))
+		for _, n := range notes {
+			fmt.Fprintf(a.Stdout, "note: %s\n", n)
+		}
 		if len(rows) == 0 {
 			fmt.Fprintln(a.Stdout, "no interface of the listing belongs to this adapter (by MAC or description)")
 		} else {

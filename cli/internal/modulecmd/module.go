@@ -10,7 +10,6 @@ import (
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/feature/hexdump"
 	"github.com/cxray/cxray/feature/modules"
-	"github.com/cxray/cxray/optics"
 )
 
 // moduleOptions are the flags of `cxray module`.
@@ -110,6 +109,9 @@ func (a *app) runModule(o *moduleOptions) error {
 		mo.Ports = []int{o.port}
 	}
 	reports, err := modules.Read(ctx, ad, mo)
+	if err != nil && ctx.Err() != nil {
+		return cmdutil.Stopped(ctx, err) // a signal, or --timeout: say which
+	}
 	if err != nil {
 		return cmdutil.Classify(err)
 	}
@@ -148,26 +150,31 @@ func (a *app) runModuleFile(o *moduleOptions) error {
 	if err != nil {
 		return cmdutil.UsageErr("--file %s: %v; give ethtool -m DEV raw on (or hex on) output", o.file, err)
 	}
-	if dump.Bytes == nil {
-		return cmdutil.UsageErr("--file %s holds register fields (%s), not module memory; decode it with cxray prm decode", o.file, dump.Format)
-	}
-	im, notes, err := optics.FromEthtool(dump.Bytes)
+	// A partial dump, random bytes or a register dump get an input verdict
+	// (modules.CheckDump), never one on the hardware; exit 2 after the
+	// report, as for any input that cannot be judged.
+	r, notes, err := modules.FromDump(dump, "file", o.raw)
 	if err != nil {
 		return cmdutil.UsageErr("--file %s: %v", o.file, err)
 	}
-	notes = append(append([]string{}, dump.Notes...), notes...)
-	r := modules.FromImage(im, "file", o.raw)
+	n := 0
+	if dump.Bytes != nil {
+		n = len(dump.Bytes)
+	}
 	if a.JSON() {
 		if err := a.WriteJSON(map[string]any{"file": o.file, "format": dump.Format, "notes": notes, "modules": []*modules.Report{r},
 			"verdicts": len(r.Verdicts)}); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(a.Stdout, "%s (%s, %d bytes)\n", o.file, dump.Format, len(dump.Bytes))
+		fmt.Fprintf(a.Stdout, "%s (%s, %d bytes)\n", o.file, dump.Format, n)
 		for _, n := range notes {
 			fmt.Fprintf(a.Stdout, "note: %s\n", n)
 		}
 		modules.WriteText(a.Stdout, r, o.raw)
+	}
+	if r.InputOnly() {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: cmdutil.ErrQuiet}
 	}
 	if len(r.Verdicts) > 0 {
 		return cmdutil.ErrProblem

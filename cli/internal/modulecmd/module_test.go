@@ -192,7 +192,7 @@ func TestModuleFileNotMemory(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "fields.txt")
 	os.WriteFile(f, []byte("status = 0x0\nlocal_port = 0x1\n"), 0o644)
 	err := (&app{a.App}).runModuleFile(&moduleOptions{file: f})
-	if code := cmdutiltest.Code(err); code != cmdutil.ExitUsage || !strings.Contains(err.Error(), "not module memory; decode it with cxray prm decode") {
-		t.Errorf("exit %d %v, want 2 naming prm decode", code, err)
+	if code := cmdutiltest.Code(err); code != cmdutil.ExitUsage || !strings.Contains(a.Out.String(), "not module memory") || !strings.Contains(a.Out.String(), "cxray prm decode") {
+		t.Errorf("exit %d %v, want 2 naming prm decode:\n%s", code, err, a.Out)
 	}
 }

@@ -51,8 +51,12 @@ alert fired or a reading froze.
 physical layer, per port), module (optics, when available), rdma (RDMA
 hw_counters), nvmf (NVMe-oF offload namespaces through the command interface:
 xrq1.ns1.nvmf.read_cmds ...), link (per port: state, speed, BER raw, effective and symbol,
-FEC blocks, the firmware's troubleshooting opcode), or register names with
-fixed indexes:
+FEC blocks, the firmware's troubleshooting opcode), pcie (the PCIe link: speed,
+width, capable and slot, pcie.degraded, AER totals, Device Status, MPCNT:
+'rate(pcie.aer_correctable) > 0' alerts on link errors), driver (devlink health
+reporters' errors and recoveries, driver statistics: discards, pause, PCIe
+stalls; where the kernel drives the function), or register names with fixed
+indexes:
 PDDR[page_select=0,local_port=1].`,
 		Example: `  cxray monitor -d 0000:03:00.0 -i 60s --format jsonl --out temps.jsonl
   cxray monitor -d emu --what temp,counters --alert 'temp.asic_c > 70' --count 10`,
@@ -204,7 +208,7 @@ PDDR[page_select=0,local_port=1].`,
 	c.Flags().DurationVarP(&interval, "interval", "i", 10*time.Second, "time between samples")
 	// A string array, not a slice: cobra's slice splits at every comma,
 	// also inside REG[k=v,k=v]; monitor.SplitWhat knows the brackets.
-	c.Flags().StringArrayVar(&what, "what", []string{"temp,counters"}, "what to sample, comma-separated or repeated: temp, counters, module, rdma, nvmf, link, REG or REG[k=v,...]")
+	c.Flags().StringArrayVar(&what, "what", []string{"temp,counters"}, "what to sample, comma-separated or repeated: temp, counters, module, rdma, nvmf, link, pcie, driver, REG or REG[k=v,...]")
 	c.Flags().StringVar(&format, "format", "table", "table, jsonl or csv")
 	c.Flags().StringVar(&out, "out", "", "append to FILE instead of standard output")
 	c.Flags().Int64Var(&maxSize, "max-size", 64<<20, "rotate --out at this many bytes (0: never)")

@@ -272,3 +272,33 @@ func TestMonitorHelpNamesEveryGroup(t *testing.T) {
 		}
 	}
 }
+
+// --what pcie in real time on a card trained x8: the link's keys, the
+// degraded flag, and an alert on the correctable error rate that fires
+// when the scenario's steady errors come.
+func TestMonitorPCIeGroup(t *testing.T) {
+	a := cmdutiltest.New(t, "json")
+	dev := cmdutiltest.Manual(t, "    pcie: {width: 8, correctable_per_sec: {BadTLP: 1}}\n")
+	err := mon(a, "-d", dev, "--count", "3", "-i", "10s", "--what", "pcie", "--alert", "rate(pcie.aer_correctable) > 0")
+	if !errors.Is(err, cmdutil.ErrProblem) {
+		t.Fatalf("the alert did not fire: %v\n%s", err, a.Out.String())
+	}
+	ss := lines(t, a.Out.String())
+	if len(ss) != 3 {
+		t.Fatalf("%d lines, want 3", len(ss))
+	}
+	v := ss[2].Values
+	for k, want := range map[string]float64{"pcie.width": 8, "pcie.max_width": 16, "pcie.speed_gts": 32, "pcie.degraded": 1} {
+		if v[k] != want {
+			t.Errorf("%s = %v, want %v (%v)", k, v[k], want, v)
+		}
+	}
+	if v["pcie.aer_correctable"] < 20 || len(ss[2].Alerts) == 0 {
+		t.Errorf("aer_correctable %v after 20 s at 1/s, alerts %v", v["pcie.aer_correctable"], ss[2].Alerts)
+	}
+	for k := range v {
+		if !strings.HasPrefix(k, "pcie.") {
+			t.Errorf("--what pcie read %s", k)
+		}
+	}
+}

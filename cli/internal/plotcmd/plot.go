@@ -33,7 +33,7 @@ func (a *app) plotCmd() *cobra.Command {
 		Short: "Draw monitored values over time, with threshold lines",
 		Long: `Draw the values of a 'cxray monitor --format jsonl' (or --format csv) file
 against time. --what picks the keys: monitor's group names (temp, counters,
-module, rdma, nvmf, link), an exact key or its end after a dot (asic_c), a pattern with *
+module, rdma, nvmf, link, pcie, driver), an exact key or its end after a dot (asic_c), a pattern with *
 wildcards (port1.ppcnt.*errors*; a key that only has the word negated, such
 as rs_fec_no_errors_blocks, is left out: name it to draw it), or /regexp/
 matching whole keys. Default: temp. Counters are drawn as their rate per
@@ -124,7 +124,7 @@ sample is refused with the reason.`,
 			return nil
 		},
 	}
-	c.Flags().StringSliceVar(&what, "what", nil, "keys to draw: a group (temp, counters, module, rdma, nvmf, link), a key, a * pattern or /regexp/ (default temp)")
+	c.Flags().StringSliceVar(&what, "what", nil, "keys to draw: a group (temp, counters, module, rdma, nvmf, link, pcie, driver), a key, a * pattern or /regexp/ (default temp)")
 	c.Flags().StringVar(&out, "out", "", "chart file (.svg, .png or .pdf)")
 	c.Flags().StringArrayVar(&thresholds, "threshold", nil, "extra threshold line NAME=VALUE")
 	c.Flags().StringVar(&title, "title", "", "chart title")

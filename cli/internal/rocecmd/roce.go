@@ -24,7 +24,11 @@ func (a *app) roceCmd() *cobra.Command {
 		Short: "RoCE retransmission: switches, PSN window, counters, advice",
 		Long: `RoCE retransmission tuning. 'status' shows the ROCE_ACCL switches (supported
 and enabled), the LOG_TX_PSN_WINDOW NV setting (log2 of the transmit PSN window
-for connected transports) and the retransmission counters as rates; 'advise'
+for connected transports) and the retransmission counters as rates, and says
+which cause the evidence of its interval supports when throughput falls short
+of line rate: a PCIe link below what the port needs, a PSN window below the
+bandwidth-delay product (with --rtt), link errors and retransmissions, pause
+frames or discards; 'advise'
 works out the window a link's bandwidth-delay product needs; 'set' changes the
 window or a switch through the guarded write paths of 'config set' and 'reg set'.`,
 	}
@@ -73,6 +77,9 @@ func (a *app) runRoceStatus(o *roceStatusOptions) error {
 	}
 	defer ad.Close()
 	rep, err := roce.Status(ctx, ad, roce.StatusOptions{NV: nv, Interval: o.interval, RTT: o.rtt})
+	if err != nil && ctx.Err() != nil {
+		return cmdutil.Stopped(ctx, err) // a signal, or --timeout: say which
+	}
 	if err != nil {
 		return cmdutil.Classify(err)
 	}
@@ -114,6 +121,21 @@ func (a *app) runRoceStatus(o *roceStatusOptions) error {
 			name := k[strings.IndexByte(k, '.')+1:]
 			fmt.Fprintf(a.Stdout, "  %-34s %10.3g/s  %s\n", k, rep.Rates[k], roce.CounterMeaning[name])
 		}
+	}
+	fmt.Fprintln(a.Stdout)
+	if rep.PCIe != "" {
+		fmt.Fprintf(a.Stdout, "PCIe link: %s\n", rep.PCIe)
+	}
+	if len(rep.Causes) == 0 {
+		fmt.Fprintf(a.Stdout, "throughput: nothing read over %s limits it (PCIe link, errors, retransmissions, pause, discards)\n", o.interval)
+	} else {
+		fmt.Fprintln(a.Stdout, "throughput short of line rate? the evidence points to, most decisive first:")
+		for i, c := range rep.Causes {
+			fmt.Fprintf(a.Stdout, "  %d. %s\n     next: %s\n", i+1, c.Summary, c.NextStep)
+		}
+	}
+	for _, u := range rep.Unjudged {
+		fmt.Fprintf(a.Stdout, "  not judged: %s\n", u)
 	}
 	return nil
 }

@@ -65,12 +65,18 @@ Without --out the snapshot is printed as JSON.`,
 				return err
 			}
 			if out == "" {
-				return a.WriteJSON(f)
+				if err := a.WriteJSON(f); err != nil {
+					return err
+				}
+			} else {
+				if err := snapshot.Write(out, f); err != nil {
+					return cmdutil.DeviceErr(err)
+				}
+				if err := a.printSnapshotSummary(out, f); err != nil {
+					return err
+				}
 			}
-			if err := snapshot.Write(out, f); err != nil {
-				return cmdutil.DeviceErr(err)
-			}
-			return a.printSnapshotSummary(out, f)
+			return a.unreadDevices(f)
 		},
 	}
 	df.Add(c)
@@ -129,6 +135,23 @@ func (a *app) takeSnapshot(ctx context.Context, name string, all bool, db *prm.D
 		return nil, cmdutil.DeviceErr(fmt.Errorf("no device could be read: %s", f.Devices[0].Error))
 	}
 	return f, nil
+}
+
+// unreadDevices makes a snapshot in which a device could not be read
+// exit 3, after the file (the devices that were read are in it, the others
+// marked with their error) and a line on standard error for each.
+func (a *app) unreadDevices(f *snapshot.File) error {
+	failed := false
+	for _, d := range f.Devices {
+		if d.Error != "" {
+			fmt.Fprintf(a.Stderr, "cxray: %s: %s\n", d.BDF, d.Error)
+			failed = true
+		}
+	}
+	if failed {
+		return &cmdutil.ExitError{Code: cmdutil.ExitDevice, Err: cmdutil.ErrQuiet}
+	}
+	return nil
 }
 
 // progress returns a progress printer when standard error is a terminal.

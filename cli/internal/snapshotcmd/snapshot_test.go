@@ -182,12 +182,12 @@ func TestSnapshotRemoved(t *testing.T) {
 }
 
 // --all records every function; one that cannot be read is recorded with
-// its error and the snapshot still succeeds.
+// its error, and the command exits 3 (issue 26.9: it exited 0).
 func TestSnapshotAllOneRemoved(t *testing.T) {
 	a := cmdutiltest.New(t, "table")
 	two := cmdutiltest.Scenario(t, "clock: {mode: manual}\ndevices:\n  - profile: cx7-2p400g\n  - profile: cx6dx-2p100g\n    faults: {removed: true}\n")
-	if err := snap(a, "-d", two, "--all", "--profile", "minimal"); err != nil {
-		t.Fatalf("one of two removed: %v", err)
+	if err := snap(a, "-d", two, "--all", "--profile", "minimal"); cmdutiltest.Code(err) != cmdutil.ExitDevice {
+		t.Fatalf("one of two removed: %v, want exit 3", err)
 	}
 	var f snapshot.File
 	cmdutiltest.JSON(t, a.Out.String(), &f)

@@ -2,6 +2,7 @@ package statuscmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -54,6 +55,10 @@ type Entry struct {
 	Error    string            `json:"error,omitempty"`
 	// Notes say how the device was reached (a fallback, the path taken).
 	Notes []string `json:"notes,omitempty"`
+	// unread says a read of the device failed (Error says which), as
+	// opposed to a part the backend cannot serve or a virtual function's
+	// note: the command then exits 3.
+	unread bool
 }
 
 type statusOptions struct {
@@ -91,13 +96,15 @@ func (a *app) runStatus(o *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	// A device named with -d that could not be read is a device error
-	// (exit 3), after the report says why.
-	failed := o.df.Name != "" && len(entries) > 0
+	// A device that could not be read, wholly or in part, is a device
+	// error (exit 3), after the report; standard error says which and
+	// why, in both output modes (issue 26.9: a read that failed part-way
+	// exited 0 with the error only in the table).
+	var failed []Entry
 	drift := false
 	for _, e := range entries {
-		if e.Error == "" || e.Firmware != "" {
-			failed = false
+		if e.unread {
+			failed = append(failed, e)
 		}
 		drift = drift || e.MACDrift
 	}
@@ -108,8 +115,11 @@ func (a *app) runStatus(o *statusOptions) error {
 	} else {
 		a.printStatus(entries)
 	}
+	for _, e := range failed {
+		fmt.Fprintf(a.Stderr, "cxray: %s: %s\n", e.BDF, e.Error)
+	}
 	switch {
-	case failed:
+	case len(failed) > 0:
 		return &cmdutil.ExitError{Code: cmdutil.ExitDevice, Err: cmdutil.ErrQuiet}
 	case drift:
 		return cmdutil.ErrProblem
@@ -249,7 +259,7 @@ func (a *app) pciStatus(ctx context.Context, f devname.Function, opts adapter.Op
 	}
 	ad, err := adapter.Open(ctx, f.BDF, opts)
 	if err != nil {
-		e.Error = err.Error()
+		e.Error, e.unread = err.Error(), true
 		return e
 	}
 	defer ad.Close()
@@ -268,9 +278,13 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var notes []string
+	// A part the backend cannot serve is a note; any other failure is a
+	// read that failed.
+	unread := func(err error) bool { return err != nil && !errors.Is(err, errors.ErrUnsupported) }
 	id, err := ad.Identity(ictx)
 	if err != nil {
 		notes = append(notes, err.Error())
+		e.unread = e.unread || unread(err) || id == nil
 	}
 	if id != nil {
 		e.Model, e.DeviceID, e.PSID, e.Firmware, e.FirmwarePending = id.Model, id.DeviceID, id.PSID, id.Firmware, id.FirmwarePending
@@ -293,6 +307,7 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 		}
 	} else if id != nil {
 		notes = append(notes, "ports: "+err.Error())
+		e.unread = e.unread || unread(err)
 	}
 	if os, err := ad.OS(ictx); err == nil {
 		e.NUMANode, e.RDMA = os.NUMANode, os.RDMA
