@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 // TestLinkChangeRevisions: every change of the link's active side works
@@ -34,7 +34,7 @@ func TestLinkChangeRevisions(t *testing.T) {
 		{ib, []string{"--loopback", "PH"}},
 		{ib, []string{"--undo"}},
 	}
-	for _, f := range prmhistory.Files(t) {
+	for _, f := range prmhistorytest.Files(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			t.Setenv("XDG_STATE_HOME", t.TempDir())
 			for i, s := range steps {
