@@ -139,9 +139,13 @@ func TestLinkClear(t *testing.T) {
 		t.Fatalf("time since clear %d ms after a one-minute interval", ms)
 	}
 	_, errs, code := cli(t, "", "link", "-d", file, "--clear")
-	// It names the flag link has, not --dry-run, which link has not.
-	if code != cmdutil.ExitUsage || !strings.Contains(errs, "--yes") || strings.Contains(errs, "--dry-run") {
+	// It names the flags link has: --yes, and --dry-run.
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "--yes") || !strings.Contains(errs, "--dry-run") {
 		t.Errorf("--clear without a terminal: exit %d, %q", code, errs)
+	}
+	// --clear --dry-run names the writes and clears nothing.
+	if out, errs, code := cli(t, "", "link", "-d", file, "--clear", "--dry-run"); code != 0 || !strings.Contains(out, "would write PPCNT local_port=1 grp=0x12 clr=1") {
+		t.Errorf("--clear --dry-run: exit %d, %q %q", code, out, errs)
 	}
 	// reg set has --dry-run: there it is suggested.
 	if _, errs, code := cli(t, "", "reg", "set", "PAOS", "admin_status=up", "ase=1", "-d", file); code != cmdutil.ExitUsage || !strings.Contains(errs, "--dry-run") {

@@ -702,7 +702,7 @@ func (f *Firmware) installBehaviours() {
 		"MGIR": f.mgir, "MCAM": f.mcam, "MCQS": f.mcqs, "MCQI": f.mcqi, "MQIS": f.mqis,
 		"PAOS": f.paos, "PMAOS": f.pmaos, "PTYS": f.ptys, "PMLP": f.pmlp, "PDDR": f.pddr,
 		"MTCAP": f.mtcap, "MTMP": f.mtmp, "PPCNT": f.ppcnt, "ROCE_ACCL": f.roceAccl,
-		"PGUID": f.pguid, "MFPA": f.mfpa, "PPLM": f.pplm, "SLRG": f.slrg,
+		"PGUID": f.pguid, "MFPA": f.mfpa, "PPLM": f.pplm, "PPLR": f.pplr, "SLRG": f.slrg,
 		"PCAM": f.pcam, "QCAM": f.qcam, "MCC": f.mcc, "MCDA": f.mcda,
 	}
 	for name, h := range builtin {
