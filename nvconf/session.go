@@ -410,7 +410,17 @@ type ResetCaps struct {
 	// Types lists the reset types it supports (bit 0 full chip reset,
 	// bit 1 keeping the network port up).
 	Types uint8
+	// State is MFRL reset_state by name (Waiting_For_Reset_Trigger: a
+	// reset is armed, as 'config apply --at-reboot' leaves it); "" when
+	// the database has no such field (it came with PRM Rev 0.59).
+	State string
 }
+
+// Armed says a firmware reset waits for its trigger (the next reboot).
+func (c ResetCaps) Armed() bool { return c.State == ResetStateArmed }
+
+// ResetStateArmed is MFRL reset_state's name for an armed reset.
+const ResetStateArmed = "Waiting_For_Reset_Trigger"
 
 // FirmwareResetCaps reads MFRL.
 func (s *Session) FirmwareResetCaps(ctx context.Context) (ResetCaps, error) {
@@ -419,7 +429,19 @@ func (s *Session) FirmwareResetCaps(ctx context.Context) (ResetCaps, error) {
 	if err != nil {
 		return ResetCaps{}, nvErr("read the firmware reset capabilities (MFRL)", err)
 	}
-	return ResetCaps{Triggers: uint8(s.frl.Get(out, "reset_trigger")), Types: uint8(s.frl.Get(out, "reset_type"))}, nil
+	rc := ResetCaps{Triggers: uint8(s.frl.Get(out, "reset_trigger")), Types: uint8(s.frl.Get(out, "reset_type"))}
+	if s.frl.Has("reset_state") {
+		if d, err := s.frl.Plan.Decode(out); err == nil {
+			if v, err := d.Get("reset_state"); err == nil {
+				if n, ok := v.EnumName(); ok {
+					rc.State = n
+				} else {
+					rc.State = fmt.Sprint(v.Uint())
+				}
+			}
+		}
+	}
+	return rc, nil
 }
 
 // FirmwareReset asks the firmware for a reset with one trigger (MFRL SET):
