@@ -153,9 +153,15 @@ func unreadable(c Check, what string, err error) Check {
 	return c
 }
 
-// unsupported is the line of a check the backend cannot serve.
+// unsupported is the line of a check the backend cannot serve. An
+// adapter.UnsupportedError names the backend itself ("... is not
+// available on the kernel backend: why"): no prefix to say it twice.
 func unsupported(c Check, err error) Check {
 	c.Status, c.Summary = Skip, "not available on this backend: "+err.Error()
+	var ue *adapter.UnsupportedError
+	if errors.As(err, &ue) {
+		c.Summary = err.Error()
+	}
 	return c
 }
 
