@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/emu"
-	"github.com/cxray/cxray/fwimage"
+	"github.com/cxray/cxray/internal/fwimage"
 	"github.com/cxray/cxray/prm"
 )
 

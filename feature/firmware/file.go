@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cxray/cxray/fwimage"
-	"github.com/cxray/cxray/fwimage/mfa2"
+	"github.com/cxray/cxray/internal/fwimage"
+	"github.com/cxray/cxray/internal/fwimage/mfa2"
 	"github.com/cxray/cxray/prm"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/feature/firmware"
-	"github.com/cxray/cxray/fwimage"
+	"github.com/cxray/cxray/internal/fwimage"
 	"github.com/cxray/cxray/prm"
 )
 

@@ -3,7 +3,7 @@ package firmware_test
 import (
 	"testing"
 
-	"github.com/cxray/cxray/fwimage/mfa2"
+	"github.com/cxray/cxray/internal/fwimage/mfa2"
 )
 
 func buildPackage(t *testing.T, images ...[]byte) []byte {

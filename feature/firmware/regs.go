@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/fwimage"
+	"github.com/cxray/cxray/internal/fwimage"
 	"github.com/cxray/cxray/prm"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/feature/firmware"
-	"github.com/cxray/cxray/fwimage"
+	"github.com/cxray/cxray/internal/fwimage"
 )
 
 // Every example scenario, every function: query answers; an update

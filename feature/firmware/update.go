@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/adapter"
-	"github.com/cxray/cxray/fwimage"
+	"github.com/cxray/cxray/internal/fwimage"
 )
 
 // MCC instructions and states (PRM MCC; the database's enum names

@@ -10,8 +10,8 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/fwimage"
-	"github.com/cxray/cxray/fwimage/mfa2"
+	"github.com/cxray/cxray/internal/fwimage"
+	"github.com/cxray/cxray/internal/fwimage/mfa2"
 )
 
 type emuImageOptions struct {

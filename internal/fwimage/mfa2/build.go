@@ -10,7 +10,7 @@ import (
 
 	"github.com/ulikunitz/xz"
 
-	"github.com/cxray/cxray/fwimage"
+	"github.com/cxray/cxray/internal/fwimage"
 )
 
 // Spec describes a package for Build.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cxray/cxray/fwimage"
+	"github.com/cxray/cxray/internal/fwimage"
 )
 
 func image(t testing.TB, psid string, v fwimage.Version) []byte {

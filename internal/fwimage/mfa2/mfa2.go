@@ -30,7 +30,7 @@ import (
 
 	"github.com/ulikunitz/xz"
 
-	"github.com/cxray/cxray/fwimage"
+	"github.com/cxray/cxray/internal/fwimage"
 )
 
 // Fingerprint starts every MFA2 file.
