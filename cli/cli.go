@@ -24,6 +24,7 @@ import (
 	"github.com/cxray/cxray/cli/internal/configcmd"
 	"github.com/cxray/cxray/cli/internal/emucmd"
 	"github.com/cxray/cxray/cli/internal/explaincmd"
+	"github.com/cxray/cxray/cli/internal/firmwarecmd"
 	"github.com/cxray/cxray/cli/internal/fwcmd"
 	"github.com/cxray/cxray/cli/internal/healthcmd"
 	"github.com/cxray/cxray/cli/internal/linkcmd"
@@ -229,7 +230,7 @@ Exit codes: 0 ok, 1 a problem was found, 2 usage error, 3 device or access error
 	root.PersistentFlags().StringVar(&a.ADBPath, "adb", "", "register database (ADB file, or 'builtin'); default $CXRAY_ADB, the installed one, or the built-in")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageWrap(err) })
 	root.AddCommand(prmcmd.New(a), statuscmd.New(a), regcmd.New(a), healthcmd.New(a), rocecmd.New(a), modulecmd.New(a), configcmd.New(a), snapshotcmd.New(a), snapshotcmd.NewDiff(a), monitorcmd.New(a), plotHelper.command(a), exporterHelper.command(a), emucmd.New(a), versionCmd(a),
-		fwcmd.NewCmd(a), fwcmd.NewCaps(a), fwcmd.NewEsw(a), fwcmd.NewNvmf(a), fwcmd.NewQP(a), fwcmd.NewMkey(a), maccmd.New(a), explaincmd.New(a))
+		fwcmd.NewCmd(a), fwcmd.NewCaps(a), fwcmd.NewEsw(a), fwcmd.NewNvmf(a), fwcmd.NewQP(a), fwcmd.NewMkey(a), maccmd.New(a), explaincmd.New(a), firmwarecmd.New(a))
 	root.AddCommand(linkcmd.New(a))
 	return root
 }

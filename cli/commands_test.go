@@ -166,6 +166,26 @@ func TestCapsSaveAndDiff(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "vhca_id") || strings.Contains(out, "eswitch_manager") {
 		t.Errorf("diff with the second PF: exit %d\n%s%s", code, out, errs)
 	}
+	// JSON says what the table says: the type in lower case, numbers as
+	// numbers; same exit code.
+	out, errs, jcode := cli(t, "", "caps", "-d", other, "--type", "general", "--diff", file, "-o", "json")
+	var doc struct {
+		Changes []map[string]any `json:"changes"`
+	}
+	mustJSON(t, out, &doc)
+	found := false
+	for _, c := range doc.Changes {
+		if c["path"] == "eswitch_manager" {
+			found = true
+			want := map[string]any{"type": "general", "path": "eswitch_manager", "old": float64(1), "new": float64(0), "old_max": float64(1), "new_max": float64(0)}
+			if d := cmp.Diff(want, c); d != "" {
+				t.Errorf("caps --diff JSON (-want +got):\n%s", d)
+			}
+		}
+	}
+	if jcode != code || !found {
+		t.Errorf("caps --diff -o json: exit %d (table %d), eswitch_manager found %v\n%s%s", jcode, code, found, out, errs)
+	}
 	if err := os.WriteFile(file, []byte(`{"device":`), 0o644); err != nil {
 		t.Fatal(err)
 	}

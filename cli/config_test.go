@@ -228,6 +228,13 @@ func TestConfigSetApply(t *testing.T) {
 	if m, _ := query(t, "LOG_TX_PSN_WINDOW"); m["LOG_TX_PSN_WINDOW"] != [3]string{"9", "9", "12"} {
 		t.Errorf("armed reset applied early: %v", m)
 	}
+	// The query after arming does not tell to apply as if nothing were
+	// armed: with a database that cannot read MFRL reset_state (built-in,
+	// Rev 0.57) it says the next reboot applies an armed reset.
+	out, _, _ = cfgcli(t, "", "config", "query", "-d", "emu", "-e")
+	if !strings.Contains(out, "if a reset is already armed ('config apply --at-reboot'), the next reboot applies them") {
+		t.Errorf("query after --at-reboot:\n%s", out)
+	}
 }
 
 // Invalid values are refused before any device write, naming the allowed

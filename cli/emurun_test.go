@@ -88,7 +88,9 @@ func TestMACCheckOfThisMachine(t *testing.T) {
 func TestHealthOnAStoppedDeviceClock(t *testing.T) {
 	requireNS(t)
 	out, errs, code := cli(t, "", "emu", "run", "--scenario", "../examples/two-adapters.yaml", "--",
-		cxrayBin(t), "health", "-d", "0000:03:00.0", "--interval", "1s", "-o", "json")
+		// --timeout 60s: at load 30 on two CPUs the 10 s default ran out
+		// once (exit 3: the device could not be read in time).
+		cxrayBin(t), "health", "-d", "0000:03:00.0", "--interval", "1s", "--timeout", "60s", "-o", "json")
 	var rep struct {
 		Devices []struct {
 			Checks []struct {

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,7 +87,7 @@ func TestExplainSnapshot(t *testing.T) {
 // A register dump cxray printed explains with every PRM revision of the
 // history (--adb): the register it names decoded with that database.
 func TestExplainRegisterDumpEveryRevision(t *testing.T) {
-	for _, f := range prmhistory.Files(t) {
+	for _, f := range prmhistorytest.Files(t) {
 		dump, errs, c := cli(t, "", "--adb", f, "reg", "get", "PMAOS", "--index", "module=0", "-d", "emu")
 		if c != 0 {
 			t.Fatalf("%s: reg get: exit %d %s", filepath.Base(f), c, errs)

@@ -211,12 +211,16 @@ func TestExporterServesBesideHeldConnections(t *testing.T) {
 			c.Close()
 		}
 	}()
+	most := 0
 	dial := func() net.Conn {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		conns = append(conns, c)
+		if len(conns)%20 == 0 {
+			most = max(most, serving())
+		}
 		return c
 	}
 	// 100 idle keep-alive connections: one answered request each, then
@@ -246,8 +250,16 @@ func TestExporterServesBesideHeldConnections(t *testing.T) {
 		c.(*net.TCPConn).SetReadBuffer(1024)
 		fmt.Fprintf(c, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
 	}
-	if n := serving(); n < 200 {
-		t.Fatalf("only %d connections served while 300 are held: the test did not load the server", n)
+	// The server's goroutines for the last connections may not have run
+	// yet on a loaded machine, and its read timeout (3 s) may already
+	// have cut the first slowloris ones: take the most seen at once
+	// within a few seconds. Well over the 64 connections that used to
+	// stop every scrape is the load this test is about.
+	for until := time.Now().Add(5 * time.Second); most < 200 && time.Now().Before(until); time.Sleep(50 * time.Millisecond) {
+		most = max(most, serving())
+	}
+	if most < 100 {
+		t.Fatalf("at most %d connections served at once while 300 are held: the test did not load the server", most)
 	}
 	client := &http.Client{Timeout: 20 * time.Second}
 	for i := range 3 {

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/feature/health"
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 // healthScenario writes a one-adapter scenario with a manual clock (so the
@@ -89,11 +89,23 @@ func TestHealthFaults(t *testing.T) {
 
 // An old register database (Rev 0.51, 2020) against firmware built in 2023.
 func TestHealthOldDatabase(t *testing.T) {
-	dir := prmhistory.Require(t)
+	dir := prmhistorytest.Require(t)
 	r, code := runHealth(t, "--adb", filepath.Join(dir, "hca-ext-rev0.51.adb"), "-d", "emu:"+healthScenario(t, ""))
 	id := check(r, "identity")
 	if code != 1 || id.Status != health.Warn || !strings.Contains(id.Summary, "older than the firmware") || !strings.Contains(id.Next, "cxray prm diff") {
 		t.Errorf("exit %d identity %+v", code, id)
+	}
+	// status says the same, in both modes, exit 1; with the built-in
+	// database (not two years older) it says nothing.
+	sc := healthScenario(t, "")
+	for _, mode := range []string{"table", "json"} {
+		out, errs, scode := cli(t, "", "--adb", filepath.Join(dir, "hca-ext-rev0.51.adb"), "status", "-d", "emu:"+sc, "-o", mode)
+		if scode != 1 || !strings.Contains(out, "the database (Rev 0.51, 2020-03) is older than the firmware (built 2023-10-05)") {
+			t.Errorf("status (%s): exit %d\n%s%s", mode, scode, out, errs)
+		}
+	}
+	if out, _, scode := cli(t, "", "--adb", "builtin", "status", "-d", "emu:"+sc); scode != 0 || strings.Contains(out, "older than the firmware") {
+		t.Errorf("status with the built-in database: exit %d\n%s", scode, out)
 	}
 }
 

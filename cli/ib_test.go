@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 // gpuNodeManual is examples/gpu-node.yaml on the manual clock, so two
@@ -87,7 +87,7 @@ func healthStatuses(t *testing.T, out string) map[string]any {
 // read, and monitor's counters (port<N>.ib.* under the kernel's names,
 // which no revision changes).
 func TestRevisionMatrixInfiniBand(t *testing.T) {
-	files := prmhistory.Files(t)
+	files := prmhistorytest.Files(t)
 	sc := gpuNodeManual(t)
 	fns := []string{"0000:18:00.0", "0000:5e:00.0", "0000:c0:00.0", "0000:29:00.0"}
 	regs := [][]string{{"PTYS", "--index", "proto_mask=1"}, {"PPCNT", "--index", "grp=0x20"}, {"PDDR", "--index", "page_select=0"}}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 // linkDoc is the part of `cxray link -o json` the tests read.
@@ -139,12 +139,16 @@ func TestLinkClear(t *testing.T) {
 		t.Fatalf("time since clear %d ms after a one-minute interval", ms)
 	}
 	_, errs, code := cli(t, "", "link", "-d", file, "--clear")
-	// It names the flag link has, not --dry-run, which link has not.
-	if code != cmdutil.ExitUsage || !strings.Contains(errs, "--yes") || strings.Contains(errs, "--dry-run") {
+	// It names the flags link has: --yes, and --dry-run.
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "--yes") || !strings.Contains(errs, "--dry-run") {
 		t.Errorf("--clear without a terminal: exit %d, %q", code, errs)
 	}
+	// --clear --dry-run names the writes and clears nothing.
+	if out, errs, code := cli(t, "", "link", "-d", file, "--clear", "--dry-run"); code != 0 || !strings.Contains(out, "would write PPCNT local_port=1 grp=0x12 clr=1") {
+		t.Errorf("--clear --dry-run: exit %d, %q %q", code, out, errs)
+	}
 	// reg set has --dry-run: there it is suggested.
-	if _, errs, code := cli(t, "", "reg", "set", "PAOS", "admin_status=up", "-d", file); code != cmdutil.ExitUsage || !strings.Contains(errs, "--dry-run") {
+	if _, errs, code := cli(t, "", "reg", "set", "PAOS", "admin_status=up", "ase=1", "-d", file); code != cmdutil.ExitUsage || !strings.Contains(errs, "--dry-run") {
 		t.Errorf("reg set without a terminal: exit %d, %q", code, errs)
 	}
 	if again := linkJSON(t, file); *again.Links[0].Counters.TimeSinceClearMS < 60000 {
@@ -286,7 +290,7 @@ func TestLinkKernelInfiniBand(t *testing.T) {
 // all_lanes).
 func TestLinkRevisions(t *testing.T) {
 	name := "emu:../examples/link-trouble.yaml@0000:03:00.1"
-	for _, f := range prmhistory.Files(t) {
+	for _, f := range prmhistorytest.Files(t) {
 		out, errs, code := cli(t, "", "--adb", f, "link", "-d", name, "--clear", "--yes", "--counters", "-o", "json")
 		var doc linkDoc
 		mustJSON(t, out, &doc)

@@ -30,7 +30,7 @@ func TestExitCodesInBothModes(t *testing.T) {
 		{"reg", "get", "MGIR", "-d", "emu"},
 		{"reg", "get", "NOSUCH", "-d", "emu"},
 		{"reg", "get", "MGIR", "-d", "emu:../examples/semaphore-held.yaml", "--timeout", "1s"},
-		{"reg", "set", "PAOS", "admin_status=up", "-d", "emu", "--dry-run"},
+		{"reg", "set", "PAOS", "admin_status=up", "ase=1", "-d", "emu", "--dry-run"},
 		{"reg", "list", "-d", "emu", "--filter", "^MG"},
 		{"health", "-d", "emu"},
 		{"health", "-d", two, "--all", "--interval", "1ms"},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -420,5 +421,27 @@ func TestMonitorFrozenIsTimeBased(t *testing.T) {
 				t.Errorf("%v %v: exit %d (want 2) %s%s", mode, bad, code, out, errs)
 			}
 		}
+	}
+}
+
+// With --out the samples go to the file, and the alerts that fire are
+// still said on the terminal (standard error), one line each; exit 1.
+func TestMonitorOutTellsAlerts(t *testing.T) {
+	sc := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "")
+	file := filepath.Join(t.TempDir(), "m.jsonl")
+	out, errs, code := cli(t, "", "--adb", "builtin", "monitor", "-d", "emu:"+sc, "-i", "5m", "--count", "3", "--what", "temp",
+		"--alert", "temp.asic_c > 10", "--out", file)
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	if code != 1 || out != "" || len(lines) != 3 {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, errs)
+	}
+	for i, l := range lines {
+		if !regexp.MustCompile(`^2024-05-01T08:\d\d:00Z 0000:03:00\.0 ALERT temp\.asic_c = [0-9.]+ > 10$`).MatchString(l) {
+			t.Errorf("stderr line %d: %q", i, l)
+		}
+	}
+	b, _ := os.ReadFile(file)
+	if n := strings.Count(string(b), `"alerts"`); n != 3 {
+		t.Errorf("the file has %d samples with alerts, want 3", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 // prm search answers in both output modes with the same exit code: 0 when
@@ -104,7 +105,7 @@ func TestPrmDecodePasted(t *testing.T) {
 // the output says how to add the history.
 func TestPrmSearchRenameHistory(t *testing.T) {
 	t.Setenv(cmdutil.EnvNVDB, "builtin")
-	dir := prmhistory.Require(t)
+	dir := prmhistorytest.Require(t)
 	t.Setenv(prmhistory.Env, "")
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	adb := filepath.Join(dir, "hca-ext-rev0.64.adb")
@@ -136,7 +137,7 @@ func TestPrmSearchRenameHistory(t *testing.T) {
 // words and at the search, not at a dead end (with descriptions: an ADB).
 func TestPrmShowPointsAtHolders(t *testing.T) {
 	t.Setenv(cmdutil.EnvNVDB, "builtin")
-	adb := filepath.Join(prmhistory.Require(t), "hca-ext-rev0.57.adb")
+	adb := filepath.Join(prmhistorytest.Require(t), "hca-ext-rev0.57.adb")
 	for args, want := range map[string][]string{
 		"prm show SENSOR_TEMP":     {"its words are in MTMP temperature (cxray prm show MTMP --path temperature)", "'cxray prm search SENSOR_TEMP' lists all"},
 		"prm decode MODULE_TEMP 0": {"its words are in PDDR temperature (cxray prm show PDDR --path page_data.pddr_module_info_ext)"},
@@ -147,5 +148,20 @@ func TestPrmShowPointsAtHolders(t *testing.T) {
 				t.Errorf("%s: exit %d, %q; want %q", args, code, errs, w)
 			}
 		}
+	}
+}
+
+// prm encode refuses a number outside an enum as reg set does (exit 2,
+// both modes); --raw encodes it.
+func TestPrmEncodeEnumValues(t *testing.T) {
+	for _, mode := range []string{"table", "json"} {
+		_, errs, code := cli(t, "", "--adb", "builtin", "prm", "encode", "PAOS", "admin_status=9", "-o", mode)
+		if code != cmdutil.ExitUsage || !strings.Contains(errs, "PAOS.admin_status=9: not one of its values (up=1, down_by_configuration=2") {
+			t.Errorf("%s: exit %d %s", mode, code, errs)
+		}
+	}
+	out, errs, code := cli(t, "", "--adb", "builtin", "prm", "encode", "PAOS", "admin_status=9", "--raw")
+	if code != 0 || !strings.Contains(out, "0x00: 0x00000900 ") {
+		t.Errorf("--raw: exit %d %s%s", code, out, errs)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/prm/ifc"
 )
 
@@ -135,7 +135,7 @@ func TestInfoAndList(t *testing.T) {
 		t.Errorf("list %+v", list)
 	}
 	// The revision from $CXRAY_ADB.
-	t.Setenv("CXRAY_ADB", filepath.Join(prmhistory.Require(t), "hca-ext-rev0.64.adb"))
+	t.Setenv("CXRAY_ADB", filepath.Join(prmhistorytest.Require(t), "hca-ext-rev0.64.adb"))
 	out, _, _ = cli(t, "", "prm", "info", "-o", "json")
 	mustJSON(t, out, &info)
 	if info.Revision != "Rev 0.64" || info.Registers != 206 {
@@ -230,7 +230,7 @@ func TestSearch(t *testing.T) {
 		t.Errorf("no match: exit %d, want 1", code)
 	}
 	// Descriptions are searched when an ADB is present.
-	t.Setenv("CXRAY_ADB", filepath.Join(prmhistory.Require(t), "hca-ext-rev0.57.adb"))
+	t.Setenv("CXRAY_ADB", filepath.Join(prmhistorytest.Require(t), "hca-ext-rev0.57.adb"))
 	out, _, _ = cli(t, "", "prm", "search", "Module state", "-o", "json")
 	if !strings.Contains(out, `"kind": "description"`) {
 		t.Errorf("descriptions not searched: %.400s", out)
@@ -265,7 +265,7 @@ func BenchmarkStartupShowPDDR(b *testing.B) {
 
 // The acceptance check: config_item from Rev 0.57 to Rev 0.64.
 func TestDiffConfigItem(t *testing.T) {
-	dir := prmhistory.Require(t)
+	dir := prmhistorytest.Require(t)
 	out, errs, code := cli(t, "", "prm", "diff", filepath.Join(dir, "hca-ext-rev0.57.adb"), filepath.Join(dir, "hca-ext-rev0.64.adb"), "config_item", "-o", "json")
 	if code != 1 {
 		t.Fatalf("exit %d (want 1: differences): %s", code, errs)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -102,9 +103,25 @@ func TestRegSet(t *testing.T) {
 		t.Errorf("dry run: %s", out)
 	}
 	// Without a terminal and without --yes: refused.
-	_, errs, code = cli(t, "", "--adb", "builtin", "reg", "set", "PAOS", "admin_status=up", "-d", "emu")
+	_, errs, code = cli(t, "", "--adb", "builtin", "reg", "set", "PAOS", "admin_status=up", "ase=1", "-d", "emu")
 	if code != 2 || !strings.Contains(errs, "add --yes") {
 		t.Errorf("no confirmation: exit %d %s", code, errs)
+	}
+	// admin_status without its update enable bit: said before anything is
+	// written (the firmware would take the write and ignore the field), in
+	// both output modes; PMAOS alike.
+	before, _, _ := cli(t, "", "--adb", "builtin", "reg", "get", "PAOS", "-d", "emu")
+	for _, c := range [][]string{{"PAOS", "admin_status=down_by_configuration"}, {"PMAOS", "admin_status=disabled_by_configuration", "--index", "module=0"}, {"PAOS", "admin_status=up", "ase=0"}} {
+		for _, mode := range []string{"table", "json"} {
+			args := append([]string{"--adb", "builtin", "reg", "set"}, c...)
+			_, errs, code = cli(t, "", append(args, "-d", "emu", "--yes", "-o", mode)...)
+			if code != 2 || !strings.Contains(errs, "only with ase=1") || !strings.Contains(errs, "add ase=1") {
+				t.Errorf("%v (%s) without ase=1: exit %d %s", c, mode, code, errs)
+			}
+		}
+	}
+	if out, _, _ := cli(t, "", "--adb", "builtin", "reg", "get", "PAOS", "-d", "emu"); out != before {
+		t.Errorf("a refused write changed the port:\n%s\nwas\n%s", out, before)
 	}
 	// RO fields refused.
 	_, errs, code = cli(t, "", "--adb", "builtin", "reg", "set", "PAOS", "oper_status=1", "-d", "emu", "--yes")
@@ -255,6 +272,27 @@ func TestRegUnits(t *testing.T) {
 	if u.Unit != "°C" || u.Value != r.Fields.Temperature*0.125 || u.Value < 20 || u.Value > 110 {
 		t.Errorf("temperature %v raw %v", u, r.Fields.Temperature)
 	}
+	// --raw is the numbers only: no conversion in the table, no units in
+	// JSON.
+	out, _, code = cli(t, "", "--adb", "builtin", "reg", "get", "MTMP", "--index", "sensor_index=0", "-d", "emu", "--raw")
+	if code != 0 || strings.Contains(out, "°C") || strings.Contains(out, " = ") {
+		t.Errorf("--raw table: exit %d\n%s", code, out)
+	}
+	out, _, _ = cli(t, "", "--adb", "builtin", "reg", "get", "MTMP", "--index", "sensor_index=0", "-d", "emu", "--raw", "-o", "json")
+	r.Units = nil
+	mustJSON(t, out, &r)
+	if len(r.Units) != 0 {
+		t.Errorf("--raw JSON units: %v", r.Units)
+	}
+	// PPCNT: the time since clear in s, the BER coefficient joined with its
+	// magnitude as link joins them.
+	out, _, _ = cli(t, "", "--adb", "builtin", "reg", "get", "PPCNT", "--index", "grp=0x16", "-d", "emu")
+	for _, re := range []string{`(?m)^counter_set\.phys_layer_stat_cntrs_ext\.time_since_last_clear +0x[0-9a-f]+ \([0-9]+\) = [0-9.]+ s$`,
+		`(?m)^counter_set\.phys_layer_stat_cntrs_ext\.raw_ber_coef +.* = ([0-9]+E-[0-9]+ \(with raw_ber_magnitude\)|no errors|n/a)`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("PPCNT lacks %s:\n%s", re, out)
+		}
+	}
 }
 
 func TestStatusUnreadableDevice(t *testing.T) {
@@ -383,5 +421,33 @@ func TestRegGetIndexHints(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// --field of a GUID array reads in JSON as the table and the whole
+// register's JSON show it: the joined GUID, not four dwords; one element
+// stays a number.
+func TestRegGetFieldGUID(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	var whole struct {
+		Fields map[string]any `json:"fields"`
+	}
+	out, _, _ := cli(t, "", "--adb", "builtin", "reg", "get", "PGUID", "-d", "emu", "-o", "json")
+	mustJSON(t, out, &whole)
+	guid, _ := whole.Fields["node_guid"].(string)
+	out, errs, code := cli(t, "", "--adb", "builtin", "reg", "get", "PGUID", "--field", "node_guid", "-d", "emu", "-o", "json")
+	var got any
+	mustJSON(t, out, &got)
+	if code != 0 || guid == "" || got != guid {
+		t.Errorf("--field node_guid -o json: exit %d, %v; the register's JSON has %q%s", code, got, guid, errs)
+	}
+	table, _, _ := cli(t, "", "--adb", "builtin", "reg", "get", "PGUID", "--field", "node_guid", "-d", "emu")
+	if !strings.Contains(table, guid) {
+		t.Errorf("table lacks %s:\n%s", guid, table)
+	}
+	out, _, _ = cli(t, "", "--adb", "builtin", "reg", "get", "PGUID", "--field", "node_guid[2]", "-d", "emu", "-o", "json")
+	mustJSON(t, out, &got)
+	if _, ok := got.(float64); !ok {
+		t.Errorf("one element: %v", got)
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 // The revision matrix: status, module, reg get of every register the
@@ -61,7 +61,7 @@ var matrixRegisters = [][]string{
 }
 
 func TestRevisionMatrix(t *testing.T) {
-	files := prmhistory.Files(t)
+	files := prmhistorytest.Files(t)
 	const builtinDB = "builtin"
 	// Reference answers with the built-in database.
 	refStatus, _ := matrixRun(t, builtinDB, "status", "-d", matrixScenario)
@@ -93,7 +93,18 @@ func TestRevisionMatrix(t *testing.T) {
 		rev := strings.TrimSuffix(strings.TrimPrefix(f[strings.LastIndexByte(f, '/')+1:], "hca-ext-rev"), ".adb")
 		t.Run(rev, func(t *testing.T) {
 			out, _ := matrixRun(t, f, "status", "-d", matrixScenario)
-			if d := cmp.Diff(statusDevices(t, refStatus), statusDevices(t, out)); d != "" {
+			// A database two years older than the firmware is said (the
+			// only line that may differ), naming this revision.
+			devs := statusDevices(t, out).([]map[string]any)
+			for _, d := range devs {
+				if m, ok := d["prm_mismatch"].(string); ok {
+					if !strings.Contains(m, "(Rev "+rev+",") {
+						t.Errorf("status prm_mismatch %q does not name Rev %s", m, rev)
+					}
+					delete(d, "prm_mismatch")
+				}
+			}
+			if d := cmp.Diff(statusDevices(t, refStatus), any(devs)); d != "" {
 				t.Errorf("status differs from the built-in database's (-builtin +%s):\n%s", rev, d)
 			}
 			for fn, ref := range refModules {

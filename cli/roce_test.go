@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 func TestRoceStatusAndAdvise(t *testing.T) {
@@ -84,5 +87,37 @@ func TestRoceEmulatedRetransmissions(t *testing.T) {
 	mustJSON(t, out, &quiet)
 	if len(quiet.Rates) != 0 {
 		t.Errorf("retransmissions on a clean path: %v", quiet.Rates)
+	}
+}
+
+// roce advise reads what the NV database has: a database that names the
+// receive-side window (the 2026-05 mlxconfig_host.db) is said to, with the
+// parameter and whether this firmware offers it; one that does not is
+// named as the reason; never "the device has no receive-side window".
+func TestRoceAdviseReceiveWindow(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	newer := filepath.Join(prmhistorytest.Require(t), "mlxconfig_host-2026-05.db")
+	for _, c := range []struct {
+		args []string
+		want string
+		name string
+	}{
+		{[]string{"--nvdb", "builtin"}, "names no receive-side window", ""},
+		{[]string{"--nvdb", newer}, "names a receive-side window, nv_sw_accelerate_conf.log_max_rx_ooo_psn_win", "nv_sw_accelerate_conf.log_max_rx_ooo_psn_win"},
+		{[]string{"--nvdb", newer, "-d", "emu"}, "this firmware does not offer its TLV", "nv_sw_accelerate_conf.log_max_rx_ooo_psn_win"},
+	} {
+		args := append([]string{"--adb", "builtin", "roce", "advise", "--rate", "400G", "--rtt", "8us"}, c.args...)
+		out, errs, code := cli(t, "", args...)
+		if code != 0 || !strings.Contains(out, c.want) || strings.Contains(out, "there is no per-QP or receive-side window setting") {
+			t.Errorf("%v: exit %d, lacks %q\n%s%s", c.args, code, c.want, out, errs)
+		}
+		jout, _, jcode := cli(t, "", append(args, "-o", "json")...)
+		var doc struct {
+			RxWindow struct{ Name string } `json:"rx_window"`
+		}
+		mustJSON(t, jout, &doc)
+		if jcode != code || doc.RxWindow.Name != c.name {
+			t.Errorf("%v JSON: exit %d, rx_window %+v", c.args, jcode, doc.RxWindow)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/feature/snapshot"
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 // scenarioFile writes a one-adapter scenario with a manual clock.
@@ -132,7 +133,7 @@ func TestSnapshotStaleModuleMonitors(t *testing.T) {
 
 // A snapshot decoded with Rev 0.57 and one with Rev 0.64 diff cleanly.
 func TestSnapshotAcrossRevisions(t *testing.T) {
-	dir := prmhistory.Require(t)
+	dir := prmhistorytest.Require(t)
 	sc := scenarioFile(t, "2024-05-01T08:00:00Z", "b8:3f:d2:a1:b2:c0", "")
 	a := takeSnap(t, sc)
 	b := filepath.Join(t.TempDir(), "b.json")
@@ -340,8 +341,10 @@ func TestSnapshotExamples(t *testing.T) {
 				}
 				return
 			}
-			mustRun(t, args...)
-			mustRun(t, "snapshot", "-d", "emu:"+abs, "--all", "--out", b)
+			// The 10 s default is for one adapter; on a loaded CI machine
+			// sixteen functions take longer, which is the machine's figure.
+			mustRun(t, append(args, "--timeout", "3m")...)
+			mustRun(t, "snapshot", "-d", "emu:"+abs, "--all", "--out", b, "--timeout", "3m")
 			snap, err := snapshot.Read(a)
 			if err != nil {
 				t.Fatal(err)
@@ -396,6 +399,74 @@ func TestDiffFromStandardInput(t *testing.T) {
 	}
 	if _, _, code := cli(t, snap, "diff", "-", "-"); code != 2 {
 		t.Errorf("diff - -: exit %d", code)
+	}
+}
+
+// The --out destination is checked before the device is read: a folder
+// that does not exist or a directory is exit 2 at once (the semaphore-held
+// example would be exit 3 after its deadline had it been read), in both
+// modes; a device (/dev/null) is written into.
+func TestSnapshotOutCheckedFirst(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	held := "emu:../examples/semaphore-held.yaml"
+	for _, out := range []string{filepath.Join(t.TempDir(), "no", "such", "snap.json"), t.TempDir()} {
+		for _, mode := range []string{"table", "json"} {
+			_, errs, code := cli(t, "", "--adb", "builtin", "snapshot", "-d", held, "--timeout", "30s", "--out", out, "-o", mode)
+			if code != 2 || !strings.Contains(errs, "nothing was read") {
+				t.Errorf("--out %s (%s): exit %d %s", out, mode, code, errs)
+			}
+		}
+	}
+	out, errs, code := cli(t, "", "--adb", "builtin", "snapshot", "-d", "emu", "--out", os.DevNull)
+	if code != 0 || !strings.Contains(out, "wrote "+os.DevNull) {
+		t.Errorf("--out %s: exit %d %s%s", os.DevNull, code, out, errs)
+	}
+}
+
+// A profile reads what it names plus the identity: a user's profile
+// without "record" takes no NV configuration, capabilities or OS MACs
+// (mstlink -m's registers stay a register read); "record" adds each; the
+// built-in profiles record all three. A bad record is exit 2.
+func TestSnapshotProfileReadsWhatItNames(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	regs := "registers:\n  - {register: PDDR, per: port, index: {page_select: 3}}\n  - {register: PMAOS, per: module}\n"
+	for _, c := range []struct {
+		profile string
+		want    []string
+	}{
+		{write("bare.yaml", "name: bare\n"+regs), nil},
+		{write("caps.yaml", "name: caps\nrecord: [caps]\n"+regs), []string{"caps"}},
+		{"minimal", []string{"caps", "nv", "os", "pcie", "driver_health"}},
+	} {
+		out, errs, code := cli(t, "", "--adb", "builtin", "snapshot", "-d", "emu", "--profile", c.profile, "-o", "json")
+		var doc struct {
+			Devices []map[string]json.RawMessage `json:"devices"`
+		}
+		mustJSON(t, out, &doc)
+		if code != 0 || len(doc.Devices) != 1 {
+			t.Fatalf("%s: exit %d %s", c.profile, code, errs)
+		}
+		var got []string
+		for _, k := range []string{"caps", "nv", "os", "pcie", "driver_health"} {
+			if _, ok := doc.Devices[0][k]; ok {
+				got = append(got, k)
+			}
+		}
+		if _, ok := doc.Devices[0]["identity"]; !ok || !cmp.Equal(c.want, got) {
+			t.Errorf("%s: recorded %v (identity %v), want %v", filepath.Base(c.profile), got, ok, c.want)
+		}
+	}
+	bad := write("bad.yaml", "name: bad\nrecord: [everything]\n"+regs)
+	if _, errs, code := cli(t, "", "--adb", "builtin", "snapshot", "-d", "emu", "--profile", bad); code != 2 || !strings.Contains(errs, "not one of nv, os, caps") {
+		t.Errorf("bad record: exit %d %s", code, errs)
 	}
 }
 

@@ -285,8 +285,13 @@ func storm(t *testing.T, nPeer, nCxray int, injectWedge string) *stormResult {
 		{"mstreg_PAOS", true, "mstreg -d " + bdf + " --reg_name PAOS --get --indexes local_port=1,lp_msb=0,swid=0", nPeer},
 		{"mstreg_PTYS", true, "mstreg -d " + bdf + " --reg_name PTYS --get --indexes local_port=1,proto_mask=4,port_type=0,lp_msb=0", nPeer},
 		{"mstreg_PMAOS1", true, "mstreg -d " + bdf + " --reg_name PMAOS --get --indexes module=1,slot_index=0", nPeer},
-		{"cxray_PDDR0", false, "cxray reg get PDDR -d " + bdf + " --index page_select=0 -o json --raw", nCxray},
-		{"cxray_PMAOS0", false, "cxray reg get PMAOS -d " + bdf + " --index module=0 -o json --raw", nCxray},
+		// --timeout 30s: at load 23 on two CPUs, 10 s (the default) ran
+		// out once while cxray waited its turn at mstflint's lock file
+		// behind four mstreg loops; 30 s is a generous margin and still
+		// well inside the worker's 60 s kill, so a dead holder is still
+		// reported as a held semaphore.
+		{"cxray_PDDR0", false, "cxray reg get PDDR -d " + bdf + " --index page_select=0 -o json --raw --timeout 30s", nCxray},
+		{"cxray_PMAOS0", false, "cxray reg get PMAOS -d " + bdf + " --index module=0 -o json --raw --timeout 30s", nCxray},
 	}
 	var script strings.Builder
 	fmt.Fprintf(&script, "TOOLNICE=10\nCONFIG=/sys/bus/pci/devices/%s/config\nSEMDW=%d\n", bdf, (emu.GatewayOffset+0xC)/4)

@@ -96,7 +96,7 @@ func TestMstlinkModuleVsPDDR(t *testing.T) {
 // page 3, dBm as integers, module_info_ext 0); cxray module shows that view
 // next to the EEPROM's (MCIA), and the firmware view is compared here, each
 // value converted the way mlxlink converts the raw register value
-// (adb-and-mstflint-tools.md §3.2): temperature raw/256 truncated, voltage
+// (mlxlink/modules/mlxlink_commander.cpp): temperature raw/256 truncated, voltage
 // raw/10 mV, bias raw/500 mA, powers in dBm rounded to integers, with the
 // alarm thresholds in brackets; vendor text with its spaces dropped.
 func TestMstlinkModuleVsCxrayModule(t *testing.T) {

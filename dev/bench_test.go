@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/cxray/cxray/access/pci"
+	"github.com/cxray/cxray/access/pci/pcitest"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/prm"
@@ -33,7 +33,7 @@ func BenchmarkRegGet(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cs := pci.NewCounting(emuDev)
+			cs := pcitest.NewCounting(emuDev)
 			ctx := context.Background()
 			d, _, err := dev.OpenConfigSpace(ctx, "emu", "0000:03:00.0", "emulator", db, cs, dev.StackOptions{})
 			if err != nil {

@@ -58,6 +58,10 @@ func (e *CommandError) Error() string {
 	if e.Refused != "" {
 		return fmt.Sprintf("%s: not sent: %s", e.Command, e.Refused)
 	}
+	msg := e.Err.Error()
+	if strings.HasPrefix(msg, e.Command+" ") {
+		return msg // the firmware's answer names the command already
+	}
 	return fmt.Sprintf("%s: %v", e.Command, e.Err)
 }
 
@@ -155,4 +159,13 @@ func IsRefused(err error) bool {
 func IsCommandStatus(err error) bool {
 	var ce *fwctl.CommandError
 	return errors.As(err, &ce)
+}
+
+// IsNoSuchObject says the firmware answered that the object the command
+// names does not exist: bad parameter (0x3) or bad resource (0x5), the
+// answers to a QPN, key or namespace it does not know. That is the user's
+// number to check, not a device fault.
+func IsNoSuchObject(err error) bool {
+	var ce *fwctl.CommandError
+	return errors.As(err, &ce) && (ce.Status == 0x3 || ce.Status == 0x5)
 }

@@ -57,7 +57,7 @@ func TestCommand(t *testing.T) {
 	}
 	_, err = d.Command(ctx, "QUERY_QP", []prm.Assignment{{Path: "qpn", Value: "0x4242"}})
 	var ce *fwctl.CommandError
-	if !dev.IsCommandStatus(err) || !errors.As(err, &ce) || ce.Status != 3 || !strings.HasPrefix(err.Error(), "QUERY_QP: fwctl:") {
+	if !dev.IsCommandStatus(err) || !errors.As(err, &ce) || ce.Status != 3 || !dev.IsNoSuchObject(err) || !strings.HasPrefix(err.Error(), "QUERY_QP (0x50b) op_mod 0x0 failed with status 0x3") || strings.Contains(err.Error(), "fwctl") {
 		t.Errorf("status: %v", err)
 	}
 

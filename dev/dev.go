@@ -587,14 +587,17 @@ func (d *Device) PrepareSetWith(ctx context.Context, name string, index, fields 
 		case prm.AccessIndex:
 			return nil, &prm.FieldError{Path: a.Path, Msg: "is an INDEX field; give it with --index, it selects which instance is written"}
 		}
-		if f := t.Step.Field; f != nil && len(f.Enum) > 0 && t.Step.Kind == prm.KindUint && !o.AnyValue {
-			if err := checkEnum(p, reg.Name, a, t.Path, f.Enum); err != nil {
-				return nil, err
-			}
+		if path, names, out := p.OutsideEnum(a); out && !o.AnyValue {
+			return nil, &EnumError{Register: reg.Name, Path: path, Value: a.Value, Names: names}
 		}
 	}
 	if len(ro) > 0 {
 		return nil, &ROError{Register: reg.Name, Fields: ro}
+	}
+	if !o.AnyValue {
+		if err := checkUpdateEnable(p, reg.Name, fields); err != nil {
+			return nil, err
+		}
 	}
 	before, err := d.Get(ctx, reg.Name, index, nil, 0)
 	if err != nil {
@@ -628,28 +631,43 @@ func (d *Device) PrepareSetWith(ctx context.Context, name string, index, fields 
 	return wp, nil
 }
 
-// checkEnum refuses a value an enum field does not list.
-func checkEnum(p *prm.Plan, reg string, a prm.Assignment, path string, enum []prm.EnumValue) error {
-	buf := p.NewBuffer()
-	if err := p.Encode(buf, []prm.Assignment{{Path: path, Value: a.Value}}); err != nil {
-		return nil // the encoder says what is wrong with it
-	}
-	dec, err := p.Decode(buf)
-	if err != nil {
+// UpdateEnable lists fields the firmware applies only when their update
+// enable bit is set in the same write (PRM PAOS and PMAOS: ase "admin
+// state update enable", ee "event update enable"); without it the write
+// is taken and the field left as it was.
+var UpdateEnable = map[string]map[string]string{
+	"PAOS":  {"admin_status": "ase", "e": "ee"},
+	"PMAOS": {"admin_status": "ase", "e": "ee"},
+}
+
+// checkUpdateEnable refuses, before anything is written, a field whose
+// update enable bit the write leaves clear: the read-back would only say
+// that the value did not take.
+func checkUpdateEnable(p *prm.Plan, reg string, fields []prm.Assignment) error {
+	en := UpdateEnable[reg]
+	if en == nil {
 		return nil
 	}
-	v, err := dec.Get(path)
-	if err != nil {
-		return nil
+	set := map[string]string{}
+	for _, a := range fields {
+		set[strings.ToLower(a.Path)] = strings.TrimSpace(a.Value)
 	}
-	names := make([]string, 0, len(enum))
-	for _, e := range enum {
-		if e.Value == v.Uint() {
-			return nil
+	for _, a := range fields {
+		bit, ok := en[strings.ToLower(a.Path)]
+		if !ok {
+			continue
 		}
-		names = append(names, fmt.Sprintf("%s=%d", e.Name, e.Value))
+		if _, err := p.Resolve(bit, p.NewBuffer()); err != nil {
+			continue // a revision without the bit
+		}
+		if v, given := set[bit]; given {
+			if n, err := prm.ParseUint(v); err == nil && n == 1 || strings.EqualFold(v, "true") {
+				continue
+			}
+		}
+		return &prm.FieldError{Path: a.Path, Msg: fmt.Sprintf("is applied by the firmware only with %s=1 in the same write (%s's update enable bit); add %s=1 (the write would be taken and %s left unchanged; --raw writes it as given)", bit, reg, bit, a.Path)}
 	}
-	return &EnumError{Register: reg, Path: path, Value: a.Value, Names: names}
+	return nil
 }
 
 // indexAssignments lists the index fields of the request that produced r.

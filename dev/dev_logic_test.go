@@ -18,6 +18,7 @@ import (
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/kernel/kerneltest"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
@@ -45,7 +46,7 @@ func fake(t testing.TB) (*dev.Device, *devtest.Fake) {
 // databases are the built-in one and every revision of the PRM history.
 func databases(t *testing.T) map[string]*prm.DB {
 	out := map[string]*prm.DB{"builtin": devtest.DB(t)}
-	dir, ok := prmhistory.Dir()
+	dir, ok := prmhistorytest.Dir()
 	if !ok {
 		t.Logf("the PRM history is not here (%s): only the built-in database is checked", prmhistory.Env)
 		return out
@@ -391,7 +392,7 @@ func TestApplySetVerifies(t *testing.T) {
 		return nil
 	}
 	d = g.Device("t", "", dev.BackendDirect)
-	wp, _ = d.PrepareSet(ctx, "PAOS", nil, as(t, "admin_status=down_by_configuration"))
+	wp, _ = d.PrepareSet(ctx, "PAOS", nil, as(t, "admin_status=down_by_configuration", "ase=1"))
 	if _, err := d.ApplySet(ctx, wp, nil); err == nil || !strings.HasPrefix(err.Error(), "the write was sent, but reading it back failed") {
 		t.Errorf("read-back failure: %v", err)
 	}

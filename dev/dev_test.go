@@ -115,7 +115,7 @@ func TestSetReadModifyWrite(t *testing.T) {
 	}
 	// A firmware that ignores the write is caught by the read-back.
 	fw.mangle = func(b []byte) { b[2] &^= 0x0f }
-	wp, _ = d.PrepareSet(ctx, "PAOS", idx, as("admin_status=up"))
+	wp, _ = d.PrepareSet(ctx, "PAOS", idx, as("admin_status=up", "ase=1"))
 	_, err = d.ApplySet(ctx, wp, idx)
 	var ve *VerifyError
 	if !errors.As(err, &ve) || ve.Mismatches[0].Path != "admin_status" {

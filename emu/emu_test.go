@@ -3,6 +3,8 @@ package emu
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -55,9 +57,38 @@ func gwWrite32(t testing.TB, d *Device, space uint16, addr, v uint32) uint32 {
 	return rd32(t, d, gAddr)
 }
 
-func newDev(fw Firmware) (*Device, *Recorder) {
+// recorder keeps the trace of one test's device. (tracetest.Recorder is
+// the same for the other packages; this package's own tests cannot import
+// it, since it imports emu.)
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (r *recorder) Record(e Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+// Kinds returns the events of the given kinds, in order.
+func (r *recorder) Kinds(kinds ...EventKind) []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Event
+	for _, e := range r.events {
+		if slices.Contains(kinds, e.Kind) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (r *recorder) Count(k EventKind) int { return len(r.Kinds(k)) }
+
+func newDev(fw Firmware) (*Device, *recorder) {
 	d := New(Config{Firmware: fw, Clock: NewManualClock(time.Unix(1000, 0))})
-	rec := &Recorder{}
+	rec := &recorder{}
 	d.SetTrace(rec.Record)
 	return d, rec
 }

@@ -1,9 +1,6 @@
 package emu
 
-import (
-	"fmt"
-	"sync"
-)
+import "fmt"
 
 // EventKind names what happened in an Event.
 type EventKind uint8
@@ -72,48 +69,4 @@ func (e Event) String() string {
 		return fmt.Sprintf("%s 0x%04x %s status %d", e.Kind, e.RegID, e.Method, e.Status)
 	}
 	return fmt.Sprintf("%s 0x%x", e.Kind, e.Value)
-}
-
-// Recorder collects events; pass its Record method to Device.SetTrace.
-type Recorder struct {
-	mu     sync.Mutex
-	events []Event
-}
-
-// Record appends e.
-func (r *Recorder) Record(e Event) {
-	r.mu.Lock()
-	r.events = append(r.events, e)
-	r.mu.Unlock()
-}
-
-// Events returns a copy of the events so far.
-func (r *Recorder) Events() []Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]Event(nil), r.events...)
-}
-
-// Kinds returns the events of the given kinds, in order.
-func (r *Recorder) Kinds(kinds ...EventKind) []Event {
-	var out []Event
-	for _, e := range r.Events() {
-		for _, k := range kinds {
-			if e.Kind == k {
-				out = append(out, e)
-				break
-			}
-		}
-	}
-	return out
-}
-
-// Count returns how many events of kind k were recorded.
-func (r *Recorder) Count(k EventKind) int { return len(r.Kinds(k)) }
-
-// Reset forgets all events.
-func (r *Recorder) Reset() {
-	r.mu.Lock()
-	r.events = nil
-	r.mu.Unlock()
 }

@@ -4,7 +4,9 @@
 // selects and what the exporter falls back to when direct access is not
 // possible (no root, kernel lockdown, a container).
 //
-// Sources and the privilege each needs (research: linux-interfaces §1):
+// Sources and the privilege each needs (the kernel's: file modes in
+// drivers/infiniband/core/sysfs.c and drivers/hwmon/, and the netlink
+// operations' flags in net/devlink/netlink_gen.c and net/ethtool/netlink.c):
 //
 //	what                          where                                              privilege
 //	identity, firmware version    /sys/class/infiniband/<dev>/{fw_ver,node_guid,      none

@@ -153,7 +153,7 @@ func (p *Port) DataBytes() (tx, rx uint64, ok bool) {
 }
 
 // RoCERetransmission lists the hw_counters that show RoCE retransmission
-// and its causes (research: mlx5 counters, §1.3), in a stable order for
+// and its causes (drivers/infiniband/hw/mlx5/counters.c), in a stable order for
 // reports; which of them a port has depends on firmware capabilities.
 var RoCERetransmission = []string{
 	"out_of_sequence", "duplicate_request", "packet_seq_err", "implied_nak_seq_err",

@@ -23,6 +23,29 @@ func dialRDMA() (*netlink.Conn, error) { return netlink.Dial(netlinkRDMA, nil) }
 // device's raw MRs are dumped and the one with that local key is taken.
 // It needs CAP_NET_ADMIN (*PermissionError) and Linux 5.15 or newer.
 func (d *Device) RawResource(ctx context.Context, kind ResKind, id uint32) (*RawResource, error) {
+	what := fmt.Sprintf("raw context of %s 0x%x on %s", kind, id, d.RDMA)
+	rs, err := d.rawResources(ctx, kind, id, kind != ResMR, what)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rs {
+		if kind == ResMR && rs[i].LKey == id || kind != ResMR && rs[i].ID == id {
+			return &rs[i], nil
+		}
+	}
+	return nil, &NotFoundError{fmt.Sprintf("kernel: %s: the kernel answered no such object", what)}
+}
+
+// RawResources dumps the raw contexts of every object of a kind the
+// kernel tracks on the function's RDMA device (`rdma resource show qp -r`),
+// in the kernel's order; at most maxRawEntries per reply.
+func (d *Device) RawResources(ctx context.Context, kind ResKind) ([]RawResource, error) {
+	return d.rawResources(ctx, kind, 0, false, fmt.Sprintf("raw %s contexts on %s", kind, d.RDMA))
+}
+
+// rawResources sends a raw GET for one object (one, with its id) or a dump
+// of the device's objects of kind.
+func (d *Device) rawResources(ctx context.Context, kind ResKind, id uint32, one bool, what string) ([]RawResource, error) {
 	if d.RDMA == "" {
 		return nil, &UnsupportedError{What: "raw RDMA contexts", Msg: "this function has no RDMA device (mlx5_ib is not bound)"}
 	}
@@ -44,30 +67,20 @@ func (d *Device) RawResource(ctx context.Context, kind ResKind, id uint32) (*Raw
 	ae := netlink.NewAttributeEncoder()
 	ae.Uint32(nldevAttrDevIndex, idx)
 	flags := netlink.Request
-	if kind == ResMR {
-		flags |= netlink.Dump
-	} else {
+	if one {
 		ae.Uint32(idAttr, id)
+	} else {
+		flags |= netlink.Dump
 	}
 	body, err := ae.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("kernel: encoding the raw %s request: %v", kind, err)
 	}
-	what := fmt.Sprintf("raw context of %s 0x%x on %s", kind, id, d.RDMA)
 	msgs, err := c.Execute(netlink.Message{Header: netlink.Header{Type: RawOp(kind), Flags: flags}, Data: body})
 	if err != nil {
 		return nil, netlinkErr(ctx, what, err, "")
 	}
-	rs, err := ParseRawResources(kind, msgs)
-	if err != nil {
-		return nil, err
-	}
-	for i := range rs {
-		if kind == ResMR && rs[i].LKey == id || kind != ResMR && rs[i].ID == id {
-			return &rs[i], nil
-		}
-	}
-	return nil, &NotFoundError{fmt.Sprintf("kernel: %s: the kernel answered no such object", what)}
+	return ParseRawResources(kind, msgs)
 }
 
 // rdmaIndex finds an RDMA device's index by its name (RDMA_NLDEV_CMD_GET

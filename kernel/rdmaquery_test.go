@@ -6,10 +6,12 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/mdlayher/netlink"
 	"github.com/mdlayher/netlink/nltest"
 
 	"github.com/cxray/cxray/internal/linuxabi"
+	"github.com/cxray/cxray/kernel/kerneltest"
 )
 
 // fakeRDMA answers the device list (mlx5_0 at index 3, mlx5_1 at 4) and
@@ -86,5 +88,38 @@ func TestRawResourceQuery(t *testing.T) {
 	var ue *UnsupportedError
 	if _, err := none.RawResource(context.Background(), ResQP, 1); !errors.As(err, &ue) {
 		t.Errorf("no RDMA device: %v", err)
+	}
+}
+
+// A dump lists every raw QP and MR of the device, and only its own (the
+// fake kernel's RDMA netlink); one by number still works over the same
+// fake, and without CAP_NET_ADMIN the dump says so.
+func TestRawResourcesDump(t *testing.T) {
+	seg := func(i uint32) []byte { return kerneltest.ResourceSegment(0x1001, i, bytes.Repeat([]byte{byte(i)}, 8)) }
+	k := &kerneltest.Kernel{RDMA: map[string]kerneltest.RDMADevice{
+		"mlx5_0": {Index: 3, QPs: []kerneltest.RawObject{{ID: 0x108, Raw: seg(0x108)}, {ID: 0x109, Raw: seg(0x109)}},
+			MRs: []kerneltest.RawObject{{ID: 4, LKey: 0x10203, Raw: seg(0x102)}}},
+		"mlx5_1": {Index: 4, QPs: []kerneltest.RawObject{{ID: 0x200, Raw: seg(0x200)}}},
+	}}
+	d := &Device{RDMA: "mlx5_0", opts: Options{DialRDMA: k.DialRDMA}}
+	qps, err := d.RawResources(context.Background(), ResQP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []RawResource{{Kind: ResQP, ID: 0x108, DevIndex: 3, Raw: seg(0x108)}, {Kind: ResQP, ID: 0x109, DevIndex: 3, Raw: seg(0x109)}}
+	if diff := cmp.Diff(want, qps); diff != "" {
+		t.Errorf("raw QPs (-want +got):\n%s", diff)
+	}
+	mrs, err := d.RawResources(context.Background(), ResMR)
+	if err != nil || len(mrs) != 1 || mrs[0].LKey != 0x10203 || mrs[0].ID != 4 {
+		t.Errorf("raw MRs: %+v %v", mrs, err)
+	}
+	if r, err := d.RawResource(context.Background(), ResQP, 0x109); err != nil || r.ID != 0x109 {
+		t.Errorf("one raw QP: %+v %v", r, err)
+	}
+	k.NoCapNetAdmin = true
+	var pe *PermissionError
+	if _, err := d.RawResources(context.Background(), ResQP); !errors.As(err, &pe) {
+		t.Errorf("a dump without CAP_NET_ADMIN: %v", err)
 	}
 }

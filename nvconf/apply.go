@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"sort"
+
+	"github.com/cxray/cxray/dev/fwreset"
 )
 
-// TriggerNames name the MFRL reset triggers.
+// TriggerNames name the MFRL reset triggers (as dev/fwreset does).
 var TriggerNames = map[uint8]string{
-	TriggerLivePatch: "live_patch", TriggerImmediate: "immediate",
-	TriggerLinkToggle: "pcie_link_toggle", TriggerPERST: "perst_reboot",
+	TriggerLivePatch: fwreset.LevelName(TriggerLivePatch), TriggerImmediate: fwreset.LevelName(TriggerImmediate),
+	TriggerLinkToggle: fwreset.LevelName(TriggerLinkToggle), TriggerPERST: fwreset.LevelName(TriggerPERST),
 }
 
 // ApplyPlan is what `config apply` would do: the pending parameters and

@@ -19,7 +19,10 @@ import (
 	"github.com/cxray/cxray/emu/nvstore"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/clock"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/adb"
 	prmbuiltin "github.com/cxray/cxray/prm/builtin"
 )
 
@@ -52,6 +55,13 @@ func newRigOn(t *testing.T, mod func(*nvstore.Defaults), clk clock.Clock) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newRigWith(t, pdb, mod, clk)
+}
+
+// newRigWith is newRigOn with the emulator and cxray on register database
+// pdb.
+func newRigWith(t *testing.T, pdb *prm.DB, mod func(*nvstore.Defaults), clk clock.Clock) *rig {
+	t.Helper()
 	sc, err := scenario.FromProfile("cx7-2p400g")
 	if err != nil {
 		t.Fatal(err)
@@ -1102,6 +1112,43 @@ func TestJournalDamaged(t *testing.T) {
 	}
 	if err := (nvconf.Journal{Dir: "/proc/no/such"}).Begin(&nvconf.JournalEntry{Key: "x"}); err == nil || !strings.Contains(err.Error(), "nothing was written") {
 		t.Errorf("unwritable journal: %v", err)
+	}
+}
+
+// A reset armed for the next reboot is readable where the database has
+// MFRL reset_state (PRM Rev 0.59+): Waiting_For_Reset_Trigger until the
+// reboot; with Rev 0.57 the state is unknown (""), never "idle".
+func TestResetStateArmed(t *testing.T) {
+	db, err := adb.LoadFile(filepath.Join(prmhistorytest.Require(t), "hca-ext-rev0.64.adb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		r    *rig
+		want string
+	}{{"Rev 0.64", newRigWith(t, db, nil, nil), nvconf.ResetStateArmed}, {"Rev 0.57", newRig(t, nil), ""}} {
+		r := c.r
+		r.set("NUM_OF_VFS=4")
+		r.reopen()
+		p, err := r.s.PlanApply(r.ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.s.Apply(r.ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		caps, err := r.s.FirmwareResetCaps(r.ctx)
+		if err != nil || caps.State != c.want || caps.Armed() != (c.want != "") {
+			t.Errorf("%s: armed: %+v %v, want state %q", c.name, caps, err, c.want)
+		}
+		if !r.store.Reboot() {
+			t.Fatalf("%s: no reset at reboot", c.name)
+		}
+		r.reopen()
+		if caps, _ := r.s.FirmwareResetCaps(r.ctx); caps.Armed() {
+			t.Errorf("%s: still armed after the reboot: %+v", c.name, caps)
+		}
 	}
 }
 

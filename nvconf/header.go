@@ -116,6 +116,20 @@ func (f *Fields) Has(path string) bool {
 	return err == nil
 }
 
+// EnumValue is the value the database names name for the field path.
+func (f *Fields) EnumValue(path, name string) (uint64, bool) {
+	t, err := f.Plan.Resolve(path, f.Plan.NewBuffer())
+	if err != nil || t.Step.Field == nil {
+		return 0, false
+	}
+	for _, e := range t.Step.Field.Enum {
+		if e.Name == name {
+			return e.Value, true
+		}
+	}
+	return 0, false
+}
+
 // Bit is the MSB-first bit offset of a field.
 func (f *Fields) Bit(path string) (int, error) {
 	s, err := f.where(path)

@@ -23,7 +23,8 @@ import (
 // byte of the TLV type dword.
 type Class uint8
 
-// Database classes (research §2.2). The "all ports" and "all hosts/functions"
+// Database classes (mlxconfig's TLVClass; the type dword layouts of
+// mstflint's tools_layouts/tools_open_layouts.h). The "all ports" and "all hosts/functions"
 // variants exist only in type dwords.
 const (
 	ClassGlobal       Class = 0

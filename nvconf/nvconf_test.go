@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/nvconf/builtin"
 	prmbuiltin "github.com/cxray/cxray/prm/builtin"
@@ -36,7 +36,8 @@ func param(t testing.TB, db *nvconf.DB, tlv, name string) *nvconf.Param {
 	return p
 }
 
-// Type dwords of research §2.6's table (and one module TLV).
+// Type dwords of frequently used parameters of mstflint's mlxconfig_host.db
+// (and one module TLV).
 func TestTypeDword(t *testing.T) {
 	db := load(t)
 	cases := []struct {
@@ -70,7 +71,8 @@ func TestTypeDword(t *testing.T) {
 	}
 }
 
-// Positions of research §2.6 ("abs. MSB-first bit") and prm-topics §3.
+// Positions (MSB-first bit from the start of the TLV data) of parameters of
+// mstflint's mlxconfig_host.db, LOG_TX_PSN_WINDOW among them.
 func TestParamPositions(t *testing.T) {
 	db := load(t)
 	cases := []struct {
@@ -289,7 +291,7 @@ func TestExpr(t *testing.T) {
 // Every expression of both real databases parses.
 func TestDatabaseExpressions(t *testing.T) {
 	dbs := []*nvconf.DB{load(t)}
-	hist, _ := prmhistory.Dir()
+	hist, _ := prmhistorytest.Dir()
 	if newer, err := nvconf.LoadSQLite(filepath.Join(hist, "mlxconfig_host-2026-05.db")); err == nil {
 		dbs = append(dbs, newer)
 	} else if !os.IsNotExist(errors.Unwrap(err)) {
@@ -338,7 +340,8 @@ func TestHeaderCodec(t *testing.T) {
 	if err := hc.EncodeHeader(buf, h); err != nil {
 		t.Fatal(err)
 	}
-	// mstconfig's GET header as seen on the wire (access-protocol §5.4),
+	// mstconfig's GET header as seen on the wire (mstconfig q against the
+	// emulator, conformance tests),
 	// without over_en, which Rev 0.57 does not name.
 	if got := nvconf.Dwords(buf[:8]); got != "0x00090100 0x01010012" {
 		t.Errorf("header %s", got)

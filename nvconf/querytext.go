@@ -11,8 +11,8 @@ import (
 // Reading mlxconfig and mstconfig outputs as evidence: operators on
 // Windows (WinMFT) and on locked-down hosts bring the text of `mlxconfig -d
 // DEV q` (with or without -e) or a `mlxconfig ... backup` file, not a device.
-// The query output's shape is research/adb-and-mstflint-tools.md §2.5 and
-// §3.3: "Device #n:", the "Device type / Name / Description / Device"
+// The query output's shape (mstflint's mlxconfig/mlxcfg_ui.cpp prints it):
+// "Device #n:", the "Device type / Name / Description / Device"
 // header, "Configurations:" with the column titles Default, Current, Next
 // Boot (or only Next Boot), then one line per parameter, "*" in front when
 // Next Boot differs; values as Label(n), plain numbers, or N/A. The tests

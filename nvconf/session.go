@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/dev/fwreset"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -395,12 +396,13 @@ func (s *Session) InvalidateType(ctx context.Context, typ uint32) error {
 	return nil
 }
 
-// Reset triggers (MFRL reset_trigger bits, Rev 0.57 and later).
+// Reset triggers (MFRL reset_trigger bits, Rev 0.57 and later): the
+// levels of dev/fwreset, which `cxray fw reset` shares.
 const (
-	TriggerLivePatch  uint8 = 1 << 0 // no NV effect
-	TriggerImmediate  uint8 = 1 << 1 // newer firmware: reset now
-	TriggerLinkToggle uint8 = 1 << 3 // reset at the next PCIe link toggle / hot reset
-	TriggerPERST      uint8 = 1 << 6 // reset at the next PERST (host reboot)
+	TriggerLivePatch  = fwreset.LevelLivePatch  // no NV effect
+	TriggerImmediate  = fwreset.LevelImmediate  // newer firmware: reset now
+	TriggerLinkToggle = fwreset.LevelLinkToggle // reset at the next PCIe link toggle / hot reset
+	TriggerPERST      = fwreset.LevelPERST      // reset at the next PERST (host reboot)
 )
 
 // ResetCaps is what MFRL reports.
@@ -410,26 +412,31 @@ type ResetCaps struct {
 	// Types lists the reset types it supports (bit 0 full chip reset,
 	// bit 1 keeping the network port up).
 	Types uint8
+	// State is MFRL reset_state by name (Waiting_For_Reset_Trigger: a
+	// reset is armed, as 'config apply --at-reboot' leaves it); "" when
+	// the database has no such field (it came with PRM Rev 0.59).
+	State string
 }
 
-// FirmwareResetCaps reads MFRL.
+// Armed says a firmware reset waits for its trigger (the next reboot).
+func (c ResetCaps) Armed() bool { return c.State == ResetStateArmed }
+
+// ResetStateArmed is MFRL reset_state's name for an armed reset.
+const ResetStateArmed = "Waiting_For_Reset_Trigger"
+
+// FirmwareResetCaps reads MFRL (dev/fwreset).
 func (s *Session) FirmwareResetCaps(ctx context.Context) (ResetCaps, error) {
-	buf := make([]byte, s.frl.Plan.Bytes)
-	out, err := s.Dev.Transfer(ctx, dev.Get, s.frl.Reg.Name, buf, 0, 0)
+	c, err := fwreset.Query(ctx, s.Dev)
 	if err != nil {
 		return ResetCaps{}, nvErr("read the firmware reset capabilities (MFRL)", err)
 	}
-	return ResetCaps{Triggers: uint8(s.frl.Get(out, "reset_trigger")), Types: uint8(s.frl.Get(out, "reset_type"))}, nil
+	return ResetCaps{Triggers: c.Levels, Types: c.Types, State: c.State}, nil
 }
 
-// FirmwareReset asks the firmware for a reset with one trigger (MFRL SET):
-// Next Boot values become Current when the reset happens.
+// FirmwareReset asks the firmware for a reset with one trigger (MFRL SET,
+// dev/fwreset): Next Boot values become Current when the reset happens.
 func (s *Session) FirmwareReset(ctx context.Context, trigger uint8) error {
-	buf := make([]byte, s.frl.Plan.Bytes)
-	if err := s.frl.Set(buf, "reset_trigger", uint64(trigger)); err != nil {
-		return err
-	}
-	if _, err := s.Dev.Transfer(ctx, dev.Set, s.frl.Reg.Name, buf, 0, 0); err != nil {
+	if err := fwreset.Send(ctx, s.Dev, fwreset.Request{Level: trigger}); err != nil {
 		return nvErr("request a firmware reset (MFRL)", err)
 	}
 	s.ForgetAll()

@@ -52,7 +52,8 @@ func (in Instance) Suffix() string {
 	return ""
 }
 
-// TypeDword encodes the type dword of an instance (research §2.2):
+// TypeDword encodes the type dword of an instance (mstflint's
+// tools_layouts/tools_open_layouts.h):
 //
 //	Global, File, Switch_Global: class[31:24] index[23:0]
 //	Port:                        class[31:24] port[23:16] index[15:0]

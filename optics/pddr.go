@@ -9,7 +9,8 @@ import (
 
 // The firmware's view of a module: PDDR with page_select=Module_info_page
 // (pddr_module_info_ext), decoded through the PRM codec by field name. Units
-// (adb-and-mstflint-tools.md §3.2): temperature 1/256 °C signed, voltage
+// (the PDDR Module Info page's field descriptions in the PRM; mstflint's
+// mlxlink/modules/mlxlink_commander.cpp converts the same way): temperature 1/256 °C signed, voltage
 // 100 µV, bias 2 µA (times 2^tx_bias_scaling_factor where the database has
 // that field), powers and power thresholds in dBm (signed integers) when
 // module_info_ext is 0 and in µW when it is 1. Thresholds are alarms only.

@@ -56,7 +56,8 @@ func TestParseWidth(t *testing.T) {
 }
 
 // The "available PCIe bandwidth" the kernel logs at probe, for the links
-// a ConnectX meets (research B.8: PCIE_SPEED2MBS_ENC times the width).
+// a ConnectX meets (PCIE_SPEED2MBS_ENC of drivers/pci/pci.h times the width, as
+// pcie_bandwidth_available in drivers/pci/pci.c computes it).
 func TestLinkGbps(t *testing.T) {
 	for _, c := range []struct {
 		l    Link

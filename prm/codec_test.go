@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
@@ -24,9 +24,9 @@ func databases(t testing.TB) []*prm.DB {
 		t.Fatal(err)
 	}
 	dbs := []*prm.DB{bi}
-	paths, _ := filepath.Glob(prmhistory.Require(t) + "/*.adb")
+	paths, _ := filepath.Glob(prmhistorytest.Require(t) + "/*.adb")
 	if len(paths) != 7 {
-		t.Errorf("found %d ADB revisions in %s, want 7", len(paths), prmhistory.Require(t))
+		t.Errorf("found %d ADB revisions in %s, want 7", len(paths), prmhistorytest.Require(t))
 	}
 	if _, err := os.Stat(adb.MstflintPath); err == nil {
 		paths = append(paths, adb.MstflintPath)

@@ -558,3 +558,33 @@ func trimNUL(b []byte) []byte {
 	}
 	return b[:end]
 }
+
+// OutsideEnum says whether a sets an enum field to a number none of its
+// values has (admin_status=9), with the field's resolved path and its
+// values as "name=value". A value the encoder refuses, or a field
+// without an enum, is not outside: the encoder says what is wrong then.
+func (p *Plan) OutsideEnum(a Assignment) (path string, values []string, outside bool) {
+	t, err := p.Resolve(a.Path, p.NewBuffer())
+	if err != nil || t.Step.Field == nil || len(t.Step.Field.Enum) == 0 || t.Step.Kind != KindUint {
+		return "", nil, false
+	}
+	buf := p.NewBuffer()
+	if err := p.Encode(buf, []Assignment{{Path: t.Path, Value: a.Value}}); err != nil {
+		return "", nil, false
+	}
+	dec, err := p.Decode(buf)
+	if err != nil {
+		return "", nil, false
+	}
+	v, err := dec.Get(t.Path)
+	if err != nil {
+		return "", nil, false
+	}
+	for _, e := range t.Step.Field.Enum {
+		if e.Value == v.Uint() {
+			return "", nil, false
+		}
+		values = append(values, fmt.Sprintf("%s=%d", e.Name, e.Value))
+	}
+	return t.Path, values, true
+}

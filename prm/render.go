@@ -16,7 +16,7 @@ type JSONOptions struct {
 const maxSafeJSON = 1 << 53
 
 // AppendJSON appends the decoded register as one JSON object that follows
-// the register layout (ARCHITECTURE.md §4): numbers (decimal strings above
+// the register layout: numbers (decimal strings above
 // 2^53), enum names, ASCII text as strings, arrays as lists, joined halves as
 // an extra key next to them, MACs as "aa:bb:cc:dd:ee:ff".
 func (d *Decoded) AppendJSON(b []byte, opt JSONOptions) []byte {
@@ -330,6 +330,31 @@ func (d *Decoded) Get(path string) (Value, error) {
 		}
 	}
 	return cur, nil
+}
+
+// Shown is the value path names as a whole register's JSON shows it: a
+// GUID array (PGUID node_guid, four dwords) is its joined GUID, which
+// follows it under the same name; anything else is Get's value.
+func (d *Decoded) Shown(path string) (Value, error) {
+	v, err := d.Get(path)
+	if err != nil || v.Kind() != KindArray {
+		return v, err
+	}
+	parent := d.Root()
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		if parent, err = d.Get(path[:i]); err != nil {
+			return v, nil
+		}
+	}
+	for j := 0; j+1 < parent.Len(); j++ {
+		if k := parent.Kid(j); k.i == v.i {
+			if n := parent.Kid(j + 1); n.Kind() == KindJoined && n.Step().Join == JoinGUID && n.Step().Name == k.Step().Name {
+				return n, nil
+			}
+			break
+		}
+	}
+	return v, nil
 }
 
 // Path is the value's path from the register's root as Rows prints it

@@ -4,11 +4,25 @@
 # the same config-space protocol as the hardware), and tour the PRM database.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-export PATH="$PATH:/usr/local/go/bin"
-mkdir -p bin
-CGO_ENABLED=0 go build -o bin/cxray ./cmd/cxray
-cx=bin/cxray
+# CXRAY_DEMO_BIN names a cxray already built (the tests use it): no set-up,
+# no build.
+if [ -n "${CXRAY_DEMO_BIN:-}" ]; then
+	cx=$CXRAY_DEMO_BIN
+else
+	bash scripts/setup.sh
+	export PATH="$PATH:/usr/local/go/bin"
+	mkdir -p bin
+	CGO_ENABLED=0 go build -o bin/cxray ./cmd/cxray
+	cx=bin/cxray
+fi
+
+# The demo writes to the emulator (PAOS below) and keeps backups: it runs on
+# a state of its own, removed at the end, so the persistent default
+# emulator (emu/state: $XDG_STATE_HOME/cxray/emu) is the same afterwards
+# and the demo starts from the scenario's power-on state every time.
+demo_state=$(mktemp -d)
+trap 'rm -rf "$demo_state"' EXIT
+export XDG_STATE_HOME=$demo_state CXRAY_EMU_STATE=$demo_state/emu
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
 

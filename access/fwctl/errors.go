@@ -161,7 +161,9 @@ func (e *CommandError) Error() string {
 	if e.Register != 0 {
 		what += fmt.Sprintf(" register 0x%04x", e.Register)
 	}
-	return fmt.Sprintf("fwctl: %s failed with status 0x%x (%s%s), syndrome 0x%08x; %s", what, e.Status, name, info[0], e.Syndrome, info[1])
+	// No "fwctl:" here: the status is the firmware's answer, whichever
+	// path carried the command (fwctl, the emulator's command interface).
+	return fmt.Sprintf("%s failed with status 0x%x (%s%s), syndrome 0x%08x; %s", what, e.Status, name, info[0], e.Syndrome, info[1])
 }
 
 // Is matches ErrBadOp, ErrBadParam and ErrBusy by status, and, for

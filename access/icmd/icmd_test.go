@@ -10,27 +10,28 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/access/icmd"
-	"github.com/cxray/cxray/access/pci"
+	"github.com/cxray/cxray/access/pci/pcitest"
 	"github.com/cxray/cxray/access/vsec"
 	"github.com/cxray/cxray/emu"
+	"github.com/cxray/cxray/emu/tracetest"
 	"github.com/cxray/cxray/internal/clock"
 )
 
 type rig struct {
 	dev *emu.Device
 	clk *clock.Manual
-	rec *emu.Recorder
-	cs  *pci.Counting
+	rec *tracetest.Recorder
+	cs  *pcitest.Counting
 	gw  *vsec.Gateway
 	ic  *icmd.Client
 }
 
 func newDevice(t *testing.T, id emu.Identity) *rig {
 	t.Helper()
-	r := &rig{clk: emu.NewManualClock(time.Unix(0, 0)), rec: &emu.Recorder{}}
+	r := &rig{clk: emu.NewManualClock(time.Unix(0, 0)), rec: &tracetest.Recorder{}}
 	r.dev = emu.New(emu.Config{Identity: id, Clock: r.clk})
 	r.dev.SetTrace(r.rec.Record)
-	r.cs = pci.NewCounting(r.dev)
+	r.cs = pcitest.NewCounting(r.dev)
 	gw, err := vsec.Open(r.cs, &vsec.Options{Clock: r.clk})
 	if err != nil {
 		t.Fatal(err)

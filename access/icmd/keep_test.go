@@ -11,8 +11,10 @@ import (
 
 	"github.com/cxray/cxray/access/icmd"
 	"github.com/cxray/cxray/access/pci"
+	"github.com/cxray/cxray/access/pci/pcitest"
 	"github.com/cxray/cxray/access/vsec"
 	"github.com/cxray/cxray/emu"
+	"github.com/cxray/cxray/emu/tracetest"
 	"github.com/cxray/cxray/internal/clock"
 )
 
@@ -59,10 +61,10 @@ func (c *timerClock) fire(d time.Duration) int {
 func newTimerRig(t *testing.T, o icmd.Options) (*rig, *timerClock) {
 	t.Helper()
 	tc := &timerClock{Manual: emu.NewManualClock(time.Unix(0, 0))}
-	r := &rig{clk: tc.Manual, rec: &emu.Recorder{}}
+	r := &rig{clk: tc.Manual, rec: &tracetest.Recorder{}}
 	r.dev = emu.New(emu.Config{Clock: tc})
 	r.dev.SetTrace(r.rec.Record)
-	r.cs = pci.NewCounting(r.dev)
+	r.cs = pcitest.NewCounting(r.dev)
 	gw, err := vsec.Open(r.cs, &vsec.Options{Clock: tc})
 	if err != nil {
 		t.Fatal(err)
@@ -227,10 +229,10 @@ func TestWaitsFollowTheDeadline(t *testing.T) {
 
 func newNamedRig(t *testing.T, name string) *rig {
 	t.Helper()
-	r := &rig{clk: emu.NewManualClock(time.Unix(0, 0)), rec: &emu.Recorder{}}
+	r := &rig{clk: emu.NewManualClock(time.Unix(0, 0)), rec: &tracetest.Recorder{}}
 	r.dev = emu.New(emu.Config{Clock: r.clk})
 	r.dev.SetTrace(r.rec.Record)
-	r.cs = pci.NewCounting(r.dev)
+	r.cs = pcitest.NewCounting(r.dev)
 	gw, err := vsec.Open(r.cs, &vsec.Options{Clock: r.clk, Name: name})
 	if err != nil {
 		t.Fatal(err)

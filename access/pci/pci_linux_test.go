@@ -161,20 +161,6 @@ func TestLockedConfig(t *testing.T) {
 	}
 }
 
-func TestCounting(t *testing.T) {
-	c := NewCounting(&memConfig{})
-	c.WriteAt(make([]byte, 4), 0)
-	c.ReadAt(make([]byte, 8), 0)
-	c.ReadAt(make([]byte, 1), 0)
-	if got := c.Counts(); got != (Counts{Reads: 2, Writes: 1, ReadBytes: 9, WriteBytes: 4}) || got.Ops() != 3 {
-		t.Errorf("counts %+v", got)
-	}
-	c.Reset()
-	if c.Counts().Ops() != 0 {
-		t.Error("reset did not zero")
-	}
-}
-
 // The errors users meet most: not root, and kernel lockdown refusing writes.
 func TestErrorAdvice(t *testing.T) {
 	err := openError("/sys/x/config", &fs.PathError{Op: "open", Path: "/sys/x/config", Err: unix.EACCES})

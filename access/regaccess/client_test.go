@@ -13,9 +13,11 @@ import (
 
 	"github.com/cxray/cxray/access/icmd"
 	"github.com/cxray/cxray/access/pci"
+	"github.com/cxray/cxray/access/pci/pcitest"
 	"github.com/cxray/cxray/access/regaccess"
 	"github.com/cxray/cxray/access/vsec"
 	"github.com/cxray/cxray/emu"
+	"github.com/cxray/cxray/emu/tracetest"
 	"github.com/cxray/cxray/internal/clock"
 )
 
@@ -30,8 +32,8 @@ var sizes = map[uint16]int{regMGIR: 0xA0, regPDDR: 0x100, regPAOS: 0x10}
 type rig struct {
 	clk *clock.Manual
 	dev *emu.Device
-	rec *emu.Recorder
-	cs  *pci.Counting
+	rec *tracetest.Recorder
+	cs  *pcitest.Counting
 	rc  *regaccess.Client
 	ic  *icmd.Client
 }
@@ -39,10 +41,10 @@ type rig struct {
 func newRig(t *testing.T, id emu.Identity) *rig {
 	t.Helper()
 	clk := emu.NewManualClock(time.Unix(0, 0))
-	r := &rig{clk: clk, rec: &emu.Recorder{}}
+	r := &rig{clk: clk, rec: &tracetest.Recorder{}}
 	r.dev = emu.New(emu.Config{Identity: id, Firmware: emu.NewMapFirmware(sizes), Clock: clk})
 	r.dev.SetTrace(r.rec.Record)
-	r.cs = pci.NewCounting(r.dev)
+	r.cs = pcitest.NewCounting(r.dev)
 	r.rc, r.ic = openICMD(t, r.cs, clk, 0)
 	return r
 }

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/access/pci"
+	"github.com/cxray/cxray/access/pci/pcitest"
 	"github.com/cxray/cxray/access/vsec"
 	"github.com/cxray/cxray/emu"
+	"github.com/cxray/cxray/emu/tracetest"
 	"github.com/cxray/cxray/internal/clock"
 )
 
@@ -20,17 +22,17 @@ var _ pci.ConfigSpace = (*emu.Device)(nil)
 type rig struct {
 	dev *emu.Device
 	clk *clock.Manual
-	rec *emu.Recorder
-	cs  *pci.Counting
+	rec *tracetest.Recorder
+	cs  *pcitest.Counting
 	gw  *vsec.Gateway
 }
 
 func newRig(t *testing.T, opts vsec.Options) *rig {
 	t.Helper()
-	r := &rig{clk: emu.NewManualClock(time.Unix(0, 0)), rec: &emu.Recorder{}}
+	r := &rig{clk: emu.NewManualClock(time.Unix(0, 0)), rec: &tracetest.Recorder{}}
 	r.dev = emu.New(emu.Config{Clock: r.clk})
 	r.dev.SetTrace(r.rec.Record)
-	r.cs = pci.NewCounting(r.dev)
+	r.cs = pcitest.NewCounting(r.dev)
 	opts.Clock = r.clk
 	gw, err := vsec.Open(r.cs, &opts)
 	if err != nil {
@@ -215,7 +217,7 @@ func (h hideFlag) ReadAt(p []byte, off int64) (int, error) {
 func TestPollLimit(t *testing.T) {
 	clk := emu.NewManualClock(time.Unix(0, 0))
 	dev := emu.New(emu.Config{Clock: clk})
-	cs := pci.NewCounting(hideFlag{dev})
+	cs := pcitest.NewCounting(hideFlag{dev})
 	gw, err := vsec.Open(cs, &vsec.Options{Clock: clk, PollLimit: 64})
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +361,7 @@ func TestSurpriseRemoval(t *testing.T) {
 // Paired reads save one config read per dword and return the same values.
 func TestPairedReads(t *testing.T) {
 	ctx := ctxT(t)
-	counts := map[bool]pci.Counts{}
+	counts := map[bool]pcitest.Counts{}
 	for _, single := range []bool{false, true} {
 		r := newRig(t, vsec.Options{SingleDwordReads: single})
 		dst := make([]uint32, 16)
@@ -386,7 +388,7 @@ func TestPairedReads(t *testing.T) {
 func TestConcurrentGateways(t *testing.T) {
 	clk := emu.NewManualClock(time.Unix(0, 0))
 	dev := emu.New(emu.Config{Clock: clk})
-	rec := &emu.Recorder{}
+	rec := &tracetest.Recorder{}
 	dev.SetTrace(func(e emu.Event) {
 		if e.Kind == emu.EvUnlocked {
 			rec.Record(e)

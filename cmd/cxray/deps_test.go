@@ -28,3 +28,30 @@ func TestCLILinksNoPrometheus(t *testing.T) {
 
 // heavyDeps are module paths the cxray binary must not link.
 var heavyDeps = []string{"github.com/prometheus/", "github.com/cxray/cxray/feature/exporter", "gonum.org/", "codeberg.org/go-fonts/", "github.com/cxray/cxray/feature/monitor/chart"}
+
+// No test hooks ship: the three binaries link neither the testing packages
+// nor any of the repository's test helpers (the *test packages such as
+// internal/prmhistory/prmhistorytest, access/pci/pcitest, dev/devtest), which
+// take a testing.TB or look for files beside a checkout.
+func TestBinariesLinkNoTestPackages(t *testing.T) {
+	for _, cmd := range []string{".", "../cxray-exporter", "../cxray-plot"} {
+		out, err := exec.Command("go", "list", "-deps", cmd).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", cmd, err, out)
+		}
+		pkgs := strings.Fields(string(out))
+		if len(pkgs) < 10 {
+			t.Fatalf("go list -deps %s listed %d packages: %q", cmd, len(pkgs), out)
+		}
+		var bad []string
+		for _, p := range pkgs {
+			if p == "testing" || strings.HasPrefix(p, "testing/") ||
+				strings.HasPrefix(p, "github.com/cxray/cxray/") && strings.HasSuffix(p, "test") {
+				bad = append(bad, p)
+			}
+		}
+		if len(bad) > 0 {
+			t.Errorf("cmd/%s links test packages: %s", strings.TrimPrefix(cmd, "../"), strings.Join(bad, " "))
+		}
+	}
+}

@@ -1,5 +1,5 @@
 // Package devname parses the device names users give with -d and resolves
-// them through sysfs (ARCHITECTURE.md §3): PCI addresses in their usual
+// them through sysfs (ARCHITECTURE.md, "Device names"): PCI addresses in their usual
 // spellings, RDMA device names, network interface names, mst's names
 // (/dev/mst/mt4129_pciconf0), the emulator and the kernel backend. It also
 // lists the ConnectX functions of a machine. A name that is no ConnectX

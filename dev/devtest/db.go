@@ -3,7 +3,7 @@ package devtest
 import (
 	"testing"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
 	"github.com/cxray/cxray/prm/builtin"
@@ -32,7 +32,7 @@ func loaded[T any](t testing.TB, v T, err error) T {
 // not here.
 func EachRevision(t *testing.T, fn func(t *testing.T, db *prm.DB)) {
 	t.Helper()
-	for _, f := range prmhistory.Files(t) {
+	for _, f := range prmhistorytest.Files(t) {
 		db, err := adb.LoadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/cxray/cxray/dev/devtest"
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -20,7 +20,7 @@ func TestBuiltinDatabase(t *testing.T) {
 // EachRevision: one subtest per file of the history, oldest first, named
 // after the revision its database says it is.
 func TestEachRevision(t *testing.T) {
-	files := prmhistory.Files(t)
+	files := prmhistorytest.Files(t)
 	var got []string
 	devtest.EachRevision(t, func(st *testing.T, db *prm.DB) {
 		got = append(got, db.Revision)

@@ -77,5 +77,5 @@ func (c *call) queryXRQ() {
 }
 
 // xrqOffloadNVMF is xrqc.offload for an NVMe-oF XRQ (OFED
-// MLX5_XRQC_OFFLOAD_NVMF, research/prm-topics.md §1.4).
+// MLX5_XRQC_OFFLOAD_NVMF in MLNX_OFED's include/linux/mlx5/mlx5_ifc.h).
 const xrqOffloadNVMF = 2

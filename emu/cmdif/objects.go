@@ -95,3 +95,8 @@ func prefixed(p string, as []prm.Assignment) []prm.Assignment {
 	}
 	return out
 }
+
+// QPNs and MKeys are the emulated driver's objects on every function, in
+// number order: what a host's kernel would list (`rdma resource show`).
+func QPNs() []uint32  { return []uint32{QPActive, QPError, QPDatagram} }
+func MKeys() []uint32 { return []uint32{MKeyRO, MKeyData} }

@@ -24,6 +24,7 @@ import (
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/emu/state"
 	"github.com/cxray/cxray/internal/clock"
+	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/cmdb"
 )
@@ -308,6 +309,22 @@ func (v *osView) RDMACounters(ctx context.Context, port int) (map[string]uint64,
 		return err
 	})
 	return out, err
+}
+
+// RDMAObjects lists the emulated driver's QPs and memory keys (cmdif's
+// objects), as a host kernel lists them; a function without an RDMA device
+// has none. It implements adapter.ObjectLister.
+func (v *osView) RDMAObjects(ctx context.Context, kind kernel.ResKind) ([]uint32, error) {
+	if v.f.RDMA == "" {
+		return nil, nil
+	}
+	switch kind {
+	case kernel.ResQP:
+		return cmdif.QPNs(), nil
+	case kernel.ResMR:
+		return cmdif.MKeys(), nil
+	}
+	return nil, &adapter.UnsupportedError{What: "listing " + kind.String() + "s", Backend: dev.BackendEmulator, Why: "the emulated driver has QPs and memory keys only"}
 }
 
 // PermanentMAC is the function's burnt-in MAC: the adapter's base MAC

@@ -55,7 +55,7 @@ var ibStateNames = map[int]string{1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE",
 
 // ibPortAttrs are an InfiniBand port's sysfs attributes: its logical and
 // physical states, rate, LIDs and the PMA PortCounters (counters/), in the
-// kernel's formats (research: sysfs-class-infiniband).
+// kernel's formats (Documentation/ABI/stable/sysfs-class-infiniband).
 func ibPortAttrs(f *scenario.Function, n int, do func(func() error) error, port string, a map[string]sysfs.Attr) {
 	a[port+"link_layer"] = text("InfiniBand")
 	a[port+"state"] = localPortAttr(f, n, do, func(p fw.PortStatus) string {

@@ -120,6 +120,7 @@ type Firmware struct {
 	moduleClock func(module int, now time.Time) time.Time
 	sensors     map[int]*sensor // by MTMP sensor_index
 	roce        roceState
+	flash       *flashState
 }
 
 type regInfo struct {
@@ -186,6 +187,7 @@ func New(cfg Config) (*Firmware, error) {
 		}
 		f.specUnsupported[id] = true
 	}
+	f.initFlash()
 	if err := f.buildModel(); err != nil {
 		return nil, fmt.Errorf("fw: spec %q: %w", spec.Name, err)
 	}
@@ -675,8 +677,6 @@ func (f *Firmware) models(id uint16) bool {
 // in an idle state no tool of the emulator's users changes, and NVIDIA's
 // tools read it. Anything else without behaviour is refused.
 var storeModels = map[string]string{
-	"MCC":   "the component update state machine is idle; mstflint's query reads it before anything else",
-	"MCDA":  "no component data is exchanged while the update state machine is idle (MCQI: no read-back); mstflint's query needs it advertised with MCC",
 	"MFSV":  "no firmware security version is burnt in the fuses; mstflint's query reads it",
 	"PPAOS": "no PHY test mode is active; mstlink reads it",
 	"PMPT":  "no module PRBS test runs; mstlink reads it",
@@ -702,8 +702,8 @@ func (f *Firmware) installBehaviours() {
 		"MGIR": f.mgir, "MCAM": f.mcam, "MCQS": f.mcqs, "MCQI": f.mcqi, "MQIS": f.mqis,
 		"PAOS": f.paos, "PMAOS": f.pmaos, "PTYS": f.ptys, "PMLP": f.pmlp, "PDDR": f.pddr,
 		"MTCAP": f.mtcap, "MTMP": f.mtmp, "PPCNT": f.ppcnt, "ROCE_ACCL": f.roceAccl,
-		"PGUID": f.pguid, "MFPA": f.mfpa, "PPLM": f.pplm, "SLRG": f.slrg,
-		"PCAM": f.pcam, "QCAM": f.qcam,
+		"PGUID": f.pguid, "MFPA": f.mfpa, "PPLM": f.pplm, "PPLR": f.pplr, "SLRG": f.slrg,
+		"PCAM": f.pcam, "QCAM": f.qcam, "MCC": f.mcc, "MCDA": f.mcda,
 	}
 	for name, h := range builtin {
 		if id, err := f.lookup(name); err == nil {

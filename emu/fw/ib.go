@@ -393,6 +393,7 @@ func (f *Firmware) pddrOperationalIB(c *Call, p *portState, m *moduleState) {
 	const pre = "page_data.pddr_operation_info_page_ext."
 	c.Put(pre+"proto_active", protoActiveInfiniBand)
 	c.Put(pre+"phy_mngr_fsm_state", f.phyState(p))
+	c.Put(pre+"loopback_mode", p.loopback)
 	c.Put(pre+"ib_phy_fsm_state", f.ibPhyState(p))
 	const (
 		pm  = pre + "phy_manager_link_enabled.pddr_phy_manager_link_enabed_ib_ext."

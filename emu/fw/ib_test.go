@@ -9,7 +9,7 @@ import (
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/internal/clock"
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/prm/adb"
 )
 
@@ -221,7 +221,7 @@ func TestIBSpecValidate(t *testing.T) {
 func TestIBPortEveryRevision(t *testing.T) {
 	const extCap = "ext_ib_proto_cap.ptys_ext_proto_ib_cap_oper_ext.ext_proto_ib"
 	const extOper = "ext_ib_proto_oper.ptys_ext_proto_ib_cap_oper_ext.ext_proto_ib"
-	for _, file := range prmhistory.Files(t) {
+	for _, file := range prmhistorytest.Files(t) {
 		db, err := adb.LoadFile(file)
 		if err != nil {
 			t.Fatal(err)

@@ -44,6 +44,8 @@ type portState struct {
 	rates  portRates
 	clears map[uint8]clearMark // PPCNT group -> last clear
 	lq     linkQuality         // link quality and partner (link.go)
+	// loopback is PPLR lb_en (loopback.go).
+	loopback uint16
 }
 
 type laneMap struct {
@@ -252,6 +254,13 @@ func (f *Firmware) evalLink(p *portState, now time.Time) (bool, int, downCause) 
 	if p.width == 0 {
 		return false, -1, causeUnmapped
 	}
+	lowest := false
+	if v, ok := f.enumValue("PAOS", "admin_status", "up_lowest_rate"); ok && uint64(p.admin) == v {
+		lowest = true
+	}
+	if p.loopback == lbLocal {
+		return f.evalLoopback(p, nil, lowest)
+	}
 	m := f.modules[p.lanes[0].module]
 	switch {
 	case !m.status.Plugged:
@@ -262,12 +271,10 @@ func (f *Firmware) evalLink(p *portState, now time.Time) (bool, int, downCause) 
 		return false, -1, causeModuleError
 	case !f.moduleAdminEnabled(m.admin):
 		return false, -1, causeModuleDisabled
+	case p.loopback == lbExternal:
+		return f.evalLoopback(p, m, lowest)
 	case f.linkDown[p.local]:
 		return false, -1, causeNoPartner
-	}
-	lowest := false
-	if v, ok := f.enumValue("PAOS", "admin_status", "up_lowest_rate"); ok && uint64(p.admin) == v {
-		lowest = true
 	}
 	if p.ib != nil {
 		return f.evalIB(p, m, lowest)

@@ -21,19 +21,20 @@ func (f *Firmware) mgir(c *Call) uint8 {
 
 	// The 8-bit version fields cannot hold a sub-minor above 255; they carry
 	// the low bits, and the extended fields carry the whole numbers.
-	c.Put("fw_info.major", s.FW.Major&0xFF)
-	c.Put("fw_info.minor", s.FW.Minor&0xFF)
-	c.Put("fw_info.sub_minor", s.FW.SubMinor&0xFF)
-	c.Put("fw_info.extended_major", s.FW.Major)
-	c.Put("fw_info.extended_minor", s.FW.Minor)
-	c.Put("fw_info.extended_sub_minor", s.FW.SubMinor)
+	run := f.flash.running // the image running now (flash.go)
+	c.Put("fw_info.major", run.Version.Major&0xFF)
+	c.Put("fw_info.minor", run.Version.Minor&0xFF)
+	c.Put("fw_info.sub_minor", run.Version.SubMinor&0xFF)
+	c.Put("fw_info.extended_major", run.Version.Major)
+	c.Put("fw_info.extended_minor", run.Version.Minor)
+	c.Put("fw_info.extended_sub_minor", run.Version.SubMinor)
 	c.Put("fw_info.secured", s.Secure)
 	c.Put("fw_info.signed_fw", s.Secure)
 	c.Put("fw_info.build_id", s.FWBuildID)
 	c.Put("fw_info.ini_file_version", s.INIFileVersion)
 	// Dates are BCD: 2023-10-05 reads year 0x2023, month 0x10, day 0x05;
 	// the hour field holds hours and minutes (17:43 is 0x1743).
-	t := s.FWBuildTime.UTC()
+	t := run.Built.UTC()
 	c.Put("fw_info.year", bcd(t.Year()))
 	c.Put("fw_info.month", bcd(int(t.Month())))
 	c.Put("fw_info.day", bcd(t.Day()))
@@ -124,7 +125,17 @@ func (f *Firmware) mcqs(c *Call) uint8 {
 	}
 	c.Put("last_index_flag", i == len(components)-1)
 	c.Put("identifier", comp.identifier)
-	c.Put("component_update_state", "IDLE")
+	state := "IDLE"
+	if fl := f.flash; comp.identifier == "BOOT_IMG" {
+		fl.advance(c.Now)
+		switch {
+		case fl.state != fsmIdle && fl.comp == i:
+			state = "IN_PROGRESS"
+		case fl.pending():
+			state = "ACTIVE_PENDING_RESET"
+		}
+	}
+	c.Put("component_update_state", state)
 	c.Put("component_status", comp.status)
 	return StatusOK
 }
@@ -150,33 +161,43 @@ func (f *Firmware) mcqi(c *Call) uint8 {
 		}
 		p := "data." + member + "."
 		c.Put(p+"supported_info_bitmask", bits)
-		c.Put(p+"component_size", comp.size)
-		c.Put(p+"max_component_size", comp.size)
+		size, maxSize := comp.size, comp.size
+		if comp.identifier == "BOOT_IMG" {
+			size, maxSize = uint32(f.flash.stored.Size), uint32(f.flash.spec.MaxComponentSize)
+		}
+		c.Put(p+"component_size", size)
+		c.Put(p+"max_component_size", maxSize)
 		c.Put(p+"log_mcda_word_size", 2) // 4-byte words
-		c.Put(p+"mcda_max_write_size", 0x80)
+		c.Put(p+"mcda_max_write_size", mcdaMaxWriteSize)
 		c.Put(p+"rd_en", false) // no read-back: keeps tools from reading flash through MCDA
+		c.Put(p+"match_psid", true)
+		c.Put(p+"match_chip_id", true)
+		if _, err := c.Plan.Resolve(p+"signed_updates_only", c.Out); err == nil { // Rev 0.59 and later
+			c.Put(p+"signed_updates_only", f.spec.Secure)
+		}
 	case "VERSION":
 		if !comp.versions {
 			return c.Fail(StatusBadParam, "component %s has no VERSION info", comp.identifier)
 		}
 		member = "mcqi_version_ext"
-		v := f.spec.FW
-		if pending && f.spec.PendingFW != nil {
-			v = *f.spec.PendingFW
+		im := f.flash.running
+		if pending && f.flash.pending() {
+			im = f.flash.stored
 		}
+		v := im.Version
 		str := fmt.Sprintf("%d.%d.%04d", v.Major, v.Minor, v.SubMinor)
 		p := "data." + member + "."
 		c.Put(p+"version_string_length", len(str))
 		c.Put(p+"build_time_valid", true)
 		c.Put(p+"version", uint32(v.Major&0xFF)<<24|uint32(v.Minor&0xFF)<<16|uint32(v.SubMinor))
-		f.putDateTime(c, p+"build_time", f.spec.FWBuildTime)
+		f.putDateTime(c, p+"build_time", im.Built)
 		c.Put(p+"version_string", str)
 	case "ACTIVATION_METHOD":
 		if !comp.versions {
 			return c.Fail(StatusBadParam, "component %s has no ACTIVATION_METHOD info", comp.identifier)
 		}
 		member = "mcqi_activation_method_ext"
-		c.Put("data."+member+".pending_fw_reset", f.spec.PendingFW != nil)
+		c.Put("data."+member+".pending_fw_reset", f.flash.pending())
 	default:
 		return c.Fail(StatusBadParam, "MCQI info_type %d is not supported for %s (CAPABILITIES, VERSION, ACTIVATION_METHOD are)", infoType, comp.identifier)
 	}

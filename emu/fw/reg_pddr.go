@@ -68,6 +68,7 @@ func (f *Firmware) pddrOperational(c *Call) uint8 {
 	}
 	c.Put(pre+"proto_active", protoActiveEthernet)
 	c.Put(pre+"phy_mngr_fsm_state", f.phyState(p))
+	c.Put(pre+"loopback_mode", p.loopback)
 	switch {
 	case p.up:
 		c.Put(pre+"eth_an_fsm_state", ethANGood)

@@ -67,6 +67,8 @@ type Spec struct {
 	// Unsupported lists registers this firmware does not implement: they
 	// answer status 4 and MCAM does not advertise them.
 	Unsupported []string
+	// Flash is the flash's timing and limits (flash.go).
+	Flash FlashSpec
 }
 
 // NodeGUID is the node GUID of the PF that owns adapter port port
@@ -283,6 +285,9 @@ func (s *Spec) Validate() error {
 	}
 	if err := s.ASIC.validate(); err != nil {
 		bad("ASIC sensor: %v", err)
+	}
+	if err := s.Flash.validate(); err != nil {
+		bad("%v", err)
 	}
 	return errors.Join(errs...)
 }

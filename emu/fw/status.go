@@ -8,7 +8,8 @@ import (
 )
 
 // Access-register status codes (operation TLV [14:8]), numbered as the PRM
-// numbers them (research/access-protocol.md §4.3).
+// numbers them (mstflint reads them the same way: return_by_reg_status in
+// mtcr_ul/mtcr_ul_com.c).
 const (
 	StatusOK               uint8 = 0x00
 	StatusBusy             uint8 = 0x01

@@ -6,7 +6,7 @@ import (
 )
 
 // Sensor indexes: the ASIC is sensor 0; module i is sensor 64+i
-// (research/adb-and-mstflint-tools.md §3.2).
+// (the PRM's MTMP sensor_index description; MTCAP lists the sensors).
 const (
 	asicSensor       = 0
 	moduleSensorBase = 64

@@ -913,6 +913,11 @@ func (s *Store) mfrl(c *fw.Call) uint8 {
 	if c.Method == emu.MethodGet {
 		_ = s.frl.Set(c.Out, "reset_trigger", uint64(supportedTriggers))
 		s.frl.SetIf(c.Out, "reset_type", resetTypes)
+		// An armed reset waits for its trigger (PRM Rev 0.59+ reset_state;
+		// a database without the field has nothing to say it with).
+		if v, ok := s.frl.EnumValue("reset_state", nvconf.ResetStateArmed); ok && s.armed {
+			s.frl.SetIf(c.Out, "reset_state", v)
+		}
 		return fw.StatusOK
 	}
 	t := uint8(s.frl.Get(c.In, "reset_trigger"))
@@ -922,6 +927,7 @@ func (s *Store) mfrl(c *fw.Call) uint8 {
 	switch t {
 	case nvconf.TriggerLinkToggle:
 		s.firmwareReset()
+		c.FirmwareReset() // the stored firmware image runs too (emu/fw/flash.go)
 	case nvconf.TriggerPERST:
 		s.armed = true
 	}

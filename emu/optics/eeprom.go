@@ -7,7 +7,7 @@ import (
 // The module's memory, built per read from its definition and a sample of
 // its monitors. mem is indexed by absolute address: bytes 0..127 are the
 // lower half, 128..255 the selected upper page. The offsets are the memory
-// maps of SFF-8472, SFF-8636 and CMIS (research notes §2), written here
+// maps of SFF-8472 (§4, A0h and A2h), SFF-8636 (§6) and CMIS (§8), written here
 // independently of the decoders in package optics so that each checks the
 // other.
 type mem [256]byte

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/cxray/cxray/dev"
@@ -267,6 +268,30 @@ type Change struct {
 	New    string `json:"new"`
 	OldMax string `json:"old_max"`
 	NewMax string `json:"new_max"`
+}
+
+// MarshalJSON writes a change as the table shows it: the type in lower
+// case (general), and each value a number when it is one (a JSON reader
+// compares numbers, not "0" and "1"); enum names, hex bytes and page
+// states stay text, and a side without the value is null.
+func (c Change) MarshalJSON() ([]byte, error) {
+	val := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		if n, err := strconv.ParseUint(s, 10, 64); err == nil && n <= 1<<53 {
+			return n // above 2^53 a decimal string, as every cxray JSON number
+		}
+		return s
+	}
+	return json.Marshal(struct {
+		Type   string `json:"type"`
+		Path   string `json:"path"`
+		Old    any    `json:"old"`
+		New    any    `json:"new"`
+		OldMax any    `json:"old_max"`
+		NewMax any    `json:"new_max"`
+	}{strings.ToLower(c.Type), c.Path, val(c.Old), val(c.New), val(c.OldMax), val(c.NewMax)})
 }
 
 // Diff compares two reports: every field of every page either has, with a

@@ -247,8 +247,9 @@ func reporterKey(r kernel.HealthReporter) string {
 	return r.Name
 }
 
-// reporterMeaning says what a reporter's errors are (research: mlx5's
-// reporters, drivers/net/ethernet/mellanox/mlx5/core).
+// reporterMeaning says what a reporter's errors are (mlx5's devlink health
+// reporters: drivers/net/ethernet/mellanox/mlx5/core/health.c for fw and
+// fw_fatal, en/reporter_tx.c and en/reporter_rx.c for tx and rx).
 func reporterMeaning(name string) string {
 	switch name {
 	case "fw":

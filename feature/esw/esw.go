@@ -5,11 +5,14 @@
 // the PF, its VFs, the sub-function range), and the vport states
 // (QUERY_VPORT_STATE).
 //
-// The facts and their sources: prm-topics.md §2 (research notes): the
-// eswitch_manager and vport_group_manager bits of the general capabilities;
-// e_switch_cap.esw_functions_changed and ecpf_vport_exists; the Linux
-// driver requests the ESW_FUNCTIONS_CHANGED event (0xe) only when it runs
-// on an ECPF that is the e-switch manager.
+// The facts and their sources (include/linux/mlx5/mlx5_ifc.h and
+// device.h): the eswitch_manager and vport_group_manager bits of the
+// general capabilities (cmd_hca_cap); e_switch_cap.esw_functions_changed
+// and ecpf_vport_exists; the Linux driver requests the
+// ESW_FUNCTIONS_CHANGED event (0xe) only when it runs on an ECPF that is the
+// e-switch manager (gather_async_events_mask in
+// drivers/net/ethernet/mellanox/mlx5/core/eq.c;
+// mlx5_core_is_ecpf_esw_manager in include/linux/mlx5/driver.h).
 package esw
 
 import (

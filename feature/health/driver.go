@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/feature/driverhealth"
 )
 
@@ -20,7 +21,7 @@ func driverCheck(before, after *adapter.Driver, errBefore error, interval time.D
 	if after == nil || before == nil {
 		err := errBefore
 		if errors.Is(err, adapter.ErrUnsupported) {
-			return unsupported(c, err), nil
+			return noDriver(c, err), nil
 		}
 		c.Status, c.Summary = Warn, "the kernel driver's health could not be read"
 		if err != nil {
@@ -64,4 +65,23 @@ func driverCheck(before, after *adapter.Driver, errBefore error, interval time.D
 		c.Summary = fmt.Sprintf("%d problem(s) the driver reports", len(rep.Findings))
 	}
 	return c, rep
+}
+
+// noDriver is the line of a function with no kernel driver to ask: said
+// once, with what would give the reading (the generic "not available on
+// this backend: ... is not available on the X backend" said it twice).
+func noDriver(c Check, err error) Check {
+	var ue *adapter.UnsupportedError
+	if !errors.As(err, &ue) {
+		return unsupported(c, err)
+	}
+	c.Status = Skip
+	if ue.Backend == dev.BackendEmulator {
+		c.Summary = "the emulator has no kernel driver: devlink health and driver statistics need a host where mlx5_core drives the adapter"
+		c.Next = "run 'cxray health -d BDF' (or -d kernel:NAME) on the host whose kernel drives the adapter"
+		return c
+	}
+	c.Summary = fmt.Sprintf("no kernel driver drives this function (%s backend): devlink health and driver statistics need mlx5_core bound to it", ue.Backend)
+	c.Next = "bind mlx5_core to the function (or run on the host where it is bound) and run health again"
+	return c
 }

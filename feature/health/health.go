@@ -181,9 +181,15 @@ func unreadable(c Check, what string, err error) Check {
 	return c
 }
 
-// unsupported is the line of a check the backend cannot serve.
+// unsupported is the line of a check the backend cannot serve. An
+// adapter.UnsupportedError names the backend itself ("... is not
+// available on the kernel backend: why"): no prefix to say it twice.
 func unsupported(c Check, err error) Check {
 	c.Status, c.Summary = Skip, "not available on this backend: "+err.Error()
+	var ue *adapter.UnsupportedError
+	if errors.As(err, &ue) {
+		c.Summary = err.Error()
+	}
 	return c
 }
 
@@ -236,8 +242,7 @@ func identity(ctx context.Context, a *adapter.Adapter) (*adapter.Identity, Check
 		c.Details = append(c.Details, "the firmware build date or the database revision date is unknown; cannot compare their ages")
 	case id.FirmwareBuilt.Sub(revDate) > MaxDatabaseLag:
 		c.Status = Warn
-		c.Summary += fmt.Sprintf("; the database (%s, %s) is older than the firmware (built %s) by %s", db.Revision,
-			revDate.Format("2006-01"), id.FirmwareBuilt.Format("2006-01-02"), monthsText(id.FirmwareBuilt.Sub(revDate)))
+		c.Summary += "; " + DatabaseLag(id.FirmwareBuilt, db.Revision)
 		c.Details = append(c.Details, renamesSince(db.Revision)...)
 		if c.Next == "" {
 			c.Next = "fields may have been renamed, moved or added since; use the newest ADB you have (--adb, e.g. NVIDIA MFT's) and see what changed with 'cxray prm diff OLD.adb NEW.adb REG'"
@@ -265,6 +270,20 @@ func dash(s string) string {
 // year, and firmware of a branch keeps its registers compatible; two years
 // apart, fields are likely to differ.
 const MaxDatabaseLag = 2 * 365 * 24 * time.Hour
+
+// DatabaseLag says the PRM database is older than the firmware by more than
+// MaxDatabaseLag ("the database (Rev 0.51, 2020-05) is older than the
+// firmware (built 2023-10-05) by 40 months"), or "" when it is not, or
+// when either date is unknown. health's identity check and status both
+// say it.
+func DatabaseLag(built time.Time, revision string) string {
+	revDate, known := RevisionDate(revision)
+	if built.IsZero() || !known || built.Sub(revDate) <= MaxDatabaseLag {
+		return ""
+	}
+	return fmt.Sprintf("the database (%s, %s) is older than the firmware (built %s) by %s", revision,
+		revDate.Format("2006-01"), built.Format("2006-01-02"), monthsText(built.Sub(revDate)))
+}
 
 func monthsText(d time.Duration) string {
 	return fmt.Sprintf("%d months", int(d.Hours()/24/30.4))

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 func TestRevisionDates(t *testing.T) {
@@ -33,9 +33,9 @@ func TestRevisionDates(t *testing.T) {
 
 // renames.txt is what `go generate ./feature/health` makes.
 func TestRenamesReproducible(t *testing.T) {
-	prmhistory.Require(t)
+	dir := prmhistorytest.Require(t)
 	out := filepath.Join(t.TempDir(), "r.txt")
-	cmd := exec.Command("go", "run", "../../tools/gen/healthgen", "-out", out)
+	cmd := exec.Command("go", "run", "../../tools/gen/healthgen", "-out", out, "-history", dir)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}

@@ -120,6 +120,12 @@ func TestHealthyFunction(t *testing.T) {
 	if rep.Status != health.Warn || rep.Device != "test" || rep.BDF != bdf || rep.Backend != dev.BackendDirect {
 		t.Errorf("report %s %s %s %s", rep.Status, rep.Device, rep.BDF, rep.Backend)
 	}
+	// A function no kernel driver drives: the driver check says so once,
+	// naming the backend, and what would give the reading.
+	if c := check(t, rep, "driver"); c.Summary != "no kernel driver drives this function (direct backend): devlink health and driver statistics need mlx5_core bound to it" ||
+		!strings.Contains(c.Next, "bind mlx5_core") {
+		t.Errorf("driver: %q, next %q", c.Summary, c.Next)
+	}
 	if c := check(t, rep, "ports"); c.Summary != "port 1 up at 400G" {
 		t.Errorf("ports: %q", c.Summary)
 	}

@@ -9,8 +9,9 @@ import (
 //go:generate go run ../../tools/gen/healthgen -out renames.txt
 
 // revisionDates are when each HCA PRM revision reached mstflint's public
-// repository (its register database); see shared/research
-// adb-and-mstflint-tools.md §1.8.
+// repository: the commit dates of its register database,
+// tools_layouts/adb/prm/hca/ext/register_access_table.adb (git log of that
+// file in github.com/Mellanox/mstflint; source_doc_version names the Rev).
 var revisionDates = map[string]string{
 	"Rev 0.48": "2019-03-06", "Rev 0.51": "2020-03-01", "Rev 0.54": "2020-12-25",
 	"Rev 0.56": "2021-10-03", "Rev 0.57": "2022-07-20", "Rev 0.58": "2023-01-26",

@@ -61,6 +61,12 @@ func checkScenarios(t *testing.T, db *prm.DB) {
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("%s: verdicts differ from the scenario's state (-want +got):\n%s\nreport:\n%s", f.BDF, d, describe(rep))
 			}
+			// The emulator has no kernel driver: said once, with what to do
+			// (a function health cannot reach has no driver check).
+			if c := checkOf(rep, "driver"); c.Name != "" && (!strings.HasPrefix(c.Summary, "the emulator has no kernel driver:") ||
+				strings.Count(c.Summary, "emulator") != 1 || strings.Contains(c.Summary, "not available") || !strings.Contains(c.Next, "host")) {
+				t.Errorf("%s: driver check on the emulator: summary %q, next %q", f.BDF, c.Summary, c.Next)
+			}
 			// A module whose bus hangs has no temperature in the report.
 			for _, p := range f.View.Ports() {
 				m := f.Adapter.Firmware.Ports()[p-1].Module
@@ -76,6 +82,15 @@ func checkScenarios(t *testing.T, db *prm.DB) {
 	if functions < 30 {
 		t.Errorf("only %d functions checked", functions)
 	}
+}
+
+func checkOf(r *health.Report, check string) health.Check {
+	for _, c := range r.Checks {
+		if c.Name == check {
+			return c
+		}
+	}
+	return health.Check{}
 }
 
 func summary(r *health.Report, check string) string {

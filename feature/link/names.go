@@ -3,6 +3,9 @@ package link
 import (
 	"fmt"
 	"math/bits"
+	"strings"
+
+	"github.com/cxray/cxray/adapter"
 )
 
 // What register values mean, in the words mlxlink 4.21 prints for them
@@ -23,7 +26,7 @@ var fecNames = map[uint64]string{0: "No FEC", 1: "Firecode FEC", 2: "Standard RS
 	12: "RS-FEC - (544,514) + PLR", 13: "LL-FEC - (271,257) + PLR", 14: "Ethernet_Consortium_LL_50G_RS_FEC_PLR -(272,257+1)"}
 
 var loopbackNames = map[uint64]string{0: "No Loopback", 1: "PHY Remote Loopback", 2: "PHY Local Loopback",
-	4: "External Local Loopback", 0x40: "Link Layer Local Loopback"}
+	4: "External Local Loopback", 0x80: "Link Layer Local Loopback"}
 
 // extProto is one bit of PTYS's extended Ethernet masks.
 type extProto struct {
@@ -92,4 +95,42 @@ func opcodeCategory(op uint64) string {
 		return CategoryCable
 	}
 	return CategorySignal
+}
+
+// Bits is the mask's value.
+func (s *Speeds) Bits() uint64 {
+	if s == nil {
+		return 0
+	}
+	return s.bits
+}
+
+// SpeedBit is the PTYS bit of a speed in mlxlink's words: an extended
+// Ethernet protocol ("400G_4X", "25G") or, with ib, an InfiniBand speed
+// ("NDR", "IB-NDR"). Case does not matter.
+func SpeedBit(ib bool, name string) (int, bool) {
+	n := strings.ToUpper(strings.TrimSpace(name))
+	if ib {
+		n = strings.TrimPrefix(n, "IB-")
+		for b := 0; b < 16; b++ {
+			if names := adapter.IBSpeedNames(1 << b); len(names) == 1 && names[0] == n {
+				return b, true
+			}
+		}
+		return 0, false
+	}
+	for b, p := range extProtos {
+		if p.name == n {
+			return b, true
+		}
+	}
+	return 0, false
+}
+
+// SpeedNames names a mask's speeds in mlxlink's words.
+func SpeedNames(ib bool, mask uint64) []string {
+	if ib {
+		return ibSpeedsOf(mask).Names
+	}
+	return speedsOf(mask).Names
 }

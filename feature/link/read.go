@@ -43,6 +43,9 @@ var laterIndex = map[string][]string{
 	"PPLM": {"test_mode=0", "resilink_fec_ind=0"},
 	"PDDR": {pddrOp + "resilink_fec_ind=0"},
 	"SLRG": {"all_lanes=0", "measurements_thresholds=0"},
+	// Rev 0.62 adds PPLR lb_cap_mode_idx and lb_link_mode_idx (0: the operational mode's
+	// loopback capabilities; mlxlink asks for 1 in PRBS test mode only).
+	"PPLR": {"lb_cap_mode_idx=0", "lb_link_mode_idx=0"},
 }
 
 func optionalIndex(db *prm.DB, reg string, given []string) []string {
@@ -600,6 +603,13 @@ func readCable(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Repor
 	}
 	r.Cable = c
 	return nil
+}
+
+// OptionalIndex lists the index fields (field=value) a register needs in
+// this database beyond those given, as Read gives them: the ones later
+// revisions add. Writers of the same registers (linkctl) use it.
+func OptionalIndex(db *prm.DB, reg string, given []string) []string {
+	return optionalIndex(db, reg, given)
 }
 
 // cableMin is the least time a module summary gets (cableBudget).

@@ -50,7 +50,13 @@ func judge(r *Report, th Thresholds) []Verdict {
 	if op.OperUp == nil || !*op.OperUp {
 		return out
 	}
-	// Up: FEC, speed, errors.
+	// Up: loopback, FEC, speed, errors.
+	if op.Loopback != "" && op.Loopback != loopbackNames[0] {
+		out = append(out, Verdict{Code: "loopback_active", Category: CategoryConfiguration,
+			Summary:  fmt.Sprintf("port %d is in %s: its traffic does not reach the link partner", r.Port, op.Loopback),
+			Evidence: []string{"PDDR loopback_mode: " + op.Loopback},
+			NextStep: fmt.Sprintf("end the test when done: cxray link --port %d --loopback NO --yes (PPLR lb_en=0)", r.Port)})
+	}
 	if f := r.FEC; f != nil && f.ActiveID != nil && f.RequestedID != nil && *f.ActiveID != *f.RequestedID {
 		out = append(out, Verdict{Code: "fec_mismatch", Category: CategoryConfiguration,
 			Summary:  fmt.Sprintf("port %d runs %s although %s is requested", r.Port, f.Active, f.Requested),

@@ -523,3 +523,7 @@ func printModuleRaw(w io.Writer, im *optics.Image, access string) {
 		fmt.Fprintf(w, "    %-22s not read: %s\n", e.PageAddr.String(), e.Err)
 	}
 }
+
+// WriteRaw prints a module image as hex, sixteen bytes a line, page by
+// page (as module --raw does), with the pages that could not be read.
+func WriteRaw(w io.Writer, im *optics.Image, access string) { printModuleRaw(w, im, access) }

@@ -24,7 +24,7 @@ import (
 )
 
 // xrqOffloadNVMF is xrqc.offload of an NVMe-oF XRQ (OFED
-// MLX5_XRQC_OFFLOAD_NVMF, research/prm-topics.md §1.4).
+// MLX5_XRQC_OFFLOAD_NVMF in MLNX_OFED's include/linux/mlx5/mlx5_ifc.h).
 const xrqOffloadNVMF = 2
 
 // Probe bounds.
@@ -112,6 +112,19 @@ var counterFields = []struct {
 	{"num_backend_error_cmd", func(c *Counters) *uint64 { return &c.BackendErrors }},
 }
 
+// NotFoundError is an XRQ and namespace the user named that the firmware
+// does not know: the numbers to check, not a device fault.
+type NotFoundError struct {
+	XRQN, NSID uint32
+	Err        error
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("XRQ %d namespace %d: the firmware knows no such namespace (%v); leave out --xrq and --ns to list those there are", e.XRQN, e.NSID, e.Err)
+}
+
+func (e *NotFoundError) Unwrap() error { return e.Err }
+
 // Read reports the namespaces.
 func Read(ctx context.Context, d *dev.Device, o Options) (*Report, error) {
 	rep := &Report{Device: d.Name, Namespaces: []Namespace{}}
@@ -139,6 +152,9 @@ func Read(ctx context.Context, d *dev.Device, o Options) (*Report, error) {
 	first := make([]Counters, len(targets))
 	for i, t := range targets {
 		if first[i], err = counters(ctx, d, t[0], t[1]); err != nil {
+			if dev.IsNoSuchObject(err) {
+				return nil, &NotFoundError{XRQN: t[0], NSID: t[1], Err: err}
+			}
 			return nil, err
 		}
 	}

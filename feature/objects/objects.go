@@ -275,9 +275,10 @@ func (m *MKey) Rows() [][]string {
 
 // FromRawQP decodes a QP from the kernel's raw resource (kernel backend,
 // RDMA netlink RES_QP_GET_RAW; kernel.ParseRawResources). The payload of
-// the dump's segment for the QP is taken to start with the QP context, as
-// the research notes (research/fwctl-and-commands.md §7) describe mlx5's
-// answer; it has not been checked on hardware.
+// the dump's segment for the QP is taken to start with the QP context (the
+// qpc layout of include/linux/mlx5/mlx5_ifc.h); mlx5_ib answers with a
+// firmware resource dump (drivers/infiniband/hw/mlx5/restrack.c,
+// include/linux/mlx5/rsc_dump.h). It has not been checked on hardware.
 func FromRawQP(r kernel.RawResource) (*QP, error) {
 	if r.Kind != kernel.ResQP {
 		return nil, fmt.Errorf("objects: a %s resource is not a QP", r.Kind)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	nvbuiltin "github.com/cxray/cxray/nvconf/builtin"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
@@ -27,7 +27,7 @@ func sources(t *testing.T) Sources {
 }
 
 func history(t *testing.T) func() []*prm.DB {
-	files, _ := filepath.Glob(filepath.Join(prmhistory.Require(t), "hca-ext-rev*.adb"))
+	files, _ := filepath.Glob(filepath.Join(prmhistorytest.Require(t), "hca-ext-rev*.adb"))
 	sort.Strings(files) // 0.51 ... 0.64 sort as text
 	return func() []*prm.DB {
 		var out []*prm.DB

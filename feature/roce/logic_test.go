@@ -268,29 +268,29 @@ func TestAdviceNotes(t *testing.T) {
 		}
 		return false
 	}
-	a, _ := roce.Advise(400e9, 8e-6, 4096, 0, 0)
+	a, _ := roce.Advise(400e9, 8e-6, 4096, 0, 0, nil)
 	if a.Limiting != nil || !note(a, "LOG_TX_PSN_WINDOW is 0: the device default") {
 		t.Errorf("default window: %+v", a)
 	}
-	a, _ = roce.Advise(400e9, 8e-6, 4096, 0, 63)
+	a, _ = roce.Advise(400e9, 8e-6, 4096, 0, 63, nil)
 	if a.Limiting == nil || *a.Limiting || !note(a, "the device maximum") {
 		t.Errorf("maximum window: %+v", a)
 	}
-	a, _ = roce.Advise(400e9, 8e-6, 4096, 0, 4)
+	a, _ = roce.Advise(400e9, 8e-6, 4096, 0, 4, nil)
 	if a.Limiting == nil || !*a.Limiting || !note(a, "'cxray roce set log_tx_psn_window=7'") {
 		t.Errorf("small window: %+v", a.Notes)
 	}
-	a, _ = roce.Advise(400e9, 8e-6, 4096, 0, 10)
+	a, _ = roce.Advise(400e9, 8e-6, 4096, 0, 10, nil)
 	if *a.Limiting || *a.MaxRateGbps != 400 || !note(a, "covers the BDP") {
 		t.Errorf("large window: %+v", a)
 	}
 	// With loss, go-back-N resends the window in flight: the BDP, or the
 	// smaller window.
-	a, _ = roce.Advise(400e9, 8e-6, 4096, 1e-5, -1)
+	a, _ = roce.Advise(400e9, 8e-6, 4096, 1e-5, -1, nil)
 	if a.ExpectedResends != a.BDPPackets || !note(a, "selective repeat") {
 		t.Errorf("loss: %+v", a)
 	}
-	a, _ = roce.Advise(400e9, 8e-6, 4096, 1e-5, 4)
+	a, _ = roce.Advise(400e9, 8e-6, 4096, 1e-5, 4, nil)
 	if a.ExpectedResends != 16 {
 		t.Errorf("loss with window 2^4: resends %v", a.ExpectedResends)
 	}

@@ -3,9 +3,11 @@
 // LOG_TX_PSN_WINDOW NV setting, and the retransmission counters; and works
 // out the transmit window a link's bandwidth-delay product needs.
 //
-// What the device does not expose is said plainly: there is no per-QP or
-// receive-side window setting in any public interface (see
-// shared/research/prm-topics.md §3), only the global log2 TX window.
+// What the device does not expose is said plainly: there is no per-QP
+// window setting, and a receive-side (out-of-order PSN) window only where
+// the NV parameter database names one (newer mstflint databases:
+// nv_sw_accelerate_conf.log_max_rx_ooo_psn_win); the advice reads what the
+// database in use has.
 package roce
 
 import (
@@ -113,7 +115,9 @@ type Advice struct {
 	Limiting        *bool    `json:"limiting,omitempty"`
 	MaxRateGbps     *float64 `json:"max_rate_gbps_with_current,omitempty"`
 	ExpectedResends float64  `json:"expected_resent_packets_per_loss,omitempty"`
-	Notes           []string `json:"notes"`
+	// RxWindow is the receive-side window the NV database names, if any.
+	RxWindow *RxWindow `json:"rx_window,omitempty"`
+	Notes    []string  `json:"notes"`
 }
 
 // MaxLogWindow is the largest value LOG_TX_PSN_WINDOW holds (6 bits); 63
@@ -130,7 +134,7 @@ const maxRate = 10e12
 // unknown). With rate at most maxRate, rtt at most 1 s and an MTU of at
 // least 256 bytes, the advice stays below 2^33 packets: always a window
 // the device takes (MaxLogWindow).
-func Advise(rate, rtt float64, mtu int, loss float64, current int) (*Advice, error) {
+func Advise(rate, rtt float64, mtu int, loss float64, current int, rx *RxWindow) (*Advice, error) {
 	switch {
 	case rate <= 0 || math.IsInf(rate, 0) || math.IsNaN(rate):
 		return nil, fmt.Errorf("--rate must be positive, e.g. 400G or 100G")
@@ -187,8 +191,93 @@ func Advise(rate, rtt float64, mtu int, loss float64, current int) (*Advice, err
 			w, loss, 100*loss*w))
 	}
 	a.Notes = append(a.Notes, "a window much larger than the BDP lets every connection fill switch buffers under congestion (incast): size it to the BDP, not the maximum",
-		"the device exposes only this global transmit window: there is no per-QP or receive-side window setting")
+		rx.note())
+	a.RxWindow = rx
 	return a, nil
+}
+
+// RxWindowField is the receive-side window's field in the NV databases
+// that name one: log2 of the largest out-of-order PSN window of a QP, in
+// units of 256 PSNs; 0 is the device default.
+const RxWindowField = "log_max_rx_ooo_psn_win"
+
+// RxWindow is what the NV database, and the device, say of the
+// receive-side window.
+type RxWindow struct {
+	// Name is the parameter as 'config' takes it (tlv.field); "" when the
+	// database names none.
+	Name     string `json:"name,omitempty"`
+	Database string `json:"database"`
+	// Asked says the device was asked; Supported that its firmware
+	// offers the TLV; Next and Current its values (-1 unknown).
+	Asked     bool `json:"asked"`
+	Supported bool `json:"supported"`
+	Next      int  `json:"next"`
+	Current   int  `json:"current"`
+}
+
+// FindRxWindow looks the receive-side window up in the NV database.
+func FindRxWindow(nv *nvconf.DB) *RxWindow {
+	rx := &RxWindow{Next: -1, Current: -1}
+	if nv == nil {
+		return rx
+	}
+	rx.Database = nv.Source
+	for _, t := range nv.TLVs {
+		for _, p := range t.Params {
+			if p.Name == RxWindowField {
+				rx.Name = t.Name + "." + p.Name
+				return rx
+			}
+		}
+	}
+	return rx
+}
+
+// ReadRxWindow is FindRxWindow with the device's values.
+func ReadRxWindow(ctx context.Context, d *dev.Device, nv *nvconf.DB) (*RxWindow, error) {
+	rx := FindRxWindow(nv)
+	if rx.Name == "" {
+		return rx, nil
+	}
+	s, err := nvconf.Open(ctx, d, nv)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Query(ctx, nvconf.QueryOptions{Names: []string{rx.Name}, Extended: true})
+	if err != nil {
+		return nil, err
+	}
+	rx.Asked = true
+	for _, st := range res.Settings {
+		rx.Supported = true
+		if st.Next != nil && st.Next.Numeric {
+			rx.Next = int(st.Next.Raw)
+		}
+		if st.Current != nil && st.Current.Numeric {
+			rx.Current = int(st.Current.Raw)
+		}
+	}
+	return rx, nil
+}
+
+// note says what the advice can say of the receive side.
+func (rx *RxWindow) note() string {
+	switch {
+	case rx == nil || rx.Name == "":
+		db := "the NV database in use"
+		if rx != nil && rx.Database != "" {
+			db += " (" + rx.Database + ")"
+		}
+		return db + " names no receive-side window, only this global transmit window (no per-QP one either); a newer one (mstflint's mlxconfig_host.db, --nvdb) may name " + RxWindowField
+	case !rx.Asked:
+		return fmt.Sprintf("the NV database names a receive-side window, %s: log2 of the largest out-of-order PSN window of a QP, in units of 256 PSNs (0: the device default); read it with 'cxray config query -d DEV %s' (give -d here)", rx.Name, rx.Name)
+	case !rx.Supported:
+		return fmt.Sprintf("the NV database names a receive-side window, %s, but this firmware does not offer its TLV: only the global transmit window is set here", rx.Name)
+	case rx.Next == 0:
+		return fmt.Sprintf("the receive-side window %s is 0: the device default (log2 of the largest out-of-order PSN window, in units of 256 PSNs)", rx.Name)
+	}
+	return fmt.Sprintf("the receive-side window %s is %d: out-of-order PSNs up to 2^%d × 256 = %.0f (current %d)", rx.Name, rx.Next, rx.Next, math.Pow(2, float64(rx.Next))*256, rx.Current)
 }
 
 // ParseRate reads "400G", "100Gb/s", "25g", "800M", "1T" as bits per
@@ -390,7 +479,7 @@ func Status(ctx context.Context, a *adapter.Adapter, o StatusOptions) (*Report, 
 	}
 	if o.RTT > 0 {
 		if rate, err := PortRate(ctx, a); err == nil {
-			r.Advice, _ = Advise(rate, o.RTT.Seconds(), 4096, 0, r.Window.Current)
+			r.Advice, _ = Advise(rate, o.RTT.Seconds(), 4096, 0, r.Window.Current, FindRxWindow(o.NV))
 		}
 	}
 	switch adv := r.Advice; {

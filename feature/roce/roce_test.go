@@ -17,7 +17,7 @@ func TestAdviseTable(t *testing.T) {
 		{200e9, 50e-6, 2048}, {100e9, 1e-3, 4096}, {10e9, 1e-6, 256},
 	}
 	for _, c := range cases {
-		a, err := Advise(c.rate, c.rtt, c.mtu, 0, -1)
+		a, err := Advise(c.rate, c.rtt, c.mtu, 0, -1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,8 +28,8 @@ func TestAdviseTable(t *testing.T) {
 			t.Errorf("%+v: got %v packets, window %d; want %v, %d", c, a.BDPPackets, a.MinLogWindow, pk, want)
 		}
 		// One below the minimum limits; the minimum does not.
-		lo, _ := Advise(c.rate, c.rtt, c.mtu, 0, want-1)
-		ok, _ := Advise(c.rate, c.rtt, c.mtu, 0, want)
+		lo, _ := Advise(c.rate, c.rtt, c.mtu, 0, want-1, nil)
+		ok, _ := Advise(c.rate, c.rtt, c.mtu, 0, want, nil)
 		if want > 1 && (lo.Limiting == nil || !*lo.Limiting || *ok.Limiting) {
 			t.Errorf("%+v: window %d limiting=%v, %d limiting=%v", c, want-1, *lo.Limiting, want, *ok.Limiting)
 		}
@@ -40,7 +40,7 @@ func TestAdviseTable(t *testing.T) {
 		}
 	}
 	for _, bad := range [][4]float64{{1e39, 8e-6, 4096, 0}, {0, 1e-6, 4096, 0}, {1e9, 0, 4096, 0}, {1e9, 1e-6, 1500, 0}, {1e9, 1e-6, 4096, 1}} {
-		if _, err := Advise(bad[0], bad[1], int(bad[2]), bad[3], -1); err == nil {
+		if _, err := Advise(bad[0], bad[1], int(bad[2]), bad[3], -1, nil); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
 	}
@@ -57,7 +57,7 @@ func FuzzAdviseWindow(f *testing.F) {
 	f.Add(10e12, 1.0, uint8(0))
 	f.Fuzz(func(t *testing.T, rate, rtt float64, m uint8) {
 		mtu := []int{256, 512, 1024, 2048, 4096}[int(m)%5]
-		a, err := Advise(rate, rtt, mtu, 0, -1)
+		a, err := Advise(rate, rtt, mtu, 0, -1, nil)
 		if err != nil {
 			return
 		}
@@ -92,7 +92,7 @@ func TestParseRate(t *testing.T) {
 		}
 	}
 	// Advice is never 0, which means "the device default".
-	adv, err := Advise(1e6, 1e-9, 4096, 0, -1)
+	adv, err := Advise(1e6, 1e-9, 4096, 0, -1, nil)
 	if err != nil || adv.MinLogWindow < 1 {
 		t.Errorf("tiny BDP: %+v %v", adv, err)
 	}

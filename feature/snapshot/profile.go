@@ -25,6 +25,31 @@ var data embed.FS
 type Profile struct {
 	Name      string       `yaml:"name" json:"name"`
 	Registers []ProfileReg `yaml:"registers" json:"registers"`
+	// Record lists what a snapshot takes besides the registers and the
+	// identity: "nv" (the NV configuration), "os" (the OS's MACs), "caps"
+	// (the capability pages), "pcie" (the PCIe link), "driver" (the kernel
+	// driver's health). A profile reads what it names and no more: the
+	// built-in ones name them all; a user's names what it wants.
+	Record []string `yaml:"record,omitempty" json:"record,omitempty"`
+}
+
+// Record kinds.
+const (
+	RecordNV     = "nv"
+	RecordOS     = "os"
+	RecordCaps   = "caps"
+	RecordPCIe   = "pcie"
+	RecordDriver = "driver"
+)
+
+// Records says whether the profile asks for kind.
+func (p *Profile) Records(kind string) bool {
+	for _, r := range p.Record {
+		if r == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // ProfileReg is one register of a profile.
@@ -76,6 +101,13 @@ func ParseProfile(b []byte, source string) (*Profile, error) {
 	}
 	if p.Name == "" {
 		p.Name = source
+	}
+	for _, r := range p.Record {
+		switch r {
+		case RecordNV, RecordOS, RecordCaps, RecordPCIe, RecordDriver:
+		default:
+			return nil, fmt.Errorf("snapshot profile %s: record: %q is not one of nv, os, caps, pcie, driver", source, r)
+		}
 	}
 	for i, r := range p.Registers {
 		if r.Register == "" {

@@ -328,11 +328,23 @@ func Take(ctx context.Context, a *adapter.Adapter, p *Profile, o Options) (*Devi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out.NV = recordNV(ctx, d, o.NV)
-	out.OS = recordOS(ctx, a)
-	out.Caps = recordCaps(ctx, d)
-	out.PCIe = recordPCIe(ctx, a)
-	out.DriverHealth = recordDriver(ctx, a)
+	// Only what the profile names: mstlink -m's registers as a profile
+	// read those and the identity, not NV, capabilities and OS MACs too.
+	if p.Records(RecordNV) {
+		out.NV = recordNV(ctx, d, o.NV)
+	}
+	if p.Records(RecordOS) {
+		out.OS = recordOS(ctx, a)
+	}
+	if p.Records(RecordCaps) {
+		out.Caps = recordCaps(ctx, d)
+	}
+	if p.Records(RecordPCIe) {
+		out.PCIe = recordPCIe(ctx, a)
+	}
+	if p.Records(RecordDriver) {
+		out.DriverHealth = recordDriver(ctx, a)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -483,7 +495,7 @@ func Write(path string, f *File) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, append(b, '\n'))
+	return atomicfile.Put(path, append(b, '\n'))
 }
 
 // Read reads and checks a snapshot file (Parse says what it refuses).

@@ -74,6 +74,64 @@ func Write(path string, data []byte) error {
 	return nil
 }
 
+// Check says, before the work that makes the data, whether Put can write
+// path: a directory, a missing or read-only parent directory are refused
+// now, not after minutes of reading a device.
+func Check(path string) error {
+	if stream(path) {
+		return nil // a device or a pipe: Put writes into it
+	}
+	target, err := resolve(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	st, err := os.Stat(target)
+	switch {
+	case err == nil && st.IsDir():
+		return fmt.Errorf("%s is a directory; give a file name", path)
+	case err == nil && !st.Mode().IsRegular():
+		return nil // a device or a pipe: Put writes into it
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	dir := filepath.Dir(target)
+	if d, err := os.Stat(dir); err != nil || !d.IsDir() {
+		return fmt.Errorf("%s: the folder %s does not exist", path, dir)
+	}
+	tmp, err := os.CreateTemp(dir, tempPrefix(filepath.Base(target))+strconv.Itoa(os.Getpid())+"-*")
+	if err != nil {
+		return fmt.Errorf("%s: cannot write in %s: %w", path, dir, err)
+	}
+	tmp.Close()
+	os.Remove(tmp.Name())
+	return nil
+}
+
+// Put writes data to path: atomically (Write) for a regular or new file,
+// and straight into a device or a pipe (/dev/null, /dev/stdout, a FIFO),
+// where there is no file to replace.
+func Put(path string, data []byte) error {
+	if !stream(path) {
+		return Write(path, data)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// stream says path exists (the kernel following any links, /dev/stdout's
+// to a pipe too) and is neither a regular file nor a directory.
+func stream(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.Mode().IsRegular() && !st.IsDir()
+}
+
 func tempPrefix(base string) string { return "." + base + ".tmp-" }
 
 // resolve follows symbolic links to the file they name (which need not

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -119,5 +120,35 @@ func TestSymlink(t *testing.T) {
 	os.Symlink("loop", loop)
 	if err := Write(loop, nil); err == nil {
 		t.Error("a link loop was written")
+	}
+}
+
+// Check refuses before the work what Put cannot write; Put writes a
+// device or a pipe straight, and a file atomically.
+func TestCheckAndPut(t *testing.T) {
+	dir := t.TempDir()
+	for path, want := range map[string]string{
+		dir:                                "is a directory",
+		filepath.Join(dir, "no", "x.json"): "does not exist",
+		filepath.Join(dir, "file.json"):    "",
+		os.DevNull:                         "",
+	} {
+		err := Check(path)
+		if (want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("Check(%s) = %v, want %q", path, err, want)
+		}
+	}
+	if err := Put(os.DevNull, []byte("x")); err != nil {
+		t.Errorf("Put(%s): %v", os.DevNull, err)
+	}
+	f := filepath.Join(dir, "file.json")
+	if err := Put(f, []byte("data\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(f); string(b) != "data\n" {
+		t.Errorf("Put wrote %q", b)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, ".*tmp-*")); len(m) != 0 {
+		t.Errorf("Check or Put left %v", m)
 	}
 }

@@ -60,8 +60,10 @@ type Kernel struct {
 	// Modules maps an interface name to its module's memory. A missing
 	// half page answers EIO (the MCIA read failed).
 	Modules map[string]map[PageKey][]byte
-	// NoCapNetAdmin makes module EEPROM requests fail with EPERM, as for a
-	// process without CAP_NET_ADMIN.
+	// RDMA maps an RDMA device name to its raw objects (DialRDMA).
+	RDMA map[string]RDMADevice
+	// NoCapNetAdmin makes module EEPROM and raw RDMA requests fail with
+	// EPERM, as for a process without CAP_NET_ADMIN.
 	NoCapNetAdmin bool
 	// NoEthtool and NoDevlink make the families unknown (old kernels).
 	NoEthtool, NoDevlink bool

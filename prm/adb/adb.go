@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cxray/cxray/prm"
 )
@@ -66,6 +67,9 @@ func LoadFile(path string) (*prm.DB, error) {
 // Load parses ADB XML held in data; name is used in messages and to resolve
 // <include> elements relative to it.
 func Load(name string, data []byte) (*prm.DB, error) {
+	if err := sniff(name, data); err != nil {
+		return nil, err
+	}
 	p := &parser{nodes: map[string]*prm.Node{}}
 	if err := p.parse(name, data, 0); err != nil {
 		return nil, err
@@ -81,6 +85,41 @@ func Load(name string, data []byte) (*prm.DB, error) {
 	db.DocName = p.docName
 	db.HasDescriptions = true
 	return db, nil
+}
+
+// sniff refuses a file that is plainly no XML before the XML parser says
+// something less useful ("illegal character U+0000"): mstflint's NV
+// parameter database (SQLite), given to --adb instead of --nvdb, is the
+// usual one. The file's bytes are never echoed.
+func sniff(name string, data []byte) error {
+	head := data[:min(len(data), 512)]
+	switch {
+	case bytes.HasPrefix(data, []byte("SQLite format 3\x00")):
+		return &Error{File: name, Msg: "is an SQLite database (mstflint's NV parameter database, mlxconfig_host.db?), not a register database: give it with --nvdb (or $CXRAY_NVDB); --adb takes NVIDIA's register_access_table.adb (XML)"}
+	case bytes.HasPrefix(data, []byte{0x1f, 0x8b}):
+		return &Error{File: name, Msg: "is gzip-compressed: decompress it (gunzip) and give the .adb (XML) with --adb"}
+	case bytes.IndexByte(head, 0) >= 0 || !utf8.Valid(trimPartialRune(head)):
+		return &Error{File: name, Msg: "is binary, not a register database: --adb takes NVIDIA's register_access_table.adb (XML), or 'builtin'"}
+	}
+	return nil
+}
+
+// printable keeps a message of the XML parser, which may quote the file,
+// to printable text.
+func printable(s string) string {
+	q := strconv.QuoteToGraphic(strings.ToValidUTF8(s, "?"))
+	return q[1 : len(q)-1]
+}
+
+// trimPartialRune drops a UTF-8 sequence cut by the 512-byte window.
+func trimPartialRune(b []byte) []byte {
+	for i := 0; i < utf8.UTFMax && len(b) > 0; i++ {
+		if utf8.Valid(b) {
+			return b
+		}
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 type parser struct {
@@ -113,7 +152,7 @@ func (p *parser) parse(name string, data []byte, depth int) error {
 					// Refused whole: a cut database is never half loaded.
 					return &Error{File: name, Line: se.Line, Msg: "the file ends inside its XML: it was cut short (a partial download or copy); use a complete register database"}
 				}
-				return &Error{File: name, Line: se.Line, Msg: "not valid XML: " + se.Msg}
+				return &Error{File: name, Line: se.Line, Msg: "not valid XML: " + printable(se.Msg)}
 			}
 			return &Error{File: name, Line: lines.at(off), Msg: err.Error()}
 		}

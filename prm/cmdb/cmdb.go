@@ -13,10 +13,10 @@
 //     ./prm/cmdb). It carries the inputs' sha256 and holds names, offsets,
 //     widths and values only.
 //   - nvmf.facts, the NVMe-oF target-offload layouts, which exist only in
-//     NVIDIA's OFED tree; hand-written from the facts in the project's
-//     research notes, which cite the OFED files.
+//     NVIDIA's OFED tree; hand-written from the facts of MLNX_OFED's
+//     include/linux/mlx5/mlx5_ifc.h.
 //   - fwctl.facts, the opcodes only the fwctl driver names and the scope it
-//     allows each command at (drivers/fwctl/mlx5/main.c, via the same notes).
+//     allows each command at (drivers/fwctl/mlx5/main.c).
 //
 // The layouts are a prm.DB, so the register codec (plans, decode, encode,
 // JSON) works on them unchanged.

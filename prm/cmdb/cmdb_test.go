@@ -198,8 +198,8 @@ func TestCommandHeaders(t *testing.T) {
 	}
 }
 
-// The facts the feature packages stand on, as the research notes and the
-// kernel give them.
+// The facts the feature packages stand on, as the kernel's mlx5_ifc.h,
+// device.h and OFED's mlx5_ifc.h give them.
 func TestKnownFacts(t *testing.T) {
 	db := mustLoad(t)
 	for name, want := range map[string]struct {
@@ -265,7 +265,7 @@ func TestKnownFacts(t *testing.T) {
 		t.Errorf("status names: %q %q %q", db.StatusName(3), db.StatusName(0x51), db.StatusName(0x77))
 	}
 
-	// Positions from the research notes (§1.2-1.3, §2.1-2.3), through the codec.
+	// Positions from mlx5_ifc.h (OFED's for the NVMe-oF layouts), through the codec.
 	for _, c := range []struct {
 		node, path string
 		bit, width int
@@ -422,6 +422,30 @@ func TestHandwrittenErrors(t *testing.T) {
 		_, err := Build("t", ifcFacts, text, "")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", text, err, want)
+		}
+	}
+}
+
+// Fields the header leaves untyped get the values of their separate enum:
+// QUERY_VPORT_STATE's admin_state decodes as esw shows it.
+func TestUntypedEnums(t *testing.T) {
+	db, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path := range untypedEnums {
+		node, field, _ := strings.Cut(path, ".")
+		n, ok := db.Layout(node)
+		if !ok {
+			t.Fatalf("no layout %s", node)
+		}
+		f := n.Field(field)
+		want := []prm.EnumValue{{Name: "DOWN", Value: 0}, {Name: "UP", Value: 1}, {Name: "AUTO", Value: 2}}
+		if f == nil {
+			t.Fatalf("%s: no field", path)
+		}
+		if d := cmp.Diff(want, f.Enum); d != "" {
+			t.Errorf("%s enum (-want +got):\n%s", path, d)
 		}
 	}
 }

@@ -31,7 +31,7 @@ const Source = "built-in"
 const (
 	OriginKernel = "mlx5_ifc.h"
 	OriginFwctl  = "fwctl driver"
-	OriginOFED   = "OFED (research notes)"
+	OriginOFED   = "OFED mlx5_ifc.h"
 )
 
 var load = sync.OnceValues(New)
@@ -70,6 +70,7 @@ func Build(source, ifc, nvmf, fwctl string) (*DB, error) {
 	if err := b.handwritten("nvmf.facts", nvmf, OriginOFED); err != nil {
 		return nil, err
 	}
+	b.constEnums()
 	layouts, err := prm.NewDB(source, b.db.Revision, b.nodes, nil)
 	if err != nil {
 		return nil, fmt.Errorf("cmdb: %w", err)
@@ -82,6 +83,36 @@ func Build(source, ifc, nvmf, fwctl string) (*DB, error) {
 	sort.Slice(b.db.CapTypes, func(i, j int) bool { return b.db.CapTypes[i].Value < b.db.CapTypes[j].Value })
 	sort.Slice(b.db.Statuses, func(i, j int) bool { return b.db.Statuses[i].Value < b.db.Statuses[j].Value })
 	return b.db, nil
+}
+
+// untypedEnums are fields mlx5_ifc.h declares as plain bits whose values
+// it names in a separate enum (include/linux/mlx5/device.h:
+// MLX5_VPORT_ADMIN_STATE_*): their enum is those constants, so 'cxray
+// cmd' decodes admin_state as esw does.
+var untypedEnums = map[string]string{
+	"query_vport_state_out.admin_state": "MLX5_VPORT_ADMIN_STATE_",
+	"modify_vport_state_in.admin_state": "MLX5_VPORT_ADMIN_STATE_",
+}
+
+// constEnums gives the untypedEnums fields their constants as enum values
+// (a field that already has an enum keeps it).
+func (b *builder) constEnums() {
+	for path, prefix := range untypedEnums {
+		node, field, _ := strings.Cut(path, ".")
+		n := b.nodes[node]
+		if n == nil {
+			continue
+		}
+		f := n.Field(field)
+		if f == nil || len(f.Enum) > 0 {
+			continue
+		}
+		for _, c := range b.db.Consts {
+			if name, ok := strings.CutPrefix(c.Name, prefix); ok && c.Value >= 0 && c.Value < 1<<f.Size {
+				f.Enum = append(f.Enum, prm.EnumValue{Name: name, Value: uint64(c.Value)})
+			}
+		}
+	}
 }
 
 type builder struct {

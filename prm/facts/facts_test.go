@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/prm/adb"
 )
 
 // Every revision survives Write then Read with the same layouts, including
 // the newer features (conditional unions, dynamic arrays).
 func TestRoundTripHistory(t *testing.T) {
-	for _, path := range prmhistory.Files(t) {
+	for _, path := range prmhistorytest.Files(t) {
 		full, err := adb.LoadFile(path)
 		if err != nil {
 			t.Fatal(err)

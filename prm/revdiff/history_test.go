@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
 )
@@ -31,7 +31,7 @@ func history(t *testing.T, rev string) *prm.DB {
 	if db, ok := dbCache[rev]; ok {
 		return db
 	}
-	path := fmt.Sprintf("%s/hca-ext-rev%s.adb", prmhistory.Require(t), rev)
+	path := fmt.Sprintf("%s/hca-ext-rev%s.adb", prmhistorytest.Require(t), rev)
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("PRM history not available: %v", err)
 	}
@@ -333,8 +333,8 @@ func TestWithoutDescriptions(t *testing.T) {
 	}
 }
 
-// The ADB mstflint installs is Rev 0.57 (byte-identical in the research
-// notes); the diff must agree.
+// The ADB mstflint installs is Rev 0.57 (byte-identical to the history's
+// hca-ext-rev0.57.adb); the diff must agree.
 func TestInstalledIs057(t *testing.T) {
 	if _, err := os.Stat(adb.MstflintPath); err != nil {
 		t.Skip("mstflint's ADB is not installed")

@@ -8,14 +8,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
 	"github.com/cxray/cxray/prm/builtin"
 )
 
 func TestOpenOrder(t *testing.T) {
-	dir := prmhistory.Require(t)
+	dir := prmhistorytest.Require(t)
 	rev64 := filepath.Join(dir, "hca-ext-rev0.64.adb")
 
 	// An explicit path wins over the environment.
@@ -77,7 +77,7 @@ func TestOpenOrder(t *testing.T) {
 // loaded through Load, the unions take the built-in database's selectors,
 // so a group decodes as its own member only, and the database says so.
 func TestLoadAdoptsSelectors(t *testing.T) {
-	dir := prmhistory.Require(t)
+	dir := prmhistorytest.Require(t)
 	raw, err := adb.LoadFile(filepath.Join(dir, "hca-ext-rev0.51.adb"))
 	if err != nil {
 		t.Fatal(err)

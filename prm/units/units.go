@@ -1,7 +1,7 @@
 // Package units knows the units of register fields that the ADB gives only
 // in prose: MTMP temperatures in 1/8 °C, PDDR module voltage in 100 µV, and
-// so on. The table is our own, from the PRM's descriptions (see
-// shared/research/adb-and-mstflint-tools.md §3.2); values convert to SI-ish
+// so on. The table is our own, from the PRM's field descriptions (the
+// descr of each field in the register database); values convert to SI-ish
 // units people read (°C, mV, mA, dBm, Gb/s, s), rounded to the field's
 // resolution.
 package units
@@ -112,6 +112,54 @@ var table = []entry{
 	{"PDDR", pddrModule + "?x_power_*_th", Unit{1, "µW", false}, inUW},
 	{"PDDR", pddrModule + "wavelength", Unit{1, "nm", false}, nil},
 	{"PDDR", pddrModule + "cable_length", Unit{1, "m", false}, nil},
+	// PPCNT's physical-layer groups: "the time passed since the last
+	// counters clear event in msec".
+	{"PPCNT", "counter_set.*.time_since_last_clear", Unit{0.001, "s", false}, nil},
+}
+
+// berFields pairs PPCNT's BER coefficients with their magnitudes (the
+// statistical group 0x16: BER = coef × 10^-magnitude), joined the way
+// 'cxray link' reads them (feature/link/ber.go).
+var berFields = map[string]string{
+	"raw_ber_coef":        "raw_ber_magnitude",
+	"effective_ber_coef":  "effective_ber_magnitude",
+	"symbol_fec_ber_coef": "symbol_ber_magnitude",
+}
+
+// clean is the coefficient and magnitude firmware writes for no errors.
+const cleanCoef, cleanMag = 15, 255
+
+// ber joins a PPCNT coefficient with its magnitude: the ratio, and its
+// text ("2E-10"; "no errors (15E-255)").
+func ber(register, fieldPath string, v prm.Value) (float64, string, bool) {
+	if !strings.EqualFold(register, "PPCNT") {
+		return 0, "", false
+	}
+	dir, leaf := "", fieldPath
+	if i := strings.LastIndexByte(fieldPath, '.'); i >= 0 {
+		dir, leaf = fieldPath[:i+1], fieldPath[i+1:]
+	}
+	magLeaf, ok := berFields[leaf]
+	if !ok || v.Decoded() == nil {
+		return 0, "", false
+	}
+	m, err := v.Decoded().Get(dir + magLeaf)
+	if err != nil || m.Kind() != prm.KindUint {
+		return 0, "", false
+	}
+	coef, mag := v.Uint(), m.Uint()
+	fw := fmt.Sprintf("%dE-%d", coef, mag)
+	if t, err := v.Decoded().Get(dir + "time_since_last_clear"); err == nil && t.Uint() == 0 {
+		// Nothing counted yet: not a ratio (link says n/a too).
+		return math.NaN(), fmt.Sprintf("n/a: no time since the counters were cleared (%s)", fw), true
+	}
+	switch {
+	case coef == cleanCoef && mag == cleanMag, coef == 0:
+		return 0, fmt.Sprintf("no errors (%s, with %s)", fw, magLeaf), true
+	case mag > 400:
+		return 0, "", false
+	}
+	return float64(coef) * math.Pow(10, -float64(mag)), fmt.Sprintf("%s (with %s)", fw, magLeaf), true
 }
 
 // Lookup returns the unit of a register field, if known. For a field whose
@@ -156,25 +204,30 @@ func (u Unit) Describe() string {
 	return s
 }
 
-// Text is a field's value as `reg get` shows it: prm.FormatValue (with raw,
-// prm.FormatRaw), and for a field with a unit " = " and the value in that
-// unit ("0x0196 (406) = 50.75 °C"; a signed field's raw part reads
-// "0xfff6 (-10) = -10 dBm"). `reg set` shows before and after with it, so
-// both read as `reg get` does.
+// Text is a field's value as `reg get` shows it: prm.FormatValue, and for
+// a field with a unit " = " and the value in that unit ("0x0196 (406) =
+// 50.75 °C"; a signed field's raw part reads "0xfff6 (-10) = -10 dBm"; a
+// PPCNT BER coefficient joined with its magnitude, "2 = 2E-10 (with
+// raw_ber_magnitude)"). With raw, the number only (prm.FormatRaw): --raw
+// asks for what the register holds, not a conversion. `reg set` shows
+// before and after with it, so both read as `reg get` does.
 func Text(register, fieldPath string, v prm.Value, raw bool) string {
-	text := prm.FormatValue(v)
 	if raw {
-		text = prm.FormatRaw(v)
+		return prm.FormatRaw(v)
 	}
-	if v.Kind() != prm.KindUint || v.NotValid() != "" || isEnum(v) {
+	text := prm.FormatValue(v)
+	if !numeric(v) || v.NotValid() != "" || isEnum(v) {
 		return text
+	}
+	if _, t, ok := ber(register, fieldPath, v); ok {
+		return text + " = " + t
 	}
 	u, ok := LookupIn(register, fieldPath, v.Decoded())
 	if !ok {
 		return text
 	}
 	w := v.Step().Width
-	if u.Signed && !raw {
+	if u.Signed {
 		if n := signed(v.Uint(), w); n < 0 {
 			text = fmt.Sprintf("0x%0*x (%d)", (w+3)/4, v.Uint(), n)
 		}
@@ -182,10 +235,19 @@ func Text(register, fieldPath string, v prm.Value, raw bool) string {
 	return text + " = " + u.Apply(v.Uint(), w).String()
 }
 
+// numeric: a number field, or halves joined into one (time_since_last_clear).
+func numeric(v prm.Value) bool { return v.Kind() == prm.KindUint || v.Kind() == prm.KindJoined }
+
 // Of is a field's value in its unit, if it has one.
 func Of(register, fieldPath string, v prm.Value) (Scaled, bool) {
-	if v.Kind() != prm.KindUint || v.NotValid() != "" || isEnum(v) {
+	if !numeric(v) || v.NotValid() != "" || isEnum(v) {
 		return Scaled{}, false // a value that means nothing, or names a choice, has no reading
+	}
+	if r, _, ok := ber(register, fieldPath, v); ok {
+		if math.IsNaN(r) {
+			return Scaled{}, false // no ratio to give, never a number
+		}
+		return Scaled{Value: r, Unit: "ratio"}, true
 	}
 	u, ok := LookupIn(register, fieldPath, v.Decoded())
 	if !ok {

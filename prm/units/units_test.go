@@ -1,6 +1,7 @@
 package units
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cxray/cxray/prm"
@@ -101,7 +102,8 @@ func TestText(t *testing.T) {
 		}
 	}
 	v, _ := d.Get(m + "rx_power_low_th")
-	if got := Text("PDDR", m+"rx_power_low_th", v, true); got != "0xfff6 (65526) = -10 dBm" {
+	// --raw is the number only: no conversion.
+	if got := Text("PDDR", m+"rx_power_low_th", v, true); got != "0xfff6 (65526)" {
 		t.Errorf("raw: %q", got)
 	}
 	d = decoded(t, "PDDR", "page_select=Module_info_page", "module_info_ext=uW", m+"rx_power_lane0=850")
@@ -136,5 +138,44 @@ func TestText(t *testing.T) {
 	v, _ = d.Get("sensor_index")
 	if got := Text("MTMP", "sensor_index", v, false); got != "0" {
 		t.Errorf("sensor_index: %q", got)
+	}
+}
+
+// PPCNT's physical-layer time since clear is in ms (shown in s, also when
+// its halves are joined), and a BER coefficient is joined with its
+// magnitude as 'cxray link' reads them; the firmware's 15E-255 is no
+// errors. --raw shows none of it.
+func TestPPCNTUnits(t *testing.T) {
+	const st = "counter_set.phys_layer_stat_cntrs_ext."
+	d := decoded(t, "PPCNT", "grp=0x16", st+"time_since_last_clear_low=2470", st+"raw_ber_coef=2", st+"raw_ber_magnitude=10",
+		st+"effective_ber_coef=15", st+"effective_ber_magnitude=255")
+	for path, want := range map[string]string{
+		st + "time_since_last_clear": "0x00000000000009a6 (2470) = 2.47 s",
+		st + "raw_ber_coef":          "2 = 2E-10 (with raw_ber_magnitude)",
+		st + "effective_ber_coef":    "0xf (15) = no errors (15E-255, with effective_ber_magnitude)",
+		st + "raw_ber_magnitude":     "0x0a (10)",
+	} {
+		v, err := d.Get(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Text("PPCNT", path, v, false); got != want {
+			t.Errorf("%s: %q, want %q", path, got, want)
+		}
+		if got := Text("PPCNT", path, v, true); strings.Contains(got, "=") {
+			t.Errorf("%s --raw: %q has a conversion", path, got)
+		}
+	}
+	// Just cleared: no ratio at all.
+	z := decoded(t, "PPCNT", "grp=0x16", st+"raw_ber_coef=15", st+"raw_ber_magnitude=255")
+	if v, _ := z.Get(st + "raw_ber_coef"); !strings.Contains(Text("PPCNT", st+"raw_ber_coef", v, false), "= n/a: no time since the counters were cleared") {
+		t.Errorf("just cleared: %q", Text("PPCNT", st+"raw_ber_coef", v, false))
+	}
+	if s, ok := Fields("PPCNT", z)[st+"raw_ber_coef"]; ok {
+		t.Errorf("just cleared: Fields has %v", s)
+	}
+	f := Fields("PPCNT", d)
+	if f[st+"raw_ber_coef"] != (Scaled{2e-10, "ratio"}) || f[st+"time_since_last_clear"] != (Scaled{2.47, "s"}) || f[st+"effective_ber_coef"] != (Scaled{0, "ratio"}) {
+		t.Errorf("Fields: %v", f)
 	}
 }

@@ -214,7 +214,17 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 		parts = append(parts, fmt.Sprintf("%s %s -> %s", s.Name, valText(s.Current), valText(s.Next)))
 	}
 	fmt.Fprintf(w, "* %d pending until the next firmware reset: %s.\n", len(pending), strings.Join(parts, ", "))
-	fmt.Fprintf(w, "  Apply now with 'cxray config apply -d %s' (MFRL) where the firmware allows it, or reboot (some parameters need a power cycle).\n", t.ad.Name())
+	// A reset armed for the next reboot (config apply --at-reboot) is
+	// not to be applied again: say so where MFRL tells (reset_state).
+	rc, err := t.s.FirmwareResetCaps(a.Ctx)
+	switch {
+	case err == nil && rc.Armed():
+		fmt.Fprintln(w, "  A firmware reset is armed (MFRL reset_state Waiting_For_Reset_Trigger): they take effect at the next reboot.")
+	case err == nil && rc.State == "":
+		fmt.Fprintf(w, "  Apply now with 'cxray config apply -d %s' (MFRL) where the firmware allows it, or reboot (some parameters need a power cycle); if a reset is already armed ('config apply --at-reboot'), the next reboot applies them (this database, %s, cannot read MFRL reset_state to tell).\n", t.ad.Name(), t.ad.DB().Revision)
+	default:
+		fmt.Fprintf(w, "  Apply now with 'cxray config apply -d %s' (MFRL) where the firmware allows it, or reboot (some parameters need a power cycle).\n", t.ad.Name())
+	}
 	return nil
 }
 

@@ -37,7 +37,7 @@ a manual clock) the next one reads, one state per profile or scenario file,
 shared by -d emu, 'emu run' and 'emu serve' ('emu status' lists the states,
 'emu reset' starts over; CXRAY_EMU_STATE=off keeps none).`,
 	}
-	c.AddCommand(a.emuRunCmd(), a.emuServeCmd(), a.emuCtlCmd(), a.emuProfilesCmd(), a.emuStatusCmd(), a.emuResetCmd())
+	c.AddCommand(a.emuRunCmd(), a.emuServeCmd(), a.emuCtlCmd(), a.emuProfilesCmd(), a.emuStatusCmd(), a.emuResetCmd(), a.emuImageCmd())
 	return c
 }
 

@@ -374,6 +374,10 @@ func (a *app) runNVMF(o *nvmfOptions) error {
 	}
 	defer ad.Close()
 	r, err := nvmf.Read(ctx, d, nvmf.Options{XRQs: xrqs, Namespaces: nss, Interval: o.interval, Clock: ad.Clock()})
+	var nf *nvmf.NotFoundError
+	if errors.As(err, &nf) {
+		return cmdutil.UsageWrap(err) // as qp and mkey: the user's numbers (2)
+	}
 	if err != nil {
 		return commandErr(err)
 	}
@@ -407,16 +411,27 @@ func parseObjectNumber(what, s string) (uint32, error) {
 
 func (a *app) qpCmd() *cobra.Command {
 	var df cmdutil.DeviceFlags
+	var listAll bool
 	c := &cobra.Command{
-		Use:   "qp QPN -d DEV",
-		Short: "Show a QP's context: state, PSNs, retry counts, error state",
+		Use:   "qp QPN|--list -d DEV",
+		Short: "Show a QP's context, or list the QPs: state, PSNs, retry counts, error state",
 		Long: `Query a queue pair (QUERY_QP) and decode its context: state and type, PD,
 MTU, remote QPN, send and receive PSNs, retry and RNR retry counts, the
-counter set, and the error state. 'cxray prm show qpc' shows every field.`,
-		Example: `  cxray qp 0x108 -d emu
+counter set, and the error state. 'cxray prm show qpc' shows every field.
+
+--list lists the function's QPs, those in an error state first (exit 1 when
+there is one): the QPs the OS knows (the kernel's resource tracking, 'rdma
+resource show qp'), each read through the command interface, or on the
+kernel backend the kernel's own copies of their contexts (RDMA netlink,
+CAP_NET_ADMIN, Linux 5.15+).`,
+		Example: `  cxray qp --list -d emu
+  cxray qp 0x108 -d emu
   cxray qp 264 -d emu -o json`,
-		Args: cobra.ExactArgs(1),
+		Args: objectArgs(&listAll),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if listAll {
+				return a.runListQPs(df)
+			}
 			qpn, err := parseObjectNumber("QPN", args[0])
 			if err != nil {
 				return err
@@ -434,7 +449,7 @@ counter set, and the error state. 'cxray prm show qpc' shows every field.`,
 				return err
 			})
 			if err != nil {
-				return objectErr(err, fmt.Sprintf("QP 0x%x", qpn))
+				return objectErr(err, fmt.Sprintf("QP 0x%x", qpn), kernel.ResQP)
 			}
 			if a.JSON() {
 				if err := a.WriteJSON(q); err != nil {
@@ -450,20 +465,29 @@ counter set, and the error state. 'cxray prm show qpc' shows every field.`,
 		},
 	}
 	df.Add(c)
+	c.Flags().BoolVar(&listAll, "list", false, "list the function's QPs, those in an error state first")
 	return c
 }
 
 func (a *app) mkeyCmd() *cobra.Command {
 	var df cmdutil.DeviceFlags
+	var listAll bool
 	c := &cobra.Command{
-		Use:   "mkey KEY -d DEV",
-		Short: "Show a memory key's entry: access rights, start, length, page size, PD",
+		Use:   "mkey KEY|--list -d DEV",
+		Short: "Show a memory key's entry, or list the keys: access rights, start, length, page size, PD",
 		Long: `Query a memory key (QUERY_MKEY) and decode its entry (mkc): access rights,
 start address, length, page size, PD and the key itself. 'cxray prm show mkc'
-shows every field.`,
-		Example: `  cxray mkey 0x1500 -d emu`,
-		Args:    cobra.ExactArgs(1),
+shows every field.
+
+--list lists the function's memory keys as qp --list lists QPs ('rdma
+resource show mr' on a host).`,
+		Example: `  cxray mkey --list -d emu
+  cxray mkey 0x10203 -d emu`,
+		Args: objectArgs(&listAll),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if listAll {
+				return a.runListMKeys(df)
+			}
 			key, err := parseObjectNumber("KEY", args[0])
 			if err != nil {
 				return err
@@ -481,7 +505,7 @@ shows every field.`,
 				return err
 			})
 			if err != nil {
-				return objectErr(err, fmt.Sprintf("MKEY 0x%x", key))
+				return objectErr(err, fmt.Sprintf("MKEY 0x%x", key), kernel.ResMR)
 			}
 			if a.JSON() {
 				return a.WriteJSON(m)
@@ -491,6 +515,7 @@ shows every field.`,
 		},
 	}
 	df.Add(c)
+	c.Flags().BoolVar(&listAll, "list", false, "list the function's memory keys")
 	return c
 }
 
@@ -518,18 +543,26 @@ func (a *app) withObject(ctx context.Context, df cmdutil.DeviceFlags, kind kerne
 	if err != nil {
 		var nf *kernel.NotFoundError
 		if errors.As(err, &nf) {
-			return cmdutil.UsageErr("%v; list them with 'rdma resource show %s'", err, kind)
+			return cmdutil.UsageErr("%v; list them with 'cxray %s --list'", err, listVerb(kind))
 		}
 		return cmdutil.Classify(fmt.Errorf("no command interface (fwctl) on %s, and the kernel's copy: %w", cmdutil.Describe(ad), err))
 	}
 	return fromRaw(*r)
 }
 
+// listVerb is the command that lists objects of a kind.
+func listVerb(kind kernel.ResKind) string {
+	if kind == kernel.ResMR {
+		return "mkey"
+	}
+	return "qp"
+}
+
 // objectErr: an object the firmware does not know answers bad parameter;
 // that is the user's number to check (2), not a device fault.
-func objectErr(err error, what string) error {
-	if dev.IsCommandStatus(err) && strings.Contains(err.Error(), "bad parameter") {
-		return cmdutil.UsageErr("%s: the firmware knows no such object (%v); list them with 'rdma res show qp' / 'rdma res show mr'", what, err)
+func objectErr(err error, what string, kind kernel.ResKind) error {
+	if dev.IsNoSuchObject(err) {
+		return cmdutil.UsageErr("%s: the firmware knows no such object (%v); list them with 'cxray %s --list'", what, err, listVerb(kind))
 	}
 	return commandErr(err)
 }

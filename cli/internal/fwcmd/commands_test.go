@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -49,12 +50,17 @@ func TestFirmwareCommandUsage(t *testing.T) {
 		{NewQP, []string{"zz", "-d", dev}, "QPN \"zz\": give a number"},
 		{NewQP, []string{"0x1000000", "-d", dev}, "QPNs have 24 bits"},
 		{NewQP, []string{"0x555", "-d", dev}, "the firmware knows no such object"},
+		{NewNvmf, []string{"-d", dev, "--xrq", "1", "--ns", "9"}, "XRQ 1 namespace 9: the firmware knows no such namespace"},
 		{NewMkey, []string{"key", "-d", dev}, "KEY \"key\": give a number"},
 		{NewCaps, []string{"-d", dev, "--diff", junk}, "give a file written by 'cxray caps --save', or a device name"},
 	} {
 		err := run(a, c.newCmd, c.args...)
 		if code := cmdutiltest.Code(err); code != cmdutil.ExitUsage || !strings.Contains(err.Error(), c.words) {
 			t.Errorf("%v: exit %d %v; want exit 2 saying %q", c.args, code, err, c.words)
+		}
+		// The in-process emulator has no fwctl: its answers never say so.
+		if err != nil && strings.Contains(err.Error(), "fwctl:") {
+			t.Errorf("%v: %v names fwctl", c.args, err)
 		}
 		if a.Out.Len() != 0 {
 			t.Errorf("%v: a usage error printed %.200q", c.args, a.Out)
@@ -98,6 +104,18 @@ func TestCmdQueryAdapter(t *testing.T) {
 	lines := strings.Split(a.Out.String(), "\n")
 	if !strings.HasPrefix(lines[0], "QUERY_ADAPTER (0x101) on "+dev) || strings.Fields(lines[1])[0] != "FIELD" {
 		t.Errorf("table:\n%.500s", a.Out)
+	}
+	// admin_state is decoded as esw decodes it (AUTO), in both modes.
+	if err := run(a, NewCmd, "QUERY_VPORT_STATE", "-d", dev); err != nil || !regexp.MustCompile(`(?m)^admin_state +AUTO \(2\)$`).MatchString(a.Out.String()) {
+		t.Errorf("QUERY_VPORT_STATE table: %v\n%s", err, a.Out)
+	}
+	a.Output = "json"
+	if err := run(a, NewCmd, "QUERY_VPORT_STATE", "-d", dev); err != nil {
+		t.Fatal(err)
+	}
+	cmdutiltest.JSON(t, a.Out.String(), &r)
+	if r.Fields["admin_state"] != "AUTO" {
+		t.Errorf("QUERY_VPORT_STATE JSON admin_state %v", r.Fields["admin_state"])
 	}
 }
 

@@ -44,7 +44,7 @@ it means and what to do:
   counters       error counters (and RoCE retransmissions) moving between
                  two samples --interval apart
   mac            the OS's MAC against the permanent one
-A check the backend cannot serve says "not available on this backend".
+A check the backend cannot serve is skipped ("--"), saying why.
 An empty cage on an enabled port is "info" with the next step, not a
 failure. Ports left unused on purpose are not judged: --unused-ports 2, or
 lines "DEVICE PORTS" ("* 2", "0000:81:00.0 1,2") in ` + health.UnusedPortsFile + `

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,14 +18,16 @@ import (
 
 // linkOptions are the flags of `cxray link`.
 type linkOptions struct {
-	df       cmdutil.DeviceFlags
-	port     int
-	all      bool
-	counters bool
-	interval time.Duration
-	clear    bool
-	yes      bool
-	pcie     bool
+	df        cmdutil.DeviceFlags
+	port      int
+	all       bool
+	counters  bool
+	interval  time.Duration
+	clear     bool
+	yes       bool
+	pcie      bool
+	change    changeOptions
+	cableOpts cableOptions
 }
 
 func (a *app) linkCmd() *cobra.Command {
@@ -64,12 +67,33 @@ port, the kernel's AER counters) and the MPEIN and MPCNT registers. It judges
 the link: narrower or slower than the card can train, and whether the slot or
 the card is the limit; too slow for the port (400G needs Gen5 x16); fatal and
 non-fatal errors; correctable errors as a rate over --interval (1s unless
-given). docs/pcie.md explains each verdict.`,
+given). docs/pcie.md explains each verdict.
+
+Changes, under mlxlink's flag names, one port at a time (--port):
+--port_state UP, DN or TG (down, 2 s, up) writes PAOS; --speeds (with
+--link_mode_force: one speed, auto-negotiation off) writes PTYS, after
+checking the speeds against the port's and the cable's capabilities; --fec
+(at --fec_speed, else the link's speed) writes PPLM, after checking that the
+port supports that FEC at that speed (Ethernet ports); --loopback NO, RM,
+PH, EX or LL writes PPLR. --cable --dump prints every page of the port's
+module in hex; --cable --read --page P [--bank B] --offset O --length N reads
+those bytes (MCIA), in hex and ASCII. Each
+change shows its
+register writes (each field before and after) and side effects first;
+--dry-run stops there. It asks unless --yes, writes through the guarded
+writer and reads back, then reads the link until it reaches the new state
+(--wait). The previous values are saved first: --undo writes them back.
+Nothing is changed on an adapter whose port carries an interface the host
+is managed through (a default route, the SSH session's) unless --force.
+docs/link.md, "Changing a link", has the details.`,
 		Example: `  cxray link -d emu
   cxray link --pcie -d emu:examples/pcie-degraded.yaml
   cxray link -d 0000:03:00.0 --all --counters -o json
   cxray link -d mlx5_0 --interval 10s
-  cxray link -d emu --clear --yes`,
+  cxray link -d emu --clear --yes
+  cxray link -d 0000:5e:00.0 --port_state TG --dry-run
+  cxray link -d 0000:5e:00.0 --port_state DN --yes
+  cxray link -d 0000:5e:00.0 --undo --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.all && cmd.Flags().Changed("port") {
@@ -83,6 +107,18 @@ given). docs/pcie.md explains each verdict.`,
 			}
 			if o.df.Name == "" {
 				return cmdutil.UsageErr("add -d DEV ('cxray status' lists them; -d emu tries the emulator)")
+			}
+			if changed(cmd, "cable", "dump", "read", "page", "bank", "offset", "length") {
+				if err := checkCableFlags(cmd, &o.cableOpts); err != nil {
+					return err
+				}
+				return a.runCable(&o)
+			}
+			if changed(cmd, changeFlags...) || changed(cmd, "force", "wait") || (changed(cmd, "dry-run") && !o.clear) {
+				if err := checkChangeFlags(cmd, &o); err != nil {
+					return err
+				}
+				return a.runChange(&o)
 			}
 			if o.pcie {
 				for _, f := range []string{"port", "all", "counters", "clear"} {
@@ -101,9 +137,59 @@ given). docs/pcie.md explains each verdict.`,
 	c.Flags().BoolVar(&o.counters, "counters", false, "add FEC per speed and per-lane counter detail")
 	c.Flags().DurationVar(&o.interval, "interval", 0, "read the counters twice, this far apart, and show rates")
 	c.Flags().BoolVar(&o.clear, "clear", false, "reset the physical-layer counters (PPCNT clr) before reading")
-	c.Flags().BoolVar(&o.yes, "yes", false, "with --clear: do not ask for confirmation")
+	c.Flags().BoolVar(&o.yes, "yes", false, "with --clear or a change: do not ask for confirmation")
 	c.Flags().BoolVar(&o.pcie, "pcie", false, "the function's PCIe link to the host instead of its port (mlxlink --port_type PCIE)")
+	addCableFlags(c, &o.cableOpts)
+	cf := &o.change
+	c.Flags().StringVar(&cf.portState, "port_state", "", "UP, DN (down) or TG (toggle): set the port's administrative state (PAOS)")
+	c.Flags().StringVar(&cf.speeds, "speeds", "", "comma-separated speeds to enable (PTYS): 400G_4X,200G_2X,... on Ethernet, NDR,HDR,... on InfiniBand")
+	c.Flags().BoolVar(&cf.forceMode, "link_mode_force", false, "with --speeds: run that one speed with auto-negotiation off")
+	c.Flags().StringVar(&cf.fec, "fec", "", "FEC to run (PPLM): AU (auto), NF (none), FC (Firecode), RS, LL, ... at --fec_speed or the link's speed")
+	c.Flags().StringVar(&cf.fecSpeed, "fec_speed", "", "with --fec: the speed it is for (25g, 50g, 100g, 100g_2x, 200g_4x, 400g_4x, ...)")
+	c.Flags().StringVar(&cf.loopback, "loopback", "", "loopback (PPLR): NO, RM (PHY remote), PH (PHY local), EX (external), LL (link layer)")
+	c.Flags().BoolVar(&cf.undo, "undo", false, "restore what the last change of this port (by cxray link) changed")
+	c.Flags().BoolVar(&cf.dryRun, "dry-run", false, "with a change or --clear: show the register writes (and side effects); write nothing")
+	c.Flags().BoolVar(&cf.force, "force", false, "change a port even when the adapter carries an interface this host is managed through")
+	c.Flags().DurationVar(&cf.wait, "wait", 10*time.Second, "with a change: how long to wait for the link to reach its new state")
 	return c
+}
+
+func changed(cmd *cobra.Command, names ...string) bool {
+	for _, n := range names {
+		if f := cmd.Flags().Lookup(n); f != nil && f.Changed {
+			return true
+		}
+	}
+	return false
+}
+
+// checkChangeFlags refuses combinations of a change with flags that read,
+// and more than one change at once.
+func checkChangeFlags(cmd *cobra.Command, o *linkOptions) error {
+	for _, f := range []string{"all", "counters", "interval", "clear", "pcie"} {
+		if changed(cmd, f) {
+			return cmdutil.UsageErr("--%s reads; a change (--port_state, --undo, ...) is made to one port: run them apart", f)
+		}
+	}
+	var which []string
+	for _, f := range []string{"port_state", "speeds", "fec", "loopback", "undo"} {
+		if changed(cmd, f) {
+			which = append(which, "--"+f)
+		}
+	}
+	switch {
+	case changed(cmd, "link_mode_force") && !changed(cmd, "speeds"):
+		return cmdutil.UsageErr("--link_mode_force goes with --speeds (the one speed to force)")
+	case changed(cmd, "fec_speed") && !changed(cmd, "fec"):
+		return cmdutil.UsageErr("--fec_speed goes with --fec (the FEC to run at that speed)")
+	case len(which) == 0:
+		return cmdutil.UsageErr("--dry-run, --force and --wait go with a change: give --port_state, --speeds, --fec, --loopback or --undo")
+	case len(which) > 1:
+		return cmdutil.UsageErr("%s: make one change at a time", strings.Join(which, " and "))
+	case o.change.wait <= 0 || o.change.wait > 10*time.Minute:
+		return cmdutil.UsageErr("--wait %v: give a duration between 1ms and 10m", o.change.wait)
+	}
+	return nil
 }
 
 func (a *app) runLink(o *linkOptions) error {
@@ -123,6 +209,9 @@ func (a *app) runLink(o *linkOptions) error {
 		lo.Ports = []int{o.port}
 	}
 	cleared := []string{}
+	if o.clear && o.change.dryRun {
+		return a.clearDryRun(ctx, ad, lo.Ports)
+	}
 	if o.clear {
 		if cleared, err = a.clearLinkCounters(ctx, ad, lo.Ports, o.yes); err != nil {
 			return err
@@ -191,4 +280,33 @@ func (a *app) clearLinkCounters(ctx context.Context, ad *adapter.Adapter, ports 
 		}
 	}
 	return done, nil
+}
+
+// clearDryRun says what --clear would write, and writes nothing.
+func (a *app) clearDryRun(ctx context.Context, ad *adapter.Adapter, ports []int) error {
+	if len(ports) == 0 {
+		ps, err := ad.Ports(ctx)
+		if err != nil {
+			return cmdutil.Classify(err)
+		}
+		for _, p := range ps {
+			ports = append(ports, p.Local)
+		}
+	} else if _, err := ad.Port(ctx, ports[0]); err != nil {
+		return cmdutil.Classify(err)
+	}
+	var writes []string
+	for _, p := range ports {
+		for _, g := range link.ClearGroups {
+			writes = append(writes, fmt.Sprintf("PPCNT local_port=%d grp=%s clr=1", p, g))
+		}
+	}
+	if a.JSON() {
+		return a.WriteJSON(map[string]any{"device": ad.Name(), "dry_run": true, "would_write": writes})
+	}
+	for _, w := range writes {
+		fmt.Fprintf(a.Stdout, "would write %s\n", w)
+	}
+	fmt.Fprintln(a.Stdout, "dry run: nothing written (the counters of these groups would restart from 0)")
+	return nil
 }

@@ -200,6 +200,9 @@ PDDR[page_select=0,local_port=1].`,
 					}
 					return cmdutil.DeviceErr(err)
 				}
+				if out != "" {
+					a.tellAlerts(samples)
+				}
 				if i == 0 && !answered {
 					// Nothing answered within --timeout: no interval is
 					// waited for another sample of a device that never
@@ -313,4 +316,18 @@ func (a *app) sampleWriter(format, out string, maxSize int64) (func([]monitor.Sa
 		return nil, nil, cmdutil.UsageWrap(err)
 	}
 	return w, closeFn, nil
+}
+
+// tellAlerts puts the alerts and frozen readings of samples written to
+// --out on standard error as they happen: the samples go to the file, but
+// whoever watches the terminal must see an alert fire.
+func (a *app) tellAlerts(samples []monitor.Sample) {
+	for _, s := range samples {
+		for _, al := range s.Alerts {
+			fmt.Fprintf(a.Stderr, "%s %s ALERT %s\n", s.Time.UTC().Format(time.RFC3339), s.Device, al)
+		}
+		for _, fr := range s.Frozen {
+			fmt.Fprintf(a.Stderr, "%s %s FROZEN %s\n", s.Time.UTC().Format(time.RFC3339), s.Device, fr)
+		}
+	}
 }

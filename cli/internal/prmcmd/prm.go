@@ -667,7 +667,8 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 			return cmdutil.UsageWrap(err)
 		}
 		if a.JSON() {
-			return a.WriteJSON(json.RawMessage(v.AppendJSON(nil, opt)))
+			shown, _ := d.Shown(field) // as the whole register's JSON (a GUID joined)
+			return a.WriteJSON(json.RawMessage(shown.AppendJSON(nil, opt)))
 		}
 		if k := v.Kind(); k == prm.KindStruct || k == prm.KindUnion && v.Member() != prm.MemberNone || k == prm.KindArray && !v.IsText() {
 			// A structure: its fields, one per row (never "0x").
@@ -686,6 +687,9 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 	if a.JSON() {
 		out := map[string]any{"name": t.name(), "size_bytes": len(d.Raw), "source_revision": db.Revision,
 			"fields": json.RawMessage(d.AppendJSON(nil, opt)), "units": units.Fields(t.name(), d)}
+		if raw {
+			out["units"] = map[string]units.Scaled{} // --raw: the numbers only
+		}
 		if t.reg != nil {
 			out["id"] = t.reg.ID
 		}
@@ -706,6 +710,7 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 func (a *app) prmEncodeCmd() *cobra.Command {
 	var base string
 	var size int
+	var raw bool
 	c := &cobra.Command{
 		Use:   "encode NAME FIELD=VALUE...",
 		Short: "Build register bytes from field=value assignments",
@@ -755,6 +760,13 @@ NAME may be a command: its in mailbox is built, with the opcode set.`,
 					return err
 				}
 			}
+			// As reg set does: a number outside an enum is refused unless
+			// --raw says it is meant (reserved values, newer firmware's).
+			for _, x := range as {
+				if path, names, out := t.plan.OutsideEnum(x); out && !raw {
+					return cmdutil.UsageErr("%s.%s=%s: not one of its values (%s); give --raw to encode a value outside the list", t.name(), path, x.Value, strings.Join(names, ", "))
+				}
+			}
 			if err := t.plan.Encode(buf, as); err != nil {
 				return cmdutil.UsageWrap(err)
 			}
@@ -767,6 +779,7 @@ NAME may be a command: its in mailbox is built, with the opcode set.`,
 	}
 	c.Flags().StringVar(&base, "base", "", "start from these bytes (hex) instead of zeros")
 	c.Flags().IntVar(&size, "size", 0, "buffer size in bytes, for registers that end in a variable array")
+	c.Flags().BoolVar(&raw, "raw", false, "accept a number outside an enum field's values")
 	return c
 }
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
-	"github.com/cxray/cxray/internal/prmhistory"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 )
 
 func prmRun(a *cmdutiltest.App, args ...string) error {
@@ -232,7 +232,7 @@ func TestPrmList(t *testing.T) {
 // prm diff is exit 0 for a revision against itself and 1 for two that
 // differ, in both modes (diff(1)'s convention).
 func TestPrmDiffExitCodes(t *testing.T) {
-	dir := prmhistory.Require(t)
+	dir := prmhistorytest.Require(t)
 	old, new := filepath.Join(dir, "hca-ext-rev0.51.adb"), filepath.Join(dir, "hca-ext-rev0.64.adb")
 	for _, mode := range []string{"table", "json"} {
 		a := cmdutiltest.New(t, mode)

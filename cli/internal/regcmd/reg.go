@@ -259,7 +259,9 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 			return cmdutil.UsageWrap(err)
 		}
 		if a.JSON() {
-			return a.WriteJSON(json.RawMessage(v.AppendJSON(nil, prm.JSONOptions{Raw: raw})))
+			// As the whole register's JSON shows it (a GUID joined).
+			shown, _ := r.Decoded.Shown(field)
+			return a.WriteJSON(json.RawMessage(shown.AppendJSON(nil, prm.JSONOptions{Raw: raw})))
 		}
 		if v.Kind() == prm.KindStruct || v.Kind() == prm.KindUnion || (v.Kind() == prm.KindArray && !v.IsText()) {
 			t := a.NewTable()
@@ -283,7 +285,7 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 			"source_revision": ad.DB().Revision,
 			"defaulted":       cmdutil.NonNil(r.Defaulted),
 			"fields":          json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: raw})),
-			"units":           units.Fields(r.Register.Name, r.Decoded),
+			"units":           fieldUnits(r.Register.Name, r.Decoded, raw),
 			// Fields that mean nothing now (a condition of their
 			// description does not hold): their values are bare numbers.
 			"not_valid": r.Decoded.NotValid(),
@@ -305,7 +307,7 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 // withUnit is the row's text with its value in units, when the field has
 // known units ("406 = 50.75 °C").
 func withUnit(reg string, row prm.Row, raw bool) string {
-	if row.Value.Kind() != prm.KindUint {
+	if k := row.Value.Kind(); k != prm.KindUint && k != prm.KindJoined {
 		return rowText(row, raw)
 	}
 	return units.Text(reg, row.Path, row.Value, raw)
@@ -587,4 +589,13 @@ func preferLinkLayer(ctx context.Context, ad *adapter.Adapter, ie *dev.IndexErro
 			ie.Prefer(m, p.LinkLayer)
 		}
 	}
+}
+
+// fieldUnits is the JSON "units" object: empty with --raw, which asks for
+// the numbers only.
+func fieldUnits(reg string, d *prm.Decoded, raw bool) map[string]units.Scaled {
+	if raw {
+		return map[string]units.Scaled{}
+	}
+	return units.Fields(reg, d)
 }

@@ -176,12 +176,15 @@ func (a *app) roceAdviseCmd() *cobra.Command {
 				return cmdutil.UsageWrap(err)
 			}
 			current := -1
+			// The receive-side window: what the NV database names (and,
+			// with -d, what the device holds).
+			nv, err := cmdutil.NVDB(nvdb)
+			if err != nil {
+				return err
+			}
+			rx := roce.FindRxWindow(nv)
 			if df.Name != "" {
 				db, err := a.DB()
-				if err != nil {
-					return err
-				}
-				nv, err := cmdutil.NVDB(nvdb)
 				if err != nil {
 					return err
 				}
@@ -197,8 +200,11 @@ func (a *app) roceAdviseCmd() *cobra.Command {
 					return cmdutil.Classify(err)
 				}
 				current = cur
+				if rx, err = roce.ReadRxWindow(ctx, d, nv); err != nil {
+					return cmdutil.Classify(err)
+				}
 			}
-			adv, err := roce.Advise(rate, rtt.Seconds(), mtu, loss, current)
+			adv, err := roce.Advise(rate, rtt.Seconds(), mtu, loss, current, rx)
 			if err != nil {
 				return cmdutil.UsageWrap(err)
 			}

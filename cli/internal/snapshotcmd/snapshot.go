@@ -13,6 +13,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/feature/snapshot"
+	"github.com/cxray/cxray/internal/atomicfile"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -33,11 +34,14 @@ driver versions, PRM database revision, host and time. Profiles (` + strings.Joi
 or a YAML file) say which registers; --samples N --interval D reads N times and
 learns which fields move. A register that fails is recorded, not fatal.
 
-Around the registers the file records the NV configuration (every parameter's
-Next Boot and Current value, named with the database 'config' uses), the
-pending firmware version, the OS's MACs of the function's interfaces and, where
-the device has a command interface, the capability pages; all are static, so
-'diff' reports a changed one among the static changes.
+Around the registers the file records the identity (with the pending firmware
+version) and what the profile's "record" list names: nv (every NV parameter's
+Next Boot and Current value, named with the database 'config' uses), os (the
+OS's MACs of the function's interfaces), caps (the capability pages, where the
+device has a command interface); all are static, so 'diff' reports a changed
+one among the static changes. The built-in profiles record all three; a
+profile file reads what it names and no more ("record: [nv, os, caps]" adds
+them).
 
 Without --out the snapshot is printed as JSON.`,
 		Example: `  cxray snapshot -d 0000:03:00.0 --out before.json
@@ -58,6 +62,13 @@ Without --out the snapshot is printed as JSON.`,
 			if samples > 1 && interval <= 0 {
 				return cmdutil.UsageErr("--samples %d needs --interval (e.g. 10s)", samples)
 			}
+			if out != "" {
+				// Before reading the device: a destination that cannot
+				// be written is the user's to fix (2), not minutes later.
+				if err := atomicfile.Check(out); err != nil {
+					return cmdutil.UsageErr("--out %v; nothing was read", err)
+				}
+			}
 			f, failed, err := a.takeSnapshot(a.Ctx, df, all, db, p, samples, interval)
 			if err != nil {
 				return err
@@ -71,6 +82,13 @@ Without --out the snapshot is printed as JSON.`,
 			}
 			if err != nil {
 				return err
+			}
+			// Each function not read, and why, on standard error too (the
+			// file holds it as well).
+			for _, d := range f.Devices {
+				if d.Error != "" {
+					fmt.Fprintf(a.Stderr, "cxray: %s: %s\n", d.BDF, d.Error)
+				}
 			}
 			return failed
 		},

@@ -52,7 +52,10 @@ type Entry struct {
 	OSMACs   map[string]string `json:"os_macs,omitempty"`
 	MACDrift bool              `json:"mac_drift"`
 	Drift    []health.MACDrift `json:"drift,omitempty"`
-	Error    string            `json:"error,omitempty"`
+	// PRMMismatch says the register database is much older than the
+	// firmware (health's identity check warns of it too).
+	PRMMismatch string `json:"prm_mismatch,omitempty"`
+	Error       string `json:"error,omitempty"`
 	// Notes say how the device was reached (a fallback, the path taken).
 	Notes []string `json:"notes,omitempty"`
 	// unread says a read of the device failed (Error says which), as
@@ -75,7 +78,10 @@ the emulated ones with -d emu / emu:FILE.yaml) with its PCI address, the names
 that reach it (-d accepts all of them), firmware version (and one waiting for
 a reset), PSID, the ports it owns, its PCIe link ("Gen4 x8 (capable Gen5
 x16)" when it trained below the card's; 'cxray link --pcie' says why), NUMA
-node, the permanent MAC and node GUID, and the current MAC the OS uses. A difference is flagged as MAC drift (exit 1).
+node, the permanent MAC and node GUID, and the current MAC the OS uses. A
+difference is flagged as MAC drift (exit 1), and so is a register database
+much older than the firmware (fields may have been renamed since; health's
+identity check says the same).
 Firmware details need root on real adapters; without it they come from the
 kernel driver where it has them.`,
 		Args: cobra.NoArgs,
@@ -97,7 +103,7 @@ func (a *app) runStatus(o *statusOptions) error {
 	drift := false
 	var unread []string
 	for _, e := range entries {
-		drift = drift || e.MACDrift
+		drift = drift || e.MACDrift || e.PRMMismatch != ""
 		if e.unread {
 			unread = append(unread, e.BDF)
 		}
@@ -158,6 +164,9 @@ func (a *app) printStatus(entries []Entry) {
 		}
 		if e.FirmwarePending != "" {
 			notes = append(notes, fmt.Sprintf("%s: firmware %s is written and runs after the next firmware reset", e.BDF, e.FirmwarePending))
+		}
+		if e.PRMMismatch != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s: fields may have been renamed, moved or added since; use the newest ADB you have (--adb), 'cxray health' lists what changed", e.BDF, e.PRMMismatch))
 		}
 		for _, n := range e.Notes {
 			notes = append(notes, fmt.Sprintf("%s: %s", e.BDF, n))
@@ -288,6 +297,9 @@ func adapterStatus(ctx context.Context, ad *adapter.Adapter) Entry {
 		e.PermanentMAC, e.NodeGUID, e.SysImageGUID = id.PermanentMAC, id.NodeGUID, id.SysImageGUID
 		if e.Model == "" && id.DeviceID != 0 {
 			e.Model, _ = devname.Model(id.DeviceID)
+		}
+		if ad.HasRegisters() {
+			e.PRMMismatch = health.DatabaseLag(id.FirmwareBuilt, ad.DB().Revision)
 		}
 	}
 	if p := ad.Path(); p != "" && p != ad.Backend() {

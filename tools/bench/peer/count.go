@@ -76,7 +76,8 @@ func (c *counter) snapshot() *Tally {
 	return t
 }
 
-// Gateway register offsets from the capability (access-protocol.md §2.2).
+// Gateway register offsets from the capability (access/vsec/gateway.go;
+// mstflint's mtcr_ul/mtcr_ul_com.c).
 var gatewayRegs = map[int64]string{0x0: "capability header", 0x4: "CTRL", 0x8: "COUNTER", 0xC: "SEM", 0x10: "ADDR", 0x14: "DATA"}
 
 func target(off int64, size int) string {
@@ -93,8 +94,8 @@ func target(off int64, size int) string {
 	return fmt.Sprintf("gateway+0x%x", rel)
 }
 
-// purpose names a gateway transaction (ICMD layout: access-protocol.md
-// §3.1; spaces §2.4).
+// purpose names a gateway transaction (ICMD layout: access/icmd/icmd.go and
+// mstflint's mtcr_ul/mtcr_ul_icmd_cif.c; spaces: access/vsec/space.go).
 func purpose(kind emu.EventKind, space uint16, addr uint32) string {
 	dir := "read"
 	if kind == emu.EvWrite {

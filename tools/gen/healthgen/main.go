@@ -23,8 +23,9 @@ var registers = []string{"MGIR", "PAOS", "PMAOS", "PTYS", "PMLP", "PDDR", "PPCNT
 
 func main() {
 	out := flag.String("out", "renames.txt", "file to write")
+	hist := flag.String("history", "", "folder holding hca-ext-rev*.adb (default $"+prmhistory.Env+", else "+besideCheckout+")")
 	flag.Parse()
-	b, err := Generate()
+	b, err := Generate(*hist)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "healthgen:", err)
 		os.Exit(1)
@@ -35,16 +36,23 @@ func main() {
 	}
 }
 
-// Generate makes the file's contents.
-func Generate() ([]byte, error) {
-	dir, ok := prmhistory.Dir()
-	if !ok {
-		return nil, fmt.Errorf("the PRM history was not found; set %s", prmhistory.Env)
+// besideCheckout is the project's shared folder seen from feature/health,
+// where go generate runs this command.
+const besideCheckout = "../../../shared/prm-history"
+
+// Generate makes the file's contents from the revisions in dir (or, when
+// dir is empty, $CXRAY_PRM_HISTORY or besideCheckout).
+func Generate(dir string) ([]byte, error) {
+	if dir == "" {
+		dir = os.Getenv(prmhistory.Env)
+	}
+	if dir == "" {
+		dir = besideCheckout
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "hca-ext-rev*.adb"))
 	sort.Strings(files)
 	if len(files) == 0 {
-		return nil, fmt.Errorf("no revisions in %s", dir)
+		return nil, fmt.Errorf("no hca-ext-rev*.adb in %s: pass -history DIR or set %s", dir, prmhistory.Env)
 	}
 	old, err := builtin.Load()
 	if err != nil {

@@ -1,8 +1,13 @@
-package pci
+// Package pcitest counts the config-space calls a client makes, for the
+// tests and benchmarks of the access layer (how many syscalls a register
+// transaction costs). Only _test.go files and benchmark tools import it.
+package pcitest
 
 import (
 	"fmt"
 	"sync/atomic"
+
+	"github.com/cxray/cxray/access/pci"
 )
 
 // Counts is a tally of config-space calls. One call is one pread/pwrite
@@ -23,13 +28,13 @@ func (c Counts) String() string {
 // Counting wraps a ConfigSpace and counts the calls made through it. Safe for
 // concurrent use.
 type Counting struct {
-	cs                    ConfigSpace
+	cs                    pci.ConfigSpace
 	reads, writes         atomic.Int64
 	readBytes, writeBytes atomic.Int64
 }
 
 // NewCounting wraps cs.
-func NewCounting(cs ConfigSpace) *Counting { return &Counting{cs: cs} }
+func NewCounting(cs pci.ConfigSpace) *Counting { return &Counting{cs: cs} }
 
 // ReadAt counts and forwards a read.
 func (c *Counting) ReadAt(p []byte, off int64) (int, error) {
