@@ -175,16 +175,16 @@ func TestCapsSaveAndDiff(t *testing.T) {
 	mustJSON(t, out, &doc)
 	found := false
 	for _, c := range doc.Changes {
-		if c["path"] == "eswitch_manager" {
+		if c["path"] == "vhca_id" {
 			found = true
-			want := map[string]any{"type": "general", "path": "eswitch_manager", "old": float64(1), "new": float64(0), "old_max": float64(1), "new_max": float64(0)}
+			want := map[string]any{"type": "general", "path": "vhca_id", "old": float64(0), "new": float64(1), "old_max": float64(0), "new_max": float64(1)}
 			if d := cmp.Diff(want, c); d != "" {
 				t.Errorf("caps --diff JSON (-want +got):\n%s", d)
 			}
 		}
 	}
 	if jcode != code || !found {
-		t.Errorf("caps --diff -o json: exit %d (table %d), eswitch_manager found %v\n%s%s", jcode, code, found, out, errs)
+		t.Errorf("caps --diff -o json: exit %d (table %d), vhca_id found %v\n%s%s", jcode, code, found, out, errs)
 	}
 	if err := os.WriteFile(file, []byte(`{"device":`), 0o644); err != nil {
 		t.Fatal(err)

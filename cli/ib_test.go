@@ -94,7 +94,13 @@ func TestRevisionMatrixInfiniBand(t *testing.T) {
 	run := func(adb string) map[string]any {
 		got := map[string]any{}
 		out, _ := matrixRun(t, adb, "status", "-d", sc)
-		got["status"] = statusDevices(t, out)
+		devs := statusDevices(t, out).([]map[string]any)
+		for _, d := range devs {
+			// An older database than the firmware is said (#30 item 18),
+			// by revision: the Ethernet matrix checks the words.
+			delete(d, "prm_mismatch")
+		}
+		got["status"] = devs
 		for _, fn := range fns {
 			out, code := matrixRun(t, adb, "link", "-d", sc+"@"+fn)
 			got["link "+fn] = linkSummary(t, out)
