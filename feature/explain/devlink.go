@@ -64,7 +64,13 @@ func readDevlink(p *Part, dbs Databases) {
 			reporterFinding(p, dev, rep, m[1], errs, rec)
 		}
 		if m := syndromeRE.FindStringSubmatch(t); m != nil {
-			synd, _ := strconv.ParseUint(strings.TrimPrefix(m[1], "0x"), map[bool]int{true: 16, false: 10}[strings.HasPrefix(m[1], "0x")], 64)
+			// Plain digits are decimal even with leading zeros; base 0 only
+			// for the 0x form, which it reads in either case.
+			base := 10
+			if strings.HasPrefix(strings.ToLower(m[1]), "0x") {
+				base = 0
+			}
+			synd, _ := strconv.ParseUint(m[1], base, 64)
 			p.fact(cmpOr(dev, "device")+" fw syndrome", m[1])
 			if synd != 0 {
 				h, ok := healthSyndromes[synd]

@@ -3,6 +3,7 @@ package explain
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -176,7 +177,7 @@ func readKernelLog(p *Part, dbs Databases) {
 	for d := range r.devices {
 		devs = append(devs, d)
 	}
-	sortStrings(devs)
+	slices.Sort(devs)
 	p.fact("devices", strings.Join(devs, ", "))
 	for _, e := range p.Events {
 		if e.Severity == SevInfo {
@@ -290,14 +291,6 @@ func hexBytes(s string) ([]byte, bool) {
 		return b, true
 	}
 	return nil, false
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 func hexU(s string) uint64 {
