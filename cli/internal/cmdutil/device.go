@@ -2,8 +2,6 @@ package cmdutil
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -105,15 +103,6 @@ func Describe(ad *adapter.Adapter) string {
 		s += " (" + ad.BDF() + ")"
 	}
 	return s
-}
-
-// UnsupportedNote is what a command prints for a part the backend cannot
-// serve.
-func UnsupportedNote(err error) string {
-	if errors.Is(err, errors.ErrUnsupported) {
-		return "not available on this backend (" + err.Error() + ")"
-	}
-	return fmt.Sprint(err)
 }
 
 // OpenRegisters opens the function given names with its register path;
