@@ -139,12 +139,6 @@ func Build(sc *Scenario, opt Options) (*Emulation, error) {
 	return e, nil
 }
 
-// BuildDevice powers on one adapter: its firmware, then one *emu.Device per
-// PCI function, with the spec's faults switched on.
-func BuildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool) (*Adapter, error) {
-	return buildDevice(d, db, clk, strict, nil)
-}
-
 func buildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool, wrap func(string, *fw.View) emu.Firmware) (*Adapter, error) {
 	if d == nil {
 		return nil, errors.New("scenario: no device spec")

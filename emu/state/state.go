@@ -587,9 +587,6 @@ func ListFiles(paths []string) []Info {
 	return out
 }
 
-// Describe describes the state kept in one log file.
-func Describe(path string) Info { return describe(path) }
-
 func describe(p string) Info {
 	in := Info{Key: strings.TrimSuffix(filepath.Base(p), ".log"), Path: p}
 	if fi, err := os.Stat(p); err == nil {
