@@ -57,15 +57,6 @@ var (
 	hexRun    = regexp.MustCompile(`^(?:[0-9a-fA-F]{12}|[0-9a-fA-F]{16}|(?:[0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2})$`)
 )
 
-// IsFirmwareQuery says whether text holds a firmware query output: a
-// "Base MAC"/"Base GUID" line with an "FW Version"/"PSID" line, or an
-// mlxup/mlxfwmanager device block.
-func IsFirmwareQuery(text string) bool {
-	low := strings.ToLower(text)
-	hasMAC := strings.Contains(low, "base mac") || strings.Contains(low, "base guid")
-	return hasMAC && (strings.Contains(low, "fw version") || strings.Contains(low, "psid") || strings.Contains(low, "versions:"))
-}
-
 // ReadFirmwareQuery reads a flint/mstflint q output or an
 // mlxup/mlxfwmanager listing.
 func ReadFirmwareQuery(text string) (*FirmwareQuery, error) {
