@@ -136,10 +136,6 @@ func signalContext() (context.Context, func()) {
 	return ctx, stop
 }
 
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return runContext(context.Background(), args, stdin, stdout, stderr)
-}
-
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := newApp(ctx, stdin, stdout, stderr)
 	root := rootCmd(a)
