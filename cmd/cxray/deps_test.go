@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // The CLI links nothing of Prometheus: the exporter is cxray-exporter's
@@ -53,5 +55,16 @@ func TestBinariesLinkNoTestPackages(t *testing.T) {
 		if len(bad) > 0 {
 			t.Errorf("cmd/%s links test packages: %s", strings.TrimPrefix(cmd, "../"), strings.Join(bad, " "))
 		}
+	}
+}
+
+// Every regular expression the CLI compiles on first use (internal/lazyre)
+// compiles: a bad one fails here rather than in a user's command.
+func TestLazyPatternsCompile(t *testing.T) {
+	if n := lazyre.Count(); n < 50 {
+		t.Fatalf("only %d lazy patterns registered: the CLI's packages are not linked into this test", n)
+	}
+	for _, err := range lazyre.CompileAll() {
+		t.Error(err)
 	}
 }
