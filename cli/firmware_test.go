@@ -14,7 +14,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
+	"github.com/cxray/cxray/prm/source"
 )
 
 // emuImage writes an image with `cxray emu image`.
@@ -346,5 +348,127 @@ func TestFwOnKernelBackend(t *testing.T) {
 	}
 	if _, errs, code := cli(t, "", "fw", "update", "-d", "kernel:mlx5_0", "/nonexistent.bin", "--yes"); code != 2 {
 		t.Errorf("missing file on the kernel backend: exit %d %s", code, errs)
+	}
+}
+
+// mroqScenario writes the GPU-node example with `prm:` naming the newest
+// database of the history, so the emulated firmware answers MROQ.
+func mroqScenario(t *testing.T) (string, []string) {
+	t.Helper()
+	files := prmhistorytest.Files(t)
+	newest := files[len(files)-1]
+	data, err := os.ReadFile("../examples/gpu-node.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "gpu-node-mroq.yaml")
+	if err := os.WriteFile(file, append([]byte("prm: "+newest+"\n"), data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := scenario.Build(sc, scenario.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bdfs []string
+	for _, f := range e.Functions() {
+		bdfs = append(bdfs, f.BDF)
+	}
+	return file, bdfs
+}
+
+// On an emulator whose firmware answers MROQ (every function of a GPU
+// node), fw reset --query lists the levels per type and fw query the
+// full-chip ones; a level MROQ does not offer with a type is exit 3 naming
+// the ones it does, before anything is sent. With every older tool
+// database (no MROQ), the same adapter gives a database finding and MFRL's
+// levels, never a failure; table and JSON exit alike.
+func TestFwResetMROQ(t *testing.T) {
+	file, bdfs := mroqScenario(t)
+	if len(bdfs) != 10 {
+		t.Fatalf("the GPU node has %d functions; want 10", len(bdfs))
+	}
+	files := prmhistorytest.Files(t)
+	newest := files[len(files)-1]
+	type typeRep struct {
+		Type   string   `json:"type"`
+		Levels []string `json:"levels"`
+		Sync   []string `json:"sync"`
+	}
+	type resetRep struct {
+		ByType   []typeRep `json:"by_type"`
+		NoMROQ   string    `json:"mroq_unavailable"`
+		Category string    `json:"mroq_unavailable_category"`
+	}
+	wantTypes := []typeRep{
+		{Type: "full_chip", Levels: []string{"0 (live_patch)", "3 (pcie_link_toggle)", "4 (perst_reboot)"}, Sync: []string{"legacy", "driver"}},
+		{Type: "phy_less", Levels: []string{"3 (pcie_link_toggle)"}, Sync: []string{"legacy", "driver"}},
+	}
+	for _, bdf := range bdfs {
+		dev := "emu:" + file + "@" + bdf
+		js, _ := matrixRun(t, newest, "fw", "reset", "-d", dev, "--query")
+		var r resetRep
+		mustJSON(t, js, &r)
+		if diff := cmp.Diff(wantTypes, r.ByType); diff != "" || r.NoMROQ != "" {
+			t.Errorf("%s: MROQ per type (-want +got):\n%s%s", bdf, diff, r.NoMROQ)
+		}
+		js, _ = matrixRun(t, newest, "fw", "query", "-d", dev)
+		var q struct {
+			Resets struct {
+				FullChip []string `json:"full_chip"`
+			} `json:"resets"`
+		}
+		mustJSON(t, js, &q)
+		if diff := cmp.Diff(wantTypes[0].Levels, q.Resets.FullChip); diff != "" {
+			t.Errorf("%s: fw query resets.full_chip (-want +got):\n%s", bdf, diff)
+		}
+	}
+	dev := "emu:" + file + "@" + bdfs[0]
+	for _, o := range []string{"table", "json"} {
+		t.Setenv("XDG_STATE_HOME", t.TempDir())
+		_, errs, code := cli(t, "", "--adb", newest, "-o", o, "fw", "reset", "-d", dev, "--type", "phy_less", "--level", "4", "--yes")
+		if code != 3 || !strings.Contains(errs, "it offers: pcie_link_toggle (3))") {
+			t.Errorf("-o %s phy_less at perst_reboot: exit %d %q; want 3 naming pcie_link_toggle alone", o, code, errs)
+		}
+	}
+	// The default level with a phy-less type is the one MROQ offers, and
+	// the firmware accepts it in the driver-synced flow.
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	out, errs, code := cli(t, "", "--adb", newest, "-o", "json", "fw", "reset", "-d", dev, "--type", "phy_less", "--sync", "driver", "--yes")
+	var sent struct {
+		Request struct{ Level, Type, Sync string } `json:"request"`
+	}
+	if code != 0 {
+		t.Fatalf("phy_less driver-synced reset: exit %d %s", code, errs)
+	}
+	mustJSON(t, out, &sent)
+	if sent.Request.Level != "pcie_link_toggle" || sent.Request.Type != "phy_less" || sent.Request.Sync != "driver" {
+		t.Errorf("request sent: %+v", sent.Request)
+	}
+	for _, adb := range append([]string{"builtin"}, files[:len(files)-1]...) {
+		js, code := matrixRun(t, adb, "fw", "reset", "-d", dev, "--query")
+		var r resetRep
+		mustJSON(t, js, &r)
+		db, err := source.Open(adb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Register("MROQ"); err == nil {
+			if diff := cmp.Diff(wantTypes, r.ByType); diff != "" {
+				t.Errorf("--adb %s: MROQ per type (-want +got):\n%s", adb, diff)
+			}
+			continue
+		}
+		if r.ByType != nil || r.Category != "database" || !strings.Contains(r.NoMROQ, "has no MROQ") {
+			t.Errorf("--adb %s: %s; want a database finding", adb, js)
+		}
+		t.Setenv("XDG_STATE_HOME", t.TempDir())
+		out, _, tcode := cli(t, "", "--adb", adb, "fw", "reset", "-d", dev, "--query")
+		if tcode != code || !strings.Contains(out, "(database finding)") {
+			t.Errorf("--adb %s: table exit %d (json %d):\n%s", adb, tcode, code, out)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/dev/fwreset"
+	"github.com/cxray/cxray/feature/firmware"
 )
 
 type resetOptions struct {
@@ -56,6 +57,10 @@ type resetReport struct {
 	Types  []string     `json:"types"`
 	ByType []typeReport `json:"by_type,omitempty"`
 	NoMROQ string       `json:"mroq_unavailable,omitempty"`
+	// NoMROQCategory is "database" when the register database lacks MROQ
+	// (a finding about the database, not the adapter), "firmware" when the
+	// adapter does not offer it.
+	NoMROQCategory string `json:"mroq_unavailable_category,omitempty"`
 	// Request is what was (or, in a dry run, would be) sent.
 	Request *requestReport `json:"request,omitempty"`
 	DryRun  bool           `json:"dry_run"`
@@ -77,16 +82,6 @@ type requestReport struct {
 	Type   string `json:"type"`
 	Sync   string `json:"sync"`
 	Effect string `json:"effect"`
-}
-
-func levelNames(mask uint8) []string {
-	out := []string{}
-	for _, l := range fwreset.Levels {
-		if mask&l.Bit != 0 {
-			out = append(out, fmt.Sprintf("%d (%s)", l.Number, l.Name))
-		}
-	}
-	return out
 }
 
 func typeNames(mask uint8) []string {
@@ -172,9 +167,9 @@ func (a *app) runReset(o *resetOptions) error {
 		}
 		return cmdutil.Classify(err)
 	}
-	rep := &resetReport{Device: ad.Name(), Levels: levelNames(caps.Levels), Types: typeNames(caps.Types), NoMROQ: caps.NoMROQ, DryRun: o.dryRun}
+	rep := &resetReport{Device: ad.Name(), Levels: firmware.LevelNames(caps.Levels), Types: typeNames(caps.Types), NoMROQ: caps.NoMROQ, NoMROQCategory: caps.NoMROQCategory, DryRun: o.dryRun}
 	for _, t := range caps.ByType {
-		tr := typeReport{Type: fwreset.TypeName(t.Type), Levels: levelNames(t.Levels), Sync: []string{}, Methods: []string{}}
+		tr := typeReport{Type: fwreset.TypeName(t.Type), Levels: firmware.LevelNames(t.Levels), Sync: []string{}, Methods: []string{}}
 		for _, bit := range []uint8{fwreset.SyncLegacy, fwreset.SyncDriver, fwreset.SyncTool} {
 			if t.Sync&bit != 0 {
 				tr.Sync = append(tr.Sync, fwreset.SyncNames[bit])
@@ -197,11 +192,11 @@ func (a *app) runReset(o *resetOptions) error {
 				}
 			}
 			if level == 0 {
-				return cmdutil.DeviceErr(&fwreset.UnsupportedError{Level: fwreset.LevelLinkToggle, Levels: caps.Levels, Type: typ})
+				return cmdutil.DeviceErr(&fwreset.UnsupportedError{Level: fwreset.LevelLinkToggle, Levels: caps.LevelsFor(typ), Type: typ})
 			}
 		}
 		if !caps.Supports(level, typ) {
-			return cmdutil.DeviceErr(&fwreset.UnsupportedError{Level: level, Levels: caps.Levels, Type: typ})
+			return cmdutil.DeviceErr(&fwreset.UnsupportedError{Level: level, Levels: caps.LevelsFor(typ), Type: typ})
 		}
 		if sync == 1 && caps.ByType != nil && caps.SyncFor(typ)&fwreset.SyncDriver == 0 {
 			return cmdutil.DeviceErr(fmt.Errorf("the adapter does not offer the driver-synced flow for a %s reset (MROQ); use --sync legacy", fwreset.TypeName(typ)))
@@ -261,7 +256,7 @@ func (a *app) printCaps(rep *resetReport) {
 		}
 		t.Flush()
 	} else if rep.NoMROQ != "" {
-		fmt.Fprintf(a.Stdout, "Per type: unknown: %s\n", rep.NoMROQ)
+		fmt.Fprintf(a.Stdout, "Per type: unknown (%s finding): %s; the levels are MFRL's\n", rep.NoMROQCategory, rep.NoMROQ)
 	}
 }
 
