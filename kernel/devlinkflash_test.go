@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mdlayher/netlink"
 
 	"github.com/cxray/cxray/internal/linuxabi"
 	"github.com/cxray/cxray/kernel/kerneltest"
@@ -87,4 +88,41 @@ func TestFlashUpdateAndReload(t *testing.T) {
 	if _, err := d.ReloadFWActivate(ctx5(t)); !errors.As(err, &fe) || fe.ExtAck != "FW activate is unsupported for this function" {
 		t.Errorf("refused reload: %v", err)
 	}
+}
+
+// FuzzFlashStatus feeds notification bodies to the flash status parser:
+// no panic, and a body it accepts, encoded again from what it read, reads
+// the same (nothing is invented or lost).
+func FuzzFlashStatus(f *testing.F) {
+	seed := netlink.NewAttributeEncoder()
+	seed.String(linuxabi.DEVLINK_ATTR_BUS_NAME, "pci")
+	seed.String(linuxabi.DEVLINK_ATTR_DEV_NAME, "0000:c1:00.0")
+	seed.String(linuxabi.DEVLINK_ATTR_FLASH_UPDATE_STATUS_MSG, "Downloading")
+	seed.Uint64(linuxabi.DEVLINK_ATTR_FLASH_UPDATE_STATUS_DONE, 4096)
+	seed.Uint64(linuxabi.DEVLINK_ATTR_FLASH_UPDATE_STATUS_TOTAL, 8192)
+	b, _ := seed.Encode()
+	f.Add(b)
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		bus, dev, st, err := parseFlashStatus(data)
+		if err != nil {
+			return
+		}
+		ae := netlink.NewAttributeEncoder()
+		ae.String(linuxabi.DEVLINK_ATTR_BUS_NAME, bus)
+		ae.String(linuxabi.DEVLINK_ATTR_DEV_NAME, dev)
+		ae.String(linuxabi.DEVLINK_ATTR_FLASH_UPDATE_STATUS_MSG, st.Msg)
+		ae.String(linuxabi.DEVLINK_ATTR_FLASH_UPDATE_COMPONENT, st.Component)
+		ae.Uint64(linuxabi.DEVLINK_ATTR_FLASH_UPDATE_STATUS_DONE, st.Done)
+		ae.Uint64(linuxabi.DEVLINK_ATTR_FLASH_UPDATE_STATUS_TOTAL, st.Total)
+		ae.Uint64(linuxabi.DEVLINK_ATTR_FLASH_UPDATE_STATUS_TIMEOUT, st.Timeout)
+		again, err := ae.Encode()
+		if err != nil {
+			return // a string with a NUL cannot be encoded back
+		}
+		bus2, dev2, st2, err := parseFlashStatus(again)
+		if err != nil || bus2 != bus || dev2 != dev || st2 != st {
+			t.Fatalf("re-encoded status reads differently: %q %q %+v vs %q %q %+v (%v)", bus, dev, st, bus2, dev2, st2, err)
+		}
+	})
 }
