@@ -102,7 +102,9 @@ type Store struct {
 	gn      *nvconf.HeaderCodec
 	qc, gc  *nvconf.Fields
 	ia, frl *nvconf.Fields
-	resets  int
+	// roq is MROQ, nil when the database lacks it (before Rev 0.61).
+	roq    *nvconf.Fields
+	resets int
 }
 
 type entry struct {
@@ -175,6 +177,11 @@ func New(o Options) (*Store, error) {
 		reg string
 	}{{&s.qc, "MNVQC"}, {&s.gc, "MNVGC"}, {&s.ia, "MNVIA"}, {&s.frl, "MFRL"}} {
 		if *c.dst, err = nvconf.NewFields(o.PRM, c.reg); err != nil {
+			return nil, fmt.Errorf("nvstore: %w", err)
+		}
+	}
+	if _, err := o.PRM.Register("MROQ"); err == nil {
+		if s.roq, err = nvconf.NewFields(o.PRM, "MROQ"); err != nil {
 			return nil, fmt.Errorf("nvstore: %w", err)
 		}
 	}
@@ -539,6 +546,7 @@ func (s *Store) Behaviours() map[string]fw.Behaviour {
 		"MNVIA": {Access: s.mnvia},
 		"MNVGN": {Access: s.mnvgn},
 		"MFRL":  {Access: s.mfrl},
+		"MROQ":  {Access: s.mroq},
 	}
 }
 
@@ -907,6 +915,39 @@ const (
 	resetTypes        = 0x3 // full chip reset; keep the network port active
 )
 
+// resetOption is what MROQ reports for one reset type (PRM Rev 0.61+
+// mroq_ext): the triggers, the sync flows (bit 0 legacy, bit 1 the
+// driver's, bit 2 a tool's) and the PCI reset methods of TRIGGER3 (bit 0
+// link disable, bit 1 hot reset).
+type resetOption struct{ triggers, sync, methods uint8 }
+
+// resetOptions are the emulated firmware's answers, by reset type (the
+// rst_type_sel number): a full-chip reset at every supported trigger, and
+// a phy-less one (the network port stays up) only at a PCIe link toggle,
+// the one reset that keeps the host running. Both offer the legacy and the
+// driver-synced flow; the emulator has no other host to coordinate.
+var resetOptions = map[uint8]resetOption{
+	0: {supportedTriggers, 0x3, 0x3},
+	1: {nvconf.TriggerLinkToggle, 0x3, 0x3},
+}
+
+// mroq answers MROQ for the reset type the request names.
+func (s *Store) mroq(c *fw.Call) uint8 {
+	if c.Method != emu.MethodGet {
+		return c.Fail(fw.StatusBadParam, "MROQ is read-only: use GET")
+	}
+	t := uint8(s.roq.Get(c.In, "reset_type"))
+	o, ok := resetOptions[t]
+	if !ok || resetTypes&(1<<t) == 0 {
+		return fw.StatusOK // query_is_valid 0: the type is not offered
+	}
+	_ = s.roq.Set(c.Out, "query_is_valid", 1)
+	_ = s.roq.Set(c.Out, "reset_trigger", uint64(o.triggers))
+	s.roq.SetIf(c.Out, "pci_sync_for_fw_update_start", uint64(o.sync))
+	s.roq.SetIf(c.Out, "pci_reset_req_method", uint64(o.methods))
+	return fw.StatusOK
+}
+
 func (s *Store) mfrl(c *fw.Call) uint8 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -923,6 +964,19 @@ func (s *Store) mfrl(c *fw.Call) uint8 {
 	t := uint8(s.frl.Get(c.In, "reset_trigger"))
 	if t == 0 || t&(t-1) != 0 || t&supportedTriggers == 0 {
 		return c.Fail(fw.StatusBadParam, "reset_trigger 0x%x: set exactly one of the supported triggers (0x%x)", t, supportedTriggers)
+	}
+	// The type and the flow must be ones MROQ offers (fields a database
+	// lacks read as 0: a full-chip reset, the legacy flow).
+	typ := uint8(s.frl.Get(c.In, "rst_type_sel"))
+	o, ok := resetOptions[typ]
+	if !ok || resetTypes&(1<<typ) == 0 {
+		return c.Fail(fw.StatusBadParam, "rst_type_sel %d: the reset types offered are 0x%x (MFRL reset_type)", typ, resetTypes)
+	}
+	if t&o.triggers == 0 {
+		return c.Fail(fw.StatusBadParam, "reset_trigger 0x%x is not offered with reset type %d (MROQ lists 0x%x)", t, typ, o.triggers)
+	}
+	if sync := s.frl.Get(c.In, "pci_sync_for_fw_update_start"); sync > 1 || o.sync&(1<<sync) == 0 {
+		return c.Fail(fw.StatusBadParam, "pci_sync_for_fw_update_start %d: the flows offered are legacy (0) and driver-synced (1)", sync)
 	}
 	switch t {
 	case nvconf.TriggerLinkToggle:
