@@ -2,7 +2,6 @@ package nvconf_test
 
 import (
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/nvconf/builtin"
+	"github.com/cxray/cxray/nvconf/expr"
 	prmbuiltin "github.com/cxray/cxray/prm/builtin"
 )
 
@@ -227,67 +227,6 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestExpr(t *testing.T) {
-	vars := map[string]float64{"nv_global_pci_cap.max_vfs_per_pf_valid": 1, "nv_global_pci_cap.max_vfs_per_pf": 127, "a": 4, "b": 0}
-	env := func(n string) (float64, error) {
-		v, ok := vars[n]
-		if !ok {
-			return 0, errors.New("unknown " + n)
-		}
-		return v, nil
-	}
-	cases := map[string]float64{
-		"$nv_global_pci_cap.max_vfs_per_pf_valid==1 ? $nv_global_pci_cap.max_vfs_per_pf : 0": 127,
-		"1+2*3":                  7,
-		"(1+2)*3":                9,
-		"2^3^2":                  512, // right associative
-		"-2^2":                   -4,  // power binds tighter than unary minus
-		"$a/8":                   0.5,
-		"log2($a)":               2,
-		"$b==0 || $nope":         1, // short-circuit: $nope is never read
-		"$b!=0 && $nope":         0,
-		"($a >= 4) + ($a < 4)":   1,
-		"!$b":                    1,
-		"0x10 + 1":               17,
-		"min($a, 3) + max(1, 2)": 5,
-		"$b ? 1 : $a ? 2 : 3":    2,
-		"($a)^2":                 16,
-		"7 % 4":                  3,
-	}
-	for src, want := range cases {
-		x, err := nvconf.ParseExpr(src)
-		if err != nil {
-			t.Errorf("%s: %v", src, err)
-			continue
-		}
-		got, err := x.Eval(env)
-		if err != nil || math.Abs(got-want) > 1e-9 {
-			t.Errorf("%s = %v %v, want %v", src, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "1+", "(1", "1)", "$", "foo(1)", "log2(1,2)", "1 ? 2", "1 $a", "#"} {
-		if _, err := nvconf.ParseExpr(bad); err == nil {
-			t.Errorf("%q parsed", bad)
-		}
-	}
-	x, _ := nvconf.ParseExpr("$a + $nope")
-	if _, err := x.Eval(env); err == nil {
-		t.Error("an unknown variable must be an error")
-	}
-	if v := x.Vars(); len(v) != 2 || v[0] != "a" || v[1] != "nope" {
-		t.Errorf("vars %v", v)
-	}
-	// Nesting is bounded.
-	deep := strings.Repeat("(", 200) + "1" + strings.Repeat(")", 200)
-	if _, err := nvconf.ParseExpr(deep); err == nil {
-		t.Error("200 levels of parentheses parsed")
-	}
-	tv, err := nvconf.ParseTempVars("$_x=($a)^2 ; $_y = $_x + 1")
-	if err != nil || len(tv) != 2 || tv[1].Name != "_y" {
-		t.Fatalf("%v %v", tv, err)
-	}
-}
-
 // Every expression of both real databases parses.
 func TestDatabaseExpressions(t *testing.T) {
 	dbs := []*nvconf.DB{load(t)}
@@ -306,12 +245,12 @@ func TestDatabaseExpressions(t *testing.T) {
 						continue
 					}
 					n++
-					if _, err := nvconf.ParseExpr(e); err != nil {
+					if _, err := expr.Parse(e); err != nil {
 						t.Errorf("%s: %s.%s: %v", db.Source, tl.Name, p.Name, err)
 					}
 				}
 				if p.TempVars != "" {
-					if _, err := nvconf.ParseTempVars(p.TempVars); err != nil {
+					if _, err := expr.ParseTempVars(p.TempVars); err != nil {
 						t.Errorf("%s: %s.%s temp_vars: %v", db.Source, tl.Name, p.Name, err)
 					}
 				}

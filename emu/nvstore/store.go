@@ -35,6 +35,7 @@ import (
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/nvconf/builtin"
+	"github.com/cxray/cxray/nvconf/expr"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -755,7 +756,7 @@ func (s *Store) check(e *entry, data []byte) string {
 			if strings.TrimSpace(b.expr) == "" {
 				continue
 			}
-			x, err := nvconf.ParseExpr(b.expr)
+			x, err := expr.Parse(b.expr)
 			if err != nil {
 				continue
 			}
@@ -776,7 +777,7 @@ func (s *Store) check(e *entry, data []byte) string {
 
 // lookup gives expression variables their values from the store: the
 // written TLV's new data, other TLVs' next values.
-func (s *Store) lookup(e *entry, data []byte) nvconf.Env {
+func (s *Store) lookup(e *entry, data []byte) expr.Env {
 	return func(name string) (float64, error) {
 		tn, pn, cross := strings.Cut(name, ".")
 		if !cross {
