@@ -11,6 +11,7 @@ import (
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/nvconf/builtin"
 	"github.com/cxray/cxray/nvconf/expr"
+	"github.com/cxray/cxray/nvconf/tlv"
 	prmbuiltin "github.com/cxray/cxray/prm/builtin"
 )
 
@@ -106,7 +107,7 @@ func TestParamPositions(t *testing.T) {
 	if err := p.Set(data, 0, 63); err != nil {
 		t.Fatal(err)
 	}
-	if got := nvconf.Dwords(data); got != "0x00000000 0x003f0000" {
+	if got := tlv.Dwords(data); got != "0x00000000 0x003f0000" {
 		t.Errorf("LOG_TX_PSN_WINDOW=63 gives %s", got)
 	}
 	if err := p.Set(data, 0, 64); err == nil {
@@ -129,7 +130,7 @@ func TestArrayOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := nvconf.Dwords(data[4:12]); got != "0x10111213 0x14151617" {
+	if got := tlv.Dwords(data[4:12]); got != "0x10111213 0x14151617" {
 		t.Errorf("elements 0..7 at bytes 4..11: %s", got)
 	}
 	// 16-bit elements: element i is the half-word start+2i.
@@ -143,7 +144,7 @@ func TestArrayOrder(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		_ = q.Set(d, i, uint64(0xa0+i))
 	}
-	if got := nvconf.Dwords(d); got != "0x00a000a1 0x00a200a3" {
+	if got := tlv.Dwords(d); got != "0x00a000a1 0x00a200a3" {
 		t.Errorf("16-bit elements: %s", got)
 	}
 }
@@ -267,7 +268,7 @@ func TestHeaderCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc, err := nvconf.NewHeaderCodec(pdb, "MNVDA")
+	hc, err := tlv.NewHeaderCodec(pdb, "MNVDA")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,14 +283,14 @@ func TestHeaderCodec(t *testing.T) {
 	// mstconfig's GET header as seen on the wire (mstconfig q against the
 	// emulator, conformance tests),
 	// without over_en, which Rev 0.57 does not name.
-	if got := nvconf.Dwords(buf[:8]); got != "0x00090100 0x01010012" {
+	if got := tlv.Dwords(buf[:8]); got != "0x00090100 0x01010012" {
 		t.Errorf("header %s", got)
 	}
 	back := hc.DecodeHeader(buf)
 	if back.Length != 256 || back.WriterID != 9 || back.Type != 0x01010012 || back.Mode != nvconf.ModeNext {
 		t.Errorf("%+v", back)
 	}
-	gn, err := nvconf.NewHeaderCodec(pdb, "MNVGN")
+	gn, err := tlv.NewHeaderCodec(pdb, "MNVGN")
 	if err != nil || gn.DataOffset() != 0x1c || gn.HeaderOffset() != 0x10 {
 		t.Fatalf("MNVGN: %v %d %d", err, gn.DataOffset(), gn.HeaderOffset())
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/tlv"
 	prmbuiltin "github.com/cxray/cxray/prm/builtin"
 )
 
@@ -19,7 +20,7 @@ func codec(t testing.TB) *nvconf.HeaderCodec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc, err := nvconf.NewHeaderCodec(pdb, "MNVDA")
+	hc, err := tlv.NewHeaderCodec(pdb, "MNVDA")
 	if err != nil {
 		t.Fatal(err)
 	}

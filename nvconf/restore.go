@@ -3,6 +3,8 @@ package nvconf
 import (
 	"context"
 	"fmt"
+
+	"github.com/cxray/cxray/nvconf/tlv"
 )
 
 // RestoreOptions tune PlanRestore.
@@ -50,7 +52,7 @@ func (s *Session) PlanRestore(ctx context.Context, want []RawTLV, o RestoreOptio
 			problems = append(problems, fmt.Sprintf("%s holds %d bytes; the file has %d", name, in.TLV.Size, len(r.Data)))
 			continue
 		}
-		if SplitType(r.Header.Type).Class == in.TLV.Class {
+		if tlv.SplitType(r.Header.Type).Class == in.TLV.Class {
 			sp, err := s.Support(ctx, in)
 			if err != nil {
 				return nil, err

@@ -36,6 +36,7 @@ import (
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/nvconf/builtin"
 	"github.com/cxray/cxray/nvconf/expr"
+	"github.com/cxray/cxray/nvconf/tlv"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -167,7 +168,7 @@ func New(o Options) (*Store, error) {
 		dst **nvconf.HeaderCodec
 		reg string
 	}{{&s.da, "MNVDA"}, {&s.di, "MNVDI"}, {&s.gn, "MNVGN"}} {
-		if *c.dst, err = nvconf.NewHeaderCodec(o.PRM, c.reg); err != nil {
+		if *c.dst, err = tlv.NewHeaderCodec(o.PRM, c.reg); err != nil {
 			return nil, fmt.Errorf("nvstore: %w", err)
 		}
 	}
@@ -175,7 +176,7 @@ func New(o Options) (*Store, error) {
 		dst **nvconf.Fields
 		reg string
 	}{{&s.qc, "MNVQC"}, {&s.gc, "MNVGC"}, {&s.ia, "MNVIA"}, {&s.frl, "MFRL"}} {
-		if *c.dst, err = nvconf.NewFields(o.PRM, c.reg); err != nil {
+		if *c.dst, err = tlv.NewFields(o.PRM, c.reg); err != nil {
 			return nil, fmt.Errorf("nvstore: %w", err)
 		}
 	}
@@ -582,7 +583,7 @@ func (s *Store) targets(typ uint32) []*entry {
 	if e := s.entries[typ]; e != nil {
 		return []*entry{e}
 	}
-	f := nvconf.SplitType(typ)
+	f := tlv.SplitType(typ)
 	var base nvconf.Class
 	switch f.Class {
 	case nvconf.ClassPortCommon:

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/tlv"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -40,7 +41,7 @@ for the side that lacks one); only a difference in what both hold is exit 1.`,
 			if err != nil {
 				return err
 			}
-			hc, err := nvconf.NewHeaderCodec(db, "MNVDA")
+			hc, err := tlv.NewHeaderCodec(db, "MNVDA")
 			if err != nil {
 				return cmdutil.UsageWrap(err)
 			}
