@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/rawfile"
 )
 
 // FuzzParseFile: any text as a backup file, in either format, parses or is
@@ -26,8 +27,8 @@ func FuzzParseFile(f *testing.F) {
 			return
 		}
 		var out []byte
-		if nvconf.IsRawFile(text) {
-			if out, err = nvconf.WriteRawFile(tlvs, hc); err != nil {
+		if rawfile.IsRaw(text) {
+			if out, err = rawfile.Write(tlvs, hc); err != nil {
 				t.Fatalf("parsed but does not write: %v", err)
 			}
 		} else {
@@ -46,7 +47,7 @@ func FuzzParseFile(f *testing.F) {
 				t.Fatalf("TLV %d changed: %+v -> %+v\n%s", i, a.Header, b.Header, out)
 			}
 		}
-		if !nvconf.IsRawFile(text) || len(text) > 2048 {
+		if !rawfile.IsRaw(text) || len(text) > 2048 {
 			return
 		}
 		// A raw file that reads is whole lines; any cut of it is refused,
