@@ -35,6 +35,8 @@ import (
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/nvconf/builtin"
+	"github.com/cxray/cxray/nvconf/expr"
+	"github.com/cxray/cxray/nvconf/tlv"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -168,7 +170,7 @@ func New(o Options) (*Store, error) {
 		dst **nvconf.HeaderCodec
 		reg string
 	}{{&s.da, "MNVDA"}, {&s.di, "MNVDI"}, {&s.gn, "MNVGN"}} {
-		if *c.dst, err = nvconf.NewHeaderCodec(o.PRM, c.reg); err != nil {
+		if *c.dst, err = tlv.NewHeaderCodec(o.PRM, c.reg); err != nil {
 			return nil, fmt.Errorf("nvstore: %w", err)
 		}
 	}
@@ -176,12 +178,30 @@ func New(o Options) (*Store, error) {
 		dst **nvconf.Fields
 		reg string
 	}{{&s.qc, "MNVQC"}, {&s.gc, "MNVGC"}, {&s.ia, "MNVIA"}, {&s.frl, "MFRL"}} {
-		if *c.dst, err = nvconf.NewFields(o.PRM, c.reg); err != nil {
+		if *c.dst, err = tlv.NewFields(o.PRM, c.reg); err != nil {
 			return nil, fmt.Errorf("nvstore: %w", err)
 		}
 	}
+	// The handlers answer with these fields; a database without one cannot
+	// run the store (every revision in the history has them; MFRL's
+	// reset_trigger is optional, Rev 0.51 lacks it).
+	for _, need := range []struct {
+		f     *nvconf.Fields
+		paths []string
+	}{
+		{s.qc, []string{"type", "support_rd", "support_wr", "version"}},
+		{s.gc, []string{"nvda_read_factory_settings", "nvda_read_current_settings", "priv_nv_other_host"}},
+		{s.ia, []string{"target"}},
+		{s.gn.Fields, []string{"nv_pointer"}},
+	} {
+		for _, p := range need.paths {
+			if !need.f.Has(p) {
+				return nil, fmt.Errorf("nvstore: %s in PRM database %s has no field %s; the NV store needs it", need.f.Reg.Name, o.PRM.Revision, p)
+			}
+		}
+	}
 	if _, err := o.PRM.Register("MROQ"); err == nil {
-		if s.roq, err = nvconf.NewFields(o.PRM, "MROQ"); err != nil {
+		if s.roq, err = tlv.NewFields(o.PRM, "MROQ"); err != nil {
 			return nil, fmt.Errorf("nvstore: %w", err)
 		}
 	}
@@ -234,7 +254,7 @@ func New(o Options) (*Store, error) {
 		for _, in := range ins {
 			typ, err := nvconf.TypeDword(in)
 			if err != nil {
-				continue
+				return nil, fmt.Errorf("nvstore: %s: %w", in, err)
 			}
 			e := &entry{inst: in, version: ver, factory: make([]byte, t.Size), current: make([]byte, t.Size)}
 			if !unsupported[strings.ToLower(t.Name)] {
@@ -389,7 +409,9 @@ func setParam(r nvconf.Ref, data []byte, value string) error {
 	}
 	if p.ValidBit != "" {
 		if vb := p.TLV.Param(p.ValidBit); vb != nil {
-			_ = vb.Set(data, 0, 1)
+			if err := vb.Set(data, 0, 1); err != nil {
+				return fmt.Errorf("%s: valid bit %s: %w", name, p.ValidBit, err)
+			}
 		}
 	}
 	return nil
@@ -589,7 +611,7 @@ func (s *Store) targets(typ uint32) []*entry {
 	if e := s.entries[typ]; e != nil {
 		return []*entry{e}
 	}
-	f := nvconf.SplitType(typ)
+	f := tlv.SplitType(typ)
 	var base nvconf.Class
 	switch f.Class {
 	case nvconf.ClassPortCommon:
@@ -619,15 +641,21 @@ func (s *Store) mnvqc(c *fw.Call) uint8 {
 		return c.Fail(fw.StatusMethodNotSupp, "MNVQC is query only")
 	}
 	typ := uint32(s.qc.Get(c.In, "type"))
-	_ = s.qc.Set(c.Out, "type", uint64(typ))
+	if err := s.qc.Set(c.Out, "type", uint64(typ)); err != nil {
+		return c.Internal(err)
+	}
 	es := s.targets(typ)
 	if len(es) == 0 {
 		return fw.StatusOK // unknown type: supported neither for read nor write
 	}
 	e := es[0]
-	_ = s.qc.Set(c.Out, "support_rd", uint64(b2i(e.rd)))
-	_ = s.qc.Set(c.Out, "support_wr", uint64(b2i(e.wr)))
-	_ = s.qc.Set(c.Out, "version", uint64(e.version))
+	if err := errors.Join(
+		s.qc.Set(c.Out, "support_rd", uint64(b2i(e.rd))),
+		s.qc.Set(c.Out, "support_wr", uint64(b2i(e.wr))),
+		s.qc.Set(c.Out, "version", uint64(e.version)),
+	); err != nil {
+		return c.Internal(err)
+	}
 	return fw.StatusOK
 }
 
@@ -640,9 +668,13 @@ func (s *Store) mnvgc(c *fw.Call) uint8 {
 	if c.Method != emu.MethodGet {
 		return c.Fail(fw.StatusMethodNotSupp, "MNVGC is query only")
 	}
-	_ = s.gc.Set(c.Out, "nvda_read_factory_settings", uint64(b2i(s.readDef)))
-	_ = s.gc.Set(c.Out, "nvda_read_current_settings", uint64(b2i(s.readCur)))
-	_ = s.gc.Set(c.Out, "priv_nv_other_host", 0)
+	if err := errors.Join(
+		s.gc.Set(c.Out, "nvda_read_factory_settings", uint64(b2i(s.readDef))),
+		s.gc.Set(c.Out, "nvda_read_current_settings", uint64(b2i(s.readCur))),
+		s.gc.Set(c.Out, "priv_nv_other_host", 0),
+	); err != nil {
+		return c.Internal(err)
+	}
 	return fw.StatusOK
 }
 
@@ -763,7 +795,7 @@ func (s *Store) check(e *entry, data []byte) string {
 			if strings.TrimSpace(b.expr) == "" {
 				continue
 			}
-			x, err := nvconf.ParseExpr(b.expr)
+			x, err := expr.Parse(b.expr)
 			if err != nil {
 				continue
 			}
@@ -784,7 +816,7 @@ func (s *Store) check(e *entry, data []byte) string {
 
 // lookup gives expression variables their values from the store: the
 // written TLV's new data, other TLVs' next values.
-func (s *Store) lookup(e *entry, data []byte) nvconf.Env {
+func (s *Store) lookup(e *entry, data []byte) expr.Env {
 	return func(name string) (float64, error) {
 		tn, pn, cross := strings.Cut(name, ".")
 		if !cross {
@@ -839,7 +871,9 @@ func (s *Store) mnvdi(c *fw.Call) uint8 {
 	for _, e := range es {
 		e.nv = nil
 	}
-	_ = s.di.EncodeHeader(c.Out, nvconf.Header{Type: h.Type, Mode: h.Mode})
+	if err := s.di.EncodeHeader(c.Out, nvconf.Header{Type: h.Type, Mode: h.Mode}); err != nil {
+		return c.Internal(err)
+	}
 	return fw.StatusOK
 }
 
@@ -897,7 +931,9 @@ func (s *Store) mnvgn(c *fw.Call) uint8 {
 	if len(c.Out)-off < len(e.nv.data) {
 		return c.Fail(fw.StatusLenTooSmall, "%s holds %d bytes; the request has room for %d", e.inst, len(e.nv.data), len(c.Out)-off)
 	}
-	_ = s.gn.Set(c.Out, "nv_pointer", uint64(e.nv.seq))
+	if err := s.gn.Set(c.Out, "nv_pointer", uint64(e.nv.seq)); err != nil {
+		return c.Internal(err)
+	}
 	copy(c.Out[off:], e.nv.data)
 	if err := s.gn.EncodeHeader(c.Out, nvconf.Header{Length: len(e.nv.data), Version: e.nv.version, WriterID: e.nv.writer, Type: e.inst.Type()}); err != nil {
 		return c.Fail(fw.StatusInternalError, "%v", err)
@@ -941,8 +977,14 @@ func (s *Store) mroq(c *fw.Call) uint8 {
 	if !ok || resetTypes&(1<<t) == 0 {
 		return fw.StatusOK // query_is_valid 0: the type is not offered
 	}
-	_ = s.roq.Set(c.Out, "query_is_valid", 1)
-	_ = s.roq.Set(c.Out, "reset_trigger", uint64(o.triggers))
+	for _, f := range []struct {
+		path string
+		v    uint64
+	}{{"query_is_valid", 1}, {"reset_trigger", uint64(o.triggers)}} {
+		if err := s.roq.Set(c.Out, f.path, f.v); err != nil {
+			return c.Internal(err)
+		}
+	}
 	s.roq.SetIf(c.Out, "pci_sync_for_fw_update_start", uint64(o.sync))
 	s.roq.SetIf(c.Out, "pci_reset_req_method", uint64(o.methods))
 	return fw.StatusOK
@@ -952,7 +994,12 @@ func (s *Store) mfrl(c *fw.Call) uint8 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.Method == emu.MethodGet {
-		_ = s.frl.Set(c.Out, "reset_trigger", uint64(supportedTriggers))
+		// Rev 0.51's MFRL has no reset_trigger: nothing to offer with.
+		if s.frl.Has("reset_trigger") {
+			if err := s.frl.Set(c.Out, "reset_trigger", uint64(supportedTriggers)); err != nil {
+				return c.Internal(err)
+			}
+		}
 		s.frl.SetIf(c.Out, "reset_type", resetTypes)
 		// An armed reset waits for its trigger (PRM Rev 0.59+ reset_state;
 		// a database without the field has nothing to say it with).
@@ -985,7 +1032,9 @@ func (s *Store) mfrl(c *fw.Call) uint8 {
 	case nvconf.TriggerPERST:
 		s.armed = true
 	}
-	_ = s.frl.Set(c.Out, "reset_trigger", uint64(t))
+	if err := s.frl.Set(c.Out, "reset_trigger", uint64(t)); err != nil {
+		return c.Internal(err)
+	}
 	return fw.StatusOK
 }
 
