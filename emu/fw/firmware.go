@@ -712,6 +712,7 @@ func (f *Firmware) installBehaviours() {
 	}
 	f.pddrPages[0] = f.pddrOperational
 	f.pddrPages[1] = f.pddrTroubleshooting
+	f.pddrPages[6] = f.pddrLinkDownInfo
 }
 
 // enumValue looks up an enum value of a register field by name, so that

@@ -13,6 +13,7 @@ import (
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/feature/link"
+	"github.com/cxray/cxray/feature/linkflap"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -51,7 +52,11 @@ module, configuration such as a FEC or speed mismatch, signal quality), the
 evidence and what to do next; the command then exits 1.
 
 --interval reads the counters twice and adds rates over the interval.
---counters adds the FEC detail per speed and per lane. --clear resets the
+--counters (mlxlink's --show_counters) adds the FEC detail per speed and
+per lane, and the link-flap evidence: the last link-down event from PDDR's
+link-down page (who is blamed, the local, remote and end-to-end reasons),
+the link-down count since the clear and its rate per hour; a link that went
+down for a reason other than a command is a verdict. --clear resets the
 physical-layer counters first (a guarded register write: PPCNT clr, asked for
 unless --yes).
 
@@ -134,7 +139,8 @@ docs/link.md, "Changing a link", has the details.`,
 	o.df.Add(c)
 	c.Flags().IntVar(&o.port, "port", 1, "local port to read (1 is the function's own port)")
 	c.Flags().BoolVar(&o.all, "all", false, "read every port this function reaches")
-	c.Flags().BoolVar(&o.counters, "counters", false, "add FEC per speed and per-lane counter detail")
+	c.Flags().BoolVar(&o.counters, "counters", false, "add FEC per speed, per-lane counter detail and the last link-down event (PDDR link-down page)")
+	c.Flags().BoolVar(&o.counters, "show_counters", false, "mlxlink's name for --counters")
 	c.Flags().DurationVar(&o.interval, "interval", 0, "read the counters twice, this far apart, and show rates")
 	c.Flags().BoolVar(&o.clear, "clear", false, "reset the physical-layer counters (PPCNT clr) before reading")
 	c.Flags().BoolVar(&o.yes, "yes", false, "with --clear or a change: do not ask for confirmation")
@@ -221,10 +227,20 @@ func (a *app) runLink(o *linkOptions) error {
 	if err != nil {
 		return cmdutil.Classify(err)
 	}
+	var downs []*linkflap.Evidence
+	if o.counters {
+		if downs, err = readLinkDowns(ctx, ad, reports); err != nil {
+			return cmdutil.Classify(err)
+		}
+	}
 	n := link.Problems(reports)
 	if a.JSON() {
-		if err := a.WriteJSON(map[string]any{"device": o.df.Name, "backend": string(ad.Backend()), "source_revision": db.Revision,
-			"thresholds": link.DefaultThresholds, "cleared": cleared, "links": reports, "verdicts": n}); err != nil {
+		out := map[string]any{"device": o.df.Name, "backend": string(ad.Backend()), "source_revision": db.Revision,
+			"thresholds": link.DefaultThresholds, "cleared": cleared, "links": reports, "verdicts": n}
+		if o.counters {
+			out["link_down"] = downs
+		}
+		if err := a.WriteJSON(out); err != nil {
 			return err
 		}
 	} else {
@@ -236,6 +252,9 @@ func (a *app) runLink(o *linkOptions) error {
 				fmt.Fprintln(a.Stdout)
 			}
 			link.WriteText(a.Stdout, r, o.counters)
+			if o.counters {
+				linkflap.WriteText(a.Stdout, downs[i])
+			}
 		}
 	}
 	if n > 0 {
