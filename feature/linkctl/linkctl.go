@@ -335,6 +335,9 @@ func Undo(ctx context.Context, ad *adapter.Adapter, saved *Change) (*Change, err
 	}
 	c := pt.change("undo " + saved.What)
 	c.Effects = []string{"the link retrains with the configuration it had before '" + saved.What + "': it drops for a few seconds"}
+	if strings.HasPrefix(saved.What, cableWhat) {
+		c.Effects = []string{"the module's bytes get the values they had before '" + saved.What + "'"}
+	}
 	if err := pt.plan(ctx, c, saved.Undo); err != nil {
 		return nil, err
 	}

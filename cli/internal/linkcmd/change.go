@@ -14,6 +14,7 @@ import (
 	"github.com/cxray/cxray/feature/link"
 	"github.com/cxray/cxray/feature/linkctl"
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/optics"
 )
 
 // changeOptions are the flags of the link's active side (mlxlink's names).
@@ -108,6 +109,10 @@ func (a *app) runChange(o *linkOptions) error {
 		if err != nil {
 			return cmdutil.Classify(err)
 		}
+	case o.cableOpts.data != nil:
+		cw := &o.cableOpts
+		addr := optics.PageAddr{I2C: 0x50, Page: uint8(cw.page), Bank: uint8(cw.bank), Offset: uint8(cw.offset)}
+		c, err = linkctl.PlanModuleWrite(ctx, ad, o.port, addr, cw.data)
 	case co.portState != "":
 		c, err = linkctl.PortState(ctx, ad, o.port, co.portState)
 	case co.loopback != "":

@@ -82,7 +82,10 @@ checking the speeds against the port's and the cable's capabilities; --fec
 port supports that FEC at that speed (Ethernet ports); --loopback NO, RM,
 PH, EX or LL writes PPLR. --cable --dump prints every page of the port's
 module in hex; --cable --read --page P [--bank B] --offset O --length N reads
-those bytes (MCIA), in hex and ASCII. Each
+those bytes (MCIA), in hex and ASCII; --cable --write B1,B2 --page P
+--offset O writes bytes the module's standard defines as host-writable
+(SFF-8636 Tx disable, power control, masks; CMIS module controls) and
+refuses any other byte (exit 2, nothing written). Each
 change shows its
 register writes (each field before and after) and side effects first;
 --dry-run stops there. It asks unless --yes, writes through the guarded
@@ -113,7 +116,7 @@ docs/link.md, "Changing a link", has the details.`,
 			if o.df.Name == "" {
 				return cmdutil.UsageErr("add -d DEV ('cxray status' lists them; -d emu tries the emulator)")
 			}
-			if changed(cmd, "cable", "dump", "read", "page", "bank", "offset", "length") {
+			if changed(cmd, "cable", "dump", "read", "write", "page", "bank", "offset", "length") {
 				if err := checkCableFlags(cmd, &o.cableOpts); err != nil {
 					return err
 				}
