@@ -29,6 +29,7 @@ type linkOptions struct {
 	pcie      bool
 	change    changeOptions
 	cableOpts cableOptions
+	hist      histOptions
 }
 
 func (a *app) linkCmd() *cobra.Command {
@@ -85,7 +86,10 @@ module in hex; --cable --read --page P [--bank B] --offset O --length N reads
 those bytes (MCIA), in hex and ASCII; --cable --write B1,B2 --page P
 --offset O writes bytes the module's standard defines as host-writable
 (SFF-8636 Tx disable, power control, masks; CMIS module controls) and
-refuses any other byte (exit 2, nothing written). Each
+refuses any other byte (exit 2, nothing written). --rx_fec_histogram
+--show_histogram (or --fec_histogram) shows the RS-FEC histogram: codewords
+per number of symbol errors (PPHCR, PPCNT group 0x23); --clear_histogram
+clears it (asks unless --yes). Each
 change shows its
 register writes (each field before and after) and side effects first;
 --dry-run stops there. It asks unless --yes, writes through the guarded
@@ -115,6 +119,12 @@ docs/link.md, "Changing a link", has the details.`,
 			}
 			if o.df.Name == "" {
 				return cmdutil.UsageErr("add -d DEV ('cxray status' lists them; -d emu tries the emulator)")
+			}
+			if changed(cmd, histFlags...) {
+				if err := checkHistFlags(cmd, &o.hist); err != nil {
+					return err
+				}
+				return a.runHist(&o)
 			}
 			if changed(cmd, "cable", "dump", "read", "write", "page", "bank", "offset", "length") {
 				if err := checkCableFlags(cmd, &o.cableOpts); err != nil {
@@ -149,6 +159,7 @@ docs/link.md, "Changing a link", has the details.`,
 	c.Flags().BoolVar(&o.yes, "yes", false, "with --clear or a change: do not ask for confirmation")
 	c.Flags().BoolVar(&o.pcie, "pcie", false, "the function's PCIe link to the host instead of its port (mlxlink --port_type PCIE)")
 	addCableFlags(c, &o.cableOpts)
+	addHistFlags(c, &o.hist)
 	cf := &o.change
 	c.Flags().StringVar(&cf.portState, "port_state", "", "UP, DN (down) or TG (toggle): set the port's administrative state (PAOS)")
 	c.Flags().StringVar(&cf.speeds, "speeds", "", "comma-separated speeds to enable (PTYS): 400G_4X,200G_2X,... on Ethernet, NDR,HDR,... on InfiniBand")
