@@ -306,7 +306,11 @@ func (f *Firmware) relinkAt(now time.Time) {
 				p.upAccum += d
 			}
 			p.downs++
-			p.recordDown(now, cause)
+			if now.After(p.upSince) {
+				// A link that was up for no time at all (the scenario's
+				// faults applied at power-on) never ran: no event.
+				p.recordDown(now, cause)
+			}
 			if v, ok := f.enumValue("PAOS", "admin_status", "up_once"); ok && uint64(p.admin) == v && cause != causeAdminDown {
 				p.tripped, cause = true, causeTripped
 			}

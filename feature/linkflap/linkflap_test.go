@@ -2,11 +2,13 @@ package linkflap_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/emu/fw"
@@ -96,6 +98,7 @@ func TestLinkDownEvidence(t *testing.T) {
 		// The partner goes away and comes back: the local PHY lost lock
 		// and blames the remote side.
 		f := fwOf(ib)
+		em.Manual.Advance(time.Second)
 		f.SetFaults(fw.Faults{LinkDown: []int{1}})
 		em.Manual.Advance(time.Second)
 		f.SetFaults(fw.Faults{})
@@ -145,4 +148,39 @@ func mustParse(t *testing.T, text string) *scenario.Scenario {
 		t.Fatal(err)
 	}
 	return sc
+}
+
+// Every port of every function of every example and test scenario, with
+// the built-in database, at power-on and after ten minutes: the evidence
+// reads (or names what is unavailable) without error, records no event
+// where nothing went down, and its JSON is valid.
+func TestScenarios(t *testing.T) {
+	emutest.EachScenario(t, devtest.DB(t), func(t *testing.T, em *scenario.Emulation, ads []*adapter.Adapter) {
+		ctx := context.Background()
+		for _, after := range []time.Duration{0, 10 * time.Minute} {
+			em.Manual.Advance(after)
+			for i, f := range em.Functions() {
+				dfl := f.Device.Faults()
+				if dfl.GatewaySemaphoreHeld || dfl.ICMDSemaphoreHeld || dfl.ICMDStuckBusy || dfl.Removed {
+					continue
+				}
+				reps, err := link.Read(ctx, ads[i], link.Options{})
+				if err != nil {
+					t.Fatalf("%s: %v", f.BDF, err)
+				}
+				for _, r := range reps {
+					ev, err := linkflap.Read(ctx, ads[i], r)
+					if err != nil {
+						t.Fatalf("%s port %d: %v", f.BDF, r.Port, err)
+					}
+					if ev.Recorded || ev.Verdict != nil {
+						t.Errorf("%s port %d: a link-down event nobody caused: %+v", f.BDF, r.Port, ev)
+					}
+					if _, err := json.Marshal(ev); err != nil {
+						t.Errorf("%s port %d: JSON: %v", f.BDF, r.Port, err)
+					}
+				}
+			}
+		}
+	})
 }
