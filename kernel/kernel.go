@@ -37,6 +37,10 @@ type Options struct {
 	// Log returns the kernel log's text (dmesg's); nil reads the
 	// machine's (Device.Log). Tests inject a fixture's.
 	Log func(ctx context.Context) ([]byte, error)
+	// FirmwareDir is where the kernel's firmware loader finds the files
+	// `devlink dev flash` names; "" means /lib/firmware. Tests give a
+	// temporary folder their fake kernel reads.
+	FirmwareDir string
 }
 
 func (o Options) root() string {

@@ -14,6 +14,7 @@ import (
 	"github.com/cxray/cxray/feature/snapshot"
 	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/tlv"
 	"github.com/cxray/cxray/optics"
 )
 
@@ -231,7 +232,7 @@ func find(r *nvconf.QueryResult, name string) string {
 func readBackup(p *Part, dbs Databases) {
 	var hc *nvconf.HeaderCodec
 	if dbs.Registers != nil {
-		hc, _ = nvconf.NewHeaderCodec(dbs.Registers, "MNVDA")
+		hc, _ = tlv.NewHeaderCodec(dbs.Registers, "MNVDA")
 	}
 	b, err := nvconf.ReadBackupFile(joinLines(p.text), hc, dbs.NV)
 	if err != nil {
