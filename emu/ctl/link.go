@@ -2,6 +2,7 @@ package ctl
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,11 +20,14 @@ import (
 //	link.partner_protocols=CAUI-4  what the partner enables (none: everything)
 //	link.partner_fec=none          a FEC the partner forces (auto: negotiated)
 //	link.reset=true                a clean link with a present partner
+//	link.flap=Hi_SER_or_Hi_BER     the link goes down for that reason (a
+//	                               PDDR local_reason_opcode name) and
+//	                               retrains at once: one link-down event
 const linkPrefix = "link."
 
 // LinkFaultNames lists the link settings fault accepts.
 func LinkFaultNames() []string {
-	return []string{"link.raw_ber", "link.lane_ber", "link.effective_ber", "link.partner", "link.partner_protocols", "link.partner_fec", "link.reset"}
+	return []string{"link.raw_ber", "link.lane_ber", "link.effective_ber", "link.partner", "link.partner_protocols", "link.partner_fec", "link.reset", "link.flap"}
 }
 
 // splitLink takes the link settings out of a fault request.
@@ -41,6 +45,11 @@ func splitLink(set map[string]string) (link, rest map[string]string) {
 
 // applyLink changes the link of each function's own port.
 func applyLink(fns []*scenario.Function, set map[string]string) error {
+	flap, doFlap := set["flap"]
+	if doFlap {
+		set = maps.Clone(set)
+		delete(set, "flap")
+	}
 	for _, f := range fns {
 		if f.Adapter == nil || f.Adapter.Firmware == nil {
 			return fmt.Errorf("function %s has no firmware model", f.BDF)
@@ -64,6 +73,11 @@ func applyLink(fns []*scenario.Function, set map[string]string) error {
 				faults.LinkDown = append(faults.LinkDown, f.Port)
 			}
 			if err := fwm.SetFaults(faults); err != nil {
+				return err
+			}
+		}
+		if doFlap {
+			if err := fwm.Flap(f.Port, flap); err != nil {
 				return err
 			}
 		}

@@ -704,6 +704,7 @@ func (f *Firmware) installBehaviours() {
 		"MTCAP": f.mtcap, "MTMP": f.mtmp, "PPCNT": f.ppcnt, "ROCE_ACCL": f.roceAccl,
 		"PGUID": f.pguid, "MFPA": f.mfpa, "PPLM": f.pplm, "PPLR": f.pplr, "SLRG": f.slrg,
 		"PCAM": f.pcam, "QCAM": f.qcam, "MCC": f.mcc, "MCDA": f.mcda,
+		"PPHCR": f.pphcr,
 	}
 	for name, h := range builtin {
 		if id, err := f.lookup(name); err == nil {
@@ -712,6 +713,7 @@ func (f *Firmware) installBehaviours() {
 	}
 	f.pddrPages[0] = f.pddrOperational
 	f.pddrPages[1] = f.pddrTroubleshooting
+	f.pddrPages[6] = f.pddrLinkDownInfo
 }
 
 // enumValue looks up an enum value of a register field by name, so that

@@ -34,8 +34,9 @@ type portState struct {
 	cause    downCause
 	upSince  time.Time
 	upAccum  time.Duration
-	upEvents uint64 // times the link went up (for PDDR and tests)
-	downs    uint64 // times an up link went down (IB link_downed)
+	upEvents uint64    // times the link went up (for PDDR and tests)
+	downs    uint64    // times an up link went down (IB link_downed)
+	lastDown *linkDown // the last time it did, and why (PDDR page 6)
 
 	// ib is the InfiniBand side of a port that runs InfiniBand (ib.go);
 	// nil on an Ethernet port. There, proto indexes ibSpeeds.
@@ -305,6 +306,11 @@ func (f *Firmware) relinkAt(now time.Time) {
 				p.upAccum += d
 			}
 			p.downs++
+			if now.After(p.upSince) {
+				// A link that was up for no time at all (the scenario's
+				// faults applied at power-on) never ran: no event.
+				p.recordDown(now, cause)
+			}
 			if v, ok := f.enumValue("PAOS", "admin_status", "up_once"); ok && uint64(p.admin) == v && cause != causeAdminDown {
 				p.tripped, cause = true, causeTripped
 			}

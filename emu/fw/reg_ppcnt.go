@@ -118,6 +118,8 @@ var ppcntGroups = map[string]func(f *Firmware, c *Call, p *portState, up time.Du
 	"InfiniBand_Port_Counters":          (*Firmware).ppcntIB,
 	"InfiniBand_Extended_Port_Counters": (*Firmware).ppcntIBExt,
 	"InfiniBand_General_Counters":       (*Firmware).ppcntIBGeneral,
+
+	"RS_FEC_Histogram_group": (*Firmware).ppcntFECHist,
 }
 
 // ethernetGroups count the Ethernet MAC's traffic: on a port that runs

@@ -13,9 +13,6 @@ import (
 // The module status (field status) says why a module does not answer;
 // the data come in dword[], first byte in the most significant position.
 func (m *Model) mcia(c *fw.Call) uint8 {
-	if c.Method == emu.MethodSet {
-		return c.Fail(fw.StatusBadParam, "MCIA writes are not emulated: the emulated modules' memory is read-only")
-	}
 	if si := c.Req("slot_index"); si != 0 {
 		return c.Fail(fw.StatusBadParam, "slot_index %d: an adapter has no line cards (use 0)", si)
 	}
@@ -42,6 +39,9 @@ func (m *Model) mcia(c *fw.Call) uint8 {
 	if off+size <= 128 {
 		page, bank = 0, 0 // the lower half is there whatever page is selected
 	}
+	if c.Method == emu.MethodSet {
+		return cg.write(c, i2c, bank, page, off, size)
+	}
 	at := cg.eepromTime(c.Now)
 	milli, ok := c.ModuleTemperature(idx, at)
 	if !ok {
@@ -52,6 +52,7 @@ func (m *Model) mcia(c *fw.Call) uint8 {
 	if st != mciaGood {
 		return fw.StatusOK
 	}
+	cg.overlay(&mem, i2c, bank, page)
 	data := mem[off : off+size]
 	for i := 0; i*4 < len(data); i++ {
 		var w uint32

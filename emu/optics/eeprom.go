@@ -37,6 +37,7 @@ const (
 	mciaGood         = 0x0
 	mciaNoEEPROM     = 0x1
 	mciaNotConnected = 0x3
+	mciaI2CError     = 0x9
 	mciaPageFailed   = 0x11
 )
 

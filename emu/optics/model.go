@@ -151,6 +151,8 @@ type cage struct {
 	// frozenAt is when FrozenMonitors or StaleFirmwareView went on.
 	frozenAt time.Time
 	boot     time.Time
+	// host is what the host wrote into the module's writable bytes.
+	host written
 }
 
 // laneBase is one lane's operating point and how it wanders.

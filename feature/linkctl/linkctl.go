@@ -84,6 +84,10 @@ type Change struct {
 	Effects   []string `json:"side_effects"`
 	// Before is the link as it was when planned.
 	Before link.Operational `json:"before"`
+	// Pending marks a saved record whose writes had begun and not all
+	// been verified: a command killed between writes leaves it so, and
+	// Recover puts the old configuration back.
+	Pending bool `json:"pending,omitempty"`
 	// expect is the oper state the link should reach after the change:
 	// "up", "down" or "" (no expectation).
 	expect string
@@ -231,13 +235,26 @@ func Apply(ctx context.Context, ad *adapter.Adapter, c *Change, o Options, save 
 		return nil, err
 	}
 	if save != nil {
+		c.Pending = true
 		if err := save(c); err != nil {
 			return nil, fmt.Errorf("saving the undo record: %w; nothing was written", err)
 		}
 	}
+	// done marks the record complete once the port holds one whole
+	// configuration again (the new one, or the old one put back).
+	done := func() error {
+		if save == nil {
+			return nil
+		}
+		c.Pending = false
+		return save(c)
+	}
 	res := &Result{Change: c, Verified: []string{}}
 	for i, st := range c.Steps {
 		err := write(ctx, d, st.Write)
+		if afterWrite != nil {
+			afterWrite(i)
+		}
 		if err == nil {
 			res.Verified = append(res.Verified, st.Write.String())
 			if st.Settle > 0 && i < len(c.Steps)-1 {
@@ -252,9 +269,16 @@ func Apply(ctx context.Context, ad *adapter.Adapter, c *Change, o Options, save 
 			// Stopped between writes (a signal, a deadline, a refusal):
 			// the port is half-way; put the old configuration back, on
 			// a context of its own, so that it is the old or the new one.
-			return res, errors.Join(err, rollback(ctx, d, c.Undo))
+			rerr := rollback(ctx, d, c.Undo)
+			if errors.Is(rerr, errRolledBack) {
+				rerr = errors.Join(rerr, done())
+			}
+			return res, errors.Join(err, rerr)
 		}
-		return res, err
+		return res, errors.Join(err, done())
+	}
+	if err := done(); err != nil {
+		return res, fmt.Errorf("the change was written and verified, but marking its undo record complete failed: %w", err)
 	}
 	wait := o.Wait
 	if wait <= 0 {
@@ -294,7 +318,39 @@ func rollback(ctx context.Context, d *dev.Device, undo []Write) error {
 			return fmt.Errorf("the change was interrupted between writes and putting the previous configuration back failed (%v); run the undo command", err)
 		}
 	}
-	return fmt.Errorf("the change was interrupted between writes; the previous configuration was put back (%s)", undo[0])
+	return fmt.Errorf("%w (%s)", errRolledBack, undo[0])
+}
+
+var errRolledBack = errors.New("the change was interrupted between writes; the previous configuration was put back")
+
+// afterWrite, when set (tests), runs after each write of Apply: a test
+// stops the goroutine there as a killed process stops.
+var afterWrite func(step int)
+
+// Recover finds a record of port's last change that was left pending (the
+// command that made it was killed between its writes, so the port may
+// hold part of it) and writes the record's undo writes, which put the
+// configuration it had before back; the record is then removed, since
+// nothing of the change remains. It returns the change recovered, or nil
+// when there was none.
+func Recover(ctx context.Context, ad *adapter.Adapter, s Store, port int) (*Change, error) {
+	c, err := s.Load(ad.Name(), port)
+	if errors.Is(err, ErrNothingToUndo) {
+		return nil, nil
+	}
+	if err != nil || !c.Pending {
+		return nil, err
+	}
+	d, err := ad.Registers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range c.Undo {
+		if err := write(ctx, d, w); err != nil {
+			return nil, fmt.Errorf("port %d: the change '%s' was interrupted and putting the previous configuration back failed: %w", port, c.What, err)
+		}
+	}
+	return c, s.Remove(ad.Name(), port)
 }
 
 // settle reads the link until its oper state is want (bounded by wait).
@@ -335,6 +391,9 @@ func Undo(ctx context.Context, ad *adapter.Adapter, saved *Change) (*Change, err
 	}
 	c := pt.change("undo " + saved.What)
 	c.Effects = []string{"the link retrains with the configuration it had before '" + saved.What + "': it drops for a few seconds"}
+	if strings.HasPrefix(saved.What, cableWhat) {
+		c.Effects = []string{"the module's bytes get the values they had before '" + saved.What + "'"}
+	}
 	if err := pt.plan(ctx, c, saved.Undo); err != nil {
 		return nil, err
 	}

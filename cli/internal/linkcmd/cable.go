@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/feature/linkctl"
 	"github.com/cxray/cxray/feature/modules"
 	"github.com/cxray/cxray/optics"
 )
@@ -19,6 +21,8 @@ type cableOptions struct {
 	cable, dump, read  bool
 	page, bank, offset int
 	length             int
+	write              string
+	data               []byte // --write parsed
 }
 
 func addCableFlags(c *cobra.Command, o *cableOptions) {
@@ -29,6 +33,7 @@ func addCableFlags(c *cobra.Command, o *cableOptions) {
 	c.Flags().IntVar(&o.bank, "bank", 0, "with --cable --read: the bank (CMIS banked pages, 0..255)")
 	c.Flags().IntVar(&o.offset, "offset", 0, "with --cable --read: the first byte (0..255; 128..255 are the page's own, 0..127 the lower page every page shares)")
 	c.Flags().IntVar(&o.length, "length", 16, "with --cable --read: how many bytes (to byte 255 at most)")
+	c.Flags().StringVar(&o.write, "write", "", "with --cable, --page, --offset (and --bank): write these bytes (comma-separated: 0x0f,0,1) into the module's host-writable controls (docs/link.md lists them), with --yes; read back, undo record kept")
 }
 
 func checkCableFlags(cmd *cobra.Command, o *cableOptions) error {
@@ -39,9 +44,15 @@ func checkCableFlags(cmd *cobra.Command, o *cableOptions) error {
 	}
 	switch {
 	case !o.cable:
-		return cmdutil.UsageErr("--dump, --read, --page, --bank, --offset and --length go with --cable")
-	case o.dump == o.read:
-		return cmdutil.UsageErr("--cable: give --dump or --read (one of them)")
+		return cmdutil.UsageErr("--dump, --read, --write, --page, --bank, --offset and --length go with --cable")
+	case changed(cmd, "write") && (o.dump || o.read || changed(cmd, "length")):
+		return cmdutil.UsageErr("--cable --write writes the bytes it is given: leave out --dump, --read and --length")
+	case changed(cmd, "write") && !changed(cmd, "offset"):
+		return cmdutil.UsageErr("--cable --write needs --offset (and --page, --bank when not 0): where the bytes go")
+	case !changed(cmd, "write") && changed(cmd, "dry-run", "force", "wait"):
+		return cmdutil.UsageErr("--dry-run, --force and --wait go with a change (--cable --write); --dump and --read only read")
+	case !changed(cmd, "write") && o.dump == o.read:
+		return cmdutil.UsageErr("--cable: give --dump, --read or --write (one of them)")
 	case o.dump && changed(cmd, "page", "bank", "offset", "length"):
 		return cmdutil.UsageErr("--page, --bank, --offset and --length go with --read; --dump reads every page")
 	case o.page < 0 || o.page > 255 || o.bank < 0 || o.bank > 255:
@@ -51,11 +62,39 @@ func checkCableFlags(cmd *cobra.Command, o *cableOptions) error {
 	case o.length < 1 || o.offset+o.length > 256:
 		return cmdutil.UsageErr("--length %d from --offset %d: give 1..%d bytes (a page ends at byte 255)", o.length, o.offset, 256-o.offset)
 	}
+	if changed(cmd, "write") {
+		b, err := parseBytes(o.write)
+		if err != nil {
+			return cmdutil.UsageErr("--write %q: %v", o.write, err)
+		}
+		if len(b) > linkctl.MaxModuleWrite || o.offset+len(b) > 256 {
+			return cmdutil.UsageErr("--write: %d bytes from --offset %d; give 1..%d bytes that end by byte 255", len(b), o.offset, linkctl.MaxModuleWrite)
+		}
+		o.data = b
+	}
 	return nil
+}
+
+// parseBytes reads mlxlink's --write list: bytes separated by commas
+// (spaces allowed), decimal or 0x hex.
+func parseBytes(s string) ([]byte, error) {
+	var out []byte
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		v, err := strconv.ParseUint(f, 0, 8)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a byte (give 0..255 or 0x00..0xff, separated by commas)", f)
+		}
+		out = append(out, byte(v))
+	}
+	return out, nil
 }
 
 func (a *app) runCable(o *linkOptions) error {
 	co := &o.cableOpts
+	if co.data != nil {
+		return a.runChange(o)
+	}
 	db, err := a.DB()
 	if err != nil {
 		return err
@@ -70,6 +109,7 @@ func (a *app) runCable(o *linkOptions) error {
 	if co.dump {
 		return a.cableDump(ctx, ad, o.port)
 	}
+
 	return a.cableRead(ctx, ad, o.port, co)
 }
 

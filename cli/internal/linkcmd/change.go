@@ -14,6 +14,7 @@ import (
 	"github.com/cxray/cxray/feature/link"
 	"github.com/cxray/cxray/feature/linkctl"
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/optics"
 )
 
 // changeOptions are the flags of the link's active side (mlxlink's names).
@@ -94,6 +95,24 @@ func (a *app) runChange(o *linkOptions) error {
 	if err != nil {
 		return cmdutil.UsageWrap(err)
 	}
+	if co.dryRun {
+		// A dry run writes nothing, not even the recovery.
+		if c, err := store.Load(ad.Name(), o.port); err == nil && c.Pending {
+			fmt.Fprintf(a.Stderr, "cxray: port %d: the change '%s' was interrupted between its writes; the next change of this port (without --dry-run) puts the configuration before it back first\n", o.port, c.What)
+		}
+	}
+	var rec *linkctl.Change
+	if !co.dryRun {
+		if rec, err = linkctl.Recover(ctx, ad, store, o.port); err != nil {
+			return cmdutil.Classify(err)
+		}
+	}
+	if rec != nil {
+		fmt.Fprintf(a.Stderr, "cxray: port %d: the change '%s' was interrupted between its writes (the command was killed); the configuration before it was put back\n", o.port, rec.What)
+		if co.undo {
+			return nil
+		}
+	}
 	var c *linkctl.Change
 	switch {
 	case co.undo:
@@ -108,6 +127,10 @@ func (a *app) runChange(o *linkOptions) error {
 		if err != nil {
 			return cmdutil.Classify(err)
 		}
+	case o.cableOpts.data != nil:
+		cw := &o.cableOpts
+		addr := optics.PageAddr{I2C: 0x50, Page: uint8(cw.page), Bank: uint8(cw.bank), Offset: uint8(cw.offset)}
+		c, err = linkctl.PlanModuleWrite(ctx, ad, o.port, addr, cw.data)
 	case co.portState != "":
 		c, err = linkctl.PortState(ctx, ad, o.port, co.portState)
 	case co.loopback != "":

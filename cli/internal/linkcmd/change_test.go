@@ -454,7 +454,7 @@ func TestCable(t *testing.T) {
 		args  []string
 		words string
 	}{
-		{[]string{"--cable"}, "give --dump or --read"},
+		{[]string{"--cable"}, "give --dump, --read or --write"},
 		{[]string{"--dump"}, "go with --cable"},
 		{[]string{"--cable", "--dump", "--page", "1"}, "--dump reads every page"},
 		{[]string{"--cable", "--read", "--offset", "250", "--length", "10"}, "give 1..6 bytes"},

@@ -13,6 +13,7 @@ import (
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/feature/link"
+	"github.com/cxray/cxray/feature/linkflap"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -28,6 +29,7 @@ type linkOptions struct {
 	pcie      bool
 	change    changeOptions
 	cableOpts cableOptions
+	hist      histOptions
 }
 
 func (a *app) linkCmd() *cobra.Command {
@@ -51,7 +53,11 @@ module, configuration such as a FEC or speed mismatch, signal quality), the
 evidence and what to do next; the command then exits 1.
 
 --interval reads the counters twice and adds rates over the interval.
---counters adds the FEC detail per speed and per lane. --clear resets the
+--counters (mlxlink's --show_counters) adds the FEC detail per speed and
+per lane, and the link-flap evidence: the last link-down event from PDDR's
+link-down page (who is blamed, the local, remote and end-to-end reasons),
+the link-down count since the clear and its rate per hour; a link that went
+down for a reason other than a command is a verdict. --clear resets the
 physical-layer counters first (a guarded register write: PPCNT clr, asked for
 unless --yes).
 
@@ -77,7 +83,13 @@ checking the speeds against the port's and the cable's capabilities; --fec
 port supports that FEC at that speed (Ethernet ports); --loopback NO, RM,
 PH, EX or LL writes PPLR. --cable --dump prints every page of the port's
 module in hex; --cable --read --page P [--bank B] --offset O --length N reads
-those bytes (MCIA), in hex and ASCII. Each
+those bytes (MCIA), in hex and ASCII; --cable --write B1,B2 --page P
+--offset O writes bytes the module's standard defines as host-writable
+(SFF-8636 Tx disable, power control, masks; CMIS module controls) and
+refuses any other byte (exit 2, nothing written). --rx_fec_histogram
+--show_histogram (or --fec_histogram) shows the RS-FEC histogram: codewords
+per number of symbol errors (PPHCR, PPCNT group 0x23); --clear_histogram
+clears it (asks unless --yes). Each
 change shows its
 register writes (each field before and after) and side effects first;
 --dry-run stops there. It asks unless --yes, writes through the guarded
@@ -108,7 +120,13 @@ docs/link.md, "Changing a link", has the details.`,
 			if o.df.Name == "" {
 				return cmdutil.UsageErr("add -d DEV ('cxray status' lists them; -d emu tries the emulator)")
 			}
-			if changed(cmd, "cable", "dump", "read", "page", "bank", "offset", "length") {
+			if changed(cmd, histFlags...) {
+				if err := checkHistFlags(cmd, &o.hist); err != nil {
+					return err
+				}
+				return a.runHist(&o)
+			}
+			if changed(cmd, "cable", "dump", "read", "write", "page", "bank", "offset", "length") {
 				if err := checkCableFlags(cmd, &o.cableOpts); err != nil {
 					return err
 				}
@@ -134,12 +152,14 @@ docs/link.md, "Changing a link", has the details.`,
 	o.df.Add(c)
 	c.Flags().IntVar(&o.port, "port", 1, "local port to read (1 is the function's own port)")
 	c.Flags().BoolVar(&o.all, "all", false, "read every port this function reaches")
-	c.Flags().BoolVar(&o.counters, "counters", false, "add FEC per speed and per-lane counter detail")
+	c.Flags().BoolVar(&o.counters, "counters", false, "add FEC per speed, per-lane counter detail and the last link-down event (PDDR link-down page)")
+	c.Flags().BoolVar(&o.counters, "show_counters", false, "mlxlink's name for --counters")
 	c.Flags().DurationVar(&o.interval, "interval", 0, "read the counters twice, this far apart, and show rates")
 	c.Flags().BoolVar(&o.clear, "clear", false, "reset the physical-layer counters (PPCNT clr) before reading")
 	c.Flags().BoolVar(&o.yes, "yes", false, "with --clear or a change: do not ask for confirmation")
 	c.Flags().BoolVar(&o.pcie, "pcie", false, "the function's PCIe link to the host instead of its port (mlxlink --port_type PCIE)")
 	addCableFlags(c, &o.cableOpts)
+	addHistFlags(c, &o.hist)
 	cf := &o.change
 	c.Flags().StringVar(&cf.portState, "port_state", "", "UP, DN (down) or TG (toggle): set the port's administrative state (PAOS)")
 	c.Flags().StringVar(&cf.speeds, "speeds", "", "comma-separated speeds to enable (PTYS): 400G_4X,200G_2X,... on Ethernet, NDR,HDR,... on InfiniBand")
@@ -221,10 +241,20 @@ func (a *app) runLink(o *linkOptions) error {
 	if err != nil {
 		return cmdutil.Classify(err)
 	}
+	var downs []*linkflap.Evidence
+	if o.counters {
+		if downs, err = readLinkDowns(ctx, ad, reports); err != nil {
+			return cmdutil.Classify(err)
+		}
+	}
 	n := link.Problems(reports)
 	if a.JSON() {
-		if err := a.WriteJSON(map[string]any{"device": o.df.Name, "backend": string(ad.Backend()), "source_revision": db.Revision,
-			"thresholds": link.DefaultThresholds, "cleared": cleared, "links": reports, "verdicts": n}); err != nil {
+		out := map[string]any{"device": o.df.Name, "backend": string(ad.Backend()), "source_revision": db.Revision,
+			"thresholds": link.DefaultThresholds, "cleared": cleared, "links": reports, "verdicts": n}
+		if o.counters {
+			out["link_down"] = downs
+		}
+		if err := a.WriteJSON(out); err != nil {
 			return err
 		}
 	} else {
@@ -236,6 +266,9 @@ func (a *app) runLink(o *linkOptions) error {
 				fmt.Fprintln(a.Stdout)
 			}
 			link.WriteText(a.Stdout, r, o.counters)
+			if o.counters {
+				linkflap.WriteText(a.Stdout, downs[i])
+			}
 		}
 	}
 	if n > 0 {
