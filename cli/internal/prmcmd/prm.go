@@ -235,9 +235,15 @@ type showJoined struct {
 	Format    string   `json:"format"`
 }
 
+// PrmShowOptions is what `cxray prm show` was asked.
+type PrmShowOptions struct {
+	Name             string
+	Path             string
+	Brief, NoDiagram bool
+}
+
 func (a *app) prmShowCmd() *cobra.Command {
-	var path string
-	var brief, noDiagram bool
+	o := &PrmShowOptions{}
 	c := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show a register's layout: offsets, bit ranges, widths, access, enums, meaning",
@@ -250,42 +256,52 @@ counted from the dword's LSB), and MSB as mlx5_ifc.h counts (bits from the
 most significant bit of byte 0).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			db, err := a.DB()
-			if err != nil {
-				return err
-			}
-			t, err := a.lookup(db, args[0])
-			if err != nil {
-				return err
-			}
-			if t.cmd != nil {
-				return a.showCommand(t, path, brief, noDiagram)
-			}
-			db = t.db
-			var leaves []prm.Leaf
-			for _, l := range t.plan.Leaves() {
-				if prm.HasPrefixPath(l.Path, path) {
-					leaves = append(leaves, l)
-				}
-			}
-			if len(leaves) == 0 && path != "" {
-				return cmdutil.UsageErr("%s has no field under %q; run 'cxray prm show %s' to see its fields", t.name(), path, t.name())
-			}
-			if a.JSON() {
-				return a.WriteJSON(showJSON(db, t, leaves))
-			}
-			a.showTable(db, t, leaves, brief)
-			if !noDiagram {
-				fmt.Fprintln(a.Stdout)
-				writeDiagram(a.Stdout, t.plan, leaves, path)
-			}
-			return nil
+			o.Name = args[0]
+			return a.runPrmShow(o)
 		},
 	}
-	c.Flags().StringVar(&path, "path", "", "only fields under this path (e.g. page_data.pddr_module_info_ext)")
-	c.Flags().BoolVar(&brief, "brief", false, "leave out descriptions")
-	c.Flags().BoolVar(&noDiagram, "no-diagram", false, "leave out the bit-layout drawing")
+	c.Flags().StringVar(&o.Path, "path", "", "only fields under this path (e.g. page_data.pddr_module_info_ext)")
+	c.Flags().BoolVar(&o.Brief, "brief", false, "leave out descriptions")
+	c.Flags().BoolVar(&o.NoDiagram, "no-diagram", false, "leave out the bit-layout drawing")
 	return c
+}
+
+// Show is `cxray prm show` with options (mlxreg's --show_reg runs it).
+func Show(a *cmdutil.App, o *PrmShowOptions) error { return (&app{a}).runPrmShow(o) }
+
+// runPrmShow is `cxray prm show`: a register's, command's or layout's
+// fields as a table and a bit diagram, or JSON.
+func (a *app) runPrmShow(o *PrmShowOptions) error {
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	t, err := a.lookup(db, o.Name)
+	if err != nil {
+		return err
+	}
+	if t.cmd != nil {
+		return a.showCommand(t, o.Path, o.Brief, o.NoDiagram)
+	}
+	db = t.db
+	var leaves []prm.Leaf
+	for _, l := range t.plan.Leaves() {
+		if prm.HasPrefixPath(l.Path, o.Path) {
+			leaves = append(leaves, l)
+		}
+	}
+	if len(leaves) == 0 && o.Path != "" {
+		return cmdutil.UsageErr("%s has no field under %q; run 'cxray prm show %s' to see its fields", t.name(), o.Path, t.name())
+	}
+	if a.JSON() {
+		return a.WriteJSON(showJSON(db, t, leaves))
+	}
+	a.showTable(db, t, leaves, o.Brief)
+	if !o.NoDiagram {
+		fmt.Fprintln(a.Stdout)
+		writeDiagram(a.Stdout, t.plan, leaves, o.Path)
+	}
+	return nil
 }
 
 func showJSON(db *prm.DB, t *target, leaves []prm.Leaf) any {

@@ -40,7 +40,7 @@ func TestMlxregFlagsTranslate(t *testing.T) {
 			t.Errorf("%+v: %v", c.f, err)
 			continue
 		}
-		if d := cmp.Diff(c.want, got); d != "" {
+		if d := cmp.Diff(c.want, got.args); d != "" {
 			t.Errorf("%+v (-want +got):\n%s", c.f, d)
 		}
 	}

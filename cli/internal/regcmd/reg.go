@@ -60,9 +60,14 @@ func parseKV(list []string, flag string) ([]prm.Assignment, error) {
 
 // ---- list
 
+// regListOptions is what `cxray reg list` was asked.
+type regListOptions struct {
+	df     cmdutil.DeviceFlags
+	filter string
+}
+
 func (a *app) regListCmd() *cobra.Command {
-	var df cmdutil.DeviceFlags
-	var filter string
+	o := &regListOptions{}
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List registers; with -d, which the device's firmware supports",
@@ -70,78 +75,82 @@ func (a *app) regListCmd() *cobra.Command {
 (MCAM, PCAM, QCAM) and say for each register whether the firmware advertises it
 (yes), does not (no), or the capability masks do not cover it (-).`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			re, err := cmdutil.CompileFilter(filter)
-			if err != nil {
-				return err
-			}
-			db, err := a.DB()
-			if err != nil {
-				return err
-			}
-			var caps dev.Capabilities
-			if df.Name != "" {
-				ctx, cancel := df.Context(a.Ctx)
-				defer cancel()
-				ad, d, err := a.OpenRegisters(ctx, df.Name, db)
-				if err != nil {
-					return err
-				}
-				defer ad.Close()
-				if caps, err = d.Capabilities(ctx); err != nil {
-					return cmdutil.Classify(err)
-				}
-			}
-			type item struct {
-				Name      string `json:"name"`
-				ID        uint32 `json:"id"`
-				SizeBytes int    `json:"size_bytes"`
-				Supported *bool  `json:"supported,omitempty"`
-			}
-			items := []item{}
-			for _, r := range db.Registers {
-				if re != nil && !re.MatchString(r.Name) {
-					continue
-				}
-				it := item{Name: r.Name, ID: r.ID, SizeBytes: r.Size}
-				if s, ok := caps.Supports(r.ID); ok {
-					it.Supported = &s
-				}
-				items = append(items, it)
-			}
-			if a.JSON() {
-				return a.WriteJSON(map[string]any{"device": df.Name, "source_revision": db.Revision, "registers": items})
-			}
-			hdr := []string{"NAME", "ID", "SIZE"}
-			if df.Name != "" {
-				hdr = append(hdr, "SUPPORTED")
-			}
-			t := a.NewTable(hdr...)
-			n := 0
-			for _, it := range items {
-				row := []string{it.Name, fmt.Sprintf("0x%04x", it.ID), fmt.Sprint(it.SizeBytes)}
-				if df.Name != "" {
-					s := "-"
-					if it.Supported != nil {
-						s = cmdutil.YesNo(*it.Supported)
-						if *it.Supported {
-							n++
-						}
-					}
-					row = append(row, s)
-				}
-				t.Row(row...)
-			}
-			t.Flush()
-			if df.Name != "" {
-				fmt.Fprintf(a.Stdout, "%d of %d registers advertised by the firmware\n", n, len(items))
-			}
-			return nil
-		},
+		RunE: func(*cobra.Command, []string) error { return a.runRegList(a.Ctx, o) },
 	}
-	df.Add(c)
-	c.Flags().StringVar(&filter, "filter", "", "only names matching this regular expression")
+	o.df.Add(c)
+	c.Flags().StringVar(&o.filter, "filter", "", "only names matching this regular expression")
 	return c
+}
+
+// runRegList is `cxray reg list`: the database's registers, and with -d
+// whether the firmware advertises each.
+func (a *app) runRegList(ctx context.Context, o *regListOptions) error {
+	re, err := cmdutil.CompileFilter(o.filter)
+	if err != nil {
+		return err
+	}
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	var caps dev.Capabilities
+	if o.df.Name != "" {
+		ctx, cancel := o.df.Context(ctx)
+		defer cancel()
+		ad, d, err := a.OpenRegisters(ctx, o.df.Name, db)
+		if err != nil {
+			return err
+		}
+		defer ad.Close()
+		if caps, err = d.Capabilities(ctx); err != nil {
+			return cmdutil.Classify(err)
+		}
+	}
+	type item struct {
+		Name      string `json:"name"`
+		ID        uint32 `json:"id"`
+		SizeBytes int    `json:"size_bytes"`
+		Supported *bool  `json:"supported,omitempty"`
+	}
+	items := []item{}
+	for _, r := range db.Registers {
+		if re != nil && !re.MatchString(r.Name) {
+			continue
+		}
+		it := item{Name: r.Name, ID: r.ID, SizeBytes: r.Size}
+		if s, ok := caps.Supports(r.ID); ok {
+			it.Supported = &s
+		}
+		items = append(items, it)
+	}
+	if a.JSON() {
+		return a.WriteJSON(map[string]any{"device": o.df.Name, "source_revision": db.Revision, "registers": items})
+	}
+	hdr := []string{"NAME", "ID", "SIZE"}
+	if o.df.Name != "" {
+		hdr = append(hdr, "SUPPORTED")
+	}
+	t := a.NewTable(hdr...)
+	n := 0
+	for _, it := range items {
+		row := []string{it.Name, fmt.Sprintf("0x%04x", it.ID), fmt.Sprint(it.SizeBytes)}
+		if o.df.Name != "" {
+			s := "-"
+			if it.Supported != nil {
+				s = cmdutil.YesNo(*it.Supported)
+				if *it.Supported {
+					n++
+				}
+			}
+			row = append(row, s)
+		}
+		t.Row(row...)
+	}
+	t.Flush()
+	if o.df.Name != "" {
+		fmt.Fprintf(a.Stdout, "%d of %d registers advertised by the firmware\n", n, len(items))
+	}
+	return nil
 }
 
 // ---- get
