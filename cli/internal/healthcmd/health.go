@@ -113,7 +113,7 @@ func (a *app) runHealth(o *healthOptions) error {
 		bad = bad || r.Status != health.OK
 	}
 	if a.JSON() {
-		if err := a.WriteJSON(map[string]any{"source_revision": db.Revision, "devices": reports}); err != nil {
+		if err := a.WriteJSON(health.Document{Devices: reports, SourceRevision: db.Revision}); err != nil {
 			return err
 		}
 	} else {

@@ -106,25 +106,19 @@ func (a *app) runRegList(ctx context.Context, o *regListOptions) error {
 			return cmdutil.Classify(err)
 		}
 	}
-	type item struct {
-		Name      string `json:"name"`
-		ID        uint32 `json:"id"`
-		SizeBytes int    `json:"size_bytes"`
-		Supported *bool  `json:"supported,omitempty"`
-	}
-	items := []item{}
+	items := []listItem{}
 	for _, r := range db.Registers {
 		if re != nil && !re.MatchString(r.Name) {
 			continue
 		}
-		it := item{Name: r.Name, ID: r.ID, SizeBytes: r.Size}
+		it := listItem{Name: r.Name, ID: r.ID, SizeBytes: r.Size}
 		if s, ok := caps.Supports(r.ID); ok {
 			it.Supported = &s
 		}
 		items = append(items, it)
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": o.df.Name, "source_revision": db.Revision, "registers": items})
+		return a.WriteJSON(listDocument{Device: o.df.Name, Registers: items, SourceRevision: db.Revision})
 	}
 	hdr := []string{"NAME", "ID", "SIZE"}
 	if o.df.Name != "" {
@@ -251,7 +245,7 @@ func (a *app) printRaw(ad *adapter.Adapter, id uint16, out []byte) error {
 		dwords = append(dwords, fmt.Sprintf("0x%02x%02x%02x%02x", out[i], out[i+1], out[i+2], out[i+3]))
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": ad.Name(), "id": id, "size_bytes": len(out), "dwords": dwords})
+		return a.WriteJSON(rawDocument{Device: ad.Name(), Dwords: dwords, ID: id, SizeBytes: len(out)})
 	}
 	t := a.NewTable("ADDRESS", "DATA")
 	for i, d := range dwords {
@@ -284,20 +278,18 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 		return nil
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{
-			"device":          ad.Name(),
-			"bdf":             ad.BDF(),
-			"backend":         ad.Backend(),
-			"via":             ad.Path(),
-			"register":        r.Register.Name,
-			"id":              r.Register.ID,
-			"source_revision": ad.DB().Revision,
-			"defaulted":       cmdutil.NonNil(r.Defaulted),
-			"fields":          json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: raw})),
-			"units":           fieldUnits(r.Register.Name, r.Decoded, raw),
-			// Fields that mean nothing now (a condition of their
-			// description does not hold): their values are bare numbers.
-			"not_valid": r.Decoded.NotValid(),
+		return a.WriteJSON(readingDocument{
+			Backend:        ad.Backend(),
+			BDF:            ad.BDF(),
+			Defaulted:      cmdutil.NonNil(r.Defaulted),
+			Device:         ad.Name(),
+			Fields:         json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: raw})),
+			ID:             r.Register.ID,
+			NotValid:       r.Decoded.NotValid(),
+			Register:       r.Register.Name,
+			SourceRevision: ad.DB().Revision,
+			Units:          fieldUnits(r.Register.Name, r.Decoded, raw),
+			Via:            ad.Path(),
 		})
 	}
 	fmt.Fprintf(a.Stdout, "%s (0x%04x) on %s", r.Register.Name, r.Register.ID, cmdutil.Describe(ad))
@@ -464,9 +456,9 @@ func (a *app) writeRegister(ctx context.Context, ad *adapter.Adapter, name strin
 		return cmdutil.Classify(err)
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": ad.Name(), "register": reg.Name, "id": reg.ID,
-			"changes": changesJSON(wp.Changes), "written": hexDwords(wp.Bytes), "verified": true, "not_verifiable": cmdutil.NonNil(wp.Unverifiable),
-			"fields": json.RawMessage(back.Decoded.AppendJSON(nil, prm.JSONOptions{}))})
+		return a.WriteJSON(setDocument{Changes: changesJSON(wp.Changes), Device: ad.Name(),
+			Fields: json.RawMessage(back.Decoded.AppendJSON(nil, prm.JSONOptions{})), ID: reg.ID,
+			NotVerifiable: cmdutil.NonNil(wp.Unverifiable), Register: reg.Name, Verified: true, Written: hexDwords(wp.Bytes)})
 	}
 	unver := map[string]bool{}
 	for _, p := range wp.Unverifiable {
@@ -529,7 +521,7 @@ func (a *app) setRaw(df cmdutil.DeviceFlags, db *prm.DB, id uint16, length int, 
 	}
 	same := string(back) == string(b)
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": ad.Name(), "id": id, "written": hexDwords(b), "read_back": hexDwords(back), "identical": same})
+		return a.WriteJSON(rawSetDocument{Device: ad.Name(), ID: id, Identical: same, ReadBack: hexDwords(back), Written: hexDwords(b)})
 	}
 	fmt.Fprintln(a.Stdout, "written; read back:")
 	if err := a.printRaw(ad, id, back); err != nil {
@@ -567,8 +559,8 @@ func (a *app) printDryRun(ad *adapter.Adapter, wp *dev.WritePlan) error {
 	reg := wp.Reading.Register
 	dw := hexDwords(wp.Bytes)
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": ad.Name(), "register": reg.Name, "id": reg.ID,
-			"changes": changesJSON(wp.Changes), "would_write": dw, "dry_run": true})
+		return a.WriteJSON(dryRunDocument{Changes: changesJSON(wp.Changes), Device: ad.Name(), DryRun: true, ID: reg.ID,
+			Register: reg.Name, WouldWrite: dw})
 	}
 	fmt.Fprintf(a.Stdout, "dry run: would send SET of register 0x%04x, %d bytes:\n", reg.ID, len(wp.Bytes))
 	for i := 0; i < len(dw); i += 4 {

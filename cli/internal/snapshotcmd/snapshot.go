@@ -17,12 +17,17 @@ import (
 	"github.com/cxray/cxray/prm"
 )
 
+// snapshotOptions holds the flags of the "snapshot" command.
+type snapshotOptions struct {
+	df           cmdutil.DeviceFlags
+	all          bool
+	profile, out string
+	samples      int
+	interval     time.Duration
+}
+
 func (a *app) snapshotCmd() *cobra.Command {
-	var df cmdutil.DeviceFlags
-	var all bool
-	var profile, out string
-	var samples int
-	var interval time.Duration
+	o := &snapshotOptions{}
 	c := &cobra.Command{
 		Use:   "snapshot [-d DEV|--all] [--profile NAME|FILE] [--out FILE]",
 		Short: "Record a baseline of an adapter's registers, every field classed static, dynamic or counter",
@@ -47,59 +52,62 @@ Without --out the snapshot is printed as JSON.`,
 		Example: `  cxray snapshot -d 0000:03:00.0 --out before.json
   cxray snapshot -d emu:examples/two-adapters.yaml --all --samples 3 --interval 10s --out base.json`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			db, err := a.DB()
-			if err != nil {
-				return err
-			}
-			p, err := snapshot.LoadProfile(profile)
-			if err != nil {
-				return cmdutil.UsageWrap(err)
-			}
-			if samples < 1 || samples > 1000 {
-				return cmdutil.UsageErr("--samples %d: give 1 to 1000", samples)
-			}
-			if samples > 1 && interval <= 0 {
-				return cmdutil.UsageErr("--samples %d needs --interval (e.g. 10s)", samples)
-			}
-			if out != "" {
-				// Before reading the device: a destination that cannot
-				// be written is the user's to fix (2), not minutes later.
-				if err := atomicfile.Check(out); err != nil {
-					return cmdutil.UsageErr("--out %v; nothing was read", err)
-				}
-			}
-			f, failed, err := a.takeSnapshot(a.Ctx, df, all, db, p, samples, interval)
-			if err != nil {
-				return err
-			}
-			if out == "" {
-				err = a.WriteJSON(f)
-			} else if err = snapshot.Write(out, f); err != nil {
-				return cmdutil.DeviceErr(err)
-			} else {
-				err = a.printSnapshotSummary(out, f)
-			}
-			if err != nil {
-				return err
-			}
-			// Each function not read, and why, on standard error too (the
-			// file holds it as well).
-			for _, d := range f.Devices {
-				if d.Error != "" {
-					fmt.Fprintf(a.Stderr, "cxray: %s: %s\n", d.BDF, d.Error)
-				}
-			}
-			return failed
-		},
+		RunE: func(*cobra.Command, []string) error { return a.runSnapshot(o) },
 	}
-	df.Add(c)
-	c.Flags().BoolVar(&all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
-	c.Flags().StringVar(&profile, "profile", "standard", "which registers: "+strings.Join(snapshot.Profiles(), ", ")+", or a YAML file")
-	c.Flags().StringVar(&out, "out", "", "write the snapshot to FILE (atomically) instead of standard output")
-	c.Flags().IntVar(&samples, "samples", 1, "read everything N times")
-	c.Flags().DurationVar(&interval, "interval", 0, "time between samples")
+	o.df.Add(c)
+	c.Flags().BoolVar(&o.all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
+	c.Flags().StringVar(&o.profile, "profile", "standard", "which registers: "+strings.Join(snapshot.Profiles(), ", ")+", or a YAML file")
+	c.Flags().StringVar(&o.out, "out", "", "write the snapshot to FILE (atomically) instead of standard output")
+	c.Flags().IntVar(&o.samples, "samples", 1, "read everything N times")
+	c.Flags().DurationVar(&o.interval, "interval", 0, "time between samples")
 	return c
+}
+
+// runSnapshot is the work of the "snapshot" command, apart from its cobra wiring.
+func (a *app) runSnapshot(o *snapshotOptions) error {
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	p, err := snapshot.LoadProfile(o.profile)
+	if err != nil {
+		return cmdutil.UsageWrap(err)
+	}
+	if o.samples < 1 || o.samples > 1000 {
+		return cmdutil.UsageErr("--samples %d: give 1 to 1000", o.samples)
+	}
+	if o.samples > 1 && o.interval <= 0 {
+		return cmdutil.UsageErr("--samples %d needs --interval (e.g. 10s)", o.samples)
+	}
+	if o.out != "" {
+		// Before reading the device: a destination that cannot
+		// be written is the user's to fix (2), not minutes later.
+		if err := atomicfile.Check(o.out); err != nil {
+			return cmdutil.UsageErr("--out %v; nothing was read", err)
+		}
+	}
+	f, failed, err := a.takeSnapshot(a.Ctx, o.df, o.all, db, p, o.samples, o.interval)
+	if err != nil {
+		return err
+	}
+	if o.out == "" {
+		err = a.WriteJSON(f)
+	} else if err = snapshot.Write(o.out, f); err != nil {
+		return cmdutil.DeviceErr(err)
+	} else {
+		err = a.printSnapshotSummary(o.out, f)
+	}
+	if err != nil {
+		return err
+	}
+	// Each function not read, and why, on standard error too (the
+	// file holds it as well).
+	for _, d := range f.Devices {
+		if d.Error != "" {
+			fmt.Fprintf(a.Stderr, "cxray: %s: %s\n", d.BDF, d.Error)
+		}
+	}
+	return failed
 }
 
 // takeSnapshot reads the targets into one file, side by side, each
@@ -260,11 +268,16 @@ func (a *app) printSnapshotSummary(path string, f *snapshot.File) error {
 	return nil
 }
 
+// diffOptions holds the flags of the "diff" command.
+type diffOptions struct {
+	df             cmdutil.DeviceFlags
+	all            bool
+	samples, limit int
+	interval       time.Duration
+}
+
 func (a *app) diffCmd() *cobra.Command {
-	var df cmdutil.DeviceFlags
-	var all bool
-	var samples, limit int
-	var interval time.Duration
+	o := &diffOptions{}
 	c := &cobra.Command{
 		Use:   "diff BASE [NEW | -d DEV]",
 		Short: "Compare a baseline snapshot with another, or with the device now",
@@ -280,57 +293,60 @@ name, then by position.`,
   ssh host cxray snapshot -d mlx5_0 | cxray diff before.json -
   cxray diff before.json -d 0000:03:00.0 -o json`,
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(_ *cobra.Command, args []string) error {
-			if args[0] == "-" && len(args) == 2 && args[1] == "-" {
-				return cmdutil.UsageErr("only one of the snapshots can come from standard input")
-			}
-			base, err := a.readSnapshot(args[0])
-			if err != nil {
-				return err
-			}
-			var cur *snapshot.File
-			var failed error
-			switch {
-			case len(args) == 2 && df.Name != "":
-				return cmdutil.UsageErr("compare with a file or with -d DEV, not both")
-			case len(args) == 2:
-				if cur, err = a.readSnapshot(args[1]); err != nil {
-					return err
-				}
-			case df.Name != "":
-				db, err := a.DB()
-				if err != nil {
-					return err
-				}
-				if cur, failed, err = a.takeSnapshot(a.Ctx, df, all, db, &base.Profile, samples, interval); err != nil {
-					return err
-				}
-			default:
-				return cmdutil.UsageErr("give a second snapshot file, or -d DEV to compare with the device now")
-			}
-			rep := snapshot.Diff(base, cur, nil)
-			if a.JSON() {
-				if err := a.WriteJSON(rep); err != nil {
-					return err
-				}
-			} else if err := rep.WriteText(a.Stdout, limit); err != nil {
-				return err
-			}
-			if failed != nil {
-				return failed
-			}
-			if rep.Problems() {
-				return cmdutil.ErrProblem
-			}
-			return nil
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return a.runDiff(o, args) },
 	}
-	df.Add(c)
-	c.Flags().BoolVar(&all, "all", false, "with -d: every function of the emulated scenario")
-	c.Flags().IntVar(&samples, "samples", 1, "with -d: samples to read now")
-	c.Flags().DurationVar(&interval, "interval", 0, "with -d: time between samples")
-	c.Flags().IntVar(&limit, "limit", 25, "list at most this many changes per section (0: all)")
+	o.df.Add(c)
+	c.Flags().BoolVar(&o.all, "all", false, "with -d: every function of the emulated scenario")
+	c.Flags().IntVar(&o.samples, "samples", 1, "with -d: samples to read now")
+	c.Flags().DurationVar(&o.interval, "interval", 0, "with -d: time between samples")
+	c.Flags().IntVar(&o.limit, "limit", 25, "list at most this many changes per section (0: all)")
 	return c
+}
+
+// runDiff is the work of the "diff" command, apart from its cobra wiring.
+func (a *app) runDiff(o *diffOptions, args []string) error {
+	if args[0] == "-" && len(args) == 2 && args[1] == "-" {
+		return cmdutil.UsageErr("only one of the snapshots can come from standard input")
+	}
+	base, err := a.readSnapshot(args[0])
+	if err != nil {
+		return err
+	}
+	var cur *snapshot.File
+	var failed error
+	switch {
+	case len(args) == 2 && o.df.Name != "":
+		return cmdutil.UsageErr("compare with a file or with -d DEV, not both")
+	case len(args) == 2:
+		if cur, err = a.readSnapshot(args[1]); err != nil {
+			return err
+		}
+	case o.df.Name != "":
+		db, err := a.DB()
+		if err != nil {
+			return err
+		}
+		if cur, failed, err = a.takeSnapshot(a.Ctx, o.df, o.all, db, &base.Profile, o.samples, o.interval); err != nil {
+			return err
+		}
+	default:
+		return cmdutil.UsageErr("give a second snapshot file, or -d DEV to compare with the device now")
+	}
+	rep := snapshot.Diff(base, cur, nil)
+	if a.JSON() {
+		if err := a.WriteJSON(rep); err != nil {
+			return err
+		}
+	} else if err := rep.WriteText(a.Stdout, o.limit); err != nil {
+		return err
+	}
+	if failed != nil {
+		return failed
+	}
+	if rep.Problems() {
+		return cmdutil.ErrProblem
+	}
+	return nil
 }
 
 // readSnapshot reads a snapshot file, or standard input for "-" (bounded:

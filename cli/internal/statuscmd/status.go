@@ -109,7 +109,7 @@ func (a *app) runStatus(o *statusOptions) error {
 		}
 	}
 	if a.JSON() {
-		if err := a.WriteJSON(map[string]any{"source_revision": db.Revision, "devices": entries}); err != nil {
+		if err := a.WriteJSON(Document{Devices: entries, SourceRevision: db.Revision}); err != nil {
 			return err
 		}
 	} else {
@@ -352,4 +352,13 @@ func portsText(e Entry) string {
 		}
 	}
 	return s
+}
+
+// Document is `cxray status -o json`: an entry per function and the
+// revision of the register database. The fields are in key order, as the
+// map it replaced was written, so the output is unchanged
+// (cli/testdata/golden).
+type Document struct {
+	Devices        []Entry `json:"devices"`
+	SourceRevision string  `json:"source_revision"`
 }
