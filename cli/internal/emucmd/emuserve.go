@@ -21,7 +21,10 @@ type emuServeOptions struct {
 	scenarioFile, profile, socket string
 }
 
-func (a *app) emuServeCmd() *cobra.Command {
+func (a *app) emuServeCmd() *cobra.Command { return a.newEmuServeCmd(nil) }
+
+// newEmuServeCmd wires the flags to emuServeOptions; runF (tests) replaces runEmuServe.
+func (a *app) newEmuServeCmd(runF func(*emuServeOptions, []string) error) *cobra.Command {
 	o := &emuServeOptions{}
 	c := &cobra.Command{
 		Use:   "serve [--scenario FILE | --profile P] [--socket PATH] [-- CMD...]",
@@ -35,7 +38,12 @@ prints. Needs root and /dev/fuse.`,
 		Example: `  cxray emu serve --scenario examples/two-adapters.yaml
   cxray emu serve --profile cx6dx-2p100g --socket /tmp/emu.sock -- sleep 3600`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(_ *cobra.Command, args []string) error { return a.runEmuServe(o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runEmuServe(o, args)
+		},
 	}
 	c.Flags().StringVar(&o.scenarioFile, "scenario", "", "scenario file (YAML) describing the emulated adapters")
 	c.Flags().StringVar(&o.profile, "profile", "", "one adapter of this profile")
@@ -73,7 +81,10 @@ type emuCtlOptions struct {
 	socket, bdf string
 }
 
-func (a *app) emuCtlCmd() *cobra.Command {
+func (a *app) emuCtlCmd() *cobra.Command { return a.newEmuCtlCmd(nil) }
+
+// newEmuCtlCmd wires the flags to emuCtlOptions; runF (tests) replaces runEmuCtl.
+func (a *app) newEmuCtlCmd(runF func(*emuCtlOptions, []string) error) *cobra.Command {
 	o := &emuCtlOptions{}
 	c := &cobra.Command{
 		Use:   "ctl status | fault NAME=VALUE... | clear | module N FAULT... | plug N MODULE | nv NAME=VALUE... | advance DURATION",
@@ -98,7 +109,12 @@ func (a *app) emuCtlCmd() *cobra.Command {
 Module plugs and the clock are the device's state: they are kept, and every
 command on the same scenario sees them. Faults are this emulator's only.`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return a.runEmuCtl(o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runEmuCtl(o, args)
+		},
 	}
 	c.Flags().StringVar(&o.socket, "socket", ctl.DefaultSocket, "control socket of the emulator")
 	c.Flags().StringVar(&o.bdf, "bdf", "", "apply fault/clear to this function only")

@@ -31,7 +31,10 @@ type plotOptions struct {
 	out, title, mode string
 }
 
-func (a *app) plotCmd() *cobra.Command {
+func (a *app) plotCmd() *cobra.Command { return a.newPlotCmd(nil) }
+
+// newPlotCmd wires the flags to plotOptions; runF (tests) replaces runPlot.
+func (a *app) newPlotCmd(runF func(*plotOptions, []string) error) *cobra.Command {
 	o := &plotOptions{}
 	c := &cobra.Command{
 		Use:   "plot FILE --out CHART.svg|.png|.pdf [--what KEY...]",
@@ -52,7 +55,12 @@ sample is refused with the reason.`,
   cxray plot run.jsonl --what 'port1.ppcnt.*errors*' --out errors.png
   cxray plot run.jsonl --what counters --mode value --out totals.svg`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return a.runPlot(o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runPlot(o, args)
+		},
 	}
 	c.Flags().StringSliceVar(&o.what, "what", nil, "keys to draw: a group (temp, counters, module, rdma, nvmf, link, pcie, driver), a key, a * pattern or /regexp/ (default temp)")
 	c.Flags().StringVar(&o.out, "out", "", "chart file (.svg, .png or .pdf)")

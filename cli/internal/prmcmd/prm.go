@@ -435,7 +435,10 @@ type prmSearchOptions struct {
 	historyDir string
 }
 
-func (a *app) prmSearchCmd() *cobra.Command {
+func (a *app) prmSearchCmd() *cobra.Command { return a.newPrmSearchCmd(nil) }
+
+// newPrmSearchCmd wires the flags to prmSearchOptions; runF (tests) replaces runPrmSearch.
+func (a *app) newPrmSearchCmd(runF func(*prmSearchOptions, []string) error) *cobra.Command {
 	o := &prmSearchOptions{}
 	c := &cobra.Command{
 		Use:   "search WORD",
@@ -462,7 +465,12 @@ last_ber_mantissa, renamed to last_raw_ber_coef).`,
   cxray prm search 'fec.*active' -o json
   cxray prm search last_ber_mantissa --history ~/prm-history`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return a.runPrmSearch(o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runPrmSearch(o, args)
+		},
 	}
 	c.Flags().BoolVar(&o.noHistory, "no-history", false, "do not search the other PRM revisions of the history folder")
 	c.Flags().StringVar(&o.historyDir, "history", "", "folder of other PRM revisions' ADB files (default $"+prmhistory.Env+", then "+prmhistory.DataDir+")")
@@ -586,7 +594,10 @@ type prmDecodeOptions struct {
 	raw, pad, inBox bool
 }
 
-func (a *app) prmDecodeCmd() *cobra.Command {
+func (a *app) prmDecodeCmd() *cobra.Command { return a.newPrmDecodeCmd(nil) }
+
+// newPrmDecodeCmd wires the flags to prmDecodeOptions; runF (tests) replaces runPrmDecode.
+func (a *app) newPrmDecodeCmd(runF func(*prmDecodeOptions, []string) error) *cobra.Command {
 	o := &prmDecodeOptions{}
 	c := &cobra.Command{
 		Use:   "decode NAME [HEX...]",
@@ -605,7 +616,12 @@ nvmf_frontend_namespace_context) or a command, whose out mailbox is decoded
   cxray prm decode MGIR --file mgir.txt -o json
   cxray prm decode qpc --file dump.txt`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return a.runPrmDecode(o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runPrmDecode(o, args)
+		},
 	}
 	c.Flags().StringVar(&o.file, "file", "", "read the hex dump from FILE ('-' for standard input)")
 	c.Flags().StringVar(&o.field, "field", "", "print only this field (path)")
@@ -757,7 +773,10 @@ type prmEncodeOptions struct {
 	raw  bool
 }
 
-func (a *app) prmEncodeCmd() *cobra.Command {
+func (a *app) prmEncodeCmd() *cobra.Command { return a.newPrmEncodeCmd(nil) }
+
+// newPrmEncodeCmd wires the flags to prmEncodeOptions; runF (tests) replaces runPrmEncode.
+func (a *app) newPrmEncodeCmd(runF func(*prmEncodeOptions, []string) error) *cobra.Command {
 	o := &prmEncodeOptions{}
 	c := &cobra.Command{
 		Use:   "encode NAME FIELD=VALUE...",
@@ -772,7 +791,12 @@ NAME may be a command: its in mailbox is built, with the opcode set.`,
   cxray prm encode PMAOS module=0 admin_status=enabled ase=1 -o json
   cxray prm encode QUERY_HCA_CAP op_mod=0x13`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return a.runPrmEncode(o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runPrmEncode(o, args)
+		},
 	}
 	c.Flags().StringVar(&o.base, "base", "", "start from these bytes (hex) instead of zeros")
 	c.Flags().IntVar(&o.size, "size", 0, "buffer size in bytes, for registers that end in a variable array")

@@ -15,7 +15,10 @@ type prmCrosscheckOptions struct {
 	verbose bool
 }
 
-func (a *app) prmCrosscheckCmd() *cobra.Command {
+func (a *app) prmCrosscheckCmd() *cobra.Command { return a.newPrmCrosscheckCmd(nil) }
+
+// newPrmCrosscheckCmd wires the flags to prmCrosscheckOptions; runF (tests) replaces runPrmCrosscheck.
+func (a *app) newPrmCrosscheckCmd(runF func(*prmCrosscheckOptions, []string) error) *cobra.Command {
 	o := &prmCrosscheckOptions{}
 	c := &cobra.Command{
 		Use:   "crosscheck",
@@ -27,7 +30,12 @@ that match, are renamed, split or merged, only in one source, and mismatches
 revisions and the kernel are listed as explained. Exit 1 on an unexplained
 mismatch.`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return a.runPrmCrosscheck(o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runPrmCrosscheck(o)
+		},
 	}
 	c.Flags().StringVar(&o.header, "header", "", "mlx5_ifc.h to read (default: the newest under /usr/src)")
 	c.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "list every register's fields")

@@ -157,7 +157,10 @@ type regGetOptions struct {
 	id, length  int
 }
 
-func (a *app) regGetCmd() *cobra.Command {
+func (a *app) regGetCmd() *cobra.Command { return a.newRegGetCmd(nil) }
+
+// newRegGetCmd wires the flags to regGetOptions; runF (tests) replaces runRegGet.
+func (a *app) newRegGetCmd(runF func(*regGetOptions, []string) error) *cobra.Command {
 	var o regGetOptions
 	c := &cobra.Command{
 		Use:   "get REG",
@@ -167,7 +170,12 @@ func (a *app) regGetCmd() *cobra.Command {
   cxray reg get PDDR -d mlx5_0 --index page_select=Module_info_page --field page_data
   cxray reg get --id 0x9020 --len 160 -d emu`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return a.runRegGet(&o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runRegGet(&o, args)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().StringArrayVar(&o.index, "index", nil, "index field=value (repeat, or comma-separate)")
@@ -359,7 +367,10 @@ type regSetOptions struct {
 	data        string
 }
 
-func (a *app) regSetCmd() *cobra.Command {
+func (a *app) regSetCmd() *cobra.Command { return a.newRegSetCmd(nil) }
+
+// newRegSetCmd wires the flags to regSetOptions; runF (tests) replaces runRegSet.
+func (a *app) newRegSetCmd(runF func(*regSetOptions, []string) error) *cobra.Command {
 	var o regSetOptions
 	c := &cobra.Command{
 		Use:   "set REG FIELD=VALUE... [--index k=v]",
@@ -372,7 +383,12 @@ it would send and writes nothing.`,
   cxray reg set PMAOS admin_status=enabled ase=1 --index module=0 -d 03:00.0 --dry-run
   cxray reg set --id 0x5006 --len 16 --data 0x00010201,0x80000000,0,0 -d emu --yes`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(_ *cobra.Command, args []string) error { return a.runRegSet(&o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runRegSet(&o, args)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().StringArrayVar(&o.index, "index", nil, "index field=value selecting the instance to write")

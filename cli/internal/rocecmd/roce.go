@@ -167,7 +167,10 @@ type roceAdviseOptions struct {
 	nvdb  string
 }
 
-func (a *app) roceAdviseCmd() *cobra.Command {
+func (a *app) roceAdviseCmd() *cobra.Command { return a.newRoceAdviseCmd(nil) }
+
+// newRoceAdviseCmd wires the flags to roceAdviseOptions; runF (tests) replaces runRoceAdvise.
+func (a *app) newRoceAdviseCmd(runF func(*roceAdviseOptions, []string) error) *cobra.Command {
 	o := &roceAdviseOptions{}
 	c := &cobra.Command{
 		Use:   "advise --rate 400G --rtt 10us [--mtu 4096] [--loss P] [-d DEV]",
@@ -175,7 +178,12 @@ func (a *app) roceAdviseCmd() *cobra.Command {
 		Example: `  cxray roce advise --rate 400G --rtt 8us
   cxray roce advise --rate 100G --rtt 20us --mtu 1024 --loss 1e-5 -d emu`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return a.runRoceAdvise(o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runRoceAdvise(o)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().StringVar(&o.rateS, "rate", "", "link rate (400G, 100G, 25G)")
@@ -259,7 +267,10 @@ type roceSetOptions struct {
 	nvdb        string
 }
 
-func (a *app) roceSetCmd() *cobra.Command {
+func (a *app) roceSetCmd() *cobra.Command { return a.newRoceSetCmd(nil) }
+
+// newRoceSetCmd wires the flags to roceSetOptions; runF (tests) replaces runRoceSet.
+func (a *app) newRoceSetCmd(runF func(*roceSetOptions, []string) error) *cobra.Command {
 	o := &roceSetOptions{}
 	c := &cobra.Command{
 		Use:   "set log_tx_psn_window=N | FEATURE=on|off ... -d DEV",
@@ -270,7 +281,12 @@ verified; takes effect at the next firmware reset) or ROCE_ACCL switches
 		Example: `  cxray roce set log_tx_psn_window=10 -d 0000:03:00.0
   cxray roce set roce_tx_window=on roce_slow_restart=off -d emu --yes`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return a.runRoceSet(o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runRoceSet(o, args)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")

@@ -26,7 +26,10 @@ type snapshotOptions struct {
 	interval     time.Duration
 }
 
-func (a *app) snapshotCmd() *cobra.Command {
+func (a *app) snapshotCmd() *cobra.Command { return a.newSnapshotCmd(nil) }
+
+// newSnapshotCmd wires the flags to snapshotOptions; runF (tests) replaces runSnapshot.
+func (a *app) newSnapshotCmd(runF func(*snapshotOptions, []string) error) *cobra.Command {
 	o := &snapshotOptions{}
 	c := &cobra.Command{
 		Use:   "snapshot [-d DEV|--all] [--profile NAME|FILE] [--out FILE]",
@@ -52,7 +55,12 @@ Without --out the snapshot is printed as JSON.`,
 		Example: `  cxray snapshot -d 0000:03:00.0 --out before.json
   cxray snapshot -d emu:examples/two-adapters.yaml --all --samples 3 --interval 10s --out base.json`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return a.runSnapshot(o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runSnapshot(o)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().BoolVar(&o.all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
@@ -276,7 +284,10 @@ type diffOptions struct {
 	interval       time.Duration
 }
 
-func (a *app) diffCmd() *cobra.Command {
+func (a *app) diffCmd() *cobra.Command { return a.newDiffCmd(nil) }
+
+// newDiffCmd wires the flags to diffOptions; runF (tests) replaces runDiff.
+func (a *app) newDiffCmd(runF func(*diffOptions, []string) error) *cobra.Command {
 	o := &diffOptions{}
 	c := &cobra.Command{
 		Use:   "diff BASE [NEW | -d DEV]",
@@ -293,7 +304,12 @@ name, then by position.`,
   ssh host cxray snapshot -d mlx5_0 | cxray diff before.json -
   cxray diff before.json -d 0000:03:00.0 -o json`,
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(_ *cobra.Command, args []string) error { return a.runDiff(o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runDiff(o, args)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().BoolVar(&o.all, "all", false, "with -d: every function of the emulated scenario")

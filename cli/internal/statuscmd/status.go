@@ -68,7 +68,10 @@ type statusOptions struct {
 	df cmdutil.DeviceFlags
 }
 
-func (a *app) statusCmd() *cobra.Command {
+func (a *app) statusCmd() *cobra.Command { return a.newStatusCmd(nil) }
+
+// newStatusCmd wires the flags to statusOptions; runF (tests) replaces runStatus.
+func (a *app) newStatusCmd(runF func(*statusOptions, []string) error) *cobra.Command {
 	var o statusOptions
 	c := &cobra.Command{
 		Use:   "status",
@@ -85,7 +88,12 @@ identity check says the same).
 Firmware details need root on real adapters; without it they come from the
 kernel driver where it has them.`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return a.runStatus(&o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runStatus(&o)
+		},
 	}
 	o.df.Add(c)
 	return c
