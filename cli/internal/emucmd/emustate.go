@@ -42,7 +42,7 @@ func (a *app) runEmuStatus() error {
 		infos = []state.Info{}
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"dir": dir, "keeps_state": dir != "", "states": infos})
+		return a.WriteJSON(statesDocument{Dir: dir, KeepsState: dir != "", States: infos})
 	}
 	if dir == "" {
 		fmt.Fprintf(a.Stdout, "The emulator keeps no state (%s=%s): every command powers on a fresh one.\n", state.EnvDir, state.Off)
@@ -154,4 +154,13 @@ func (a *app) runEmuReset(args []string) error {
 		return cmdutil.DeviceErr(err)
 	}
 	return nil
+}
+
+// statesDocument is `cxray emu status -o json`: where the emulator keeps
+// its state, and the states kept. The fields are in key order, as the
+// map it replaced was written, so the output is unchanged.
+type statesDocument struct {
+	Dir        string       `json:"dir"`
+	KeepsState bool         `json:"keeps_state"`
+	States     []state.Info `json:"states"`
 }

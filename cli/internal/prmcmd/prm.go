@@ -198,21 +198,15 @@ func (a *app) runPrmList(o *prmListOptions) error {
 	if err != nil {
 		return err
 	}
-	type item struct {
-		Name      string `json:"name"`
-		ID        uint32 `json:"id"`
-		SizeBytes int    `json:"size_bytes"`
-		Node      string `json:"node"`
-	}
-	items := []item{}
+	items := []listItem{}
 	for _, r := range db.Registers {
 		if re != nil && !re.MatchString(r.Name) && !re.MatchString(r.Node) {
 			continue
 		}
-		items = append(items, item{r.Name, r.ID, r.Size, r.Node})
+		items = append(items, listItem{r.Name, r.ID, r.Size, r.Node})
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"source_revision": db.Revision, "registers": items})
+		return a.WriteJSON(listDocument{Registers: items, SourceRevision: db.Revision})
 	}
 	t := a.NewTable("NAME", "ID", "SIZE", "NODE")
 	for _, it := range items {
@@ -499,8 +493,8 @@ func (a *app) runPrmSearch(o *prmSearchOptions, args []string) error {
 	}
 	res.Hits = append(res.Hits, cmdHits...)
 	if a.JSON() {
-		if err := a.WriteJSON(map[string]any{"query": res.Query, "source_revision": db.Revision, "has_descriptions": db.HasDescriptions,
-			"command_revision": cdb.Revision, "hits": res.Hits, "suggestions": res.Suggestions}); err != nil {
+		if err := a.WriteJSON(searchDocument{CommandRevision: cdb.Revision, HasDescriptions: db.HasDescriptions,
+			Hits: res.Hits, Query: res.Query, SourceRevision: db.Revision, Suggestions: res.Suggestions}); err != nil {
 			return err
 		}
 		if !res.Found() {

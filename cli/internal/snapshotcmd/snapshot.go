@@ -243,14 +243,6 @@ func (p *progressBar) done() {
 }
 
 func (a *app) printSnapshotSummary(path string, f *snapshot.File) error {
-	type devSum struct {
-		BDF       string `json:"bdf"`
-		Firmware  string `json:"firmware"`
-		Registers int    `json:"registers"`
-		Fields    int    `json:"fields"`
-		Failed    int    `json:"failed"`
-		Error     string `json:"error,omitempty"`
-	}
 	var sums []devSum
 	for _, d := range f.Devices {
 		s := devSum{BDF: d.BDF, Firmware: d.Identity.Firmware, Error: d.Error}
@@ -265,7 +257,7 @@ func (a *app) printSnapshotSummary(path string, f *snapshot.File) error {
 		sums = append(sums, s)
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"file": path, "profile": f.Profile.Name, "samples": f.Samples, "devices": sums})
+		return a.WriteJSON(snapshotDocument{Devices: sums, File: path, Profile: f.Profile.Name, Samples: f.Samples})
 	}
 	fmt.Fprintf(a.Stdout, "wrote %s (profile %s, %d sample(s), %s)\n", path, f.Profile.Name, f.Samples, f.PRMRevision)
 	t := a.NewTable("BDF", "FIRMWARE", "REGISTERS", "FIELDS", "UNREADABLE")
@@ -388,3 +380,23 @@ func (a *app) readSnapshot(path string) (*snapshot.File, error) {
 
 // maxSnapshotInput bounds a snapshot read from standard input.
 const maxSnapshotInput = 512 << 20
+
+// snapshotDocument is `cxray snapshot -o json`: the file written and a
+// summary per device. The fields are in key order, as the map it replaced
+// was written, so the output is unchanged.
+type snapshotDocument struct {
+	Devices []devSum `json:"devices"`
+	File    string   `json:"file"`
+	Profile string   `json:"profile"`
+	Samples int      `json:"samples"`
+}
+
+// devSum is one device of snapshotDocument.
+type devSum struct {
+	BDF       string `json:"bdf"`
+	Firmware  string `json:"firmware"`
+	Registers int    `json:"registers"`
+	Fields    int    `json:"fields"`
+	Failed    int    `json:"failed"`
+	Error     string `json:"error,omitempty"`
+}
