@@ -139,7 +139,9 @@ func (a *app) runEmuReset(args []string) error {
 		removed = []string{}
 	}
 	if a.JSON() {
-		if jerr := a.WriteJSON(map[string]any{"removed": removed}); jerr != nil {
+		if jerr := a.WriteJSON(struct {
+			Removed []string `json:"removed"`
+		}{removed}); jerr != nil {
 			return jerr
 		}
 	} else {

@@ -138,12 +138,27 @@ func (a *app) runPlot(o *plotOptions, args []string) error {
 		if rec.TornLine {
 			skipped = 1
 		}
-		return a.WriteJSON(map[string]any{"file": o.out, "series": names, "thresholds": len(ths), "samples": len(rec.Samples),
-			"skipped_lines": skipped, "y_label": ch.YLabel, "x_label": ch.XLabel, "left_out": cmdutil.NonNil(sel.Left), "notes": cmdutil.NonNil(notes)})
+		return a.WriteJSON(plotDocument{File: o.out, LeftOut: cmdutil.NonNil(sel.Left), Notes: cmdutil.NonNil(notes), Samples: len(rec.Samples),
+			Series: names, SkippedLines: skipped, Thresholds: len(ths), XLabel: ch.XLabel, YLabel: ch.YLabel})
 	}
 	fmt.Fprintf(a.Stdout, "wrote %s: %d series, %d threshold lines, %d samples; y axis: %s\n", o.out, len(plotted), len(ths), len(rec.Samples), ch.YLabel)
 	for _, n := range notes {
 		fmt.Fprintf(a.Stdout, "note: %s\n", n)
 	}
 	return nil
+}
+
+// plotDocument is `cxray plot -o json`: the image written and what it
+// drew. The fields are in key order, as the map it replaced was written,
+// so the output is unchanged.
+type plotDocument struct {
+	File         string   `json:"file"`
+	LeftOut      []string `json:"left_out"`
+	Notes        []string `json:"notes"`
+	Samples      int      `json:"samples"`
+	Series       []string `json:"series"`
+	SkippedLines int      `json:"skipped_lines"`
+	Thresholds   int      `json:"thresholds"`
+	XLabel       string   `json:"x_label"`
+	YLabel       string   `json:"y_label"`
 }
