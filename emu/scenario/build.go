@@ -107,6 +107,9 @@ func Build(sc *Scenario, opt Options) (*Emulation, error) {
 	}
 	db := opt.DB
 	if db == nil {
+		db = sc.DB
+	}
+	if db == nil {
 		var err error
 		if db, err = builtin.Load(); err != nil {
 			return nil, fmt.Errorf("scenario: %w", err)

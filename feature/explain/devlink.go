@@ -3,9 +3,10 @@ package explain
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // `devlink health show` (iproute2 devlink/devlink.c): "pci/BDF:" then
@@ -16,11 +17,11 @@ import (
 // mlx5's (drivers/net/ethernet/mellanox/mlx5/core/health.c, en/reporter_*.c).
 
 var (
-	devlinkDevRE   = regexp.MustCompile(`^(pci|auxiliary)/[\w:.-]+:?`)
-	devlinkRepRE   = regexp.MustCompile(`^\s*(?:reporter|name)\s+(\w+)`)
-	devlinkStateRE = regexp.MustCompile(`state (healthy|error) error (\d+) recover (\d+)`)
-	syndromeRE     = regexp.MustCompile(`(?i)syndrome:?\s*(0x[0-9a-f]+|\d+)`)
-	vnicCounterRE  = regexp.MustCompile(`(total_error_queues|send_queue_priority_update_flow|comp_eq_overrun|async_eq_overrun|cq_overrun|invalid_command|quota_exceeded_command|nic_receive_steering_discard|generated_pkt_steering_fail|handled_pkt_steering_fail):?\s*(\d+)`)
+	devlinkDevRE   = lazyre.New(`^(pci|auxiliary)/[\w:.-]+:?`)
+	devlinkRepRE   = lazyre.New(`^\s*(?:reporter|name)\s+(\w+)`)
+	devlinkStateRE = lazyre.New(`state (healthy|error) error (\d+) recover (\d+)`)
+	syndromeRE     = lazyre.New(`(?i)syndrome:?\s*(0x[0-9a-f]+|\d+)`)
+	vnicCounterRE  = lazyre.New(`(total_error_queues|send_queue_priority_update_flow|comp_eq_overrun|async_eq_overrun|cq_overrun|invalid_command|quota_exceeded_command|nic_receive_steering_discard|generated_pkt_steering_fail|handled_pkt_steering_fail):?\s*(\d+)`)
 )
 
 func init() {

@@ -41,6 +41,18 @@ func AddViaFlag(c *cobra.Command, p *string) {
 	c.Flags().StringVar(p, "via", "auto", "path to registers and commands: auto (the config-space gateway, fwctl when the kernel refuses it), vsec or fwctl")
 }
 
+// ViaExtended marks a --via flag whose command takes more values than the
+// access paths (fw update and fw reset also take devlink and mcc) and
+// checks them itself; the root command leaves it alone.
+const ViaExtended = "cxray_via_extended"
+
+// ExtendVia marks c's --via as ViaExtended, with its own usage text.
+func ExtendVia(c *cobra.Command, usage string) {
+	fl := c.Flags().Lookup("via")
+	fl.Usage = usage
+	_ = c.Flags().SetAnnotation("via", ViaExtended, []string{"true"})
+}
+
 // Via is the running command's --via (auto when it has none); the root
 // command checked its value.
 func (a *App) Via() adapter.Via {
