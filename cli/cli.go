@@ -58,16 +58,8 @@ var emulator = &emuadapter.Emulator{}
 // newApp is the App of one run, with this package's (test-tunable)
 // sysfs, kernel and emulator.
 func newApp(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *cmdutil.App {
-	a := &cmdutil.App{Ctx: ctx, Stdout: stdout, Stderr: stderr, Stdin: stdin, Version: buildinfo.Version,
+	return &cmdutil.App{Ctx: ctx, Stdout: stdout, Stderr: stderr, Stdin: stdin, Version: buildinfo.Version,
 		Sys: sys, Kernel: kernelOptions(), Emulator: emulator}
-	a.Rerun = func(args []string) error {
-		root := rootCmd(a)
-		root.SetArgs(args)
-		root.SetOut(a.Stdout)
-		root.SetErr(a.Stderr)
-		return root.Execute()
-	}
-	return a
 }
 
 // Main runs cxray on the process's arguments and streams and returns its

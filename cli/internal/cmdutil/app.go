@@ -49,10 +49,6 @@ type App struct {
 	Sys      devname.Sys
 	Kernel   kernel.Options
 	Emulator adapter.Emulator
-
-	// Rerun runs a cxray command line in this App (mlxreg's flags run the
-	// cxray command they mean).
-	Rerun func(args []string) error
 }
 
 // JSON says the output is JSON.

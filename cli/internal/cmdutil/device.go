@@ -18,10 +18,13 @@ type DeviceFlags struct {
 	Via     string
 }
 
+// DefaultTimeout is --timeout's default.
+const DefaultTimeout = 10 * time.Second
+
 // Add adds -d, --timeout and --via to c.
 func (f *DeviceFlags) Add(c *cobra.Command) {
 	c.Flags().StringVarP(&f.Name, "device", "d", "", "device: PCI address (0000:03:00.0), RDMA name (mlx5_0), interface (eth2), kernel:mlx5_0, emu, emu:PROFILE, emu:FILE.yaml")
-	c.Flags().DurationVar(&f.Timeout, "timeout", 10*time.Second, "give up on the device after this long")
+	c.Flags().DurationVar(&f.Timeout, "timeout", DefaultTimeout, "give up on the device after this long")
 	AddViaFlag(c, &f.Via)
 }
 

@@ -22,7 +22,10 @@ type emuImageOptions struct {
 	mfa2                  bool
 }
 
-func (a *app) emuImageCmd() *cobra.Command {
+func (a *app) emuImageCmd() *cobra.Command { return a.newEmuImageCmd(nil) }
+
+// newEmuImageCmd wires the flags to emuImageOptions; runF (tests) replaces runEmuImage.
+func (a *app) newEmuImageCmd(runF func(*emuImageOptions, []string) error) *cobra.Command {
 	var o emuImageOptions
 	c := &cobra.Command{
 		Use:   "image --version V --out FILE",
@@ -36,7 +39,12 @@ installs it; 'cxray fw query FILE' reads it.
 --psid, --signature (none, bad, unknown-key) and --version older than the
 profile's make the images the emulator refuses, for trying the error paths.`,
 		Args: cobra.NoArgs,
-		RunE: func(_ *cobra.Command, _ []string) error { return a.runEmuImage(&o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runEmuImage(&o)
+		},
 	}
 	c.Flags().StringVar(&o.profile, "profile", scenario.DefaultProfile, "emulator profile the image is for ('cxray emu profiles')")
 	c.Flags().StringVar(&o.version, "version", "", "firmware version, major.minor.sub_minor (28.40.1000)")

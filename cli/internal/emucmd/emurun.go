@@ -143,33 +143,36 @@ func (a *app) emuProfilesCmd() *cobra.Command {
 		Use:   "profiles",
 		Short: "List the emulator's adapter profiles",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			type prof struct {
-				Name     string `json:"name"`
-				Summary  string `json:"summary"`
-				Firmware string `json:"firmware"`
-				PSID     string `json:"psid"`
-				Ports    int    `json:"ports"`
-			}
-			var out []prof
-			for _, n := range scenario.Profiles() {
-				p, err := scenario.LookupProfile(n)
-				if err != nil {
-					return err
-				}
-				out = append(out, prof{n, p.Summary, p.Spec.FW.String(), p.Spec.PSID, len(p.Spec.Ports)})
-			}
-			if a.JSON() {
-				return a.WriteJSON(map[string]any{"profiles": out})
-			}
-			t := a.NewTable("PROFILE", "FIRMWARE", "PSID", "PORTS", "SUMMARY")
-			for _, p := range out {
-				t.Row(p.Name, p.Firmware, p.PSID, fmt.Sprint(p.Ports), p.Summary)
-			}
-			t.Flush()
-			return nil
-		},
+		RunE:  func(*cobra.Command, []string) error { return a.runEmuProfiles() },
 	}
+}
+
+// runEmuProfiles is the work of the "profiles" command, apart from its cobra wiring.
+func (a *app) runEmuProfiles() error {
+	type prof struct {
+		Name     string `json:"name"`
+		Summary  string `json:"summary"`
+		Firmware string `json:"firmware"`
+		PSID     string `json:"psid"`
+		Ports    int    `json:"ports"`
+	}
+	var out []prof
+	for _, n := range scenario.Profiles() {
+		p, err := scenario.LookupProfile(n)
+		if err != nil {
+			return err
+		}
+		out = append(out, prof{n, p.Summary, p.Spec.FW.String(), p.Spec.PSID, len(p.Spec.Ports)})
+	}
+	if a.JSON() {
+		return a.WriteJSON(map[string]any{"profiles": out})
+	}
+	t := a.NewTable("PROFILE", "FIRMWARE", "PSID", "PORTS", "SUMMARY")
+	for _, p := range out {
+		t.Row(p.Name, p.Firmware, p.PSID, fmt.Sprint(p.Ports), p.Summary)
+	}
+	t.Flush()
+	return nil
 }
 
 // runPayload is what the namespace helper gets: the emulator name (emu,

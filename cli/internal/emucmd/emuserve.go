@@ -16,8 +16,16 @@ import (
 	"github.com/cxray/cxray/emu/ctl"
 )
 
-func (a *app) emuServeCmd() *cobra.Command {
-	var scenarioFile, profile, socket string
+// emuServeOptions holds the flags of the "serve" command.
+type emuServeOptions struct {
+	scenarioFile, profile, socket string
+}
+
+func (a *app) emuServeCmd() *cobra.Command { return a.newEmuServeCmd(nil) }
+
+// newEmuServeCmd wires the flags to emuServeOptions; runF (tests) replaces runEmuServe.
+func (a *app) newEmuServeCmd(runF func(*emuServeOptions, []string) error) *cobra.Command {
+	o := &emuServeOptions{}
 	c := &cobra.Command{
 		Use:   "serve [--scenario FILE | --profile P] [--socket PATH] [-- CMD...]",
 		Short: "Keep emulated adapters running, with a control socket for faults and the clock",
@@ -30,38 +38,54 @@ prints. Needs root and /dev/fuse.`,
 		Example: `  cxray emu serve --scenario examples/two-adapters.yaml
   cxray emu serve --profile cx6dx-2p100g --socket /tmp/emu.sock -- sleep 3600`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := emuName(scenarioFile, profile)
-			if err != nil {
-				return err
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
 			}
-			sock, err := filepath.Abs(socket)
-			if err != nil {
-				return cmdutil.UsageWrap(err)
-			}
-			if len(args) == 0 {
-				if f, ok := a.Stdin.(*os.File); ok && cmdutil.IsTerminal(f) {
-					sh := os.Getenv("SHELL")
-					if sh == "" {
-						sh = "/bin/sh"
-					}
-					args = []string{sh}
-				} else {
-					args = []string{"sleep", "infinity"}
-				}
-			}
-			return a.runInNamespace(runPayload{Name: name, Socket: sock}, args)
+			return a.runEmuServe(o, args)
 		},
 	}
-	c.Flags().StringVar(&scenarioFile, "scenario", "", "scenario file (YAML) describing the emulated adapters")
-	c.Flags().StringVar(&profile, "profile", "", "one adapter of this profile")
-	c.Flags().StringVar(&socket, "socket", ctl.DefaultSocket, "control socket path")
+	c.Flags().StringVar(&o.scenarioFile, "scenario", "", "scenario file (YAML) describing the emulated adapters")
+	c.Flags().StringVar(&o.profile, "profile", "", "one adapter of this profile")
+	c.Flags().StringVar(&o.socket, "socket", ctl.DefaultSocket, "control socket path")
 	commandAfterFlags(c)
 	return c
 }
 
-func (a *app) emuCtlCmd() *cobra.Command {
-	var socket, bdf string
+// runEmuServe is the work of the "serve" command, apart from its cobra wiring.
+func (a *app) runEmuServe(o *emuServeOptions, args []string) error {
+	name, err := emuName(o.scenarioFile, o.profile)
+	if err != nil {
+		return err
+	}
+	sock, err := filepath.Abs(o.socket)
+	if err != nil {
+		return cmdutil.UsageWrap(err)
+	}
+	if len(args) == 0 {
+		if f, ok := a.Stdin.(*os.File); ok && cmdutil.IsTerminal(f) {
+			sh := os.Getenv("SHELL")
+			if sh == "" {
+				sh = "/bin/sh"
+			}
+			args = []string{sh}
+		} else {
+			args = []string{"sleep", "infinity"}
+		}
+	}
+	return a.runInNamespace(runPayload{Name: name, Socket: sock}, args)
+}
+
+// emuCtlOptions holds the flags of the "ctl" command.
+type emuCtlOptions struct {
+	socket, bdf string
+}
+
+func (a *app) emuCtlCmd() *cobra.Command { return a.newEmuCtlCmd(nil) }
+
+// newEmuCtlCmd wires the flags to emuCtlOptions; runF (tests) replaces runEmuCtl.
+func (a *app) newEmuCtlCmd(runF func(*emuCtlOptions, []string) error) *cobra.Command {
+	o := &emuCtlOptions{}
 	c := &cobra.Command{
 		Use:   "ctl status | fault NAME=VALUE... | clear | module N FAULT... | plug N MODULE | nv NAME=VALUE... | advance DURATION",
 		Short: "Control a running 'cxray emu serve': faults and the clock",
@@ -86,100 +110,108 @@ Module plugs and the clock are the device's state: they are kept, and every
 command on the same scenario sees them. Faults are this emulator's only.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			req := ctl.Request{Op: args[0], BDF: bdf}
-			switch args[0] {
-			case "status", "clear":
-				if len(args) != 1 {
-					return cmdutil.UsageErr("%s takes no arguments", args[0])
-				}
-			case "fault":
-				if len(args) < 2 {
-					return cmdutil.UsageErr("fault needs NAME=VALUE settings: %s", strings.Join(ctl.FaultNames(), ", "))
-				}
-				req.Set = map[string]string{}
-				for _, kv := range args[1:] {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok {
-						return cmdutil.UsageErr("%q is not NAME=VALUE", kv)
-					}
-					req.Set[k] = v
-				}
-			case "module":
-				if len(args) < 2 {
-					return cmdutil.UsageErr("module needs a cage number and its faults (none for no fault)")
-				}
-				m, err := strconv.Atoi(args[1])
-				if err != nil || m < 0 {
-					return cmdutil.UsageErr("module %q: give the cage number (0, 1, ...)", args[1])
-				}
-				req.Module = m
-				for _, f := range args[2:] {
-					if f != "none" {
-						req.ModuleFaults = append(req.ModuleFaults, f)
-					}
-				}
-			case "plug":
-				if len(args) != 3 {
-					return cmdutil.UsageErr("plug needs a cage number and a module (empty pulls it out)")
-				}
-				m, err := strconv.Atoi(args[1])
-				if err != nil || m < 0 {
-					return cmdutil.UsageErr("plug %q: give the cage number (0, 1, ...)", args[1])
-				}
-				req.Module, req.Kind = m, args[2]
-			case "nv":
-				req.NV = map[string]string{}
-				for _, kv := range args[1:] {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok {
-						return cmdutil.UsageErr("%q is not NAME=VALUE", kv)
-					}
-					req.NV[k] = v
-				}
-			case "advance":
-				if len(args) != 2 {
-					return cmdutil.UsageErr("advance needs one duration, e.g. 10m")
-				}
-				req.Duration = args[1]
-			default:
-				return cmdutil.UsageErr("unknown ctl command %q; use status, fault, clear, module, plug, nv or advance", args[0])
+			if runF != nil {
+				return runF(o, args)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			resp, err := ctl.Call(ctx, socket, req)
-			if err != nil {
-				if resp != nil {
-					return cmdutil.UsageWrap(err) // the emulator refused the request
-				}
-				return cmdutil.DeviceErr(err)
-			}
-			if a.JSON() {
-				return a.WriteJSON(resp)
-			}
-			fmt.Fprintf(a.Stdout, "emulator pid %d, clock %s", resp.PID, resp.Clock)
-			if resp.Manual {
-				fmt.Fprint(a.Stdout, " (manual)")
-			}
-			fmt.Fprintln(a.Stdout)
-			if resp.State != "" {
-				fmt.Fprintf(a.Stdout, "state: %s\n", resp.State)
-			}
-			t := a.NewTable("BDF", "ADAPTER", "PROFILE", "NETDEV", "RDMA", "SEMAPHORES", "FAULTS")
-			for _, f := range resp.Functions {
-				var fs []string
-				for k, v := range f.Faults {
-					fs = append(fs, k+"="+v)
-				}
-				sort.Strings(fs)
-				t.Row(f.BDF, f.Adapter, f.Profile, cmdutil.Dash(f.Netdev), cmdutil.Dash(f.RDMA), semaphores(f.Semaphores), cmdutil.Dash(strings.Join(fs, " ")))
-			}
-			t.Flush()
-			return nil
+			return a.runEmuCtl(o, args)
 		},
 	}
-	c.Flags().StringVar(&socket, "socket", ctl.DefaultSocket, "control socket of the emulator")
-	c.Flags().StringVar(&bdf, "bdf", "", "apply fault/clear to this function only")
+	c.Flags().StringVar(&o.socket, "socket", ctl.DefaultSocket, "control socket of the emulator")
+	c.Flags().StringVar(&o.bdf, "bdf", "", "apply fault/clear to this function only")
 	return c
+}
+
+// runEmuCtl is the work of the "ctl" command, apart from its cobra wiring.
+func (a *app) runEmuCtl(o *emuCtlOptions, args []string) error {
+	req := ctl.Request{Op: args[0], BDF: o.bdf}
+	switch args[0] {
+	case "status", "clear":
+		if len(args) != 1 {
+			return cmdutil.UsageErr("%s takes no arguments", args[0])
+		}
+	case "fault":
+		if len(args) < 2 {
+			return cmdutil.UsageErr("fault needs NAME=VALUE settings: %s", strings.Join(ctl.FaultNames(), ", "))
+		}
+		req.Set = map[string]string{}
+		for _, kv := range args[1:] {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				return cmdutil.UsageErr("%q is not NAME=VALUE", kv)
+			}
+			req.Set[k] = v
+		}
+	case "module":
+		if len(args) < 2 {
+			return cmdutil.UsageErr("module needs a cage number and its faults (none for no fault)")
+		}
+		m, err := strconv.Atoi(args[1])
+		if err != nil || m < 0 {
+			return cmdutil.UsageErr("module %q: give the cage number (0, 1, ...)", args[1])
+		}
+		req.Module = m
+		for _, f := range args[2:] {
+			if f != "none" {
+				req.ModuleFaults = append(req.ModuleFaults, f)
+			}
+		}
+	case "plug":
+		if len(args) != 3 {
+			return cmdutil.UsageErr("plug needs a cage number and a module (empty pulls it out)")
+		}
+		m, err := strconv.Atoi(args[1])
+		if err != nil || m < 0 {
+			return cmdutil.UsageErr("plug %q: give the cage number (0, 1, ...)", args[1])
+		}
+		req.Module, req.Kind = m, args[2]
+	case "nv":
+		req.NV = map[string]string{}
+		for _, kv := range args[1:] {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				return cmdutil.UsageErr("%q is not NAME=VALUE", kv)
+			}
+			req.NV[k] = v
+		}
+	case "advance":
+		if len(args) != 2 {
+			return cmdutil.UsageErr("advance needs one duration, e.g. 10m")
+		}
+		req.Duration = args[1]
+	default:
+		return cmdutil.UsageErr("unknown ctl command %q; use status, fault, clear, module, plug, nv or advance", args[0])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := ctl.Call(ctx, o.socket, req)
+	if err != nil {
+		if resp != nil {
+			return cmdutil.UsageWrap(err) // the emulator refused the request
+		}
+		return cmdutil.DeviceErr(err)
+	}
+	if a.JSON() {
+		return a.WriteJSON(resp)
+	}
+	fmt.Fprintf(a.Stdout, "emulator pid %d, clock %s", resp.PID, resp.Clock)
+	if resp.Manual {
+		fmt.Fprint(a.Stdout, " (manual)")
+	}
+	fmt.Fprintln(a.Stdout)
+	if resp.State != "" {
+		fmt.Fprintf(a.Stdout, "state: %s\n", resp.State)
+	}
+	t := a.NewTable("BDF", "ADAPTER", "PROFILE", "NETDEV", "RDMA", "SEMAPHORES", "FAULTS")
+	for _, f := range resp.Functions {
+		var fs []string
+		for k, v := range f.Faults {
+			fs = append(fs, k+"="+v)
+		}
+		sort.Strings(fs)
+		t.Row(f.BDF, f.Adapter, f.Profile, cmdutil.Dash(f.Netdev), cmdutil.Dash(f.RDMA), semaphores(f.Semaphores), cmdutil.Dash(strings.Join(fs, " ")))
+	}
+	t.Flush()
+	return nil
 }
 
 // semaphores says who holds a function's semaphores ("free" when no one).

@@ -21,7 +21,10 @@ type resetOptions struct {
 	query       bool
 }
 
-func (a *app) resetCmd() *cobra.Command {
+func (a *app) resetCmd() *cobra.Command { return a.newResetCmd(nil) }
+
+// newResetCmd wires the flags to resetOptions; runF (tests) replaces runReset.
+func (a *app) newResetCmd(runF func(*resetOptions, []string) error) *cobra.Command {
 	var o resetOptions
 	c := &cobra.Command{
 		Use:   "reset -d DEV",
@@ -46,7 +49,12 @@ fw_activate'): it unloads, has the firmware reset at link toggle in the
 driver-synced flow, and comes back; auto (the default) takes it where the
 driver is bound and the level is pcie_link_toggle, mcc sends MFRL itself.`,
 		Args: cobra.NoArgs,
-		RunE: func(_ *cobra.Command, _ []string) error { return a.runReset(&o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runReset(&o)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().StringVarP(&o.level, "level", "l", "", "reset level: 0 live_patch, 1 immediate, 3 pcie_link_toggle, 4 perst_reboot (default: 3 when offered, else 4)")

@@ -25,7 +25,10 @@ type healthOptions struct {
 	unused   []int
 }
 
-func (a *app) healthCmd() *cobra.Command {
+func (a *app) healthCmd() *cobra.Command { return a.newHealthCmd(nil) }
+
+// newHealthCmd wires the flags to healthOptions; runF (tests) replaces runHealth.
+func (a *app) newHealthCmd(runF func(*healthOptions, []string) error) *cobra.Command {
 	var o healthOptions
 	c := &cobra.Command{
 		Use:   "health [-d DEV|--all]",
@@ -57,7 +60,12 @@ device could not be read at all (its identity).`,
   cxray health --all
   cxray health -d 0000:03:00.0 --unused-ports 2`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return a.runHealth(&o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runHealth(&o)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().BoolVar(&o.all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
@@ -113,7 +121,7 @@ func (a *app) runHealth(o *healthOptions) error {
 		bad = bad || r.Status != health.OK
 	}
 	if a.JSON() {
-		if err := a.WriteJSON(map[string]any{"source_revision": db.Revision, "devices": reports}); err != nil {
+		if err := a.WriteJSON(health.Document{Devices: reports, SourceRevision: db.Revision}); err != nil {
 			return err
 		}
 	} else {

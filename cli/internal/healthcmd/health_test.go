@@ -261,3 +261,19 @@ func TestHealthCancelled(t *testing.T) {
 		t.Errorf("a stopped run printed: %s", a.Out)
 	}
 }
+
+// The flags reach healthOptions as given (runF stands in for runHealth),
+// and nothing is read.
+func TestHealthFlagsToOptions(t *testing.T) {
+	a := cmdutiltest.New(t, "table")
+	var got *healthOptions
+	c := (&app{a.App}).newHealthCmd(func(o *healthOptions, _ []string) error { got = o; return nil })
+	if err := a.Run(c, "-d", "emu", "--all", "-v", "--interval", "3s", "--unused-ports", "2,3", "--timeout", "4s"); err != nil {
+		t.Fatal(err)
+	}
+	want := &healthOptions{df: cmdutil.DeviceFlags{Name: "emu", Timeout: 4 * time.Second, Via: "auto"}, all: true, verbose: true,
+		interval: 3 * time.Second, unused: []int{2, 3}}
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(healthOptions{})); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+}

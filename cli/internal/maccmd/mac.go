@@ -25,7 +25,10 @@ type macOptions struct {
 	permanent []string
 }
 
-func (a *app) macCmd() *cobra.Command {
+func (a *app) macCmd() *cobra.Command { return a.newMacCmd(nil) }
+
+// newMacCmd wires the flags to macOptions; runF (tests) replaces runMAC.
+func (a *app) newMacCmd(runF func(*macOptions, []string) error) *cobra.Command {
 	o := &macOptions{}
 	c := &cobra.Command{
 		Use:   "mac --os LISTING (-d DEV | --from QUERY | --permanent MAC)",
@@ -54,7 +57,12 @@ nothing could be checked: the interfaces found are listed).`,
   cxray.exe mac --os system --from flint-q.txt          # on Windows, with WinMFT's flint q
   ip link | cxray mac --os - -d 0000:03:00.0`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return a.runMAC(o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runMAC(o)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().StringVar(&o.listing, "os", "", "the OS's interface listing (ipconfig /all, Get-NetAdapter, ip link; '-': standard input; 'system': this machine's)")

@@ -21,6 +21,8 @@ type moduleOptions struct {
 	verify   bool
 	interval time.Duration
 	file     string
+	// portGiven says --port was given (it excludes --all).
+	portGiven bool
 }
 
 func (a *app) moduleCmd() *cobra.Command {
@@ -60,22 +62,8 @@ exits 1. Exit 3 means the device itself could not be read.`,
   ethtool -m eth2 raw on > sfp.bin; cxray module --file sfp.bin`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.all && cmd.Flags().Changed("port") {
-				return cmdutil.UsageErr("--port and --all exclude each other; give one")
-			}
-			if o.port < 1 || o.port > 255 {
-				return cmdutil.UsageErr("--port %d: ports are numbered from 1 (local port of the function)", o.port)
-			}
-			if o.interval <= 0 || o.interval > 10*time.Minute {
-				return cmdutil.UsageErr("--interval %v: give a duration between 1ms and 10m", o.interval)
-			}
-			if o.file != "" {
-				if o.df.Name != "" || o.verify || o.all {
-					return cmdutil.UsageErr("--file decodes a dump offline; leave out -d, --verify and --all")
-				}
-				return a.runModuleFile(&o)
-			}
-			return a.runModule(&o)
+			o.portGiven = cmd.Flags().Changed("port")
+			return a.runModuleVerb(&o)
 		},
 	}
 	o.df.Add(c)
@@ -86,6 +74,27 @@ exits 1. Exit 3 means the device itself could not be read.`,
 	c.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "with --verify: time between the two reads")
 	c.Flags().StringVar(&o.file, "file", "", "decode a module dump instead of a device: ethtool -m DEV raw on / hex on ('-': standard input)")
 	return c
+}
+
+// runModuleVerb checks module's flags and reads the module, or decodes
+// --file's dump offline.
+func (a *app) runModuleVerb(o *moduleOptions) error {
+	if o.all && o.portGiven {
+		return cmdutil.UsageErr("--port and --all exclude each other; give one")
+	}
+	if o.port < 1 || o.port > 255 {
+		return cmdutil.UsageErr("--port %d: ports are numbered from 1 (local port of the function)", o.port)
+	}
+	if o.interval <= 0 || o.interval > 10*time.Minute {
+		return cmdutil.UsageErr("--interval %v: give a duration between 1ms and 10m", o.interval)
+	}
+	if o.file != "" {
+		if o.df.Name != "" || o.verify || o.all {
+			return cmdutil.UsageErr("--file decodes a dump offline; leave out -d, --verify and --all")
+		}
+		return a.runModuleFile(o)
+	}
+	return a.runModule(o)
 }
 
 func (a *app) runModule(o *moduleOptions) error {
@@ -126,8 +135,8 @@ func (a *app) runModule(o *moduleOptions) error {
 	}
 	total := modules.Verdicts(reports)
 	if a.JSON() {
-		if err := a.WriteJSON(map[string]any{"device": o.df.Name, "source_revision": db.Revision, "adapter_firmware": fwVersion,
-			"modules": reports, "verdicts": total}); err != nil {
+		if err := a.WriteJSON(modules.Document{AdapterFirmware: fwVersion, Device: o.df.Name, Modules: reports,
+			SourceRevision: db.Revision, Verdicts: total}); err != nil {
 			return err
 		}
 	} else {
@@ -167,8 +176,8 @@ func (a *app) runModuleFile(o *moduleOptions) error {
 		n = len(dump.Bytes)
 	}
 	if a.JSON() {
-		if err := a.WriteJSON(map[string]any{"file": o.file, "format": dump.Format, "notes": notes, "modules": []*modules.Report{r},
-			"verdicts": len(r.Verdicts)}); err != nil {
+		if err := a.WriteJSON(modules.FileDocument{File: o.file, Format: dump.Format, Modules: []*modules.Report{r}, Notes: notes,
+			Verdicts: len(r.Verdicts)}); err != nil {
 			return err
 		}
 	} else {

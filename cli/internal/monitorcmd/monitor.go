@@ -17,14 +17,28 @@ import (
 	"github.com/cxray/cxray/internal/clock"
 )
 
-func (a *app) monitorCmd() *cobra.Command {
-	var df cmdutil.DeviceFlags
-	var all bool
-	var interval, frozenFor time.Duration
-	var what, alerts []string
-	var format, out string
-	var count, frozenAfter int
-	var maxSize int64
+// MonitorOptions is what `cxray monitor` was asked.
+type MonitorOptions struct {
+	Device              cmdutil.DeviceFlags
+	All                 bool
+	Interval, FrozenFor time.Duration
+	What, Alerts        []string
+	// Format is --format; FormatGiven says it was given (else --out's
+	// extension decides).
+	Format      string
+	FormatGiven bool
+	Out         string
+	Count       int
+	FrozenAfter int
+	MaxSize     int64
+}
+
+func (a *app) monitorCmd() *cobra.Command { return a.newMonitorCmd(nil) }
+
+// newMonitorCmd wires the flags to MonitorOptions; runF (tests) replaces
+// runMonitor.
+func (a *app) newMonitorCmd(runF func(context.Context, *MonitorOptions) error) *cobra.Command {
+	o := &MonitorOptions{}
 	c := &cobra.Command{
 		Use:   "monitor [-d DEV|--all] [-i 10s] [--what temp,counters,REG...] [--format table|jsonl|csv] [--out FILE]",
 		Short: "Sample temperatures, counters and registers on an interval, with alerts",
@@ -66,167 +80,147 @@ PDDR[page_select=0,local_port=1].`,
   cxray monitor -d emu --what temp,counters --alert 'temp.asic_c > 70' --count 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// Check the flags as given before -o json overrides --format,
-			// so a bad value is the same usage error in both modes.
-			switch format {
-			case "table", "jsonl", "csv":
-			default:
-				return cmdutil.UsageErr("--format %s: use table, jsonl or csv", format)
+			o.FormatGiven = cmd.Flags().Changed("format")
+			if runF != nil {
+				return runF(a.Ctx, o)
 			}
-			if count < 0 {
-				return cmdutil.UsageErr("--count %d: give the number of samples to take (1 or more), or 0 to sample until Ctrl-C", count)
-			}
-			if frozenAfter < 0 || frozenAfter == 1 {
-				return cmdutil.UsageErr("--frozen-after %d: give 2 or more samples (a value is frozen when it is the same in that many), or 0 for the default 5", frozenAfter)
-			}
-			if frozenFor < 0 {
-				return cmdutil.UsageErr("--frozen-for %s: give a duration such as 10m, or 0 for the default %s", frozenFor, monitor.DefaultFrozenFor)
-			}
-			if maxSize < 0 {
-				return cmdutil.UsageErr("--max-size %d: give a size in bytes, or 0 never to rotate", maxSize)
-			}
-			// -o json is what goes to standard output; a file's format
-			// is --format's or its extension's, in both modes.
-			if a.JSON() && out == "" {
-				format = "jsonl"
-			}
-			if out != "" && !cmd.Flags().Changed("format") {
-				// A file's extension says its format; a file without one
-				// that does has to say it.
-				switch strings.ToLower(filepath.Ext(out)) {
-				case ".jsonl", ".ndjson", ".json":
-					format = "jsonl"
-				case ".csv":
-					format = "csv"
-				case ".txt", ".log":
-					format = "table"
-				default:
-					return cmdutil.UsageErr("--out %s: give --format jsonl, csv or table (plot reads jsonl); the file's extension says none", out)
-				}
-			}
-			if interval <= 0 {
-				return cmdutil.UsageErr("-i %s: give a positive interval", interval)
-			}
-			db, err := a.DB()
-			if err != nil {
-				return err
-			}
-			cols, err := monitor.Collectors(splitList(what), db)
-			if err != nil {
-				return cmdutil.UsageWrap(err)
-			}
-			var as []*monitor.Alert
-			for _, s := range alerts {
-				al, err := monitor.ParseAlert(s)
-				if err != nil {
-					return cmdutil.UsageWrap(err)
-				}
-				as = append(as, al)
-			}
-			ctx := a.Ctx
-			// --timeout bounds opening and the first sample together, and
-			// each later sample (the per-sample rule in the help).
-			first, cancelFirst := context.WithTimeout(ctx, df.Timeout)
-			defer cancelFirst()
-			targets, err := a.OpenTargets(first, df.Name, all, db)
-			if err != nil {
-				return err
-			}
-			defer adapter.CloseAll(targets)
-			clk := targets[0].Clock()
-			if _, manual := clk.(*clock.Manual); manual && count == 0 {
-				return cmdutil.UsageErr("the scenario's clock is manual, so samples are instant: give --count N (each sample advances the emulated clock by -i)")
-			}
-			m := &monitor.Monitor{Collectors: cols, Alerts: as, FrozenAfter: frozenAfter, FrozenFor: frozenFor, Now: clk.Now, Timeout: df.Timeout}
-			var ts []*monitor.Target
-			for _, ad := range targets {
-				name := ad.BDF()
-				if name == "" {
-					name = ad.Name()
-				}
-				ts = append(ts, &monitor.Target{Name: name, Adapter: ad})
-			}
-			w, closeW, err := a.sampleWriter(format, out, maxSize)
-			if err != nil {
-				return err
-			}
-			defer closeW()
-			wait := clk.Sleep
-			problems, answered, taken, firstErr := false, false, 0, ""
-			for i := 0; count == 0 || i < count; i++ {
-				if i > 0 {
-					if err := wait(ctx, interval); err != nil {
-						break
-					}
-				}
-				if ctx.Err() != nil {
-					break
-				}
-				sctx := ctx
-				if i == 0 {
-					sctx = first
-				}
-				samples := m.Sample(sctx, ts)
-				if i == 0 {
-					if r := m.Refused(); len(r) > 0 {
-						msgs := make([]string, len(r))
-						for j, e := range r {
-							msgs[j] = e.Error()
-						}
-						return cmdutil.UsageErr("%s", strings.Join(msgs, "\n"))
-					}
-					actx, cancel := context.WithTimeout(ctx, df.Timeout)
-					err := m.CheckAlerts(actx, ts, samples)
-					cancel()
-					if err != nil {
-						return cmdutil.UsageWrap(err)
-					}
-				}
-				taken++
-				for _, s := range samples {
-					if len(s.Alerts)+len(s.Frozen) > 0 {
-						problems = true
-					}
-					if len(s.Values) > 0 || len(s.Errors) == 0 {
-						answered = true
-					} else if firstErr == "" {
-						firstErr = s.Device + ": " + strings.Join(s.Errors, "; ")
-					}
-				}
-				if err := w(samples); err != nil {
-					var ae *monitor.AppendError
-					if errors.As(err, &ae) {
-						return cmdutil.UsageWrap(err)
-					}
-					return cmdutil.DeviceErr(err)
-				}
-				if out != "" {
-					a.tellAlerts(samples)
-				}
-				if i == 0 && !answered {
-					// Nothing answered within --timeout: no interval is
-					// waited for another sample of a device that never
-					// answered.
-					break
-				}
-			}
-			return monitorExit(ts, taken, answered, problems, firstErr)
+			return a.runMonitor(a.Ctx, o)
 		},
 	}
-	df.Add(c)
-	c.Flags().BoolVar(&all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
-	c.Flags().DurationVarP(&interval, "interval", "i", 10*time.Second, "time between samples")
+	o.Device.Add(c)
+	c.Flags().BoolVar(&o.All, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
+	c.Flags().DurationVarP(&o.Interval, "interval", "i", 10*time.Second, "time between samples")
 	// A string array, not a slice: cobra's slice splits at every comma,
 	// also inside REG[k=v,k=v]; monitor.SplitWhat knows the brackets.
-	c.Flags().StringArrayVar(&what, "what", []string{"temp,counters"}, "what to sample, comma-separated or repeated: temp, counters, module, rdma, nvmf, link, pcie, driver, REG or REG[k=v,...]")
-	c.Flags().StringVar(&format, "format", "table", "table, jsonl or csv")
-	c.Flags().StringVar(&out, "out", "", "append to FILE instead of standard output")
-	c.Flags().Int64Var(&maxSize, "max-size", 64<<20, "rotate --out at this many bytes (0: never)")
-	c.Flags().StringArrayVar(&alerts, "alert", nil, "alert expression (repeat)")
-	c.Flags().IntVar(&count, "count", 0, "stop after N samples (0: until Ctrl-C)")
-	c.Flags().IntVar(&frozenAfter, "frozen-after", 5, "samples in which a moving value must stay the same to be reported frozen")
-	c.Flags().DurationVar(&frozenFor, "frozen-for", monitor.DefaultFrozenFor, "time over which a moving value must stay the same to be reported frozen")
+	c.Flags().StringArrayVar(&o.What, "what", []string{"temp,counters"}, "what to sample, comma-separated or repeated: temp, counters, module, rdma, nvmf, link, pcie, driver, REG or REG[k=v,...]")
+	c.Flags().StringVar(&o.Format, "format", "table", "table, jsonl or csv")
+	c.Flags().StringVar(&o.Out, "out", "", "append to FILE instead of standard output")
+	c.Flags().Int64Var(&o.MaxSize, "max-size", 64<<20, "rotate --out at this many bytes (0: never)")
+	c.Flags().StringArrayVar(&o.Alerts, "alert", nil, "alert expression (repeat)")
+	c.Flags().IntVar(&o.Count, "count", 0, "stop after N samples (0: until Ctrl-C)")
+	c.Flags().IntVar(&o.FrozenAfter, "frozen-after", 5, "samples in which a moving value must stay the same to be reported frozen")
+	c.Flags().DurationVar(&o.FrozenFor, "frozen-for", monitor.DefaultFrozenFor, "time over which a moving value must stay the same to be reported frozen")
 	return c
+}
+
+// check refuses bad flags (exit 2) and settles the format: -o json is
+// what goes to standard output; a file's format is --format's or its
+// extension's, in both modes. The flags are checked as given, before -o
+// json overrides --format, so a bad value is the same usage error in both
+// modes.
+func (o *MonitorOptions) check(json bool) (format string, err error) {
+	switch o.Format {
+	case "table", "jsonl", "csv":
+	default:
+		return "", cmdutil.UsageErr("--format %s: use table, jsonl or csv", o.Format)
+	}
+	if o.Count < 0 {
+		return "", cmdutil.UsageErr("--count %d: give the number of samples to take (1 or more), or 0 to sample until Ctrl-C", o.Count)
+	}
+	if o.FrozenAfter < 0 || o.FrozenAfter == 1 {
+		return "", cmdutil.UsageErr("--frozen-after %d: give 2 or more samples (a value is frozen when it is the same in that many), or 0 for the default 5", o.FrozenAfter)
+	}
+	if o.FrozenFor < 0 {
+		return "", cmdutil.UsageErr("--frozen-for %s: give a duration such as 10m, or 0 for the default %s", o.FrozenFor, monitor.DefaultFrozenFor)
+	}
+	if o.MaxSize < 0 {
+		return "", cmdutil.UsageErr("--max-size %d: give a size in bytes, or 0 never to rotate", o.MaxSize)
+	}
+	format = o.Format
+	if json && o.Out == "" {
+		format = "jsonl"
+	}
+	if o.Out != "" && !o.FormatGiven {
+		// A file's extension says its format; a file without one that
+		// does has to say it.
+		switch strings.ToLower(filepath.Ext(o.Out)) {
+		case ".jsonl", ".ndjson", ".json":
+			format = "jsonl"
+		case ".csv":
+			format = "csv"
+		case ".txt", ".log":
+			format = "table"
+		default:
+			return "", cmdutil.UsageErr("--out %s: give --format jsonl, csv or table (plot reads jsonl); the file's extension says none", o.Out)
+		}
+	}
+	if o.Interval <= 0 {
+		return "", cmdutil.UsageErr("-i %s: give a positive interval", o.Interval)
+	}
+	return format, nil
+}
+
+// runMonitor is `cxray monitor`: it checks the flags, opens the targets
+// and hands the sampling to monitor.Run.
+func (a *app) runMonitor(ctx context.Context, o *MonitorOptions) error {
+	format, err := o.check(a.JSON())
+	if err != nil {
+		return err
+	}
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	cols, err := monitor.Collectors(splitList(o.What), db)
+	if err != nil {
+		return cmdutil.UsageWrap(err)
+	}
+	var as []*monitor.Alert
+	for _, s := range o.Alerts {
+		al, err := monitor.ParseAlert(s)
+		if err != nil {
+			return cmdutil.UsageWrap(err)
+		}
+		as = append(as, al)
+	}
+	// --timeout bounds opening and the first sample together, and each
+	// later sample (the per-sample rule in the help).
+	first, cancelFirst := context.WithTimeout(ctx, o.Device.Timeout)
+	defer cancelFirst()
+	targets, err := a.OpenTargets(first, o.Device.Name, o.All, db)
+	if err != nil {
+		return err
+	}
+	defer adapter.CloseAll(targets)
+	clk := targets[0].Clock()
+	if _, manual := clk.(*clock.Manual); manual && o.Count == 0 {
+		return cmdutil.UsageErr("the scenario's clock is manual, so samples are instant: give --count N (each sample advances the emulated clock by -i)")
+	}
+	var ts []*monitor.Target
+	for _, ad := range targets {
+		name := ad.BDF()
+		if name == "" {
+			name = ad.Name()
+		}
+		ts = append(ts, &monitor.Target{Name: name, Adapter: ad})
+	}
+	w, closeW, err := a.sampleWriter(format, o.Out, o.MaxSize)
+	if err != nil {
+		return err
+	}
+	defer closeW()
+	firstDeadline, _ := first.Deadline()
+	res, err := monitor.Run(ctx, ts, monitor.Options{
+		Collectors: cols, Alerts: as, FrozenAfter: o.FrozenAfter, FrozenFor: o.FrozenFor, Timeout: o.Device.Timeout,
+		Clock: clk, Interval: o.Interval, Count: o.Count, FirstDeadline: firstDeadline,
+	}, func(samples []monitor.Sample) error {
+		if err := w(samples); err != nil {
+			return err
+		}
+		if o.Out != "" {
+			a.tellAlerts(samples)
+		}
+		return nil
+	})
+	if err != nil {
+		var ae *monitor.AppendError
+		var ie *monitor.InputError
+		if errors.As(err, &ae) || errors.As(err, &ie) {
+			return cmdutil.UsageWrap(err)
+		}
+		return cmdutil.DeviceErr(err)
+	}
+	return monitorExit(ts, res.Taken, res.Answered, res.Problems, res.FirstError)
 }
 
 // monitorExit is the exit-code rule of monitor: 3 when a device did not

@@ -2,6 +2,7 @@ package monitorcmd
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -339,5 +340,22 @@ func TestMonitorPCIeGroup(t *testing.T) {
 		if !strings.HasPrefix(k, "pcie.") {
 			t.Errorf("--what pcie read %s", k)
 		}
+	}
+}
+
+// The flags reach MonitorOptions as given (runF stands in for runMonitor).
+func TestMonitorOptions(t *testing.T) {
+	a := cmdutiltest.New(t, "table")
+	var got *MonitorOptions
+	c := (&app{a.App}).newMonitorCmd(func(_ context.Context, o *MonitorOptions) error { got = o; return nil })
+	if err := a.Run(c, "-d", "emu", "--all", "-i", "2s", "--what", "temp,PDDR[page_select=0,local_port=1]", "--alert", "temp.asic_c > 70",
+		"--format", "csv", "--out", "x.csv", "--count", "4", "--frozen-after", "3", "--frozen-for", "1m", "--max-size", "10"); err != nil {
+		t.Fatal(err)
+	}
+	want := &MonitorOptions{All: true, Interval: 2 * time.Second, FrozenFor: time.Minute, What: []string{"temp,PDDR[page_select=0,local_port=1]"},
+		Alerts: []string{"temp.asic_c > 70"}, Format: "csv", FormatGiven: true, Out: "x.csv", Count: 4, FrozenAfter: 3, MaxSize: 10}
+	want.Device = cmdutil.DeviceFlags{Name: "emu", Timeout: 10 * time.Second, Via: "auto"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
 	}
 }

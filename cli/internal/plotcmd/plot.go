@@ -25,9 +25,17 @@ type app struct{ *cmdutil.App }
 // New is `cxray plot`.
 func New(a *cmdutil.App) *cobra.Command { return (&app{a}).plotCmd() }
 
-func (a *app) plotCmd() *cobra.Command {
-	var what, thresholds []string
-	var out, title, mode string
+// plotOptions holds the flags of the "plot" command.
+type plotOptions struct {
+	what, thresholds []string
+	out, title, mode string
+}
+
+func (a *app) plotCmd() *cobra.Command { return a.newPlotCmd(nil) }
+
+// newPlotCmd wires the flags to plotOptions; runF (tests) replaces runPlot.
+func (a *app) newPlotCmd(runF func(*plotOptions, []string) error) *cobra.Command {
+	o := &plotOptions{}
 	c := &cobra.Command{
 		Use:   "plot FILE --out CHART.svg|.png|.pdf [--what KEY...]",
 		Short: "Draw monitored values over time, with threshold lines",
@@ -48,86 +56,109 @@ sample is refused with the reason.`,
   cxray plot run.jsonl --what counters --mode value --out totals.svg`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if out == "" {
-				return cmdutil.UsageErr("give the chart file with --out (ending in .svg, .png or .pdf)")
+			if runF != nil {
+				return runF(o, args)
 			}
-			f, err := os.Open(args[0])
-			if err != nil {
-				return cmdutil.UsageWrap(err)
-			}
-			defer f.Close()
-			rec, err := monitor.ReadRecording(f)
-			if err != nil {
-				return cmdutil.UsageErr("%s: %v", args[0], err)
-			}
-			pats := monitor.SplitWhat(what)
-			if len(pats) == 0 {
-				pats = []string{"temp"}
-			}
-			sel, err := monitor.SelectSeries(rec.Samples, pats)
-			if err != nil {
-				return cmdutil.UsageWrap(err)
-			}
-			var plotted []monitor.Series
-			for _, s := range sel.Series {
-				if !strings.Contains(s.Key, "threshold") {
-					plotted = append(plotted, s)
-				}
-			}
-			ths := monitor.AutoThresholds(rec.Samples, plotted)
-			for _, t := range thresholds {
-				name, v, ok := strings.Cut(t, "=")
-				x, err := strconv.ParseFloat(v, 64)
-				if !ok || err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-					return cmdutil.UsageErr("--threshold %q: write NAME=VALUE with a finite number, e.g. alarm=70", t)
-				}
-				ths = append(ths, monitor.Threshold{Name: name, Value: x})
-			}
-			if title == "" {
-				title = strings.Join(pats, ", ")
-			}
-			var buf bytes.Buffer
-			ch, err := chart.Plot(&buf, out, plotted, ths, chart.Options{Title: title, Mode: mode})
-			if err != nil {
-				var fe *chart.FiniteError
-				if errors.As(err, &fe) {
-					return cmdutil.UsageErr("%s: %v", args[0], err)
-				}
-				return cmdutil.UsageWrap(err)
-			}
-			if err := atomicfile.Write(out, buf.Bytes()); err != nil {
-				return cmdutil.DeviceErr(err)
-			}
-			notes := ch.Notes
-			if len(sel.Left) > 0 {
-				notes = append(notes, "left out (they count the absence of what --what names; give them exactly to draw them): "+strings.Join(sel.Left, ", "))
-			}
-			if rec.TornLine {
-				notes = append(notes, "the last line of the file was cut (the monitor was stopped while writing it) and is left out")
-			}
-			if a.JSON() {
-				names := []string{}
-				for _, s := range plotted {
-					names = append(names, s.Name)
-				}
-				skipped := 0
-				if rec.TornLine {
-					skipped = 1
-				}
-				return a.WriteJSON(map[string]any{"file": out, "series": names, "thresholds": len(ths), "samples": len(rec.Samples),
-					"skipped_lines": skipped, "y_label": ch.YLabel, "x_label": ch.XLabel, "left_out": cmdutil.NonNil(sel.Left), "notes": cmdutil.NonNil(notes)})
-			}
-			fmt.Fprintf(a.Stdout, "wrote %s: %d series, %d threshold lines, %d samples; y axis: %s\n", out, len(plotted), len(ths), len(rec.Samples), ch.YLabel)
-			for _, n := range notes {
-				fmt.Fprintf(a.Stdout, "note: %s\n", n)
-			}
-			return nil
+			return a.runPlot(o, args)
 		},
 	}
-	c.Flags().StringSliceVar(&what, "what", nil, "keys to draw: a group (temp, counters, module, rdma, nvmf, link, pcie, driver), a key, a * pattern or /regexp/ (default temp)")
-	c.Flags().StringVar(&out, "out", "", "chart file (.svg, .png or .pdf)")
-	c.Flags().StringArrayVar(&thresholds, "threshold", nil, "extra threshold line NAME=VALUE")
-	c.Flags().StringVar(&title, "title", "", "chart title")
-	c.Flags().StringVar(&mode, "mode", "auto", "auto (counters as rates per second), rate, or value")
+	c.Flags().StringSliceVar(&o.what, "what", nil, "keys to draw: a group (temp, counters, module, rdma, nvmf, link, pcie, driver), a key, a * pattern or /regexp/ (default temp)")
+	c.Flags().StringVar(&o.out, "out", "", "chart file (.svg, .png or .pdf)")
+	c.Flags().StringArrayVar(&o.thresholds, "threshold", nil, "extra threshold line NAME=VALUE")
+	c.Flags().StringVar(&o.title, "title", "", "chart title")
+	c.Flags().StringVar(&o.mode, "mode", "auto", "auto (counters as rates per second), rate, or value")
 	return c
+}
+
+// runPlot is the work of the "plot" command, apart from its cobra wiring.
+func (a *app) runPlot(o *plotOptions, args []string) error {
+	if o.out == "" {
+		return cmdutil.UsageErr("give the chart file with --out (ending in .svg, .png or .pdf)")
+	}
+	f, err := os.Open(args[0])
+	if err != nil {
+		return cmdutil.UsageWrap(err)
+	}
+	defer f.Close()
+	rec, err := monitor.ReadRecording(f)
+	if err != nil {
+		return cmdutil.UsageErr("%s: %v", args[0], err)
+	}
+	pats := monitor.SplitWhat(o.what)
+	if len(pats) == 0 {
+		pats = []string{"temp"}
+	}
+	sel, err := monitor.SelectSeries(rec.Samples, pats)
+	if err != nil {
+		return cmdutil.UsageWrap(err)
+	}
+	var plotted []monitor.Series
+	for _, s := range sel.Series {
+		if !strings.Contains(s.Key, "threshold") {
+			plotted = append(plotted, s)
+		}
+	}
+	ths := monitor.AutoThresholds(rec.Samples, plotted)
+	for _, t := range o.thresholds {
+		name, v, ok := strings.Cut(t, "=")
+		x, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return cmdutil.UsageErr("--threshold %q: write NAME=VALUE with a finite number, e.g. alarm=70", t)
+		}
+		ths = append(ths, monitor.Threshold{Name: name, Value: x})
+	}
+	if o.title == "" {
+		o.title = strings.Join(pats, ", ")
+	}
+	var buf bytes.Buffer
+	ch, err := chart.Plot(&buf, o.out, plotted, ths, chart.Options{Title: o.title, Mode: o.mode})
+	if err != nil {
+		var fe *chart.FiniteError
+		if errors.As(err, &fe) {
+			return cmdutil.UsageErr("%s: %v", args[0], err)
+		}
+		return cmdutil.UsageWrap(err)
+	}
+	if err := atomicfile.Write(o.out, buf.Bytes()); err != nil {
+		return cmdutil.DeviceErr(err)
+	}
+	notes := ch.Notes
+	if len(sel.Left) > 0 {
+		notes = append(notes, "left out (they count the absence of what --what names; give them exactly to draw them): "+strings.Join(sel.Left, ", "))
+	}
+	if rec.TornLine {
+		notes = append(notes, "the last line of the file was cut (the monitor was stopped while writing it) and is left out")
+	}
+	if a.JSON() {
+		names := []string{}
+		for _, s := range plotted {
+			names = append(names, s.Name)
+		}
+		skipped := 0
+		if rec.TornLine {
+			skipped = 1
+		}
+		return a.WriteJSON(plotDocument{File: o.out, LeftOut: cmdutil.NonNil(sel.Left), Notes: cmdutil.NonNil(notes), Samples: len(rec.Samples),
+			Series: names, SkippedLines: skipped, Thresholds: len(ths), XLabel: ch.XLabel, YLabel: ch.YLabel})
+	}
+	fmt.Fprintf(a.Stdout, "wrote %s: %d series, %d threshold lines, %d samples; y axis: %s\n", o.out, len(plotted), len(ths), len(rec.Samples), ch.YLabel)
+	for _, n := range notes {
+		fmt.Fprintf(a.Stdout, "note: %s\n", n)
+	}
+	return nil
+}
+
+// plotDocument is `cxray plot -o json`: the image written and what it
+// drew. The fields are in key order, as the map it replaced was written,
+// so the output is unchanged.
+type plotDocument struct {
+	File         string   `json:"file"`
+	LeftOut      []string `json:"left_out"`
+	Notes        []string `json:"notes"`
+	Samples      int      `json:"samples"`
+	Series       []string `json:"series"`
+	SkippedLines int      `json:"skipped_lines"`
+	Thresholds   int      `json:"thresholds"`
+	XLabel       string   `json:"x_label"`
+	YLabel       string   `json:"y_label"`
 }

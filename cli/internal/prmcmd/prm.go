@@ -115,101 +115,106 @@ func (a *app) prmInfoCmd() *cobra.Command {
 		Use:   "info",
 		Short: "Which register database is in use: source, revision, counts",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			db, err := a.DB()
-			if err != nil {
-				return err
-			}
-			warn := 0
-			for _, r := range db.Registers {
-				if p, err := db.RegisterPlan(r); err == nil {
-					warn += len(p.Warnings)
-				}
-			}
-			info := struct {
-				Source          string             `json:"source"`
-				Revision        string             `json:"revision"`
-				Registers       int                `json:"registers"`
-				Nodes           int                `json:"nodes"`
-				Fields          int                `json:"fields"`
-				HasDescriptions bool               `json:"has_descriptions"`
-				LayoutWarnings  int                `json:"layout_warnings"`
-				Installed       []source.Installed `json:"installed"`
-			}{db.Source, db.Revision, len(db.Registers), len(db.Nodes), db.FieldCount(), db.HasDescriptions, warn, source.Found()}
-			if info.Installed == nil {
-				info.Installed = []source.Installed{}
-			}
-			if a.JSON() {
-				return a.WriteJSON(info)
-			}
-			t := a.NewTable()
-			t.Row("source:", info.Source)
-			t.Row("revision:", info.Revision)
-			t.Row("registers:", fmt.Sprint(info.Registers))
-			t.Row("nodes:", fmt.Sprint(info.Nodes))
-			t.Row("fields:", fmt.Sprint(info.Fields))
-			t.Row("descriptions:", cmdutil.YesNo(info.HasDescriptions))
-			t.Row("layout warnings:", fmt.Sprint(info.LayoutWarnings))
-			if len(info.Installed) == 0 {
-				t.Row("installed ADBs:", "none (apt-get install -y mstflint adds one with descriptions)")
-			}
-			for i, in := range info.Installed {
-				label := ""
-				if i == 0 {
-					label = "installed ADBs:"
-				}
-				t.Row(label, in.Path+" ("+in.Revision+")")
-			}
-			t.Flush()
-			return nil
-		},
+		RunE:  func(*cobra.Command, []string) error { return a.runPrmInfo() },
 	}
+}
+
+// runPrmInfo is the work of the "info" command, apart from its cobra wiring.
+func (a *app) runPrmInfo() error {
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	warn := 0
+	for _, r := range db.Registers {
+		if p, err := db.RegisterPlan(r); err == nil {
+			warn += len(p.Warnings)
+		}
+	}
+	info := struct {
+		Source          string             `json:"source"`
+		Revision        string             `json:"revision"`
+		Registers       int                `json:"registers"`
+		Nodes           int                `json:"nodes"`
+		Fields          int                `json:"fields"`
+		HasDescriptions bool               `json:"has_descriptions"`
+		LayoutWarnings  int                `json:"layout_warnings"`
+		Installed       []source.Installed `json:"installed"`
+	}{db.Source, db.Revision, len(db.Registers), len(db.Nodes), db.FieldCount(), db.HasDescriptions, warn, source.Found()}
+	if info.Installed == nil {
+		info.Installed = []source.Installed{}
+	}
+	if a.JSON() {
+		return a.WriteJSON(info)
+	}
+	t := a.NewTable()
+	t.Row("source:", info.Source)
+	t.Row("revision:", info.Revision)
+	t.Row("registers:", fmt.Sprint(info.Registers))
+	t.Row("nodes:", fmt.Sprint(info.Nodes))
+	t.Row("fields:", fmt.Sprint(info.Fields))
+	t.Row("descriptions:", cmdutil.YesNo(info.HasDescriptions))
+	t.Row("layout warnings:", fmt.Sprint(info.LayoutWarnings))
+	if len(info.Installed) == 0 {
+		t.Row("installed ADBs:", "none (apt-get install -y mstflint adds one with descriptions)")
+	}
+	for i, in := range info.Installed {
+		label := ""
+		if i == 0 {
+			label = "installed ADBs:"
+		}
+		t.Row(label, in.Path+" ("+in.Revision+")")
+	}
+	t.Flush()
+	return nil
 }
 
 // ---- list
 
+// prmListOptions holds the flags of the "list" command.
+type prmListOptions struct {
+	filter string
+}
+
 func (a *app) prmListCmd() *cobra.Command {
-	var filter string
+	o := &prmListOptions{}
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List the registers (name, ID, size)",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			re, err := cmdutil.CompileFilter(filter)
-			if err != nil {
-				return err
-			}
-			db, err := a.DB()
-			if err != nil {
-				return err
-			}
-			type item struct {
-				Name      string `json:"name"`
-				ID        uint32 `json:"id"`
-				SizeBytes int    `json:"size_bytes"`
-				Node      string `json:"node"`
-			}
-			items := []item{}
-			for _, r := range db.Registers {
-				if re != nil && !re.MatchString(r.Name) && !re.MatchString(r.Node) {
-					continue
-				}
-				items = append(items, item{r.Name, r.ID, r.Size, r.Node})
-			}
-			if a.JSON() {
-				return a.WriteJSON(map[string]any{"source_revision": db.Revision, "registers": items})
-			}
-			t := a.NewTable("NAME", "ID", "SIZE", "NODE")
-			for _, it := range items {
-				t.Row(it.Name, fmt.Sprintf("0x%04x", it.ID), fmt.Sprint(it.SizeBytes), it.Node)
-			}
-			t.Flush()
-			fmt.Fprintf(a.Stdout, "%d registers (%s, %s)\n", len(items), db.Revision, db.Source)
-			return nil
-		},
+		RunE:  func(*cobra.Command, []string) error { return a.runPrmList(o) },
 	}
-	c.Flags().StringVar(&filter, "filter", "", "only names matching this regular expression (case-insensitive)")
+	c.Flags().StringVar(&o.filter, "filter", "", "only names matching this regular expression (case-insensitive)")
 	return c
+}
+
+// runPrmList is the work of the "list" command, apart from its cobra wiring.
+func (a *app) runPrmList(o *prmListOptions) error {
+	re, err := cmdutil.CompileFilter(o.filter)
+	if err != nil {
+		return err
+	}
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	items := []listItem{}
+	for _, r := range db.Registers {
+		if re != nil && !re.MatchString(r.Name) && !re.MatchString(r.Node) {
+			continue
+		}
+		items = append(items, listItem{r.Name, r.ID, r.Size, r.Node})
+	}
+	if a.JSON() {
+		return a.WriteJSON(listDocument{Registers: items, SourceRevision: db.Revision})
+	}
+	t := a.NewTable("NAME", "ID", "SIZE", "NODE")
+	for _, it := range items {
+		t.Row(it.Name, fmt.Sprintf("0x%04x", it.ID), fmt.Sprint(it.SizeBytes), it.Node)
+	}
+	t.Flush()
+	fmt.Fprintf(a.Stdout, "%d registers (%s, %s)\n", len(items), db.Revision, db.Source)
+	return nil
 }
 
 // ---- show
@@ -235,9 +240,15 @@ type showJoined struct {
 	Format    string   `json:"format"`
 }
 
+// PrmShowOptions is what `cxray prm show` was asked.
+type PrmShowOptions struct {
+	Name             string
+	Path             string
+	Brief, NoDiagram bool
+}
+
 func (a *app) prmShowCmd() *cobra.Command {
-	var path string
-	var brief, noDiagram bool
+	o := &PrmShowOptions{}
 	c := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show a register's layout: offsets, bit ranges, widths, access, enums, meaning",
@@ -250,42 +261,52 @@ counted from the dword's LSB), and MSB as mlx5_ifc.h counts (bits from the
 most significant bit of byte 0).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			db, err := a.DB()
-			if err != nil {
-				return err
-			}
-			t, err := a.lookup(db, args[0])
-			if err != nil {
-				return err
-			}
-			if t.cmd != nil {
-				return a.showCommand(t, path, brief, noDiagram)
-			}
-			db = t.db
-			var leaves []prm.Leaf
-			for _, l := range t.plan.Leaves() {
-				if prm.HasPrefixPath(l.Path, path) {
-					leaves = append(leaves, l)
-				}
-			}
-			if len(leaves) == 0 && path != "" {
-				return cmdutil.UsageErr("%s has no field under %q; run 'cxray prm show %s' to see its fields", t.name(), path, t.name())
-			}
-			if a.JSON() {
-				return a.WriteJSON(showJSON(db, t, leaves))
-			}
-			a.showTable(db, t, leaves, brief)
-			if !noDiagram {
-				fmt.Fprintln(a.Stdout)
-				writeDiagram(a.Stdout, t.plan, leaves, path)
-			}
-			return nil
+			o.Name = args[0]
+			return a.runPrmShow(o)
 		},
 	}
-	c.Flags().StringVar(&path, "path", "", "only fields under this path (e.g. page_data.pddr_module_info_ext)")
-	c.Flags().BoolVar(&brief, "brief", false, "leave out descriptions")
-	c.Flags().BoolVar(&noDiagram, "no-diagram", false, "leave out the bit-layout drawing")
+	c.Flags().StringVar(&o.Path, "path", "", "only fields under this path (e.g. page_data.pddr_module_info_ext)")
+	c.Flags().BoolVar(&o.Brief, "brief", false, "leave out descriptions")
+	c.Flags().BoolVar(&o.NoDiagram, "no-diagram", false, "leave out the bit-layout drawing")
 	return c
+}
+
+// Show is `cxray prm show` with options (mlxreg's --show_reg runs it).
+func Show(a *cmdutil.App, o *PrmShowOptions) error { return (&app{a}).runPrmShow(o) }
+
+// runPrmShow is `cxray prm show`: a register's, command's or layout's
+// fields as a table and a bit diagram, or JSON.
+func (a *app) runPrmShow(o *PrmShowOptions) error {
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	t, err := a.lookup(db, o.Name)
+	if err != nil {
+		return err
+	}
+	if t.cmd != nil {
+		return a.showCommand(t, o.Path, o.Brief, o.NoDiagram)
+	}
+	db = t.db
+	var leaves []prm.Leaf
+	for _, l := range t.plan.Leaves() {
+		if prm.HasPrefixPath(l.Path, o.Path) {
+			leaves = append(leaves, l)
+		}
+	}
+	if len(leaves) == 0 && o.Path != "" {
+		return cmdutil.UsageErr("%s has no field under %q; run 'cxray prm show %s' to see its fields", t.name(), o.Path, t.name())
+	}
+	if a.JSON() {
+		return a.WriteJSON(showJSON(db, t, leaves))
+	}
+	a.showTable(db, t, leaves, o.Brief)
+	if !o.NoDiagram {
+		fmt.Fprintln(a.Stdout)
+		writeDiagram(a.Stdout, t.plan, leaves, o.Path)
+	}
+	return nil
 }
 
 func showJSON(db *prm.DB, t *target, leaves []prm.Leaf) any {
@@ -402,9 +423,17 @@ func enumText(es []prm.EnumValue) string {
 
 // ---- search
 
-func (a *app) prmSearchCmd() *cobra.Command {
-	var noHistory bool
-	var historyDir string
+// prmSearchOptions holds the flags of the "search" command.
+type prmSearchOptions struct {
+	noHistory  bool
+	historyDir string
+}
+
+func (a *app) prmSearchCmd() *cobra.Command { return a.newPrmSearchCmd(nil) }
+
+// newPrmSearchCmd wires the flags to prmSearchOptions; runF (tests) replaces runPrmSearch.
+func (a *app) newPrmSearchCmd(runF func(*prmSearchOptions, []string) error) *cobra.Command {
+	o := &prmSearchOptions{}
 	c := &cobra.Command{
 		Use:   "search WORD",
 		Short: "Search registers, fields, enum values, descriptions, NV parameters and older PRM revisions",
@@ -431,70 +460,78 @@ last_ber_mantissa, renamed to last_raw_ber_coef).`,
   cxray prm search last_ber_mantissa --history ~/prm-history`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			db, err := a.DB()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(o, args)
 			}
-			src := prmsearch.Sources{DB: db, NV: searchNVDB()}
-			histDir, haveHistory := "", false
-			if !noHistory {
-				histDir, haveHistory = prmhistory.ForCommands(historyDir)
-				if historyDir != "" && !haveHistory {
-					return cmdutil.UsageErr("--history %s: no PRM database (*.adb) in that folder; give the folder holding the ADB files of other PRM revisions", historyDir)
-				}
-				src.History = func() []*prm.DB { return searchHistory(histDir) }
-			}
-			res := prmsearch.Search(src, args[0])
-			cmdHits, cdb, err := searchCommands(args[0])
-			if err != nil {
-				return err
-			}
-			res.Hits = append(res.Hits, cmdHits...)
-			if a.JSON() {
-				if err := a.WriteJSON(map[string]any{"query": res.Query, "source_revision": db.Revision, "has_descriptions": db.HasDescriptions,
-					"command_revision": cdb.Revision, "hits": res.Hits, "suggestions": res.Suggestions}); err != nil {
-					return err
-				}
-				if !res.Found() {
-					return cmdutil.ErrProblem
-				}
-				return nil
-			}
-			t := a.NewTable("KIND", "REGISTER/TLV", "NAME", "WHERE", "SHOW WITH")
-			for _, h := range res.Hits {
-				reg := h.Register
-				if reg == "" {
-					reg = h.Path
-				}
-				where := h.Text
-				if h.Kind == prmsearch.KindField || h.Kind == prmsearch.KindDescription && h.Register != "" {
-					if h.Path != "" && h.Path != h.Name {
-						where = h.Path + ": " + where
-					}
-				}
-				t.Row(h.Kind, reg, h.Name, where, h.Hint)
-			}
-			t.Flush()
-			fmt.Fprintf(a.Stdout, "%d matches", len(res.Hits))
-			if !db.HasDescriptions {
-				fmt.Fprint(a.Stdout, " (names only: this database has no descriptions; apt-get install -y mstflint adds them)")
-			}
-			fmt.Fprintln(a.Stdout)
-			if len(res.Suggestions) > 0 {
-				fmt.Fprintf(a.Stdout, "did you mean: %s\n", strings.Join(res.Suggestions, ", "))
-			}
-			if !res.Found() {
-				if !noHistory && !haveHistory {
-					fmt.Fprintf(a.Stdout, "other PRM revisions were not searched: give their folder with --history DIR or $%s\n", prmhistory.Env)
-				}
-				return cmdutil.ErrProblem
-			}
-			return nil
+			return a.runPrmSearch(o, args)
 		},
 	}
-	c.Flags().BoolVar(&noHistory, "no-history", false, "do not search the other PRM revisions of the history folder")
-	c.Flags().StringVar(&historyDir, "history", "", "folder of other PRM revisions' ADB files (default $"+prmhistory.Env+", then "+prmhistory.DataDir+")")
+	c.Flags().BoolVar(&o.noHistory, "no-history", false, "do not search the other PRM revisions of the history folder")
+	c.Flags().StringVar(&o.historyDir, "history", "", "folder of other PRM revisions' ADB files (default $"+prmhistory.Env+", then "+prmhistory.DataDir+")")
 	return c
+}
+
+// runPrmSearch is the work of the "search" command, apart from its cobra wiring.
+func (a *app) runPrmSearch(o *prmSearchOptions, args []string) error {
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	src := prmsearch.Sources{DB: db, NV: searchNVDB()}
+	histDir, haveHistory := "", false
+	if !o.noHistory {
+		histDir, haveHistory = prmhistory.ForCommands(o.historyDir)
+		if o.historyDir != "" && !haveHistory {
+			return cmdutil.UsageErr("--history %s: no PRM database (*.adb) in that folder; give the folder holding the ADB files of other PRM revisions", o.historyDir)
+		}
+		src.History = func() []*prm.DB { return searchHistory(histDir) }
+	}
+	res := prmsearch.Search(src, args[0])
+	cmdHits, cdb, err := searchCommands(args[0])
+	if err != nil {
+		return err
+	}
+	res.Hits = append(res.Hits, cmdHits...)
+	if a.JSON() {
+		if err := a.WriteJSON(searchDocument{CommandRevision: cdb.Revision, HasDescriptions: db.HasDescriptions,
+			Hits: res.Hits, Query: res.Query, SourceRevision: db.Revision, Suggestions: res.Suggestions}); err != nil {
+			return err
+		}
+		if !res.Found() {
+			return cmdutil.ErrProblem
+		}
+		return nil
+	}
+	t := a.NewTable("KIND", "REGISTER/TLV", "NAME", "WHERE", "SHOW WITH")
+	for _, h := range res.Hits {
+		reg := h.Register
+		if reg == "" {
+			reg = h.Path
+		}
+		where := h.Text
+		if h.Kind == prmsearch.KindField || h.Kind == prmsearch.KindDescription && h.Register != "" {
+			if h.Path != "" && h.Path != h.Name {
+				where = h.Path + ": " + where
+			}
+		}
+		t.Row(h.Kind, reg, h.Name, where, h.Hint)
+	}
+	t.Flush()
+	fmt.Fprintf(a.Stdout, "%d matches", len(res.Hits))
+	if !db.HasDescriptions {
+		fmt.Fprint(a.Stdout, " (names only: this database has no descriptions; apt-get install -y mstflint adds them)")
+	}
+	fmt.Fprintln(a.Stdout)
+	if len(res.Suggestions) > 0 {
+		fmt.Fprintf(a.Stdout, "did you mean: %s\n", strings.Join(res.Suggestions, ", "))
+	}
+	if !res.Found() {
+		if !o.noHistory && !haveHistory {
+			fmt.Fprintf(a.Stdout, "other PRM revisions were not searched: give their folder with --history DIR or $%s\n", prmhistory.Env)
+		}
+		return cmdutil.ErrProblem
+	}
+	return nil
 }
 
 // searchNVDB is the NV parameter database for searches: as config loads
@@ -545,9 +582,17 @@ func revisionOrder(rev string) string {
 
 // ---- decode
 
-func (a *app) prmDecodeCmd() *cobra.Command {
-	var file, field string
-	var raw, pad, inBox bool
+// prmDecodeOptions holds the flags of the "decode" command.
+type prmDecodeOptions struct {
+	file, field     string
+	raw, pad, inBox bool
+}
+
+func (a *app) prmDecodeCmd() *cobra.Command { return a.newPrmDecodeCmd(nil) }
+
+// newPrmDecodeCmd wires the flags to prmDecodeOptions; runF (tests) replaces runPrmDecode.
+func (a *app) newPrmDecodeCmd(runF func(*prmDecodeOptions, []string) error) *cobra.Command {
+	o := &prmDecodeOptions{}
 	c := &cobra.Command{
 		Use:   "decode NAME [HEX...]",
 		Short: "Decode register bytes (a hex dump) into fields",
@@ -566,58 +611,66 @@ nvmf_frontend_namespace_context) or a command, whose out mailbox is decoded
   cxray prm decode qpc --file dump.txt`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			db, err := a.DB()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(o, args)
 			}
-			t, err := a.lookup(db, args[0])
-			if err != nil {
-				return err
-			}
-			if err := t.pickMailbox(inBox, "decode"); err != nil {
-				return err
-			}
-			db = t.db
-			text, err := a.hexInput(args[1:], file)
-			if err != nil {
-				return err
-			}
-			dump, err := hexdump.ReadBytes([]byte(text))
-			if err != nil {
-				return cmdutil.UsageErr("%v", err)
-			}
-			if dump.Register != "" && !strings.EqualFold(dump.Register, t.name()) {
-				return cmdutil.UsageErr("the dump names register %s, not %s; run 'cxray prm decode %s' on it", dump.Register, t.name(), dump.Register)
-			}
-			buf := dump.Bytes
-			if dump.Fields != nil {
-				// Field values (mstreg --reg_name, cxray reg get): the
-				// layout turns them into bytes; fields not given are zero.
-				if buf, err = dump.Encode(t.plan); err != nil {
-					return cmdutil.UsageErr("%v", err)
-				}
-				pad = true
-			}
-			for _, n := range dump.Notes {
-				fmt.Fprintf(a.Stderr, "cxray: note: %s\n", n)
-			}
-			buf, err = fitLength(t, buf, pad)
-			if err != nil {
-				return err
-			}
-			d, err := t.plan.Decode(buf)
-			if err != nil {
-				return cmdutil.UsageErr("%v", err)
-			}
-			return a.printDecoded(db, t, d, field, raw)
+			return a.runPrmDecode(o, args)
 		},
 	}
-	c.Flags().StringVar(&file, "file", "", "read the hex dump from FILE ('-' for standard input)")
-	c.Flags().StringVar(&field, "field", "", "print only this field (path)")
-	c.Flags().BoolVar(&raw, "raw", false, "print enum fields as numbers")
-	c.Flags().BoolVar(&pad, "pad", false, "accept a short dump and treat the missing bytes as zero")
-	c.Flags().BoolVar(&inBox, "in", false, "for a command: decode its in mailbox (default: the out mailbox)")
+	c.Flags().StringVar(&o.file, "file", "", "read the hex dump from FILE ('-' for standard input)")
+	c.Flags().StringVar(&o.field, "field", "", "print only this field (path)")
+	c.Flags().BoolVar(&o.raw, "raw", false, "print enum fields as numbers")
+	c.Flags().BoolVar(&o.pad, "pad", false, "accept a short dump and treat the missing bytes as zero")
+	c.Flags().BoolVar(&o.inBox, "in", false, "for a command: decode its in mailbox (default: the out mailbox)")
 	return c
+}
+
+// runPrmDecode is the work of the "decode" command, apart from its cobra wiring.
+func (a *app) runPrmDecode(o *prmDecodeOptions, args []string) error {
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	t, err := a.lookup(db, args[0])
+	if err != nil {
+		return err
+	}
+	if err := t.pickMailbox(o.inBox, "decode"); err != nil {
+		return err
+	}
+	db = t.db
+	text, err := a.hexInput(args[1:], o.file)
+	if err != nil {
+		return err
+	}
+	dump, err := hexdump.ReadBytes([]byte(text))
+	if err != nil {
+		return cmdutil.UsageErr("%v", err)
+	}
+	if dump.Register != "" && !strings.EqualFold(dump.Register, t.name()) {
+		return cmdutil.UsageErr("the dump names register %s, not %s; run 'cxray prm decode %s' on it", dump.Register, t.name(), dump.Register)
+	}
+	buf := dump.Bytes
+	if dump.Fields != nil {
+		// Field values (mstreg --reg_name, cxray reg get): the
+		// layout turns them into bytes; fields not given are zero.
+		if buf, err = dump.Encode(t.plan); err != nil {
+			return cmdutil.UsageErr("%v", err)
+		}
+		o.pad = true
+	}
+	for _, n := range dump.Notes {
+		fmt.Fprintf(a.Stderr, "cxray: note: %s\n", n)
+	}
+	buf, err = fitLength(t, buf, o.pad)
+	if err != nil {
+		return err
+	}
+	d, err := t.plan.Decode(buf)
+	if err != nil {
+		return cmdutil.UsageErr("%v", err)
+	}
+	return a.printDecoded(db, t, d, o.field, o.raw)
 }
 
 func (a *app) hexInput(args []string, file string) (string, error) {
@@ -707,10 +760,18 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 
 // ---- encode
 
-func (a *app) prmEncodeCmd() *cobra.Command {
-	var base string
-	var size int
-	var raw bool
+// prmEncodeOptions holds the flags of the "encode" command.
+type prmEncodeOptions struct {
+	base string
+	size int
+	raw  bool
+}
+
+func (a *app) prmEncodeCmd() *cobra.Command { return a.newPrmEncodeCmd(nil) }
+
+// newPrmEncodeCmd wires the flags to prmEncodeOptions; runF (tests) replaces runPrmEncode.
+func (a *app) newPrmEncodeCmd(runF func(*prmEncodeOptions, []string) error) *cobra.Command {
+	o := &prmEncodeOptions{}
 	c := &cobra.Command{
 		Use:   "encode NAME FIELD=VALUE...",
 		Short: "Build register bytes from field=value assignments",
@@ -725,62 +786,70 @@ NAME may be a command: its in mailbox is built, with the opcode set.`,
   cxray prm encode QUERY_HCA_CAP op_mod=0x13`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			db, err := a.DB()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(o, args)
 			}
-			t, err := a.lookup(db, args[0])
-			if err != nil {
-				return err
-			}
-			as, err := prm.ParseAssignments(args[1:])
-			if err != nil {
-				return cmdutil.UsageWrap(err)
-			}
-			if t.cmd != nil {
-				if err := t.pickMailbox(true, "encode"); err != nil {
-					return err
-				}
-				as = withOpcode(t.cmd, as)
-			}
-			db = t.db
-			buf := t.plan.NewBuffer()
-			if size > 0 {
-				if size < len(buf) || size%4 != 0 {
-					return cmdutil.UsageErr("--size %d: give a multiple of 4 of at least %d bytes", size, len(buf))
-				}
-				buf = make([]byte, size)
-			}
-			if base != "" {
-				b, err := hexdump.Parse(base)
-				if err != nil {
-					return cmdutil.UsageErr("--base: %v", err)
-				}
-				if buf, err = fitLength(t, b, false); err != nil {
-					return err
-				}
-			}
-			// As reg set does: a number outside an enum is refused unless
-			// --raw says it is meant (reserved values, newer firmware's).
-			for _, x := range as {
-				if path, names, out := t.plan.OutsideEnum(x); out && !raw {
-					return cmdutil.UsageErr("%s.%s=%s: not one of its values (%s); give --raw to encode a value outside the list", t.name(), path, x.Value, strings.Join(names, ", "))
-				}
-			}
-			if err := t.plan.Encode(buf, as); err != nil {
-				return cmdutil.UsageWrap(err)
-			}
-			d, err := t.plan.Decode(buf)
-			if err != nil {
-				return err
-			}
-			return a.printEncoded(db, t, d)
+			return a.runPrmEncode(o, args)
 		},
 	}
-	c.Flags().StringVar(&base, "base", "", "start from these bytes (hex) instead of zeros")
-	c.Flags().IntVar(&size, "size", 0, "buffer size in bytes, for registers that end in a variable array")
-	c.Flags().BoolVar(&raw, "raw", false, "accept a number outside an enum field's values")
+	c.Flags().StringVar(&o.base, "base", "", "start from these bytes (hex) instead of zeros")
+	c.Flags().IntVar(&o.size, "size", 0, "buffer size in bytes, for registers that end in a variable array")
+	c.Flags().BoolVar(&o.raw, "raw", false, "accept a number outside an enum field's values")
 	return c
+}
+
+// runPrmEncode is the work of the "encode" command, apart from its cobra wiring.
+func (a *app) runPrmEncode(o *prmEncodeOptions, args []string) error {
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	t, err := a.lookup(db, args[0])
+	if err != nil {
+		return err
+	}
+	as, err := prm.ParseAssignments(args[1:])
+	if err != nil {
+		return cmdutil.UsageWrap(err)
+	}
+	if t.cmd != nil {
+		if err := t.pickMailbox(true, "encode"); err != nil {
+			return err
+		}
+		as = withOpcode(t.cmd, as)
+	}
+	db = t.db
+	buf := t.plan.NewBuffer()
+	if o.size > 0 {
+		if o.size < len(buf) || o.size%4 != 0 {
+			return cmdutil.UsageErr("--size %d: give a multiple of 4 of at least %d bytes", o.size, len(buf))
+		}
+		buf = make([]byte, o.size)
+	}
+	if o.base != "" {
+		b, err := hexdump.Parse(o.base)
+		if err != nil {
+			return cmdutil.UsageErr("--base: %v", err)
+		}
+		if buf, err = fitLength(t, b, false); err != nil {
+			return err
+		}
+	}
+	// As reg set does: a number outside an enum is refused unless
+	// --raw says it is meant (reserved values, newer firmware's).
+	for _, x := range as {
+		if path, names, out := t.plan.OutsideEnum(x); out && !o.raw {
+			return cmdutil.UsageErr("%s.%s=%s: not one of its values (%s); give --raw to encode a value outside the list", t.name(), path, x.Value, strings.Join(names, ", "))
+		}
+	}
+	if err := t.plan.Encode(buf, as); err != nil {
+		return cmdutil.UsageWrap(err)
+	}
+	d, err := t.plan.Decode(buf)
+	if err != nil {
+		return err
+	}
+	return a.printEncoded(db, t, d)
 }
 
 func (a *app) printEncoded(db *prm.DB, t *target, d *prm.Decoded) error {

@@ -95,46 +95,49 @@ Exit status, as diff(1): 0 when nothing changed, 1 when something did.`,
   cxray prm diff builtin /usr/share/mft/prm_dbs/hca/ext/register_access_table.adb -o json
   cxray prm diff builtin-ifc /usr/src/linux-headers-6.12.0-1-common/include/linux/mlx5/mlx5_ifc.h QUERY_HCA_CAP`,
 		Args: cobra.MinimumNArgs(2),
-		RunE: func(_ *cobra.Command, args []string) error {
-			old, oldIfc, err := loadDiffSide(args[0])
-			if err != nil {
-				return cmdutil.UsageWrap(err)
-			}
-			new, newIfc, err := loadDiffSide(args[1])
-			if err != nil {
-				return cmdutil.UsageWrap(err)
-			}
-			if oldIfc != newIfc {
-				return cmdutil.UsageErr("%s and %s are not the same kind of database: compare an ADB with an ADB ('builtin') or a kernel header with a kernel header ('builtin-ifc')", args[0], args[1])
-			}
-			names, every := args[2:], false
-			if oldIfc {
-				if names, every, err = layoutNames(old, new, names); err != nil {
-					return cmdutil.UsageWrap(err)
-				}
-			}
-			rep, err := revdiff.Diff(old, new, revdiff.Options{Names: names})
-			if err == nil && every {
-				rep.Names, rep.UnchangedNames = []string{"(every layout)"}, nil
-			}
-			if err != nil {
-				var nf *prm.NotFoundError
-				if errors.As(err, &nf) {
-					return cmdutil.UsageWrap(err)
-				}
-				return err
-			}
-			if a.JSON() {
-				if err := a.WriteJSON(rep); err != nil {
-					return err
-				}
-			} else if err := rep.WriteText(a.Stdout); err != nil {
-				return err
-			}
-			if len(rep.AddedRegisters)+len(rep.RemovedRegisters)+len(rep.Changed) > 0 {
-				return cmdutil.ErrProblem
-			}
-			return nil
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return a.runPrmDiff(args) },
 	}
+}
+
+// runPrmDiff is the work of the "diff" command, apart from its cobra wiring.
+func (a *app) runPrmDiff(args []string) error {
+	old, oldIfc, err := loadDiffSide(args[0])
+	if err != nil {
+		return cmdutil.UsageWrap(err)
+	}
+	new, newIfc, err := loadDiffSide(args[1])
+	if err != nil {
+		return cmdutil.UsageWrap(err)
+	}
+	if oldIfc != newIfc {
+		return cmdutil.UsageErr("%s and %s are not the same kind of database: compare an ADB with an ADB ('builtin') or a kernel header with a kernel header ('builtin-ifc')", args[0], args[1])
+	}
+	names, every := args[2:], false
+	if oldIfc {
+		if names, every, err = layoutNames(old, new, names); err != nil {
+			return cmdutil.UsageWrap(err)
+		}
+	}
+	rep, err := revdiff.Diff(old, new, revdiff.Options{Names: names})
+	if err == nil && every {
+		rep.Names, rep.UnchangedNames = []string{"(every layout)"}, nil
+	}
+	if err != nil {
+		var nf *prm.NotFoundError
+		if errors.As(err, &nf) {
+			return cmdutil.UsageWrap(err)
+		}
+		return err
+	}
+	if a.JSON() {
+		if err := a.WriteJSON(rep); err != nil {
+			return err
+		}
+	} else if err := rep.WriteText(a.Stdout); err != nil {
+		return err
+	}
+	if len(rep.AddedRegisters)+len(rep.RemovedRegisters)+len(rep.Changed) > 0 {
+		return cmdutil.ErrProblem
+	}
+	return nil
 }

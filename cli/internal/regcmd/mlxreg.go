@@ -2,11 +2,13 @@ package regcmd
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/cli/internal/prmcmd"
 )
 
 // mlxregFlags are mlxreg's (and mstreg's) flags, accepted on `cxray reg`
@@ -47,39 +49,44 @@ func (f *mlxregFlags) used() bool {
 		f.showReg != "" || f.showRegs || f.yes
 }
 
-// translate returns the cxray arguments an mlxreg command line means, or
-// a usage error that says what to type.
-func (f *mlxregFlags) translate() ([]string, error) {
+// mlxregCommand is the cxray command an mlxreg command line means: its
+// words (printed, so the user learns them) and the run that does it.
+type mlxregCommand struct {
+	args []string
+	run  func(*app) error
+}
+
+// translate returns the cxray command an mlxreg command line means, or a
+// usage error that says what to type.
+func (f *mlxregFlags) translate() (*mlxregCommand, error) {
+	// The device flags as the cxray command would have them by default.
+	df := cmdutil.DeviceFlags{Name: f.device, Timeout: cmdutil.DefaultTimeout, Via: "auto"}
 	var args []string
 	withDevice := func() {
 		if f.device != "" {
 			args = append(args, "-d", f.device)
 		}
 	}
-	split := func(s string) []string {
-		var out []string
-		for _, p := range strings.Split(s, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
-	index := func() {
+	var index, ops []string
+	withIndex := func() {
 		if f.indexes != "" {
 			args = append(args, "--index", f.indexes)
+			index = []string{f.indexes}
 		}
 		if f.ops != "" {
 			args = append(args, "--op", f.ops)
+			ops = []string{f.ops}
 		}
 	}
 	switch {
 	case f.showRegs:
 		args = []string{"reg", "list"}
 		withDevice()
-		return args, nil
+		return &mlxregCommand{args, func(a *app) error { return a.runRegList(a.Ctx, &regListOptions{df: df}) }}, nil
 	case f.showReg != "":
-		return []string{"prm", "show", f.showReg}, nil
+		return &mlxregCommand{[]string{"prm", "show", f.showReg}, func(a *app) error {
+			return prmcmd.Show(a.App, &prmcmd.PrmShowOptions{Name: f.showReg})
+		}}, nil
 	case f.get && f.set != "":
 		return nil, cmdutil.UsageErr("--get and --set together: give one (cxray reg get NAME, or cxray reg set NAME FIELD=VALUE...)")
 	case f.regName != "" && f.regID != "":
@@ -89,23 +96,43 @@ func (f *mlxregFlags) translate() ([]string, error) {
 	case f.get && f.regName != "":
 		args = []string{"reg", "get", f.regName}
 		withDevice()
-		index()
-		return args, nil
+		withIndex()
+		o := &regGetOptions{df: df, index: index, op: ops}
+		return &mlxregCommand{args, func(a *app) error { return a.runRegGet(o, []string{f.regName}) }}, nil
 	case f.get:
 		if f.regLen == "" {
 			return nil, cmdutil.UsageErr("--reg_id needs --reg_len (cxray reg get --id %s --len N -d DEV)", f.regID)
 		}
 		args = []string{"reg", "get", "--id", f.regID, "--len", f.regLen}
 		withDevice()
-		return args, nil
+		return &mlxregCommand{args, func(a *app) error {
+			// Parsed here, as the flags of the command it names would be:
+			// after that command is printed.
+			id, err := intFlag("--id", f.regID)
+			if err != nil {
+				return err
+			}
+			n, err := intFlag("--len", f.regLen)
+			if err != nil {
+				return err
+			}
+			return a.runRegGet(&regGetOptions{df: df, id: id, length: n}, nil)
+		}}, nil
 	case f.set != "" && f.regName != "":
-		args = append([]string{"reg", "set", f.regName}, split(f.set)...)
+		fields := splitComma(f.set)
+		args = append([]string{"reg", "set", f.regName}, fields...)
 		withDevice()
-		index()
+		withIndex()
 		if f.yes {
 			args = append(args, "--yes")
 		}
-		return args, nil
+		o := &regSetOptions{df: df, index: index, yes: f.yes}
+		return &mlxregCommand{args, func(a *app) error {
+			// The confirmation's hint names the flags of the command
+			// that runs (reg set's --dry-run), as its line says.
+			a.Cmd = a.regSetCmd()
+			return a.runRegSet(o, append([]string{f.regName}, fields...))
+		}}, nil
 	case f.set != "":
 		return nil, cmdutil.UsageErr("--set with --reg_id writes raw bytes in cxray: cxray reg set --id %s --len N --data HEX -d DEV (the whole register, read back after)", f.regID)
 	}
@@ -116,17 +143,40 @@ func (f *mlxregFlags) translate() ([]string, error) {
 	return nil, cmdutil.UsageErr("say what to do with %s: --get (cxray reg get %s), or --set FIELD=VALUE (cxray reg set %s FIELD=VALUE)", name, name, name)
 }
 
-// runMlxreg runs the cxray command an mlxreg command line means.
+// splitComma splits mlxreg's "a=1,b=2" into its non-empty items.
+func splitComma(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// intFlag reads a number as the cxray flag it becomes would (pflag's
+// int: decimal, 0x hex, 0 octal, 0b binary), with pflag's message.
+func intFlag(flag, s string) (int, error) {
+	v, err := strconv.ParseInt(s, 0, 64)
+	if err != nil {
+		return 0, cmdutil.UsageErr("invalid argument %q for %q flag: %v", s, flag, err)
+	}
+	return int(v), nil
+}
+
+// runMlxreg runs the cxray command an mlxreg command line means, and says
+// which on standard error.
 func (a *app) runMlxreg(f *mlxregFlags) error {
-	args, err := f.translate()
+	c, err := f.translate()
 	if err != nil {
 		return err
 	}
+	args := c.args
 	if a.Output != "table" {
 		args = append(args, "-o", a.Output)
 	}
 	fmt.Fprintf(a.Stderr, "cxray: mlxreg flags: running 'cxray %s'\n", strings.Join(quoteArgs(args), " "))
-	return a.Rerun(args)
+	return c.run(a)
 }
 
 func quoteArgs(args []string) []string {

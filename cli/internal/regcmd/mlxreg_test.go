@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cxray/cxray/cli/internal/cmdutil"
+	"github.com/cxray/cxray/cli/internal/cmdutil/cmdutiltest"
 )
 
 // mlxreg command lines mean cxray ones; those that cannot run say what to
@@ -40,8 +43,35 @@ func TestMlxregFlagsTranslate(t *testing.T) {
 			t.Errorf("%+v: %v", c.f, err)
 			continue
 		}
-		if d := cmp.Diff(c.want, got); d != "" {
+		if d := cmp.Diff(c.want, got.args); d != "" {
 			t.Errorf("%+v (-want +got):\n%s", c.f, d)
 		}
+	}
+}
+
+// The flags of reg get and reg set reach their options as given (runF
+// stands in for the run functions), and nothing is read or written.
+func TestRegFlagsToOptions(t *testing.T) {
+	a := cmdutiltest.New(t, "table")
+	r := &app{a.App}
+	var gotGet *regGetOptions
+	var gotArgs []string
+	c := r.newRegGetCmd(func(o *regGetOptions, args []string) error { gotGet, gotArgs = o, args; return nil })
+	if err := a.Run(c, "PDDR", "-d", "emu", "--index", "page_select=1", "--index", "local_port=1", "--op", "clr=1", "--field", "page_data", "--raw", "--len", "0x100"); err != nil {
+		t.Fatal(err)
+	}
+	df := cmdutil.DeviceFlags{Name: "emu", Timeout: cmdutil.DefaultTimeout, Via: "auto"}
+	wantGet := &regGetOptions{df: df, index: []string{"page_select=1", "local_port=1"}, op: []string{"clr=1"}, field: "page_data", raw: true, length: 0x100}
+	if d := cmp.Diff(wantGet, gotGet, cmp.AllowUnexported(regGetOptions{})); d != "" || !cmp.Equal(gotArgs, []string{"PDDR"}) {
+		t.Errorf("get options (-want +got):\n%s\nargs %q", d, gotArgs)
+	}
+	var gotSet *regSetOptions
+	c = r.newRegSetCmd(func(o *regSetOptions, args []string) error { gotSet, gotArgs = o, args; return nil })
+	if err := a.Run(c, "PAOS", "ase=1", "-d", "emu", "--index", "local_port=1", "--yes", "--dry-run"); err != nil {
+		t.Fatal(err)
+	}
+	wantSet := &regSetOptions{df: df, index: []string{"local_port=1"}, yes: true, dryRun: true}
+	if d := cmp.Diff(wantSet, gotSet, cmp.AllowUnexported(regSetOptions{})); d != "" || !cmp.Equal(gotArgs, []string{"PAOS", "ase=1"}) {
+		t.Errorf("set options (-want +got):\n%s\nargs %q", d, gotArgs)
 	}
 }

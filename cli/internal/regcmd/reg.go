@@ -60,9 +60,14 @@ func parseKV(list []string, flag string) ([]prm.Assignment, error) {
 
 // ---- list
 
+// regListOptions is what `cxray reg list` was asked.
+type regListOptions struct {
+	df     cmdutil.DeviceFlags
+	filter string
+}
+
 func (a *app) regListCmd() *cobra.Command {
-	var df cmdutil.DeviceFlags
-	var filter string
+	o := &regListOptions{}
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List registers; with -d, which the device's firmware supports",
@@ -70,78 +75,76 @@ func (a *app) regListCmd() *cobra.Command {
 (MCAM, PCAM, QCAM) and say for each register whether the firmware advertises it
 (yes), does not (no), or the capability masks do not cover it (-).`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			re, err := cmdutil.CompileFilter(filter)
-			if err != nil {
-				return err
-			}
-			db, err := a.DB()
-			if err != nil {
-				return err
-			}
-			var caps dev.Capabilities
-			if df.Name != "" {
-				ctx, cancel := df.Context(a.Ctx)
-				defer cancel()
-				ad, d, err := a.OpenRegisters(ctx, df.Name, db)
-				if err != nil {
-					return err
-				}
-				defer ad.Close()
-				if caps, err = d.Capabilities(ctx); err != nil {
-					return cmdutil.Classify(err)
-				}
-			}
-			type item struct {
-				Name      string `json:"name"`
-				ID        uint32 `json:"id"`
-				SizeBytes int    `json:"size_bytes"`
-				Supported *bool  `json:"supported,omitempty"`
-			}
-			items := []item{}
-			for _, r := range db.Registers {
-				if re != nil && !re.MatchString(r.Name) {
-					continue
-				}
-				it := item{Name: r.Name, ID: r.ID, SizeBytes: r.Size}
-				if s, ok := caps.Supports(r.ID); ok {
-					it.Supported = &s
-				}
-				items = append(items, it)
-			}
-			if a.JSON() {
-				return a.WriteJSON(map[string]any{"device": df.Name, "source_revision": db.Revision, "registers": items})
-			}
-			hdr := []string{"NAME", "ID", "SIZE"}
-			if df.Name != "" {
-				hdr = append(hdr, "SUPPORTED")
-			}
-			t := a.NewTable(hdr...)
-			n := 0
-			for _, it := range items {
-				row := []string{it.Name, fmt.Sprintf("0x%04x", it.ID), fmt.Sprint(it.SizeBytes)}
-				if df.Name != "" {
-					s := "-"
-					if it.Supported != nil {
-						s = cmdutil.YesNo(*it.Supported)
-						if *it.Supported {
-							n++
-						}
-					}
-					row = append(row, s)
-				}
-				t.Row(row...)
-			}
-			t.Flush()
-			if df.Name != "" {
-				fmt.Fprintf(a.Stdout, "%d of %d registers advertised by the firmware\n", n, len(items))
-			}
-			return nil
-		},
+		RunE: func(*cobra.Command, []string) error { return a.runRegList(a.Ctx, o) },
 	}
-	df.Add(c)
-	c.Flags().StringVar(&filter, "filter", "", "only names matching this regular expression")
+	o.df.Add(c)
+	c.Flags().StringVar(&o.filter, "filter", "", "only names matching this regular expression")
 	return c
+}
+
+// runRegList is `cxray reg list`: the database's registers, and with -d
+// whether the firmware advertises each.
+func (a *app) runRegList(ctx context.Context, o *regListOptions) error {
+	re, err := cmdutil.CompileFilter(o.filter)
+	if err != nil {
+		return err
+	}
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	var caps dev.Capabilities
+	if o.df.Name != "" {
+		ctx, cancel := o.df.Context(ctx)
+		defer cancel()
+		ad, d, err := a.OpenRegisters(ctx, o.df.Name, db)
+		if err != nil {
+			return err
+		}
+		defer ad.Close()
+		if caps, err = d.Capabilities(ctx); err != nil {
+			return cmdutil.Classify(err)
+		}
+	}
+	items := []listItem{}
+	for _, r := range db.Registers {
+		if re != nil && !re.MatchString(r.Name) {
+			continue
+		}
+		it := listItem{Name: r.Name, ID: r.ID, SizeBytes: r.Size}
+		if s, ok := caps.Supports(r.ID); ok {
+			it.Supported = &s
+		}
+		items = append(items, it)
+	}
+	if a.JSON() {
+		return a.WriteJSON(listDocument{Device: o.df.Name, Registers: items, SourceRevision: db.Revision})
+	}
+	hdr := []string{"NAME", "ID", "SIZE"}
+	if o.df.Name != "" {
+		hdr = append(hdr, "SUPPORTED")
+	}
+	t := a.NewTable(hdr...)
+	n := 0
+	for _, it := range items {
+		row := []string{it.Name, fmt.Sprintf("0x%04x", it.ID), fmt.Sprint(it.SizeBytes)}
+		if o.df.Name != "" {
+			s := "-"
+			if it.Supported != nil {
+				s = cmdutil.YesNo(*it.Supported)
+				if *it.Supported {
+					n++
+				}
+			}
+			row = append(row, s)
+		}
+		t.Row(row...)
+	}
+	t.Flush()
+	if o.df.Name != "" {
+		fmt.Fprintf(a.Stdout, "%d of %d registers advertised by the firmware\n", n, len(items))
+	}
+	return nil
 }
 
 // ---- get
@@ -154,7 +157,10 @@ type regGetOptions struct {
 	id, length  int
 }
 
-func (a *app) regGetCmd() *cobra.Command {
+func (a *app) regGetCmd() *cobra.Command { return a.newRegGetCmd(nil) }
+
+// newRegGetCmd wires the flags to regGetOptions; runF (tests) replaces runRegGet.
+func (a *app) newRegGetCmd(runF func(*regGetOptions, []string) error) *cobra.Command {
 	var o regGetOptions
 	c := &cobra.Command{
 		Use:   "get REG",
@@ -164,7 +170,12 @@ func (a *app) regGetCmd() *cobra.Command {
   cxray reg get PDDR -d mlx5_0 --index page_select=Module_info_page --field page_data
   cxray reg get --id 0x9020 --len 160 -d emu`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return a.runRegGet(&o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runRegGet(&o, args)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().StringArrayVar(&o.index, "index", nil, "index field=value (repeat, or comma-separate)")
@@ -242,7 +253,7 @@ func (a *app) printRaw(ad *adapter.Adapter, id uint16, out []byte) error {
 		dwords = append(dwords, fmt.Sprintf("0x%02x%02x%02x%02x", out[i], out[i+1], out[i+2], out[i+3]))
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": ad.Name(), "id": id, "size_bytes": len(out), "dwords": dwords})
+		return a.WriteJSON(rawDocument{Device: ad.Name(), Dwords: dwords, ID: id, SizeBytes: len(out)})
 	}
 	t := a.NewTable("ADDRESS", "DATA")
 	for i, d := range dwords {
@@ -275,20 +286,18 @@ func (a *app) printReading(ad *adapter.Adapter, r *dev.Reading, field string, ra
 		return nil
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{
-			"device":          ad.Name(),
-			"bdf":             ad.BDF(),
-			"backend":         ad.Backend(),
-			"via":             ad.Path(),
-			"register":        r.Register.Name,
-			"id":              r.Register.ID,
-			"source_revision": ad.DB().Revision,
-			"defaulted":       cmdutil.NonNil(r.Defaulted),
-			"fields":          json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: raw})),
-			"units":           fieldUnits(r.Register.Name, r.Decoded, raw),
-			// Fields that mean nothing now (a condition of their
-			// description does not hold): their values are bare numbers.
-			"not_valid": r.Decoded.NotValid(),
+		return a.WriteJSON(readingDocument{
+			Backend:        ad.Backend(),
+			BDF:            ad.BDF(),
+			Defaulted:      cmdutil.NonNil(r.Defaulted),
+			Device:         ad.Name(),
+			Fields:         json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: raw})),
+			ID:             r.Register.ID,
+			NotValid:       r.Decoded.NotValid(),
+			Register:       r.Register.Name,
+			SourceRevision: ad.DB().Revision,
+			Units:          fieldUnits(r.Register.Name, r.Decoded, raw),
+			Via:            ad.Path(),
 		})
 	}
 	fmt.Fprintf(a.Stdout, "%s (0x%04x) on %s", r.Register.Name, r.Register.ID, cmdutil.Describe(ad))
@@ -358,7 +367,10 @@ type regSetOptions struct {
 	data        string
 }
 
-func (a *app) regSetCmd() *cobra.Command {
+func (a *app) regSetCmd() *cobra.Command { return a.newRegSetCmd(nil) }
+
+// newRegSetCmd wires the flags to regSetOptions; runF (tests) replaces runRegSet.
+func (a *app) newRegSetCmd(runF func(*regSetOptions, []string) error) *cobra.Command {
 	var o regSetOptions
 	c := &cobra.Command{
 		Use:   "set REG FIELD=VALUE... [--index k=v]",
@@ -371,7 +383,12 @@ it would send and writes nothing.`,
   cxray reg set PMAOS admin_status=enabled ase=1 --index module=0 -d 03:00.0 --dry-run
   cxray reg set --id 0x5006 --len 16 --data 0x00010201,0x80000000,0,0 -d emu --yes`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(_ *cobra.Command, args []string) error { return a.runRegSet(&o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runRegSet(&o, args)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().StringArrayVar(&o.index, "index", nil, "index field=value selecting the instance to write")
@@ -455,9 +472,9 @@ func (a *app) writeRegister(ctx context.Context, ad *adapter.Adapter, name strin
 		return cmdutil.Classify(err)
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": ad.Name(), "register": reg.Name, "id": reg.ID,
-			"changes": changesJSON(wp.Changes), "written": hexDwords(wp.Bytes), "verified": true, "not_verifiable": cmdutil.NonNil(wp.Unverifiable),
-			"fields": json.RawMessage(back.Decoded.AppendJSON(nil, prm.JSONOptions{}))})
+		return a.WriteJSON(setDocument{Changes: changesJSON(wp.Changes), Device: ad.Name(),
+			Fields: json.RawMessage(back.Decoded.AppendJSON(nil, prm.JSONOptions{})), ID: reg.ID,
+			NotVerifiable: cmdutil.NonNil(wp.Unverifiable), Register: reg.Name, Verified: true, Written: hexDwords(wp.Bytes)})
 	}
 	unver := map[string]bool{}
 	for _, p := range wp.Unverifiable {
@@ -520,7 +537,7 @@ func (a *app) setRaw(df cmdutil.DeviceFlags, db *prm.DB, id uint16, length int, 
 	}
 	same := string(back) == string(b)
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": ad.Name(), "id": id, "written": hexDwords(b), "read_back": hexDwords(back), "identical": same})
+		return a.WriteJSON(rawSetDocument{Device: ad.Name(), ID: id, Identical: same, ReadBack: hexDwords(back), Written: hexDwords(b)})
 	}
 	fmt.Fprintln(a.Stdout, "written; read back:")
 	if err := a.printRaw(ad, id, back); err != nil {
@@ -558,8 +575,8 @@ func (a *app) printDryRun(ad *adapter.Adapter, wp *dev.WritePlan) error {
 	reg := wp.Reading.Register
 	dw := hexDwords(wp.Bytes)
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": ad.Name(), "register": reg.Name, "id": reg.ID,
-			"changes": changesJSON(wp.Changes), "would_write": dw, "dry_run": true})
+		return a.WriteJSON(dryRunDocument{Changes: changesJSON(wp.Changes), Device: ad.Name(), DryRun: true, ID: reg.ID,
+			Register: reg.Name, WouldWrite: dw})
 	}
 	fmt.Fprintf(a.Stdout, "dry run: would send SET of register 0x%04x, %d bytes:\n", reg.ID, len(wp.Bytes))
 	for i := 0; i < len(dw); i += 4 {

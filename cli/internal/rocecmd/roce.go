@@ -157,97 +157,121 @@ func windowText(n int) string {
 	return fmt.Sprintf("%d (%d packets)", n, 1<<n)
 }
 
-func (a *app) roceAdviseCmd() *cobra.Command {
-	var df cmdutil.DeviceFlags
-	var rateS string
-	var rtt time.Duration
-	var mtu int
-	var loss float64
-	var nvdb string
+// roceAdviseOptions holds the flags of the "advise" command.
+type roceAdviseOptions struct {
+	df    cmdutil.DeviceFlags
+	rateS string
+	rtt   time.Duration
+	mtu   int
+	loss  float64
+	nvdb  string
+}
+
+func (a *app) roceAdviseCmd() *cobra.Command { return a.newRoceAdviseCmd(nil) }
+
+// newRoceAdviseCmd wires the flags to roceAdviseOptions; runF (tests) replaces runRoceAdvise.
+func (a *app) newRoceAdviseCmd(runF func(*roceAdviseOptions, []string) error) *cobra.Command {
+	o := &roceAdviseOptions{}
 	c := &cobra.Command{
 		Use:   "advise --rate 400G --rtt 10us [--mtu 4096] [--loss P] [-d DEV]",
 		Short: "The PSN window a link needs: bandwidth-delay product, smallest log2 window, whether the current one limits",
 		Example: `  cxray roce advise --rate 400G --rtt 8us
   cxray roce advise --rate 100G --rtt 20us --mtu 1024 --loss 1e-5 -d emu`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			rate, err := roce.ParseRate(rateS)
-			if err != nil {
-				return cmdutil.UsageWrap(err)
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
 			}
-			current := -1
-			// The receive-side window: what the NV database names (and,
-			// with -d, what the device holds).
-			nv, err := cmdutil.NVDB(nvdb)
-			if err != nil {
-				return err
-			}
-			rx := roce.FindRxWindow(nv)
-			if df.Name != "" {
-				db, err := a.DB()
-				if err != nil {
-					return err
-				}
-				ctx, cancel := df.Context(a.Ctx)
-				defer cancel()
-				ad, d, err := a.OpenRegisters(ctx, df.Name, db)
-				if err != nil {
-					return err
-				}
-				defer ad.Close()
-				_, cur, err := roce.Window(ctx, d, nv)
-				if err != nil {
-					return cmdutil.Classify(err)
-				}
-				current = cur
-				if rx, err = roce.ReadRxWindow(ctx, d, nv); err != nil {
-					return cmdutil.Classify(err)
-				}
-			}
-			adv, err := roce.Advise(rate, rtt.Seconds(), mtu, loss, current, rx)
-			if err != nil {
-				return cmdutil.UsageWrap(err)
-			}
-			limiting := adv.Limiting != nil && *adv.Limiting
-			if a.JSON() {
-				if err := a.WriteJSON(adv); err != nil {
-					return err
-				}
-				if limiting {
-					return cmdutil.ErrProblem
-				}
-				return nil
-			}
-			fmt.Fprintf(a.Stdout, "link %.0f Gb/s, RTT %g µs, MTU %d: BDP %.0f bytes = %.0f packets\n", adv.RateGbps, adv.RTTMicros, adv.MTU, adv.BDPBytes, adv.BDPPackets)
-			fmt.Fprintf(a.Stdout, "smallest LOG_TX_PSN_WINDOW that covers it: %d (%d packets)\n", adv.MinLogWindow, 1<<adv.MinLogWindow)
-			if adv.Current >= 0 {
-				fmt.Fprintf(a.Stdout, "current: %s\n", windowText(adv.Current))
-			}
-			for _, n := range adv.Notes[1:] {
-				fmt.Fprintf(a.Stdout, "- %s\n", n)
-			}
-			if limiting {
-				return cmdutil.ErrProblem
-			}
-			return nil
+			return a.runRoceAdvise(o)
 		},
 	}
-	df.Add(c)
-	c.Flags().StringVar(&rateS, "rate", "", "link rate (400G, 100G, 25G)")
-	c.Flags().DurationVar(&rtt, "rtt", 0, "round-trip time of the fabric (8us)")
-	c.Flags().IntVar(&mtu, "mtu", 4096, "RoCE path MTU in bytes")
-	c.Flags().Float64Var(&loss, "loss", 0, "packet loss probability, if known (1e-5)")
-	cmdutil.AddNVDBFlag(c, &nvdb)
+	o.df.Add(c)
+	c.Flags().StringVar(&o.rateS, "rate", "", "link rate (400G, 100G, 25G)")
+	c.Flags().DurationVar(&o.rtt, "rtt", 0, "round-trip time of the fabric (8us)")
+	c.Flags().IntVar(&o.mtu, "mtu", 4096, "RoCE path MTU in bytes")
+	c.Flags().Float64Var(&o.loss, "loss", 0, "packet loss probability, if known (1e-5)")
+	cmdutil.AddNVDBFlag(c, &o.nvdb)
 	c.MarkFlagRequired("rate")
 	c.MarkFlagRequired("rtt")
 	return c
 }
 
-func (a *app) roceSetCmd() *cobra.Command {
-	var df cmdutil.DeviceFlags
-	var yes, dryRun bool
-	var backup string
-	var nvdb string
+// runRoceAdvise is the work of the "advise" command, apart from its cobra wiring.
+func (a *app) runRoceAdvise(o *roceAdviseOptions) error {
+	rate, err := roce.ParseRate(o.rateS)
+	if err != nil {
+		return cmdutil.UsageWrap(err)
+	}
+	current := -1
+	// The receive-side window: what the NV database names (and,
+	// with -d, what the device holds).
+	nv, err := cmdutil.NVDB(o.nvdb)
+	if err != nil {
+		return err
+	}
+	rx := roce.FindRxWindow(nv)
+	if o.df.Name != "" {
+		db, err := a.DB()
+		if err != nil {
+			return err
+		}
+		ctx, cancel := o.df.Context(a.Ctx)
+		defer cancel()
+		ad, d, err := a.OpenRegisters(ctx, o.df.Name, db)
+		if err != nil {
+			return err
+		}
+		defer ad.Close()
+		_, cur, err := roce.Window(ctx, d, nv)
+		if err != nil {
+			return cmdutil.Classify(err)
+		}
+		current = cur
+		if rx, err = roce.ReadRxWindow(ctx, d, nv); err != nil {
+			return cmdutil.Classify(err)
+		}
+	}
+	adv, err := roce.Advise(rate, o.rtt.Seconds(), o.mtu, o.loss, current, rx)
+	if err != nil {
+		return cmdutil.UsageWrap(err)
+	}
+	limiting := adv.Limiting != nil && *adv.Limiting
+	if a.JSON() {
+		if err := a.WriteJSON(adv); err != nil {
+			return err
+		}
+		if limiting {
+			return cmdutil.ErrProblem
+		}
+		return nil
+	}
+	fmt.Fprintf(a.Stdout, "link %.0f Gb/s, RTT %g µs, MTU %d: BDP %.0f bytes = %.0f packets\n", adv.RateGbps, adv.RTTMicros, adv.MTU, adv.BDPBytes, adv.BDPPackets)
+	fmt.Fprintf(a.Stdout, "smallest LOG_TX_PSN_WINDOW that covers it: %d (%d packets)\n", adv.MinLogWindow, 1<<adv.MinLogWindow)
+	if adv.Current >= 0 {
+		fmt.Fprintf(a.Stdout, "current: %s\n", windowText(adv.Current))
+	}
+	for _, n := range adv.Notes[1:] {
+		fmt.Fprintf(a.Stdout, "- %s\n", n)
+	}
+	if limiting {
+		return cmdutil.ErrProblem
+	}
+	return nil
+}
+
+// roceSetOptions holds the flags of the "set" command.
+type roceSetOptions struct {
+	df          cmdutil.DeviceFlags
+	yes, dryRun bool
+	backup      string
+	nvdb        string
+}
+
+func (a *app) roceSetCmd() *cobra.Command { return a.newRoceSetCmd(nil) }
+
+// newRoceSetCmd wires the flags to roceSetOptions; runF (tests) replaces runRoceSet.
+func (a *app) newRoceSetCmd(runF func(*roceSetOptions, []string) error) *cobra.Command {
+	o := &roceSetOptions{}
 	c := &cobra.Command{
 		Use:   "set log_tx_psn_window=N | FEATURE=on|off ... -d DEV",
 		Short: "Change the PSN window (NV, next boot) or a ROCE_ACCL switch (live), through the guarded writers",
@@ -258,60 +282,68 @@ verified; takes effect at the next firmware reset) or ROCE_ACCL switches
   cxray roce set roce_tx_window=on roce_slow_restart=off -d emu --yes`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			var nvSets []nvconf.Assignment
-			var regSets []prm.Assignment
-			for _, arg := range args {
-				k, v, ok := strings.Cut(arg, "=")
-				if !ok {
-					return cmdutil.UsageErr("%q: write log_tx_psn_window=N or FEATURE=on|off", arg)
-				}
-				k = strings.ToLower(strings.TrimSpace(k))
-				if k == "log_tx_psn_window" {
-					n, err := strconv.Atoi(v)
-					if err != nil || n < 0 || n > roce.MaxLogWindow {
-						return cmdutil.UsageErr("log_tx_psn_window=%s: give 0 (device default) to 63 (device maximum)", v)
-					}
-					nvSets = append(nvSets, nvconf.Assignment{Name: "LOG_TX_PSN_WINDOW", Value: v})
-					continue
-				}
-				on := false
-				switch strings.ToLower(v) {
-				case "on", "1", "true", "yes":
-					on = true
-				case "off", "0", "false", "no":
-				default:
-					return cmdutil.UsageErr("%s=%s: give on or off", k, v)
-				}
-				as, err := roce.SetAssignments(k, on)
-				if err != nil {
-					return cmdutil.UsageWrap(err)
-				}
-				regSets = append(regSets, as...)
+			if runF != nil {
+				return runF(o, args)
 			}
-			if len(nvSets) > 0 && len(regSets) > 0 {
-				return cmdutil.UsageErr("set the window and the switches in two commands: the window is NV (next boot), the switches are live")
-			}
-			ctx, cancel := df.Context(a.Ctx)
-			defer cancel()
-			if len(nvSets) > 0 {
-				return configcmd.Set(ctx, a.App, df, nvdb, nvSets, yes, dryRun, backup)
-			}
-			db, err := a.DB()
-			if err != nil {
-				return err
-			}
-			ad, err := a.Open(ctx, df.Name, db)
-			if err != nil {
-				return err
-			}
-			defer ad.Close()
-			return regcmd.WriteRegister(ctx, a.App, ad, "ROCE_ACCL", nil, regSets, dev.SetOptions{}, yes, dryRun)
+			return a.runRoceSet(o, args)
 		},
 	}
-	df.Add(c)
-	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	c.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be written; write nothing")
-	c.Flags().StringVar(&backup, "backup", "", "NV backup file (for log_tx_psn_window)")
-	cmdutil.AddNVDBFlag(c, &nvdb)
+	o.df.Add(c)
+	c.Flags().BoolVar(&o.yes, "yes", false, "do not ask for confirmation")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "show what would be written; write nothing")
+	c.Flags().StringVar(&o.backup, "backup", "", "NV backup file (for log_tx_psn_window)")
+	cmdutil.AddNVDBFlag(c, &o.nvdb)
 	return c
+}
+
+// runRoceSet is the work of the "set" command, apart from its cobra wiring.
+func (a *app) runRoceSet(o *roceSetOptions, args []string) error {
+	var nvSets []nvconf.Assignment
+	var regSets []prm.Assignment
+	for _, arg := range args {
+		k, v, ok := strings.Cut(arg, "=")
+		if !ok {
+			return cmdutil.UsageErr("%q: write log_tx_psn_window=N or FEATURE=on|off", arg)
+		}
+		k = strings.ToLower(strings.TrimSpace(k))
+		if k == "log_tx_psn_window" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > roce.MaxLogWindow {
+				return cmdutil.UsageErr("log_tx_psn_window=%s: give 0 (device default) to 63 (device maximum)", v)
+			}
+			nvSets = append(nvSets, nvconf.Assignment{Name: "LOG_TX_PSN_WINDOW", Value: v})
+			continue
+		}
+		on := false
+		switch strings.ToLower(v) {
+		case "on", "1", "true", "yes":
+			on = true
+		case "off", "0", "false", "no":
+		default:
+			return cmdutil.UsageErr("%s=%s: give on or off", k, v)
+		}
+		as, err := roce.SetAssignments(k, on)
+		if err != nil {
+			return cmdutil.UsageWrap(err)
+		}
+		regSets = append(regSets, as...)
+	}
+	if len(nvSets) > 0 && len(regSets) > 0 {
+		return cmdutil.UsageErr("set the window and the switches in two commands: the window is NV (next boot), the switches are live")
+	}
+	ctx, cancel := o.df.Context(a.Ctx)
+	defer cancel()
+	if len(nvSets) > 0 {
+		return configcmd.Set(ctx, a.App, o.df, o.nvdb, nvSets, o.yes, o.dryRun, o.backup)
+	}
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	ad, err := a.Open(ctx, o.df.Name, db)
+	if err != nil {
+		return err
+	}
+	defer ad.Close()
+	return regcmd.WriteRegister(ctx, a.App, ad, "ROCE_ACCL", nil, regSets, dev.SetOptions{}, o.yes, o.dryRun)
 }

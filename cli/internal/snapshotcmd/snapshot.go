@@ -17,12 +17,20 @@ import (
 	"github.com/cxray/cxray/prm"
 )
 
-func (a *app) snapshotCmd() *cobra.Command {
-	var df cmdutil.DeviceFlags
-	var all bool
-	var profile, out string
-	var samples int
-	var interval time.Duration
+// snapshotOptions holds the flags of the "snapshot" command.
+type snapshotOptions struct {
+	df           cmdutil.DeviceFlags
+	all          bool
+	profile, out string
+	samples      int
+	interval     time.Duration
+}
+
+func (a *app) snapshotCmd() *cobra.Command { return a.newSnapshotCmd(nil) }
+
+// newSnapshotCmd wires the flags to snapshotOptions; runF (tests) replaces runSnapshot.
+func (a *app) newSnapshotCmd(runF func(*snapshotOptions, []string) error) *cobra.Command {
+	o := &snapshotOptions{}
 	c := &cobra.Command{
 		Use:   "snapshot [-d DEV|--all] [--profile NAME|FILE] [--out FILE]",
 		Short: "Record a baseline of an adapter's registers, every field classed static, dynamic or counter",
@@ -47,59 +55,67 @@ Without --out the snapshot is printed as JSON.`,
 		Example: `  cxray snapshot -d 0000:03:00.0 --out before.json
   cxray snapshot -d emu:examples/two-adapters.yaml --all --samples 3 --interval 10s --out base.json`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			db, err := a.DB()
-			if err != nil {
-				return err
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
 			}
-			p, err := snapshot.LoadProfile(profile)
-			if err != nil {
-				return cmdutil.UsageWrap(err)
-			}
-			if samples < 1 || samples > 1000 {
-				return cmdutil.UsageErr("--samples %d: give 1 to 1000", samples)
-			}
-			if samples > 1 && interval <= 0 {
-				return cmdutil.UsageErr("--samples %d needs --interval (e.g. 10s)", samples)
-			}
-			if out != "" {
-				// Before reading the device: a destination that cannot
-				// be written is the user's to fix (2), not minutes later.
-				if err := atomicfile.Check(out); err != nil {
-					return cmdutil.UsageErr("--out %v; nothing was read", err)
-				}
-			}
-			f, failed, err := a.takeSnapshot(a.Ctx, df, all, db, p, samples, interval)
-			if err != nil {
-				return err
-			}
-			if out == "" {
-				err = a.WriteJSON(f)
-			} else if err = snapshot.Write(out, f); err != nil {
-				return cmdutil.DeviceErr(err)
-			} else {
-				err = a.printSnapshotSummary(out, f)
-			}
-			if err != nil {
-				return err
-			}
-			// Each function not read, and why, on standard error too (the
-			// file holds it as well).
-			for _, d := range f.Devices {
-				if d.Error != "" {
-					fmt.Fprintf(a.Stderr, "cxray: %s: %s\n", d.BDF, d.Error)
-				}
-			}
-			return failed
+			return a.runSnapshot(o)
 		},
 	}
-	df.Add(c)
-	c.Flags().BoolVar(&all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
-	c.Flags().StringVar(&profile, "profile", "standard", "which registers: "+strings.Join(snapshot.Profiles(), ", ")+", or a YAML file")
-	c.Flags().StringVar(&out, "out", "", "write the snapshot to FILE (atomically) instead of standard output")
-	c.Flags().IntVar(&samples, "samples", 1, "read everything N times")
-	c.Flags().DurationVar(&interval, "interval", 0, "time between samples")
+	o.df.Add(c)
+	c.Flags().BoolVar(&o.all, "all", false, "every function (of this machine, or of the emulated scenario -d names)")
+	c.Flags().StringVar(&o.profile, "profile", "standard", "which registers: "+strings.Join(snapshot.Profiles(), ", ")+", or a YAML file")
+	c.Flags().StringVar(&o.out, "out", "", "write the snapshot to FILE (atomically) instead of standard output")
+	c.Flags().IntVar(&o.samples, "samples", 1, "read everything N times")
+	c.Flags().DurationVar(&o.interval, "interval", 0, "time between samples")
 	return c
+}
+
+// runSnapshot is the work of the "snapshot" command, apart from its cobra wiring.
+func (a *app) runSnapshot(o *snapshotOptions) error {
+	db, err := a.DB()
+	if err != nil {
+		return err
+	}
+	p, err := snapshot.LoadProfile(o.profile)
+	if err != nil {
+		return cmdutil.UsageWrap(err)
+	}
+	if o.samples < 1 || o.samples > 1000 {
+		return cmdutil.UsageErr("--samples %d: give 1 to 1000", o.samples)
+	}
+	if o.samples > 1 && o.interval <= 0 {
+		return cmdutil.UsageErr("--samples %d needs --interval (e.g. 10s)", o.samples)
+	}
+	if o.out != "" {
+		// Before reading the device: a destination that cannot
+		// be written is the user's to fix (2), not minutes later.
+		if err := atomicfile.Check(o.out); err != nil {
+			return cmdutil.UsageErr("--out %v; nothing was read", err)
+		}
+	}
+	f, failed, err := a.takeSnapshot(a.Ctx, o.df, o.all, db, p, o.samples, o.interval)
+	if err != nil {
+		return err
+	}
+	if o.out == "" {
+		err = a.WriteJSON(f)
+	} else if err = snapshot.Write(o.out, f); err != nil {
+		return cmdutil.DeviceErr(err)
+	} else {
+		err = a.printSnapshotSummary(o.out, f)
+	}
+	if err != nil {
+		return err
+	}
+	// Each function not read, and why, on standard error too (the
+	// file holds it as well).
+	for _, d := range f.Devices {
+		if d.Error != "" {
+			fmt.Fprintf(a.Stderr, "cxray: %s: %s\n", d.BDF, d.Error)
+		}
+	}
+	return failed
 }
 
 // takeSnapshot reads the targets into one file, side by side, each
@@ -227,14 +243,6 @@ func (p *progressBar) done() {
 }
 
 func (a *app) printSnapshotSummary(path string, f *snapshot.File) error {
-	type devSum struct {
-		BDF       string `json:"bdf"`
-		Firmware  string `json:"firmware"`
-		Registers int    `json:"registers"`
-		Fields    int    `json:"fields"`
-		Failed    int    `json:"failed"`
-		Error     string `json:"error,omitempty"`
-	}
 	var sums []devSum
 	for _, d := range f.Devices {
 		s := devSum{BDF: d.BDF, Firmware: d.Identity.Firmware, Error: d.Error}
@@ -249,7 +257,7 @@ func (a *app) printSnapshotSummary(path string, f *snapshot.File) error {
 		sums = append(sums, s)
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"file": path, "profile": f.Profile.Name, "samples": f.Samples, "devices": sums})
+		return a.WriteJSON(snapshotDocument{Devices: sums, File: path, Profile: f.Profile.Name, Samples: f.Samples})
 	}
 	fmt.Fprintf(a.Stdout, "wrote %s (profile %s, %d sample(s), %s)\n", path, f.Profile.Name, f.Samples, f.PRMRevision)
 	t := a.NewTable("BDF", "FIRMWARE", "REGISTERS", "FIELDS", "UNREADABLE")
@@ -260,11 +268,19 @@ func (a *app) printSnapshotSummary(path string, f *snapshot.File) error {
 	return nil
 }
 
-func (a *app) diffCmd() *cobra.Command {
-	var df cmdutil.DeviceFlags
-	var all bool
-	var samples, limit int
-	var interval time.Duration
+// diffOptions holds the flags of the "diff" command.
+type diffOptions struct {
+	df             cmdutil.DeviceFlags
+	all            bool
+	samples, limit int
+	interval       time.Duration
+}
+
+func (a *app) diffCmd() *cobra.Command { return a.newDiffCmd(nil) }
+
+// newDiffCmd wires the flags to diffOptions; runF (tests) replaces runDiff.
+func (a *app) newDiffCmd(runF func(*diffOptions, []string) error) *cobra.Command {
+	o := &diffOptions{}
 	c := &cobra.Command{
 		Use:   "diff BASE [NEW | -d DEV]",
 		Short: "Compare a baseline snapshot with another, or with the device now",
@@ -281,56 +297,64 @@ name, then by position.`,
   cxray diff before.json -d 0000:03:00.0 -o json`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if args[0] == "-" && len(args) == 2 && args[1] == "-" {
-				return cmdutil.UsageErr("only one of the snapshots can come from standard input")
+			if runF != nil {
+				return runF(o, args)
 			}
-			base, err := a.readSnapshot(args[0])
-			if err != nil {
-				return err
-			}
-			var cur *snapshot.File
-			var failed error
-			switch {
-			case len(args) == 2 && df.Name != "":
-				return cmdutil.UsageErr("compare with a file or with -d DEV, not both")
-			case len(args) == 2:
-				if cur, err = a.readSnapshot(args[1]); err != nil {
-					return err
-				}
-			case df.Name != "":
-				db, err := a.DB()
-				if err != nil {
-					return err
-				}
-				if cur, failed, err = a.takeSnapshot(a.Ctx, df, all, db, &base.Profile, samples, interval); err != nil {
-					return err
-				}
-			default:
-				return cmdutil.UsageErr("give a second snapshot file, or -d DEV to compare with the device now")
-			}
-			rep := snapshot.Diff(base, cur, nil)
-			if a.JSON() {
-				if err := a.WriteJSON(rep); err != nil {
-					return err
-				}
-			} else if err := rep.WriteText(a.Stdout, limit); err != nil {
-				return err
-			}
-			if failed != nil {
-				return failed
-			}
-			if rep.Problems() {
-				return cmdutil.ErrProblem
-			}
-			return nil
+			return a.runDiff(o, args)
 		},
 	}
-	df.Add(c)
-	c.Flags().BoolVar(&all, "all", false, "with -d: every function of the emulated scenario")
-	c.Flags().IntVar(&samples, "samples", 1, "with -d: samples to read now")
-	c.Flags().DurationVar(&interval, "interval", 0, "with -d: time between samples")
-	c.Flags().IntVar(&limit, "limit", 25, "list at most this many changes per section (0: all)")
+	o.df.Add(c)
+	c.Flags().BoolVar(&o.all, "all", false, "with -d: every function of the emulated scenario")
+	c.Flags().IntVar(&o.samples, "samples", 1, "with -d: samples to read now")
+	c.Flags().DurationVar(&o.interval, "interval", 0, "with -d: time between samples")
+	c.Flags().IntVar(&o.limit, "limit", 25, "list at most this many changes per section (0: all)")
 	return c
+}
+
+// runDiff is the work of the "diff" command, apart from its cobra wiring.
+func (a *app) runDiff(o *diffOptions, args []string) error {
+	if args[0] == "-" && len(args) == 2 && args[1] == "-" {
+		return cmdutil.UsageErr("only one of the snapshots can come from standard input")
+	}
+	base, err := a.readSnapshot(args[0])
+	if err != nil {
+		return err
+	}
+	var cur *snapshot.File
+	var failed error
+	switch {
+	case len(args) == 2 && o.df.Name != "":
+		return cmdutil.UsageErr("compare with a file or with -d DEV, not both")
+	case len(args) == 2:
+		if cur, err = a.readSnapshot(args[1]); err != nil {
+			return err
+		}
+	case o.df.Name != "":
+		db, err := a.DB()
+		if err != nil {
+			return err
+		}
+		if cur, failed, err = a.takeSnapshot(a.Ctx, o.df, o.all, db, &base.Profile, o.samples, o.interval); err != nil {
+			return err
+		}
+	default:
+		return cmdutil.UsageErr("give a second snapshot file, or -d DEV to compare with the device now")
+	}
+	rep := snapshot.Diff(base, cur, nil)
+	if a.JSON() {
+		if err := a.WriteJSON(rep); err != nil {
+			return err
+		}
+	} else if err := rep.WriteText(a.Stdout, o.limit); err != nil {
+		return err
+	}
+	if failed != nil {
+		return failed
+	}
+	if rep.Problems() {
+		return cmdutil.ErrProblem
+	}
+	return nil
 }
 
 // readSnapshot reads a snapshot file, or standard input for "-" (bounded:
@@ -356,3 +380,23 @@ func (a *app) readSnapshot(path string) (*snapshot.File, error) {
 
 // maxSnapshotInput bounds a snapshot read from standard input.
 const maxSnapshotInput = 512 << 20
+
+// snapshotDocument is `cxray snapshot -o json`: the file written and a
+// summary per device. The fields are in key order, as the map it replaced
+// was written, so the output is unchanged.
+type snapshotDocument struct {
+	Devices []devSum `json:"devices"`
+	File    string   `json:"file"`
+	Profile string   `json:"profile"`
+	Samples int      `json:"samples"`
+}
+
+// devSum is one device of snapshotDocument.
+type devSum struct {
+	BDF       string `json:"bdf"`
+	Firmware  string `json:"firmware"`
+	Registers int    `json:"registers"`
+	Fields    int    `json:"fields"`
+	Failed    int    `json:"failed"`
+	Error     string `json:"error,omitempty"`
+}

@@ -68,7 +68,10 @@ type statusOptions struct {
 	df cmdutil.DeviceFlags
 }
 
-func (a *app) statusCmd() *cobra.Command {
+func (a *app) statusCmd() *cobra.Command { return a.newStatusCmd(nil) }
+
+// newStatusCmd wires the flags to statusOptions; runF (tests) replaces runStatus.
+func (a *app) newStatusCmd(runF func(*statusOptions, []string) error) *cobra.Command {
 	var o statusOptions
 	c := &cobra.Command{
 		Use:   "status",
@@ -85,7 +88,12 @@ identity check says the same).
 Firmware details need root on real adapters; without it they come from the
 kernel driver where it has them.`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return a.runStatus(&o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runStatus(&o)
+		},
 	}
 	o.df.Add(c)
 	return c
@@ -109,7 +117,7 @@ func (a *app) runStatus(o *statusOptions) error {
 		}
 	}
 	if a.JSON() {
-		if err := a.WriteJSON(map[string]any{"source_revision": db.Revision, "devices": entries}); err != nil {
+		if err := a.WriteJSON(Document{Devices: entries, SourceRevision: db.Revision}); err != nil {
 			return err
 		}
 	} else {
@@ -352,4 +360,13 @@ func portsText(e Entry) string {
 		}
 	}
 	return s
+}
+
+// Document is `cxray status -o json`: an entry per function and the
+// revision of the register database. The fields are in key order, as the
+// map it replaced was written, so the output is unchanged
+// (cli/testdata/golden).
+type Document struct {
+	Devices        []Entry `json:"devices"`
+	SourceRevision string  `json:"source_revision"`
 }

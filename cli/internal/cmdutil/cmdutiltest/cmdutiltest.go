@@ -12,6 +12,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -102,5 +104,22 @@ func JSON(t testing.TB, s string, v any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(s), v); err != nil {
 		t.Fatalf("not JSON: %v\n%.400s", err, s)
+	}
+}
+
+// KeyOrder fails t unless each document's JSON fields are in the order
+// of their keys: a typed document that replaced a map (which
+// encoding/json writes in key order) then writes the same bytes.
+func KeyOrder(t testing.TB, docs ...any) {
+	t.Helper()
+	for _, doc := range docs {
+		typ := reflect.TypeOf(doc)
+		var keys []string
+		for i := 0; i < typ.NumField(); i++ {
+			keys = append(keys, strings.Split(typ.Field(i).Tag.Get("json"), ",")[0])
+		}
+		if !sort.StringsAreSorted(keys) {
+			t.Errorf("%s: fields %q are not in key order; the document would not write what the map it replaced wrote", typ.Name(), keys)
+		}
 	}
 }
