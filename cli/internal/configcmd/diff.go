@@ -15,9 +15,14 @@ import (
 	"github.com/cxray/cxray/prm"
 )
 
+// diffOptions are config diff's flags.
+type diffOptions struct {
+	timeout time.Duration
+	all     bool
+}
+
 func (cc *configCtx) diffCmd() *cobra.Command {
-	var timeout time.Duration
-	var all bool
+	var o diffOptions
 	c := &cobra.Command{
 		Use:   "diff A B",
 		Short: "Compare two NV configurations: backups, mlxconfig query outputs or devices",
@@ -31,40 +36,10 @@ With a query output, the parameters both sides hold are compared, and those
 only one side holds are named in a footer (--all lists them as rows, "-"
 for the side that lacks one); only a difference in what both hold is exit 1.`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(_ *cobra.Command, args []string) error {
-			ctx, cancel := context.WithTimeout(cc.a.Ctx, timeout)
-			defer cancel()
-			nv, err := cc.db()
-			if err != nil {
-				return err
-			}
-			db, err := cc.a.DB()
-			if err != nil {
-				return err
-			}
-			hc, err := tlv.NewHeaderCodec(db, "MNVDA")
-			if err != nil {
-				return cmdutil.UsageWrap(err)
-			}
-			ops, err := cc.readOperands(args)
-			if err != nil {
-				return err
-			}
-			// A query output holds values, not TLVs: compare by parameter.
-			if ops[0].holdsQuery() || ops[1].holdsQuery() {
-				return cc.diffSettings(ctx, ops, db, all)
-			}
-			var sides [2][]nvconf.RawTLV
-			for i, op := range ops {
-				if sides[i], err = cc.loadSide(ctx, op, nv, db, hc); err != nil {
-					return err
-				}
-			}
-			return cc.printDiff(args, sides, nv)
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return cc.runDiff(args, o) },
 	}
-	c.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "give up on a device after this long")
-	c.Flags().BoolVar(&all, "all", false, "with a query output, also list the parameters only one side holds")
+	c.Flags().DurationVar(&o.timeout, "timeout", 10*time.Second, "give up on a device after this long")
+	c.Flags().BoolVar(&o.all, "all", false, "with a query output, also list the parameters only one side holds")
 	c.Flags().StringVar(&cc.fileDevice, "file-device", "", "in a query output of several devices, compare this one (its number from 1, or its Device name); without it such a file is refused with its list")
 	return c
 }
@@ -131,4 +106,38 @@ func (cc *configCtx) printDiff(args []string, sides [2][]nvconf.RawTLV, nv *nvco
 		return cmdutil.ErrProblem
 	}
 	return nil
+}
+
+// runDiff compares the two operands A and B, TLV by TLV, or parameter by
+// parameter when one is a query output.
+func (cc *configCtx) runDiff(args []string, o diffOptions) error {
+	ctx, cancel := context.WithTimeout(cc.a.Ctx, o.timeout)
+	defer cancel()
+	nv, err := cc.db()
+	if err != nil {
+		return err
+	}
+	db, err := cc.a.DB()
+	if err != nil {
+		return err
+	}
+	hc, err := tlv.NewHeaderCodec(db, "MNVDA")
+	if err != nil {
+		return cmdutil.UsageWrap(err)
+	}
+	ops, err := cc.readOperands(args)
+	if err != nil {
+		return err
+	}
+	// A query output holds values, not TLVs: compare by parameter.
+	if ops[0].holdsQuery() || ops[1].holdsQuery() {
+		return cc.diffSettings(ctx, ops, db, o.all)
+	}
+	var sides [2][]nvconf.RawTLV
+	for i, op := range ops {
+		if sides[i], err = cc.loadSide(ctx, op, nv, db, hc); err != nil {
+			return err
+		}
+	}
+	return cc.printDiff(args, sides, nv)
 }

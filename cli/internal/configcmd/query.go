@@ -62,10 +62,15 @@ type settingJSON struct {
 	Hidden   string     `json:"hidden,omitempty"`
 }
 
+// queryOptions are config query's flags.
+type queryOptions struct {
+	df            cmdutil.DeviceFlags
+	extended, all bool
+	filter, from  string
+}
+
 func (cc *configCtx) queryCmd() *cobra.Command {
-	var df cmdutil.DeviceFlags
-	var extended, all bool
-	var filter, from string
+	var o queryOptions
 	c := &cobra.Command{
 		Use:     "query [PARAM...]",
 		Aliases: []string{"q"},
@@ -79,38 +84,14 @@ Per-port parameters are NAME_P1, NAME_P2 ...; enum values show as NAME(n).
 Parameters the firmware's TLV version is too old for, or whose dependency on
 the device's capabilities does not hold, are not listed (--all lists them with
 the reason), as mstconfig does.`,
-		RunE: func(_ *cobra.Command, args []string) error {
-			re, err := cmdutil.CompileFilter(filter)
-			if err != nil {
-				return err
-			}
-			if from != "" {
-				if df.Name != "" || len(args) > 0 || filter != "" {
-					return cmdutil.UsageErr("--from reads the whole file; leave out -d, parameter names and --filter")
-				}
-				return cc.queryFromFile(from, extended)
-			}
-			ctx, cancel := df.Context(cc.a.Ctx)
-			defer cancel()
-			t, err := cc.openQuery(ctx, df)
-			if err != nil {
-				return err
-			}
-			defer t.Close()
-			// Current is read even without -e, so pending changes can be named.
-			res, err := t.s.Query(ctx, nvconf.QueryOptions{Names: args, Filter: re, Extended: true, All: all})
-			if err != nil {
-				return cmdutil.Classify(err)
-			}
-			return cc.printQuery(t, res, extended)
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return cc.runQuery(args, &o) },
 	}
-	df.Add(c)
-	c.Flags().BoolVarP(&extended, "extended", "e", false, "also show Default and Current values")
-	c.Flags().StringVar(&from, "from", "", "read the configuration from a file instead of a device: an mlxconfig/mstconfig query output (WinMFT's too), an mstconfig or cxray backup ('-': standard input)")
+	o.df.Add(c)
+	c.Flags().BoolVarP(&o.extended, "extended", "e", false, "also show Default and Current values")
+	c.Flags().StringVar(&o.from, "from", "", "read the configuration from a file instead of a device: an mlxconfig/mstconfig query output (WinMFT's too), an mstconfig or cxray backup ('-': standard input)")
 	c.Flags().StringVar(&cc.fileDevice, "file-device", "", "with --from, the device of a query output that holds several (its number from 1, or its Device name); without it such a file is refused with its list")
-	c.Flags().BoolVar(&all, "all", false, "also list parameters mstconfig hides (unmet dependency, old TLV version), with the reason")
-	c.Flags().StringVar(&filter, "filter", "", "only parameters (or TLVs) matching this regular expression (case-insensitive)")
+	c.Flags().BoolVar(&o.all, "all", false, "also list parameters mstconfig hides (unmet dependency, old TLV version), with the reason")
+	c.Flags().StringVar(&o.filter, "filter", "", "only parameters (or TLVs) matching this regular expression (case-insensitive)")
 	return c
 }
 
@@ -250,4 +231,31 @@ func toInterruptedJSON(ie *nvconf.InterruptedError) *interruptedJSON {
 	}
 	return &interruptedJSON{Op: ie.Entry.Op, Started: ie.Entry.Started.Format(time.RFC3339), TLVs: nonNilStr(ie.Names),
 		Backup: ie.Entry.Backup, Message: ie.Error()}
+}
+
+// runQuery shows the NV configuration of a device, or of a file with --from.
+func (cc *configCtx) runQuery(args []string, o *queryOptions) error {
+	re, err := cmdutil.CompileFilter(o.filter)
+	if err != nil {
+		return err
+	}
+	if o.from != "" {
+		if o.df.Name != "" || len(args) > 0 || o.filter != "" {
+			return cmdutil.UsageErr("--from reads the whole file; leave out -d, parameter names and --filter")
+		}
+		return cc.queryFromFile(o.from, o.extended)
+	}
+	ctx, cancel := o.df.Context(cc.a.Ctx)
+	defer cancel()
+	t, err := cc.openQuery(ctx, o.df)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	// Current is read even without -e, so pending changes can be named.
+	res, err := t.s.Query(ctx, nvconf.QueryOptions{Names: args, Filter: re, Extended: true, All: o.all})
+	if err != nil {
+		return cmdutil.Classify(err)
+	}
+	return cc.printQuery(t, res, o.extended)
 }

@@ -271,9 +271,14 @@ func (a *app) capsOther(ctx context.Context, o *capsOptions) (*caps.Report, erro
 
 // ---- esw
 
+// eswOptions are the flags of 'cxray esw'.
+type eswOptions struct {
+	df     cmdutil.DeviceFlags
+	maxVFs int
+}
+
 func (a *app) eswCmd() *cobra.Command {
-	var df cmdutil.DeviceFlags
-	var maxVFs int
+	var o eswOptions
 	c := &cobra.Command{
 		Use:   "esw -d DEV",
 		Short: "Show the function's e-switch role, host functions and vport states",
@@ -285,29 +290,32 @@ each vport (QUERY_VPORT_STATE).`,
 		Example: `  cxray esw -d emu
   cxray esw -d emu:examples/two-adapters.yaml@0000:03:00.1 -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			ctx, cancel := df.Context(a.Ctx)
-			defer cancel()
-			ad, d, err := a.commandDevice(ctx, df)
-			if err != nil {
-				return err
-			}
-			defer ad.Close()
-			r, err := esw.Read(ctx, d, esw.Options{MaxVFs: maxVFs})
-			if err != nil {
-				return commandErr(err)
-			}
-			if a.JSON() {
-				return a.WriteJSON(r)
-			}
-			fmt.Fprintf(a.Stdout, "e-switch of %s\n", cmdutil.Describe(ad))
-			a.printRows(r.Rows())
-			return nil
-		},
+		RunE: func(_ *cobra.Command, args []string) error { return a.runESW(o, args) },
 	}
-	df.Add(c)
-	c.Flags().IntVar(&maxVFs, "max-vfs", 0, "query at most this many VF vports (default 64)")
+	o.df.Add(c)
+	c.Flags().IntVar(&o.maxVFs, "max-vfs", 0, "query at most this many VF vports (default 64)")
 	return c
+}
+
+// runESW reads and shows the e-switch of the function.
+func (a *app) runESW(o eswOptions, args []string) error {
+	ctx, cancel := o.df.Context(a.Ctx)
+	defer cancel()
+	ad, d, err := a.commandDevice(ctx, o.df)
+	if err != nil {
+		return err
+	}
+	defer ad.Close()
+	r, err := esw.Read(ctx, d, esw.Options{MaxVFs: o.maxVFs})
+	if err != nil {
+		return commandErr(err)
+	}
+	if a.JSON() {
+		return a.WriteJSON(r)
+	}
+	fmt.Fprintf(a.Stdout, "e-switch of %s\n", cmdutil.Describe(ad))
+	a.printRows(r.Rows())
+	return nil
 }
 
 // ---- nvmf
@@ -409,9 +417,14 @@ func parseObjectNumber(what, s string) (uint32, error) {
 	return uint32(n), nil
 }
 
+// qpOptions are the flags of 'cxray qp'.
+type qpOptions struct {
+	df      cmdutil.DeviceFlags
+	listAll bool
+}
+
 func (a *app) qpCmd() *cobra.Command {
-	var df cmdutil.DeviceFlags
-	var listAll bool
+	var o qpOptions
 	c := &cobra.Command{
 		Use:   "qp QPN|--list -d DEV",
 		Short: "Show a QP's context, or list the QPs: state, PSNs, retry counts, error state",
@@ -427,51 +440,59 @@ CAP_NET_ADMIN, Linux 5.15+).`,
 		Example: `  cxray qp --list -d emu
   cxray qp 0x108 -d emu
   cxray qp 264 -d emu -o json`,
-		Args: objectArgs(&listAll),
-		RunE: func(_ *cobra.Command, args []string) error {
-			if listAll {
-				return a.runListQPs(df)
-			}
-			qpn, err := parseObjectNumber("QPN", args[0])
-			if err != nil {
-				return err
-			}
-			ctx, cancel := df.Context(a.Ctx)
-			defer cancel()
-			var q *objects.QP
-			err = a.withObject(ctx, df, kernel.ResQP, qpn, func(d *dev.Device) error {
-				var err error
-				q, err = objects.QueryQP(ctx, d, qpn)
-				return err
-			}, func(r kernel.RawResource) error {
-				var err error
-				q, err = objects.FromRawQP(r)
-				return err
-			})
-			if err != nil {
-				return objectErr(err, fmt.Sprintf("QP 0x%x", qpn), kernel.ResQP)
-			}
-			if a.JSON() {
-				if err := a.WriteJSON(q); err != nil {
-					return err
-				}
-			} else {
-				a.printRows(q.Rows())
-			}
-			if q.Error {
-				return cmdutil.ErrProblem
-			}
-			return nil
-		},
+		Args: objectArgs(&o.listAll),
+		RunE: func(_ *cobra.Command, args []string) error { return a.runQP(o, args) },
 	}
-	df.Add(c)
-	c.Flags().BoolVar(&listAll, "list", false, "list the function's QPs, those in an error state first")
+	o.df.Add(c)
+	c.Flags().BoolVar(&o.listAll, "list", false, "list the function's QPs, those in an error state first")
 	return c
 }
 
+// runQP shows one QP, or lists them with --list.
+func (a *app) runQP(o qpOptions, args []string) error {
+	if o.listAll {
+		return a.runListQPs(o.df)
+	}
+	qpn, err := parseObjectNumber("QPN", args[0])
+	if err != nil {
+		return err
+	}
+	ctx, cancel := o.df.Context(a.Ctx)
+	defer cancel()
+	var q *objects.QP
+	err = a.withObject(ctx, o.df, kernel.ResQP, qpn, func(d *dev.Device) error {
+		var err error
+		q, err = objects.QueryQP(ctx, d, qpn)
+		return err
+	}, func(r kernel.RawResource) error {
+		var err error
+		q, err = objects.FromRawQP(r)
+		return err
+	})
+	if err != nil {
+		return objectErr(err, fmt.Sprintf("QP 0x%x", qpn), kernel.ResQP)
+	}
+	if a.JSON() {
+		if err := a.WriteJSON(q); err != nil {
+			return err
+		}
+	} else {
+		a.printRows(q.Rows())
+	}
+	if q.Error {
+		return cmdutil.ErrProblem
+	}
+	return nil
+}
+
+// mkeyOptions are the flags of 'cxray mkey'.
+type mkeyOptions struct {
+	df      cmdutil.DeviceFlags
+	listAll bool
+}
+
 func (a *app) mkeyCmd() *cobra.Command {
-	var df cmdutil.DeviceFlags
-	var listAll bool
+	var o mkeyOptions
 	c := &cobra.Command{
 		Use:   "mkey KEY|--list -d DEV",
 		Short: "Show a memory key's entry, or list the keys: access rights, start, length, page size, PD",
@@ -483,40 +504,43 @@ shows every field.
 resource show mr' on a host).`,
 		Example: `  cxray mkey --list -d emu
   cxray mkey 0x10203 -d emu`,
-		Args: objectArgs(&listAll),
-		RunE: func(_ *cobra.Command, args []string) error {
-			if listAll {
-				return a.runListMKeys(df)
-			}
-			key, err := parseObjectNumber("KEY", args[0])
-			if err != nil {
-				return err
-			}
-			ctx, cancel := df.Context(a.Ctx)
-			defer cancel()
-			var m *objects.MKey
-			err = a.withObject(ctx, df, kernel.ResMR, key, func(d *dev.Device) error {
-				var err error
-				m, err = objects.QueryMKey(ctx, d, key)
-				return err
-			}, func(r kernel.RawResource) error {
-				var err error
-				m, err = objects.FromRawMR(r)
-				return err
-			})
-			if err != nil {
-				return objectErr(err, fmt.Sprintf("MKEY 0x%x", key), kernel.ResMR)
-			}
-			if a.JSON() {
-				return a.WriteJSON(m)
-			}
-			a.printRows(m.Rows())
-			return nil
-		},
+		Args: objectArgs(&o.listAll),
+		RunE: func(_ *cobra.Command, args []string) error { return a.runMKey(o, args) },
 	}
-	df.Add(c)
-	c.Flags().BoolVar(&listAll, "list", false, "list the function's memory keys")
+	o.df.Add(c)
+	c.Flags().BoolVar(&o.listAll, "list", false, "list the function's memory keys")
 	return c
+}
+
+// runMKey shows one memory key, or lists them with --list.
+func (a *app) runMKey(o mkeyOptions, args []string) error {
+	if o.listAll {
+		return a.runListMKeys(o.df)
+	}
+	key, err := parseObjectNumber("KEY", args[0])
+	if err != nil {
+		return err
+	}
+	ctx, cancel := o.df.Context(a.Ctx)
+	defer cancel()
+	var m *objects.MKey
+	err = a.withObject(ctx, o.df, kernel.ResMR, key, func(d *dev.Device) error {
+		var err error
+		m, err = objects.QueryMKey(ctx, d, key)
+		return err
+	}, func(r kernel.RawResource) error {
+		var err error
+		m, err = objects.FromRawMR(r)
+		return err
+	})
+	if err != nil {
+		return objectErr(err, fmt.Sprintf("MKEY 0x%x", key), kernel.ResMR)
+	}
+	if a.JSON() {
+		return a.WriteJSON(m)
+	}
+	a.printRows(m.Rows())
+	return nil
 }
 
 // withObject reads an object through the command interface (query), or,

@@ -107,47 +107,7 @@ docs/link.md, "Changing a link", has the details.`,
   cxray link -d 0000:5e:00.0 --port_state DN --yes
   cxray link -d 0000:5e:00.0 --undo --yes`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.all && cmd.Flags().Changed("port") {
-				return cmdutil.UsageErr("--port and --all exclude each other; give one")
-			}
-			if o.port < 1 || o.port > 255 {
-				return cmdutil.UsageErr("--port %d: ports are numbered from 1 (local port of the function)", o.port)
-			}
-			if o.interval < 0 || o.interval > 10*time.Minute {
-				return cmdutil.UsageErr("--interval %v: give a duration between 1ms and 10m (or leave it out)", o.interval)
-			}
-			if o.df.Name == "" {
-				return cmdutil.UsageErr("add -d DEV ('cxray status' lists them; -d emu tries the emulator)")
-			}
-			if changed(cmd, histFlags...) {
-				if err := checkHistFlags(cmd, &o.hist); err != nil {
-					return err
-				}
-				return a.runHist(&o)
-			}
-			if changed(cmd, "cable", "dump", "read", "write", "page", "bank", "offset", "length") {
-				if err := checkCableFlags(cmd, &o.cableOpts); err != nil {
-					return err
-				}
-				return a.runCable(&o)
-			}
-			if changed(cmd, changeFlags...) || changed(cmd, "force", "wait") || (changed(cmd, "dry-run") && !o.clear) {
-				if err := checkChangeFlags(cmd, &o); err != nil {
-					return err
-				}
-				return a.runChange(&o)
-			}
-			if o.pcie {
-				for _, f := range []string{"port", "all", "counters", "clear"} {
-					if cmd.Flags().Changed(f) {
-						return cmdutil.UsageErr("--%s is about the network port; --pcie reads the link to the host (leave one out)", f)
-					}
-				}
-				return a.runPCIe(&o, cmd.Flags().Changed("interval"))
-			}
-			return a.runLink(&o)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runVerb(cmd, &o) },
 	}
 	o.df.Add(c)
 	c.Flags().IntVar(&o.port, "port", 1, "local port to read (1 is the function's own port)")
@@ -342,4 +302,49 @@ func (a *app) clearDryRun(ctx context.Context, ad *adapter.Adapter, ports []int)
 	}
 	fmt.Fprintln(a.Stdout, "dry run: nothing written (the counters of these groups would restart from 0)")
 	return nil
+}
+
+// runVerb checks the flags against each other and hands the options to the
+// run function of the mode they choose (histogram, cable, change, PCIe or
+// the port reading), so the cobra closure stays wiring.
+func (a *app) runVerb(cmd *cobra.Command, o *linkOptions) error {
+	if o.all && cmd.Flags().Changed("port") {
+		return cmdutil.UsageErr("--port and --all exclude each other; give one")
+	}
+	if o.port < 1 || o.port > 255 {
+		return cmdutil.UsageErr("--port %d: ports are numbered from 1 (local port of the function)", o.port)
+	}
+	if o.interval < 0 || o.interval > 10*time.Minute {
+		return cmdutil.UsageErr("--interval %v: give a duration between 1ms and 10m (or leave it out)", o.interval)
+	}
+	if o.df.Name == "" {
+		return cmdutil.UsageErr("add -d DEV ('cxray status' lists them; -d emu tries the emulator)")
+	}
+	if changed(cmd, histFlags...) {
+		if err := checkHistFlags(cmd, &o.hist); err != nil {
+			return err
+		}
+		return a.runHist(o)
+	}
+	if changed(cmd, "cable", "dump", "read", "write", "page", "bank", "offset", "length") {
+		if err := checkCableFlags(cmd, &o.cableOpts); err != nil {
+			return err
+		}
+		return a.runCable(o)
+	}
+	if changed(cmd, changeFlags...) || changed(cmd, "force", "wait") || (changed(cmd, "dry-run") && !o.clear) {
+		if err := checkChangeFlags(cmd, o); err != nil {
+			return err
+		}
+		return a.runChange(o)
+	}
+	if o.pcie {
+		for _, f := range []string{"port", "all", "counters", "clear"} {
+			if cmd.Flags().Changed(f) {
+				return cmdutil.UsageErr("--%s is about the network port; --pcie reads the link to the host (leave one out)", f)
+			}
+		}
+		return a.runPCIe(o, cmd.Flags().Changed("interval"))
+	}
+	return a.runLink(o)
 }
