@@ -61,19 +61,18 @@ func (a *Adapter) registerIdentity(ctx context.Context) (*Identity, error) {
 	if err != nil {
 		return nil, err
 	}
-	did, err := d.Identity(ctx)
+	r, err := a.staticMGIR(ctx)
 	if err != nil {
-		return nil, a.drop(err)
+		return nil, err
 	}
+	did := d.IdentityOf(ctx, r)
 	id := &Identity{PSID: did.PSID, Firmware: did.Firmware, Ports: did.Ports, DeviceID: did.DeviceID,
 		BaseMAC: did.BaseMAC, PermanentMAC: did.PermanentMAC, NodeGUID: did.NodeGUID, SysImageGUID: did.SysImageGUID}
 	if id.DeviceID != 0 {
 		id.HCAType = fmt.Sprintf("MT%d", id.DeviceID)
 		id.Model, _ = devname.Model(id.DeviceID)
 	}
-	if r, err := a.get(ctx, "MGIR"); err == nil {
-		id.FirmwareBuilt = buildDate(r.Decoded)
-	}
+	id.FirmwareBuilt = buildDate(r.Decoded)
 	id.FirmwareStored = a.storedFirmware(ctx)
 	if id.FirmwareStored != "" && id.FirmwareStored != id.Firmware {
 		id.FirmwarePending = id.FirmwareStored
@@ -84,6 +83,41 @@ func (a *Adapter) registerIdentity(ctx context.Context) (*Identity, error) {
 		return nil, err
 	}
 	return id, nil
+}
+
+// staticMGIR is an MGIR reading for its static fields (firmware, PSID,
+// port count, device ID, base MAC, build date): the first one the adapter
+// made, kept until the register path is dropped.
+func (a *Adapter) staticMGIR(ctx context.Context) (*dev.Reading, error) {
+	a.mu.Lock()
+	r := a.mgir
+	a.mu.Unlock()
+	if r != nil {
+		return r, nil
+	}
+	return a.readMGIR(ctx)
+}
+
+// readMGIR reads MGIR now, for its uptime, unless the last reading was
+// made at this instant of the device's clock: on a device whose time
+// stands still between reads (the emulator's manual clock) that reading
+// is what MGIR would answer again.
+func (a *Adapter) readMGIR(ctx context.Context) (*dev.Reading, error) {
+	now := a.c.Clock.Now()
+	a.mu.Lock()
+	r, at := a.mgir, a.mgirAt
+	a.mu.Unlock()
+	if r != nil && at.Equal(now) {
+		return r, nil
+	}
+	r, err := a.get(ctx, "MGIR")
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.mgir, a.mgirAt = r, now
+	a.mu.Unlock()
+	return r, nil
 }
 
 // buildDate reads MGIR's build date, whose digits are BCD (0x2023 is the
@@ -181,7 +215,7 @@ func (a *Adapter) readMQIS(ctx context.Context, infoType string) (string, error)
 // belong to another function (the firmware answers "bad parameter" for a
 // local port this function does not own), each with its module and width.
 func (a *Adapter) registerPorts(ctx context.Context) ([]Port, error) {
-	r, err := a.get(ctx, "MGIR")
+	r, err := a.staticMGIR(ctx)
 	if err != nil {
 		return nil, err
 	}
