@@ -1,9 +1,6 @@
 package health_test
 
 import (
-	"os"
-	"runtime"
-	"strings"
 	"bytes"
 	"context"
 	"fmt"
@@ -41,17 +38,6 @@ type countingFirmware struct {
 }
 
 func (c *countingFirmware) AccessRegister(id uint16, method emu.Method, data []byte) ([]byte, uint8) {
-	if os.Getenv("DBGSTACK") != "" {
-		buf := make([]byte, 1<<16)
-		n := runtime.Stack(buf, false)
-		var fr []string
-		for _, l := range strings.Split(string(buf[:n]), "\n") {
-			if strings.Contains(l, "cxray/adapter.") || strings.Contains(l, "cxray/feature/") && !strings.Contains(l, "_test") {
-				fr = append(fr, strings.TrimSpace(l[strings.LastIndex(l, "/")+1:]))
-			}
-		}
-		fmt.Println("TX", id, data[:4], fr)
-	}
 	c.mu.Lock()
 	c.log = append(c.log, transaction{id, method, append([]byte(nil), data...), c.now()})
 	c.mu.Unlock()
