@@ -426,14 +426,25 @@ func (a *Adapter) nameNetdevs(ctx context.Context, ps []Port) {
 
 // Links reads the link state of every owned port.
 func (a *Adapter) Links(ctx context.Context) ([]Link, error) {
+	ls, _, err := a.LinkReadings(ctx)
+	return ls, err
+}
+
+// LinkReadings is Links with the PAOS and PTYS readings it decoded, by
+// local port (none on the kernel backend), for features that decode more
+// of them (feature/link) without reading them again.
+func (a *Adapter) LinkReadings(ctx context.Context) ([]Link, map[int]*LinkRegisters, error) {
 	ps, err := a.Ports(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	regs := map[int]*LinkRegisters{}
 	if !a.HasRegisters() {
-		return a.kernelLinks(ctx, ps)
+		ls, err := a.kernelLinks(ctx, ps)
+		return ls, regs, err
 	}
-	return a.registerLinks(ctx, ps)
+	ls, err := a.registerLinks(ctx, ps, regs)
+	return ls, regs, err
 }
 
 // Temperatures reads the ASIC sensors and the sensors of the owned ports'

@@ -117,11 +117,13 @@ func IBPhysStateName(id int) string { return ibPhysStates[id] }
 // when the function has a command interface, the logical state and LIDs
 // of QUERY_HCA_VPORT_CONTEXT; without one, from the kernel's view when
 // there is one.
-func (a *Adapter) registerIBLink(ctx context.Context, p Port, l *Link) error {
+func (a *Adapter) registerIBLink(ctx context.Context, p Port, l *Link, lr *LinkRegisters) error {
 	lp := "local_port=" + strconv.Itoa(p.Local)
 	r, err := a.get(ctx, "PTYS", lp, "proto_mask="+strconv.Itoa(protoInfiniBand))
+	lr.PTYSErr = err
 	switch {
 	case err == nil:
+		lr.PTYS = r.Decoded
 		if v, ok := fieldOf(r.Decoded, "PTYS", "data_rate_oper"); ok {
 			g := float64(v) / 10 // 100 Mb/s units
 			l.SpeedGbps = &g

@@ -256,13 +256,18 @@ func (a *Adapter) registerPorts(ctx context.Context) ([]Port, error) {
 
 // registerLinks: PAOS and PTYS per port (and an InfiniBand port's logical
 // state, ib.go).
-func (a *Adapter) registerLinks(ctx context.Context, ps []Port) ([]Link, error) {
+func (a *Adapter) registerLinks(ctx context.Context, ps []Port, regs map[int]*LinkRegisters) ([]Link, error) {
 	var out []Link
 	var errs []error
 	for _, p := range ps {
 		l := Link{Port: p.Local, LinkLayer: p.LinkLayer}
+		lr := &LinkRegisters{}
+		regs[p.Local] = lr
 		lp := "local_port=" + strconv.Itoa(p.Local)
-		if r, err := a.get(ctx, "PAOS", lp); err == nil {
+		r, err := a.get(ctx, "PAOS", lp)
+		lr.PAOSErr = err
+		if err == nil {
+			lr.PAOS = r.Decoded
 			// By number: the values are the PRM's in every revision, the
 			// enum names are not (Rev 0.51 has none for oper_status).
 			if v, ok := fieldOf(r.Decoded, "PAOS", "oper_status"); ok {
@@ -282,7 +287,7 @@ func (a *Adapter) registerLinks(ctx context.Context, ps []Port) ([]Link, error) 
 			errs = append(errs, fmt.Errorf("port %d PAOS: %w", p.Local, err))
 		}
 		if p.LinkLayer == LinkInfiniBand {
-			if err := a.registerIBLink(ctx, p, &l); err != nil {
+			if err := a.registerIBLink(ctx, p, &l, lr); err != nil {
 				if ctx.Err() != nil {
 					return out, err
 				}
@@ -291,7 +296,10 @@ func (a *Adapter) registerLinks(ctx context.Context, ps []Port) ([]Link, error) 
 			out = append(out, l)
 			continue
 		}
-		if r, err := a.get(ctx, "PTYS", lp, "proto_mask=4"); err == nil {
+		r, err = a.get(ctx, "PTYS", lp, "proto_mask=4")
+		lr.PTYSErr = err
+		if err == nil {
+			lr.PTYS = r.Decoded
 			if v, err := r.Decoded.Get("data_rate_oper"); err == nil {
 				if u, ok := units.Lookup("PTYS", "data_rate_oper"); ok {
 					g := u.Apply(v.Uint(), v.Step().Width).Value

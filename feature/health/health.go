@@ -16,6 +16,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/feature/modules"
+	"github.com/cxray/cxray/feature/link"
 	"github.com/cxray/cxray/feature/pcielink"
 	"github.com/cxray/cxray/feature/roce"
 	"github.com/cxray/cxray/nvconf"
@@ -146,13 +147,16 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	// The ports check comes first in the report; it is made after the
 	// module read so that a port down for want of a module says so.
 	pc := newPortClass(mods, o.Unused)
-	r.add(portsCheck(ctx, a, pc))
+	// PAOS and PTYS are read once, for the ports, link and PCIe checks.
+	lk := &link.Links{}
+	lk.Links, lk.Registers, lk.Err = a.LinkReadings(ctx)
+	r.add(portsCheck(ctx, a, pc, lk))
 	r.add(modulesCheck(mods, modErr, pc))
 	r.add(temperatures(ctx, a, unreachableModules(mods)))
 	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
-	r.add(linkCheck(ctx, a, pc))
-	pcc, prep := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
+	r.add(linkCheck(ctx, a, pc, lk))
+	pcc, prep := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.NeedOf(lk.Links)},
 		pcieBefore, pcieAfter, o.Interval)
 	r.add(pcc)
 	dc, drv := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
@@ -366,9 +370,9 @@ func emptyNext(bdf string, ports []int) string {
 	return fmt.Sprintf("plug a module or cable into port %s if it should carry traffic; if it is unused on purpose, say so and health stops reporting it: 'cxray health --unused-ports %s', or a line '%s %s' in %s (docs/health.md)", l, l, bdf, l, UnusedPortsFile)
 }
 
-func portsCheck(ctx context.Context, a *adapter.Adapter, pc portClass) Check {
+func portsCheck(ctx context.Context, a *adapter.Adapter, pc portClass, lk *link.Links) Check {
 	c := Check{Name: "ports", Status: OK}
-	links, err := a.Links(ctx)
+	links, err := lk.Links, lk.Err
 	if len(links) == 0 {
 		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)
