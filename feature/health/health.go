@@ -15,8 +15,8 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
-	"github.com/cxray/cxray/feature/modules"
 	"github.com/cxray/cxray/feature/link"
+	"github.com/cxray/cxray/feature/modules"
 	"github.com/cxray/cxray/feature/pcielink"
 	"github.com/cxray/cxray/feature/roce"
 	"github.com/cxray/cxray/nvconf"
