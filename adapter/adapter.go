@@ -519,14 +519,32 @@ func (a *Adapter) Modules(ctx context.Context, o ModuleOptions) ([]*ModuleReadin
 // PortCounters reads every owned port's traffic and error counters: the
 // PPCNT groups over registers, the IB PMA counters over the kernel.
 func (a *Adapter) PortCounters(ctx context.Context) ([]CounterSet, error) {
+	cs, _, err := a.PortCounterReadings(ctx)
+	return cs, err
+}
+
+// CounterKey names one PPCNT reading: a local port and a counter group
+// (the PRM's grp value).
+type CounterKey struct {
+	Port  int
+	Group uint64
+}
+
+// PortCounterReadings is PortCounters with the PPCNT readings it decoded
+// (none on the kernel backend), for features that decode more of them
+// (feature/link) without reading them again.
+func (a *Adapter) PortCounterReadings(ctx context.Context) ([]CounterSet, map[CounterKey]*prm.Decoded, error) {
 	ps, err := a.Ports(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	regs := map[CounterKey]*prm.Decoded{}
 	if !a.HasRegisters() {
-		return a.kernelCounters(ctx, "ib")
+		cs, err := a.kernelCounters(ctx, "ib")
+		return cs, regs, err
 	}
-	return a.registerCounters(ctx, ps)
+	cs, err := a.registerCounters(ctx, ps, regs)
+	return cs, regs, err
 }
 
 // RDMACounters reads the RDMA hw_counters of every owned port, from the

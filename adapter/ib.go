@@ -227,7 +227,7 @@ var ibGroups = []struct{ grp, member string }{
 // group, or the IBA-width one from firmware without it. Fields are found
 // by their built-in paths (fieldOf), so a database older than the group
 // (Rev 0.51 has no 0x21) reads what the firmware sends all the same.
-func (a *Adapter) registerIBCounters(ctx context.Context, p Port) (CounterSet, error) {
+func (a *Adapter) registerIBCounters(ctx context.Context, p Port, regs map[CounterKey]*prm.Decoded) (CounterSet, error) {
 	cs := CounterSet{Port: p.Local, Kind: "ib", Values: map[string]uint64{}}
 	lp := "local_port=" + strconv.Itoa(p.Local)
 	var first error
@@ -242,6 +242,7 @@ func (a *Adapter) registerIBCounters(ctx context.Context, p Port) (CounterSet, e
 			}
 			continue
 		}
+		keep(regs, p.Local, g.grp, r.Decoded)
 		if _, ok := fieldOf(r.Decoded, "PPCNT", g.member+"symbol_error_counter"); !ok {
 			continue
 		}

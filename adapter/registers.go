@@ -500,14 +500,14 @@ func ppcntMember(g string) string {
 }
 
 // registerCounters: every joined 64-bit counter of the PPCNT groups.
-func (a *Adapter) registerCounters(ctx context.Context, ps []Port) ([]CounterSet, error) {
+func (a *Adapter) registerCounters(ctx context.Context, ps []Port, regs map[CounterKey]*prm.Decoded) ([]CounterSet, error) {
 	var out []CounterSet
 	var errs []error
 	for _, p := range ps {
 		groups := CounterGroups
 		if p.LinkLayer == LinkInfiniBand {
 			groups = IBCounterGroups
-			ib, err := a.registerIBCounters(ctx, p)
+			ib, err := a.registerIBCounters(ctx, p, regs)
 			switch {
 			case err == nil:
 				out = append(out, ib)
@@ -527,6 +527,7 @@ func (a *Adapter) registerCounters(ctx context.Context, ps []Port) ([]CounterSet
 				errs = append(errs, fmt.Errorf("port %d PPCNT group %s: %w", p.Local, g, err))
 				continue
 			}
+			keep(regs, p.Local, g, r.Decoded)
 			// A database whose union has no selector (Rev 0.51) decodes
 			// every member: keep the one the group selects, as the built-in
 			// database picks it, or fields of other groups' layouts read
@@ -550,6 +551,13 @@ func (a *Adapter) registerCounters(ctx context.Context, ps []Port) ([]CounterSet
 		return nil, errors.Join(errs...)
 	}
 	return out, errors.Join(errs...)
+}
+
+// keep files a PPCNT reading of group g (a number as the PRM writes it).
+func keep(regs map[CounterKey]*prm.Decoded, port int, g string, d *prm.Decoded) {
+	if n, err := strconv.ParseUint(g, 0, 64); err == nil && regs != nil {
+		regs[CounterKey{Port: port, Group: n}] = d
+	}
 }
 
 // Description is the adapter's model description (MQIS MODEL_DESCRIPTION,

@@ -155,7 +155,11 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	r.add(temperatures(ctx, a, unreachableModules(mods)))
 	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
-	r.add(linkCheck(ctx, a, pc, lk))
+	var ppcnt map[adapter.CounterKey]*prm.Decoded
+	if after != nil {
+		ppcnt = after.ppcnt
+	}
+	r.add(linkCheck(ctx, a, pc, lk, ppcnt))
 	pcc, prep := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.NeedOf(lk.Links)},
 		pcieBefore, pcieAfter, o.Interval)
 	r.add(pcc)
@@ -677,7 +681,11 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 	case errors.As(lerr, &le):
 		c.Details = append(c.Details, "an NV write is under way: "+lerr.Error())
 	}
-	pending, suspicious, err := NVFindings(ctx, d, nv)
+	ports := 0
+	if id, err := a.Identity(ctx); err == nil {
+		ports = id.Ports // read with the identity: nvconf need not read MGIR again
+	}
+	pending, suspicious, err := nvFindings(ctx, d, nv, ports)
 	if err != nil {
 		st, next, details := c.Status, c.Next, c.Details
 		c = unreadable(c, "the NV configuration", err)
@@ -719,7 +727,13 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 // Next Boot differs from Current ("NAME: X now, Y after the next
 // firmware reset") and suspicious combinations.
 func NVFindings(ctx context.Context, d *dev.Device, nv *nvconf.DB) (pending, suspicious []string, err error) {
-	s, err := nvconf.Open(ctx, d, nv)
+	return nvFindings(ctx, d, nv, 0)
+}
+
+// nvFindings is NVFindings on an adapter of the given port count (0:
+// read it from MGIR).
+func nvFindings(ctx context.Context, d *dev.Device, nv *nvconf.DB, ports int) (pending, suspicious []string, err error) {
+	s, err := nvconf.OpenPorts(ctx, d, nv, ports)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -753,6 +767,9 @@ type sample struct {
 	values map[string]uint64 // "port1.symbol_errors"
 	rdma   map[string]uint64
 	pause  map[string]uint64 // "port1.a_pause_mac_ctrl_frames_received"
+	// ppcnt are the PPCNT readings, which the link check decodes further
+	// rather than reading them again.
+	ppcnt map[adapter.CounterKey]*prm.Decoded
 }
 
 // pauseCounters are the PPCNT IEEE 802.3 group's pause frame counters:
@@ -771,10 +788,11 @@ var errorCounters = map[string][]string{
 
 func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
 	s := &sample{values: map[string]uint64{}, rdma: map[string]uint64{}, pause: map[string]uint64{}}
-	sets, err := a.PortCounters(ctx)
+	sets, ppcnt, err := a.PortCounterReadings(ctx)
 	if err != nil && len(sets) == 0 {
 		return nil, err
 	}
+	s.ppcnt = ppcnt
 	want := map[string]bool{}
 	for _, names := range errorCounters {
 		for _, n := range names {

@@ -95,15 +95,19 @@ func readIBCounters(rd *reader, lp string) (*IBCounters, error) {
 		{GroupIBExtended, "counter_set.IB_long_portcntrs_attribute_grp_data_ext."},
 		{GroupIBPortCounters, "counter_set.IB_portcntrs_attribute_grp_data_ext."},
 	} {
-		x, err := rd.a.ReadRegister(rd.ctx, "PPCNT", lp, "grp="+g.grp)
-		if err != nil {
-			if fatal(rd.ctx, err) {
-				return nil, fmt.Errorf("port %d PPCNT: %w", rd.r.Port, err)
+		d := rd.earlier("PPCNT", []string{"grp=" + g.grp})
+		if d == nil {
+			x, err := rd.a.ReadRegister(rd.ctx, "PPCNT", lp, "grp="+g.grp)
+			if err != nil {
+				if fatal(rd.ctx, err) {
+					return nil, fmt.Errorf("port %d PPCNT: %w", rd.r.Port, err)
+				}
+				continue
 			}
-			continue
+			d = x.Decoded
 		}
 		get := func(f string) *uint64 {
-			if v, ok := adapter.FieldOf(x.Decoded, "PPCNT", g.pre+f); ok {
+			if v, ok := adapter.FieldOf(d, "PPCNT", g.pre+f); ok {
 				return &v
 			}
 			return nil

@@ -22,6 +22,7 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/prm"
 )
 
 // Options tune Read.
@@ -40,6 +41,10 @@ type Options struct {
 	// has just read (health, for its ports check): Read decodes PAOS and
 	// PTYS from it rather than reading them again.
 	Links *Links
+	// Counters, when set, are PPCNT readings the caller has just made
+	// (adapter.PortCounterReadings: health's second sample): the first
+	// sample takes its groups from them rather than reading them again.
+	Counters map[adapter.CounterKey]*prm.Decoded
 }
 
 // Links is one answer of adapter.Adapter.LinkReadings.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,6 +89,25 @@ type reader struct {
 	// port); l the port's link in it.
 	links *Links
 	l     adapter.Link
+	// counters are PPCNT readings the caller made at this moment
+	// (Options.Counters), for the first sample only.
+	counters map[adapter.CounterKey]*prm.Decoded
+}
+
+// earlier is the caller's reading of a PPCNT group of this port, nil
+// when it has none.
+func (rd *reader) earlier(reg string, index []string) *prm.Decoded {
+	if reg != "PPCNT" || rd.counters == nil {
+		return nil
+	}
+	for _, kv := range index {
+		if g, ok := strings.CutPrefix(kv, "grp="); ok {
+			if n, err := strconv.ParseUint(g, 0, 64); err == nil {
+				return rd.counters[adapter.CounterKey{Port: rd.r.Port, Group: n}]
+			}
+		}
+	}
+	return nil
 }
 
 // link finds the port's link and its registers in the Links answer.
@@ -123,6 +143,9 @@ func (rd *reader) noted(what, reg string, d *prm.Decoded, err error) (*prm.Decod
 // read reads a register; a part the firmware refuses is noted and nil
 // returned, a fatal error is returned.
 func (rd *reader) read(what, reg string, index ...string) (*prm.Decoded, error) {
+	if d := rd.earlier(reg, index); d != nil {
+		return d, nil
+	}
 	index = append(index, optionalIndex(rd.a.DB(), reg, index)...)
 	x, err := rd.a.ReadRegister(rd.ctx, reg, index...)
 	if err != nil {
@@ -137,7 +160,7 @@ func (rd *reader) read(what, reg string, index ...string) (*prm.Decoded, error) 
 
 func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report, o Options, links *Links) error {
 	interval := o.Interval
-	rd := &reader{ctx: ctx, a: a, r: r, links: links}
+	rd := &reader{ctx: ctx, a: a, r: r, links: links, counters: o.Counters}
 	lp := "local_port=" + itoa(p.Local)
 	op := &r.Operational
 	op.Protocol = "Ethernet"
@@ -249,6 +272,7 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 		if err := a.Sleep(ctx, interval); err != nil {
 			return err
 		}
+		rd.counters = nil
 		second, err := readCounters(rd, lp, lanes)
 		if err != nil {
 			return err
