@@ -114,6 +114,9 @@ func (a *Adapter) readMGIR(ctx context.Context) (*dev.Reading, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The reading is of the moment the firmware answered: a busy
+	// firmware's retries move a manual clock too.
+	now = a.c.Clock.Now()
 	a.mu.Lock()
 	a.mgir, a.mgirAt = r, now
 	a.mu.Unlock()
