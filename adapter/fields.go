@@ -1,10 +1,10 @@
 package adapter
 
 import (
-	"regexp"
 	"strconv"
 	"sync"
 
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/builtin"
 )
@@ -29,7 +29,7 @@ func Reference() *prm.DB {
 	return db
 }
 
-var indexed = regexp.MustCompile(`^([a-z]+)(_[a-z_]+)\[([0-9]+)\]$`)
+var indexed = lazyre.New(`^([a-z]+)(_[a-z_]+)\[([0-9]+)\]$`)
 
 // spellings lists the ways revisions write a path: as given, and with an
 // array element folded into the name (lane_module_mapping[0] ->

@@ -109,10 +109,6 @@ var (
 		6: "LinkErrorRecovery", 7: "Phy Test"}
 )
 
-// IBStateName and IBPhysStateName name the states' numbers.
-func IBStateName(id int) string     { return ibStates[id] }
-func IBPhysStateName(id int) string { return ibPhysStates[id] }
-
 // registerIBLink fills an InfiniBand port's link from PTYS's IB fields and,
 // when the function has a command interface, the logical state and LIDs
 // of QUERY_HCA_VPORT_CONTEXT; without one, from the kernel's view when

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/optics"
 )
@@ -207,7 +207,7 @@ func (a *Adapter) kernelLinks(ctx context.Context, ps []Port) ([]Link, error) {
 	return out, nil
 }
 
-var sensorLabel = regexp.MustCompile(`^sensor([0-9]+)$`)
+var sensorLabel = lazyre.New(`^sensor([0-9]+)$`)
 
 // kernelTemperatures: the mlx5 hwmon device.
 func (a *Adapter) kernelTemperatures(ctx context.Context) ([]Temperature, error) {

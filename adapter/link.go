@@ -26,9 +26,6 @@ func (a *Adapter) ReadRegister(ctx context.Context, reg string, index ...string)
 // by its built-in path, in whatever revision decoded it.
 func FieldOf(d *prm.Decoded, reg, path string) (uint64, bool) { return fieldOf(d, reg, path) }
 
-// TextOf reads a text field (an ASCII array) by its built-in path.
-func TextOf(d *prm.Decoded, reg, path string) (string, bool) { return textOf(d, reg, path) }
-
 // EnumTextOf is a field's enum name (from the built-in database when the
 // decoding one names none), or its number; "" when the field is missing.
 func EnumTextOf(d *prm.Decoded, reg, path string) string { return enumText(d, reg, path) }

@@ -41,18 +41,6 @@ func uintOf(d *prm.Decoded, path string) (uint64, bool) {
 	return v.Uint(), true
 }
 
-// enumOf is a field's enum name, or its number in a database without one.
-func enumOf(d *prm.Decoded, path string) string {
-	v, err := d.Get(path)
-	if err != nil {
-		return ""
-	}
-	if n, ok := v.EnumName(); ok {
-		return n
-	}
-	return strconv.FormatUint(v.Uint(), 10)
-}
-
 // registerIdentity: MGIR (firmware, PSID, ports, base MAC, build date,
 // pending version), PGUID (node and system image GUIDs), MQIS (part
 // number, read once).

@@ -23,9 +23,6 @@ import (
 
 const testBDF = "0000:03:00.1"
 
-// newFake is an empty register store; open wraps it as an adapter.
-func newFake(t testing.TB) *devtest.Fake { return devtest.New(devtest.DB(t)) }
-
 func open(f *devtest.Fake, db *prm.DB, c adapter.Config) *adapter.Adapter {
 	if c.Name == "" {
 		c.Name = "test"

@@ -136,10 +136,6 @@ func signalContext() (context.Context, func()) {
 	return ctx, stop
 }
 
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return runContext(context.Background(), args, stdin, stdout, stderr)
-}
-
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := newApp(ctx, stdin, stdout, stderr)
 	root := rootCmd(a)
@@ -218,7 +214,7 @@ Exit codes: 0 ok, 1 a problem was found, 2 usage error, 3 device or access error
 				return cmdutil.UsageErr("-o %s: the output format is table or json", a.Output)
 			}
 			a.Cmd = cmd
-			if fl := cmd.Flags().Lookup("via"); fl != nil {
+			if fl := cmd.Flags().Lookup("via"); fl != nil && fl.Annotations[cmdutil.ViaExtended] == nil {
 				if _, err := adapter.ParseVia(fl.Value.String()); err != nil {
 					return cmdutil.UsageWrap(err)
 				}

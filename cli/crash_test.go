@@ -14,6 +14,7 @@ import (
 
 	"github.com/cxray/cxray/nvconf"
 	nvbuiltin "github.com/cxray/cxray/nvconf/builtin"
+	"github.com/cxray/cxray/nvconf/tlv"
 	"github.com/cxray/cxray/prm/builtin"
 )
 
@@ -104,7 +105,7 @@ func checkBackups(t *testing.T, dir string, want int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc, err := nvconf.NewHeaderCodec(db, "MNVDA")
+	hc, err := tlv.NewHeaderCodec(db, "MNVDA")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/internal/fwimage/mfa2"
+	"github.com/cxray/cxray/internal/linuxabi"
 	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
+	"github.com/cxray/cxray/kernel/kerneltest"
+	"github.com/cxray/cxray/prm/source"
 )
 
 // emuImage writes an image with `cxray emu image`.
@@ -330,13 +335,16 @@ func TestFwQueryEveryRevisionAndFunction(t *testing.T) {
 	}
 }
 
-// On the kernel backend (no register path) fw query, update and reset are
-// exit 3 with a message that says why, in both output modes; an update's
-// file is checked first (a bad file is exit 2 whatever the device).
+// On the kernel backend (no register path) fw query, reset --query and an
+// update through the registers (--via mcc) are exit 3 with a message that
+// says why, in both output modes; an update's file is checked first (a bad
+// file is exit 2 whatever the device), and on the devlink path (the
+// default where the driver is bound) an image for another PSID is refused
+// before anything is sent.
 func TestFwOnKernelBackend(t *testing.T) {
-	withKernelFixture(t)
+	k := withKernelFixture(t)
 	img := emuImage(t, "--version", "28.41.1")
-	for _, args := range [][]string{{"fw", "query", "-d", "kernel:mlx5_0"}, {"fw", "update", "-d", "kernel:mlx5_0", img, "--yes"}, {"fw", "reset", "-d", "kernel:mlx5_0", "--query"}} {
+	for _, args := range [][]string{{"fw", "query", "-d", "kernel:mlx5_0"}, {"fw", "update", "-d", "kernel:mlx5_0", img, "--yes", "--via", "mcc"}, {"fw", "reset", "-d", "kernel:mlx5_0", "--query"}} {
 		for _, o := range []string{"table", "json"} {
 			_, errs, code := cli(t, "", append(args, "-o", o)...)
 			if code != 3 || len(strings.TrimSpace(errs)) == 0 {
@@ -346,5 +354,209 @@ func TestFwOnKernelBackend(t *testing.T) {
 	}
 	if _, errs, code := cli(t, "", "fw", "update", "-d", "kernel:mlx5_0", "/nonexistent.bin", "--yes"); code != 2 {
 		t.Errorf("missing file on the kernel backend: exit %d %s", code, errs)
+	}
+	if _, errs, code := cli(t, "", "fw", "update", "-d", "kernel:mlx5_0", img, "--yes"); code != 2 || !strings.Contains(errs, "PSID") || len(k.FlashRequests()) != 0 {
+		t.Errorf("image of another PSID via devlink: exit %d %s; %d flash requests", code, errs, len(k.FlashRequests()))
+	}
+}
+
+// Where the mlx5 driver is bound, fw update and fw reset go through devlink
+// (auto): the image is wrapped in an MFA2 package, staged in the firmware
+// folder and named in DEVLINK_CMD_FLASH_UPDATE; the driver's progress is
+// read from the config group; the staged file is removed; the reset is
+// reload fw_activate and the stored version runs. The driver's refusals
+// (its extended ack) are exit 3 naming the reason, in both output modes;
+// --via devlink where no driver is bound (the emulator) is exit 3 too, and
+// a --via that names nothing is exit 2.
+func TestFwViaDevlink(t *testing.T) {
+	k := withKernelFixture(t)
+	const h = "pci/0000:c1:00.0"
+	k.Flash = map[string]kerneltest.FlashScript{h: {Stored: "28.41.1000", Status: []kerneltest.FlashNote{
+		{Msg: "Preparing to flash", Component: "fw.mgmt"}, {Msg: "Downloading", Component: "fw.mgmt", Done: 65536, Total: 65536}, {Msg: "Activating"}}}}
+	k.Reload = map[string]kerneltest.ReloadScript{h: {}}
+	img := emuImage(t, "--version", "28.41.1000", "--psid", "MT_0000000838")
+	raw, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := cli(t, "", "fw", "update", "-d", "kernel:mlx5_0", img, "--yes", "-o", "json")
+	if code != 0 {
+		t.Fatalf("update via devlink: exit %d %s", code, errs)
+	}
+	var res struct {
+		Via, Pending, From string
+	}
+	mustJSON(t, out, &res)
+	if res.Via != "devlink" || res.Pending != "28.41.1000" || res.From != "28.39.1002" {
+		t.Errorf("update result %+v", res)
+	}
+	reqs := k.FlashRequests()
+	if len(reqs) != 1 || reqs[0].Handle != h || !reqs[0].Joined || !strings.HasPrefix(reqs[0].File, "cxray/") {
+		t.Fatalf("flash requests %+v", reqs)
+	}
+	pkg, err := mfa2.Parse(reqs[0].Data)
+	if err != nil {
+		t.Fatalf("the flashed file is not an MFA2 package: %v", err)
+	}
+	if got, err := pkg.Extract(0); err != nil || !bytes.Equal(got, raw) {
+		t.Errorf("the package does not carry the image (err %v)", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(k.FirmwareDir, "cxray", "*")); len(left) != 0 {
+		t.Errorf("staged files left behind: %v", left)
+	}
+	out, errs, code = cli(t, "", "fw", "reset", "-d", "kernel:mlx5_0", "--yes", "-o", "json")
+	var rr struct {
+		Via          string `json:"via"`
+		RunningAfter string `json:"running_after"`
+	}
+	if code != 0 {
+		t.Fatalf("reset via devlink: exit %d %s", code, errs)
+	}
+	mustJSON(t, out, &rr)
+	if rr.Via != "devlink" || rr.RunningAfter != "28.41.1000" || len(k.ReloadRequests()) != 1 {
+		t.Errorf("reset %+v; reload requests %+v", rr, k.ReloadRequests())
+	}
+	k.Flash[h] = kerneltest.FlashScript{Errno: linuxabi.EINVAL, ExtAck: "Firmware flash failed: PSID mismatch"}
+	k.Reload[h] = kerneltest.ReloadScript{Errno: linuxabi.EOPNOTSUPP, ExtAck: "FW activate is unsupported for this function"}
+	img2 := emuImage(t, "--version", "28.42.1000", "--psid", "MT_0000000838")
+	for _, o := range []string{"table", "json"} {
+		if _, errs, code := cli(t, "", "fw", "update", "-d", "kernel:mlx5_0", img2, "--yes", "-o", o); code != 3 || !strings.Contains(errs, "PSID mismatch") {
+			t.Errorf("-o %s refused flash: exit %d %q", o, code, errs)
+		}
+		if _, errs, code := cli(t, "", "fw", "reset", "-d", "kernel:mlx5_0", "--yes", "-o", o); code != 3 || !strings.Contains(errs, "FW activate is unsupported") {
+			t.Errorf("-o %s refused reload: exit %d %q", o, code, errs)
+		}
+	}
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	if _, errs, code := cli(t, "", "fw", "update", "-d", "emu", img2, "--yes", "--via", "devlink"); code != 3 || !strings.Contains(errs, "devlink") {
+		t.Errorf("--via devlink on the emulator: exit %d %q", code, errs)
+	}
+	if _, _, code := cli(t, "", "fw", "update", "-d", "emu", img2, "--yes", "--via", "ioctl"); code != 2 {
+		t.Errorf("--via ioctl: exit %d", code)
+	}
+	if _, _, code := cli(t, "", "fw", "reset", "-d", "kernel:mlx5_0", "--via", "devlink", "--level", "4"); code != 2 {
+		t.Errorf("--via devlink --level 4: exit %d", code)
+	}
+}
+
+// mroqScenario writes the GPU-node example with `prm:` naming the newest
+// database of the history, so the emulated firmware answers MROQ.
+func mroqScenario(t *testing.T) (string, []string) {
+	t.Helper()
+	files := prmhistorytest.Files(t)
+	newest := files[len(files)-1]
+	data, err := os.ReadFile("../examples/gpu-node.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "gpu-node-mroq.yaml")
+	if err := os.WriteFile(file, append([]byte("prm: "+newest+"\n"), data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := scenario.Build(sc, scenario.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bdfs []string
+	for _, f := range e.Functions() {
+		bdfs = append(bdfs, f.BDF)
+	}
+	return file, bdfs
+}
+
+// On an emulator whose firmware answers MROQ (every function of a GPU
+// node), fw reset --query lists the levels per type and fw query the
+// full-chip ones; a level MROQ does not offer with a type is exit 3 naming
+// the ones it does, before anything is sent. With every older tool
+// database (no MROQ), the same adapter gives a database finding and MFRL's
+// levels, never a failure; table and JSON exit alike.
+func TestFwResetMROQ(t *testing.T) {
+	file, bdfs := mroqScenario(t)
+	if len(bdfs) != 10 {
+		t.Fatalf("the GPU node has %d functions; want 10", len(bdfs))
+	}
+	files := prmhistorytest.Files(t)
+	newest := files[len(files)-1]
+	type typeRep struct {
+		Type   string   `json:"type"`
+		Levels []string `json:"levels"`
+		Sync   []string `json:"sync"`
+	}
+	type resetRep struct {
+		ByType   []typeRep `json:"by_type"`
+		NoMROQ   string    `json:"mroq_unavailable"`
+		Category string    `json:"mroq_unavailable_category"`
+	}
+	wantTypes := []typeRep{
+		{Type: "full_chip", Levels: []string{"0 (live_patch)", "3 (pcie_link_toggle)", "4 (perst_reboot)"}, Sync: []string{"legacy", "driver"}},
+		{Type: "phy_less", Levels: []string{"3 (pcie_link_toggle)"}, Sync: []string{"legacy", "driver"}},
+	}
+	for _, bdf := range bdfs {
+		dev := "emu:" + file + "@" + bdf
+		js, _ := matrixRun(t, newest, "fw", "reset", "-d", dev, "--query")
+		var r resetRep
+		mustJSON(t, js, &r)
+		if diff := cmp.Diff(wantTypes, r.ByType); diff != "" || r.NoMROQ != "" {
+			t.Errorf("%s: MROQ per type (-want +got):\n%s%s", bdf, diff, r.NoMROQ)
+		}
+		js, _ = matrixRun(t, newest, "fw", "query", "-d", dev)
+		var q struct {
+			Resets struct {
+				FullChip []string `json:"full_chip"`
+			} `json:"resets"`
+		}
+		mustJSON(t, js, &q)
+		if diff := cmp.Diff(wantTypes[0].Levels, q.Resets.FullChip); diff != "" {
+			t.Errorf("%s: fw query resets.full_chip (-want +got):\n%s", bdf, diff)
+		}
+	}
+	dev := "emu:" + file + "@" + bdfs[0]
+	for _, o := range []string{"table", "json"} {
+		t.Setenv("XDG_STATE_HOME", t.TempDir())
+		_, errs, code := cli(t, "", "--adb", newest, "-o", o, "fw", "reset", "-d", dev, "--type", "phy_less", "--level", "4", "--yes")
+		if code != 3 || !strings.Contains(errs, "it offers: pcie_link_toggle (3))") {
+			t.Errorf("-o %s phy_less at perst_reboot: exit %d %q; want 3 naming pcie_link_toggle alone", o, code, errs)
+		}
+	}
+	// The default level with a phy-less type is the one MROQ offers, and
+	// the firmware accepts it in the driver-synced flow.
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	out, errs, code := cli(t, "", "--adb", newest, "-o", "json", "fw", "reset", "-d", dev, "--type", "phy_less", "--sync", "driver", "--yes")
+	var sent struct {
+		Request struct{ Level, Type, Sync string } `json:"request"`
+	}
+	if code != 0 {
+		t.Fatalf("phy_less driver-synced reset: exit %d %s", code, errs)
+	}
+	mustJSON(t, out, &sent)
+	if sent.Request.Level != "pcie_link_toggle" || sent.Request.Type != "phy_less" || sent.Request.Sync != "driver" {
+		t.Errorf("request sent: %+v", sent.Request)
+	}
+	for _, adb := range append([]string{"builtin"}, files[:len(files)-1]...) {
+		js, code := matrixRun(t, adb, "fw", "reset", "-d", dev, "--query")
+		var r resetRep
+		mustJSON(t, js, &r)
+		db, err := source.Open(adb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Register("MROQ"); err == nil {
+			if diff := cmp.Diff(wantTypes, r.ByType); diff != "" {
+				t.Errorf("--adb %s: MROQ per type (-want +got):\n%s", adb, diff)
+			}
+			continue
+		}
+		if r.ByType != nil || r.Category != "database" || !strings.Contains(r.NoMROQ, "has no MROQ") {
+			t.Errorf("--adb %s: %s; want a database finding", adb, js)
+		}
+		t.Setenv("XDG_STATE_HOME", t.TempDir())
+		out, _, tcode := cli(t, "", "--adb", adb, "fw", "reset", "-d", dev, "--query")
+		if tcode != code || !strings.Contains(out, "(database finding)") {
+			t.Errorf("--adb %s: table exit %d (json %d):\n%s", adb, tcode, code, out)
+		}
 	}
 }

@@ -19,10 +19,11 @@ import (
 func withKernelFixture(t *testing.T) *kerneltest.Kernel {
 	root := kerneltest.Tree(t, kerneltest.CX7)
 	k := kerneltest.CX7Kernel()
+	k.FirmwareDir = t.TempDir() // devlink flash stages files here, never in /lib/firmware
 	savedSys, savedOpts := sys, kernelOptions
 	sys = devname.Sys{Root: root}
 	kernelOptions = func() kernel.Options {
-		return kernel.Options{Root: root, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute, Ethtool: k.Ethtool}
+		return kernel.Options{Root: root, DialGeneric: k.DialGeneric, DialRoute: k.DialRoute, Ethtool: k.Ethtool, FirmwareDir: k.FirmwareDir}
 	}
 	t.Cleanup(func() { sys, kernelOptions = savedSys, savedOpts })
 	return k

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // Temperature is one channel of the mlx5 hwmon device.
@@ -46,7 +47,7 @@ type Thermal struct {
 	Note string `json:"note,omitempty"`
 }
 
-var tempInput = regexp.MustCompile(`^temp([0-9]{1,3})_(input|label|highest|crit)$`)
+var tempInput = lazyre.New(`^temp([0-9]{1,3})_(input|label|highest|crit)$`)
 
 // Temperatures reads the mlx5 hwmon device of the function. A function
 // without one (kernel before 6.6, firmware without MTMP, a VF) gives an
@@ -125,7 +126,7 @@ func (d *Device) Temperatures(ctx context.Context) (*Thermal, error) {
 	return th, nil
 }
 
-var sensorIndex = regexp.MustCompile(`^sensor([0-9]+)$`)
+var sensorIndex = lazyre.New(`^sensor([0-9]+)$`)
 
 // sensorKind tells the module channel from the ASIC ones by its label: the
 // kernel names an unnamed sensor "sensor<index>", and module sensors start

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/cxray/cxray/access/regaccess"
 	"github.com/cxray/cxray/dev/devname"
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // Options say where the backend reads from. The zero value reads the
@@ -37,6 +37,10 @@ type Options struct {
 	// Log returns the kernel log's text (dmesg's); nil reads the
 	// machine's (Device.Log). Tests inject a fixture's.
 	Log func(ctx context.Context) ([]byte, error)
+	// FirmwareDir is where the kernel's firmware loader finds the files
+	// `devlink dev flash` names; "" means /lib/firmware. Tests give a
+	// temporary folder their fake kernel reads.
+	FirmwareDir string
 }
 
 func (o Options) root() string {
@@ -140,7 +144,7 @@ func (d *Device) Close() error { return nil }
 func (d *Device) Root() string { return d.opts.root() }
 
 // bdfRE is a full PCI address as sysfs names devices.
-var bdfRE = regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
+var bdfRE = lazyre.New(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
 
 // Open finds a ConnectX function by an RDMA device name (mlx5_0), a network
 // interface (ens1f0np0) or a PCI address (0000:c1:00.0 or c1:00.0); a

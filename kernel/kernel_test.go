@@ -43,7 +43,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) opts() Options {
-	return Options{Root: f.root, DialGeneric: f.kern.DialGeneric, DialRoute: f.kern.DialRoute}
+	return Options{Root: f.root, DialGeneric: f.kern.DialGeneric, DialRoute: f.kern.DialRoute, FirmwareDir: f.kern.FirmwareDir}
 }
 
 func (f *fixture) open(t *testing.T, name string) *Device {

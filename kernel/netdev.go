@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/mdlayher/netlink"
 
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/internal/linuxabi"
 )
 
@@ -164,7 +164,7 @@ func (d *Device) netdev(ctx context.Context, name string, links bool) (*Netdev, 
 	return n, nil
 }
 
-var uplinkName = regexp.MustCompile(`^p[0-9]+$`)
+var uplinkName = lazyre.New(`^p[0-9]+$`)
 
 // Representor says the interface stands for a VF or SF in switchdev mode:
 // it has no module of its own (the uplink has).

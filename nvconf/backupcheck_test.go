@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/rawfile"
 )
 
 func sampleTLVs(t *testing.T) []nvconf.RawTLV {
-	tlvs, err := nvconf.ParseRawFile(mstconfigBackup, codec(t))
+	tlvs, err := rawfile.Parse(mstconfigBackup, codec(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/internal/atomicfile"
+	"github.com/cxray/cxray/nvconf/rawfile"
 )
 
 // Change is one NV change as Commit performs it: worked out again under
@@ -153,7 +154,7 @@ func (s *Session) holdsBackup(ctx context.Context, changing []Instance, before [
 	if err != nil {
 		return false
 	}
-	return Compare(before, now).Empty()
+	return rawfile.Compare(before, now).Empty()
 }
 
 // WriteError is a change that failed after it started and left the

@@ -21,6 +21,7 @@ import (
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/rawfile"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
 	prmbuiltin "github.com/cxray/cxray/prm/builtin"
@@ -539,7 +540,7 @@ func TestPlanRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.reopen()
-	if d := nvconf.Compare(backup, r.walk()); !d.Empty() {
+	if d := rawfile.Compare(backup, r.walk()); !d.Empty() {
 		t.Errorf("after the restore: %+v", d)
 	}
 	p, _ = r.s.PlanRestore(r.ctx, backup, nvconf.RestoreOptions{ResetMissing: true})
@@ -809,7 +810,7 @@ func TestCommitRefusedHalfWayRollsBack(t *testing.T) {
 		t.Errorf("journal after a rolled-back write: %+v", e)
 	}
 	r.reopen()
-	if d := nvconf.Compare(original, r.walk()); !d.Empty() {
+	if d := rawfile.Compare(original, r.walk()); !d.Empty() {
 		t.Errorf("after the roll-back the adapter differs from before: %+v", d)
 	}
 }
@@ -885,7 +886,7 @@ func TestCommitInterruptedAndRecover(t *testing.T) {
 		t.Errorf("rolled back, the finish is held: %v %v", held, err)
 	}
 	r.reopen()
-	if d := nvconf.Compare(original, r.walk()); !d.Empty() {
+	if d := rawfile.Compare(original, r.walk()); !d.Empty() {
 		t.Errorf("after the rollback: %+v", d)
 	}
 	// Finishing instead writes both TLVs as meant.
@@ -942,7 +943,7 @@ func TestCommitRefusedLeavesNoJournal(t *testing.T) {
 	if e, _ := j.Pending(key); e != nil {
 		t.Errorf("journal after a refused write that changed nothing: %+v", e)
 	}
-	if d := nvconf.Compare(original, r.walk()); !d.Empty() {
+	if d := rawfile.Compare(original, r.walk()); !d.Empty() {
 		t.Errorf("the refused write changed the device: %+v", d)
 	}
 	// An entry pending (as a recover finds it): a refused recover keeps it.

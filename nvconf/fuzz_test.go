@@ -2,53 +2,13 @@ package nvconf_test
 
 import (
 	"errors"
-	"math"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/rawfile"
 )
-
-// FuzzParseExpr: any text parses or is refused without panicking; what
-// parses evaluates with any values, and variables are what it reads.
-func FuzzParseExpr(f *testing.F) {
-	for _, s := range []string{
-		"$nv_global_pci_cap.max_vfs_per_pf_valid==1 ? $nv_global_pci_cap.max_vfs_per_pf : 0",
-		"($fpp_en==1?(log2($nv_global_pci_cap.max_total_bar==0?1:(($nv_global_pci_cap.max_total_bar/$num_pfs - ($log_pf_uar_bar_size)^2) / $total_vfs))) : 0)",
-		"(($partial_wr_cache_mode==0) || ($partial_wr_cache_mode==2 && $nv_global_pci_cap.partial_wr_cache_mode_function==1))",
-		"-2^-2^2", "!!!$a", "min(1,max(2,3))%0", "1/0 <= 2", "0x",
-	} {
-		f.Add(s, 3.5)
-	}
-	f.Fuzz(func(t *testing.T, s string, v float64) {
-		x, err := nvconf.ParseExpr(s)
-		if err != nil {
-			return
-		}
-		seen := map[string]bool{}
-		got, err := x.Eval(func(name string) (float64, error) {
-			seen[name] = true
-			return v, nil
-		})
-		if err != nil {
-			t.Fatalf("%q: evaluation with every variable known failed: %v", s, err)
-		}
-		_ = math.IsNaN(got)
-		vars := map[string]bool{}
-		for _, n := range x.Vars() {
-			vars[n] = true
-		}
-		for n := range seen {
-			if !vars[n] {
-				t.Fatalf("%q read $%s, not in Vars() %v", s, n, x.Vars())
-			}
-		}
-		if x.String() != s {
-			t.Fatalf("String() changed the text")
-		}
-	})
-}
 
 // FuzzParseFile: any text as a backup file, in either format, parses or is
 // refused with a FileError; what parses writes back and parses to the
@@ -67,8 +27,8 @@ func FuzzParseFile(f *testing.F) {
 			return
 		}
 		var out []byte
-		if nvconf.IsRawFile(text) {
-			if out, err = nvconf.WriteRawFile(tlvs, hc); err != nil {
+		if rawfile.IsRaw(text) {
+			if out, err = rawfile.Write(tlvs, hc); err != nil {
 				t.Fatalf("parsed but does not write: %v", err)
 			}
 		} else {
@@ -87,7 +47,7 @@ func FuzzParseFile(f *testing.F) {
 				t.Fatalf("TLV %d changed: %+v -> %+v\n%s", i, a.Header, b.Header, out)
 			}
 		}
-		if !nvconf.IsRawFile(text) || len(text) > 2048 {
+		if !rawfile.IsRaw(text) || len(text) > 2048 {
 			return
 		}
 		// A raw file that reads is whole lines; any cut of it is refused,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/nvconf/builtin"
+	"github.com/cxray/cxray/nvconf/rawfile"
 )
 
 func TestParams(t *testing.T) {
@@ -84,7 +85,7 @@ func TestDifferences(t *testing.T) {
 	}
 	a := []nvconf.RawTLV{mk(pci, 0, map[string]uint64{"NUM_OF_VFS": 8}), mk(link2, 0, map[string]uint64{"LINK_TYPE": 1}), mk(sw, 0, nil)}
 	b := []nvconf.RawTLV{mk(pci, 0, map[string]uint64{"NUM_OF_VFS": 64}), mk(sw, 1, nil)}
-	got := db.Differences(nvconf.Compare(a, b))
+	got := db.Differences(rawfile.Compare(a, b))
 	want := []nvconf.Difference{
 		{TLV: "nv_global_pci_conf", Type: "0x00000080", In: "both", Changes: []string{"NUM_OF_VFS: 8 -> 64"}},
 		{TLV: "nv_sw_offload_conf", Type: "0x0000010a", In: "both", Changes: []string{"version 0 -> 1, or bytes outside the named parameters differ"}},
@@ -93,7 +94,7 @@ func TestDifferences(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("differences (-want +got):\n%s", d)
 	}
-	if got := db.Differences(nvconf.Compare(a, a)); len(got) != 0 {
+	if got := db.Differences(rawfile.Compare(a, a)); len(got) != 0 {
 		t.Errorf("same: %v", got)
 	}
 }

@@ -19,42 +19,6 @@ import (
 	"strings"
 )
 
-// Class is a TLV's class as the database numbers it; it is also the class
-// byte of the TLV type dword.
-type Class uint8
-
-// Database classes (mlxconfig's TLVClass; the type dword layouts of
-// mstflint's tools_layouts/tools_open_layouts.h). The "all ports" and "all hosts/functions"
-// variants exist only in type dwords.
-const (
-	ClassGlobal       Class = 0
-	ClassPort         Class = 1
-	ClassHostPF       Class = 3
-	ClassFile         Class = 6
-	ClassHost         Class = 7
-	ClassSwitchGlobal Class = 8
-	ClassModule       Class = 9
-
-	ClassPortCommon    Class = 0x81
-	ClassHostAllFn     Class = 0x43
-	ClassAllHostsFn    Class = 0x83
-	ClassAllHostsAllFn Class = 0xC3
-)
-
-var classNames = map[Class]string{
-	ClassGlobal: "Global", ClassPort: "Port", ClassHostPF: "Host_PF", ClassFile: "File",
-	ClassHost: "Host", ClassSwitchGlobal: "Switch_Global", ClassModule: "Module",
-	ClassPortCommon: "Port_Common", ClassHostAllFn: "Per_Host_All_Functions",
-	ClassAllHostsFn: "All_Hosts_Per_Function", ClassAllHostsAllFn: "All_Hosts_All_Functions",
-}
-
-func (c Class) String() string {
-	if n, ok := classNames[c]; ok {
-		return n
-	}
-	return fmt.Sprintf("Class(%d)", uint8(c))
-}
-
 // Type is a parameter's type.
 type Type uint8
 

@@ -2,10 +2,10 @@ package nvconf
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -87,8 +87,8 @@ func (e *NameError) Error() string { return e.Msg }
 func (e *NameError) Is(target error) bool { return target == prm.ErrInput }
 
 var (
-	suffixRE = regexp.MustCompile(`^(.+)_([PM])(\d+)$`)
-	indexRE  = regexp.MustCompile(`^(.+)\[(\d+)\]$`)
+	suffixRE = lazyre.New(`^(.+)_([PM])(\d+)$`)
+	indexRE  = lazyre.New(`^(.+)\[(\d+)\]$`)
 )
 
 // Resolve finds a parameter by the name a user gives: the mlxconfig name

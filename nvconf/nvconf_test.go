@@ -2,7 +2,6 @@ package nvconf_test
 
 import (
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/nvconf/builtin"
+	"github.com/cxray/cxray/nvconf/expr"
+	"github.com/cxray/cxray/nvconf/tlv"
 	prmbuiltin "github.com/cxray/cxray/prm/builtin"
 )
 
@@ -106,7 +107,7 @@ func TestParamPositions(t *testing.T) {
 	if err := p.Set(data, 0, 63); err != nil {
 		t.Fatal(err)
 	}
-	if got := nvconf.Dwords(data); got != "0x00000000 0x003f0000" {
+	if got := tlv.Dwords(data); got != "0x00000000 0x003f0000" {
 		t.Errorf("LOG_TX_PSN_WINDOW=63 gives %s", got)
 	}
 	if err := p.Set(data, 0, 64); err == nil {
@@ -129,7 +130,7 @@ func TestArrayOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := nvconf.Dwords(data[4:12]); got != "0x10111213 0x14151617" {
+	if got := tlv.Dwords(data[4:12]); got != "0x10111213 0x14151617" {
 		t.Errorf("elements 0..7 at bytes 4..11: %s", got)
 	}
 	// 16-bit elements: element i is the half-word start+2i.
@@ -143,7 +144,7 @@ func TestArrayOrder(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		_ = q.Set(d, i, uint64(0xa0+i))
 	}
-	if got := nvconf.Dwords(d); got != "0x00a000a1 0x00a200a3" {
+	if got := tlv.Dwords(d); got != "0x00a000a1 0x00a200a3" {
 		t.Errorf("16-bit elements: %s", got)
 	}
 }
@@ -227,67 +228,6 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestExpr(t *testing.T) {
-	vars := map[string]float64{"nv_global_pci_cap.max_vfs_per_pf_valid": 1, "nv_global_pci_cap.max_vfs_per_pf": 127, "a": 4, "b": 0}
-	env := func(n string) (float64, error) {
-		v, ok := vars[n]
-		if !ok {
-			return 0, errors.New("unknown " + n)
-		}
-		return v, nil
-	}
-	cases := map[string]float64{
-		"$nv_global_pci_cap.max_vfs_per_pf_valid==1 ? $nv_global_pci_cap.max_vfs_per_pf : 0": 127,
-		"1+2*3":                  7,
-		"(1+2)*3":                9,
-		"2^3^2":                  512, // right associative
-		"-2^2":                   -4,  // power binds tighter than unary minus
-		"$a/8":                   0.5,
-		"log2($a)":               2,
-		"$b==0 || $nope":         1, // short-circuit: $nope is never read
-		"$b!=0 && $nope":         0,
-		"($a >= 4) + ($a < 4)":   1,
-		"!$b":                    1,
-		"0x10 + 1":               17,
-		"min($a, 3) + max(1, 2)": 5,
-		"$b ? 1 : $a ? 2 : 3":    2,
-		"($a)^2":                 16,
-		"7 % 4":                  3,
-	}
-	for src, want := range cases {
-		x, err := nvconf.ParseExpr(src)
-		if err != nil {
-			t.Errorf("%s: %v", src, err)
-			continue
-		}
-		got, err := x.Eval(env)
-		if err != nil || math.Abs(got-want) > 1e-9 {
-			t.Errorf("%s = %v %v, want %v", src, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "1+", "(1", "1)", "$", "foo(1)", "log2(1,2)", "1 ? 2", "1 $a", "#"} {
-		if _, err := nvconf.ParseExpr(bad); err == nil {
-			t.Errorf("%q parsed", bad)
-		}
-	}
-	x, _ := nvconf.ParseExpr("$a + $nope")
-	if _, err := x.Eval(env); err == nil {
-		t.Error("an unknown variable must be an error")
-	}
-	if v := x.Vars(); len(v) != 2 || v[0] != "a" || v[1] != "nope" {
-		t.Errorf("vars %v", v)
-	}
-	// Nesting is bounded.
-	deep := strings.Repeat("(", 200) + "1" + strings.Repeat(")", 200)
-	if _, err := nvconf.ParseExpr(deep); err == nil {
-		t.Error("200 levels of parentheses parsed")
-	}
-	tv, err := nvconf.ParseTempVars("$_x=($a)^2 ; $_y = $_x + 1")
-	if err != nil || len(tv) != 2 || tv[1].Name != "_y" {
-		t.Fatalf("%v %v", tv, err)
-	}
-}
-
 // Every expression of both real databases parses.
 func TestDatabaseExpressions(t *testing.T) {
 	dbs := []*nvconf.DB{load(t)}
@@ -306,12 +246,12 @@ func TestDatabaseExpressions(t *testing.T) {
 						continue
 					}
 					n++
-					if _, err := nvconf.ParseExpr(e); err != nil {
+					if _, err := expr.Parse(e); err != nil {
 						t.Errorf("%s: %s.%s: %v", db.Source, tl.Name, p.Name, err)
 					}
 				}
 				if p.TempVars != "" {
-					if _, err := nvconf.ParseTempVars(p.TempVars); err != nil {
+					if _, err := expr.ParseTempVars(p.TempVars); err != nil {
 						t.Errorf("%s: %s.%s temp_vars: %v", db.Source, tl.Name, p.Name, err)
 					}
 				}
@@ -328,7 +268,7 @@ func TestHeaderCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc, err := nvconf.NewHeaderCodec(pdb, "MNVDA")
+	hc, err := tlv.NewHeaderCodec(pdb, "MNVDA")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,14 +283,14 @@ func TestHeaderCodec(t *testing.T) {
 	// mstconfig's GET header as seen on the wire (mstconfig q against the
 	// emulator, conformance tests),
 	// without over_en, which Rev 0.57 does not name.
-	if got := nvconf.Dwords(buf[:8]); got != "0x00090100 0x01010012" {
+	if got := tlv.Dwords(buf[:8]); got != "0x00090100 0x01010012" {
 		t.Errorf("header %s", got)
 	}
 	back := hc.DecodeHeader(buf)
 	if back.Length != 256 || back.WriterID != 9 || back.Type != 0x01010012 || back.Mode != nvconf.ModeNext {
 		t.Errorf("%+v", back)
 	}
-	gn, err := nvconf.NewHeaderCodec(pdb, "MNVGN")
+	gn, err := tlv.NewHeaderCodec(pdb, "MNVGN")
 	if err != nil || gn.DataOffset() != 0x1c || gn.HeaderOffset() != 0x10 {
 		t.Fatalf("MNVGN: %v %d %d", err, gn.DataOffset(), gn.HeaderOffset())
 	}

@@ -7,6 +7,8 @@ import (
 	"math"
 	"regexp"
 	"strings"
+
+	"github.com/cxray/cxray/nvconf/expr"
 )
 
 // errDepUnsupported marks a dependency on a TLV the firmware does not have:
@@ -96,8 +98,8 @@ func (s *Session) instanceFor(t *TLV, from Instance) Instance {
 
 // eval parses and evaluates an expression in env e; temporaries of p are
 // computed first.
-func (e *env) eval(expr string) (float64, error) {
-	x, err := ParseExpr(expr)
+func (e *env) eval(src string) (float64, error) {
+	x, err := expr.Parse(src)
 	if err != nil {
 		return 0, err
 	}
@@ -108,7 +110,7 @@ func (e *env) temporaries(p *Param) error {
 	if strings.TrimSpace(p.TempVars) == "" {
 		return nil
 	}
-	tv, err := ParseTempVars(p.TempVars)
+	tv, err := expr.ParseTempVars(p.TempVars)
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,11 @@ package nvconf
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // Reading mlxconfig and mstconfig outputs as evidence: operators on
@@ -62,8 +63,8 @@ func IsQueryText(text string) bool {
 }
 
 var (
-	labelValue = regexp.MustCompile(`^(.*)\((-?[0-9]+)\)$`)
-	headerKey  = regexp.MustCompile(`^(Device type|Name|Description|Device|PSID|FW Version|Part Number):\s*(.*)$`)
+	labelValue = lazyre.New(`^(.*)\((-?[0-9]+)\)$`)
+	headerKey  = lazyre.New(`^(Device type|Name|Description|Device|PSID|FW Version|Part Number):\s*(.*)$`)
 )
 
 // ParseQueryText reads the query outputs in text, one QueryText per
@@ -293,7 +294,7 @@ func looksLikeRow(raw string) bool {
 
 // rowNameRE is a parameter name as mstconfig prints it: upper case, a few
 // with lower-case parts (EXP_ROM_UEFI_x86_ENABLE).
-var rowNameRE = regexp.MustCompile(`^[A-Z][A-Za-z0-9_]*(\[[0-9]+\])?$`)
+var rowNameRE = lazyre.New(`^[A-Z][A-Za-z0-9_]*(\[[0-9]+\])?$`)
 
 func firstWord(s string) string {
 	f := strings.Fields(strings.TrimLeft(s, "*"))
@@ -311,7 +312,7 @@ func clip(s string) string {
 }
 
 // ansiRE matches terminal colour and cursor sequences (ESC [ ... letter).
-var ansiRE = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
+var ansiRE = lazyre.New("\x1b\\[[0-9;?]*[A-Za-z]")
 
 // StripANSI removes terminal colour codes, which grep --color and ls put
 // in what people paste.
@@ -324,7 +325,7 @@ func StripANSI(s string) string {
 
 // promptRE matches a shell prompt before a command: "$ ", "# ",
 // "user@host:~$ ", "[root@host ~]# ", "PS C:\\> ", "C:\\>".
-var promptRE = regexp.MustCompile(`^(?:[\w.-]+@[\w.-]+(?::[^$#>]*)?[$#]\s*|\[[^\]]+\][$#]\s*|[$#>]\s+|PS [A-Za-z]:[^>]*>\s*|[A-Za-z]:\\[^>]*>\s*)`)
+var promptRE = lazyre.New(`^(?:[\w.-]+@[\w.-]+(?::[^$#>]*)?[$#]\s*|\[[^\]]+\][$#]\s*|[$#>]\s+|PS [A-Za-z]:[^>]*>\s*|[A-Za-z]:\\[^>]*>\s*)`)
 
 // IsCommandLine says a line is a shell prompt with a command, or a bare
 // invocation of an NVIDIA tool (mlxconfig, mstconfig, flint, ...).
@@ -400,7 +401,7 @@ func parseRow(raw string, cols int) (queryRow, error) {
 	return r, nil
 }
 
-var paramNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*(\[[0-9]+\])?$`)
+var paramNameRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_.]*(\[[0-9]+\])?$`)
 
 // parseValue reads one printed value: Label(n), a number, 0x.., N/A, or
 // text (a STRING parameter, "Array[0..3]").

@@ -3,6 +3,9 @@ package nvconf
 import (
 	"context"
 	"fmt"
+
+	"github.com/cxray/cxray/nvconf/rawfile"
+	"github.com/cxray/cxray/nvconf/tlv"
 )
 
 // RestoreOptions tune PlanRestore.
@@ -50,7 +53,7 @@ func (s *Session) PlanRestore(ctx context.Context, want []RawTLV, o RestoreOptio
 			problems = append(problems, fmt.Sprintf("%s holds %d bytes; the file has %d", name, in.TLV.Size, len(r.Data)))
 			continue
 		}
-		if SplitType(r.Header.Type).Class == in.TLV.Class {
+		if tlv.SplitType(r.Header.Type).Class == in.TLV.Class {
 			sp, err := s.Support(ctx, in)
 			if err != nil {
 				return nil, err
@@ -67,7 +70,7 @@ func (s *Session) PlanRestore(ctx context.Context, want []RawTLV, o RestoreOptio
 	if err != nil {
 		return nil, err
 	}
-	d := Compare(have, want)
+	d := rawfile.Compare(have, want)
 	p := &RestorePlan{Unchanged: d.Same, Deltas: map[uint32][]string{}, want: want}
 	changed := map[uint32]bool{}
 	for _, c := range d.Changed {
@@ -114,7 +117,7 @@ func (s *Session) Restore(ctx context.Context, p *RestorePlan) error {
 	if err != nil {
 		return fmt.Errorf("restored, but reading the configuration back failed: %w", err)
 	}
-	check := Compare(now, p.want)
+	check := rawfile.Compare(now, p.want)
 	if len(check.Changed) > 0 || len(check.OnlyB) > 0 || len(check.OnlyA) > len(p.Kept) {
 		return fmt.Errorf("restored, but the stored configuration differs from the file (%d changed, %d missing, %d extra); the firmware may have adjusted values",
 			len(check.Changed), len(check.OnlyB), len(check.OnlyA)-len(p.Kept))

@@ -9,12 +9,9 @@ import (
 
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/fwreset"
+	"github.com/cxray/cxray/nvconf/tlv"
 	"github.com/cxray/cxray/prm"
 )
-
-// MaxData is the most TLV data one NV access carries (the header's length
-// field allows 256 for MNVDA).
-const MaxData = 256
 
 // Session is NV configuration access to one device: the register traffic
 // (MNVQC, MNVGC, MNVDA, MNVDI, MNVIA, MNVGN, MFRL) with the device's answers
@@ -126,7 +123,7 @@ func OpenPorts(ctx context.Context, d *dev.Device, db *DB, ports int) (*Session,
 		dst **HeaderCodec
 		reg string
 	}{{&s.da, "MNVDA"}, {&s.di, "MNVDI"}, {&s.gn, "MNVGN"}} {
-		if *c.dst, err = NewHeaderCodec(d.DB, c.reg); err != nil {
+		if *c.dst, err = tlv.NewHeaderCodec(d.DB, c.reg); err != nil {
 			return nil, fmt.Errorf("nvconf: the PRM database (%s) cannot describe %s: %w", d.DB.Revision, c.reg, err)
 		}
 	}
@@ -134,7 +131,7 @@ func OpenPorts(ctx context.Context, d *dev.Device, db *DB, ports int) (*Session,
 		dst **Fields
 		reg string
 	}{{&s.qc, "MNVQC"}, {&s.gc, "MNVGC"}, {&s.ia, "MNVIA"}, {&s.frl, "MFRL"}} {
-		if *c.dst, err = NewFields(d.DB, c.reg); err != nil {
+		if *c.dst, err = tlv.NewFields(d.DB, c.reg); err != nil {
 			return nil, fmt.Errorf("nvconf: the PRM database (%s) lacks %s: %w", d.DB.Revision, c.reg, err)
 		}
 	}

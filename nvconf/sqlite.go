@@ -1,27 +1,24 @@
 package nvconf
 
 import (
-	"context"
-	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
-	_ "modernc.org/sqlite" // pure Go: the cxray binary stays static
+	"github.com/cxray/cxray/internal/sqlitefile"
 )
 
 // MstflintPath is where Debian's mstflint installs the host NV database.
 const MstflintPath = "/usr/share/mstflint/mlxconfig_dbs/mlxconfig_host.db"
 
 // LoadSQLite reads mstflint's NV database (SQLite, tables tlvs and params).
-// The file is opened read-only and immutable, so a database on a read-only
-// filesystem works and nothing is ever written to it.
+// The file is read whole into memory by internal/sqlitefile, a read-only
+// reader of the file format (no SQL engine is linked: see
+// docs/performance.md), so nothing is ever written to it.
 func LoadSQLite(path string) (*DB, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -30,35 +27,32 @@ func LoadSQLite(path string) (*DB, error) {
 	if fi.IsDir() {
 		return nil, fmt.Errorf("nvconf: %s is a directory; give the mlxconfig_host.db file", path)
 	}
-	// Check the magic first so a wrong file gets a clear message rather than
-	// the driver's.
+	if fi.Size() > maxDBBytes {
+		return nil, fmt.Errorf("nvconf: %s is %d bytes, more than an NV database holds (%d); give mstflint's mlxconfig_host.db (%s)", path, fi.Size(), maxDBBytes, MstflintPath)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("nvconf: %w", err)
 	}
-	hdr := make([]byte, 100)
-	n, _ := io.ReadFull(f, hdr)
+	b, err := io.ReadAll(io.LimitReader(f, maxDBBytes+1))
 	f.Close()
-	if n < 16 || string(hdr[:15]) != "SQLite format 3" {
+	if err != nil {
+		return nil, fmt.Errorf("nvconf: %s: %w", path, err)
+	}
+	// Check the magic first so a wrong file gets a clear message.
+	if len(b) < 16 || string(b[:15]) != "SQLite format 3" {
 		return nil, fmt.Errorf("nvconf: %s is not an SQLite database; give mstflint's mlxconfig_host.db (%s)", path, MstflintPath)
 	}
-	if err := checkSQLiteSize(hdr[:n], fi.Size()); err != nil {
+	if err := checkSQLiteSize(b[:min(len(b), 100)], int64(len(b))); err != nil {
 		return nil, fmt.Errorf("nvconf: %s: %w", path, err)
 	}
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?mode=ro&immutable=1"
-	conn, err := sql.Open("sqlite", dsn)
+	file, err := sqlitefile.Open(b)
 	if err != nil {
-		return nil, fmt.Errorf("nvconf: open %s: %w", path, err)
+		return nil, fmt.Errorf("nvconf: %s: %w", path, damaged(err))
 	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := quickCheck(ctx, conn); err != nil {
-		return nil, fmt.Errorf("nvconf: %s: %w", path, err)
-	}
-	tlvs, descr, problems, err := readSQLite(ctx, conn)
+	tlvs, descr, problems, err := readSQLite(file)
 	if err != nil {
-		return nil, fmt.Errorf("nvconf: %s: %w", path, err)
+		return nil, fmt.Errorf("nvconf: %s: %w", path, damaged(err))
 	}
 	db, err := NewDB(path, tlvs, descr)
 	if err != nil {
@@ -66,6 +60,18 @@ func LoadSQLite(path string) (*DB, error) {
 	}
 	db.Warnings = append(problems, db.Warnings...)
 	return db, nil
+}
+
+// maxDBBytes bounds the file read (the 2026 host database is 288 KiB).
+const maxDBBytes = 64 << 20
+
+// damaged names a structural error of the file as a *CorruptDBError.
+func damaged(err error) error {
+	var ce *sqlitefile.CorruptError
+	if errors.As(err, &ce) {
+		return &CorruptDBError{Msg: "the database is damaged (" + err.Error() + ")"}
+	}
+	return err
 }
 
 // CorruptDBError is a parameter database file that is damaged: cut short
@@ -101,45 +107,10 @@ func checkSQLiteSize(hdr []byte, size int64) error {
 	return nil
 }
 
-// quickCheck runs SQLite's quick_check, which reads every page and its
-// structure: a damaged file fails it before any row is used.
-func quickCheck(ctx context.Context, conn *sql.DB) error {
-	rows, err := conn.QueryContext(ctx, "PRAGMA quick_check")
-	if err != nil {
-		return &CorruptDBError{Msg: "the database is damaged: SQLite cannot read it (" + err.Error() + ")"}
-	}
-	defer rows.Close()
-	var problems []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return &CorruptDBError{Msg: "the database is damaged: SQLite's check failed (" + err.Error() + ")"}
-		}
-		if s == "ok" {
-			continue
-		}
-		for _, l := range strings.Split(s, "\n") {
-			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "***") {
-				problems = append(problems, l)
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return &CorruptDBError{Msg: "the database is damaged: SQLite's check failed (" + err.Error() + ")"}
-	}
-	if len(problems) > 0 {
-		if len(problems) > 3 {
-			problems = append(problems[:3], fmt.Sprintf("and %d more", len(problems)-3))
-		}
-		return &CorruptDBError{Msg: "the database is damaged (SQLite's check: " + strings.Join(problems, "; ") + ")"}
-	}
-	return nil
-}
-
 // readSQLite reads both tables. Columns are looked up by name, so newer
 // databases with extra columns load too.
-func readSQLite(ctx context.Context, conn *sql.DB) ([]*TLV, bool, []string, error) {
-	rows, err := queryMaps(ctx, conn, "SELECT * FROM tlvs ORDER BY rowid")
+func readSQLite(f *sqlitefile.File) ([]*TLV, bool, []string, error) {
+	rows, err := tableMaps(f, "tlvs")
 	if err != nil {
 		return nil, false, nil, fmt.Errorf("table tlvs: %w (is this an mlxconfig database?)", err)
 	}
@@ -174,7 +145,7 @@ func readSQLite(ctx context.Context, conn *sql.DB) ([]*TLV, bool, []string, erro
 		}
 		tlvs = append(tlvs, t)
 	}
-	prow, err := queryMaps(ctx, conn, "SELECT * FROM params ORDER BY rowid")
+	prow, err := tableMaps(f, "params")
 	if err != nil {
 		return nil, false, nil, fmt.Errorf("table params: %w", err)
 	}
@@ -270,35 +241,23 @@ func atoi(r map[string]string, col string) (int, error) {
 // params): a hostile file cannot make cxray read forever.
 const maxRows = 100000
 
-// queryMaps runs a query and returns each row as column -> text (NULL is "").
-func queryMaps(ctx context.Context, conn *sql.DB, q string) ([]map[string]string, error) {
-	rows, err := conn.QueryContext(ctx, q)
+// tableMaps reads a table in rowid order and returns each row as column ->
+// text (NULL is "").
+func tableMaps(f *sqlitefile.File, table string) ([]map[string]string, error) {
+	cols, rows, err := f.Table(table)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
+	if len(rows) > maxRows {
+		return nil, fmt.Errorf("more than %d rows", maxRows)
 	}
-	var out []map[string]string
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if len(out) >= maxRows {
-			return nil, fmt.Errorf("more than %d rows", maxRows)
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
+	out := make([]map[string]string, 0, len(rows))
+	for _, r := range rows {
 		m := make(map[string]string, len(cols))
 		for i, c := range cols {
-			m[strings.ToLower(c)] = vals[i].String
+			m[strings.ToLower(c)] = r[i]
 		}
 		out = append(out, m)
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -50,7 +50,7 @@ func TestSQLiteDamaged(t *testing.T) {
 				t.Errorf("%s cut to %d: %v", path, n, err)
 			}
 		}
-		// Damage in the b-tree pages: SQLite's check finds it.
+		// Damage in the b-tree pages: the reader's structural checks find it.
 		bad := append([]byte(nil), b...)
 		for i := len(b) / 5; i < len(b)/5+300; i++ {
 			bad[i] ^= 0x5a

@@ -1,9 +1,9 @@
 package nvconf
 
 import (
-	"encoding/binary"
 	"fmt"
-	"strings"
+
+	"github.com/cxray/cxray/nvconf/tlv"
 )
 
 // Instance is one TLV as a device stores it: the TLV and, by class, the
@@ -52,102 +52,16 @@ func (in Instance) Suffix() string {
 	return ""
 }
 
-// TypeDword encodes the type dword of an instance (mstflint's
-// tools_layouts/tools_open_layouts.h):
-//
-//	Global, File, Switch_Global: class[31:24] index[23:0]
-//	Port:                        class[31:24] port[23:16] index[15:0]
-//	Host_PF:                     class[31:24] host[23:18] function[17:10] index[9:0]
-//	Host:                        class[31:24] host[23:18] index[17:0]
-//	Module:                      class[31:24] module[23:14] index[13:0]
+// TypeDword encodes the type dword of an instance (tlv.EncodeType).
 func TypeDword(in Instance) (uint32, error) {
 	t := in.TLV
-	c := uint32(t.Class) << 24
-	check := func(what string, v int, bits uint) error {
-		if v < 0 || v >= 1<<bits {
-			return fmt.Errorf("%s %d does not fit the %d bits the type dword has for it", what, v, bits)
-		}
-		return nil
-	}
-	idx := func(bits uint) error { return check("index", int(t.ID), bits) }
-	switch t.Class {
-	case ClassGlobal, ClassFile, ClassSwitchGlobal:
-		if err := idx(24); err != nil {
-			return 0, err
-		}
-		return c | t.ID, nil
-	case ClassPort:
-		if err := idx(16); err != nil {
-			return 0, err
-		}
-		if err := check("port", in.Port, 8); err != nil {
-			return 0, err
-		}
-		return c | uint32(in.Port)<<16 | t.ID, nil
-	case ClassHostPF:
-		if err := idx(10); err != nil {
-			return 0, err
-		}
-		if err := check("host", in.Host, 6); err != nil {
-			return 0, err
-		}
-		if err := check("function", in.Function, 8); err != nil {
-			return 0, err
-		}
-		return c | uint32(in.Host)<<18 | uint32(in.Function)<<10 | t.ID, nil
-	case ClassHost:
-		if err := idx(18); err != nil {
-			return 0, err
-		}
-		if err := check("host", in.Host, 6); err != nil {
-			return 0, err
-		}
-		return c | uint32(in.Host)<<18 | t.ID, nil
-	case ClassModule:
-		if err := idx(14); err != nil {
-			return 0, err
-		}
-		if err := check("module", in.Module, 10); err != nil {
-			return 0, err
-		}
-		return c | uint32(in.Module)<<14 | t.ID, nil
-	}
-	return 0, fmt.Errorf("class %d has no type dword layout", t.Class)
-}
-
-// TypeFields is a type dword taken apart.
-type TypeFields struct {
-	Class    Class
-	ID       uint32
-	Port     int
-	Module   int
-	Host     int
-	Function int
-}
-
-// SplitType takes a type dword apart by its class. The "all ports" and "all
-// functions" classes come back with their own class and the index.
-func SplitType(t uint32) TypeFields {
-	f := TypeFields{Class: Class(t >> 24)}
-	switch f.Class {
-	case ClassPort, ClassPortCommon:
-		f.Port, f.ID = int(t>>16&0xFF), t&0xFFFF
-	case ClassHostPF, ClassHostAllFn, ClassAllHostsFn, ClassAllHostsAllFn:
-		f.Host, f.Function, f.ID = int(t>>18&0x3F), int(t>>10&0xFF), t&0x3FF
-	case ClassHost:
-		f.Host, f.ID = int(t>>18&0x3F), t&0x3FFFF
-	case ClassModule:
-		f.Module, f.ID = int(t>>14&0x3FF), t&0x3FFF
-	default:
-		f.ID = t & 0xFFFFFF
-	}
-	return f
+	return tlv.EncodeType(tlv.TypeFields{Class: t.Class, ID: t.ID, Port: in.Port, Module: in.Module, Host: in.Host, Function: in.Function})
 }
 
 // InstanceOf finds the TLV a type dword names. The "all ports/functions"
 // classes are mapped to their base class (port 0, function 0).
 func (db *DB) InstanceOf(t uint32) (Instance, bool) {
-	f := SplitType(t)
+	f := tlv.SplitType(t)
 	c := f.Class
 	switch c {
 	case ClassPortCommon:
@@ -166,12 +80,12 @@ func (db *DB) InstanceOf(t uint32) (Instance, bool) {
 // the raw fields when the database does not know it.
 func (db *DB) DescribeType(t uint32) string {
 	if in, ok := db.InstanceOf(t); ok {
-		if SplitType(t).Class != in.TLV.Class {
-			return fmt.Sprintf("%s (%s)", in.TLV.Name, SplitType(t).Class)
+		if tlv.SplitType(t).Class != in.TLV.Class {
+			return fmt.Sprintf("%s (%s)", in.TLV.Name, tlv.SplitType(t).Class)
 		}
 		return in.String()
 	}
-	f := SplitType(t)
+	f := tlv.SplitType(t)
 	return fmt.Sprintf("unknown TLV (class %s, index 0x%x)", f.Class, f.ID)
 }
 
@@ -215,7 +129,7 @@ func (p *Param) Get(data []byte, i int) (uint64, error) {
 	if err := p.checkElem(data, i); err != nil {
 		return 0, err
 	}
-	return getBits(data, p.Bit(i), p.ElemBits()), nil
+	return tlv.GetBits(data, p.Bit(i), p.ElemBits()), nil
 }
 
 // Set writes element i of a number-like parameter.
@@ -227,7 +141,7 @@ func (p *Param) Set(data []byte, i int, v uint64) error {
 	if w < 64 && v>>uint(w) != 0 {
 		return fmt.Errorf("%s: %d does not fit in %d bits", p.DisplayName(), v, w)
 	}
-	setBits(data, p.Bit(i), w, v)
+	tlv.SetBits(data, p.Bit(i), w, v)
 	return nil
 }
 
@@ -266,47 +180,4 @@ func (p *Param) ValidBitSet(data []byte) bool {
 	}
 	v, err := vb.Get(data, 0)
 	return err != nil || v != 0
-}
-
-// getBits reads width (1..64) bits at MSB-first bit offset bit; bits past
-// the end read as zero.
-func getBits(buf []byte, bit, width int) uint64 {
-	var v uint64
-	for i := 0; i < width; i++ {
-		b := bit + i
-		v <<= 1
-		if b/8 < len(buf) && buf[b/8]&(0x80>>(b%8)) != 0 {
-			v |= 1
-		}
-	}
-	return v
-}
-
-// setBits writes the low width bits of v at MSB-first bit offset bit; the
-// caller has checked the range.
-func setBits(buf []byte, bit, width int, v uint64) {
-	for i := 0; i < width; i++ {
-		b := bit + i
-		m := byte(0x80 >> (b % 8))
-		if v>>(uint(width-1-i))&1 != 0 {
-			buf[b/8] |= m
-		} else {
-			buf[b/8] &^= m
-		}
-	}
-}
-
-// Dwords renders bytes as big-endian dwords "0x00000080 0x00000000 ...",
-// padding a last partial dword with zeros.
-func Dwords(b []byte) string {
-	var sb strings.Builder
-	for i := 0; i < len(b); i += 4 {
-		var w [4]byte
-		copy(w[:], b[i:])
-		if i > 0 {
-			sb.WriteByte(' ')
-		}
-		fmt.Fprintf(&sb, "0x%08x", binary.BigEndian.Uint32(w[:]))
-	}
-	return sb.String()
 }

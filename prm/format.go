@@ -2,9 +2,10 @@ package prm
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // Format says how a field's bits are meant to be read, beyond "a number":
@@ -40,9 +41,9 @@ func ParseFormat(s string) (Format, error) {
 }
 
 var (
-	asciiRE  = regexp.MustCompile(`(?i)\bascii\b`)
-	bcdRE    = regexp.MustCompile(`(?i)\bBCD\b|coded as\b[^.]*\b0x[0-9]+\b`)
-	signedRE = regexp.MustCompile(`(?i)\b(2'?s|two'?s)[ -]complement\b|\bin dBm([^/a-z]|$)`)
+	asciiRE  = lazyre.New(`(?i)\bascii\b`)
+	bcdRE    = lazyre.New(`(?i)\bBCD\b|coded as\b[^.]*\b0x[0-9]+\b`)
+	signedRE = lazyre.New(`(?i)\b(2'?s|two'?s)[ -]complement\b|\bin dBm([^/a-z]|$)`)
 )
 
 // DetectFormat derives a field's Format from its description, the way the
@@ -65,7 +66,7 @@ func DetectFormat(descr string) Format {
 
 // validRE finds the PRM's "Valid only when X = V" (V a number or a
 // Verilog literal such as 4'b0011) and "valid only if X is set" (or true).
-var validRE = regexp.MustCompile(`(?i)\bvalid only (?:when|if)\s+([a-z][a-z0-9_]*)\s*(?:==?\s*([0-9]+'[bdh][0-9a-f_]+|0x[0-9a-f]+|[0-9]+|'[0-9]')(?:[^0-9a-z_']|$)|\s+is\s+(?:set|true)\b)`)
+var validRE = lazyre.New(`(?i)\bvalid only (?:when|if)\s+([a-z][a-z0-9_]*)\s*(?:==?\s*([0-9]+'[bdh][0-9a-f_]+|0x[0-9a-f]+|[0-9]+|'[0-9]')(?:[^0-9a-z_']|$)|\s+is\s+(?:set|true)\b)`)
 
 // DetectValidity derives when a field means something from its
 // description, the way the PRM states it ("Valid only when oper_status =

@@ -22,32 +22,13 @@ func ParseUint(s string) (uint64, error) {
 // parseBig parses a possibly negative integer of any size in any base.
 func parseBig(s string) (*big.Int, bool) {
 	s = strings.ReplaceAll(strings.TrimSpace(s), "_", "")
-	neg := false
-	if strings.HasPrefix(s, "-") {
-		neg, s = true, s[1:]
-	} else if strings.HasPrefix(s, "+") {
-		s = s[1:]
-	}
+	// Base 0 reads the sign and the 0x/0o/0b prefixes; but it would also
+	// read a bare leading zero as octal, and "010" is ten here.
 	base := 10
-	switch {
-	case len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X"):
-		base, s = 16, s[2:]
-	case len(s) > 2 && (s[:2] == "0o" || s[:2] == "0O"):
-		base, s = 8, s[2:]
-	case len(s) > 2 && (s[:2] == "0b" || s[:2] == "0B"):
-		base, s = 2, s[2:]
+	if u := strings.TrimLeft(s, "+-"); len(u) > 1 && u[0] == '0' && strings.ContainsRune("xXoObB", rune(u[1])) {
+		base = 0
 	}
-	if s == "" {
-		return nil, false
-	}
-	v, ok := new(big.Int).SetString(s, base)
-	if !ok {
-		return nil, false
-	}
-	if neg {
-		v.Neg(v)
-	}
-	return v, true
+	return new(big.Int).SetString(s, base)
 }
 
 // Closest returns up to max candidates closest to name, best first. It is used

@@ -2,11 +2,12 @@ package prm
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // Kind is what a Step holds.
@@ -270,7 +271,7 @@ func (c *compiler) field(parent *Node, f *Field, parentAcc Access, depth int) (*
 }
 
 // textName says whether a byte array of this name is meant to hold ASCII.
-var textNameRE = regexp.MustCompile(`(^|_)(psid|name|pn|sn|rev|serial|part_number|product_ver|vsd|string)$`)
+var textNameRE = lazyre.New(`(^|_)(psid|name|pn|sn|rev|serial|part_number|product_ver|vsd|string)$`)
 
 func textName(name string) bool { return textNameRE.MatchString(strings.ToLower(name)) }
 

@@ -71,3 +71,8 @@ go mod download
 # The deployment checks are a module of their own (Kubernetes' API types
 # stay out of cxray's go.mod).
 (cd tools/deploytest && go mod download)
+# deadcode (scripts/deadcode.sh) at a pinned version, into $(go env GOPATH)/bin.
+deadcode_version=v0.52.0
+if ! go version -m "$(go env GOPATH)/bin/deadcode" 2>/dev/null | grep -q "golang.org/x/tools[[:space:]]*$deadcode_version"; then
+	go install "golang.org/x/tools/cmd/deadcode@$deadcode_version"
+fi

@@ -42,6 +42,7 @@ gofmt_check() {
 	if [ -n "$unformatted" ]; then echo "gofmt needed on: $unformatted" >&2; return 1; fi
 }
 stage "gofmt" gofmt_check
+stage "deadcode (scripts/deadcode.sh: nothing unreachable apart from scripts/deadcode.allow)" bash scripts/deadcode.sh
 
 cross() {
 	local target=$1

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // The CLI links nothing of Prometheus: the exporter is cxray-exporter's
@@ -26,8 +28,10 @@ func TestCLILinksNoPrometheus(t *testing.T) {
 	}
 }
 
-// heavyDeps are module paths the cxray binary must not link.
-var heavyDeps = []string{"github.com/prometheus/", "github.com/cxray/cxray/feature/exporter", "gonum.org/", "codeberg.org/go-fonts/", "github.com/cxray/cxray/feature/monitor/chart"}
+// heavyDeps are module paths the cxray binary must not link: the exporter's
+// and plot's stacks, and an SQL engine (mstflint's NV database is read by
+// internal/sqlitefile; a linked engine cost 4 MB and a third of start-up).
+var heavyDeps = []string{"modernc.org/", "database/sql", "github.com/prometheus/", "github.com/cxray/cxray/feature/exporter", "gonum.org/", "codeberg.org/go-fonts/", "github.com/cxray/cxray/feature/monitor/chart"}
 
 // No test hooks ship: the three binaries link neither the testing packages
 // nor any of the repository's test helpers (the *test packages such as
@@ -53,5 +57,16 @@ func TestBinariesLinkNoTestPackages(t *testing.T) {
 		if len(bad) > 0 {
 			t.Errorf("cmd/%s links test packages: %s", strings.TrimPrefix(cmd, "../"), strings.Join(bad, " "))
 		}
+	}
+}
+
+// Every regular expression the CLI compiles on first use (internal/lazyre)
+// compiles: a bad one fails here rather than in a user's command.
+func TestLazyPatternsCompile(t *testing.T) {
+	if n := lazyre.Count(); n < 50 {
+		t.Fatalf("only %d lazy patterns registered: the CLI's packages are not linked into this test", n)
+	}
+	for _, err := range lazyre.CompileAll() {
+		t.Error(err)
 	}
 }

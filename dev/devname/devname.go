@@ -11,10 +11,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // Kind says which backend a name selects.
@@ -56,8 +57,8 @@ type Sys struct{ Root string }
 var Default = Sys{Root: "/sys"}
 
 var (
-	bdfFull  = regexp.MustCompile(`^([0-9a-fA-F]{4}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$`)
-	bdfShort = regexp.MustCompile(`^([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$`)
+	bdfFull  = lazyre.New(`^([0-9a-fA-F]{4}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$`)
+	bdfShort = lazyre.New(`^([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$`)
 )
 
 // NotFoundError is a name that resolves to nothing on this machine.
@@ -145,7 +146,7 @@ func (s Sys) resolve(n Name, g string) (Name, error) {
 
 // mstName is mst's device naming: mt<PCI device ID in decimal>_pciconf<N>
 // (or _pci_cr<N>) with an optional .<function>, under /dev/mst or not.
-var mstName = regexp.MustCompile(`^(?:/dev/mst/)?mt([0-9]+)_(pciconf|pci_cr)([0-9]+)(?:\.([0-7]))?$`)
+var mstName = lazyre.New(`^(?:/dev/mst/)?mt([0-9]+)_(pciconf|pci_cr)([0-9]+)(?:\.([0-7]))?$`)
 
 // MSTName returns the name mst gives a function: mt<device ID in decimal>
 // _pciconf<N>, N counting the adapters (PCI slots) of that device ID in

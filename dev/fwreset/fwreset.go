@@ -114,7 +114,19 @@ type Caps struct {
 	ByType []TypeCaps
 	// NoMROQ says why MROQ was not read ("" when it was).
 	NoMROQ string
+	// NoMROQCategory says whose the reason is: CategoryDatabase (the
+	// register database lacks MROQ: a finding about the tool's database,
+	// never about the adapter) or CategoryFirmware (the firmware does not
+	// offer it). Either way the levels come from MFRL alone, as
+	// mlxfwreset falls back to them.
+	NoMROQCategory string
 }
+
+// Categories of a missing MROQ answer.
+const (
+	CategoryDatabase = "database"
+	CategoryFirmware = "firmware"
+)
 
 // TypeCaps is MROQ's answer for one reset type.
 type TypeCaps struct {
@@ -140,6 +152,12 @@ func Query(ctx context.Context, d *dev.Device) (*Caps, error) {
 		}
 	}
 	c.ByType, c.NoMROQ, err = queryMROQ(ctx, d, c.Types)
+	if c.NoMROQ != "" {
+		c.NoMROQCategory = CategoryFirmware
+		if _, derr := d.DB.Register("MROQ"); derr != nil {
+			c.NoMROQCategory = CategoryDatabase
+		}
+	}
 	return c, err
 }
 
@@ -212,6 +230,23 @@ func (c *Caps) Supports(level, typ uint8) bool {
 	}
 	i := slices.IndexFunc(c.ByType, func(t TypeCaps) bool { return t.Type == typ })
 	return i >= 0 && c.ByType[i].Levels&level != 0
+}
+
+// LevelsFor is the levels offered with a type: MROQ's where it was read,
+// else MFRL's (for a type MFRL lists).
+func (c *Caps) LevelsFor(typ uint8) uint8 {
+	if typ != 0 && c.Types&(1<<typ) == 0 {
+		return 0
+	}
+	if c.ByType == nil {
+		return c.Levels
+	}
+	for _, t := range c.ByType {
+		if t.Type == typ {
+			return t.Levels & c.Levels
+		}
+	}
+	return 0
 }
 
 // SyncFor is the sync flows MROQ lists for a type (0: unknown).

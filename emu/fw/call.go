@@ -62,6 +62,12 @@ func (c *Call) Fail(status uint8, format string, args ...any) uint8 {
 	return status
 }
 
+// Internal answers a firmware bug found by a handler (a codec error: a
+// field that does not encode) with StatusInternalError and records it for
+// Firmware.LastError, so a tool sees a failed access, never a reply with
+// fields silently left zero.
+func (c *Call) Internal(err error) uint8 { return c.internal(err) }
+
 // internal records a firmware bug (a field the handler expected is missing,
 // a value that does not encode) and answers StatusInternalError.
 func (c *Call) internal(err error) uint8 {

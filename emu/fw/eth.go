@@ -51,13 +51,6 @@ var ethProtocols = []EthProtocol{
 	{Name: "400GAUI-4", ExtBit: 16, Gbps: 400, Lanes: 4, FEC: fecRS544},
 }
 
-// EthProtocols lists the Ethernet protocols the emulator knows, slowest first.
-func EthProtocols() []EthProtocol {
-	out := make([]EthProtocol, len(ethProtocols))
-	copy(out, ethProtocols)
-	return out
-}
-
 // LookupEthProtocol finds a protocol by name (case and punctuation ignored:
 // "400gaui4" works).
 func LookupEthProtocol(name string) (EthProtocol, error) {

@@ -35,6 +35,8 @@ import (
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/nvconf"
 	"github.com/cxray/cxray/nvconf/builtin"
+	"github.com/cxray/cxray/nvconf/expr"
+	"github.com/cxray/cxray/nvconf/tlv"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -102,7 +104,9 @@ type Store struct {
 	gn      *nvconf.HeaderCodec
 	qc, gc  *nvconf.Fields
 	ia, frl *nvconf.Fields
-	resets  int
+	// roq is MROQ, nil when the database lacks it (before Rev 0.61).
+	roq    *nvconf.Fields
+	resets int
 }
 
 type entry struct {
@@ -166,7 +170,7 @@ func New(o Options) (*Store, error) {
 		dst **nvconf.HeaderCodec
 		reg string
 	}{{&s.da, "MNVDA"}, {&s.di, "MNVDI"}, {&s.gn, "MNVGN"}} {
-		if *c.dst, err = nvconf.NewHeaderCodec(o.PRM, c.reg); err != nil {
+		if *c.dst, err = tlv.NewHeaderCodec(o.PRM, c.reg); err != nil {
 			return nil, fmt.Errorf("nvstore: %w", err)
 		}
 	}
@@ -174,7 +178,30 @@ func New(o Options) (*Store, error) {
 		dst **nvconf.Fields
 		reg string
 	}{{&s.qc, "MNVQC"}, {&s.gc, "MNVGC"}, {&s.ia, "MNVIA"}, {&s.frl, "MFRL"}} {
-		if *c.dst, err = nvconf.NewFields(o.PRM, c.reg); err != nil {
+		if *c.dst, err = tlv.NewFields(o.PRM, c.reg); err != nil {
+			return nil, fmt.Errorf("nvstore: %w", err)
+		}
+	}
+	// The handlers answer with these fields; a database without one cannot
+	// run the store (every revision in the history has them; MFRL's
+	// reset_trigger is optional, Rev 0.51 lacks it).
+	for _, need := range []struct {
+		f     *nvconf.Fields
+		paths []string
+	}{
+		{s.qc, []string{"type", "support_rd", "support_wr", "version"}},
+		{s.gc, []string{"nvda_read_factory_settings", "nvda_read_current_settings", "priv_nv_other_host"}},
+		{s.ia, []string{"target"}},
+		{s.gn.Fields, []string{"nv_pointer"}},
+	} {
+		for _, p := range need.paths {
+			if !need.f.Has(p) {
+				return nil, fmt.Errorf("nvstore: %s in PRM database %s has no field %s; the NV store needs it", need.f.Reg.Name, o.PRM.Revision, p)
+			}
+		}
+	}
+	if _, err := o.PRM.Register("MROQ"); err == nil {
+		if s.roq, err = tlv.NewFields(o.PRM, "MROQ"); err != nil {
 			return nil, fmt.Errorf("nvstore: %w", err)
 		}
 	}
@@ -227,7 +254,7 @@ func New(o Options) (*Store, error) {
 		for _, in := range ins {
 			typ, err := nvconf.TypeDword(in)
 			if err != nil {
-				continue
+				return nil, fmt.Errorf("nvstore: %s: %w", in, err)
 			}
 			e := &entry{inst: in, version: ver, factory: make([]byte, t.Size), current: make([]byte, t.Size)}
 			if !unsupported[strings.ToLower(t.Name)] {
@@ -382,7 +409,9 @@ func setParam(r nvconf.Ref, data []byte, value string) error {
 	}
 	if p.ValidBit != "" {
 		if vb := p.TLV.Param(p.ValidBit); vb != nil {
-			_ = vb.Set(data, 0, 1)
+			if err := vb.Set(data, 0, 1); err != nil {
+				return fmt.Errorf("%s: valid bit %s: %w", name, p.ValidBit, err)
+			}
 		}
 	}
 	return nil
@@ -539,6 +568,7 @@ func (s *Store) Behaviours() map[string]fw.Behaviour {
 		"MNVIA": {Access: s.mnvia},
 		"MNVGN": {Access: s.mnvgn},
 		"MFRL":  {Access: s.mfrl},
+		"MROQ":  {Access: s.mroq},
 	}
 }
 
@@ -581,7 +611,7 @@ func (s *Store) targets(typ uint32) []*entry {
 	if e := s.entries[typ]; e != nil {
 		return []*entry{e}
 	}
-	f := nvconf.SplitType(typ)
+	f := tlv.SplitType(typ)
 	var base nvconf.Class
 	switch f.Class {
 	case nvconf.ClassPortCommon:
@@ -611,15 +641,21 @@ func (s *Store) mnvqc(c *fw.Call) uint8 {
 		return c.Fail(fw.StatusMethodNotSupp, "MNVQC is query only")
 	}
 	typ := uint32(s.qc.Get(c.In, "type"))
-	_ = s.qc.Set(c.Out, "type", uint64(typ))
+	if err := s.qc.Set(c.Out, "type", uint64(typ)); err != nil {
+		return c.Internal(err)
+	}
 	es := s.targets(typ)
 	if len(es) == 0 {
 		return fw.StatusOK // unknown type: supported neither for read nor write
 	}
 	e := es[0]
-	_ = s.qc.Set(c.Out, "support_rd", uint64(b2i(e.rd)))
-	_ = s.qc.Set(c.Out, "support_wr", uint64(b2i(e.wr)))
-	_ = s.qc.Set(c.Out, "version", uint64(e.version))
+	if err := errors.Join(
+		s.qc.Set(c.Out, "support_rd", uint64(b2i(e.rd))),
+		s.qc.Set(c.Out, "support_wr", uint64(b2i(e.wr))),
+		s.qc.Set(c.Out, "version", uint64(e.version)),
+	); err != nil {
+		return c.Internal(err)
+	}
 	return fw.StatusOK
 }
 
@@ -632,9 +668,13 @@ func (s *Store) mnvgc(c *fw.Call) uint8 {
 	if c.Method != emu.MethodGet {
 		return c.Fail(fw.StatusMethodNotSupp, "MNVGC is query only")
 	}
-	_ = s.gc.Set(c.Out, "nvda_read_factory_settings", uint64(b2i(s.readDef)))
-	_ = s.gc.Set(c.Out, "nvda_read_current_settings", uint64(b2i(s.readCur)))
-	_ = s.gc.Set(c.Out, "priv_nv_other_host", 0)
+	if err := errors.Join(
+		s.gc.Set(c.Out, "nvda_read_factory_settings", uint64(b2i(s.readDef))),
+		s.gc.Set(c.Out, "nvda_read_current_settings", uint64(b2i(s.readCur))),
+		s.gc.Set(c.Out, "priv_nv_other_host", 0),
+	); err != nil {
+		return c.Internal(err)
+	}
 	return fw.StatusOK
 }
 
@@ -755,7 +795,7 @@ func (s *Store) check(e *entry, data []byte) string {
 			if strings.TrimSpace(b.expr) == "" {
 				continue
 			}
-			x, err := nvconf.ParseExpr(b.expr)
+			x, err := expr.Parse(b.expr)
 			if err != nil {
 				continue
 			}
@@ -776,7 +816,7 @@ func (s *Store) check(e *entry, data []byte) string {
 
 // lookup gives expression variables their values from the store: the
 // written TLV's new data, other TLVs' next values.
-func (s *Store) lookup(e *entry, data []byte) nvconf.Env {
+func (s *Store) lookup(e *entry, data []byte) expr.Env {
 	return func(name string) (float64, error) {
 		tn, pn, cross := strings.Cut(name, ".")
 		if !cross {
@@ -831,7 +871,9 @@ func (s *Store) mnvdi(c *fw.Call) uint8 {
 	for _, e := range es {
 		e.nv = nil
 	}
-	_ = s.di.EncodeHeader(c.Out, nvconf.Header{Type: h.Type, Mode: h.Mode})
+	if err := s.di.EncodeHeader(c.Out, nvconf.Header{Type: h.Type, Mode: h.Mode}); err != nil {
+		return c.Internal(err)
+	}
 	return fw.StatusOK
 }
 
@@ -889,7 +931,9 @@ func (s *Store) mnvgn(c *fw.Call) uint8 {
 	if len(c.Out)-off < len(e.nv.data) {
 		return c.Fail(fw.StatusLenTooSmall, "%s holds %d bytes; the request has room for %d", e.inst, len(e.nv.data), len(c.Out)-off)
 	}
-	_ = s.gn.Set(c.Out, "nv_pointer", uint64(e.nv.seq))
+	if err := s.gn.Set(c.Out, "nv_pointer", uint64(e.nv.seq)); err != nil {
+		return c.Internal(err)
+	}
 	copy(c.Out[off:], e.nv.data)
 	if err := s.gn.EncodeHeader(c.Out, nvconf.Header{Length: len(e.nv.data), Version: e.nv.version, WriterID: e.nv.writer, Type: e.inst.Type()}); err != nil {
 		return c.Fail(fw.StatusInternalError, "%v", err)
@@ -907,11 +951,55 @@ const (
 	resetTypes        = 0x3 // full chip reset; keep the network port active
 )
 
+// resetOption is what MROQ reports for one reset type (PRM Rev 0.61+
+// mroq_ext): the triggers, the sync flows (bit 0 legacy, bit 1 the
+// driver's, bit 2 a tool's) and the PCI reset methods of TRIGGER3 (bit 0
+// link disable, bit 1 hot reset).
+type resetOption struct{ triggers, sync, methods uint8 }
+
+// resetOptions are the emulated firmware's answers, by reset type (the
+// rst_type_sel number): a full-chip reset at every supported trigger, and
+// a phy-less one (the network port stays up) only at a PCIe link toggle,
+// the one reset that keeps the host running. Both offer the legacy and the
+// driver-synced flow; the emulator has no other host to coordinate.
+var resetOptions = map[uint8]resetOption{
+	0: {supportedTriggers, 0x3, 0x3},
+	1: {nvconf.TriggerLinkToggle, 0x3, 0x3},
+}
+
+// mroq answers MROQ for the reset type the request names.
+func (s *Store) mroq(c *fw.Call) uint8 {
+	if c.Method != emu.MethodGet {
+		return c.Fail(fw.StatusBadParam, "MROQ is read-only: use GET")
+	}
+	t := uint8(s.roq.Get(c.In, "reset_type"))
+	o, ok := resetOptions[t]
+	if !ok || resetTypes&(1<<t) == 0 {
+		return fw.StatusOK // query_is_valid 0: the type is not offered
+	}
+	for _, f := range []struct {
+		path string
+		v    uint64
+	}{{"query_is_valid", 1}, {"reset_trigger", uint64(o.triggers)}} {
+		if err := s.roq.Set(c.Out, f.path, f.v); err != nil {
+			return c.Internal(err)
+		}
+	}
+	s.roq.SetIf(c.Out, "pci_sync_for_fw_update_start", uint64(o.sync))
+	s.roq.SetIf(c.Out, "pci_reset_req_method", uint64(o.methods))
+	return fw.StatusOK
+}
+
 func (s *Store) mfrl(c *fw.Call) uint8 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.Method == emu.MethodGet {
-		_ = s.frl.Set(c.Out, "reset_trigger", uint64(supportedTriggers))
+		// Rev 0.51's MFRL has no reset_trigger: nothing to offer with.
+		if s.frl.Has("reset_trigger") {
+			if err := s.frl.Set(c.Out, "reset_trigger", uint64(supportedTriggers)); err != nil {
+				return c.Internal(err)
+			}
+		}
 		s.frl.SetIf(c.Out, "reset_type", resetTypes)
 		// An armed reset waits for its trigger (PRM Rev 0.59+ reset_state;
 		// a database without the field has nothing to say it with).
@@ -924,6 +1012,19 @@ func (s *Store) mfrl(c *fw.Call) uint8 {
 	if t == 0 || t&(t-1) != 0 || t&supportedTriggers == 0 {
 		return c.Fail(fw.StatusBadParam, "reset_trigger 0x%x: set exactly one of the supported triggers (0x%x)", t, supportedTriggers)
 	}
+	// The type and the flow must be ones MROQ offers (fields a database
+	// lacks read as 0: a full-chip reset, the legacy flow).
+	typ := uint8(s.frl.Get(c.In, "rst_type_sel"))
+	o, ok := resetOptions[typ]
+	if !ok || resetTypes&(1<<typ) == 0 {
+		return c.Fail(fw.StatusBadParam, "rst_type_sel %d: the reset types offered are 0x%x (MFRL reset_type)", typ, resetTypes)
+	}
+	if t&o.triggers == 0 {
+		return c.Fail(fw.StatusBadParam, "reset_trigger 0x%x is not offered with reset type %d (MROQ lists 0x%x)", t, typ, o.triggers)
+	}
+	if sync := s.frl.Get(c.In, "pci_sync_for_fw_update_start"); sync > 1 || o.sync&(1<<sync) == 0 {
+		return c.Fail(fw.StatusBadParam, "pci_sync_for_fw_update_start %d: the flows offered are legacy (0) and driver-synced (1)", sync)
+	}
 	switch t {
 	case nvconf.TriggerLinkToggle:
 		s.firmwareReset()
@@ -931,7 +1032,9 @@ func (s *Store) mfrl(c *fw.Call) uint8 {
 	case nvconf.TriggerPERST:
 		s.armed = true
 	}
-	_ = s.frl.Set(c.Out, "reset_trigger", uint64(t))
+	if err := s.frl.Set(c.Out, "reset_trigger", uint64(t)); err != nil {
+		return c.Internal(err)
+	}
 	return fw.StatusOK
 }
 

@@ -107,6 +107,9 @@ func Build(sc *Scenario, opt Options) (*Emulation, error) {
 	}
 	db := opt.DB
 	if db == nil {
+		db = sc.DB
+	}
+	if db == nil {
 		var err error
 		if db, err = builtin.Load(); err != nil {
 			return nil, fmt.Errorf("scenario: %w", err)
@@ -137,12 +140,6 @@ func Build(sc *Scenario, opt Options) (*Emulation, error) {
 		e.Adapters = append(e.Adapters, a)
 	}
 	return e, nil
-}
-
-// BuildDevice powers on one adapter: its firmware, then one *emu.Device per
-// PCI function, with the spec's faults switched on.
-func BuildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool) (*Adapter, error) {
-	return buildDevice(d, db, clk, strict, nil)
 }
 
 func buildDevice(d *DeviceSpec, db *prm.DB, clk emu.Clock, strict bool, wrap func(string, *fw.View) emu.Firmware) (*Adapter, error) {

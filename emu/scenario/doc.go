@@ -18,6 +18,10 @@
 //	  start: 2024-05-01T08:00:00Z  # emulated time at power-on
 //	  mode: manual               # real (default): runs with the wall clock from start
 //	                             # manual: moves only when advanced
+//	prm: builtin                 # the register database the firmware answers
+//	                             # from: builtin (default) or an ADB file,
+//	                             # relative to this file; a newer one (Rev
+//	                             # 0.61+) adds registers (MROQ)
 //	devices:                     # 1..16 adapters
 //	  - name: nic0               # default nic<index>
 //	    profile: cx7-2p400g      # default cx7-2p400g; see Profiles()

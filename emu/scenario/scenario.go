@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	emuoptics "github.com/cxray/cxray/emu/optics"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/builtin"
+	"github.com/cxray/cxray/prm/source"
 )
 
 // Limits on what a scenario may ask for.
@@ -37,6 +39,13 @@ type Scenario struct {
 	Seed    uint64
 	Clock   Clock
 	Devices []*DeviceSpec
+	// PRM is the register database file the emulated firmware answers
+	// from (the scenario's `prm:` key, made absolute); "" is the built-in
+	// one. A newer database gives the emulator the registers it adds
+	// (MROQ from Rev 0.61).
+	PRM string
+	// DB is PRM loaded (nil for the built-in database).
+	DB *prm.DB
 }
 
 // Clock says how emulated time runs.
@@ -181,6 +190,7 @@ func (p *parser) top(n *yaml.Node) {
 	p.mapping(n, "the scenario", map[string]field{
 		"seed":  func(v *yaml.Node) { p.uintv(v, "seed", 1<<63, &p.sc.Seed) },
 		"clock": func(v *yaml.Node) { p.clock(v) },
+		"prm":   func(v *yaml.Node) { p.prm(v) },
 		"devices": func(v *yaml.Node) {
 			devNode = v
 		},
@@ -198,6 +208,31 @@ func (p *parser) top(n *yaml.Node) {
 	}
 	p.checkUnique()
 	p.numberLIDs()
+}
+
+// prm reads the `prm:` key: an ADB file, relative to the scenario file,
+// or "builtin".
+func (p *parser) prm(n *yaml.Node) {
+	var path string
+	p.str(n, "prm", 4096, &path)
+	if path == "" || strings.EqualFold(path, "builtin") {
+		return
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(filepath.Dir(p.file), path)
+	}
+	// Only a regular file: a scenario must not make the emulator read a
+	// device or a pipe.
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		p.fail(n, "prm: %s is not a file; name an ADB file (a register database such as mstflint's register_access_table.adb) or builtin", path)
+		return
+	}
+	db, err := source.Open(path)
+	if err != nil {
+		p.fail(n, "prm: %v; name an ADB file (a register database such as mstflint's register_access_table.adb) or builtin", err)
+		return
+	}
+	p.sc.PRM, p.sc.DB = path, db
 }
 
 func (p *parser) clock(n *yaml.Node) {

@@ -256,16 +256,6 @@ func (w *walker) timestamp(n *yaml.Node, what string, dst *time.Time) {
 	w.fail(n, "%s must be a time such as 2024-05-01T08:00:00Z (RFC 3339, years 1970..9999), not %q", what, s)
 }
 
-func (w *walker) strings(n *yaml.Node, what string, max int, dst *[]string) {
-	var out []string
-	w.list(n, what, max, func(i int, v *yaml.Node) {
-		var s string
-		w.str(v, fmt.Sprintf("%s[%d]", what, i), 256, &s)
-		out = append(out, s)
-	})
-	*dst = out
-}
-
 // parseHexID reads an identifier of n bytes written as colon, dash or
 // dot separated hex groups (b8:3f:d2:..., b83f:d203:...) or as 0x....
 func parseHexID(s string, n int) (uint64, error) {

@@ -38,7 +38,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -48,6 +47,7 @@ import (
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/fw"
 	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -104,7 +104,7 @@ type Identity struct {
 	Scenario *scenario.Scenario
 }
 
-var unsafeKey = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeKey = lazyre.New(`[^A-Za-z0-9._-]+`)
 
 // Identify resolves an emulator name (emu, emu:PROFILE, emu:FILE.yaml)
 // to its scenario and the identity of its state.
@@ -586,9 +586,6 @@ func ListFiles(paths []string) []Info {
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }
-
-// Describe describes the state kept in one log file.
-func Describe(path string) Info { return describe(path) }
 
 func describe(p string) Info {
 	in := Info{Key: strings.TrimSuffix(filepath.Base(p), ".log"), Path: p}

@@ -31,13 +31,6 @@ type Server struct {
 	err  error
 }
 
-// Mountpoint returns where the file system is mounted.
-func (s *Server) Mountpoint() string { return s.mountpoint }
-
-// Entries returns the served functions, normalised (canonical BDFs, IDs
-// filled in from the config headers).
-func (s *Server) Entries() []DeviceEntry { return append([]DeviceEntry(nil), s.entries...) }
-
 // Serve mounts a file system listing entries at mountpoint (an existing
 // directory; DefaultMountpoint for PCI tools) and serves it until Unmount.
 // It needs root (it calls mount(2) itself; no fusermount). Mounting
@@ -224,10 +217,6 @@ func (s *Server) Unmount() error {
 	})
 	return s.err
 }
-
-// Wait blocks until the file system is unmounted (by Unmount or by
-// someone else) and its request loops have ended.
-func (s *Server) Wait() { s.srv.Wait() }
 
 // fuseCloseOnExec marks every descriptor of this process open on /dev/fuse
 // close-on-exec.

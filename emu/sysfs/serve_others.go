@@ -17,16 +17,7 @@ var errServe = &platform.NeedsLinuxError{What: "serving the emulator as sysfs (e
 	Why: "it mounts a FUSE file system in a private mount namespace"}
 
 // Server is a mounted file system; off Linux none can be made.
-type Server struct {
-	mountpoint string
-	entries    []DeviceEntry
-}
-
-// Mountpoint returns where the file system is mounted.
-func (s *Server) Mountpoint() string { return s.mountpoint }
-
-// Entries returns the served functions.
-func (s *Server) Entries() []DeviceEntry { return append([]DeviceEntry(nil), s.entries...) }
+type Server struct{}
 
 // Serve needs Linux (FUSE and mount namespaces).
 func Serve(mountpoint string, entries []DeviceEntry, opts *Options) (*Server, error) {
@@ -49,6 +40,3 @@ func (s *Server) Detach() error { return errServe }
 
 // Unmount needs Linux.
 func (s *Server) Unmount() error { return errServe }
-
-// Wait returns at once: nothing is mounted.
-func (s *Server) Wait() {}

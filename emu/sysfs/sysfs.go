@@ -16,11 +16,12 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"regexp"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // DefaultMountpoint is where PCI tools look for functions.
@@ -135,7 +136,7 @@ type Options struct {
 	HostNamespace string
 }
 
-var bdfRe = regexp.MustCompile(`^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([01][0-9a-fA-F])\.([0-7])$`)
+var bdfRe = lazyre.New(`^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([01][0-9a-fA-F])\.([0-7])$`)
 
 // CanonicalBDF returns bdf as "dddd:bb:dd.f", or an error saying what form
 // is expected.

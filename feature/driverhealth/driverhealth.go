@@ -11,12 +11,12 @@ package driverhealth
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/kernel"
 )
 
@@ -31,20 +31,20 @@ const (
 // watched are the driver statistics read and judged, by mlx5's names
 // (drivers/net/ethernet/mellanox/mlx5/core/en_stats.c).
 var watched = []struct {
-	re   *regexp.Regexp
+	re   *lazyre.Regexp
 	kind string
 }{
-	{regexp.MustCompile(`^(rx|tx)_discards_phy$`), KindDiscard},
-	{regexp.MustCompile(`^rx_out_of_buffer$`), KindDiscard},
-	{regexp.MustCompile(`^rx_prio[0-7]_(buf|cong)_discard$`), KindDiscard},
-	{regexp.MustCompile(`^rx_buffer_passed_thres_phy$`), KindDiscard},
-	{regexp.MustCompile(`^(rx|tx)_prio[0-7]_pause$`), KindPause},
-	{regexp.MustCompile(`^(rx|tx)_pause_ctrl_phy$`), KindPause},
-	{regexp.MustCompile(`^(rx|tx)_pci_signal_integrity$`), KindPCIe},
-	{regexp.MustCompile(`^outbound_pci_buffer_overflow$`), KindPCIe},
-	{regexp.MustCompile(`^outbound_pci_stalled_(rd|wr)_events$`), KindPCIe},
-	{regexp.MustCompile(`^rx_(crc_errors|symbol_err)_phy$`), KindLink},
-	{regexp.MustCompile(`^link_down_events_phy$`), KindLink},
+	{lazyre.New(`^(rx|tx)_discards_phy$`), KindDiscard},
+	{lazyre.New(`^rx_out_of_buffer$`), KindDiscard},
+	{lazyre.New(`^rx_prio[0-7]_(buf|cong)_discard$`), KindDiscard},
+	{lazyre.New(`^rx_buffer_passed_thres_phy$`), KindDiscard},
+	{lazyre.New(`^(rx|tx)_prio[0-7]_pause$`), KindPause},
+	{lazyre.New(`^(rx|tx)_pause_ctrl_phy$`), KindPause},
+	{lazyre.New(`^(rx|tx)_pci_signal_integrity$`), KindPCIe},
+	{lazyre.New(`^outbound_pci_buffer_overflow$`), KindPCIe},
+	{lazyre.New(`^outbound_pci_stalled_(rd|wr)_events$`), KindPCIe},
+	{lazyre.New(`^rx_(crc_errors|symbol_err)_phy$`), KindLink},
+	{lazyre.New(`^link_down_events_phy$`), KindLink},
 }
 
 // KindOf is the kind of a watched statistic, "" for the others.

@@ -3,9 +3,10 @@ package explain
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // `devlink health show` (iproute2 devlink/devlink.c): "pci/BDF:" then
@@ -16,11 +17,11 @@ import (
 // mlx5's (drivers/net/ethernet/mellanox/mlx5/core/health.c, en/reporter_*.c).
 
 var (
-	devlinkDevRE   = regexp.MustCompile(`^(pci|auxiliary)/[\w:.-]+:?`)
-	devlinkRepRE   = regexp.MustCompile(`^\s*(?:reporter|name)\s+(\w+)`)
-	devlinkStateRE = regexp.MustCompile(`state (healthy|error) error (\d+) recover (\d+)`)
-	syndromeRE     = regexp.MustCompile(`(?i)syndrome:?\s*(0x[0-9a-f]+|\d+)`)
-	vnicCounterRE  = regexp.MustCompile(`(total_error_queues|send_queue_priority_update_flow|comp_eq_overrun|async_eq_overrun|cq_overrun|invalid_command|quota_exceeded_command|nic_receive_steering_discard|generated_pkt_steering_fail|handled_pkt_steering_fail):?\s*(\d+)`)
+	devlinkDevRE   = lazyre.New(`^(pci|auxiliary)/[\w:.-]+:?`)
+	devlinkRepRE   = lazyre.New(`^\s*(?:reporter|name)\s+(\w+)`)
+	devlinkStateRE = lazyre.New(`state (healthy|error) error (\d+) recover (\d+)`)
+	syndromeRE     = lazyre.New(`(?i)syndrome:?\s*(0x[0-9a-f]+|\d+)`)
+	vnicCounterRE  = lazyre.New(`(total_error_queues|send_queue_priority_update_flow|comp_eq_overrun|async_eq_overrun|cq_overrun|invalid_command|quota_exceeded_command|nic_receive_steering_discard|generated_pkt_steering_fail|handled_pkt_steering_fail):?\s*(\d+)`)
 )
 
 func init() {
@@ -64,7 +65,13 @@ func readDevlink(p *Part, dbs Databases) {
 			reporterFinding(p, dev, rep, m[1], errs, rec)
 		}
 		if m := syndromeRE.FindStringSubmatch(t); m != nil {
-			synd, _ := strconv.ParseUint(strings.TrimPrefix(m[1], "0x"), map[bool]int{true: 16, false: 10}[strings.HasPrefix(m[1], "0x")], 64)
+			// Plain digits are decimal even with leading zeros; base 0 only
+			// for the 0x form, which it reads in either case.
+			base := 10
+			if strings.HasPrefix(strings.ToLower(m[1]), "0x") {
+				base = 0
+			}
+			synd, _ := strconv.ParseUint(m[1], base, 64)
 			p.fact(cmpOr(dev, "device")+" fw syndrome", m[1])
 			if synd != 0 {
 				h, ok := healthSyndromes[synd]

@@ -2,9 +2,10 @@ package explain
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // Decoded `ethtool -m DEV` text: "\tLabel : value" lines as ethtool's
@@ -13,9 +14,9 @@ import (
 // alarm and warning flags "On"/"Off", thresholds).
 
 var (
-	ethIdentRE = regexp.MustCompile(`^\s*Identifier\s*:\s*0x[0-9a-fA-F]{2}`)
-	ethKVRE    = regexp.MustCompile(`^\s*([A-Za-z][^:]*?)\s*:\s*(.*)$`)
-	numRE      = regexp.MustCompile(`-?[0-9]+(?:\.[0-9]+)?|-inf`)
+	ethIdentRE = lazyre.New(`^\s*Identifier\s*:\s*0x[0-9a-fA-F]{2}`)
+	ethKVRE    = lazyre.New(`^\s*([A-Za-z][^:]*?)\s*:\s*(.*)$`)
+	numRE      = lazyre.New(`-?[0-9]+(?:\.[0-9]+)?|-inf`)
 )
 
 func init() {

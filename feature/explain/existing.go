@@ -12,7 +12,9 @@ import (
 	"github.com/cxray/cxray/feature/monitor"
 	"github.com/cxray/cxray/feature/osmac"
 	"github.com/cxray/cxray/feature/snapshot"
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/tlv"
 	"github.com/cxray/cxray/optics"
 )
 
@@ -21,20 +23,20 @@ import (
 // module --file, prm decode, diff, plot).
 
 var (
-	queryRowRE   = regexp.MustCompile(`^(?:\s+\*?|\*)\s*[A-Z][A-Za-z0-9_]+(\[\d+\])?\s{2,}\S+`)
-	hexdumpCRE   = regexp.MustCompile(`^[0-9a-fA-F]{7,8}\s+([0-9a-fA-F]{2}\s+){8}`)
-	xxdRE        = regexp.MustCompile(`^[0-9a-fA-F]{7,8}: [0-9a-fA-F]{4} [0-9a-fA-F]{4}`)
-	ethHexRE     = regexp.MustCompile(`^\s*0x[0-9a-fA-F]{3,4}:\s+([0-9a-fA-F]{2}\s+){4}`)
-	odRE         = regexp.MustCompile(`^[0-7]{7}( [0-9a-fA-F]{2,6}){2,}`)
-	dwordsRE     = regexp.MustCompile(`^\s*(0x)?[0-9a-fA-F]{8}((\s+|,\s*)(0x)?[0-9a-fA-F]{8}){1,}\s*$`)
-	mstregHeadRE = regexp.MustCompile(`(?i)^\s*(Field Name|Address)\s*\|\s*Data\s*$`)
-	mstregRowRE  = regexp.MustCompile(`^\s*[\w.\[\]]+\s*\|\s*0x[0-9a-fA-F]+\s*$`)
-	ipLinkRE     = regexp.MustCompile(`^\d+: [\w.@-]+: <`)
-	ipBriefRE    = regexp.MustCompile(`^[\w.@-]+\s+(UP|DOWN|UNKNOWN|LOWERLAYERDOWN)\s+([0-9a-f]{2}:){5}[0-9a-f]{2}`)
-	netAdapterRE = regexp.MustCompile(`^Name\s+InterfaceDescription\s+ifIndex\s+Status\s+MacAddress`)
-	monitorCSVRE = regexp.MustCompile(`^time,device,alerts,frozen,errors`)
-	cxrayRegRE   = regexp.MustCompile(`^[A-Z][A-Z0-9_]+ \(0x[0-9a-fA-F]+\)( on .*)?:?$`)
-	cxrayRowRE   = regexp.MustCompile(`^\s*[a-z_][\w.\[\]]*\s{2,}\S`)
+	queryRowRE   = lazyre.New(`^(?:\s+\*?|\*)\s*[A-Z][A-Za-z0-9_]+(\[\d+\])?\s{2,}\S+`)
+	hexdumpCRE   = lazyre.New(`^[0-9a-fA-F]{7,8}\s+([0-9a-fA-F]{2}\s+){8}`)
+	xxdRE        = lazyre.New(`^[0-9a-fA-F]{7,8}: [0-9a-fA-F]{4} [0-9a-fA-F]{4}`)
+	ethHexRE     = lazyre.New(`^\s*0x[0-9a-fA-F]{3,4}:\s+([0-9a-fA-F]{2}\s+){4}`)
+	odRE         = lazyre.New(`^[0-7]{7}( [0-9a-fA-F]{2,6}){2,}`)
+	dwordsRE     = lazyre.New(`^\s*(0x)?[0-9a-fA-F]{8}((\s+|,\s*)(0x)?[0-9a-fA-F]{8}){1,}\s*$`)
+	mstregHeadRE = lazyre.New(`(?i)^\s*(Field Name|Address)\s*\|\s*Data\s*$`)
+	mstregRowRE  = lazyre.New(`^\s*[\w.\[\]]+\s*\|\s*0x[0-9a-fA-F]+\s*$`)
+	ipLinkRE     = lazyre.New(`^\d+: [\w.@-]+: <`)
+	ipBriefRE    = lazyre.New(`^[\w.@-]+\s+(UP|DOWN|UNKNOWN|LOWERLAYERDOWN)\s+([0-9a-f]{2}:){5}[0-9a-f]{2}`)
+	netAdapterRE = lazyre.New(`^Name\s+InterfaceDescription\s+ifIndex\s+Status\s+MacAddress`)
+	monitorCSVRE = lazyre.New(`^time,device,alerts,frozen,errors`)
+	cxrayRegRE   = lazyre.New(`^[A-Z][A-Z0-9_]+ \(0x[0-9a-fA-F]+\)( on .*)?:?$`)
+	cxrayRowRE   = lazyre.New(`^\s*[a-z_][\w.\[\]]*\s{2,}\S`)
 )
 
 func init() {
@@ -230,7 +232,7 @@ func find(r *nvconf.QueryResult, name string) string {
 func readBackup(p *Part, dbs Databases) {
 	var hc *nvconf.HeaderCodec
 	if dbs.Registers != nil {
-		hc, _ = nvconf.NewHeaderCodec(dbs.Registers, "MNVDA")
+		hc, _ = tlv.NewHeaderCodec(dbs.Registers, "MNVDA")
 	}
 	b, err := nvconf.ReadBackupFile(joinLines(p.text), hc, dbs.NV)
 	if err != nil {

@@ -13,7 +13,6 @@ package explain
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/cxray/cxray/nvconf"
@@ -233,25 +232,6 @@ func hasCategory(p *Part, c string) bool {
 		}
 	}
 	return false
-}
-
-// Kinds lists the kinds explain detects, with their titles, sorted.
-func Kinds() map[string]string {
-	out := map[string]string{}
-	for k, v := range kinds {
-		out[k] = v.title
-	}
-	return out
-}
-
-// KindNames lists the kinds, sorted.
-func KindNames() []string {
-	var out []string
-	for k := range kinds {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // splitLines normalises what terminals and editors add — CRLF, a BOM,

@@ -2,11 +2,11 @@ package explain
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/cxray/cxray/feature/osmac"
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -52,19 +52,10 @@ type BaseMAC struct {
 }
 
 var (
-	fqKV      = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9 ()/._-]*?)\s*:\s*(.*)$`)
-	baseMACRE = regexp.MustCompile(`(?i)^base\s*mac\s*([0-9]*)$`)
-	hexRun    = regexp.MustCompile(`^(?:[0-9a-fA-F]{12}|[0-9a-fA-F]{16}|(?:[0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2})$`)
+	fqKV      = lazyre.New(`^\s*([A-Za-z][A-Za-z0-9 ()/._-]*?)\s*:\s*(.*)$`)
+	baseMACRE = lazyre.New(`(?i)^base\s*mac\s*([0-9]*)$`)
+	hexRun    = lazyre.New(`^(?:[0-9a-fA-F]{12}|[0-9a-fA-F]{16}|(?:[0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2})$`)
 )
-
-// IsFirmwareQuery says whether text holds a firmware query output: a
-// "Base MAC"/"Base GUID" line with an "FW Version"/"PSID" line, or an
-// mlxup/mlxfwmanager device block.
-func IsFirmwareQuery(text string) bool {
-	low := strings.ToLower(text)
-	hasMAC := strings.Contains(low, "base mac") || strings.Contains(low, "base guid")
-	return hasMAC && (strings.Contains(low, "fw version") || strings.Contains(low, "psid") || strings.Contains(low, "versions:"))
-}
 
 // ReadFirmwareQuery reads a flint/mstflint q output or an
 // mlxup/mlxfwmanager listing.
@@ -229,7 +220,7 @@ func (q *FirmwareQuery) PermanentMACs() ([]string, []string, error) {
 	return out, notes, nil
 }
 
-var portsRE = regexp.MustCompile(`(?i)\b(single|dual|quad|one|two|four|[1-8])[- ]port`)
+var portsRE = lazyre.New(`(?i)\b(single|dual|quad|one|two|four|[1-8])[- ]port`)
 
 func portsOf(desc string) int {
 	m := portsRE.FindStringSubmatch(desc)

@@ -2,9 +2,11 @@ package explain
 
 import (
 	"fmt"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // Kernel log lines, as dmesg (plain, -T, -x), syslog, journalctl and
@@ -45,15 +47,15 @@ const (
 
 var (
 	// Prefixes before the message.
-	kmsgRawRE   = regexp.MustCompile(`^<?(\d{1,3}),(\d+),(\d+),[^;]*;`)                                                          // /dev/kmsg: prio,seq,usec,flags;
-	dmesgXRE    = regexp.MustCompile(`^\s*(kern|user|daemon|syslog)\s*:\s*(emerg|alert|crit|err|warn|notice|info|debug)\s*:\s*`) // dmesg -x
-	levelRE     = regexp.MustCompile(`^<(\d)>`)
-	stampRE     = regexp.MustCompile(`^\[\s*(\d+\.\d+|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}|\d{4}-\d\d-\d\d[T ][\d:.,+-]+)\]\s?`)
-	syslogRE    = regexp.MustCompile(`^(?:[A-Z][a-z]{2} [ \d]?\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s+\S+\s+kernel:\s*`)
-	devRE       = regexp.MustCompile(`^(mlx5_core|mlx5_ib|mlx5_vdpa|mlx5_fwctl|mlxfw|pcieport|pci|nvme|infiniband|mlx5_ib\.\w+|mlx5_core\.\w+)\s+([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7](?:\.\d+)?|mlx5_\d+|[\w.-]+\.\d+)(?:\s+([\w.-]+))?:\s?`)
-	funcLineRE  = regexp.MustCompile(`^[\w.]+:\d+:\(pid \d+\):\s?`)
-	hexLineRE   = regexp.MustCompile(`^(?:[\w ]*?:\s*)?([0-9a-fA-F]{8}):((?:\s+[0-9a-fA-F]{2}){1,16})\s*$`)
-	hexDwordsRE = regexp.MustCompile(`^(?:[\w ]*?:\s*)?((?:[0-9a-fA-F]{8}\s+){3}[0-9a-fA-F]{8})\s*$`)
+	kmsgRawRE   = lazyre.New(`^<?(\d{1,3}),(\d+),(\d+),[^;]*;`)                                                          // /dev/kmsg: prio,seq,usec,flags;
+	dmesgXRE    = lazyre.New(`^\s*(kern|user|daemon|syslog)\s*:\s*(emerg|alert|crit|err|warn|notice|info|debug)\s*:\s*`) // dmesg -x
+	levelRE     = lazyre.New(`^<(\d)>`)
+	stampRE     = lazyre.New(`^\[\s*(\d+\.\d+|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}|\d{4}-\d\d-\d\d[T ][\d:.,+-]+)\]\s?`)
+	syslogRE    = lazyre.New(`^(?:[A-Z][a-z]{2} [ \d]?\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s+\S+\s+kernel:\s*`)
+	devRE       = lazyre.New(`^(mlx5_core|mlx5_ib|mlx5_vdpa|mlx5_fwctl|mlxfw|pcieport|pci|nvme|infiniband|mlx5_ib\.\w+|mlx5_core\.\w+)\s+([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7](?:\.\d+)?|mlx5_\d+|[\w.-]+\.\d+)(?:\s+([\w.-]+))?:\s?`)
+	funcLineRE  = lazyre.New(`^[\w.]+:\d+:\(pid \d+\):\s?`)
+	hexLineRE   = lazyre.New(`^(?:[\w ]*?:\s*)?([0-9a-fA-F]{8}):((?:\s+[0-9a-fA-F]{2}){1,16})\s*$`)
+	hexDwordsRE = lazyre.New(`^(?:[\w ]*?:\s*)?((?:[0-9a-fA-F]{8}\s+){3}[0-9a-fA-F]{8})\s*$`)
 	driverWords = []string{"mlx5_core", "mlx5_ib", "mlx5e", "mlxfw", "infiniband mlx5_", "pcieport", " AER:", "PCIe Bus Error", "cqe_dump"}
 )
 
@@ -122,7 +124,7 @@ func isKernelLine(l string) bool {
 // knownMessage says a line, without any prefix, is a message the reader
 // decodes (a fragment pasted alone).
 func knownMessage(t string) bool {
-	for _, re := range []*regexp.Regexp{cmdFailRE, wcErrorRE, mlx5eCQERE, healthIssueRE, preInitRE, moduleEventRE, aerHeadRE, cmdTimeoutRE, fatalRE, txTimeoutRE, dpdkCQERE} {
+	for _, re := range []*lazyre.Regexp{cmdFailRE, wcErrorRE, mlx5eCQERE, healthIssueRE, preInitRE, moduleEventRE, aerHeadRE, cmdTimeoutRE, fatalRE, txTimeoutRE, dpdkCQERE} {
 		if re.MatchString(t) {
 			return true
 		}
@@ -176,7 +178,7 @@ func readKernelLog(p *Part, dbs Databases) {
 	for d := range r.devices {
 		devs = append(devs, d)
 	}
-	sortStrings(devs)
+	slices.Sort(devs)
 	p.fact("devices", strings.Join(devs, ", "))
 	for _, e := range p.Events {
 		if e.Severity == SevInfo {
@@ -290,14 +292,6 @@ func hexBytes(s string) ([]byte, bool) {
 		return b, true
 	}
 	return nil, false
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 func hexU(s string) uint64 {

@@ -2,17 +2,18 @@ package explain
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // ---- command failures (drivers/net/ethernet/mellanox/mlx5/core/cmd.c) ----
 
 var (
 	// NAME(0xOP) op_mod(0xM) [uid(U)] failed, status TEXT(0xS), syndrome (0xY)[, err(E)]
-	cmdFailRE    = regexp.MustCompile(`(?i)([A-Za-z_][\w ]*?)\(0x([0-9a-f]+)\) op_mod\(0x([0-9a-f]+)\)(?: uid\((\d+)\))? failed, status ([^(]*)\(0x([0-9a-f]+)\), syndrome \(0x([0-9a-f]+)\)(?:, err\((-?\d+)\))?`)
-	cmdTimeoutRE = regexp.MustCompile(`(?i)(?:cmd\[\d+\]: )?(\w+)\(0x([0-9a-f]+)\)(?: Async,)? timeout|(\w+)\(0x([0-9a-f]+)\) timed out while waiting for a slot|(\w+)\(0x([0-9a-f]+)\) canceled on out of queue timeout`)
+	cmdFailRE    = lazyre.New(`(?i)([A-Za-z_][\w ]*?)\(0x([0-9a-f]+)\) op_mod\(0x([0-9a-f]+)\)(?: uid\((\d+)\))? failed, status ([^(]*)\(0x([0-9a-f]+)\), syndrome \(0x([0-9a-f]+)\)(?:, err\((-?\d+)\))?`)
+	cmdTimeoutRE = lazyre.New(`(?i)(?:cmd\[\d+\]: )?(\w+)\(0x([0-9a-f]+)\)(?: Async,)? timeout|(\w+)\(0x([0-9a-f]+)\) timed out while waiting for a slot|(\w+)\(0x([0-9a-f]+)\) canceled on out of queue timeout`)
 )
 
 // statusInfo: the command status values (include/linux/mlx5/device.h
@@ -122,12 +123,12 @@ func (r *klogReader) command(ev *Event, msg string) bool {
 // ---- error CQEs (struct mlx5_err_cqe, include/linux/mlx5/device.h) ----
 
 var (
-	wcErrorRE     = regexp.MustCompile(`WC error: (\d+), Message: (.+)$`)
-	mlx5eCQERE    = regexp.MustCompile(`(?i)Error cqe on cqn 0x([0-9a-f]+), ci 0x([0-9a-f]+), (?:qn|sqn|rqn) 0x([0-9a-f]+), opcode 0x([0-9a-f]+), syndrome 0x([0-9a-f]+), vendor syndrome 0x([0-9a-f]+)`)
-	dumpCQERE     = regexp.MustCompile(`(?i)^dump error cqe|(Requestor|Responder) error cqe on cqn 0x([0-9a-f]+)|^dump cqe for cqn 0x([0-9a-f]+)`)
-	cqeSyndLineRE = regexp.MustCompile(`(?i)^syndrome 0x([0-9a-f]+), vendor syndrome 0x([0-9a-f]+)`)
-	dpdkCQERE     = regexp.MustCompile(`Unexpected CQE error syndrome 0x([0-9a-f]+) CQN = (\d+) [SR]QN = (\d+) wqe_counter = (\d+)`)
-	userWCRE      = regexp.MustCompile(`(?i)(?:failed )?status (\d+)(?: \(([^)]*)\))?:? .*?(?:vendor[ _]err(?:or)?|syndro?m?e?) (0x[0-9a-f]+)`)
+	wcErrorRE     = lazyre.New(`WC error: (\d+), Message: (.+)$`)
+	mlx5eCQERE    = lazyre.New(`(?i)Error cqe on cqn 0x([0-9a-f]+), ci 0x([0-9a-f]+), (?:qn|sqn|rqn) 0x([0-9a-f]+), opcode 0x([0-9a-f]+), syndrome 0x([0-9a-f]+), vendor syndrome 0x([0-9a-f]+)`)
+	dumpCQERE     = lazyre.New(`(?i)^dump error cqe|(Requestor|Responder) error cqe on cqn 0x([0-9a-f]+)|^dump cqe for cqn 0x([0-9a-f]+)`)
+	cqeSyndLineRE = lazyre.New(`(?i)^syndrome 0x([0-9a-f]+), vendor syndrome 0x([0-9a-f]+)`)
+	dpdkCQERE     = lazyre.New(`Unexpected CQE error syndrome 0x([0-9a-f]+) CQN = (\d+) [SR]QN = (\d+) wqe_counter = (\d+)`)
+	userWCRE      = lazyre.New(`(?i)(?:failed )?status (\d+)(?: \(([^)]*)\))?:? .*?(?:vendor[ _]err(?:or)?|syndro?m?e?) (0x[0-9a-f]+)`)
 )
 
 // cqeSyndromes: MLX5_CQE_SYNDROME_* (include/linux/mlx5/cq.h), the kernel's
@@ -274,11 +275,11 @@ func (r *klogReader) flushCQE() {
 // ---- health buffer (health.c) ----
 
 var (
-	healthIssueRE = regexp.MustCompile(`Health issue observed, (.+?), severity\((\d+)\) (\w+):?`)
-	healthSyndRE  = regexp.MustCompile(`^synd 0x([0-9a-f]+): (.+)$`)
-	rawFwVerRE    = regexp.MustCompile(`^raw fw_ver 0x([0-9a-f]+)`)
-	fatalRE       = regexp.MustCompile(`Fatal error (\d+) detected`)
-	healthKVRE    = regexp.MustCompile(`^(assert_var\[\d+\]|assert_exit_ptr|assert_callra|fw_ver|time|hw_id|rfr|crr|severity|irisc_index|ext_synd)\s+(.+)$`)
+	healthIssueRE = lazyre.New(`Health issue observed, (.+?), severity\((\d+)\) (\w+):?`)
+	healthSyndRE  = lazyre.New(`^synd 0x([0-9a-f]+): (.+)$`)
+	rawFwVerRE    = lazyre.New(`^raw fw_ver 0x([0-9a-f]+)`)
+	fatalRE       = lazyre.New(`Fatal error (\d+) detected`)
+	healthKVRE    = lazyre.New(`^(assert_var\[\d+\]|assert_exit_ptr|assert_callra|fw_ver|time|hw_id|rfr|crr|severity|irisc_index|ext_synd)\s+(.+)$`)
 )
 
 // healthSyndromes: the health buffer's synd (health.c hsynd_str), who acts.
@@ -390,11 +391,11 @@ func (r *klogReader) health(ev *Event, msg string) bool {
 // ---- probe and bring-up (main.c, lib/tout.c) ----
 
 var (
-	preInitRE  = regexp.MustCompile(`Firmware over (\d+) MS in pre-initializing state, aborting`)
-	waitInitRE = regexp.MustCompile(`Waiting for FW pre-initializing, timeout abort in (\d+)s \(0x([0-9a-f]+)\)`)
-	fwVerRE    = regexp.MustCompile(`^firmware version: (\d+\.\d+\.\d+)`)
-	initOneRE  = regexp.MustCompile(`(?:mlx5_init_one|init_one|probe_one|mlx5_load_one) failed with error code (-?\d+)`)
-	pcieBWRE   = regexp.MustCompile(`([\d.]+) Gb/s available PCIe bandwidth(?:, limited by ([\d.]+ GT/s(?: PCIe)?) (x\d+) link at ([0-9a-f:.]+) \(capable of ([\d.]+) Gb/s with ([\d.]+ GT/s(?: PCIe)?) (x\d+) link\))?`)
+	preInitRE  = lazyre.New(`Firmware over (\d+) MS in pre-initializing state, aborting`)
+	waitInitRE = lazyre.New(`Waiting for FW pre-initializing, timeout abort in (\d+)s \(0x([0-9a-f]+)\)`)
+	fwVerRE    = lazyre.New(`^firmware version: (\d+\.\d+\.\d+)`)
+	initOneRE  = lazyre.New(`(?:mlx5_init_one|init_one|probe_one|mlx5_load_one) failed with error code (-?\d+)`)
+	pcieBWRE   = lazyre.New(`([\d.]+) Gb/s available PCIe bandwidth(?:, limited by ([\d.]+ GT/s(?: PCIe)?) (x\d+) link at ([0-9a-f:.]+) \(capable of ([\d.]+) Gb/s with ([\d.]+ GT/s(?: PCIe)?) (x\d+) link\))?`)
 )
 
 var probeFailures = map[string]string{
@@ -466,10 +467,10 @@ func (r *klogReader) probe(ev *Event, msg string) bool {
 // ---- asynchronous events (events.c) ----
 
 var (
-	moduleEventRE = regexp.MustCompile(`Port module event(\[error\])?: module (\d+), ([^,]+)(?:, (.+))?`)
-	linkRE        = regexp.MustCompile(`^Link (up|down)`)
-	pciePowerRE   = regexp.MustCompile(`Detected insufficient power on the PCIe slot \((\d+)W\)`)
-	tempWarnRE    = regexp.MustCompile(`High temperature on sensors with bit set (0x[0-9a-f]+) (0x[0-9a-f]+)`)
+	moduleEventRE = lazyre.New(`Port module event(\[error\])?: module (\d+), ([^,]+)(?:, (.+))?`)
+	linkRE        = lazyre.New(`^Link (up|down)`)
+	pciePowerRE   = lazyre.New(`Detected insufficient power on the PCIe slot \((\d+)W\)`)
+	tempWarnRE    = lazyre.New(`High temperature on sensors with bit set (0x[0-9a-f]+) (0x[0-9a-f]+)`)
 )
 
 // moduleErrors: the module error names events.c prints, what to do.
@@ -540,11 +541,11 @@ func (r *klogReader) events(ev *Event, msg string) bool {
 // ---- PCIe AER (drivers/pci/pcie/aer.c) ----
 
 var (
-	aerHeadRE    = regexp.MustCompile(`(?:PCIe|CXL) Bus Error: severity=([^,]+), type=([^,]+), \(([^)]+)\)`)
-	aerStatusRE  = regexp.MustCompile(`device \[([0-9a-f]{4}):([0-9a-f]{4})\] error status/mask=([0-9a-f]{8})/([0-9a-f]{8})`)
-	aerDetailRE  = regexp.MustCompile(`\[\s*(\d+)\]\s+([A-Za-z][\w ()-]*?)(\s+\(First\))?\s*$`)
-	aerMsgRE     = regexp.MustCompile(`AER: (?:Corrected|Uncorrected|Correctable|Uncorrectable|Multiple \w+) error (?:message )?received from ([0-9a-f:.]+)`)
-	aerStatus2RE = regexp.MustCompile(`aer_status: 0x([0-9a-f]{8}), aer_mask: 0x([0-9a-f]{8})`)
+	aerHeadRE    = lazyre.New(`(?:PCIe|CXL) Bus Error: severity=([^,]+), type=([^,]+), \(([^)]+)\)`)
+	aerStatusRE  = lazyre.New(`device \[([0-9a-f]{4}):([0-9a-f]{4})\] error status/mask=([0-9a-f]{8})/([0-9a-f]{8})`)
+	aerDetailRE  = lazyre.New(`\[\s*(\d+)\]\s+([A-Za-z][\w ()-]*?)(\s+\(First\))?\s*$`)
+	aerMsgRE     = lazyre.New(`AER: (?:Corrected|Uncorrected|Correctable|Uncorrectable|Multiple \w+) error (?:message )?received from ([0-9a-f:.]+)`)
+	aerStatus2RE = lazyre.New(`aer_status: 0x([0-9a-f]{8}), aer_mask: 0x([0-9a-f]{8})`)
 )
 
 func (r *klogReader) pcie(ev *Event, msg string) bool {
@@ -605,9 +606,9 @@ func (r *klogReader) aerDetail(msg string) bool {
 // ---- queue timeouts and health reporters of mlx5e (en/reporter_*.c) ----
 
 var (
-	txTimeoutRE = regexp.MustCompile(`TX timeout on queue: (\d+), SQ: (0x[0-9a-f]+), CQ: (0x[0-9a-f]+), SQ Cons: (0x[0-9a-f]+) SQ Prod: (0x[0-9a-f]+), usecs since last trans: (\d+)`)
-	errCQEOnRE  = regexp.MustCompile(`ERR CQE on (SQ|RQ|ICOSQ): (0x[0-9a-f]+)`)
-	rxTimeoutRE = regexp.MustCompile(`RX timeout on channel: (\d+)`)
+	txTimeoutRE = lazyre.New(`TX timeout on queue: (\d+), SQ: (0x[0-9a-f]+), CQ: (0x[0-9a-f]+), SQ Cons: (0x[0-9a-f]+) SQ Prod: (0x[0-9a-f]+), usecs since last trans: (\d+)`)
+	errCQEOnRE  = lazyre.New(`ERR CQE on (SQ|RQ|ICOSQ): (0x[0-9a-f]+)`)
+	rxTimeoutRE = lazyre.New(`RX timeout on channel: (\d+)`)
 )
 
 func (r *klogReader) queue(ev *Event, msg string) bool {

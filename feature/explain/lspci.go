@@ -2,9 +2,10 @@ package explain
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // `lspci -vv` (pciutils ls-caps.c): a device line "03:00.0 Ethernet
@@ -13,10 +14,10 @@ import (
 // ("CorrErr+ NonFatalErr- ..."), and AER's UESta/CESta bits.
 
 var (
-	lspciDevRE = regexp.MustCompile(`^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^:]+: `)
-	lnkRE      = regexp.MustCompile(`Lnk(Cap|Sta):\s.*?Speed ([\d.]+)GT/s[^,]*, Width x(\d+)`)
-	plusFlagRE = regexp.MustCompile(`(\w+)\+`)
-	lspciStaRE = regexp.MustCompile(`^\s*(DevSta|UESta|CESta):\s*(.*)$`)
+	lspciDevRE = lazyre.New(`^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^:]+: `)
+	lnkRE      = lazyre.New(`Lnk(Cap|Sta):\s.*?Speed ([\d.]+)GT/s[^,]*, Width x(\d+)`)
+	plusFlagRE = lazyre.New(`(\w+)\+`)
+	lspciStaRE = lazyre.New(`^\s*(DevSta|UESta|CESta):\s*(.*)$`)
 )
 
 func init() {

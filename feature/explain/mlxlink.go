@@ -3,10 +3,11 @@ package explain
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // mlxlink / mstlink output: section titles ("Operational Info",
@@ -18,7 +19,7 @@ var mlxlinkSections = []string{"Operational Info", "Supported Info", "Troublesho
 	"Physical Counters and BER Info", "Test Mode Info", "BER Monitor Info", "External PHY Info", "PCIe Operational (Enabled) Info",
 	"Device Info", "Valid PCIe Links", "Errors Info", "EYE Opening Info", "Serdes Tx parameters"}
 
-var mlxlinkKVRE = regexp.MustCompile(`^\s*([A-Za-z][^:]*?)\s+:\s*(.*)$`)
+var mlxlinkKVRE = lazyre.New(`^\s*([A-Za-z][^:]*?)\s+:\s*(.*)$`)
 
 func isMlxlinkSection(t string) bool {
 	for _, s := range mlxlinkSections {

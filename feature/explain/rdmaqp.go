@@ -3,10 +3,10 @@ package explain
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/cxray/cxray/feature/objects"
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // `rdma resource show qp` (iproute2 rdma/res-qp.c): "link DEV/PORT lqpn N
@@ -14,7 +14,7 @@ import (
 // holds the raw QP context, decoded with the command database's qpc as
 // cxray qp does (feature/objects).
 
-var rdmaQPRE = regexp.MustCompile(`^link (\S+) lqpn (\d+)`)
+var rdmaQPRE = lazyre.New(`^link (\S+) lqpn (\d+)`)
 
 func init() {
 	register(KindRdmaQP, &kind{

@@ -2,9 +2,10 @@ package explain
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/cxray/cxray/internal/lazyre"
 )
 
 // SONiC `sfputil show eeprom [-p PORT] [-d]`: "EthernetN: SFP EEPROM
@@ -13,8 +14,8 @@ import (
 // ModuleMonitorValues (Temperature, Vcc) under -d.
 
 var (
-	sfpHeadRE  = regexp.MustCompile(`^(\S+): SFP EEPROM (?i:(is )?(not )?detected)`)
-	sfpPowerRE = regexp.MustCompile(`^\s*RX(\d+)Power:\s*(-?inf|-?[\d.]+)\s*dBm`)
+	sfpHeadRE  = lazyre.New(`^(\S+): SFP EEPROM (?i:(is )?(not )?detected)`)
+	sfpPowerRE = lazyre.New(`^\s*RX(\d+)Power:\s*(-?inf|-?[\d.]+)\s*dBm`)
 )
 
 func init() {

@@ -2,9 +2,9 @@ package explain
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
 
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/nvconf"
 )
 
@@ -33,8 +33,8 @@ var kinds = map[string]*kind{}
 func register(name string, k *kind) { kinds[name] = k }
 
 var (
-	fenceRE  = regexp.MustCompile("^\\s*(```|~~~)")
-	kvLineRE = regexp.MustCompile(`^\s*[A-Za-z0-9][^:]{0,70}?\s*:\s*\S?`)
+	fenceRE  = lazyre.New("^\\s*(```|~~~)")
+	kvLineRE = lazyre.New(`^\s*[A-Za-z0-9][^:]{0,70}?\s*:\s*\S?`)
 )
 
 func blank(l string) bool { return strings.TrimSpace(l) == "" }

@@ -192,8 +192,6 @@ func TestDeferredOpenServedDownThenUp(t *testing.T) {
 	}
 }
 
-func second[T any](_ T, err error) error { return err }
-
 // An adapter as a Source, over the register side: the device label is
 // the PCI address; RDMA counters the backend lacks are left out.
 func TestFromAdapterRegisters(t *testing.T) {

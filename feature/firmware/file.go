@@ -10,11 +10,9 @@ package firmware
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/cxray/cxray/internal/fwimage"
 	"github.com/cxray/cxray/internal/fwimage/mfa2"
@@ -134,14 +132,4 @@ func (f *File) ImageFor(psid string) ([]byte, *fwimage.Image, error) {
 		return nil, nil, &InputError{fmt.Errorf("the package's image for %s is not a usable image: %w", psid, err)}
 	}
 	return data, im, nil
-}
-
-// IsFormat says err is a file that is not a valid image or package.
-func IsFormat(err error) bool { return errors.Is(err, fwimage.ErrFormat) }
-
-func date(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format("2006-01-02")
 }

@@ -355,3 +355,80 @@ func TestAbandonedHandleReleased(t *testing.T) {
 		t.Errorf("the next update: %v", err)
 	}
 }
+
+// The update stopped after every MCDA block of a small image (32 KiB: 256
+// blocks), three ways: cancelled (a signal, a deadline: the tool releases
+// the handle), a power cut, and killed (the tool stops talking at once,
+// modelled by the firmware answering it no more, so its own release never
+// arrives). After each the running image is intact, the stored image is the
+// old one (only ACTIVATE changes it), and the next update works (after a
+// kill, with ForceRelease, as `fw update --force-release`). One adapter
+// serves every block of a mode, so each stop is followed by the next
+// update. The real SIGKILL of the cxray process is TestFwUpdateKilled
+// (package cli).
+func TestStopAtEveryBlock(t *testing.T) {
+	const old = "28.39.1010"
+	for _, mode := range []string{"cancel", "power-cut", "kill"} {
+		t.Run(mode, func(t *testing.T) {
+			r := open(t, "cx7-2p400g")
+			f := r.image(t, "28.99.1", func(s *fwimage.Spec) { s.Size = fwimage.MinSize })
+			p, err := firmware.Prepare(context.Background(), r.ad, f, firmware.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			blocks := 0
+			for block := 1; ; block++ {
+				ctx, cancel := context.WithCancel(context.Background())
+				n, stopped := 0, false
+				err := firmware.Update(ctx, r.ad, p, firmware.Options{ForceRelease: mode == "kill", Progress: func(phase string, _, _ int) {
+					if phase != "download" || stopped {
+						return
+					}
+					if n++; n < block {
+						return
+					}
+					stopped = true
+					switch mode {
+					case "cancel":
+						cancel()
+					case "power-cut":
+						r.fw.PowerCycle()
+					case "kill":
+						if err := r.fw.SetFaults(fw.Faults{Status: []fw.StatusFault{{Register: "MCC", Status: fw.StatusResourceNotAvail}, {Register: "MCDA", Status: fw.StatusResourceNotAvail}}}); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}})
+				cancel()
+				if !stopped {
+					// block is past the last one: the update ran to its end.
+					blocks = block - 1
+					if err != nil {
+						t.Fatalf("the full update: %v", err)
+					}
+					break
+				}
+				if mode == "kill" {
+					if err := r.fw.SetFaults(fw.Faults{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				st := r.fw.Flash()
+				if err == nil || st.Running.Version.String() != old || st.Stored.Version.String() != old {
+					t.Fatalf("%s after block %d: err %v, running %s, stored %s; want an error and %s for both", mode, block, err, st.Running.Version, st.Stored.Version, old)
+				}
+				held := st.State != 0 || st.Handle != 0
+				if held != (mode == "kill") {
+					t.Fatalf("%s after block %d: state %d handle %d; the handle is held only after a kill", mode, block, st.State, st.Handle)
+				}
+			}
+			if want := fwimage.MinSize / 0x80; blocks != want {
+				t.Errorf("stopped after %d blocks; the image has %d", blocks, want)
+			}
+			st := r.fw.Flash()
+			if st.Stored.Version.String() != "28.99.0001" || st.Running.Version.String() != old || st.State != 0 || st.Handle != 0 {
+				t.Errorf("after the full update: %+v", st)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/dev/fwreset"
 )
 
 // Version is a firmware version with its build date.
@@ -43,8 +44,49 @@ type DeviceInfo struct {
 	// who holds it when it is not IDLE.
 	UpdateState string `json:"update_state"`
 	UpdateOwner string `json:"update_owner,omitempty"`
+	// Resets are the firmware resets that would make a stored image run
+	// (MFRL, and MROQ per type where it can be read; dev/fwreset).
+	Resets *Resets `json:"resets,omitempty"`
 	// Notes say what could not be read.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Resets is the reset levels the adapter offers.
+type Resets struct {
+	// Levels are MFRL's levels by mstfwreset number and name
+	// ("3 (pcie_link_toggle)").
+	Levels []string `json:"levels"`
+	// FullChip are MROQ's levels for a full-chip reset (nil without
+	// MROQ).
+	FullChip []string `json:"full_chip,omitempty"`
+	// MROQUnavailable says why MROQ was not read; MROQCategory is
+	// "database" (the register database lacks it: never an adapter fault)
+	// or "firmware".
+	MROQUnavailable string `json:"mroq_unavailable,omitempty"`
+	MROQCategory    string `json:"mroq_unavailable_category,omitempty"`
+}
+
+// LevelNames lists a reset-level mask as "3 (pcie_link_toggle)".
+func LevelNames(mask uint8) []string {
+	out := []string{}
+	for _, l := range fwreset.Levels {
+		if mask&l.Bit != 0 {
+			out = append(out, fmt.Sprintf("%d (%s)", l.Number, l.Name))
+		}
+	}
+	return out
+}
+
+func readResets(ctx context.Context, d *dev.Device) (*Resets, error) {
+	c, err := fwreset.Query(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	r := &Resets{Levels: LevelNames(c.Levels), MROQUnavailable: c.NoMROQ, MROQCategory: c.NoMROQCategory}
+	if c.ByType != nil {
+		r.FullChip = LevelNames(c.LevelsFor(0))
+	}
+	return r, nil
 }
 
 // bootImage is MCQS identifier BOOT_IMG.
@@ -67,6 +109,12 @@ func Query(ctx context.Context, ad *adapter.Adapter) (*DeviceInfo, error) {
 	info := &DeviceInfo{Device: ad.Name(), PSID: id.PSID, Running: Version{Version: id.Firmware}, Components: []Component{}}
 	if rd, err := d.Get(ctx, "MGIR", nil, nil, 0); err == nil {
 		info.Running.Built = bcdDate(u(rd.Decoded, "fw_info.year"), u(rd.Decoded, "fw_info.month"), u(rd.Decoded, "fw_info.day"))
+	}
+	if info.Resets, err = readResets(ctx, d); err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		info.Notes = append(info.Notes, fmt.Sprintf("resets: %v", err))
 	}
 	r := regs{d}
 	boot, err := r.components(ctx, info)

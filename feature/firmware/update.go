@@ -44,9 +44,12 @@ type Plan struct {
 	Component int `json:"component"`
 	// Busy says who holds the update state machine ("" when idle).
 	Busy string `json:"busy,omitempty"`
+	// Via is the path: "mcc" (the registers) or "devlink" (the driver).
+	Via string `json:"via"`
 
 	writeSize int
 	image     []byte
+	pkg       []byte // the MFA2 package devlink flashes
 }
 
 // Options are the choices of an update.
@@ -103,7 +106,7 @@ func Prepare(ctx context.Context, ad *adapter.Adapter, f *File, o Options) (*Pla
 	if boot < 0 {
 		return nil, errors.New("the adapter lists no boot image component (MCQS): it cannot be updated through MCC")
 	}
-	p := &Plan{Device: ad.Name(), PSID: id.PSID, From: id.Firmware, To: im.Version.String(), Size: len(data), Component: boot, writeSize: defaultWriteSize, image: data}
+	p := &Plan{Device: ad.Name(), PSID: id.PSID, From: id.Firmware, To: im.Version.String(), Size: len(data), Component: boot, Via: ViaMCC, writeSize: defaultWriteSize, image: data}
 	if v, err := r.version(ctx, boot, true); err == nil {
 		p.Stored = v.Version
 	}

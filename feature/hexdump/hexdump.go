@@ -18,6 +18,7 @@
 package hexdump
 
 import (
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -765,24 +766,7 @@ func looksHex(s string) bool {
 	if s == "" {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		if unhex(s[i]) < 0 && s[i] != '_' {
-			return false
-		}
-	}
-	return true
-}
-
-func unhex(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
+	return strings.Trim(s, "0123456789abcdefABCDEF_") == ""
 }
 
 // token reads one data token. A token without 0x is a run of bytes and
@@ -809,13 +793,9 @@ func token(f string, dword bool) ([]byte, error) {
 	if len(s)%2 == 1 {
 		return nil, fmt.Errorf("odd number of hex digits (%d); write whole bytes, e.g. 0x%s", len(s), strings.Repeat("0", 8-len(s)%8)+s)
 	}
-	b := make([]byte, len(s)/2)
-	for i := range b {
-		hi, lo := unhex(s[2*i]), unhex(s[2*i+1])
-		if hi < 0 || lo < 0 {
-			return nil, fmt.Errorf("not hex")
-		}
-		b[i] = byte(hi<<4 | lo)
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("not hex")
 	}
 	return b, nil
 }

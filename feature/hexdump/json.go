@@ -3,6 +3,7 @@ package hexdump
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -142,7 +143,7 @@ func flattenJSON(d *Dump, path string, v any) error {
 		}
 		// Map order is random; fields are placed by path, so order does
 		// not matter, but keep the output stable.
-		sortStrings(keys)
+		slices.Sort(keys)
 		for _, k := range keys {
 			if err := flattenJSON(d, joinPath(path, k), x[k]); err != nil {
 				return err
@@ -170,12 +171,4 @@ func flattenJSON(d *Dump, path string, v any) error {
 		return &Error{Msg: fmt.Sprintf("%s: unexpected JSON value", path)}
 	}
 	return nil
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }

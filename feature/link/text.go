@@ -3,6 +3,8 @@ package link
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -165,7 +167,7 @@ func WriteText(w io.Writer, r *Report, counters bool) {
 	}
 	if len(r.Kernel) > 0 {
 		fmt.Fprintln(tw, "Kernel port counters")
-		for _, k := range sortedKeys(r.Kernel) {
+		for _, k := range slices.Sorted(maps.Keys(r.Kernel)) {
 			row(k, fmt.Sprint(r.Kernel[k]))
 		}
 	}
@@ -225,17 +227,4 @@ func rateText(p *float64, unit string) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.6g %s", *p, unit)
-}
-
-func sortedKeys(m map[string]uint64) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	for i := 1; i < len(ks); i++ {
-		for j := i; j > 0 && ks[j] < ks[j-1]; j-- {
-			ks[j], ks[j-1] = ks[j-1], ks[j]
-		}
-	}
-	return ks
 }

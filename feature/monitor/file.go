@@ -97,6 +97,9 @@ func (l *LogFile) WriteLine(line []byte) error {
 	return err
 }
 
+// rotate shifts the path.N names itself: lumberjack, the usual library,
+// counts the limit in whole megabytes (--max-size is in bytes) and names
+// its backups by timestamp.
 func (l *LogFile) rotate() error {
 	if err := l.f.Close(); err != nil {
 		return err

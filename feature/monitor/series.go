@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/prm/units"
 )
 
@@ -237,7 +238,7 @@ func AutoThresholds(samples []Sample, series []Series) []Threshold {
 }
 
 // thresholdKey is a sensor threshold's part of a key (temp.asic_threshold_hi_c).
-var thresholdKey = regexp.MustCompile(`_threshold_[a-z]+`)
+var thresholdKey = lazyre.New(`_threshold_[a-z]+`)
 
 // thresholdOf says threshold key th limits the value of key (monitor's
 // keys: feature/monitor/keys.go).

@@ -340,17 +340,5 @@ func Problems(r *Report) int {
 	return len(r.Verdicts)
 }
 
-// Worst is "fail", "warn" or "" for no verdict.
-func Worst(r *Report) string {
-	w := ""
-	for _, v := range r.Verdicts {
-		if v.Severity == "fail" {
-			return "fail"
-		}
-		w = "warn"
-	}
-	return w
-}
-
 // ErrUnjudged is a report with nothing to judge: no source gave the link.
 var ErrUnjudged = errors.New("pcielink: no source gave the link")

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/prm/units"
 )
 
@@ -43,7 +43,7 @@ type Change struct {
 
 // macOrGUID matches the texts of joined MACs and GUIDs: for them the text
 // is the value people compare, not the 48- or 64-bit number.
-var macOrGUID = regexp.MustCompile(`^([0-9a-f]{2}(:[0-9a-f]{2}){5}|[0-9a-f]{4}(:[0-9a-f]{4}){3})$`)
+var macOrGUID = lazyre.New(`^([0-9a-f]{2}(:[0-9a-f]{2}){5}|[0-9a-f]{4}(:[0-9a-f]{4}){3})$`)
 
 // fieldVal is a recorded field's value as JSON shows it in a diff: the
 // number (a string of digits above 2^53), the text, or a MAC or GUID as

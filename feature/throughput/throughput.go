@@ -116,7 +116,7 @@ func Explain(e Evidence) []Cause {
 	}
 	if len(e.Errors)+len(e.Retransmissions) > 0 {
 		out = append(out, Cause{Code: CauseErrors,
-			Summary:  "the link loses data and RoCE resends it: " + strings.Join(append(append([]string{}, e.Errors...), e.Retransmissions...), ", "),
+			Summary:  lossSummary(e.Errors, e.Retransmissions),
 			NextStep: "errors on the wire point to the cable, module or connector ('cxray link', 'cxray module --verify'); retransmissions without them to loss in the fabric ('cxray roce status'); with go-back-N every loss resends the window in flight"})
 	}
 	if len(e.Pause)+len(e.Discards) > 0 {
@@ -125,6 +125,20 @@ func Explain(e Evidence) []Cause {
 			NextStep: "pause frames received mean the switch (or the peer) cannot take more: congestion in the fabric; sent ones, or rx_out_of_buffer, that this host cannot keep up (CPU, ring sizes, PCIe); discards without pause are a lossy class overflowing: enable PFC or ECN for RoCE"})
 	}
 	return out
+}
+
+// lossSummary says what the counters that grew show: errors on the wire,
+// resends by the transport (RoCE or InfiniBand RC), or both. Without a
+// retransmission counter nothing says that anything was resent.
+func lossSummary(errs, resends []string) string {
+	all := strings.Join(append(append([]string{}, errs...), resends...), ", ")
+	switch {
+	case len(resends) == 0:
+		return "the link loses data: " + all
+	case len(errs) == 0:
+		return "the transport resends lost packets: " + all
+	}
+	return "the link loses data and the transport resends it: " + all
 }
 
 // Unjudged lists what the evidence could not say, and what would.

@@ -65,3 +65,25 @@ func TestExplain(t *testing.T) {
 		t.Errorf("unjudged: %v", u)
 	}
 }
+
+// The loss cause says only what the counters show: symbol errors on an
+// InfiniBand port are not a RoCE resend, and resends without errors are
+// loss in the fabric, not on this link.
+func TestLossSummary(t *testing.T) {
+	for _, c := range []struct {
+		errs, resends []string
+		want          string
+	}{
+		{[]string{"port1.symbol_error 4/s"}, nil, "the link loses data: port1.symbol_error 4/s"},
+		{nil, []string{"roce.out_of_sequence 2/s"}, "the transport resends lost packets: roce.out_of_sequence 2/s"},
+		{[]string{"port1.symbol_error 4/s"}, []string{"roce.out_of_sequence 2/s"}, "the link loses data and the transport resends it: port1.symbol_error 4/s, roce.out_of_sequence 2/s"},
+	} {
+		got := throughput.Explain(throughput.Evidence{Errors: c.errs, Retransmissions: c.resends})
+		if len(got) != 1 || got[0].Code != throughput.CauseErrors {
+			t.Fatalf("errors %v resends %v: causes %+v", c.errs, c.resends, got)
+		}
+		if diff := cmp.Diff(c.want, got[0].Summary); diff != "" {
+			t.Errorf("errors %v resends %v: summary (-want +got):\n%s", c.errs, c.resends, diff)
+		}
+	}
+}

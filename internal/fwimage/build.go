@@ -28,7 +28,7 @@ type Spec struct {
 	BaseMAC   uint64
 	// UIDs is the number of GUIDs and MACs allocated (default 2).
 	UIDs int
-	// Size is the file size in bytes (default 64 KiB; at least 64 KiB, a
+	// Size is the file size in bytes (default 64 KiB; at least 32 KiB, a
 	// multiple of 4 KiB).
 	Size int
 	// Signature: SignEmulator (default), SignNone, SignBadKey, SignUnknownKey.
@@ -53,8 +53,13 @@ const (
 	SignUnknownKey
 )
 
-// MinSize is the smallest image Build writes.
-const MinSize = 0x10000
+// MinSize is the smallest image Build writes: the fixed areas, one sector
+// of MAIN_CODE and the device area. DefaultSize is what it writes unless
+// told.
+const (
+	MinSize     = 0x8000
+	DefaultSize = 0x10000
+)
 
 // The synthetic image's layout (offsets from the image start).
 const (
@@ -89,7 +94,7 @@ func Build(s Spec) ([]byte, error) {
 		}
 	}
 	if s.Size == 0 {
-		s.Size = MinSize
+		s.Size = DefaultSize
 	}
 	if s.Size < MinSize || s.Size%sectorSize != 0 || s.Size > 1<<26 {
 		return nil, fmt.Errorf("fwimage: size %d must be a multiple of 4 KiB from %d to 64 MiB", s.Size, MinSize)

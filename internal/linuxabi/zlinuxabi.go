@@ -6,6 +6,23 @@ import "syscall"
 
 // Netlink families, commands and attributes, and interface limits.
 const (
+	CTRL_ATTR_MCAST_GROUPS                       = 0x7
+	CTRL_ATTR_MCAST_GRP_NAME                     = 0x1
+	CTRL_ATTR_MCAST_GRP_ID                       = 0x2
+	DEVLINK_CMD_FLASH_UPDATE                     = 0x3a
+	DEVLINK_CMD_FLASH_UPDATE_END                 = 0x3b
+	DEVLINK_CMD_FLASH_UPDATE_STATUS              = 0x3c
+	DEVLINK_ATTR_FLASH_UPDATE_FILE_NAME          = 0x7a
+	DEVLINK_ATTR_FLASH_UPDATE_COMPONENT          = 0x7b
+	DEVLINK_ATTR_FLASH_UPDATE_STATUS_MSG         = 0x7c
+	DEVLINK_ATTR_FLASH_UPDATE_STATUS_DONE        = 0x7d
+	DEVLINK_ATTR_FLASH_UPDATE_STATUS_TOTAL       = 0x7e
+	DEVLINK_ATTR_FLASH_UPDATE_STATUS_TIMEOUT     = 0x97
+	DEVLINK_CMD_RELOAD                           = 0x25
+	DEVLINK_ATTR_RELOAD_ACTION                   = 0x99
+	DEVLINK_ATTR_RELOAD_ACTIONS_PERFORMED        = 0x9a
+	DEVLINK_RELOAD_ACTION_FW_ACTIVATE            = 0x2
+	DEVLINK_GENL_MCGRP_CONFIG_NAME               = "config"
 	CTRL_ATTR_FAMILY_ID                          = 0x1
 	CTRL_ATTR_FAMILY_NAME                        = 0x2
 	CTRL_ATTR_VERSION                            = 0x3

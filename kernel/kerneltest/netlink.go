@@ -83,8 +83,18 @@ type Kernel struct {
 	KernelLog     string
 	LogUnreadable bool
 
+	// Flash and Reload script devlink dev flash and reload per handle
+	// (flash.go); a handle without a script answers EOPNOTSUPP.
+	// FirmwareDir is the firmware folder the fake reads flashed files
+	// from (kernel.Options.FirmwareDir).
+	Flash       map[string]FlashScript
+	Reload      map[string]ReloadScript
+	FirmwareDir string
+
 	mu       sync.Mutex
 	requests []EEPROMRequest
+	flashes  []FlashRequest
+	reloads  []ReloadRequest
 }
 
 // Requests returns the module EEPROM requests received so far.
@@ -94,9 +104,11 @@ func (k *Kernel) Requests() []EEPROMRequest {
 	return append([]EEPROMRequest(nil), k.requests...)
 }
 
-// DialGeneric is a kernel.Options.DialGeneric.
+// DialGeneric is a kernel.Options.DialGeneric. devlink flash and reload
+// go through flashSocket (flash.go), which streams notifications and
+// extended acks; everything else through genltest.
 func (k *Kernel) DialGeneric() (*genetlink.Conn, error) {
-	return genltest.Dial(k.serveGeneric), nil
+	return genetlink.NewConn(netlink.NewConn(&flashSocket{k: k, inner: genltest.Dial(k.serveGeneric)}, nltest.PID)), nil
 }
 
 // DialRoute is a kernel.Options.DialRoute.
@@ -151,6 +163,17 @@ func (k *Kernel) family(greq genetlink.Message) ([]genetlink.Message, error) {
 	ae.Uint16(linuxabi.CTRL_ATTR_FAMILY_ID, id)
 	ae.String(linuxabi.CTRL_ATTR_FAMILY_NAME, name)
 	ae.Uint32(linuxabi.CTRL_ATTR_VERSION, 1)
+	if id == DevlinkFamilyID {
+		// devlink's one multicast group, where flash progress goes.
+		ae.Nested(linuxabi.CTRL_ATTR_MCAST_GROUPS, func(nae *netlink.AttributeEncoder) error {
+			nae.Nested(1, func(g *netlink.AttributeEncoder) error {
+				g.String(linuxabi.CTRL_ATTR_MCAST_GRP_NAME, linuxabi.DEVLINK_GENL_MCGRP_CONFIG_NAME)
+				g.Uint32(linuxabi.CTRL_ATTR_MCAST_GRP_ID, DevlinkConfigGroup)
+				return nil
+			})
+			return nil
+		})
+	}
 	b, err := ae.Encode()
 	if err != nil {
 		return nil, err

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/facts"
 	"github.com/cxray/cxray/prm/ifc"
@@ -161,7 +161,7 @@ func commands(h *ifc.Header) []Command {
 // capPageRE finds the kernel's capability accessors in device.h, which name
 // the layout of each capability page: MLX5_GET(e_switch_cap,
 // mdev->caps.hca[MLX5_CAP_ESWITCH]->cur, cap).
-var capPageRE = regexp.MustCompile(`MLX5_(?:GET|GET64|ADDR_OF)\(\s*(\w+)\s*,\s*\(?mdev\)?->caps\.hca\[MLX5_CAP_(\w+)\]->(?:cur|max)`)
+var capPageRE = lazyre.New(`MLX5_(?:GET|GET64|ADDR_OF)\(\s*(\w+)\s*,\s*\(?mdev\)?->caps\.hca\[MLX5_CAP_(\w+)\]->(?:cur|max)`)
 
 // capTypes lists enum mlx5_cap_type (device.h) with the page layout the
 // accessors read each type with.

@@ -3,12 +3,12 @@ package cmdb
 import (
 	_ "embed"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/facts"
 )
@@ -207,7 +207,7 @@ func (b *builder) addCommand(name string, op uint16, in, out, origin string) err
 }
 
 // posRE reads a field position: dwN[msb:lsb], dwN[bit] or 0xBYTE/BITS.
-var posRE = regexp.MustCompile(`^(?:dw(\d+)\[(\d+)(?::(\d+))?\]|0x([0-9a-fA-F]+)/(\d+))$`)
+var posRE = lazyre.New(`^(?:dw(\d+)\[(\d+)(?::(\d+))?\]|0x([0-9a-fA-F]+)/(\d+))$`)
 
 // parsePos returns the MSB-first bit offset and width of a position.
 func parsePos(s string) (bit, width int, err error) {

@@ -2,10 +2,10 @@ package ifc
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -518,7 +518,7 @@ func compatible(a, b []choice) bool {
 
 // numbered rewrites kernel names that number array elements into ADB array
 // syntax: lane0_module_mapping → lane_module_mapping[0].
-var numberedRE = regexp.MustCompile(`^([a-z_]*?[a-z])(\d+)(_[a-z0-9_]+)?$`)
+var numberedRE = lazyre.New(`^([a-z_]*?[a-z])(\d+)(_[a-z0-9_]+)?$`)
 
 func numbered(key string) string {
 	i := strings.LastIndexByte(key, '.')

@@ -13,11 +13,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/cxray/cxray/internal/lazyre"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -1030,7 +1030,7 @@ func (b *builder) finish(name string, a *agg, l *layout) (*prm.Node, error) {
 
 // misspeltReserved matches reserved fields whatever their spelling (6.12's
 // pcam_enhanced_features has "resereved_at_54").
-var misspeltReserved = regexp.MustCompile(`^res[a-z]*ved_at_[0-9a-f]+$`)
+var misspeltReserved = lazyre.New(`^res[a-z]*ved_at_[0-9a-f]+$`)
 
 // splitReserved cuts a reserved scalar that crosses a dword boundary (which
 // no ADB offset can express) into one reserved_at_<bit> piece per dword.

@@ -2,8 +2,6 @@ package cmdutil
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,6 +34,18 @@ func (f *DeviceFlags) Context(parent context.Context) (context.Context, context.
 // command.
 func AddViaFlag(c *cobra.Command, p *string) {
 	c.Flags().StringVar(p, "via", "auto", "path to registers and commands: auto (the config-space gateway, fwctl when the kernel refuses it), vsec or fwctl")
+}
+
+// ViaExtended marks a --via flag whose command takes more values than the
+// access paths (fw update and fw reset also take devlink and mcc) and
+// checks them itself; the root command leaves it alone.
+const ViaExtended = "cxray_via_extended"
+
+// ExtendVia marks c's --via as ViaExtended, with its own usage text.
+func ExtendVia(c *cobra.Command, usage string) {
+	fl := c.Flags().Lookup("via")
+	fl.Usage = usage
+	_ = c.Flags().SetAnnotation("via", ViaExtended, []string{"true"})
 }
 
 // Via is the running command's --via (auto when it has none); the root
@@ -105,15 +115,6 @@ func Describe(ad *adapter.Adapter) string {
 		s += " (" + ad.BDF() + ")"
 	}
 	return s
-}
-
-// UnsupportedNote is what a command prints for a part the backend cannot
-// serve.
-func UnsupportedNote(err error) string {
-	if errors.Is(err, errors.ErrUnsupported) {
-		return "not available on this backend (" + err.Error() + ")"
-	}
-	return fmt.Sprint(err)
 }
 
 // OpenRegisters opens the function given names with its register path;

@@ -57,6 +57,9 @@ func Indent(s, prefix string) string {
 
 // WriteRows aligns rows; the last column is free text and a detail (a
 // description) goes indented under its row. Rows of one cell are headings.
+// Not text/tabwriter: it aligns each run of lines that share a column,
+// and a heading or a detail line ends the run, so every section of a
+// listing (prm fields, config params) would get widths of its own.
 func WriteRows(w io.Writer, rows [][]string, details []string) {
 	widths := []int{}
 	for _, r := range rows {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/rawfile"
 )
 
 type configBackupOptions struct {
@@ -53,7 +54,7 @@ func (cc *configCtx) runBackup(o *configBackupOptions, file string) error {
 	}
 	var b []byte
 	if o.format == "raw" {
-		if b, err = nvconf.WriteRawFile(tlvs, t.s.HeaderCodec()); err != nil {
+		if b, err = rawfile.Write(tlvs, t.s.HeaderCodec()); err != nil {
 			return cmdutil.Classify(err)
 		}
 	} else {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/tlv"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -64,7 +65,7 @@ func (cc *configCtx) parseConfigFile(path, text string) (*nvconf.ConfigFile, err
 	if err != nil {
 		return nil, err
 	}
-	hc, err := nvconf.NewHeaderCodec(db, "MNVDA")
+	hc, err := tlv.NewHeaderCodec(db, "MNVDA")
 	if err != nil {
 		return nil, cmdutil.UsageWrap(err)
 	}

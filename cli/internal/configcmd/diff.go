@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/rawfile"
+	"github.com/cxray/cxray/nvconf/tlv"
 	"github.com/cxray/cxray/prm"
 )
 
@@ -40,7 +42,7 @@ for the side that lacks one); only a difference in what both hold is exit 1.`,
 			if err != nil {
 				return err
 			}
-			hc, err := nvconf.NewHeaderCodec(db, "MNVDA")
+			hc, err := tlv.NewHeaderCodec(db, "MNVDA")
 			if err != nil {
 				return cmdutil.UsageWrap(err)
 			}
@@ -99,7 +101,7 @@ func (cc *configCtx) loadSide(ctx context.Context, op operand, nv *nvconf.DB, db
 
 func (cc *configCtx) printDiff(args []string, sides [2][]nvconf.RawTLV, nv *nvconf.DB) error {
 	a := cc.a
-	d := nvconf.Compare(sides[0], sides[1])
+	d := rawfile.Compare(sides[0], sides[1])
 	entries := nv.Differences(d)
 	if a.JSON() {
 		if err := a.WriteJSON(map[string]any{"a": args[0], "b": args[1], "same": d.Same, "differences": entries}); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cxray/cxray/internal/clock"
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/tlv"
 )
 
 type changeOut struct {
@@ -138,7 +139,7 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, as []nvconf.Assign
 			changes = append(changes, changeOut{Name: c.Name, TLV: w.Inst.String(), Current: c.Current, Before: c.Before, After: c.After})
 		}
 		img, _ := nvconf.RawTLV{Header: nvconf.Header{Type: w.Inst.Type(), Version: w.Version, WriterID: t.s.Writer}, Data: w.After}.Image(hc)
-		writes = append(writes, writeOut{TLV: w.Inst.String(), Type: fmt.Sprintf("0x%08x", w.Inst.Type()), Version: w.Version, Data: strings.Fields(nvconf.Dwords(img))})
+		writes = append(writes, writeOut{TLV: w.Inst.String(), Type: fmt.Sprintf("0x%08x", w.Inst.Type()), Version: w.Version, Data: strings.Fields(tlv.Dwords(img))})
 	}
 	result := struct {
 		Device      string      `json:"device"`

@@ -44,7 +44,7 @@ profile's make the images the emulator refuses, for trying the error paths.`,
 	c.Flags().StringVar(&o.psid, "psid", "", "PSID (default: the profile's)")
 	c.Flags().StringVar(&o.signature, "signature", "emulator", "signature: emulator (accepted), none, bad, unknown-key")
 	c.Flags().StringVar(&o.released, "released", "", "release date YYYY-MM-DD (default 2024-01-01)")
-	c.Flags().IntVar(&o.size, "size", 0, "file size in bytes, a multiple of 4096 (default 65536)")
+	c.Flags().IntVar(&o.size, "size", 0, "file size in bytes, a multiple of 4096 from 32768 (default 65536)")
 	c.Flags().BoolVar(&o.mfa2, "mfa2", false, "wrap the image in an MFA2 package")
 	return c
 }

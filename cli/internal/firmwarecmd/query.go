@@ -183,6 +183,14 @@ func (a *app) queryDevice(o *queryOptions) error {
 		state += " (held by " + info.UpdateOwner + ")"
 	}
 	row("Update state", state)
+	if rs := info.Resets; rs != nil {
+		switch {
+		case rs.FullChip != nil:
+			row("Resets", strings.Join(rs.FullChip, ", ")+" (MROQ, full chip; 'cxray fw reset --query' lists every type)")
+		default:
+			row("Resets", strings.Join(rs.Levels, ", ")+" (MFRL; MROQ unavailable: "+rs.MROQCategory+" finding: "+rs.MROQUnavailable+")")
+		}
+	}
 	if len(info.Components) > 0 {
 		fmt.Fprintln(w)
 		t := a.NewTable("INDEX", "COMPONENT", "STATUS", "UPDATE STATE")

@@ -1,6 +1,7 @@
 package firmwarecmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -8,6 +9,8 @@ import (
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 	"github.com/cxray/cxray/dev/fwreset"
+	"github.com/cxray/cxray/feature/firmware"
+	"github.com/cxray/cxray/prm"
 )
 
 type resetOptions struct {
@@ -36,7 +39,12 @@ a stored firmware image runs, as mstfwreset does:
 
 --query only lists; --dry-run says what the reset would do to the driver, the
 links and the host, and sends nothing. 'cxray config apply' sends its resets
-through the same code.`,
+through the same code.
+
+--via devlink asks the mlx5 driver instead ('devlink dev reload action
+fw_activate'): it unloads, has the firmware reset at link toggle in the
+driver-synced flow, and comes back; auto (the default) takes it where the
+driver is bound and the level is pcie_link_toggle, mcc sends MFRL itself.`,
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error { return a.runReset(&o) },
 	}
@@ -47,6 +55,7 @@ through the same code.`,
 	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say which reset would be sent and what it does; send nothing")
 	c.Flags().BoolVar(&o.query, "query", false, "only list the resets the adapter offers")
+	cmdutil.ExtendVia(c, "reset path: devlink (the driver's 'devlink dev reload action fw_activate'), mcc (MFRL), auto (devlink where the mlx5 driver is bound, else the registers), or the register path: vsec, fwctl")
 	return c
 }
 
@@ -56,9 +65,16 @@ type resetReport struct {
 	Types  []string     `json:"types"`
 	ByType []typeReport `json:"by_type,omitempty"`
 	NoMROQ string       `json:"mroq_unavailable,omitempty"`
+	// NoMROQCategory is "database" when the register database lacks MROQ
+	// (a finding about the database, not the adapter), "firmware" when the
+	// adapter does not offer it.
+	NoMROQCategory string `json:"mroq_unavailable_category,omitempty"`
 	// Request is what was (or, in a dry run, would be) sent.
 	Request *requestReport `json:"request,omitempty"`
 	DryRun  bool           `json:"dry_run"`
+	// Via is the path the reset takes: mcc (MFRL) or devlink (the
+	// driver's reload fw_activate).
+	Via string `json:"via,omitempty"`
 	// RunningBefore and RunningAfter are the running firmware versions
 	// around the reset.
 	RunningBefore string `json:"running_before,omitempty"`
@@ -77,16 +93,6 @@ type requestReport struct {
 	Type   string `json:"type"`
 	Sync   string `json:"sync"`
 	Effect string `json:"effect"`
-}
-
-func levelNames(mask uint8) []string {
-	out := []string{}
-	for _, l := range fwreset.Levels {
-		if mask&l.Bit != 0 {
-			out = append(out, fmt.Sprintf("%d (%s)", l.Number, l.Name))
-		}
-	}
-	return out
 }
 
 func typeNames(mask uint8) []string {
@@ -113,12 +119,16 @@ func parseType(s string) (uint8, error) {
 	return 0, fmt.Errorf("reset type %q: use %s", s, strings.Join(names, ", "))
 }
 
+func effectLinks(typ uint8) string {
+	if typ == 1 {
+		return "the network links stay up (phy-less reset)"
+	}
+	return "the network links go down while the firmware restarts (seconds)"
+}
+
 // effect says what a reset does to the driver, the links and the host.
 func effect(level, typ uint8) string {
-	links := "the network links go down while the firmware restarts (seconds)"
-	if typ == 1 {
-		links = "the network links stay up (phy-less reset)"
-	}
+	links := effectLinks(typ)
 	switch level {
 	case fwreset.LevelLivePatch:
 		return "the firmware is patched in place: the driver, the links and the host are not disturbed; only a live-patchable change takes effect"
@@ -154,11 +164,24 @@ func (a *app) runReset(o *resetOptions) error {
 			return cmdutil.UsageWrap(err)
 		}
 	}
+	path, err := fwPath(o.df.Via)
+	if err != nil {
+		return err
+	}
+	if path == firmware.ViaDevlink && ((level != 0 && level != fwreset.LevelLinkToggle) || typ != 0 || sync != 0) {
+		return cmdutil.UsageErr("--via devlink is the driver's fw_activate: a full-chip pcie_link_toggle reset in the driver's flow; leave out --level, --type and --sync, or use --via mcc")
+	}
 	ctx, cancel := o.df.Context(a.Ctx)
 	defer cancel()
 	db, err := a.DB()
 	if err != nil {
 		return err
+	}
+	if path != firmware.ViaMCC && !o.query {
+		done, err := a.resetDevlink(ctx, o, db, path, level, typ, sync)
+		if done || err != nil {
+			return err
+		}
 	}
 	ad, d, err := a.OpenRegisters(ctx, o.df.Name, db)
 	if err != nil {
@@ -172,9 +195,9 @@ func (a *app) runReset(o *resetOptions) error {
 		}
 		return cmdutil.Classify(err)
 	}
-	rep := &resetReport{Device: ad.Name(), Levels: levelNames(caps.Levels), Types: typeNames(caps.Types), NoMROQ: caps.NoMROQ, DryRun: o.dryRun}
+	rep := &resetReport{Via: firmware.ViaMCC, Device: ad.Name(), Levels: firmware.LevelNames(caps.Levels), Types: typeNames(caps.Types), NoMROQ: caps.NoMROQ, NoMROQCategory: caps.NoMROQCategory, DryRun: o.dryRun}
 	for _, t := range caps.ByType {
-		tr := typeReport{Type: fwreset.TypeName(t.Type), Levels: levelNames(t.Levels), Sync: []string{}, Methods: []string{}}
+		tr := typeReport{Type: fwreset.TypeName(t.Type), Levels: firmware.LevelNames(t.Levels), Sync: []string{}, Methods: []string{}}
 		for _, bit := range []uint8{fwreset.SyncLegacy, fwreset.SyncDriver, fwreset.SyncTool} {
 			if t.Sync&bit != 0 {
 				tr.Sync = append(tr.Sync, fwreset.SyncNames[bit])
@@ -197,11 +220,11 @@ func (a *app) runReset(o *resetOptions) error {
 				}
 			}
 			if level == 0 {
-				return cmdutil.DeviceErr(&fwreset.UnsupportedError{Level: fwreset.LevelLinkToggle, Levels: caps.Levels, Type: typ})
+				return cmdutil.DeviceErr(&fwreset.UnsupportedError{Level: fwreset.LevelLinkToggle, Levels: caps.LevelsFor(typ), Type: typ})
 			}
 		}
 		if !caps.Supports(level, typ) {
-			return cmdutil.DeviceErr(&fwreset.UnsupportedError{Level: level, Levels: caps.Levels, Type: typ})
+			return cmdutil.DeviceErr(&fwreset.UnsupportedError{Level: level, Levels: caps.LevelsFor(typ), Type: typ})
 		}
 		if sync == 1 && caps.ByType != nil && caps.SyncFor(typ)&fwreset.SyncDriver == 0 {
 			return cmdutil.DeviceErr(fmt.Errorf("the adapter does not offer the driver-synced flow for a %s reset (MROQ); use --sync legacy", fwreset.TypeName(typ)))
@@ -261,7 +284,7 @@ func (a *app) printCaps(rep *resetReport) {
 		}
 		t.Flush()
 	} else if rep.NoMROQ != "" {
-		fmt.Fprintf(a.Stdout, "Per type: unknown: %s\n", rep.NoMROQ)
+		fmt.Fprintf(a.Stdout, "Per type: unknown (%s finding): %s; the levels are MFRL's\n", rep.NoMROQCategory, rep.NoMROQ)
 	}
 }
 
@@ -275,4 +298,64 @@ func (a *app) printReset(rep *resetReport, o *resetOptions) error {
 		fmt.Fprintln(a.Stdout, "Dry run: no reset sent.")
 	}
 	return nil
+}
+
+// resetDevlink takes the devlink path when --via says so, or when auto
+// finds the mlx5 driver bound and the reset asked for is the one
+// fw_activate does (a full-chip link-toggle reset, any flow). It reports
+// whether it handled the command.
+func (a *app) resetDevlink(ctx context.Context, o *resetOptions, db *prm.DB, path string, level, typ, sync uint8) (bool, error) {
+	if path == firmware.ViaAuto && ((level != 0 && level != fwreset.LevelLinkToggle) || typ != 0 || sync != 0) {
+		return false, nil
+	}
+	ad, err := a.Open(ctx, o.df.Name, db)
+	if err != nil {
+		return true, err
+	}
+	defer ad.Close()
+	via, err := firmware.ChooseVia(ctx, ad, path)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return true, cmdutil.Stopped(ctx, err)
+	case err != nil:
+		return true, cmdutil.DeviceErr(err)
+	case via != firmware.ViaDevlink:
+		return false, nil
+	}
+	kd := ad.Kernel()
+	info, err := kd.DevlinkInfo(ctx)
+	if err != nil {
+		return true, cmdutil.Classify(err)
+	}
+	rep := &resetReport{Via: firmware.ViaDevlink, Device: ad.Name(), Levels: []string{}, Types: []string{}, DryRun: o.dryRun, RunningBefore: info.FirmwareRunning(),
+		Request: &requestReport{Level: fwreset.LevelName(fwreset.LevelLinkToggle), Type: fwreset.TypeName(0), Sync: "driver",
+			Effect: "the mlx5 driver unloads, the firmware resets at the PCIe link toggle it makes (devlink dev reload action fw_activate), and the driver comes back; " + effectLinks(0) + "; the host keeps running; the stored image and Next Boot settings take effect"}}
+	if !a.JSON() {
+		fmt.Fprintf(a.Stdout, "Device:   %s (running %s; stored %s)\nReset:    %s, type %s, %s flow, via devlink\nEffect:   %s\n", rep.Device, cmdutil.Dash(rep.RunningBefore), cmdutil.Dash(info.FirmwareStored()),
+			rep.Request.Level, rep.Request.Type, rep.Request.Sync, rep.Request.Effect)
+	}
+	if o.dryRun {
+		if a.JSON() {
+			return true, a.WriteJSON(rep)
+		}
+		fmt.Fprintln(a.Stdout, "Dry run: no reset sent.")
+		return true, nil
+	}
+	if err := a.Ask(o.yes, fmt.Sprintf("Reload the driver of %s and activate its stored firmware?", ad.Name()), "no reset sent"); err != nil {
+		return true, err
+	}
+	if _, err := kd.ReloadFWActivate(ctx); err != nil {
+		if ctx.Err() != nil {
+			return true, cmdutil.Stopped(ctx, err)
+		}
+		return true, cmdutil.DeviceErr(fmt.Errorf("the driver refused fw_activate: %w", err))
+	}
+	if info, err := kd.DevlinkInfo(ctx); err == nil {
+		rep.RunningAfter = info.FirmwareRunning()
+	}
+	if a.JSON() {
+		return true, a.WriteJSON(rep)
+	}
+	fmt.Fprintf(a.Stdout, "Reset done: running %s (was %s).\n", cmdutil.Dash(rep.RunningAfter), cmdutil.Dash(rep.RunningBefore))
+	return true, nil
 }

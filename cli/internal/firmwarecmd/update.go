@@ -37,7 +37,14 @@ damaged, an image for another PSID or hardware, an older version without
 --allow-downgrade. The adapter's own checks (signature, format) fail with a
 clear message and exit 3, as does a handle another tool holds (--force-release
 takes it over when that tool died). Ctrl-C, a signal or --timeout cancels the
-update and releases the handle; the flash keeps the image it had.`,
+update and releases the handle; the flash keeps the image it had.
+
+--via chooses the path: mcc (the registers, as above), devlink (the mlx5
+driver runs the same flow from the file: 'devlink dev flash'; a plain image is
+wrapped in an MFA2 package, which the driver needs, and staged in
+/lib/firmware/cxray/ for the length of the update), or auto (the default:
+devlink where the mlx5 driver is bound to the adapter, else mcc). On the
+devlink path a stop only stops the wait: the kernel finishes the update.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			o.file = args[0]
@@ -50,6 +57,7 @@ update and releases the handle; the flash keeps the image it had.`,
 	c.Flags().BoolVar(&o.allowDowngrade, "allow-downgrade", false, "install an image older than the running firmware")
 	c.Flags().BoolVar(&o.forceRelease, "force-release", false, "take the update handle from a tool that holds it (one that died mid-update)")
 	c.Flags().BoolVar(&o.resend, "force", false, "install even when the image is the version already running and stored")
+	cmdutil.ExtendVia(c, "update path: devlink (the driver's 'devlink dev flash'), mcc (the registers), auto (devlink where the mlx5 driver is bound, else the registers), or the register path: vsec, fwctl")
 	return c
 }
 
@@ -63,6 +71,10 @@ type updateResult struct {
 func (a *app) runUpdate(o *updateOptions) error {
 	if o.df.Name == "" {
 		return cmdutil.UsageErr("add -d DEV: the adapter to update ('cxray status' lists them)")
+	}
+	path, err := fwPath(o.df.Via)
+	if err != nil {
+		return err
 	}
 	f, err := readFile(a, o.file)
 	if err != nil {
@@ -79,7 +91,18 @@ func (a *app) runUpdate(o *updateOptions) error {
 		return err
 	}
 	defer ad.Close()
-	plan, err := firmware.Prepare(ctx, ad, f, firmware.Options{AllowDowngrade: o.allowDowngrade})
+	via, err := firmware.ChooseVia(ctx, ad, path)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cmdutil.Stopped(ctx, err)
+		}
+		return cmdutil.DeviceErr(err)
+	}
+	prepare := firmware.Prepare
+	if via == firmware.ViaDevlink {
+		prepare = firmware.PrepareDevlink
+	}
+	plan, err := prepare(ctx, ad, f, firmware.Options{AllowDowngrade: o.allowDowngrade})
 	if err != nil {
 		if ctx.Err() != nil {
 			return cmdutil.Stopped(ctx, err)
@@ -120,6 +143,17 @@ func (a *app) runUpdate(o *updateOptions) error {
 		return err
 	}
 	bar := newBar(a.Stderr)
+	if via == firmware.ViaDevlink {
+		err = firmware.UpdateDevlink(ctx, ad, plan, firmware.Options{Progress: bar.update})
+		bar.done()
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return cmdutil.Stopped(ctx, fmt.Errorf("stopped waiting for devlink; the kernel finishes the update it started ('cxray fw query -d %s' shows the result): %w", plan.Device, err))
+		case err != nil:
+			return cmdutil.DeviceErr(fmt.Errorf("devlink refused the update; the driver released its handle and the flash keeps its image: %w", err))
+		}
+		return a.updated(res, plan)
+	}
 	err = firmware.Update(ctx, ad, plan, firmware.Options{ForceRelease: o.forceRelease, Progress: bar.update})
 	bar.done()
 	if err != nil {
@@ -132,6 +166,10 @@ func (a *app) runUpdate(o *updateOptions) error {
 		}
 		return cmdutil.DeviceErr(fmt.Errorf("update failed; the handle was released and the flash keeps its image: %w", err))
 	}
+	return a.updated(res, plan)
+}
+
+func (a *app) updated(res *updateResult, plan *firmware.Plan) error {
 	res.Pending = plan.To
 	if a.JSON() {
 		return a.WriteJSON(res)
@@ -184,4 +222,18 @@ func repeat(c byte, n int) []byte {
 		out[i] = c
 	}
 	return out
+}
+
+// fwPath reads the firmware commands' --via: devlink, mcc, auto, or an
+// access path (vsec, fwctl), which means the registers by that path.
+func fwPath(v string) (string, error) {
+	switch v {
+	case "", firmware.ViaAuto:
+		return firmware.ViaAuto, nil
+	case firmware.ViaDevlink, firmware.ViaMCC:
+		return v, nil
+	case "vsec", "fwctl":
+		return firmware.ViaMCC, nil
+	}
+	return "", cmdutil.UsageErr("--via %q: use devlink (the driver), mcc (the registers), auto (devlink where the mlx5 driver is bound), or a register path: vsec, fwctl", v)
 }

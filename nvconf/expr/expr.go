@@ -1,4 +1,6 @@
-package nvconf
+// Package expr parses and evaluates the arithmetic expressions of the NV
+// configuration database (dependency, min_val, max_val, rule, temp_vars).
+package expr
 
 import (
 	"errors"
@@ -23,9 +25,9 @@ import (
 // the nesting (parentheses, ?:, unary operators, powers) is bounded while
 // parsing. Chains of binary operators are parsed in a loop.
 const (
-	MaxExprLen   = maxExprText
-	maxExprDepth = 64
-	maxEvalDepth = MaxExprLen // a tree never has more levels than tokens
+	MaxLen       = 4096 // the database refuses longer expressions too (nvconf/model.go)
+	maxDepth     = 64
+	maxEvalDepth = MaxLen // a tree never has more levels than tokens
 )
 
 // Expr is a parsed expression.
@@ -54,21 +56,21 @@ type node struct {
 	kids []*node
 }
 
-// ExprError reports a malformed expression with the position.
-type ExprError struct {
+// Error reports a malformed expression with the position.
+type Error struct {
 	Expr string
 	Pos  int
 	Msg  string
 }
 
-func (e *ExprError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("expression %q at %d: %s", e.Expr, e.Pos, e.Msg)
 }
 
 // ParseExpr parses an expression.
-func ParseExpr(s string) (*Expr, error) {
-	if len(s) > MaxExprLen {
-		return nil, &ExprError{Expr: s[:40] + "...", Msg: fmt.Sprintf("longer than %d characters", MaxExprLen)}
+func Parse(s string) (*Expr, error) {
+	if len(s) > MaxLen {
+		return nil, &Error{Expr: s[:40] + "...", Msg: fmt.Sprintf("longer than %d characters", MaxLen)}
 	}
 	toks, err := lex(s)
 	if err != nil {
@@ -81,7 +83,7 @@ func ParseExpr(s string) (*Expr, error) {
 	}
 	if p.i < len(p.toks) {
 		t := p.toks[p.i]
-		return nil, &ExprError{Expr: s, Pos: t.pos, Msg: fmt.Sprintf("unexpected %q", t.text)}
+		return nil, &Error{Expr: s, Pos: t.pos, Msg: fmt.Sprintf("unexpected %q", t.text)}
 	}
 	e := &Expr{src: s, root: root}
 	seen := map[string]bool{}
@@ -283,7 +285,7 @@ func lex(s string) ([]token, error) {
 				j++
 			}
 			if j == i+1 {
-				return nil, &ExprError{Expr: s, Pos: i, Msg: "$ without a name"}
+				return nil, &Error{Expr: s, Pos: i, Msg: "$ without a name"}
 			}
 			out = append(out, token{kind: 'v', text: s[i+1 : j], pos: i})
 			i = j
@@ -306,7 +308,7 @@ func lex(s string) ([]token, error) {
 			} else if f, err := strconv.ParseFloat(txt, 64); err == nil && !strings.ContainsAny(txt, "xX") {
 				v = f
 			} else {
-				return nil, &ExprError{Expr: s, Pos: i, Msg: fmt.Sprintf("%q is not a number", txt)}
+				return nil, &Error{Expr: s, Pos: i, Msg: fmt.Sprintf("%q is not a number", txt)}
 			}
 			out = append(out, token{kind: 'n', text: txt, num: v, pos: i})
 			i = j
@@ -328,7 +330,7 @@ func lex(s string) ([]token, error) {
 				}
 			}
 			if !found {
-				return nil, &ExprError{Expr: s, Pos: i, Msg: fmt.Sprintf("unexpected character %q", c)}
+				return nil, &Error{Expr: s, Pos: i, Msg: fmt.Sprintf("unexpected character %q", c)}
 			}
 		}
 	}
@@ -353,11 +355,11 @@ func (p *parser) errAt(msg string) error {
 	if p.i < len(p.toks) {
 		pos = p.toks[p.i].pos
 	}
-	return &ExprError{Expr: p.src, Pos: pos, Msg: msg}
+	return &Error{Expr: p.src, Pos: pos, Msg: msg}
 }
 
 func (p *parser) ternary(depth int) (*node, error) {
-	if depth > maxExprDepth {
+	if depth > maxDepth {
 		return nil, p.errAt("nested too deeply")
 	}
 	c, err := p.binary(0, depth)
@@ -386,7 +388,7 @@ func (p *parser) ternary(depth int) (*node, error) {
 var levels = [][]string{{"||"}, {"&&"}, {"|", "&"}, {"==", "!=", "<", "<=", ">", ">="}, {"+", "-"}, {"*", "/", "%"}}
 
 func (p *parser) binary(level, depth int) (*node, error) {
-	if depth > maxExprDepth {
+	if depth > maxDepth {
 		return nil, p.errAt("nested too deeply")
 	}
 	if level == len(levels) {
@@ -418,7 +420,7 @@ func (p *parser) binary(level, depth int) (*node, error) {
 }
 
 func (p *parser) unary(depth int) (*node, error) {
-	if depth > maxExprDepth {
+	if depth > maxDepth {
 		return nil, p.errAt("nested too deeply")
 	}
 	for _, op := range []string{"-", "+", "!"} {
@@ -453,7 +455,7 @@ func (p *parser) power(depth int) (*node, error) {
 }
 
 func (p *parser) primary(depth int) (*node, error) {
-	if depth > maxExprDepth {
+	if depth > maxDepth {
 		return nil, p.errAt("nested too deeply")
 	}
 	if p.i >= len(p.toks) {
@@ -532,14 +534,14 @@ func ParseTempVars(s string) ([]TempVar, error) {
 		lhs, rhs, ok := strings.Cut(part, "=")
 		lhs = strings.TrimSpace(lhs)
 		if !ok || !strings.HasPrefix(lhs, "$") || len(lhs) < 2 || strings.HasPrefix(rhs, "=") {
-			return nil, &ExprError{Expr: part, Msg: "a temporary is $name=expression"}
+			return nil, &Error{Expr: part, Msg: "a temporary is $name=expression"}
 		}
 		for i := 1; i < len(lhs); i++ {
 			if !isIdent(lhs[i], false) {
-				return nil, &ExprError{Expr: part, Pos: i, Msg: "bad temporary name"}
+				return nil, &Error{Expr: part, Pos: i, Msg: "bad temporary name"}
 			}
 		}
-		e, err := ParseExpr(rhs)
+		e, err := Parse(rhs)
 		if err != nil {
 			return nil, err
 		}

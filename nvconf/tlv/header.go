@@ -1,4 +1,4 @@
-package nvconf
+package tlv
 
 import (
 	"encoding/binary"
@@ -143,7 +143,7 @@ func (f *Fields) Get(buf []byte, path string) uint64 {
 	if err != nil || s.width > 64 {
 		return 0
 	}
-	return getBits(buf, s.bit, s.width)
+	return GetBits(buf, s.bit, s.width)
 }
 
 // Set writes a field; a field the database lacks is an error, a value
@@ -159,7 +159,7 @@ func (f *Fields) Set(buf []byte, path string, v uint64) error {
 	if s.bit+s.width > 8*len(buf) {
 		return fmt.Errorf("%s.%s: buffer of %d bytes is too short", f.Reg.Name, path, len(buf))
 	}
-	setBits(buf, s.bit, s.width, v)
+	SetBits(buf, s.bit, s.width, v)
 	return nil
 }
 
@@ -305,4 +305,11 @@ func (c *HeaderCodec) WriterByName(s string) (uint8, bool) {
 		return 0, false
 	}
 	return uint8(v), true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/rawfile"
+	"github.com/cxray/cxray/nvconf/tlv"
 	prmbuiltin "github.com/cxray/cxray/prm/builtin"
 )
 
@@ -19,7 +21,7 @@ func codec(t testing.TB) *nvconf.HeaderCodec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc, err := nvconf.NewHeaderCodec(pdb, "MNVDA")
+	hc, err := tlv.NewHeaderCodec(pdb, "MNVDA")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +40,7 @@ const mstconfigBackup = `MLNX_RAW_TLV_FILE
 func TestRawFile(t *testing.T) {
 	hc := codec(t)
 	db := load(t)
-	tlvs, err := nvconf.ParseRawFile(mstconfigBackup, hc)
+	tlvs, err := rawfile.Parse(mstconfigBackup, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +54,7 @@ func TestRawFile(t *testing.T) {
 			t.Errorf("decoded lines lack %q:\n%s", want, lines)
 		}
 	}
-	out, err := nvconf.WriteRawFile(tlvs, hc)
+	out, err := rawfile.Write(tlvs, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +80,7 @@ func TestRawFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, txt)
 	}
-	if d := nvconf.Compare(tlvs, again); !d.Empty() || d.Same != 2 || again[0].Header.WriterID != 9 {
+	if d := rawfile.Compare(tlvs, again); !d.Empty() || d.Same != 2 || again[0].Header.WriterID != 9 {
 		t.Errorf("round trip: %+v\n%s", d, txt)
 	}
 }
@@ -160,7 +162,7 @@ func TestRawFileCutAtEveryByte(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours, err := nvconf.WriteRawFile(whole, hc)
+	ours, err := rawfile.Write(whole, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,11 +215,11 @@ func TestRawFileCutAtEveryByte(t *testing.T) {
 func TestRawFileEndLine(t *testing.T) {
 	hc := codec(t)
 	db := load(t)
-	tlvs, err := nvconf.ParseRawFile(mstconfigBackup, hc)
+	tlvs, err := rawfile.Parse(mstconfigBackup, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := nvconf.WriteRawFile(tlvs, hc)
+	b, err := rawfile.Write(tlvs, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +242,7 @@ func TestRawFileEndLine(t *testing.T) {
 			t.Errorf("%s: %v, want %s %q", name, err, c.kind, c.want)
 		}
 	}
-	empty, err := nvconf.WriteRawFile(nil, hc)
+	empty, err := rawfile.Write(nil, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
