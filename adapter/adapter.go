@@ -116,6 +116,14 @@ type Adapter struct {
 	ports   []Port
 	sensors []int
 	part    *string
+	// id is the identity, read once; mgir the MGIR reading it came from
+	// (its firmware, port count and build date do not change while the
+	// function is open), mgirAt when it was read on the device's clock.
+	// A dropped register path forgets both: the device may come back
+	// with other firmware.
+	id     *Identity
+	mgir   *dev.Reading
+	mgirAt time.Time
 	// static keeps each cage's static module pages between reads.
 	static map[int]*optics.StaticPages
 }
@@ -227,6 +235,7 @@ func (a *Adapter) drop(err error) error {
 		return err
 	}
 	a.mu.Lock()
+	a.id, a.mgir = nil, nil
 	if a.regs != nil {
 		// Whoever still holds this path (an NV session) gets err as the
 		// cause of its next failure, not a closed client (issue 26.10).
@@ -262,12 +271,43 @@ func (a *Adapter) OS(ctx context.Context) (*OS, error) {
 	return a.os.OS(ctx)
 }
 
-// Identity reads what identifies the function and its firmware.
+// Identity reads what identifies the function and its firmware. Read
+// once (as Ports is): every later call returns a copy of the first
+// answer.
 func (a *Adapter) Identity(ctx context.Context) (*Identity, error) {
-	if !a.HasRegisters() {
-		return a.kernelIdentity(ctx)
+	a.mu.Lock()
+	id := a.id
+	a.mu.Unlock()
+	if id != nil {
+		c := *id
+		return &c, nil
 	}
-	return a.registerIdentity(ctx)
+	var err error
+	if !a.HasRegisters() {
+		id, err = a.kernelIdentity(ctx)
+	} else {
+		id, err = a.registerIdentity(ctx)
+	}
+	if err != nil {
+		// Not kept: a partial answer (no devlink) is given with its
+		// note each time.
+		return id, err
+	}
+	a.mu.Lock()
+	a.id = id
+	a.mu.Unlock()
+	c := *id
+	return &c, nil
+}
+
+// ReadIdentity reads the identity afresh and keeps it for Identity: for
+// a reader that outlives firmware changes (the exporter, whose adapters
+// stay open while new firmware is burnt and activated).
+func (a *Adapter) ReadIdentity(ctx context.Context) (*Identity, error) {
+	a.mu.Lock()
+	a.id, a.mgir = nil, nil
+	a.mu.Unlock()
+	return a.Identity(ctx)
 }
 
 // Ports lists the ports this function owns, with their modules: the one
@@ -386,14 +426,25 @@ func (a *Adapter) nameNetdevs(ctx context.Context, ps []Port) {
 
 // Links reads the link state of every owned port.
 func (a *Adapter) Links(ctx context.Context) ([]Link, error) {
+	ls, _, err := a.LinkReadings(ctx)
+	return ls, err
+}
+
+// LinkReadings is Links with the PAOS and PTYS readings it decoded, by
+// local port (none on the kernel backend), for features that decode more
+// of them (feature/link) without reading them again.
+func (a *Adapter) LinkReadings(ctx context.Context) ([]Link, map[int]*LinkRegisters, error) {
 	ps, err := a.Ports(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	regs := map[int]*LinkRegisters{}
 	if !a.HasRegisters() {
-		return a.kernelLinks(ctx, ps)
+		ls, err := a.kernelLinks(ctx, ps)
+		return ls, regs, err
 	}
-	return a.registerLinks(ctx, ps)
+	ls, err := a.registerLinks(ctx, ps, regs)
+	return ls, regs, err
 }
 
 // Temperatures reads the ASIC sensors and the sensors of the owned ports'
@@ -418,7 +469,7 @@ func (a *Adapter) Uptime(ctx context.Context) (time.Duration, error) {
 	if !a.HasRegisters() {
 		return 0, &UnsupportedError{What: "the firmware's uptime", Backend: a.Backend()}
 	}
-	r, err := a.get(ctx, "MGIR")
+	r, err := a.readMGIR(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -468,14 +519,32 @@ func (a *Adapter) Modules(ctx context.Context, o ModuleOptions) ([]*ModuleReadin
 // PortCounters reads every owned port's traffic and error counters: the
 // PPCNT groups over registers, the IB PMA counters over the kernel.
 func (a *Adapter) PortCounters(ctx context.Context) ([]CounterSet, error) {
+	cs, _, err := a.PortCounterReadings(ctx)
+	return cs, err
+}
+
+// CounterKey names one PPCNT reading: a local port and a counter group
+// (the PRM's grp value).
+type CounterKey struct {
+	Port  int
+	Group uint64
+}
+
+// PortCounterReadings is PortCounters with the PPCNT readings it decoded
+// (none on the kernel backend), for features that decode more of them
+// (feature/link) without reading them again.
+func (a *Adapter) PortCounterReadings(ctx context.Context) ([]CounterSet, map[CounterKey]*prm.Decoded, error) {
 	ps, err := a.Ports(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	regs := map[CounterKey]*prm.Decoded{}
 	if !a.HasRegisters() {
-		return a.kernelCounters(ctx, "ib")
+		cs, err := a.kernelCounters(ctx, "ib")
+		return cs, regs, err
 	}
-	return a.registerCounters(ctx, ps)
+	cs, err := a.registerCounters(ctx, ps, regs)
+	return cs, regs, err
 }
 
 // RDMACounters reads the RDMA hw_counters of every owned port, from the

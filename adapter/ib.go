@@ -113,11 +113,13 @@ var (
 // when the function has a command interface, the logical state and LIDs
 // of QUERY_HCA_VPORT_CONTEXT; without one, from the kernel's view when
 // there is one.
-func (a *Adapter) registerIBLink(ctx context.Context, p Port, l *Link) error {
+func (a *Adapter) registerIBLink(ctx context.Context, p Port, l *Link, lr *LinkRegisters) error {
 	lp := "local_port=" + strconv.Itoa(p.Local)
 	r, err := a.get(ctx, "PTYS", lp, "proto_mask="+strconv.Itoa(protoInfiniBand))
+	lr.PTYSErr = err
 	switch {
 	case err == nil:
+		lr.PTYS = r.Decoded
 		if v, ok := fieldOf(r.Decoded, "PTYS", "data_rate_oper"); ok {
 			g := float64(v) / 10 // 100 Mb/s units
 			l.SpeedGbps = &g
@@ -221,7 +223,7 @@ var ibGroups = []struct{ grp, member string }{
 // group, or the IBA-width one from firmware without it. Fields are found
 // by their built-in paths (fieldOf), so a database older than the group
 // (Rev 0.51 has no 0x21) reads what the firmware sends all the same.
-func (a *Adapter) registerIBCounters(ctx context.Context, p Port) (CounterSet, error) {
+func (a *Adapter) registerIBCounters(ctx context.Context, p Port, regs map[CounterKey]*prm.Decoded) (CounterSet, error) {
 	cs := CounterSet{Port: p.Local, Kind: "ib", Values: map[string]uint64{}}
 	lp := "local_port=" + strconv.Itoa(p.Local)
 	var first error
@@ -236,6 +238,7 @@ func (a *Adapter) registerIBCounters(ctx context.Context, p Port) (CounterSet, e
 			}
 			continue
 		}
+		keep(regs, p.Local, g.grp, r.Decoded)
 		if _, ok := fieldOf(r.Decoded, "PPCNT", g.member+"symbol_error_counter"); !ok {
 			continue
 		}

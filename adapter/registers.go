@@ -49,19 +49,18 @@ func (a *Adapter) registerIdentity(ctx context.Context) (*Identity, error) {
 	if err != nil {
 		return nil, err
 	}
-	did, err := d.Identity(ctx)
+	r, err := a.staticMGIR(ctx)
 	if err != nil {
-		return nil, a.drop(err)
+		return nil, err
 	}
+	did := d.IdentityOf(ctx, r)
 	id := &Identity{PSID: did.PSID, Firmware: did.Firmware, Ports: did.Ports, DeviceID: did.DeviceID,
 		BaseMAC: did.BaseMAC, PermanentMAC: did.PermanentMAC, NodeGUID: did.NodeGUID, SysImageGUID: did.SysImageGUID}
 	if id.DeviceID != 0 {
 		id.HCAType = fmt.Sprintf("MT%d", id.DeviceID)
 		id.Model, _ = devname.Model(id.DeviceID)
 	}
-	if r, err := a.get(ctx, "MGIR"); err == nil {
-		id.FirmwareBuilt = buildDate(r.Decoded)
-	}
+	id.FirmwareBuilt = buildDate(r.Decoded)
 	id.FirmwareStored = a.storedFirmware(ctx)
 	if id.FirmwareStored != "" && id.FirmwareStored != id.Firmware {
 		id.FirmwarePending = id.FirmwareStored
@@ -72,6 +71,44 @@ func (a *Adapter) registerIdentity(ctx context.Context) (*Identity, error) {
 		return nil, err
 	}
 	return id, nil
+}
+
+// staticMGIR is an MGIR reading for its static fields (firmware, PSID,
+// port count, device ID, base MAC, build date): the first one the adapter
+// made, kept until the register path is dropped.
+func (a *Adapter) staticMGIR(ctx context.Context) (*dev.Reading, error) {
+	a.mu.Lock()
+	r := a.mgir
+	a.mu.Unlock()
+	if r != nil {
+		return r, nil
+	}
+	return a.readMGIR(ctx)
+}
+
+// readMGIR reads MGIR now, for its uptime, unless the last reading was
+// made at this instant of the device's clock: on a device whose time
+// stands still between reads (the emulator's manual clock) that reading
+// is what MGIR would answer again.
+func (a *Adapter) readMGIR(ctx context.Context) (*dev.Reading, error) {
+	now := a.c.Clock.Now()
+	a.mu.Lock()
+	r, at := a.mgir, a.mgirAt
+	a.mu.Unlock()
+	if r != nil && at.Equal(now) {
+		return r, nil
+	}
+	r, err := a.get(ctx, "MGIR")
+	if err != nil {
+		return nil, err
+	}
+	// The reading is of the moment the firmware answered: a busy
+	// firmware's retries move a manual clock too.
+	now = a.c.Clock.Now()
+	a.mu.Lock()
+	a.mgir, a.mgirAt = r, now
+	a.mu.Unlock()
+	return r, nil
 }
 
 // buildDate reads MGIR's build date, whose digits are BCD (0x2023 is the
@@ -169,7 +206,7 @@ func (a *Adapter) readMQIS(ctx context.Context, infoType string) (string, error)
 // belong to another function (the firmware answers "bad parameter" for a
 // local port this function does not own), each with its module and width.
 func (a *Adapter) registerPorts(ctx context.Context) ([]Port, error) {
-	r, err := a.get(ctx, "MGIR")
+	r, err := a.staticMGIR(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -210,13 +247,18 @@ func (a *Adapter) registerPorts(ctx context.Context) ([]Port, error) {
 
 // registerLinks: PAOS and PTYS per port (and an InfiniBand port's logical
 // state, ib.go).
-func (a *Adapter) registerLinks(ctx context.Context, ps []Port) ([]Link, error) {
+func (a *Adapter) registerLinks(ctx context.Context, ps []Port, regs map[int]*LinkRegisters) ([]Link, error) {
 	var out []Link
 	var errs []error
 	for _, p := range ps {
 		l := Link{Port: p.Local, LinkLayer: p.LinkLayer}
+		lr := &LinkRegisters{}
+		regs[p.Local] = lr
 		lp := "local_port=" + strconv.Itoa(p.Local)
-		if r, err := a.get(ctx, "PAOS", lp); err == nil {
+		r, err := a.get(ctx, "PAOS", lp)
+		lr.PAOSErr = err
+		if err == nil {
+			lr.PAOS = r.Decoded
 			// By number: the values are the PRM's in every revision, the
 			// enum names are not (Rev 0.51 has none for oper_status).
 			if v, ok := fieldOf(r.Decoded, "PAOS", "oper_status"); ok {
@@ -236,7 +278,7 @@ func (a *Adapter) registerLinks(ctx context.Context, ps []Port) ([]Link, error) 
 			errs = append(errs, fmt.Errorf("port %d PAOS: %w", p.Local, err))
 		}
 		if p.LinkLayer == LinkInfiniBand {
-			if err := a.registerIBLink(ctx, p, &l); err != nil {
+			if err := a.registerIBLink(ctx, p, &l, lr); err != nil {
 				if ctx.Err() != nil {
 					return out, err
 				}
@@ -245,7 +287,10 @@ func (a *Adapter) registerLinks(ctx context.Context, ps []Port) ([]Link, error) 
 			out = append(out, l)
 			continue
 		}
-		if r, err := a.get(ctx, "PTYS", lp, "proto_mask=4"); err == nil {
+		r, err = a.get(ctx, "PTYS", lp, "proto_mask=4")
+		lr.PTYSErr = err
+		if err == nil {
+			lr.PTYS = r.Decoded
 			if v, err := r.Decoded.Get("data_rate_oper"); err == nil {
 				if u, ok := units.Lookup("PTYS", "data_rate_oper"); ok {
 					g := u.Apply(v.Uint(), v.Step().Width).Value
@@ -446,14 +491,14 @@ func ppcntMember(g string) string {
 }
 
 // registerCounters: every joined 64-bit counter of the PPCNT groups.
-func (a *Adapter) registerCounters(ctx context.Context, ps []Port) ([]CounterSet, error) {
+func (a *Adapter) registerCounters(ctx context.Context, ps []Port, regs map[CounterKey]*prm.Decoded) ([]CounterSet, error) {
 	var out []CounterSet
 	var errs []error
 	for _, p := range ps {
 		groups := CounterGroups
 		if p.LinkLayer == LinkInfiniBand {
 			groups = IBCounterGroups
-			ib, err := a.registerIBCounters(ctx, p)
+			ib, err := a.registerIBCounters(ctx, p, regs)
 			switch {
 			case err == nil:
 				out = append(out, ib)
@@ -473,6 +518,7 @@ func (a *Adapter) registerCounters(ctx context.Context, ps []Port) ([]CounterSet
 				errs = append(errs, fmt.Errorf("port %d PPCNT group %s: %w", p.Local, g, err))
 				continue
 			}
+			keep(regs, p.Local, g, r.Decoded)
 			// A database whose union has no selector (Rev 0.51) decodes
 			// every member: keep the one the group selects, as the built-in
 			// database picks it, or fields of other groups' layouts read
@@ -496,6 +542,13 @@ func (a *Adapter) registerCounters(ctx context.Context, ps []Port) ([]CounterSet
 		return nil, errors.Join(errs...)
 	}
 	return out, errors.Join(errs...)
+}
+
+// keep files a PPCNT reading of group g (a number as the PRM writes it).
+func keep(regs map[CounterKey]*prm.Decoded, port int, g string, d *prm.Decoded) {
+	if n, err := strconv.ParseUint(g, 0, 64); err == nil && regs != nil {
+		regs[CounterKey{Port: port, Group: n}] = d
+	}
 }
 
 // Description is the adapter's model description (MQIS MODEL_DESCRIPTION,

@@ -3,6 +3,7 @@ package adapter_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -380,7 +381,8 @@ func TestReopenAfterTransportFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	fail = true
-	if _, err := a.Identity(ctx); !errors.Is(err, gone) || closes != 1 {
+	// A read (Identity is kept from the first one).
+	if _, err := a.ReadRegister(ctx, "MGIR"); !errors.Is(err, gone) || closes != 1 {
 		t.Fatalf("transport failure: %v, %d closes", err, closes)
 	}
 	fail = false
@@ -401,6 +403,44 @@ func TestReopenAfterTransportFailure(t *testing.T) {
 	a2 := open(f, db, adapter.Config{Reopen: func(context.Context) (*dev.Device, error) { return nil, broken }})
 	if _, err := a2.Registers(ctx); !errors.Is(err, broken) {
 		t.Errorf("reopen error: %v", err)
+	}
+}
+
+// Identity is read once: a second call makes no register transaction,
+// and returns a copy the caller may change.
+func TestIdentityReadOnce(t *testing.T) {
+	ctx := context.Background()
+	db := devtest.DB(t)
+	f := devtest.New(db)
+	mgir(f)
+	reads := map[string]int{}
+	f.Hook = func(_ dev.Method, reg string) error { reads[reg]++; return nil }
+	a := open(f, db, adapter.Config{})
+	first, err := a.Identity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads["MGIR"] != 1 {
+		t.Errorf("the first identity read MGIR %d times, want once (its build date comes from the same reading)", reads["MGIR"])
+	}
+	before := maps.Clone(reads)
+	first.PSID = "changed by the caller"
+	second, err := a.Identity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(before, reads); d != "" {
+		t.Errorf("the second identity read registers (-before +after):\n%s", d)
+	}
+	if second.PSID == first.PSID {
+		t.Error("the caller's change reached the kept identity")
+	}
+	// Ports takes the port count from the same MGIR reading.
+	if _, err := a.Ports(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if reads["MGIR"] != 1 {
+		t.Errorf("Ports read MGIR again (%d reads)", reads["MGIR"])
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/optics"
+	"github.com/cxray/cxray/prm"
 )
 
 // Identity is what identifies a function and its firmware. Empty fields
@@ -100,6 +101,15 @@ type Link struct {
 	// (nil unknown, or before the subnet manager assigned them).
 	LID   *uint32 `json:"lid,omitempty"`
 	SMLID *uint32 `json:"sm_lid,omitempty"`
+}
+
+// LinkRegisters are one port's PAOS and PTYS readings (PTYS for the
+// port's link layer: proto_mask 4 on Ethernet, 1 on InfiniBand). A nil
+// reading was not made or failed; its error, when it failed, is beside
+// it (also a "not supported" that Links itself leaves unsaid).
+type LinkRegisters struct {
+	PAOS, PTYS       *prm.Decoded
+	PAOSErr, PTYSErr error
 }
 
 // Temperature is one sensor's reading.

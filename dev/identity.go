@@ -28,11 +28,17 @@ type Identity struct {
 // Identity reads the adapter's identity. MGIR is required; PGUID is
 // optional (older firmware lacks it).
 func (d *Device) Identity(ctx context.Context) (Identity, error) {
-	var id Identity
 	r, err := d.Get(ctx, "MGIR", nil, nil, 0)
 	if err != nil {
-		return id, err
+		return Identity{}, err
 	}
+	return d.IdentityOf(ctx, r), nil
+}
+
+// IdentityOf is Identity from an MGIR reading the caller already has, so
+// that a command reads MGIR once; it still reads PGUID.
+func (d *Device) IdentityOf(ctx context.Context, r *Reading) Identity {
+	var id Identity
 	num := func(p string) (uint64, bool) {
 		v, err := r.Decoded.Get(p)
 		if err != nil {
@@ -73,7 +79,7 @@ func (d *Device) Identity(ctx context.Context) (Identity, error) {
 		}
 		id.NodeGUID, id.SysImageGUID = guid("node_guid"), guid("sys_guid")
 	}
-	return id, nil
+	return id
 }
 
 // PCIFunction is the function number of a BDF (0000:03:00.1 -> 1).

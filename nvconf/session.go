@@ -110,6 +110,13 @@ func nvErr(op string, err error) error {
 // access works (MNVQC, as mstconfig does first), and asks which reads the
 // firmware supports (MNVGC).
 func Open(ctx context.Context, d *dev.Device, db *DB) (*Session, error) {
+	return OpenPorts(ctx, d, db, 0)
+}
+
+// OpenPorts is Open for a caller that knows the adapter's port count
+// (MGIR hw_info.num_ports, from its identity): the session does not read
+// MGIR again. 0 reads it.
+func OpenPorts(ctx context.Context, d *dev.Device, db *DB, ports int) (*Session, error) {
 	s := &Session{Dev: d, DB: db, Writer: WriterUser1, support: map[uint32]Support{}, reads: map[readKey]*Item{}}
 	var err error
 	for _, c := range []struct {
@@ -129,7 +136,9 @@ func Open(ctx context.Context, d *dev.Device, db *DB) (*Session, error) {
 		}
 	}
 	s.Layout = Layout{Ports: 1, Modules: 1}
-	if r, err := d.Get(ctx, "MGIR", nil, nil, 0); err == nil {
+	if ports > 0 && ports <= 64 {
+		s.Layout.Ports, s.Layout.Modules = ports, ports
+	} else if r, err := d.Get(ctx, "MGIR", nil, nil, 0); err == nil {
 		if v, err := r.Decoded.Get("hw_info.num_ports"); err == nil && v.Uint() > 0 && v.Uint() <= 64 {
 			s.Layout.Ports, s.Layout.Modules = int(v.Uint()), int(v.Uint())
 		}

@@ -49,6 +49,12 @@ func (s adapterSource) Name() string {
 	return s.Adapter.Name()
 }
 
+// Identity is read on every scrape: the exporter outlives firmware
+// burns and resets, which the adapter's kept identity would not show.
+func (s adapterSource) Identity(ctx context.Context) (*adapter.Identity, error) {
+	return s.Adapter.ReadIdentity(ctx)
+}
+
 func (s adapterSource) Backend() string { return string(s.Adapter.Backend()) }
 
 func (s adapterSource) Modules(ctx context.Context) ([]*adapter.ModuleReading, error) {

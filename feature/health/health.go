@@ -15,6 +15,7 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/feature/link"
 	"github.com/cxray/cxray/feature/modules"
 	"github.com/cxray/cxray/feature/pcielink"
 	"github.com/cxray/cxray/feature/roce"
@@ -146,13 +147,20 @@ func Run(ctx context.Context, a *adapter.Adapter, o Options) *Report {
 	// The ports check comes first in the report; it is made after the
 	// module read so that a port down for want of a module says so.
 	pc := newPortClass(mods, o.Unused)
-	r.add(portsCheck(ctx, a, pc))
+	// PAOS and PTYS are read once, for the ports, link and PCIe checks.
+	lk := &link.Links{}
+	lk.Links, lk.Registers, lk.Err = a.LinkReadings(ctx)
+	r.add(portsCheck(ctx, a, pc, lk))
 	r.add(modulesCheck(mods, modErr, pc))
 	r.add(temperatures(ctx, a, unreachableModules(mods)))
 	r.add(configuration(ctx, a, o.NV))
 	r.add(countersCheck(before, after, errA, errB, o.Interval))
-	r.add(linkCheck(ctx, a, pc))
-	pcc, prep := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.PortGbps(ctx, a)},
+	var ppcnt map[adapter.CounterKey]*prm.Decoded
+	if after != nil {
+		ppcnt = after.ppcnt
+	}
+	r.add(linkCheck(ctx, a, pc, lk, ppcnt))
+	pcc, prep := pcieCheck(pcielink.Info{Device: a.Name(), BDF: a.BDF(), Backend: string(a.Backend()), PortGbps: pcielink.NeedOf(lk.Links)},
 		pcieBefore, pcieAfter, o.Interval)
 	r.add(pcc)
 	dc, drv := driverCheck(drvBefore, drvAfter, drvErr, o.Interval)
@@ -366,9 +374,9 @@ func emptyNext(bdf string, ports []int) string {
 	return fmt.Sprintf("plug a module or cable into port %s if it should carry traffic; if it is unused on purpose, say so and health stops reporting it: 'cxray health --unused-ports %s', or a line '%s %s' in %s (docs/health.md)", l, l, bdf, l, UnusedPortsFile)
 }
 
-func portsCheck(ctx context.Context, a *adapter.Adapter, pc portClass) Check {
+func portsCheck(ctx context.Context, a *adapter.Adapter, pc portClass, lk *link.Links) Check {
 	c := Check{Name: "ports", Status: OK}
-	links, err := a.Links(ctx)
+	links, err := lk.Links, lk.Err
 	if len(links) == 0 {
 		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)
@@ -673,7 +681,11 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 	case errors.As(lerr, &le):
 		c.Details = append(c.Details, "an NV write is under way: "+lerr.Error())
 	}
-	pending, suspicious, err := NVFindings(ctx, d, nv)
+	ports := 0
+	if id, err := a.Identity(ctx); err == nil {
+		ports = id.Ports // read with the identity: nvconf need not read MGIR again
+	}
+	pending, suspicious, err := nvFindings(ctx, d, nv, ports)
 	if err != nil {
 		st, next, details := c.Status, c.Next, c.Details
 		c = unreadable(c, "the NV configuration", err)
@@ -715,7 +727,13 @@ func configuration(ctx context.Context, a *adapter.Adapter, nv *nvconf.DB) Check
 // Next Boot differs from Current ("NAME: X now, Y after the next
 // firmware reset") and suspicious combinations.
 func NVFindings(ctx context.Context, d *dev.Device, nv *nvconf.DB) (pending, suspicious []string, err error) {
-	s, err := nvconf.Open(ctx, d, nv)
+	return nvFindings(ctx, d, nv, 0)
+}
+
+// nvFindings is NVFindings on an adapter of the given port count (0:
+// read it from MGIR).
+func nvFindings(ctx context.Context, d *dev.Device, nv *nvconf.DB, ports int) (pending, suspicious []string, err error) {
+	s, err := nvconf.OpenPorts(ctx, d, nv, ports)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -749,6 +767,9 @@ type sample struct {
 	values map[string]uint64 // "port1.symbol_errors"
 	rdma   map[string]uint64
 	pause  map[string]uint64 // "port1.a_pause_mac_ctrl_frames_received"
+	// ppcnt are the PPCNT readings, which the link check decodes further
+	// rather than reading them again.
+	ppcnt map[adapter.CounterKey]*prm.Decoded
 }
 
 // pauseCounters are the PPCNT IEEE 802.3 group's pause frame counters:
@@ -767,10 +788,11 @@ var errorCounters = map[string][]string{
 
 func counters(ctx context.Context, a *adapter.Adapter) (*sample, error) {
 	s := &sample{values: map[string]uint64{}, rdma: map[string]uint64{}, pause: map[string]uint64{}}
-	sets, err := a.PortCounters(ctx)
+	sets, ppcnt, err := a.PortCounterReadings(ctx)
 	if err != nil && len(sets) == 0 {
 		return nil, err
 	}
+	s.ppcnt = ppcnt
 	want := map[string]bool{}
 	for _, names := range errorCounters {
 		for _, n := range names {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/feature/link"
+	"github.com/cxray/cxray/prm"
 )
 
 // linkCheck judges every owned port's link with the link package: a link
@@ -16,13 +17,13 @@ import (
 // lane, a raw BER past its threshold, a speed below what both ends could
 // run and what the firmware's troubleshooting page flags warn. A port
 // disabled on purpose is the ports check's business, not a link problem.
-func linkCheck(ctx context.Context, a *adapter.Adapter, pc portClass) Check {
+func linkCheck(ctx context.Context, a *adapter.Adapter, pc portClass, lk *link.Links, ppcnt map[adapter.CounterKey]*prm.Decoded) Check {
 	c := Check{Name: "link", Status: OK}
 	if !a.HasRegisters() {
 		return unsupported(c, &adapter.UnsupportedError{What: "the link's BER, FEC and troubleshooting status", Backend: a.Backend(),
 			Why: "they are PHY registers (PDDR, PPCNT, PPLM); use direct access for them"})
 	}
-	reps, err := link.Read(ctx, a, link.Options{Brief: true})
+	reps, err := link.Read(ctx, a, link.Options{Brief: true, Links: lk, Counters: ppcnt})
 	if err != nil {
 		if errors.Is(err, errors.ErrUnsupported) {
 			return unsupported(c, err)

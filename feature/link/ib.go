@@ -35,12 +35,12 @@ func widthsOf(mask uint64) []int {
 
 // readIB reads PTYS's InfiniBand fields and the logical state the subnet
 // manager gave the port.
-func readIB(rd *reader, lp string, p adapter.Port) error {
+func readIB(rd *reader, l *adapter.LinkRegisters) error {
 	op := &rd.r.Operational
 	if op.IB == nil {
 		op.IB = &IBPort{}
 	}
-	d, err := rd.read("InfiniBand speeds and widths", "PTYS", lp, "proto_mask=1")
+	d, err := rd.noted("InfiniBand speeds and widths", "PTYS", l.PTYS, l.PTYSErr)
 	if err != nil {
 		return err
 	}
@@ -73,15 +73,8 @@ func readIB(rd *reader, lp string, p adapter.Port) error {
 			}
 		}
 	}
-	links, err := rd.a.Links(rd.ctx)
-	if err != nil && rd.ctx.Err() != nil {
-		return err
-	}
-	for _, l := range links {
-		if l.Port == p.Local {
-			op.IB.LogicalState, op.IB.LID, op.IB.SMLID = l.State, l.LID, l.SMLID
-		}
-	}
+	err = rd.links.Err
+	op.IB.LogicalState, op.IB.LID, op.IB.SMLID = rd.l.State, rd.l.LID, rd.l.SMLID
 	if op.IB.LogicalState == "" && err != nil {
 		rd.r.Unavailable = append(rd.r.Unavailable, Unavailable{What: "InfiniBand logical state and LIDs", Why: err.Error()})
 	}
@@ -102,15 +95,19 @@ func readIBCounters(rd *reader, lp string) (*IBCounters, error) {
 		{GroupIBExtended, "counter_set.IB_long_portcntrs_attribute_grp_data_ext."},
 		{GroupIBPortCounters, "counter_set.IB_portcntrs_attribute_grp_data_ext."},
 	} {
-		x, err := rd.a.ReadRegister(rd.ctx, "PPCNT", lp, "grp="+g.grp)
-		if err != nil {
-			if fatal(rd.ctx, err) {
-				return nil, fmt.Errorf("port %d PPCNT: %w", rd.r.Port, err)
+		d := rd.earlier("PPCNT", []string{"grp=" + g.grp})
+		if d == nil {
+			x, err := rd.a.ReadRegister(rd.ctx, "PPCNT", lp, "grp="+g.grp)
+			if err != nil {
+				if fatal(rd.ctx, err) {
+					return nil, fmt.Errorf("port %d PPCNT: %w", rd.r.Port, err)
+				}
+				continue
 			}
-			continue
+			d = x.Decoded
 		}
 		get := func(f string) *uint64 {
-			if v, ok := adapter.FieldOf(x.Decoded, "PPCNT", g.pre+f); ok {
+			if v, ok := adapter.FieldOf(d, "PPCNT", g.pre+f); ok {
 				return &v
 			}
 			return nil

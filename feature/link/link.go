@@ -22,6 +22,7 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
+	"github.com/cxray/cxray/prm"
 )
 
 // Options tune Read.
@@ -36,6 +37,21 @@ type Options struct {
 	// Brief leaves out what no verdict needs (PPLM's FEC per speed, SLRG's
 	// eyes), for periodic readers: health, the exporter, monitor.
 	Brief bool
+	// Links, when set, is the adapter's LinkReadings answer the caller
+	// has just read (health, for its ports check): Read decodes PAOS and
+	// PTYS from it rather than reading them again.
+	Links *Links
+	// Counters, when set, are PPCNT readings the caller has just made
+	// (adapter.PortCounterReadings: health's second sample): the first
+	// sample takes its groups from them rather than reading them again.
+	Counters map[adapter.CounterKey]*prm.Decoded
+}
+
+// Links is one answer of adapter.Adapter.LinkReadings.
+type Links struct {
+	Links     []adapter.Link
+	Registers map[int]*adapter.LinkRegisters
+	Err       error
 }
 
 // Thresholds are the ratios past which a verdict is raised.
@@ -294,12 +310,17 @@ func Read(ctx context.Context, a *adapter.Adapter, o Options) ([]*Report, error)
 		}
 	}
 	th := o.Thresholds.withDefaults()
+	links := o.Links
+	if links == nil && a.HasRegisters() {
+		links = &Links{}
+		links.Links, links.Registers, links.Err = a.LinkReadings(ctx)
+	}
 	var out []*Report
 	for _, p := range want {
 		r := &Report{Port: p.Local, Netdev: p.Netdev, Module: p.Module, Lanes: p.Lanes, Backend: string(a.Backend()),
 			ModuleHint: fmt.Sprintf("cxray module -d %s --port %d", a.Name(), p.Local)}
 		if a.HasRegisters() {
-			err = readRegisters(ctx, a, p, r, o)
+			err = readRegisters(ctx, a, p, r, o, links)
 		} else {
 			err = readKernel(ctx, a, p, r)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -84,11 +85,67 @@ type reader struct {
 	ctx context.Context
 	a   *adapter.Adapter
 	r   *Report
+	// links is the adapter's LinkReadings answer (read once for every
+	// port); l the port's link in it.
+	links *Links
+	l     adapter.Link
+	// counters are PPCNT readings the caller made at this moment
+	// (Options.Counters), for the first sample only.
+	counters map[adapter.CounterKey]*prm.Decoded
+}
+
+// earlier is the caller's reading of a PPCNT group of this port, nil
+// when it has none.
+func (rd *reader) earlier(reg string, index []string) *prm.Decoded {
+	if reg != "PPCNT" || rd.counters == nil {
+		return nil
+	}
+	for _, kv := range index {
+		if g, ok := strings.CutPrefix(kv, "grp="); ok {
+			if n, err := strconv.ParseUint(g, 0, 64); err == nil {
+				return rd.counters[adapter.CounterKey{Port: rd.r.Port, Group: n}]
+			}
+		}
+	}
+	return nil
+}
+
+// link finds the port's link and its registers in the Links answer.
+func (rd *reader) link(port int) (*adapter.LinkRegisters, error) {
+	if lr := rd.links.Registers[port]; lr != nil {
+		for _, l := range rd.links.Links {
+			if l.Port == port {
+				rd.l = l
+			}
+		}
+		return lr, nil
+	}
+	// Links stopped before this port: only the context does that.
+	if err := rd.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("port %d PAOS: %w", port, err)
+	}
+	return nil, fmt.Errorf("port %d: the adapter read no link state (%v)", port, rd.links.Err)
+}
+
+// noted is a reading the adapter made: a part the firmware refused is
+// noted and nil returned, a fatal error is returned (as read does).
+func (rd *reader) noted(what, reg string, d *prm.Decoded, err error) (*prm.Decoded, error) {
+	if err != nil {
+		if fatal(rd.ctx, err) {
+			return nil, fmt.Errorf("port %d %s: %w", rd.r.Port, reg, err)
+		}
+		rd.r.Unavailable = append(rd.r.Unavailable, Unavailable{What: what, Why: fmt.Sprintf("%s: %v", reg, err)})
+		return nil, nil
+	}
+	return d, nil
 }
 
 // read reads a register; a part the firmware refuses is noted and nil
 // returned, a fatal error is returned.
 func (rd *reader) read(what, reg string, index ...string) (*prm.Decoded, error) {
+	if d := rd.earlier(reg, index); d != nil {
+		return d, nil
+	}
 	index = append(index, optionalIndex(rd.a.DB(), reg, index)...)
 	x, err := rd.a.ReadRegister(rd.ctx, reg, index...)
 	if err != nil {
@@ -101,9 +158,9 @@ func (rd *reader) read(what, reg string, index ...string) (*prm.Decoded, error) 
 	return x.Decoded, nil
 }
 
-func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report, o Options) error {
+func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report, o Options, links *Links) error {
 	interval := o.Interval
-	rd := &reader{ctx: ctx, a: a, r: r}
+	rd := &reader{ctx: ctx, a: a, r: r, links: links, counters: o.Counters}
 	lp := "local_port=" + itoa(p.Local)
 	op := &r.Operational
 	op.Protocol = "Ethernet"
@@ -111,17 +168,17 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 	if ib {
 		op.Protocol = adapter.LinkInfiniBand
 	}
-	if d, err := rd.read("administrative and operational status", "PAOS", lp); err != nil {
+	// PAOS and PTYS come from the adapter's Links, which reads and
+	// decodes them once for every feature.
+	l, err := rd.link(p.Local)
+	if err != nil {
 		return err
-	} else if d != nil {
-		if v, ok := adapter.FieldOf(d, "PAOS", "admin_status"); ok {
-			up := v == 1 || v == 3 || v == 5 // up, up_once, up_lowest_rate
-			op.AdminUp, op.AdminStatus = &up, adapter.EnumTextOf(d, "PAOS", "admin_status")
-		}
-		if v, ok := adapter.FieldOf(d, "PAOS", "oper_status"); ok {
-			up := v == 1
-			op.OperUp, op.OperStatus = &up, adapter.EnumTextOf(d, "PAOS", "oper_status")
-		}
+	}
+	if paos, err := rd.noted("administrative and operational status", "PAOS", l.PAOS, l.PAOSErr); err != nil {
+		return err
+	} else if paos != nil {
+		op.AdminUp, op.AdminStatus = rd.l.AdminUp, rd.l.AdminStatus
+		op.OperUp, op.OperStatus = rd.l.OperUp, rd.l.OperStatus
 	}
 	if d, err := rd.read("PHY operational page", "PDDR", lp, "page_select=0"); err != nil {
 		return err
@@ -160,10 +217,10 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 		}
 	}
 	if ib {
-		if err := readIB(rd, lp, p); err != nil {
+		if err := readIB(rd, l); err != nil {
 			return err
 		}
-	} else if d, err := rd.read("protocols and speeds", "PTYS", lp, "proto_mask=4"); err != nil {
+	} else if d, err := rd.noted("protocols and speeds", "PTYS", l.PTYS, l.PTYSErr); err != nil {
 		return err
 	} else if d != nil {
 		if v, ok := adapter.FieldOf(d, "PTYS", "an_disable_admin"); ok {
@@ -215,6 +272,7 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 		if err := a.Sleep(ctx, interval); err != nil {
 			return err
 		}
+		rd.counters = nil
 		second, err := readCounters(rd, lp, lanes)
 		if err != nil {
 			return err
