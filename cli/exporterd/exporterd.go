@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
@@ -87,4 +88,21 @@ func Command(a *cmdutil.App, h exportercmd.Hooks) *cobra.Command {
 		return nil
 	}
 	return root
+}
+
+// ParseArgs parses args as cxray-exporter's flags without running
+// anything (deployment files are checked with it) and returns the flags'
+// values by name.
+func ParseArgs(args []string) (map[string]string, error) {
+	a := &cmdutil.App{Stdout: io.Discard, Stderr: io.Discard, Output: "table"}
+	c := Command(a, exportercmd.Hooks{})
+	if err := c.ParseFlags(args); err != nil {
+		return nil, err
+	}
+	if n := c.Flags().NArg(); n > 0 {
+		return nil, fmt.Errorf("cxray-exporter takes no arguments besides flags; got %q", c.Flags().Args())
+	}
+	out := map[string]string{}
+	c.Flags().VisitAll(func(f *pflag.Flag) { out[f.Name] = f.Value.String() })
+	return out, nil
 }

@@ -95,6 +95,19 @@ func Split(lines []string) ([]*Part, int) {
 			parts = append(parts, newPart(k, lines, pc.from+first, pc.from+last, pc.command))
 			continue
 		}
+		// A JSON document with prose on the lines next to it ("here is the
+		// output:" with no blank line): the document is one part, and the
+		// lines around it are read as any other lines.
+		if k, a, b := jsonSpan(body[first : last+1]); k != "" {
+			a, b = pc.from+first+a, pc.from+first+b
+			pre, u1 := scan(lines, pc.from+first, a)
+			post, u2 := scan(lines, b+1, pc.from+last+1)
+			parts = append(parts, pre...)
+			parts = append(parts, newPart(k, lines, a, b, pc.command))
+			parts = append(parts, post...)
+			unrec += u1 + u2
+			continue
+		}
 		if len(ps) > 0 && pc.command != "" {
 			ps[0].Command = pc.command
 		}
@@ -212,6 +225,30 @@ func containsWords(words, want []string) bool {
 		}
 	}
 	return true
+}
+
+// jsonSpan finds a JSON document of a kind explain reads inside body: from
+// the first line that opens an object or array to the last that closes
+// one. It returns the kind and the document's first and last line, or ""
+// when there is none.
+func jsonSpan(body []string) (string, int, int) {
+	a, b := -1, -1
+	for i, l := range body {
+		t := strings.TrimSpace(l)
+		if t == "" {
+			continue
+		}
+		if a < 0 && (t[0] == '{' || t[0] == '[') {
+			a = i
+		}
+		if a >= 0 && (t[len(t)-1] == '}' || t[len(t)-1] == ']') {
+			b = i
+		}
+	}
+	if a < 0 || b < a {
+		return "", 0, 0
+	}
+	return jsonKind(strings.Join(body[a:b+1], "\n")), a, b
 }
 
 // jsonKind recognises the JSON documents explain reads by their keys.

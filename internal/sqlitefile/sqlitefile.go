@@ -569,7 +569,12 @@ func firstWord(d string) (string, string) {
 		}
 		return "", ""
 	}
-	i := strings.IndexAny(d, " \t\r\n")
+	// An unquoted name ends where SQLite's tokenizer ends an identifier:
+	// at the first byte that is not a letter, digit, '_' or '$' (non-ASCII
+	// bytes are identifier bytes), so "CHECK(" reads as the keyword CHECK.
+	i := strings.IndexFunc(d, func(r rune) bool {
+		return r < 0x80 && !(r == '_' || r == '$' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	})
 	if i < 0 {
 		return d, ""
 	}
