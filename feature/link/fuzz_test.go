@@ -85,8 +85,15 @@ func FuzzRegisterImages(f *testing.F) {
 				t.Fatalf("verdict %+v", v)
 			}
 		}
-		if s := r.Operational.SpeedGbps; s == nil || *s != 400 {
-			t.Fatalf("speed %v from PTYS 400G_4X", s)
+		// PDDR's operational page names the protocol; when its bytes say
+		// InfiniBand, PTYS's IB fields (all zero here) hold the speed, so
+		// none is known; else the speed is PTYS's Ethernet 400G_4X.
+		if s := r.Operational.SpeedGbps; r.Operational.Protocol == "InfiniBand" {
+			if s != nil {
+				t.Fatalf("speed %v on an InfiniBand port whose PTYS IB fields are zero", *s)
+			}
+		} else if s == nil || *s != 400 {
+			t.Fatalf("speed %v from PTYS 400G_4X (protocol %q)", s, r.Operational.Protocol)
 		}
 	})
 }
