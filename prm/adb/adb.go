@@ -197,7 +197,7 @@ func (p *parser) parse(name string, data []byte, depth int) error {
 				}
 				f, err := parseField(attrs, line)
 				if err != nil {
-					return &Error{File: name, Line: line, Msg: fmt.Sprintf("node %s: %v", cur.Name, err)}
+					return &Error{File: name, Line: line, Msg: printable(fmt.Sprintf("node %s: %v", cur.Name, err))}
 				}
 				cur.Fields = append(cur.Fields, f)
 			}
@@ -257,7 +257,7 @@ func parseNode(a map[string]string, line int) (*prm.Node, error) {
 	}
 	size, err := ParseSize(a["size"])
 	if err != nil {
-		return nil, fmt.Errorf("node %s: size: %v", name, err)
+		return nil, fmt.Errorf("node %s: size: %v", printable(name), err)
 	}
 	return &prm.Node{
 		Name:        name,
