@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -130,7 +131,7 @@ func signalContext() (context.Context, func()) {
 
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := newApp(ctx, stdin, stdout, stderr)
-	root := rootCmd(a)
+	root := rootFor(a, args)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -187,9 +188,8 @@ func wantsJSON(args []string) bool {
 	return false
 }
 
-// rootCmd is the cxray command with every verb: the one place they are
-// wired together.
-func rootCmd(a *cmdutil.App) *cobra.Command {
+// newRoot is the cxray command without its verbs.
+func newRoot(a *cmdutil.App) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "cxray",
 		Short: "Registers, optics and configuration of NVIDIA ConnectX adapters",
@@ -217,10 +217,71 @@ Exit codes: 0 ok, 1 a problem was found, 2 usage error, 3 device or access error
 	root.PersistentFlags().StringVarP(&a.Output, "output", "o", "table", "output format: table or json")
 	root.PersistentFlags().StringVar(&a.ADBPath, "adb", "", "register database (ADB file, or 'builtin'); default $CXRAY_ADB, the installed one, or the built-in")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageWrap(err) })
-	root.AddCommand(prmcmd.New(a), statuscmd.New(a), regcmd.New(a), healthcmd.New(a), rocecmd.New(a), modulecmd.New(a), configcmd.New(a), snapshotcmd.New(a), snapshotcmd.NewDiff(a), monitorcmd.New(a), plotHelper.command(a), exporterHelper.command(a), emucmd.New(a), versionCmd(a),
-		fwcmd.NewCmd(a), fwcmd.NewCaps(a), fwcmd.NewEsw(a), fwcmd.NewNvmf(a), fwcmd.NewQP(a), fwcmd.NewMkey(a), maccmd.New(a), explaincmd.New(a), firmwarecmd.New(a))
-	root.AddCommand(linkcmd.New(a))
 	return root
+}
+
+// A verb is one of the root's commands: its name, and how to build it.
+type verb struct {
+	name  string
+	build func(*cmdutil.App) *cobra.Command
+}
+
+// verbs are every command of the root, by name (TestVerbNames checks each
+// builds the command it is named after).
+var verbs = []verb{
+	{"prm", prmcmd.New}, {"status", statuscmd.New}, {"reg", regcmd.New}, {"health", healthcmd.New},
+	{"roce", rocecmd.New}, {"module", modulecmd.New}, {"config", configcmd.New}, {"snapshot", snapshotcmd.New},
+	{"diff", snapshotcmd.NewDiff}, {"monitor", monitorcmd.New}, {"plot", plotHelper.command},
+	{"exporter", exporterHelper.command}, {"emu", emucmd.New}, {"version", versionCmd},
+	{"cmd", fwcmd.NewCmd}, {"caps", fwcmd.NewCaps}, {"esw", fwcmd.NewEsw}, {"nvmf", fwcmd.NewNvmf},
+	{"qp", fwcmd.NewQP}, {"mkey", fwcmd.NewMkey}, {"mac", maccmd.New}, {"explain", explaincmd.New},
+	{"fw", firmwarecmd.New}, {"link", linkcmd.New},
+}
+
+// rootCmd is the cxray command with every verb: the one place they are
+// wired together.
+func rootCmd(a *cmdutil.App) *cobra.Command {
+	root := newRoot(a)
+	for _, v := range verbs {
+		root.AddCommand(v.build(a))
+	}
+	return root
+}
+
+// rootFor is the root for one run: with only the verb args name when
+// nothing else can be asked of the others, so a command does not build the
+// whole tree (docs/performance.md, "The CLI's size and start-up"). Help,
+// completion, an unknown verb and anything it cannot tell get every verb,
+// so their listings and suggestions stay whole.
+func rootFor(a *cmdutil.App, args []string) *cobra.Command {
+	name := namedVerb(args)
+	for _, v := range verbs {
+		if v.name == name {
+			root := newRoot(a)
+			root.AddCommand(v.build(a))
+			return root
+		}
+	}
+	return rootCmd(a)
+}
+
+// namedVerb is the verb args run, past the root's own flags (-o, --adb),
+// or "" when it is not plain: help, a flag the root does not take there,
+// or "--".
+func namedVerb(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-o", a == "--output", a == "--adb":
+			i++ // the flag's value
+		case strings.HasPrefix(a, "--output="), strings.HasPrefix(a, "--adb="),
+			strings.HasPrefix(a, "-o") && len(a) > 2:
+		case strings.HasPrefix(a, "-"):
+			return ""
+		default:
+			return a
+		}
+	}
+	return ""
 }
 
 func versionCmd(a *cmdutil.App) *cobra.Command {
