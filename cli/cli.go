@@ -56,19 +56,20 @@ var kernelOptions = func() kernel.Options { return kernel.Options{Root: sys.Root
 // emulator to the adapter layer. Tests tune it.
 var emulator = &emuadapter.Emulator{}
 
+// namespaceHelper finds cxray-emu for `emu run` and `emu serve`; tests
+// make their own binary the helper.
+var namespaceHelper = emuHelper.find
+
 // newApp is the App of one run, with this package's (test-tunable)
 // sysfs, kernel and emulator.
 func newApp(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *cmdutil.App {
 	return &cmdutil.App{Ctx: ctx, Stdout: stdout, Stderr: stderr, Stdin: stdin, Version: buildinfo.Version,
-		Sys: sys, Kernel: kernelOptions(), Emulator: emulator}
+		Sys: sys, Kernel: kernelOptions(), Emulator: emulator, NamespaceHelper: namespaceHelper}
 }
 
 // Main runs cxray on the process's arguments and streams and returns its
 // exit code; a signal stops the command cleanly.
 func Main() int {
-	// In the helper process that `cxray emu run` re-executes inside its
-	// mount namespace this serves the emulated devices and never returns.
-	emucmd.Child()
 	ctx, stop := signalContext()
 	code := runContext(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	// A device a command left open gives back the ICMD semaphore it keeps

@@ -134,14 +134,17 @@ func TestEmuKeepsClock(t *testing.T) {
 	}
 }
 
-// cxrayBin builds the command, for tests that run it as its own process.
+// cxrayBin builds the command, for tests that run it as its own process,
+// with cxray-emu beside it (emu run and emu serve start it).
 func cxrayBin(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "cxray")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/cxray").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	dir := t.TempDir()
+	for _, name := range []string{"cxray", "cxray-emu"} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), "../cmd/"+name).CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", name, err, out)
+		}
 	}
-	return bin
+	return filepath.Join(dir, "cxray")
 }
 
 // Two concurrent config set on parameters of one TLV both land: the NV

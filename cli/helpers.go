@@ -18,7 +18,9 @@ import (
 // A helper is a command of cxray that lives in a binary of its own, so
 // that what only it needs is not linked into the CLI (docs/performance.md):
 // `cxray exporter` runs cxray-exporter (the Prometheus stack), `cxray plot`
-// runs cxray-plot (gonum/plot and its fonts).
+// runs cxray-plot (gonum/plot and its fonts). `cxray emu run` and `emu
+// serve` stay commands of the CLI, but start cxray-emu (FUSE) inside their
+// namespace.
 type helper struct {
 	verb, binary, env string
 	short             string
@@ -27,7 +29,12 @@ type helper struct {
 var (
 	exporterHelper = helper{"exporter", "cxray-exporter", EnvExporter, "Serve adapter telemetry to Prometheus (runs cxray-exporter; see cxray-exporter --help)"}
 	plotHelper     = helper{"plot", "cxray-plot", "CXRAY_PLOT", "Draw monitored values over time, with threshold lines (runs cxray-plot; see cxray-plot --help)"}
+	emuHelper      = helper{"emu run/serve", "cxray-emu", EnvEmu, ""}
 )
+
+// EnvEmu names the cxray-emu binary that `cxray emu run` and `emu serve`
+// start, when it is neither beside cxray nor on PATH.
+const EnvEmu = "CXRAY_EMU"
 
 // EnvExporter names the cxray-exporter binary `cxray exporter` runs, when it
 // is neither beside cxray nor on PATH.
@@ -68,7 +75,7 @@ func (h helper) find() (string, error) {
 		return p, nil
 	}
 	looked = append(looked, "PATH")
-	return "", cmdutil.UsageErr("'cxray %s' is a binary of its own, %s, and it is not installed (looked in %v); build it with 'go build ./cmd/%s' (or scripts/release.sh), put it beside cxray or on PATH, or set $%s",
+	return "", cmdutil.UsageErr("'cxray %s' needs a binary of its own, %s, and it is not installed (looked in %v); build it with 'go build ./cmd/%s' (or scripts/release.sh), put it beside cxray or on PATH, or set $%s",
 		h.verb, h.binary, looked, h.binary, h.env)
 }
 

@@ -5,15 +5,16 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cxray/cxray/cli/emud"
 	"github.com/cxray/cxray/cli/internal/configcmd"
-	"github.com/cxray/cxray/cli/internal/emucmd"
 	"github.com/cxray/cxray/cli/internal/plotcmd"
 )
 
 // TestMain lets the test binary serve as the namespace helper of
-// `cxray emu run`, as the real binary's main does.
+// `cxray emu run`, as cxray-emu's main does.
 func TestMain(m *testing.M) {
-	emucmd.Child()
+	emud.Child()
+	namespaceHelper = func() (string, error) { return "", nil }
 	// `cxray plot` runs cxray-plot; the tests run its command in process.
 	inProcess["plot"] = plotcmd.New
 	// State (NV journals, backups, the emulator's kept state) goes to a

@@ -82,11 +82,15 @@ func need(t *testing.T, tools ...string) {
 		if err != nil {
 			goTool = "/usr/local/go/bin/go"
 		}
-		cmd := exec.Command(goTool, "build", "-o", filepath.Join(binDir, "cxray"), "github.com/cxray/cxray/cmd/cxray")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped: one static binary
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/cxray: %v\n%s", err, out)
+		// cxray emu run starts cxray-emu, found beside cxray.
+		for _, name := range []string{"cxray", "cxray-emu"} {
+			cmd := exec.Command(goTool, "build", "-o", filepath.Join(binDir, name), "github.com/cxray/cxray/cmd/"+name)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as shipped: static binaries
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("go build ./cmd/%s: %v\n%s", name, err, out)
+				return
+			}
 		}
 	})
 	if buildErr != nil {

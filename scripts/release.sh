@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Release builds of cxray, cxray-exporter and cxray-plot (the commands
-# `cxray exporter` and `cxray plot` run, found beside cxray): static (CGO_ENABLED=0),
+# Release builds of cxray, cxray-exporter, cxray-plot and cxray-emu (what
+# `cxray exporter`, `cxray plot` and `cxray emu run`/`serve` run, found
+# beside cxray): static (CGO_ENABLED=0),
 # -trimpath, stripped (-s -w), the version stamped into each
 # (internal/buildinfo). One folder per target under dist/ (OUT), each with
-# the three binaries, and SHA256SUMS.
+# the four binaries, and SHA256SUMS.
 #
 #   scripts/release.sh                         # every target, version from git
 #   VERSION=v1.2.0 TARGETS=linux/amd64 scripts/release.sh
@@ -20,7 +21,7 @@ for t in $targets; do
 	[ "$os" = windows ] && ext=.exe
 	dir="$out/cxray-$version-$os-$arch"
 	mkdir -p "$dir"
-	for cmd in cxray cxray-exporter cxray-plot; do
+	for cmd in cxray cxray-exporter cxray-plot cxray-emu; do
 		GOOS="$os" GOARCH="$arch" CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$dir/$cmd$ext" "./cmd/$cmd"
 	done
 	echo "release: $dir"

@@ -54,8 +54,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "cxray")
-	// cxray exporter runs cxray-exporter from beside cxray.
-	for _, cmd := range []string{"cxray", "cxray-exporter"} {
+	// cxray exporter runs cxray-exporter from beside cxray, emu run
+	// cxray-emu.
+	for _, cmd := range []string{"cxray", "cxray-exporter", "cxray-emu"} {
 		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, cmd), "../../cmd/"+cmd).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", cmd, err, out)
 			os.RemoveAll(dir)

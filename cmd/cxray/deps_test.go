@@ -9,7 +9,8 @@ import (
 )
 
 // The CLI links nothing of Prometheus: the exporter is cxray-exporter's
-// (cmd/cxray-exporter), and `cxray exporter` runs that binary.
+// (cmd/cxray-exporter), and `cxray exporter` runs that binary; nor FUSE,
+// which cxray-emu (cmd/cxray-emu) links.
 func TestCLILinksNoPrometheus(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {
@@ -29,16 +30,19 @@ func TestCLILinksNoPrometheus(t *testing.T) {
 }
 
 // heavyDeps are module paths the cxray binary must not link: the exporter's
-// and plot's stacks, and an SQL engine (mstflint's NV database is read by
-// internal/sqlitefile; a linked engine cost 4 MB and a third of start-up).
-var heavyDeps = []string{"modernc.org/", "database/sql", "github.com/prometheus/", "github.com/cxray/cxray/feature/exporter", "gonum.org/", "codeberg.org/go-fonts/", "github.com/cxray/cxray/feature/monitor/chart"}
+// and plot's stacks, an SQL engine (mstflint's NV database is read by
+// internal/sqlitefile; a linked engine cost 4 MB and a third of start-up),
+// and FUSE (cxray-emu serves the emulator inside `emu run`: go-fuse's
+// splice package opens a pipe and starts the poller at init).
+var heavyDeps = []string{"modernc.org/", "database/sql", "github.com/prometheus/", "github.com/cxray/cxray/feature/exporter", "gonum.org/", "codeberg.org/go-fonts/", "github.com/cxray/cxray/feature/monitor/chart",
+	"github.com/hanwen/go-fuse/", "github.com/cxray/cxray/emu/sysfs/fusefs", "github.com/cxray/cxray/cli/emud"}
 
-// No test hooks ship: the three binaries link neither the testing packages
+// No test hooks ship: the four binaries link neither the testing packages
 // nor any of the repository's test helpers (the *test packages such as
 // internal/prmhistory/prmhistorytest, access/pci/pcitest, dev/devtest), which
 // take a testing.TB or look for files beside a checkout.
 func TestBinariesLinkNoTestPackages(t *testing.T) {
-	for _, cmd := range []string{".", "../cxray-exporter", "../cxray-plot"} {
+	for _, cmd := range []string{".", "../cxray-exporter", "../cxray-plot", "../cxray-emu"} {
 		out, err := exec.Command("go", "list", "-deps", cmd).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", cmd, err, out)

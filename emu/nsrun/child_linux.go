@@ -59,17 +59,18 @@ type report struct {
 // Child turns the process into the namespace helper if Run started it, and
 // then never returns; otherwise it returns at once. Call it at the top of
 // main, before any other work (in tests: in TestMain), with the Builder
-// that turns Spec.Payload into devices.
-func Child(build Builder) {
+// that turns Spec.Payload into devices and the Mounter that serves them
+// (fusefs.Mount: only the program that serves links FUSE).
+func Child(build Builder, mount sysfs.Mounter) {
 	tok := os.Getenv(EnvChild)
 	if tok == "" {
 		return
 	}
-	os.Exit(helper(tok, build))
+	os.Exit(helper(tok, build, mount))
 }
 
 // helper runs in the re-executed binary, in the private mount namespace.
-func helper(tok string, build Builder) int {
+func helper(tok string, build Builder, mount sysfs.Mounter) int {
 	os.Unsetenv(EnvChild)
 	var st unix.Stat_t
 	if unix.Fstat(fdRequest, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO ||
@@ -124,8 +125,8 @@ func helper(tok string, build Builder) int {
 		return fail("become a child subreaper: %v", err)
 	}
 
-	if build == nil {
-		return fail("no device builder: the program must pass one to nsrun.Child")
+	if build == nil || mount == nil {
+		return fail("no device builder or mounter: the program must pass both to nsrun.Child")
 	}
 	defer runExitHooks()
 	entries, err := build(req.Payload)
@@ -136,7 +137,7 @@ func helper(tok string, build Builder) int {
 	warnKernelModule(entries)
 
 	isolateLocks()
-	srv, err := mountDevices(req, entries)
+	srv, err := mountDevices(req, entries, mount)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -236,19 +237,19 @@ func isolateLocks() {
 }
 
 // mountDevices serves the devices. Over the default /sys/bus/pci/devices
-// the whole emulated sysfs is served: the FUSE tree (sysfs.ServeTree) is
+// the whole emulated sysfs is served: the FUSE tree (fusefs.ServeTree) is
 // mounted on a staging directory, its parts are bound over
 // /sys/bus/pci/devices, /sys/class/net and /sys/class/infiniband, and the
 // staging mount is detached and its directory removed, so nothing of it
 // shows outside. Names (mlx5_0, the interfaces) then resolve as on a
 // host. Any other mount point gets the devices directory alone.
-func mountDevices(req request, entries []sysfs.DeviceEntry) (*sysfs.Server, error) {
+func mountDevices(req request, entries []sysfs.DeviceEntry, mount sysfs.Mounter) (sysfs.Mounted, error) {
 	opts := &sysfs.Options{Debug: req.Debug, HostNamespace: req.HostNS}
 	if filepath.Clean(req.Mountpoint) != sysfs.DefaultMountpoint {
 		if err := ensureMountpoint(req.Mountpoint, true); err != nil {
 			return nil, err
 		}
-		return sysfs.Serve(req.Mountpoint, entries, opts)
+		return mount(req.Mountpoint, entries, opts, false)
 	}
 	// Every target first: making a missing one may cover its parent,
 	// which would hide a bind made before.
@@ -273,7 +274,7 @@ func mountDevices(req request, entries []sysfs.DeviceEntry) (*sysfs.Server, erro
 		return nil, err
 	}
 	defer os.Remove(staging)
-	srv, err := sysfs.ServeTree(staging, entries, opts)
+	srv, err := mount(staging, entries, opts, true)
 	if err != nil {
 		return nil, err
 	}

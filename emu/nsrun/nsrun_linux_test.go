@@ -18,6 +18,7 @@ import (
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/nsrun"
 	"github.com/cxray/cxray/emu/sysfs"
+	"github.com/cxray/cxray/emu/sysfs/fusefs"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/builtin"
 )
@@ -26,7 +27,7 @@ import (
 // TestMain hands the copy to nsrun.Child with a builder for the payload
 // below.
 func TestMain(m *testing.M) {
-	nsrun.Child(buildDevices)
+	nsrun.Child(buildDevices, fusefs.Mount)
 	os.Exit(m.Run())
 }
 

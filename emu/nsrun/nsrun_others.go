@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/cxray/cxray/emu/sysfs"
 	"github.com/cxray/cxray/internal/platform"
 )
 
@@ -23,7 +24,7 @@ func Run(ctx context.Context, spec Spec, argv []string, stdin io.Reader, stdout,
 }
 
 // Child returns at once: off Linux no process is a namespace helper.
-func Child(build Builder) {}
+func Child(build Builder, mount sysfs.Mounter) {}
 
 // AtExit does nothing off Linux: there is no namespace helper to end.
 func AtExit(fn func()) {}

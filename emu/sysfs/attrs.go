@@ -5,10 +5,10 @@ import (
 	"strings"
 )
 
-// attr is one read-only attribute file of a function directory.
-type attr struct {
-	name    string
-	content string
+// A File is one read-only attribute file of a function directory.
+type File struct {
+	Name    string
+	Content string
 }
 
 // resourceLines is how many lines `resource` has on a kernel built with
@@ -24,9 +24,9 @@ const bar64PrefetchFlags = 0x14220c
 // tools that want memory access to a ConnectX-4+ use config space instead.
 const bar0Base = 0xe0000000
 
-// attributes returns the attribute files of e, in the text formats the
+// Attributes returns the attribute files of e, in the text formats the
 // kernel uses (hex IDs with 0x prefix and a newline; decimal numa_node).
-func attributes(e DeviceEntry) []attr {
+func Attributes(e DeviceEntry) []File {
 	hex4 := func(v uint16) string { return fmt.Sprintf("0x%04x\n", v) }
 	modalias := fmt.Sprintf("pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X",
 		e.Vendor, e.Device, e.SubVendor, e.SubDevice, byte(e.Class>>16), byte(e.Class>>8), byte(e.Class))
@@ -44,7 +44,7 @@ func attributes(e DeviceEntry) []attr {
 		}
 		fmt.Fprintf(&res, "0x%016x 0x%016x 0x%016x\n", start, end, flags)
 	}
-	return []attr{
+	return []File{
 		{"vendor", hex4(e.Vendor)},
 		{"device", hex4(e.Device)},
 		{"subsystem_vendor", hex4(e.SubVendor)},

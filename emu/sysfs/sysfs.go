@@ -1,13 +1,17 @@
-// Package sysfs serves emulated PCI functions as a FUSE file system shaped
-// like Linux's /sys/bus/pci/devices: one directory per function with the
+// Package sysfs describes emulated PCI functions as Linux's
+// /sys/bus/pci/devices shows them: one directory per function with the
 // attribute files PCI tools read (vendor, device, class, numa_node,
 // resource, ...) and a `config` file whose every pread/pwrite reaches the
 // function's ReadAt/WriteAt at the caller's offset and size.
 //
-// Mounted over /sys/bus/pci/devices inside a private mount namespace (see
-// package emu/nsrun), it lets unmodified tools such as mstflint's mstreg and
+// Package emu/sysfs/fusefs serves them over FUSE; mounted over
+// /sys/bus/pci/devices inside a private mount namespace (see package
+// emu/nsrun), they let unmodified tools such as mstflint's mstreg and
 // cxray's own sysfs path drive the emulator. The mount hides the real
-// directory, so the host's real PCI functions are invisible there.
+// directory, so the host's real PCI functions are invisible there. This
+// package links no FUSE library (the emulator's in-process adapter reads
+// the same attributes), so cxray's CLI does not either
+// (cmd/cxray/deps_test.go).
 package sysfs
 
 import (
@@ -102,9 +106,12 @@ type Fwctl struct {
 	DeviceType uint32
 	DeviceData []byte
 	RPC        func(ctx context.Context, scope uint32, in []byte, outLen int) ([]byte, error)
-	// name is fwctlN, given by normalize.
+	// name is fwctlN, given by Normalize.
 	name string
 }
+
+// Name is the fwctl device's name (fwctlN) once Normalize has numbered it.
+func (f *Fwctl) Name() string { return f.name }
 
 // Bridge is a PCI bridge as sysfs shows one: its address, its IDs (the
 // identity files every PCI device has, which tools that list
@@ -136,6 +143,20 @@ type Options struct {
 	HostNamespace string
 }
 
+// Mounted is a served file system (a *fusefs.Server): Bind puts one of
+// its parts (TreeParts, FwctlParts) over a directory, Detach drops the
+// mount it was served on, Unmount ends it.
+type Mounted interface {
+	Bind(part, target string) error
+	Detach() error
+	Unmount() error
+}
+
+// A Mounter serves entries at mountpoint: the devices directory alone, or
+// with tree the whole sysfs (fusefs.Mount). The namespace helper takes one
+// (nsrun.Child), so that only the binary that serves links FUSE.
+type Mounter func(mountpoint string, entries []DeviceEntry, opts *Options, tree bool) (Mounted, error)
+
 var bdfRe = lazyre.New(`^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([01][0-9a-fA-F])\.([0-7])$`)
 
 // CanonicalBDF returns bdf as "dddd:bb:dd.f", or an error saying what form
@@ -152,8 +173,8 @@ func CanonicalBDF(bdf string) (string, error) {
 	return strings.ToLower(fmt.Sprintf("%s:%s:%s.%s", dom, m[2], m[3], m[4])), nil
 }
 
-// normalize checks the entries and fills in what the header gives.
-func normalize(in []DeviceEntry) ([]DeviceEntry, error) {
+// Normalize checks the entries and fills in what the header gives.
+func Normalize(in []DeviceEntry) ([]DeviceEntry, error) {
 	if len(in) == 0 {
 		return nil, errors.New("sysfs: no devices to serve; give at least one DeviceEntry")
 	}
@@ -250,10 +271,10 @@ func normalize(in []DeviceEntry) ([]DeviceEntry, error) {
 // bridgeIDs are the identity files of a bridge's directory.
 var bridgeIDs = map[string]bool{"class": true, "vendor": true, "device": true, "subsystem_vendor": true, "subsystem_device": true, "revision": true}
 
-// bridgeFiles are a bridge's identity files, in the kernel's formats.
-func bridgeFiles(b *Bridge) []attr {
+// BridgeFiles are a bridge's identity files, in the kernel's formats.
+func BridgeFiles(b *Bridge) []File {
 	hex4 := func(v uint16) string { return fmt.Sprintf("0x%04x\n", v) }
-	return []attr{{"vendor", hex4(b.Vendor)}, {"device", hex4(b.Device)}, {"subsystem_vendor", hex4(0)},
+	return []File{{"vendor", hex4(b.Vendor)}, {"device", hex4(b.Device)}, {"subsystem_vendor", hex4(0)},
 		{"subsystem_device", hex4(0)}, {"class", "0x060400\n"}, {"revision", "0x00\n"}}
 }
 
@@ -261,8 +282,8 @@ func bridgeFiles(b *Bridge) []attr {
 // built-in files and entries do not use.
 func checkAttrs(e DeviceEntry) error {
 	taken := map[string]bool{"config": true, "net": true, "infiniband": true, "driver": true}
-	for _, a := range attributes(e) {
-		taken[a.name] = true
+	for _, a := range Attributes(e) {
+		taken[a.Name] = true
 	}
 	for n, fn := range e.Attrs {
 		if !validName(n) || strings.Contains(n, "/") {
@@ -379,10 +400,10 @@ func HasFwctl(entries []DeviceEntry) bool {
 	return false
 }
 
-// readConfig performs one config-file read for the FUSE layer: exactly one
+// ReadConfig performs one config-file read for the FUSE layer: exactly one
 // ReadAt of len(dest) bytes at off (clipped to the config size), as the
 // kernel's sysfs `config` file does.
-func readConfig(cs ConfigSpace, size int, dest []byte, off int64) (int, error) {
+func ReadConfig(cs ConfigSpace, size int, dest []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, syscall.EINVAL
 	}
@@ -397,9 +418,9 @@ func readConfig(cs ConfigSpace, size int, dest []byte, off int64) (int, error) {
 	return got, nil
 }
 
-// writeConfig is the write counterpart: beyond the end nothing is written
+// WriteConfig is the write counterpart: beyond the end nothing is written
 // and 0 is returned, like sysfs.
-func writeConfig(cs ConfigSpace, size int, data []byte, off int64) (int, error) {
+func WriteConfig(cs ConfigSpace, size int, data []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, syscall.EINVAL
 	}

@@ -3,7 +3,6 @@ package sysfs
 import (
 	"errors"
 	"io"
-	"os"
 	"strings"
 	"testing"
 )
@@ -47,7 +46,7 @@ func TestCanonicalBDF(t *testing.T) {
 }
 
 func TestNormalize(t *testing.T) {
-	out, err := normalize([]DeviceEntry{
+	out, err := Normalize([]DeviceEntry{
 		{BDF: "81:00.0", Dev: newHeader(), Device: 0x1017},
 		{BDF: "03:00.0", Dev: newHeader(), NUMANode: -1, Netdevs: []string{"eth2"}},
 	})
@@ -80,7 +79,7 @@ func TestNormalize(t *testing.T) {
 		"bad drv":   {[]DeviceEntry{{BDF: "03:00.0", Dev: newHeader(), Driver: ".."}}, "plain file name"},
 		"no header": {[]DeviceEntry{{BDF: "03:00.0", Dev: &short{}}}, "config header"},
 	} {
-		if _, err := normalize(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := Normalize(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want an error mentioning %q", name, err, c.want)
 		}
 	}
@@ -92,13 +91,13 @@ func (short) ReadAt(p []byte, off int64) (int, error)  { return 0, errors.New("g
 func (short) WriteAt(p []byte, off int64) (int, error) { return 0, errors.New("gone") }
 
 func TestAttributes(t *testing.T) {
-	es, err := normalize([]DeviceEntry{{BDF: "03:00.0", Dev: newHeader(), NUMANode: 1, Driver: "mlx5_core"}})
+	es, err := Normalize([]DeviceEntry{{BDF: "03:00.0", Dev: newHeader(), NUMANode: 1, Driver: "mlx5_core"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	for _, a := range attributes(es[0]) {
-		got[a.name] = a.content
+	for _, a := range Attributes(es[0]) {
+		got[a.Name] = a.Content
 	}
 	want := map[string]string{
 		"vendor": "0x15b3\n", "device": "0x1021\n", "subsystem_vendor": "0x15b3\n", "subsystem_device": "0x0021\n",
@@ -122,42 +121,19 @@ func TestAttributes(t *testing.T) {
 func TestReadWriteClipping(t *testing.T) {
 	h := newHeader()
 	buf := make([]byte, 8)
-	if n, err := readConfig(h, 256, buf, 252); n != 4 || err != nil {
+	if n, err := ReadConfig(h, 256, buf, 252); n != 4 || err != nil {
 		t.Errorf("read across the end: %d, %v; want 4", n, err)
 	}
-	if n, err := readConfig(h, 256, buf, 256); n != 0 || err != nil {
+	if n, err := ReadConfig(h, 256, buf, 256); n != 0 || err != nil {
 		t.Errorf("read at the end: %d, %v; want 0, nil", n, err)
 	}
-	if n, err := writeConfig(h, 256, buf, 300); n != 0 || err != nil {
+	if n, err := WriteConfig(h, 256, buf, 300); n != 0 || err != nil {
 		t.Errorf("write past the end: %d, %v; want 0, nil (sysfs ignores it)", n, err)
 	}
-	if n, err := writeConfig(h, 256, buf, 250); n != 6 || err != nil {
+	if n, err := WriteConfig(h, 256, buf, 250); n != 6 || err != nil {
 		t.Errorf("write across the end: %d, %v; want 6", n, err)
 	}
-	if _, err := readConfig(short{}, 256, buf, 0); err == nil {
+	if _, err := ReadConfig(short{}, 256, buf, 0); err == nil {
 		t.Error("a failing device read must fail the read")
-	}
-}
-
-func TestGuardHostSys(t *testing.T) {
-	if err := guardHostSys("/tmp/x", ""); err != nil {
-		t.Errorf("paths outside /sys need no namespace: %v", err)
-	}
-	if err := guardHostSys("/sysroot/x", ""); err != nil {
-		t.Errorf("/sysroot is not /sys: %v", err)
-	}
-	self, err := os.Readlink("/proc/self/ns/mnt")
-	if err != nil {
-		t.Skip(err)
-	}
-	// Told that the host namespace is this one: refused whatever PID 1 says.
-	err = guardHostSys("/sys/bus/pci/devices", self)
-	if err == nil || !strings.Contains(err.Error(), "private one") {
-		t.Errorf("mounting over the host's /sys must be refused with advice, got %v", err)
-	}
-	if init, ierr := os.Readlink("/proc/1/ns/mnt"); ierr == nil && init == self {
-		if err := guardHostSys("/sys/bus/pci/devices", "mnt:[1]"); err == nil {
-			t.Error("in PID 1's namespace the mount must be refused")
-		}
 	}
 }

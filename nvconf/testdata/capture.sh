@@ -2,7 +2,7 @@
 # Captures mstconfig's (mstflint 4.21) query and backup outputs from the
 # emulator, for querytext's tests. From the repository root:
 #
-#   go build -o /tmp/cxray ./cmd/cxray
+#   go build -o /tmp/ ./cmd/cxray ./cmd/cxray-emu
 #   /tmp/cxray emu run --scenario feature/hexdump/testdata/capture.yaml -- sh nvconf/testdata/capture.sh
 #
 # Needs root, /dev/fuse and mstflint.

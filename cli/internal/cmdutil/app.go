@@ -49,6 +49,11 @@ type App struct {
 	Sys      devname.Sys
 	Kernel   kernel.Options
 	Emulator adapter.Emulator
+
+	// NamespaceHelper finds the binary that serves the emulator inside
+	// `emu run` and `emu serve` (cxray-emu, so the CLI links no FUSE);
+	// "" means this one (tests, whose binary serves it itself).
+	NamespaceHelper func() (string, error)
 }
 
 // JSON says the output is JSON.

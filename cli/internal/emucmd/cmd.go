@@ -8,15 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
-	"github.com/cxray/cxray/emu/nsrun"
 )
 
 type app struct{ *cmdutil.App }
 
 // New is `cxray emu`.
 func New(a *cmdutil.App) *cobra.Command { return (&app{a}).emuCmd() }
-
-// Child serves the emulated devices when this process is the namespace
-// helper that `cxray emu run` re-executes, and never returns then; main
-// (and a test binary's TestMain) calls it first.
-func Child() { nsrun.Child(emuRunDevices) }

@@ -117,7 +117,16 @@ func emuName(scenarioFile, profile string) (string, error) {
 // returns its exit status.
 func (a *app) runInNamespace(p runPayload, args []string) error {
 	payload, _ := json.Marshal(p)
-	code, err := nsrun.Run(context.Background(), nsrun.Spec{Payload: payload}, args, a.Stdin, a.Stdout, a.Stderr)
+	var exe string
+	// Where namespaces cannot work, Run says why; the helper is looked for
+	// only where it can run.
+	if a.NamespaceHelper != nil && nsrun.Check() == nil {
+		var err error
+		if exe, err = a.NamespaceHelper(); err != nil {
+			return err
+		}
+	}
+	code, err := nsrun.Run(context.Background(), nsrun.Spec{Payload: payload, Exe: exe}, args, a.Stdin, a.Stdout, a.Stderr)
 	if err != nil && code < 0 {
 		switch {
 		case errors.Is(err, nsrun.ErrCommandNotFound):
@@ -182,9 +191,10 @@ type runPayload struct {
 	Socket string `json:"socket,omitempty"`
 }
 
-// emuRunDevices builds the devices of `cxray emu run` and `serve` inside the
-// namespace helper, and starts the control socket when one is asked for.
-func emuRunDevices(payload []byte) ([]sysfs.DeviceEntry, error) {
+// NamespaceDevices builds the devices of `cxray emu run` and `serve` inside
+// the namespace helper (cxray-emu: cli/emud), and starts the control socket
+// when one is asked for.
+func NamespaceDevices(payload []byte) ([]sysfs.DeviceEntry, error) {
 	var p runPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return nil, fmt.Errorf("bad emulator request: %w", err)

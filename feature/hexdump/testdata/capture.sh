@@ -3,7 +3,7 @@
 # same register instance) and cxray's own reg get outputs from the
 # emulator, for hexdump's tests. Run from the repository root:
 #
-#   go build -o /tmp/cxray ./cmd/cxray
+#   go build -o /tmp/ ./cmd/cxray ./cmd/cxray-emu
 #   /tmp/cxray emu run --scenario feature/hexdump/testdata/capture.yaml -- sh feature/hexdump/testdata/capture.sh /tmp/cxray
 #
 # Needs root, /dev/fuse and mstflint (mstreg). The scenario stops the

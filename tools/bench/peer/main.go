@@ -39,6 +39,7 @@ import (
 	"github.com/cxray/cxray/emu/nsrun"
 	"github.com/cxray/cxray/emu/scenario"
 	"github.com/cxray/cxray/emu/sysfs"
+	"github.com/cxray/cxray/emu/sysfs/fusefs"
 )
 
 // payload is what the namespace helper gets.
@@ -129,7 +130,7 @@ type results struct {
 }
 
 func main() {
-	nsrun.Child(build)
+	nsrun.Child(build, fusefs.Mount)
 	if len(os.Args) > 2 && os.Args[1] == "drive" {
 		if err := drive(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "peer drive:", err)

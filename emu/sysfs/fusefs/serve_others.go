@@ -1,10 +1,11 @@
 //go:build !linux
 
-package sysfs
+package fusefs
 
 import (
 	"fmt"
 
+	"github.com/cxray/cxray/emu/sysfs"
 	"github.com/cxray/cxray/internal/platform"
 )
 
@@ -20,15 +21,15 @@ var errServe = &platform.NeedsLinuxError{What: "serving the emulator as sysfs (e
 type Server struct{}
 
 // Serve needs Linux (FUSE and mount namespaces).
-func Serve(mountpoint string, entries []DeviceEntry, opts *Options) (*Server, error) {
-	if _, err := normalize(entries); err != nil {
+func Serve(mountpoint string, entries []sysfs.DeviceEntry, opts *sysfs.Options) (*Server, error) {
+	if _, err := sysfs.Normalize(entries); err != nil {
 		return nil, err
 	}
 	return nil, fmt.Errorf("sysfs: mount on %s: %w", mountpoint, errServe)
 }
 
 // ServeTree needs Linux (FUSE and mount namespaces).
-func ServeTree(mountpoint string, entries []DeviceEntry, opts *Options) (*Server, error) {
+func ServeTree(mountpoint string, entries []sysfs.DeviceEntry, opts *sysfs.Options) (*Server, error) {
 	return Serve(mountpoint, entries, opts)
 }
 

@@ -1,4 +1,4 @@
-package sysfs
+package fusefs
 
 import (
 	"errors"
@@ -16,13 +16,15 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+
+	"github.com/cxray/cxray/emu/sysfs"
 )
 
 // Server is a mounted file system. Unmount it when done.
 type Server struct {
 	srv        *fuse.Server
 	mountpoint string
-	entries    []DeviceEntry
+	entries    []sysfs.DeviceEntry
 	hostNS     string
 	binds      []string
 	detached   bool
@@ -36,19 +38,19 @@ type Server struct {
 // It needs root (it calls mount(2) itself; no fusermount). Mounting
 // anywhere under /sys is refused unless the process is in a mount namespace
 // of its own, so the host's sysfs is never covered by accident.
-func Serve(mountpoint string, entries []DeviceEntry, opts *Options) (*Server, error) {
+func Serve(mountpoint string, entries []sysfs.DeviceEntry, opts *sysfs.Options) (*Server, error) {
 	return serve(mountpoint, entries, opts, false)
 }
 
-func serve(mountpoint string, entries []DeviceEntry, opts *Options, tree bool) (*Server, error) {
-	var o Options
+func serve(mountpoint string, entries []sysfs.DeviceEntry, opts *sysfs.Options, tree bool) (*Server, error) {
+	var o sysfs.Options
 	if opts != nil {
 		o = *opts
 	}
 	if o.MountTimeout <= 0 {
 		o.MountTimeout = 10 * time.Second
 	}
-	list, err := normalize(entries)
+	list, err := sysfs.Normalize(entries)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +130,7 @@ func serve(mountpoint string, entries []DeviceEntry, opts *Options, tree bool) (
 // function's net/ and infiniband/ entries link to them. All links are
 // relative, so they resolve the same when the parts are bound over a real
 // /sys (Bind). It is normally mounted on a private staging directory.
-func ServeTree(mountpoint string, entries []DeviceEntry, opts *Options) (*Server, error) {
+func ServeTree(mountpoint string, entries []sysfs.DeviceEntry, opts *sysfs.Options) (*Server, error) {
 	return serve(mountpoint, entries, opts, true)
 }
 
@@ -137,8 +139,8 @@ func ServeTree(mountpoint string, entries []DeviceEntry, opts *Options) (*Server
 // Binding under /sys or /dev is refused outside a private mount
 // namespace, as Serve refuses to mount there.
 func (s *Server) Bind(part, target string) error {
-	if !slices.Contains(TreeParts, part) && !(slices.Contains(FwctlParts, part) && HasFwctl(s.entries)) {
-		return fmt.Errorf("sysfs: %q is not a part of the tree (%s)", part, strings.Join(append(slices.Clone(TreeParts), FwctlParts...), ", "))
+	if !slices.Contains(sysfs.TreeParts, part) && !(slices.Contains(sysfs.FwctlParts, part) && sysfs.HasFwctl(s.entries)) {
+		return fmt.Errorf("sysfs: %q is not a part of the tree (%s)", part, strings.Join(append(slices.Clone(sysfs.TreeParts), sysfs.FwctlParts...), ", "))
 	}
 	if s.detached {
 		return errors.New("sysfs: Bind after Detach: the tree is no longer reachable")

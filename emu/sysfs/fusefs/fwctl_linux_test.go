@@ -1,4 +1,4 @@
-package sysfs_test
+package fusefs_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/cxray/cxray/access/fwctl"
 	"github.com/cxray/cxray/emu/sysfs"
+	"github.com/cxray/cxray/emu/sysfs/fusefs"
 	"github.com/cxray/cxray/prm/cmdb"
 )
 
@@ -58,7 +59,7 @@ func TestFwctlDeviceFile(t *testing.T) {
 			return out, nil
 		}}}
 	staging := t.TempDir()
-	srv, err := sysfs.ServeTree(staging, []sysfs.DeviceEntry{entry}, &sysfs.Options{HostNamespace: os.Getenv(envHostNS)})
+	srv, err := fusefs.ServeTree(staging, []sysfs.DeviceEntry{entry}, &sysfs.Options{HostNamespace: os.Getenv(envHostNS)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sysfs
+package fusefs
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/cxray/cxray/emu/sysfs"
 )
 
 // The tree is built once, when the kernel first talks to the file system,
@@ -17,7 +19,7 @@ import (
 
 type rootNode struct {
 	fs.Inode
-	entries []DeviceEntry
+	entries []sysfs.DeviceEntry
 	mtime   time.Time
 	// tree: the root is a sysfs root (bus/, class/), not the devices
 	// directory.
@@ -26,7 +28,7 @@ type rootNode struct {
 
 var _ = (fs.NodeOnAdder)((*rootNode)(nil))
 
-func newRoot(entries []DeviceEntry, mtime time.Time, tree bool) *rootNode {
+func newRoot(entries []sysfs.DeviceEntry, mtime time.Time, tree bool) *rootNode {
 	return &rootNode{entries: entries, mtime: mtime, tree: tree}
 }
 
@@ -59,9 +61,9 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 			b := bridges[u.BDF]
 			if b == nil {
 				b = r.mkdir(ctx, devices, u.BDF)
-				for _, a := range bridgeFiles(u) {
-					t := &textNode{data: []byte(a.content), mtime: r.mtime}
-					b.AddChild(a.name, b.NewPersistentInode(ctx, t, fs.StableAttr{Mode: syscall.S_IFREG}), false)
+				for _, a := range sysfs.BridgeFiles(u) {
+					t := &textNode{data: []byte(a.Content), mtime: r.mtime}
+					b.AddChild(a.Name, b.NewPersistentInode(ctx, t, fs.StableAttr{Mode: syscall.S_IFREG}), false)
 				}
 				r.addAttrs(ctx, b, u.Attrs)
 				bridges[u.BDF] = b
@@ -74,9 +76,9 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 		}
 		cfg := &configNode{dev: e.Dev, size: e.ConfigSize, mtime: r.mtime}
 		d.AddChild("config", d.NewPersistentInode(ctx, cfg, fs.StableAttr{Mode: syscall.S_IFREG}), false)
-		for _, a := range attributes(e) {
-			t := &textNode{data: []byte(a.content), mtime: r.mtime}
-			d.AddChild(a.name, d.NewPersistentInode(ctx, t, fs.StableAttr{Mode: syscall.S_IFREG}), false)
+		for _, a := range sysfs.Attributes(e) {
+			t := &textNode{data: []byte(a.Content), mtime: r.mtime}
+			d.AddChild(a.Name, d.NewPersistentInode(ctx, t, fs.StableAttr{Mode: syscall.S_IFREG}), false)
 		}
 		r.addAttrs(ctx, d, e.Attrs)
 		for _, sub := range []struct {
@@ -106,16 +108,16 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 		if r.tree && e.Fwctl != nil {
 			// As mlx5_fwctl registers it: the class device's parent is
 			// the PCI function; the device file is the ioctl endpoint.
-			cd := r.mkdirs(ctx, &r.Inode, "class/fwctl/"+e.Fwctl.name)
+			cd := r.mkdirs(ctx, &r.Inode, "class/fwctl/"+e.Fwctl.Name())
 			r.symlink(ctx, cd, "device", "../../../bus/pci/devices/"+e.BDF)
 			dd := r.mkdirs(ctx, &r.Inode, "dev/fwctl")
-			dd.AddChild(e.Fwctl.name, dd.NewPersistentInode(ctx, &fwctlNode{dev: e.Fwctl, mtime: r.mtime}, fs.StableAttr{Mode: syscall.S_IFREG}), false)
+			dd.AddChild(e.Fwctl.Name(), dd.NewPersistentInode(ctx, &fwctlNode{dev: e.Fwctl, mtime: r.mtime}, fs.StableAttr{Mode: syscall.S_IFREG}), false)
 		}
 	}
 }
 
 // addAttrs adds attribute files by their paths under dir.
-func (r *rootNode) addAttrs(ctx context.Context, dir *fs.Inode, attrs map[string]Attr) {
+func (r *rootNode) addAttrs(ctx context.Context, dir *fs.Inode, attrs map[string]sysfs.Attr) {
 	paths := make([]string, 0, len(attrs))
 	for p := range attrs {
 		paths = append(paths, p)
@@ -204,7 +206,7 @@ func (t *textNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off i
 // reads end where the text does.
 type attrNode struct {
 	fs.Inode
-	fn    Attr
+	fn    sysfs.Attr
 	mtime time.Time
 }
 
@@ -253,7 +255,7 @@ func (a *attrNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off i
 // handshake) happen once per access, as on hardware.
 type configNode struct {
 	fs.Inode
-	dev   ConfigSpace
+	dev   sysfs.ConfigSpace
 	size  int
 	mtime time.Time
 }
@@ -289,7 +291,7 @@ func (c *configNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uin
 }
 
 func (c *configNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	n, err := readConfig(c.dev, c.size, dest, off)
+	n, err := sysfs.ReadConfig(c.dev, c.size, dest, off)
 	if err != nil {
 		return nil, errno(err)
 	}
@@ -297,7 +299,7 @@ func (c *configNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off
 }
 
 func (c *configNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
-	n, err := writeConfig(c.dev, c.size, data, off)
+	n, err := sysfs.WriteConfig(c.dev, c.size, data, off)
 	if err != nil {
 		return 0, errno(err)
 	}

@@ -1,4 +1,4 @@
-package sysfs_test
+package fusefs_test
 
 import (
 	"bytes"

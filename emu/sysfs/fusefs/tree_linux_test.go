@@ -1,4 +1,4 @@
-package sysfs_test
+package fusefs_test
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/emu/sysfs"
+	"github.com/cxray/cxray/emu/sysfs/fusefs"
 )
 
 // TestClassTree serves a sysfs root: the function, its interface and its
@@ -31,7 +32,7 @@ func TestClassTree(t *testing.T) {
 				"ports/1/hw_counters/out_of_sequence": counter, "ports/1/hw_counters/broken": func() (string, error) { return "", errors.New("no") }},
 		}}
 	staging := t.TempDir()
-	srv, err := sysfs.ServeTree(staging, []sysfs.DeviceEntry{entry}, &sysfs.Options{HostNamespace: os.Getenv(envHostNS)})
+	srv, err := fusefs.ServeTree(staging, []sysfs.DeviceEntry{entry}, &sysfs.Options{HostNamespace: os.Getenv(envHostNS)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,12 +118,12 @@ func TestClassAttrsChecked(t *testing.T) {
 		{map[string]map[string]sysfs.Attr{"eth2": {"ports": fixed(""), "ports/1/state": fixed("")}}, "both a file and a directory"},
 		{map[string]map[string]sysfs.Attr{"eth2": {"device": fixed("")}}, "both a file and a directory"},
 	} {
-		_, err := sysfs.ServeTree(t.TempDir(), []sysfs.DeviceEntry{{BDF: bdf, Dev: dev, Netdevs: []string{"eth2"}, ClassAttrs: c.attrs}}, nil)
+		_, err := fusefs.ServeTree(t.TempDir(), []sysfs.DeviceEntry{{BDF: bdf, Dev: dev, Netdevs: []string{"eth2"}, ClassAttrs: c.attrs}}, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want %q", c.attrs, err, c.want)
 		}
 	}
-	_, err := sysfs.ServeTree(t.TempDir(), []sysfs.DeviceEntry{{BDF: bdf, Dev: dev, Netdevs: []string{"eth2"}}, {BDF: bdf2, Dev: dev, Netdevs: []string{"eth2"}}}, nil)
+	_, err := fusefs.ServeTree(t.TempDir(), []sysfs.DeviceEntry{{BDF: bdf, Dev: dev, Netdevs: []string{"eth2"}}, {BDF: bdf2, Dev: dev, Netdevs: []string{"eth2"}}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "used by") {
 		t.Errorf("one name on two functions: %v", err)
 	}
@@ -143,7 +144,7 @@ func TestBridgeTree(t *testing.T) {
 		Upstream:   &sysfs.Bridge{BDF: bridge, Vendor: 0x8086, Attrs: map[string]sysfs.Attr{"max_link_width": fixed("8\n")}},
 		ClassAttrs: map[string]map[string]sysfs.Attr{"ens1f0np0": {"address": fixed("b8:3f:d2:a1:b2:c0\n")}}}
 	root := t.TempDir()
-	srv, err := sysfs.ServeTree(root, []sysfs.DeviceEntry{entry}, &sysfs.Options{HostNamespace: os.Getenv(envHostNS)})
+	srv, err := fusefs.ServeTree(root, []sysfs.DeviceEntry{entry}, &sysfs.Options{HostNamespace: os.Getenv(envHostNS)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestAttrsChecked(t *testing.T) {
 		{sysfs.DeviceEntry{BDF: bdf, Dev: dev, Upstream: &sysfs.Bridge{BDF: "zz"}}, "upstream bridge"},
 		{sysfs.DeviceEntry{BDF: bdf, Dev: dev, Upstream: &sysfs.Bridge{BDF: "00:03.0", Attrs: map[string]sysfs.Attr{"class": fixed("")}}}, "other than the identity files"},
 	} {
-		_, err := sysfs.ServeTree(t.TempDir(), []sysfs.DeviceEntry{c.e}, nil)
+		_, err := fusefs.ServeTree(t.TempDir(), []sysfs.DeviceEntry{c.e}, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.e, err, c.want)
 		}

@@ -1,4 +1,4 @@
-package sysfs
+package fusefs
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+
+	"github.com/cxray/cxray/emu/sysfs"
 )
 
 // fwctlNode is a fwctl device file (/dev/fwctl/fwctlN). A FUSE file is
@@ -21,7 +23,7 @@ import (
 // struct sized by its first field, the in mailbox, the out mailbox.
 type fwctlNode struct {
 	fs.Inode
-	dev   *Fwctl
+	dev   *sysfs.Fwctl
 	mtime time.Time
 }
 

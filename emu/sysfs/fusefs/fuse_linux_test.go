@@ -1,4 +1,4 @@
-package sysfs_test
+package fusefs_test
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/emu"
 	"github.com/cxray/cxray/emu/sysfs"
+	"github.com/cxray/cxray/emu/sysfs/fusefs"
 )
 
 const (
@@ -85,9 +86,9 @@ func newDevice() (*emu.Device, []byte) {
 	return emu.New(emu.Config{Firmware: fw}), img
 }
 
-func serve(t *testing.T, entries ...sysfs.DeviceEntry) *sysfs.Server {
+func serve(t *testing.T, entries ...sysfs.DeviceEntry) *fusefs.Server {
 	t.Helper()
-	srv, err := sysfs.Serve(devices, entries, &sysfs.Options{HostNamespace: os.Getenv(envHostNS)})
+	srv, err := fusefs.Serve(devices, entries, &sysfs.Options{HostNamespace: os.Getenv(envHostNS)})
 	if err != nil {
 		t.Fatal(err)
 	}
