@@ -4,7 +4,7 @@
 # beside cxray): static (CGO_ENABLED=0),
 # -trimpath, stripped (-s -w), the version stamped into each
 # (internal/buildinfo). One folder per target under dist/ (OUT), each with
-# the four binaries, and SHA256SUMS.
+# the binaries (cxray-emu on Linux only), and SHA256SUMS.
 #
 #   scripts/release.sh                         # every target, version from git
 #   VERSION=v1.2.0 TARGETS=linux/amd64 scripts/release.sh
@@ -22,6 +22,8 @@ for t in $targets; do
 	dir="$out/cxray-$version-$os-$arch"
 	mkdir -p "$dir"
 	for cmd in cxray cxray-exporter cxray-plot cxray-emu; do
+		# emu run and emu serve need Linux (mount namespaces, FUSE).
+		[ "$cmd" = cxray-emu ] && [ "$os" != linux ] && continue
 		GOOS="$os" GOARCH="$arch" CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$dir/$cmd$ext" "./cmd/$cmd"
 	done
 	echo "release: $dir"
