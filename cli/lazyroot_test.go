@@ -131,3 +131,40 @@ func isVerb(name string) bool {
 	}
 	return false
 }
+
+// FuzzNamedVerb: whatever the arguments, the verb rootFor builds alone is
+// the one cobra finds in the whole tree for them, and it is one of the
+// arguments, past only the root's own flags and their values.
+func FuzzNamedVerb(f *testing.F) {
+	for _, s := range []string{"version", "-o json version", "-ojson reg get PAOS", "--adb x.adb prm show", "help reg",
+		"--output=json link -d emu", "-o", "-- version", "-d emu status", "--adb=builtin -o json fw query", "emu run -- true"} {
+		f.Add(s)
+	}
+	whole := rootCmd(newApp(context.Background(), nil, &bytes.Buffer{}, &bytes.Buffer{}))
+	f.Fuzz(func(t *testing.T, line string) {
+		args := strings.Fields(line)
+		name := namedVerb(args)
+		if name == "" || !isVerb(name) {
+			return // the whole tree
+		}
+		i := 0
+		for ; i < len(args) && args[i] != name; i++ {
+			if !strings.HasPrefix(args[i], "-") && (i == 0 || (args[i-1] != "-o" && args[i-1] != "--output" && args[i-1] != "--adb")) {
+				t.Fatalf("namedVerb(%q) = %q, past the plain argument %q", args, name, args[i])
+			}
+		}
+		if i == len(args) {
+			t.Fatalf("namedVerb(%q) = %q, not one of the arguments", args, name)
+		}
+		c, _, err := whole.Find(args)
+		if err != nil {
+			return // cobra's own error, from either tree
+		}
+		for c.HasParent() && c.Parent() != whole {
+			c = c.Parent()
+		}
+		if c.Name() != name {
+			t.Errorf("args %q: rootFor builds %q alone, cobra runs %q", args, name, c.Name())
+		}
+	})
+}
