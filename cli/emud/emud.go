@@ -29,14 +29,23 @@ func Main() int {
 	return Run(os.Args[1:], os.Stdout, os.Stderr)
 }
 
-// Run is cxray-emu run by hand: it says its version, or what to run
-// instead (exit 2, a usage error).
+// usage says what cxray-emu is for.
+const usage = "cxray-emu serves the emulated adapters inside 'cxray emu run' and 'cxray emu serve'; " +
+	"run those (cxray emu run -- CMD), with cxray-emu beside cxray or on PATH, or set $CXRAY_EMU"
+
+// Run is cxray-emu run by hand: it says its version, or what it is for
+// (asked with --help, exit 0; otherwise a usage error, exit 2).
 func Run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 1 && (args[0] == "version" || args[0] == "--version") {
-		fmt.Fprintln(stdout, "cxray-emu", buildinfo.Version)
-		return cmdutil.ExitOK
+	if len(args) == 1 {
+		switch args[0] {
+		case "version", "--version":
+			fmt.Fprintln(stdout, "cxray-emu", buildinfo.Version)
+			return cmdutil.ExitOK
+		case "help", "--help", "-h":
+			fmt.Fprintln(stdout, usage)
+			return cmdutil.ExitOK
+		}
 	}
-	fmt.Fprintln(stderr, "cxray-emu serves the emulated adapters inside 'cxray emu run' and 'cxray emu serve'; "+
-		"run those (cxray emu run -- CMD), with cxray-emu beside cxray or on PATH, or set $CXRAY_EMU")
+	fmt.Fprintln(stderr, usage)
 	return cmdutil.ExitUsage
 }
