@@ -24,6 +24,9 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v buildah >/dev/null 2>&1 || need+=(buildah)
 command -v podman >/dev/null 2>&1 || need+=(podman)
 command -v crun >/dev/null 2>&1 || need+=(crun)
+# catatonit: the pause process of the pod `podman kube play` runs
+# (tools/deploytest's TestKubePlayPod); a podman recommendation, named here.
+command -v catatonit >/dev/null 2>&1 || need+=(catatonit)
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "setup: need ${need[*]}; run as root or: sudo apt-get install -y ${need[*]}" >&2
