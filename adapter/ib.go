@@ -37,7 +37,7 @@ const (
 // operational page. A firmware that refuses PDDR, or names no protocol, is
 // taken to run Ethernet (adapters without VPI).
 func (a *Adapter) registerLinkLayer(ctx context.Context, local int) (string, error) {
-	r, err := a.get(ctx, "PDDR", "local_port="+strconv.Itoa(local), "page_select=0")
+	r, err := a.get(ctx, "PDDR", LocalPort(local).Page(0))
 	if err != nil {
 		if _, isStatus := dev.StatusOf(err); isStatus || errors.Is(err, dev.ErrNotSupported) {
 			return LinkEthernet, nil
@@ -114,8 +114,7 @@ var (
 // of QUERY_HCA_VPORT_CONTEXT; without one, from the kernel's view when
 // there is one.
 func (a *Adapter) registerIBLink(ctx context.Context, p Port, l *Link, lr *LinkRegisters) error {
-	lp := "local_port=" + strconv.Itoa(p.Local)
-	r, err := a.get(ctx, "PTYS", lp, "proto_mask="+strconv.Itoa(protoInfiniBand))
+	r, err := a.get(ctx, "PTYS", LocalPort(p.Local).With("proto_mask", protoInfiniBand))
 	lr.PTYSErr = err
 	switch {
 	case err == nil:
@@ -214,9 +213,12 @@ var ibCounterFields = []struct{ prm, sysfs string }{
 
 // IB PPCNT groups (the PRM's grp values) and their members of the
 // counter_set union in the built-in database.
-var ibGroups = []struct{ grp, member string }{
-	{"0x21", "counter_set.IB_long_portcntrs_attribute_grp_data_ext."}, // 64 bits
-	{"0x20", "counter_set.IB_portcntrs_attribute_grp_data_ext."},      // the IBA widths
+var ibGroups = []struct {
+	grp    uint64
+	member string
+}{
+	{0x21, "counter_set.IB_long_portcntrs_attribute_grp_data_ext."}, // 64 bits
+	{0x20, "counter_set.IB_portcntrs_attribute_grp_data_ext."},      // the IBA widths
 }
 
 // registerIBCounters reads an InfiniBand port's PortCounters: the 64-bit
@@ -225,10 +227,10 @@ var ibGroups = []struct{ grp, member string }{
 // (Rev 0.51 has no 0x21) reads what the firmware sends all the same.
 func (a *Adapter) registerIBCounters(ctx context.Context, p Port, regs map[CounterKey]*prm.Decoded) (CounterSet, error) {
 	cs := CounterSet{Port: p.Local, Kind: "ib", Values: map[string]uint64{}}
-	lp := "local_port=" + strconv.Itoa(p.Local)
+	lp := LocalPort(p.Local)
 	var first error
 	for _, g := range ibGroups {
-		r, err := a.get(ctx, "PPCNT", lp, "grp="+g.grp)
+		r, err := a.get(ctx, "PPCNT", lp.Group(g.grp))
 		if err != nil {
 			if ctx.Err() != nil {
 				return cs, err

@@ -138,7 +138,7 @@ func (a *Adapter) PCIe(ctx context.Context) (*PCIe, error) {
 func (a *Adapter) pcieHost() PCIeHost { return a.c.PCIe }
 
 func (a *Adapter) mpein(ctx context.Context) (*PCIeFirmware, error) {
-	r, err := a.get(ctx, "MPEIN")
+	r, err := a.get(ctx, "MPEIN", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (a *Adapter) mpein(ctx context.Context) (*PCIeFirmware, error) {
 }
 
 func (a *Adapter) mpcnt(ctx context.Context) (map[string]uint64, error) {
-	r, err := a.get(ctx, "MPCNT", "grp=0")
+	r, err := a.get(ctx, "MPCNT", Index{}.Group(0))
 	if err != nil {
 		return nil, err
 	}

@@ -19,17 +19,12 @@ import (
 // goes through get, which drops the register path after a transport
 // failure so that the next read reopens it.
 
-func (a *Adapter) get(ctx context.Context, reg string, index ...string) (*dev.Reading, error) {
+func (a *Adapter) get(ctx context.Context, reg string, index Index) (*dev.Reading, error) {
 	d, err := a.Registers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	as := make([]prm.Assignment, 0, len(index))
-	for _, kv := range index {
-		k, v, _ := strings.Cut(kv, "=")
-		as = append(as, prm.Assignment{Path: k, Value: v})
-	}
-	r, err := d.Get(ctx, reg, as, nil, 0)
+	r, err := d.Get(ctx, reg, index.Assignments(), nil, 0)
 	return r, a.drop(err)
 }
 
@@ -98,7 +93,7 @@ func (a *Adapter) readMGIR(ctx context.Context) (*dev.Reading, error) {
 	if r != nil && at.Equal(now) {
 		return r, nil
 	}
-	r, err := a.get(ctx, "MGIR")
+	r, err := a.get(ctx, "MGIR", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -140,8 +135,9 @@ func (a *Adapter) storedFirmware(ctx context.Context) string {
 	if err != nil {
 		return ""
 	}
-	r, err := d.GetFields(ctx, "MCQI", []prm.Assignment{{Path: "component_index", Value: "0"}, {Path: "device_index", Value: "0"}, {Path: "device_type", Value: "0"}, {Path: "read_pending_component", Value: "1"}},
-		[]prm.Assignment{{Path: "info_type", Value: "1"}, {Path: "offset", Value: "0"}, {Path: "data_size", Value: "0x7c"}})
+	idx := At("component_index", 0).With("device_index", 0).With("device_type", 0).With("read_pending_component", 1)
+	req := At("info_type", 1).With("offset", 0).With("data_size", 0x7c)
+	r, err := d.GetFields(ctx, "MCQI", idx.Assignments(), req.Assignments())
 	if err != nil {
 		a.drop(err)
 		return ""
@@ -178,7 +174,7 @@ func (a *Adapter) partNumber(ctx context.Context) (string, error) {
 func (a *Adapter) readMQIS(ctx context.Context, infoType string) (string, error) {
 	var out []byte
 	for off, total, n := 0, -1, 0; (total < 0 || off < total) && n < 64; n++ {
-		r, err := a.get(ctx, "MQIS", "info_type="+infoType, "read_offset="+strconv.Itoa(off))
+		r, err := a.get(ctx, "MQIS", Index{}.Named("info_type", infoType).With("read_offset", uint64(off)))
 		if err != nil {
 			return "", err
 		}
@@ -217,7 +213,7 @@ func (a *Adapter) registerPorts(ctx context.Context) ([]Port, error) {
 	var ps []Port
 	for p := 1; p <= n; p++ {
 		rp := Port{Local: p, Module: p - 1, LinkLayer: "Ethernet"}
-		r, err := a.get(ctx, "PMLP", "local_port="+strconv.Itoa(p))
+		r, err := a.get(ctx, "PMLP", LocalPort(p))
 		switch {
 		case err == nil:
 			if v, ok := fieldOf(r.Decoded, "PMLP", "lane_module_mapping[0].module"); ok {
@@ -254,7 +250,7 @@ func (a *Adapter) registerLinks(ctx context.Context, ps []Port, regs map[int]*Li
 		l := Link{Port: p.Local, LinkLayer: p.LinkLayer}
 		lr := &LinkRegisters{}
 		regs[p.Local] = lr
-		lp := "local_port=" + strconv.Itoa(p.Local)
+		lp := LocalPort(p.Local)
 		r, err := a.get(ctx, "PAOS", lp)
 		lr.PAOSErr = err
 		if err == nil {
@@ -287,7 +283,7 @@ func (a *Adapter) registerLinks(ctx context.Context, ps []Port, regs map[int]*Li
 			out = append(out, l)
 			continue
 		}
-		r, err = a.get(ctx, "PTYS", lp, "proto_mask=4")
+		r, err = a.get(ctx, "PTYS", lp.With("proto_mask", protoEthernet))
 		lr.PTYSErr = err
 		if err == nil {
 			lr.PTYS = r.Decoded
@@ -364,7 +360,7 @@ func (a *Adapter) sensorMap(ctx context.Context) ([]int, error) {
 		return got, nil
 	}
 	got = []int{}
-	r, err := a.get(ctx, "MTCAP")
+	r, err := a.get(ctx, "MTCAP", nil)
 	switch {
 	case errors.Is(err, dev.ErrNotSupported):
 		got = []int{0}
@@ -390,7 +386,7 @@ func (a *Adapter) sensorMap(ctx context.Context) ([]int, error) {
 // mtmp reads one sensor; a module sensor of an empty cage (the firmware
 // answers a status) gives nil.
 func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, error) {
-	r, err := a.get(ctx, "MTMP", "sensor_index="+strconv.Itoa(index))
+	r, err := a.get(ctx, "MTMP", At("sensor_index", uint64(index)))
 	// A module sensor of an empty cage answers bad parameter or resource
 	// not available; any other status (busy ...) is a failed reading.
 	if st, isStatus := dev.StatusOf(err); module >= 0 && isStatus && (st == dev.StatusBadParameter || st == dev.StatusResourceNotAvailable) {
@@ -456,13 +452,13 @@ func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, er
 // 2863 and the physical layer; on an InfiniBand port the physical layer
 // only (IBCounterGroups), beside the IB PortCounters (Kind "ib", ib.go).
 var (
-	CounterGroups   = []string{"0", "1", "18"}
-	IBCounterGroups = []string{"18"}
+	CounterGroups   = []uint64{0, 1, 18}
+	IBCounterGroups = []uint64{18}
 )
 
 // ppcntMember is the counter_set member PPCNT group g selects in the
 // built-in database ("" when it cannot tell).
-func ppcntMember(g string) string {
+func ppcntMember(g uint64) string {
 	db := Reference()
 	if db == nil {
 		return ""
@@ -476,7 +472,7 @@ func ppcntMember(g string) string {
 		return ""
 	}
 	buf := p.NewBuffer()
-	if p.Encode(buf, []prm.Assignment{{Path: "grp", Value: g}}) != nil {
+	if p.Encode(buf, At("grp", g).Assignments()) != nil {
 		return ""
 	}
 	d, err := p.Decode(buf)
@@ -510,12 +506,12 @@ func (a *Adapter) registerCounters(ctx context.Context, ps []Port, regs map[Coun
 		}
 		cs := CounterSet{Port: p.Local, Kind: "ppcnt", Values: map[string]uint64{}}
 		for _, g := range groups {
-			r, err := a.get(ctx, "PPCNT", "local_port="+strconv.Itoa(p.Local), "grp="+g)
+			r, err := a.get(ctx, "PPCNT", LocalPort(p.Local).Group(g))
 			if err != nil {
 				if ctx.Err() != nil {
 					return out, err
 				}
-				errs = append(errs, fmt.Errorf("port %d PPCNT group %s: %w", p.Local, g, err))
+				errs = append(errs, fmt.Errorf("port %d PPCNT group %d: %w", p.Local, g, err))
 				continue
 			}
 			keep(regs, p.Local, g, r.Decoded)
@@ -545,9 +541,9 @@ func (a *Adapter) registerCounters(ctx context.Context, ps []Port, regs map[Coun
 }
 
 // keep files a PPCNT reading of group g (a number as the PRM writes it).
-func keep(regs map[CounterKey]*prm.Decoded, port int, g string, d *prm.Decoded) {
-	if n, err := strconv.ParseUint(g, 0, 64); err == nil && regs != nil {
-		regs[CounterKey{Port: port, Group: n}] = d
+func keep(regs map[CounterKey]*prm.Decoded, port int, g uint64, d *prm.Decoded) {
+	if regs != nil {
+		regs[CounterKey{Port: port, Group: g}] = d
 	}
 }
 

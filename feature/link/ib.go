@@ -84,20 +84,23 @@ func readIB(rd *reader, l *adapter.LinkRegisters) error {
 // IB PPCNT groups (the PRM's grp values): the IBA PortCounters in 64 bits,
 // and in their IBA widths.
 const (
-	GroupIBExtended     = "0x21"
-	GroupIBPortCounters = "0x20"
+	GroupIBExtended     uint64 = 0x21
+	GroupIBPortCounters uint64 = 0x20
 )
 
 // readIBCounters reads the PortCounters: the 64-bit group where the
 // database and firmware have it, else the IBA-width one.
-func readIBCounters(rd *reader, lp string) (*IBCounters, error) {
-	for _, g := range []struct{ grp, pre string }{
+func readIBCounters(rd *reader, lp adapter.Index) (*IBCounters, error) {
+	for _, g := range []struct {
+		grp uint64
+		pre string
+	}{
 		{GroupIBExtended, "counter_set.IB_long_portcntrs_attribute_grp_data_ext."},
 		{GroupIBPortCounters, "counter_set.IB_portcntrs_attribute_grp_data_ext."},
 	} {
-		d := rd.earlier("PPCNT", []string{"grp=" + g.grp})
+		d := rd.earlier("PPCNT", lp.Group(g.grp))
 		if d == nil {
-			x, err := rd.a.ReadRegister(rd.ctx, "PPCNT", lp, "grp="+g.grp)
+			x, err := rd.a.ReadRegister(rd.ctx, "PPCNT", lp.Group(g.grp))
 			if err != nil {
 				if fatal(rd.ctx, err) {
 					return nil, fmt.Errorf("port %d PPCNT: %w", rd.r.Port, err)

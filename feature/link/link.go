@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/cxray/cxray/adapter"
@@ -367,4 +366,3 @@ func fatal(ctx context.Context, err error) bool {
 
 func u64(v uint64) *uint64 { return &v }
 
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -24,9 +22,17 @@ const (
 
 // PPCNT groups (the PRM's grp values, the same in every revision).
 const (
-	GroupPhysical    = "0x12"
-	GroupStatistical = "0x16"
+	groupPhysical    uint64 = 0x12
+	groupStatistical uint64 = 0x16
 )
+
+// The groups as the command line prints and takes them ("0x12").
+var (
+	GroupPhysical    = hex(groupPhysical)
+	GroupStatistical = hex(groupStatistical)
+)
+
+func hex(g uint64) string { return fmt.Sprintf("%#x", g) }
 
 // ClearGroups are the PPCNT groups --clear resets: the two Read uses.
 var ClearGroups = []string{GroupPhysical, GroupStatistical}
@@ -40,16 +46,16 @@ var ClearGroups = []string{GroupPhysical, GroupStatistical}
 // fields it does not have, so each is given only where the database has
 // it. (They belong in dev.RegisterIndex, where `reg get` would use them
 // too.)
-var laterIndex = map[string][]string{
-	"PPLM": {"test_mode=0", "resilink_fec_ind=0"},
-	"PDDR": {pddrOp + "resilink_fec_ind=0"},
-	"SLRG": {"all_lanes=0", "measurements_thresholds=0"},
+var laterIndex = map[string]adapter.Index{
+	"PPLM": adapter.At("test_mode", 0).With("resilink_fec_ind", 0),
+	"PDDR": adapter.At(pddrOp+"resilink_fec_ind", 0),
+	"SLRG": adapter.At("all_lanes", 0).With("measurements_thresholds", 0),
 	// Rev 0.62 adds PPLR lb_cap_mode_idx and lb_link_mode_idx (0: the operational mode's
 	// loopback capabilities; mlxlink asks for 1 in PRBS test mode only).
-	"PPLR": {"lb_cap_mode_idx=0", "lb_link_mode_idx=0"},
+	"PPLR": adapter.At("lb_cap_mode_idx", 0).With("lb_link_mode_idx", 0),
 }
 
-func optionalIndex(db *prm.DB, reg string, given []string) []string {
+func optionalIndex(db *prm.DB, reg string, given adapter.Index) adapter.Index {
 	if db == nil {
 		return nil
 	}
@@ -61,15 +67,14 @@ func optionalIndex(db *prm.DB, reg string, given []string) []string {
 	if err != nil {
 		return nil
 	}
-	var out []string
+	var out adapter.Index
 	buf := p.NewBuffer()
-	for _, kv := range laterIndex[reg] {
-		path, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(path, pddrOp) && !slices.Contains(given, "page_select=0") {
+	for _, f := range laterIndex[reg] {
+		if page, ok := given.Lookup("page_select"); strings.HasPrefix(f.Path, pddrOp) && (!ok || page != 0) {
 			continue // a field of the operational page only
 		}
-		if _, err := p.Resolve(path, buf); err == nil {
-			out = append(out, kv)
+		if _, err := p.Resolve(f.Path, buf); err == nil {
+			out = append(out, f)
 		}
 	}
 	return out
@@ -96,16 +101,12 @@ type reader struct {
 
 // earlier is the caller's reading of a PPCNT group of this port, nil
 // when it has none.
-func (rd *reader) earlier(reg string, index []string) *prm.Decoded {
+func (rd *reader) earlier(reg string, index adapter.Index) *prm.Decoded {
 	if reg != "PPCNT" || rd.counters == nil {
 		return nil
 	}
-	for _, kv := range index {
-		if g, ok := strings.CutPrefix(kv, "grp="); ok {
-			if n, err := strconv.ParseUint(g, 0, 64); err == nil {
-				return rd.counters[adapter.CounterKey{Port: rd.r.Port, Group: n}]
-			}
-		}
+	if g, ok := index.Lookup("grp"); ok {
+		return rd.counters[adapter.CounterKey{Port: rd.r.Port, Group: g}]
 	}
 	return nil
 }
@@ -142,12 +143,11 @@ func (rd *reader) noted(what, reg string, d *prm.Decoded, err error) (*prm.Decod
 
 // read reads a register; a part the firmware refuses is noted and nil
 // returned, a fatal error is returned.
-func (rd *reader) read(what, reg string, index ...string) (*prm.Decoded, error) {
+func (rd *reader) read(what, reg string, index adapter.Index) (*prm.Decoded, error) {
 	if d := rd.earlier(reg, index); d != nil {
 		return d, nil
 	}
-	index = append(index, optionalIndex(rd.a.DB(), reg, index)...)
-	x, err := rd.a.ReadRegister(rd.ctx, reg, index...)
+	x, err := rd.a.ReadRegister(rd.ctx, reg, index.Join(optionalIndex(rd.a.DB(), reg, index)))
 	if err != nil {
 		if fatal(rd.ctx, err) {
 			return nil, fmt.Errorf("port %d %s: %w", rd.r.Port, reg, err)
@@ -161,7 +161,7 @@ func (rd *reader) read(what, reg string, index ...string) (*prm.Decoded, error) 
 func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report, o Options, links *Links) error {
 	interval := o.Interval
 	rd := &reader{ctx: ctx, a: a, r: r, links: links, counters: o.Counters}
-	lp := "local_port=" + itoa(p.Local)
+	lp := adapter.LocalPort(p.Local)
 	op := &r.Operational
 	op.Protocol = "Ethernet"
 	ib := p.LinkLayer == adapter.LinkInfiniBand
@@ -180,7 +180,7 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 		op.AdminUp, op.AdminStatus = rd.l.AdminUp, rd.l.AdminStatus
 		op.OperUp, op.OperStatus = rd.l.OperUp, rd.l.OperStatus
 	}
-	if d, err := rd.read("PHY operational page", "PDDR", lp, "page_select=0"); err != nil {
+	if d, err := rd.read("PHY operational page", "PDDR", lp.Page(0)); err != nil {
 		return err
 	} else if d != nil {
 		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"phy_mngr_fsm_state"); ok {
@@ -313,8 +313,8 @@ func keepFW(b BER, why string) BER {
 	return n
 }
 
-func readTroubleshooting(rd *reader, lp string) error {
-	d, err := rd.read("troubleshooting page", "PDDR", lp, "page_select=1", pddrTroub+"group_opcode=0")
+func readTroubleshooting(rd *reader, lp adapter.Index) error {
+	d, err := rd.read("troubleshooting page", "PDDR", lp.Page(1).With(pddrTroub+"group_opcode", 0))
 	if err != nil || d == nil {
 		return err
 	}
@@ -348,7 +348,7 @@ func cString(b []byte) string {
 // pplmGroups are PPLM's speed groups, fastest first.
 var pplmGroups = []string{"800g_8x", "400g_4x", "400g_8x", "200g_2x", "200g_4x", "100g_1x", "100g_2x", "100g", "50g_1x", "50g", "25g", "10g_40g"}
 
-func readPPLM(rd *reader, lp string) error {
+func readPPLM(rd *reader, lp adapter.Index) error {
 	d, err := rd.read("FEC capabilities and overrides", "PPLM", lp)
 	if err != nil || d == nil {
 		return err
@@ -397,14 +397,14 @@ type sample struct {
 	laneRaw, laneSyms      []*uint64
 }
 
-func readCounters(rd *reader, lp string, lanes int) (*sample, error) {
+func readCounters(rd *reader, lp adapter.Index, lanes int) (*sample, error) {
 	s := &sample{}
 	lanes = max(min(lanes, 8), 1)
-	st, err := rd.read("physical-layer statistical counters", "PPCNT", lp, "grp="+GroupStatistical)
+	st, err := rd.read("physical-layer statistical counters", "PPCNT", lp.Group(groupStatistical))
 	if err != nil {
 		return nil, err
 	}
-	ph, err := rd.read("physical-layer counters", "PPCNT", lp, "grp="+GroupPhysical)
+	ph, err := rd.read("physical-layer counters", "PPCNT", lp.Group(groupPhysical))
 	if err != nil {
 		return nil, err
 	}
@@ -538,10 +538,10 @@ func rates(a, b *sample, interval time.Duration) *Rates {
 
 // slrgPages are SLRG's pages by version (the PRM: 0 40 nm, 1 28 nm, 3 16
 // nm, 4 7 nm, 5 5 nm).
-func readEyes(rd *reader, lp string, lanes int) error {
+func readEyes(rd *reader, lp adapter.Index, lanes int) error {
 	lanes = max(min(lanes, 8), 1)
 	for l := 0; l < lanes; l++ {
-		d, err := rd.read(fmt.Sprintf("lane %d eye (SLRG)", l), "SLRG", lp, "lane="+itoa(l))
+		d, err := rd.read(fmt.Sprintf("lane %d eye (SLRG)", l), "SLRG", lp.With("lane", uint64(l)))
 		if err != nil {
 			return err
 		}
@@ -666,7 +666,7 @@ func readCable(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Repor
 // OptionalIndex lists the index fields (field=value) a register needs in
 // this database beyond those given, as Read gives them: the ones later
 // revisions add. Writers of the same registers (linkctl) use it.
-func OptionalIndex(db *prm.DB, reg string, given []string) []string {
+func OptionalIndex(db *prm.DB, reg string, given adapter.Index) adapter.Index {
 	return optionalIndex(db, reg, given)
 }
 

@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
@@ -76,9 +75,8 @@ func Read(ctx context.Context, a *adapter.Adapter, r *link.Report) (*Evidence, e
 		ev.Unavailable = append(ev.Unavailable, link.Unavailable{What: "link-down info", Why: "PDDR is a register; the kernel backend has none (use -d with a PCI address)"})
 		return ev, nil
 	}
-	lp := "local_port=" + strconv.Itoa(r.Port)
-	idx := append([]string{lp, "page_select=6"}, link.OptionalIndex(a.DB(), "PDDR", []string{lp, "page_select=6"})...)
-	x, err := a.ReadRegister(ctx, "PDDR", idx...)
+	idx := adapter.LocalPort(r.Port).Page(6)
+	x, err := a.ReadRegister(ctx, "PDDR", idx.Join(link.OptionalIndex(a.DB(), "PDDR", idx)))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
