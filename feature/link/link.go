@@ -365,4 +365,3 @@ func fatal(ctx context.Context, err error) bool {
 }
 
 func u64(v uint64) *uint64 { return &v }
-
