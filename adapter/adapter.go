@@ -13,6 +13,7 @@ import (
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // ErrUnsupported is errors.ErrUnsupported, which the error of a method the
@@ -473,7 +474,7 @@ func (a *Adapter) Uptime(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	v, ok := uintOf(r.Decoded, "hw_info.uptime")
+	v, ok := uintOf(r.Decoded, regpath.MGIRUptime)
 	if !ok {
 		return 0, &UnsupportedError{What: "MGIR hw_info.uptime", Backend: a.Backend(), Why: "this register database has no such field"}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // InfiniBand ports over registers. A VPI adapter's port runs InfiniBand or
@@ -48,7 +49,7 @@ func (a *Adapter) registerLinkLayer(ctx context.Context, local int) (string, err
 		}
 		return "", fmt.Errorf("port %d (PDDR): %w", local, err)
 	}
-	if v, ok := fieldOf(r.Decoded, "PDDR", "page_data.pddr_operation_info_page_ext.proto_active"); ok && v&protoInfiniBand != 0 && v&protoEthernet == 0 {
+	if v, ok := fieldOf(r.Decoded, "PDDR", regpath.PDDROpProtoActive); ok && v&protoInfiniBand != 0 && v&protoEthernet == 0 {
 		return LinkInfiniBand, nil
 	}
 	return LinkEthernet, nil
@@ -119,18 +120,18 @@ func (a *Adapter) registerIBLink(ctx context.Context, p Port, l *Link, lr *LinkR
 	switch {
 	case err == nil:
 		lr.PTYS = r.Decoded
-		if v, ok := fieldOf(r.Decoded, "PTYS", "data_rate_oper"); ok {
+		if v, ok := fieldOf(r.Decoded, "PTYS", regpath.PTYSDataRateOper); ok {
 			g := float64(v) / 10 // 100 Mb/s units
 			l.SpeedGbps = &g
 		}
-		if v, ok := fieldOf(r.Decoded, "PTYS", "max_port_rate"); ok && v > 0 {
+		if v, ok := fieldOf(r.Decoded, "PTYS", regpath.PTYSMaxPortRate); ok && v > 0 {
 			g := float64(v)
 			l.MaxSpeedGbps = &g
 		}
-		if v, ok := fieldOf(r.Decoded, "PTYS", "ib_proto_oper"); ok && v != 0 {
+		if v, ok := fieldOf(r.Decoded, "PTYS", regpath.PTYSIBProtoOper); ok && v != 0 {
 			l.IBSpeed = IBSpeedName(v)
 		}
-		if v, ok := fieldOf(r.Decoded, "PTYS", "ib_link_width_oper"); ok && v != 0 {
+		if v, ok := fieldOf(r.Decoded, "PTYS", regpath.PTYSIBLinkWidthOper); ok && v != 0 {
 			l.Width = IBWidthLanes(v)
 		}
 	case ctx.Err() != nil:

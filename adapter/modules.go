@@ -8,6 +8,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // MCIAChunk is the most bytes read per MCIA access. MCIA carries up to 32
@@ -51,14 +52,14 @@ func (r *MCIAReader) ReadPage(ctx context.Context, a optics.PageAddr, length int
 		if err != nil {
 			return nil, err
 		}
-		if v, err := rd.Decoded.Get("status"); err == nil && v.Uint() != 0 {
+		if v, err := rd.Decoded.Get(regpath.MCIAStatus); err == nil && v.Uint() != 0 {
 			why := mciaStatus[v.Uint()]
 			if why == "" {
 				why = "unknown module status"
 			}
 			return nil, fmt.Errorf("MCIA %s: module status 0x%x (%s)", a, v.Uint(), why)
 		}
-		dw, err := rd.Decoded.Get("dword")
+		dw, err := rd.Decoded.Get(regpath.MCIADword)
 		if err != nil {
 			return nil, fmt.Errorf("MCIA reply has no data: %w", err)
 		}
@@ -140,9 +141,9 @@ func (a *Adapter) registerModule(ctx context.Context, p Port, o ModuleOptions) (
 	st, err := a.get(ctx, "PMAOS", At("module", uint64(p.Module)))
 	switch {
 	case err == nil:
-		m.OperStatus = enumText(st.Decoded, "PMAOS", "oper_status")
+		m.OperStatus = enumText(st.Decoded, "PMAOS", regpath.PMAOSOperStatus)
 		if m.OperStatus == "module_plugged_with_error" {
-			m.ErrorType = enumText(st.Decoded, "PMAOS", "error_type")
+			m.ErrorType = enumText(st.Decoded, "PMAOS", regpath.PMAOSErrorType)
 		}
 	case errors.Is(err, dev.ErrNotSupported):
 	default:

@@ -12,6 +12,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 	"github.com/cxray/cxray/prm/units"
 )
 
@@ -117,9 +118,9 @@ func buildDate(r *prm.Decoded) time.Time {
 		n, err := strconv.Atoi(strconv.FormatUint(v, 16))
 		return n, err == nil
 	}
-	y, ok1 := bcd("fw_info.year")
-	m, ok2 := bcd("fw_info.month")
-	day, ok3 := bcd("fw_info.day")
+	y, ok1 := bcd(regpath.MGIRFwYear)
+	m, ok2 := bcd(regpath.MGIRFwMonth)
+	day, ok3 := bcd(regpath.MGIRFwDay)
 	if !ok1 || !ok2 || !ok3 || y < 2000 || m < 1 || m > 12 || day < 1 || day > 31 {
 		return time.Time{}
 	}
@@ -142,7 +143,7 @@ func (a *Adapter) storedFirmware(ctx context.Context) string {
 		a.drop(err)
 		return ""
 	}
-	v, ok := textOf(r.Decoded, "MCQI", "data.mcqi_version_ext.version_string")
+	v, ok := textOf(r.Decoded, "MCQI", regpath.MCQIVersionString)
 	if !ok {
 		return ""
 	}
@@ -178,13 +179,13 @@ func (a *Adapter) readMQIS(ctx context.Context, infoType string) (string, error)
 		if err != nil {
 			return "", err
 		}
-		got, ok1 := uintOf(r.Decoded, "read_length")
-		t, ok2 := uintOf(r.Decoded, "info_length")
+		got, ok1 := uintOf(r.Decoded, regpath.MQISReadLength)
+		t, ok2 := uintOf(r.Decoded, regpath.MQISInfoLength)
 		if !ok1 || !ok2 {
 			return "", errors.New("MQIS has no read_length/info_length in this database")
 		}
 		total = int(min(t, 1024))
-		v, err := r.Decoded.Get("info_string")
+		v, err := r.Decoded.Get(regpath.MQISInfoString)
 		if err != nil {
 			return "", err
 		}
@@ -207,7 +208,7 @@ func (a *Adapter) registerPorts(ctx context.Context) ([]Port, error) {
 		return nil, err
 	}
 	n := 1
-	if v, ok := fieldOf(r.Decoded, "MGIR", "hw_info.num_ports"); ok && v > 0 {
+	if v, ok := fieldOf(r.Decoded, "MGIR", regpath.MGIRNumPorts); ok && v > 0 {
 		n = int(min(v, 64))
 	}
 	var ps []Port
@@ -216,10 +217,10 @@ func (a *Adapter) registerPorts(ctx context.Context) ([]Port, error) {
 		r, err := a.get(ctx, "PMLP", LocalPort(p))
 		switch {
 		case err == nil:
-			if v, ok := fieldOf(r.Decoded, "PMLP", "lane_module_mapping[0].module"); ok {
+			if v, ok := fieldOf(r.Decoded, "PMLP", regpath.PMLPLane0Module); ok {
 				rp.Module = int(v)
 			}
-			if v, ok := fieldOf(r.Decoded, "PMLP", "width"); ok {
+			if v, ok := fieldOf(r.Decoded, "PMLP", regpath.PMLPWidth); ok {
 				rp.Lanes = int(v)
 			}
 			if rp.LinkLayer, err = a.registerLinkLayer(ctx, p); err != nil {
@@ -257,15 +258,15 @@ func (a *Adapter) registerLinks(ctx context.Context, ps []Port, regs map[int]*Li
 			lr.PAOS = r.Decoded
 			// By number: the values are the PRM's in every revision, the
 			// enum names are not (Rev 0.51 has none for oper_status).
-			if v, ok := fieldOf(r.Decoded, "PAOS", "oper_status"); ok {
+			if v, ok := fieldOf(r.Decoded, "PAOS", regpath.PAOSOperStatus); ok {
 				up := v == paosUp
 				l.OperUp = &up
-				l.OperStatus = enumText(r.Decoded, "PAOS", "oper_status")
+				l.OperStatus = enumText(r.Decoded, "PAOS", regpath.PAOSOperStatus)
 			}
-			if v, ok := fieldOf(r.Decoded, "PAOS", "admin_status"); ok {
+			if v, ok := fieldOf(r.Decoded, "PAOS", regpath.PAOSAdminStatus); ok {
 				up := v == paosUp || v == paosUpOnce || v == paosUpLowest
 				l.AdminUp = &up
-				l.AdminStatus = enumText(r.Decoded, "PAOS", "admin_status")
+				l.AdminStatus = enumText(r.Decoded, "PAOS", regpath.PAOSAdminStatus)
 			}
 		} else {
 			if ctx.Err() != nil {
@@ -287,13 +288,13 @@ func (a *Adapter) registerLinks(ctx context.Context, ps []Port, regs map[int]*Li
 		lr.PTYSErr = err
 		if err == nil {
 			lr.PTYS = r.Decoded
-			if v, err := r.Decoded.Get("data_rate_oper"); err == nil {
-				if u, ok := units.Lookup("PTYS", "data_rate_oper"); ok {
+			if v, err := r.Decoded.Get(regpath.PTYSDataRateOper); err == nil {
+				if u, ok := units.Lookup("PTYS", regpath.PTYSDataRateOper); ok {
 					g := u.Apply(v.Uint(), v.Step().Width).Value
 					l.SpeedGbps = &g
 				}
 			}
-			if v, ok := fieldOf(r.Decoded, "PTYS", "max_port_rate"); ok && v > 0 {
+			if v, ok := fieldOf(r.Decoded, "PTYS", regpath.PTYSMaxPortRate); ok && v > 0 {
 				g := float64(v)
 				l.MaxSpeedGbps = &g
 			}
@@ -367,7 +368,7 @@ func (a *Adapter) sensorMap(ctx context.Context) ([]int, error) {
 	case err != nil:
 		return nil, err
 	default:
-		m, ok := uintOf(r.Decoded, "sensor_map")
+		m, ok := uintOf(r.Decoded, regpath.MTCAPSensorMap)
 		if !ok || m == 0 {
 			m = 1
 		}
@@ -399,7 +400,7 @@ func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, er
 	if module >= 0 {
 		t.Kind = "module"
 	}
-	if v, err := r.Decoded.Get("sensor_name"); err == nil && v.IsText() {
+	if v, err := r.Decoded.Get(regpath.MTMPSensorName); err == nil && v.IsText() {
 		if n := strings.TrimSpace(v.TextString()); n != "" {
 			t.Sensor = n
 		}
@@ -416,7 +417,7 @@ func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, er
 		x := u.Apply(v.Uint(), v.Step().Width).Value
 		return &x, true
 	}
-	raw, ok := uintOf(r.Decoded, "temperature")
+	raw, ok := uintOf(r.Decoded, regpath.MTMPTemperature)
 	if !ok {
 		return nil, fmt.Errorf("MTMP has no temperature field in this database")
 	}
@@ -431,11 +432,11 @@ func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, er
 		// cage, or a module without a temperature monitor.
 		t.Invalid = "the module sensor reads 0: an empty cage, or a module without a temperature monitor"
 	default:
-		t.Celsius, _ = c("temperature")
+		t.Celsius, _ = c(regpath.MTMPTemperature)
 	}
-	if mte, ok := uintOf(r.Decoded, "mte"); !ok || mte == 1 {
-		t.Highest, _ = c("max_temperature")
-		if v, ok := uintOf(r.Decoded, "max_temperature"); ok && (v == 0x8000 || (v == 0 && module >= 0)) {
+	if mte, ok := uintOf(r.Decoded, regpath.MTMPMTE); !ok || mte == 1 {
+		t.Highest, _ = c(regpath.MTMPMaxTemperature)
+		if v, ok := uintOf(r.Decoded, regpath.MTMPMaxTemperature); ok && (v == 0x8000 || (v == 0 && module >= 0)) {
 			t.Highest = nil
 		}
 	}

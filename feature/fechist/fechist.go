@@ -14,6 +14,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/feature/link"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // group is the PPCNT group of the histogram counters; Group is how the
@@ -69,12 +70,12 @@ func Read(ctx context.Context, ad *adapter.Adapter, local int) (*Histogram, erro
 	}
 	d := x.Decoded
 	h := &Histogram{Port: local}
-	h.TypeID, _ = adapter.FieldOf(d, "PPHCR", "active_hist_type")
+	h.TypeID, _ = adapter.FieldOf(d, "PPHCR", regpath.PPHCRActiveHistType)
 	h.Type, h.Active = typeNames[h.TypeID], h.TypeID != 0
 	if !h.Active {
 		return h, nil
 	}
-	nbins, _ := adapter.FieldOf(d, "PPHCR", "num_of_bins")
+	nbins, _ := adapter.FieldOf(d, "PPHCR", regpath.PPHCRNumOfBins)
 	y, err := ad.ReadRegister(ctx, "PPCNT", lp.Group(group).Join(link.OptionalIndex(ad.DB(), "PPCNT", lp)))
 	if err != nil {
 		return nil, fmt.Errorf("port %d PPCNT group %s: %w", local, Group, err)

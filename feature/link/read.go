@@ -9,6 +9,7 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // Field paths are the built-in database's (Rev 0.57); adapter.FieldOf
@@ -183,35 +184,35 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 	if d, err := rd.read("PHY operational page", "PDDR", lp.Page(0)); err != nil {
 		return err
 	} else if d != nil {
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"phy_mngr_fsm_state"); ok {
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpPhyMngrFsmState); ok {
 			op.StateID, op.State = u64(v), nameOr(phyMngrState, v)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"eth_an_fsm_state"); ok && !ib {
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpEthAnFsmState); ok && !ib {
 			op.PhysicalStateID, op.PhysicalState = u64(v), nameOr(ethANState, v)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"ib_phy_fsm_state"); ok && ib {
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpIBPhyFsmState); ok && ib {
 			op.PhysicalStateID, op.PhysicalState = u64(v), nameOr(ibPhyState, v)
 		}
 		up := op.StateID != nil && *op.StateID == 3
 		r.FEC = &FEC{}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"fec_mode_active"); ok && up {
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpFecModeActive); ok && up {
 			r.FEC.ActiveID, r.FEC.Active = u64(v), nameOr(fecNames, v)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"fec_mode_request"); ok && up {
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpFecModeRequest); ok && up {
 			r.FEC.RequestedID, r.FEC.Requested = u64(v), nameOr(fecNames, v)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"loopback_mode"); ok && op.StateID != nil && *op.StateID != 0 {
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpLoopbackMode); ok && op.StateID != nil && *op.StateID != 0 {
 			op.Loopback = nameOr(loopbackNames, v)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_eth_ext.cable_ext_eth_proto_cap"); ok && !ib {
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpCableEthProtoCap); ok && !ib {
 			op.Cable = speedsOf(v)
 		}
 		if ib {
 			op.IB = &IBPort{}
-			if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_ib_ext.cable_link_speed_cap"); ok {
+			if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpCableIBSpeedCap); ok {
 				op.Cable = ibSpeedsOf(v)
 			}
-			if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_ib_ext.cable_link_width_cap"); ok {
+			if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpCableIBWidthCap); ok {
 				op.IB.CableWidths = widthsOf(v)
 			}
 		}
@@ -223,19 +224,19 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 	} else if d, err := rd.noted("protocols and speeds", "PTYS", l.PTYS, l.PTYSErr); err != nil {
 		return err
 	} else if d != nil {
-		if v, ok := adapter.FieldOf(d, "PTYS", "an_disable_admin"); ok {
+		if v, ok := adapter.FieldOf(d, "PTYS", regpath.PTYSAnDisableAdmin); ok {
 			op.AutoNegotiation = map[bool]string{false: "ON", true: "FORCE"}[v != 0]
 		}
-		if v, ok := adapter.FieldOf(d, "PTYS", "ext_eth_proto_admin"); ok {
+		if v, ok := adapter.FieldOf(d, "PTYS", regpath.PTYSExtEthProtoAdmin); ok {
 			op.Enabled = speedsOf(v)
 		}
-		if v, ok := adapter.FieldOf(d, "PTYS", "ext_eth_proto_capability"); ok {
+		if v, ok := adapter.FieldOf(d, "PTYS", regpath.PTYSExtEthProtoCapability); ok {
 			op.Supported = speedsOf(v)
 			if best, ok := fastest(v); ok {
 				op.MaxSpeedGbps = &best.gbps
 			}
 		}
-		if v, ok := adapter.FieldOf(d, "PTYS", "ext_eth_proto_oper"); ok && v != 0 && (op.OperUp == nil || *op.OperUp) {
+		if v, ok := adapter.FieldOf(d, "PTYS", regpath.PTYSExtEthProtoOper); ok && v != 0 && (op.OperUp == nil || *op.OperUp) {
 			if pr, ok := fastest(v); ok {
 				g, w := pr.gbps, pr.lanes
 				op.Speed, op.SpeedGbps, op.WidthLanes = pr.speed, &g, &w
@@ -319,11 +320,11 @@ func readTroubleshooting(rd *reader, lp adapter.Index) error {
 		return err
 	}
 	t := &Troubleshooting{}
-	if v, ok := adapter.FieldOf(d, "PDDR", pddrTroub+"status_opcode.pddr_monitor_opcode_ext.monitor_opcode"); ok {
+	if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDRTroubMonitorOpcode); ok {
 		t.StatusOpcode = u64(v)
 		t.Category = opcodeCategory(v)
 	}
-	if v, ok := adapter.ValueOf(d, "PDDR", pddrTroub+"status_message"); ok {
+	if v, ok := adapter.ValueOf(d, "PDDR", regpath.PDDRTroubStatusMessage); ok {
 		t.Message = cString(v.Raw())
 	}
 	rd.r.Troubleshooting = t
@@ -549,9 +550,9 @@ func readEyes(rd *reader, lp adapter.Index, lanes int) error {
 			return nil // one note for the port is enough
 		}
 		e := Eye{Lane: l, Units: "firmware units (larger is wider)"}
-		st, _ := adapter.FieldOf(d, "SLRG", "status")
+		st, _ := adapter.FieldOf(d, "SLRG", regpath.SLRGStatus)
 		e.Valid = st != 0
-		ver, _ := adapter.FieldOf(d, "SLRG", "version")
+		ver, _ := adapter.FieldOf(d, "SLRG", regpath.SLRGVersion)
 		f := func(path string) *uint64 {
 			if v, ok := adapter.FieldOf(d, "SLRG", path); ok {
 				return &v
