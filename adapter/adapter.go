@@ -127,6 +127,16 @@ type Adapter struct {
 	mgirAt time.Time
 	// static keeps each cage's static module pages between reads.
 	static map[int]*optics.StaticPages
+	// phy keeps the PDDR operational page Ports read for each port's link
+	// layer, for the first reader of the page that comes while it is
+	// fresh (OperationalPage).
+	phy map[int]kept
+}
+
+// kept is a reading and when it was made, on the adapter's clock.
+type kept struct {
+	r  *dev.Reading
+	at time.Time
 }
 
 // New builds an adapter from its parts.
@@ -236,7 +246,7 @@ func (a *Adapter) drop(err error) error {
 		return err
 	}
 	a.mu.Lock()
-	a.id, a.mgir = nil, nil
+	a.id, a.mgir, a.phy = nil, nil, nil
 	if a.regs != nil {
 		// Whoever still holds this path (an NV session) gets err as the
 		// cause of its next failure, not a closed client (issue 26.10).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"strconv"
+	"time"
 
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/prm"
@@ -38,7 +39,16 @@ const (
 // operational page. A firmware that refuses PDDR, or names no protocol, is
 // taken to run Ethernet (adapters without VPI).
 func (a *Adapter) registerLinkLayer(ctx context.Context, local int) (string, error) {
-	r, err := a.get(ctx, "PDDR", LocalPort(local).Page(0))
+	r, err := a.get(ctx, "PDDR", a.operationalIndex(local))
+	if err == nil {
+		now := a.c.Clock.Now()
+		a.mu.Lock()
+		if a.phy == nil {
+			a.phy = map[int]kept{}
+		}
+		a.phy[local] = kept{r, now}
+		a.mu.Unlock()
+	}
 	if err != nil {
 		if _, isStatus := dev.StatusOf(err); isStatus || errors.Is(err, dev.ErrNotSupported) {
 			return LinkEthernet, nil
@@ -53,6 +63,36 @@ func (a *Adapter) registerLinkLayer(ctx context.Context, local int) (string, err
 		return LinkInfiniBand, nil
 	}
 	return LinkEthernet, nil
+}
+
+// operationalIndex is PDDR's operational page of port local: page_select
+// 0, with the index fields later revisions add.
+func (a *Adapter) operationalIndex(local int) Index {
+	idx := LocalPort(local).Page(0)
+	return idx.Join(LaterIndex(a.DB(), "PDDR", idx))
+}
+
+// phyFresh is how old a kept operational page may be and still be handed
+// out as the port's current one: the reading Ports made moments before,
+// within one command. The PHY's state (phy_mngr_fsm_state, PRM PDDR
+// operational page) moves over link training, which takes seconds.
+const phyFresh = time.Second
+
+// OperationalPage reads PDDR's operational page (page_select 0) of port
+// local. The reading Ports made for the port's link layer is handed out
+// once, to the first caller within phyFresh of it on the adapter's clock,
+// so a command that lists the ports and then reads the page (link) asks
+// the firmware once; any later call reads afresh.
+func (a *Adapter) OperationalPage(ctx context.Context, local int) (*dev.Reading, error) {
+	now := a.c.Clock.Now()
+	a.mu.Lock()
+	k, ok := a.phy[local]
+	delete(a.phy, local)
+	a.mu.Unlock()
+	if ok && !now.Before(k.at) && now.Sub(k.at) <= phyFresh {
+		return k.r, nil
+	}
+	return a.get(ctx, "PDDR", a.operationalIndex(local))
 }
 
 // IB speed names by PTYS ib_proto bit, and the data rate of one lane as

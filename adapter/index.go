@@ -101,3 +101,51 @@ func (x Index) Assignments() []prm.Assignment {
 	}
 	return as
 }
+
+// laterIndex are index fields later revisions add to registers cxray
+// reads that dev does not default (dev.DefaultIndex covers plane_ind,
+// lp_gl and module_ind_type), with the value that asks what older
+// revisions answered: Rev 0.62 adds PPLM test_mode (0: mission mode) and
+// PPLR lb_cap_mode_idx and lb_link_mode_idx (0: the operational mode's
+// loopback capabilities; mlxlink asks for 1 in PRBS test mode only), Rev
+// 0.64 PPLM and PDDR resilink_fec_ind and SLRG all_lanes and
+// measurements_thresholds. dev requires every index field of the decoding
+// database and refuses fields it does not have, so each is given only
+// where the database has it. (They belong in dev.RegisterIndex, where
+// `reg get` would use them too.)
+var laterIndex = map[string]Index{
+	"PPLM": At("test_mode", 0).With("resilink_fec_ind", 0),
+	"PDDR": At(pddrOpPage+"resilink_fec_ind", 0),
+	"SLRG": At("all_lanes", 0).With("measurements_thresholds", 0),
+	"PPLR": At("lb_cap_mode_idx", 0).With("lb_link_mode_idx", 0),
+}
+
+// pddrOpPage is the path of PDDR's operational page (page_select 0).
+const pddrOpPage = "page_data.pddr_operation_info_page_ext."
+
+// LaterIndex lists the index fields reg needs in db beyond those given:
+// the ones later revisions add, where db has them.
+func LaterIndex(db *prm.DB, reg string, given Index) Index {
+	if db == nil {
+		return nil
+	}
+	r, err := db.Register(reg)
+	if err != nil {
+		return nil
+	}
+	p, err := db.RegisterPlan(r)
+	if err != nil {
+		return nil
+	}
+	var out Index
+	buf := p.NewBuffer()
+	for _, f := range laterIndex[reg] {
+		if page, ok := given.Lookup("page_select"); strings.HasPrefix(f.Path, pddrOpPage) && (!ok || page != 0) {
+			continue // a field of the operational page only
+		}
+		if _, err := p.Resolve(f.Path, buf); err == nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}

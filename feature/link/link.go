@@ -355,7 +355,7 @@ func fatal(ctx context.Context, err error) bool {
 	if _, ok := dev.StatusOf(err); ok {
 		return false
 	}
-	// An index field a future revision adds (and laterIndex does not
+	// An index field a future revision adds (and adapter.LaterIndex does not
 	// know yet) leaves that part unread, not the whole link.
 	var ie *dev.IndexError
 	if errors.As(err, &ie) {

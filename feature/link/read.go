@@ -38,49 +38,6 @@ func hex(g uint64) string { return fmt.Sprintf("%#x", g) }
 // ClearGroups are the PPCNT groups --clear resets: the two Read uses.
 var ClearGroups = []string{GroupPhysical, GroupStatistical}
 
-// laterIndex are index fields later revisions add to the registers read
-// here that dev does not default (dev.DefaultIndex covers plane_ind, lp_gl
-// and module_ind_type), with the value that asks what older revisions
-// answered: Rev 0.62 adds PPLM test_mode (0: mission mode), Rev 0.64 PPLM
-// and PDDR resilink_fec_ind and SLRG all_lanes and measurements_thresholds.
-// dev requires every index field of the decoding database and refuses
-// fields it does not have, so each is given only where the database has
-// it. (They belong in dev.RegisterIndex, where `reg get` would use them
-// too.)
-var laterIndex = map[string]adapter.Index{
-	"PPLM": adapter.At("test_mode", 0).With("resilink_fec_ind", 0),
-	"PDDR": adapter.At(pddrOp+"resilink_fec_ind", 0),
-	"SLRG": adapter.At("all_lanes", 0).With("measurements_thresholds", 0),
-	// Rev 0.62 adds PPLR lb_cap_mode_idx and lb_link_mode_idx (0: the operational mode's
-	// loopback capabilities; mlxlink asks for 1 in PRBS test mode only).
-	"PPLR": adapter.At("lb_cap_mode_idx", 0).With("lb_link_mode_idx", 0),
-}
-
-func optionalIndex(db *prm.DB, reg string, given adapter.Index) adapter.Index {
-	if db == nil {
-		return nil
-	}
-	r, err := db.Register(reg)
-	if err != nil {
-		return nil
-	}
-	p, err := db.RegisterPlan(r)
-	if err != nil {
-		return nil
-	}
-	var out adapter.Index
-	buf := p.NewBuffer()
-	for _, f := range laterIndex[reg] {
-		if page, ok := given.Lookup("page_select"); strings.HasPrefix(f.Path, pddrOp) && (!ok || page != 0) {
-			continue // a field of the operational page only
-		}
-		if _, err := p.Resolve(f.Path, buf); err == nil {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 func isFieldErr(err error) bool {
 	var fe *prm.FieldError
 	var nf *prm.NotFoundError
@@ -148,7 +105,7 @@ func (rd *reader) read(what, reg string, index adapter.Index) (*prm.Decoded, err
 	if d := rd.earlier(reg, index); d != nil {
 		return d, nil
 	}
-	x, err := rd.a.ReadRegister(rd.ctx, reg, index.Join(optionalIndex(rd.a.DB(), reg, index)))
+	x, err := rd.a.ReadRegister(rd.ctx, reg, index.Join(adapter.LaterIndex(rd.a.DB(), reg, index)))
 	if err != nil {
 		if fatal(rd.ctx, err) {
 			return nil, fmt.Errorf("port %d %s: %w", rd.r.Port, reg, err)
@@ -181,7 +138,13 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 		op.AdminUp, op.AdminStatus = rd.l.AdminUp, rd.l.AdminStatus
 		op.OperUp, op.OperStatus = rd.l.OperUp, rd.l.OperStatus
 	}
-	if d, err := rd.read("PHY operational page", "PDDR", lp.Page(0)); err != nil {
+	// The page Ports read for the link layer, when it is of this moment.
+	x, err := rd.a.OperationalPage(rd.ctx, p.Local)
+	var page *prm.Decoded
+	if x != nil {
+		page = x.Decoded
+	}
+	if d, err := rd.noted("PHY operational page", "PDDR", page, err); err != nil {
 		return err
 	} else if d != nil {
 		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpPhyMngrFsmState); ok {
@@ -668,7 +631,7 @@ func readCable(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Repor
 // this database beyond those given, as Read gives them: the ones later
 // revisions add. Writers of the same registers (linkctl) use it.
 func OptionalIndex(db *prm.DB, reg string, given adapter.Index) adapter.Index {
-	return optionalIndex(db, reg, given)
+	return adapter.LaterIndex(db, reg, given)
 }
 
 // cableMin is the least time a module summary gets (cableBudget).

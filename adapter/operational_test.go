@@ -1,0 +1,70 @@
+package adapter_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/dev/devtest"
+	"github.com/cxray/cxray/emu/emuadapter/emutest"
+	"github.com/cxray/cxray/internal/clock"
+)
+
+// The PDDR operational page Ports reads for the link layer is handed to
+// the first OperationalPage within a second of it, and never again: a
+// second call, or a first one after the page has aged, asks the firmware.
+func TestOperationalPageReusesPortsReadOnce(t *testing.T) {
+	db := devtest.DB(t)
+	pddr, err := db.Register("PDDR")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		age   time.Duration // between Ports and the first call
+		calls int
+		want  int // PDDR reads, Ports' one among them
+	}{
+		{"one call at once", 0, 1, 1},
+		{"two calls", 0, 2, 2},
+		{"within a second", time.Second, 1, 1},
+		{"two seconds on", 2 * time.Second, 1, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			logs := emutest.Transactions(t, "../emu/scenario/testdata/infiniband.yaml", func(t *testing.T, a *adapter.Adapter) {
+				ctx := context.Background()
+				if _, err := a.Ports(ctx); err != nil {
+					t.Fatal(err)
+				}
+				m, ok := a.Clock().(*clock.Manual)
+				if !ok {
+					t.Fatalf("the scenario's clock is %T, not manual", a.Clock())
+				}
+				m.Advance(c.age)
+				for i := 0; i < c.calls; i++ {
+					r, err := a.OperationalPage(ctx, 1)
+					if err != nil || r == nil || r.Decoded == nil {
+						t.Fatalf("call %d: %v", i, err)
+					}
+				}
+			})
+			if len(logs) == 0 {
+				t.Fatal("the scenario has no function")
+			}
+			for bdf, log := range logs {
+				n := 0
+				for _, x := range log {
+					if uint32(x.ID) == pddr.ID {
+						n++
+					}
+				}
+				if diff := cmp.Diff(c.want, n); diff != "" {
+					t.Errorf("%s: PDDR reads (-want +got):\n%s", bdf, diff)
+				}
+			}
+		})
+	}
+}
