@@ -68,3 +68,40 @@ func TestOperationalPageReusesPortsReadOnce(t *testing.T) {
 		})
 	}
 }
+
+// On the wall clock (an emulator that runs in real time, as hardware
+// does) the page Ports read moments before is handed out too.
+func TestOperationalPageRealTime(t *testing.T) {
+	db := devtest.DB(t)
+	pddr, err := db.Register("PDDR")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gap time.Duration
+	logs := emutest.RealTimeTransactions(t, "../emu/scenario/testdata/infiniband.yaml", func(t *testing.T, a *adapter.Adapter) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, ok := a.Clock().(*clock.Manual); ok {
+			t.Fatal("the adapter runs on a manual clock")
+		}
+		t0 := time.Now()
+		if _, err := a.Ports(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.OperationalPage(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		gap = max(gap, time.Since(t0))
+	}, "0000:81:00.0")
+	n := 0
+	for _, x := range logs["0000:81:00.0"] {
+		if uint32(x.ID) == pddr.ID {
+			n++
+		}
+	}
+	// A machine so loaded that Ports took over a second reads afresh,
+	// rightly.
+	if want := 1; n != want && gap < time.Second {
+		t.Errorf("PDDR read %d times, want %d (Ports and the page within %v)", n, want, gap)
+	}
+}

@@ -56,6 +56,18 @@ func (c *countingFirmware) transactions() []Transaction {
 // register transactions as its firmware saw them, by BDF.
 func Transactions(t *testing.T, file string, fn func(t *testing.T, a *adapter.Adapter), bdfs ...string) map[string][]Transaction {
 	t.Helper()
+	return transactions(t, file, false, fn, bdfs)
+}
+
+// RealTimeTransactions is Transactions on the wall clock: the adapters
+// sleep and age readings in real time.
+func RealTimeTransactions(t *testing.T, file string, fn func(t *testing.T, a *adapter.Adapter), bdfs ...string) map[string][]Transaction {
+	t.Helper()
+	return transactions(t, file, true, fn, bdfs)
+}
+
+func transactions(t *testing.T, file string, real bool, fn func(t *testing.T, a *adapter.Adapter), bdfs []string) map[string][]Transaction {
+	t.Helper()
 	sc, err := scenario.Load(file)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +77,10 @@ func Transactions(t *testing.T, file string, fn func(t *testing.T, a *adapter.Ad
 	if start.IsZero() {
 		start = scenario.DefaultStart
 	}
-	clk := clock.NewManual(start)
+	var clk interface{ Now() time.Time } = clock.NewManual(start)
+	if real {
+		clk = clock.Real{}
+	}
 	em, err := scenario.Build(sc, scenario.Options{DB: devtest.DB(t), Clock: clk,
 		Firmware: func(b string, v *fw.View) emu.Firmware {
 			c := &countingFirmware{Firmware: v, now: clk.Now}
