@@ -94,6 +94,9 @@ var knownMissing = []string{
 	// Rev 0.51 has lane0_module_mapping as one dword without its module
 	// field (Rev 0.56 divides it; fields.go).
 	"Rev 0.51 PMLP lane_module_mapping[0].module: no field",
+	// PPCNT's physical-layer statistical group counts effective errors
+	// from Rev 0.56 on (phy_effective_errors_high/_low).
+	"Rev 0.51 PPCNT counter_set.phys_layer_stat_cntrs_ext.phy_effective_errors: no field",
 	// PPHCR (the FEC histogram's configuration) comes in Rev 0.56.
 	"Rev 0.51 PPHCR active_hist_type: no register",
 	"Rev 0.51 PPHCR num_of_bins: no register",

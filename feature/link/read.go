@@ -12,10 +12,11 @@ import (
 	"github.com/cxray/cxray/prm/regpath"
 )
 
-// Field paths are the built-in database's (Rev 0.57); adapter.FieldOf
-// finds them in older and newer revisions too.
+// Field paths are the built-in database's (Rev 0.57; prm/regpath names
+// most); adapter.FieldOf finds them in older and newer revisions too. The
+// prefixes remain for families read by number (lanes, BER coefficients)
+// and an index field.
 const (
-	pddrOp    = "page_data.pddr_operation_info_page_ext."
 	pddrTroub = "page_data.pddr_troubleshooting_page_ext."
 	phys      = "counter_set.phys_layer_cntrs_ext."
 	physStat  = "counter_set.phys_layer_stat_cntrs_ext."
@@ -381,17 +382,17 @@ func readCounters(rd *reader, lp adapter.Index, lanes int) (*sample, error) {
 		}
 		return nil
 	}
-	s.since = get(st, physStat+"time_since_last_clear")
+	s.since = get(st, regpath.PPCNTPhysStatTimeSinceLastClear)
 	if s.since == nil {
-		s.since = get(ph, phys+"time_since_last_clear")
+		s.since = get(ph, regpath.PPCNTPhysTimeSinceLastClear)
 	}
-	s.bits = get(st, physStat+"phy_received_bits")
-	s.raw = get(st, physStat+"phy_corrected_bits")
-	s.eff = get(st, physStat+"phy_effective_errors")
-	s.sym = get(ph, phys+"symbol_errors")
-	s.corrBlocks = get(ph, phys+"rs_fec_corrected_blocks")
-	s.uncBlocks = get(ph, phys+"rs_fec_uncorrectable_blocks")
-	s.corrSyms = get(ph, phys+"rs_fec_corrected_symbols_total")
+	s.bits = get(st, regpath.PPCNTPhysStatReceivedBits)
+	s.raw = get(st, regpath.PPCNTPhysStatCorrectedBits)
+	s.eff = get(st, regpath.PPCNTPhysStatEffectiveErrors)
+	s.sym = get(ph, regpath.PPCNTPhysSymbolErrors)
+	s.corrBlocks = get(ph, regpath.PPCNTPhysFecCorrectedBlocks)
+	s.uncBlocks = get(ph, regpath.PPCNTPhysFecUncorrectableBlocks)
+	s.corrSyms = get(ph, regpath.PPCNTPhysFecCorrectedSymbolsTotal)
 	for l := 0; l < lanes; l++ {
 		s.laneRaw = append(s.laneRaw, get(st, fmt.Sprintf("%sphy_raw_errors_lane%d", physStat, l)))
 		s.laneSyms = append(s.laneSyms, get(ph, fmt.Sprintf("%srs_fec_corrected_symbols_lane%d", phys, l)))
