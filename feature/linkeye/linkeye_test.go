@@ -1,0 +1,166 @@
+package linkeye_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/dev/devtest"
+	"github.com/cxray/cxray/emu/emuadapter/emutest"
+	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/feature/linkeye"
+	"github.com/cxray/cxray/prm"
+)
+
+// lanesOf is what a test compares: per lane, measured or not.
+type laneSum struct {
+	Lane     int
+	Measured bool
+}
+
+func summary(r *linkeye.Report) []laneSum {
+	var out []laneSum
+	for _, l := range r.Lanes {
+		out = append(out, laneSum{l.Lane, l.Measured})
+	}
+	return out
+}
+
+func codes(r *linkeye.Report) []string {
+	out := []string{}
+	for _, v := range r.Verdicts {
+		out = append(out, v.Code+": "+v.Summary)
+	}
+	return out
+}
+
+// The eyes of a healthy 400G link, of one whose lane 2 is degraded, and of
+// a link that is down, decoded with the built-in database and every
+// revision of the history: the degraded lane and only it is named; a down
+// link has no lane measured and no verdict. Rev 0.51's SLRG has no 7 nm
+// page, which the emulated ConnectX-7 answers with: a database finding,
+// every lane not measured, no verdict.
+func TestEyeVerdicts(t *testing.T) {
+	check := func(t *testing.T, db *prm.DB) {
+		em := emutest.BuildFile(t, "../../examples/link-trouble.yaml")
+		ads := emutest.Open(t, em, "emu", db, "0000:03:00.0", "0000:03:00.1", "0000:04:00.0")
+		ctx := context.Background()
+		noPage := db.Revision == "Rev 0.51"
+		all := []laneSum{{0, !noPage}, {1, !noPage}, {2, !noPage}, {3, !noPage}}
+		for i, want := range []struct {
+			lanes    []laneSum
+			verdicts []string
+		}{
+			{all, []string{}},
+			{all, []string{"eye_degraded_lane: the receive eye of lane 2 is much smaller than the other lanes' of port 1"}},
+			{[]laneSum{{0, false}, {1, false}, {2, false}, {3, false}}, []string{}},
+		} {
+			r, err := linkeye.Read(ctx, ads[i], 1, linkeye.Options{})
+			if err != nil {
+				t.Fatalf("%s: %v", ads[i].Name(), err)
+			}
+			if noPage && i < 2 {
+				want.verdicts = []string{}
+				if len(r.DatabaseFindings) != 1 || !strings.Contains(r.DatabaseFindings[0], "database finding: Rev 0.51 SLRG has no page for version 4") {
+					t.Errorf("%s: database findings %q; want Rev 0.51's missing 7 nm page", ads[i].Name(), r.DatabaseFindings)
+				}
+			} else if len(r.DatabaseFindings) != 0 {
+				t.Errorf("%s: database findings %q; want none", ads[i].Name(), r.DatabaseFindings)
+			}
+			if d := cmp.Diff(want.lanes, summary(r)); d != "" {
+				t.Errorf("%s lanes (-want +got):\n%s", ads[i].Name(), d)
+			}
+			if d := cmp.Diff(want.verdicts, codes(r)); d != "" {
+				t.Errorf("%s verdicts (-want +got):\n%s", ads[i].Name(), d)
+			}
+			for _, l := range r.Lanes {
+				if l.Measured && (l.Page != "slrg_7nm_ext" || l.FigureName != "last_fom" || l.Mid == nil || l.Upper == nil || l.Lower == nil) {
+					t.Errorf("%s lane %d: %+v; want the 7 nm page's figure and three eyes", ads[i].Name(), l.Lane, l)
+				}
+				if l.Measured && (l.Selection == "database") != (db.Revision >= "Rev 0.59") {
+					t.Errorf("%s lane %d: page chosen by %q under %s", ads[i].Name(), l.Lane, l.Selection, db.Revision)
+				}
+			}
+		}
+		// One lane only: the degraded one alone has no lane to be smaller than.
+		r, err := linkeye.Read(ctx, ads[1], 1, linkeye.Options{Lanes: []int{2}})
+		if err != nil || len(r.Lanes) != 1 || r.Lanes[0].Lane != 2 {
+			t.Fatalf("lane 2 alone: %+v, %v", r, err)
+		}
+		_, err = linkeye.Read(ctx, ads[1], 1, linkeye.Options{Lanes: []int{4}})
+		if !errors.Is(err, linkeye.ErrLane) || !errors.Is(err, prm.ErrInput) {
+			t.Errorf("lane 4 of a 4-lane port: %v; want ErrLane, an input error", err)
+		}
+	}
+	t.Run("builtin", func(t *testing.T) { check(t, devtest.DB(t)) })
+	devtest.EachRevision(t, check)
+}
+
+// An InfiniBand NDR port that trained at 2x and a degraded lane through
+// the fault the link model already has (link.lane_ber): the lanes the link
+// did not train are not measured, and the degraded lane among the trained
+// ones is named.
+func TestEyeInfiniBand(t *testing.T) {
+	sc, err := scenario.Parse([]byte(`devices:
+  - profile: cx7-1p-ndr
+    bdf: 0000:18:00.0
+    ports:
+      - port: 1
+        ib: {width: 2x}
+        link: {raw_ber: 1e-12, lane_ber: [0, 1e-5, 0, 0]}
+`), "ib.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	em := emutest.Build(t, sc)
+	ad := emutest.Open(t, em, "emu", nil)[0]
+	r, err := linkeye.Read(context.Background(), ad, 1, linkeye.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Protocol != adapter.LinkInfiniBand {
+		t.Errorf("protocol %q; want InfiniBand", r.Protocol)
+	}
+	if d := cmp.Diff([]laneSum{{0, true}, {1, true}, {2, false}, {3, false}}, summary(r)); d != "" {
+		t.Errorf("lanes (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"eye_degraded_lane: the receive eye of lane 1 is much smaller than the other lanes' of port 1"}, codes(r)); d != "" {
+		t.Errorf("verdicts (-want +got):\n%s", d)
+	}
+}
+
+// Every function of every example scenario: the eye reads without error,
+// a lane measured has a figure, and a lane not measured says why.
+func TestEyeEveryScenario(t *testing.T) {
+	measured := 0
+	emutest.EachScenario(t, nil, func(t *testing.T, em *scenario.Emulation, ads []*adapter.Adapter) {
+		for _, ad := range ads {
+			if !ad.HasRegisters() {
+				continue
+			}
+			r, err := linkeye.Read(context.Background(), ad, 1, linkeye.Options{})
+			if err != nil {
+				// The one scenario whose gateway semaphore another tool holds.
+				if !strings.Contains(ad.Name(), "semaphore-held") {
+					t.Errorf("%s: %v", ad.Name(), err)
+				}
+				continue
+			}
+			for _, l := range r.Lanes {
+				if l.Measured {
+					measured++
+				}
+				if l.Measured == (l.Figure == nil) || l.Measured == (l.NotMeasured != "") {
+					t.Errorf("%s lane %d: measured %v, figure %v, not measured %q", ad.Name(), l.Lane, l.Measured, l.Figure, l.NotMeasured)
+				}
+			}
+		}
+	})
+	if measured < 40 {
+		t.Errorf("%d lanes measured over every scenario; want the up links' (at least 40)", measured)
+	}
+}
