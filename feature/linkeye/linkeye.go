@@ -81,6 +81,14 @@ type Report struct {
 	Verdicts         []link.Verdict `json:"verdicts"`
 }
 
+// Document is `cxray link --show_eye -o json`.
+type Document struct {
+	Device         string  `json:"device"`
+	Backend        string  `json:"backend"`
+	SourceRevision string  `json:"source_revision"`
+	Eye            *Report `json:"eye"`
+}
+
 // versionPage is SLRG.version's page for the network port where the
 // database names no selector (the version field's description: 0 40 nm,
 // 1 28 nm, 3 16 nm, 4 7 nm, 5 5 nm, read with the 7 nm page as Rev 0.59's

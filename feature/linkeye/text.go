@@ -36,6 +36,16 @@ func WriteText(w io.Writer, r *Report) {
 	for _, f := range r.DatabaseFindings {
 		fmt.Fprintf(w, "  %s\n", f)
 	}
+	measured := 0
+	for _, l := range r.Lanes {
+		if l.Measured {
+			measured++
+		}
+	}
+	if len(r.Verdicts) == 0 && measured == 0 {
+		fmt.Fprintln(w, "  Verdict  none: no lane was measured")
+		return
+	}
 	if len(r.Verdicts) == 0 {
 		fmt.Fprintln(w, "  Verdict  no problem found")
 		return

@@ -30,6 +30,7 @@ type linkOptions struct {
 	change    changeOptions
 	cableOpts cableOptions
 	hist      histOptions
+	eye       eyeOptions
 }
 
 func (a *app) linkCmd() *cobra.Command {
@@ -131,6 +132,7 @@ docs/link.md, "Changing a link", has the details.`,
 	c.Flags().BoolVar(&cf.dryRun, "dry-run", false, "with a change or --clear: show the register writes (and side effects); write nothing")
 	c.Flags().BoolVar(&cf.force, "force", false, "change a port even when the adapter carries an interface this host is managed through")
 	c.Flags().DurationVar(&cf.wait, "wait", 10*time.Second, "with a change: how long to wait for the link to reach its new state")
+	addEyeFlags(c, &o.eye) // last: it registers --lanes only if no other mode did
 	return c
 }
 
@@ -319,6 +321,15 @@ func (a *app) runVerb(cmd *cobra.Command, o *linkOptions) error {
 	}
 	if o.df.Name == "" {
 		return cmdutil.UsageErr("add -d DEV ('cxray status' lists them; -d emu tries the emulator)")
+	}
+	if changed(cmd, eyeFlags...) {
+		if err := checkEyeFlags(cmd, &o.eye); err != nil {
+			return err
+		}
+		return a.runEye(o)
+	}
+	if changed(cmd, "lanes") && !changed(cmd, "test_mode") {
+		return cmdutil.UsageErr("--lanes goes with --show_eye, --margin or --test_mode")
 	}
 	if changed(cmd, histFlags...) {
 		if err := checkHistFlags(cmd, &o.hist); err != nil {
