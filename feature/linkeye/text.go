@@ -72,3 +72,35 @@ func dash(s string) string {
 	}
 	return s
 }
+
+// WriteMarginText prints a margin scan, one row per lane and eye, mlxlink's
+// final margin (the smallest), then the verdicts.
+func WriteMarginText(w io.Writer, r *MarginReport) {
+	fmt.Fprintf(w, "Port %d eye margins (SLRED), %.4g Gb/s lanes (%s), %d s per eye\n", r.Port, r.LaneGbps, map[bool]string{true: "PAM4", false: "NRZ"}[r.PAM4], r.MeasureTimeS)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  LANE\tEYE\tMARGIN\tSTATUS")
+	for _, x := range r.Results {
+		m := "not measured"
+		if x.Margin != nil {
+			m = strconv.FormatUint(*x.Margin, 10)
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\n", x.Lane, dash(x.Eye), m, x.Status)
+	}
+	tw.Flush()
+	if r.Final == nil {
+		fmt.Fprintln(w, "  Final margin  N/A: no scan completed, no verdict")
+		return
+	}
+	fmt.Fprintf(w, "  Final margin  %d\n", *r.Final)
+	if len(r.Verdicts) == 0 {
+		fmt.Fprintln(w, "  Verdict  no problem found")
+		return
+	}
+	for _, v := range r.Verdicts {
+		fmt.Fprintf(w, "  [%s] %s: %s\n", v.Category, v.Code, v.Summary)
+		for _, e := range v.Evidence {
+			fmt.Fprintf(w, "      - %s\n", e)
+		}
+		fmt.Fprintf(w, "      next: %s\n", v.NextStep)
+	}
+}

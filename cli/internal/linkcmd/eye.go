@@ -58,7 +58,7 @@ func parseLanes(s string) ([]int, error) {
 }
 
 func checkEyeFlags(cmd *cobra.Command, o *eyeOptions) error {
-	for _, f := range append(append([]string{"all", "counters", "interval", "clear", "pcie", "cable", "dry-run"}, changeFlags...), histFlags...) {
+	for _, f := range append(append([]string{"all", "counters", "interval", "clear", "pcie", "cable"}, changeFlags...), histFlags...) {
 		if changed(cmd, f) {
 			return cmdutil.UsageErr("--%s is not for the eye (--show_eye, --margin): run them apart", f)
 		}
@@ -66,8 +66,8 @@ func checkEyeFlags(cmd *cobra.Command, o *eyeOptions) error {
 	switch {
 	case o.show == o.margin:
 		return cmdutil.UsageErr("give --show_eye (the eye the receiver keeps) or --margin (a margin scan); --lane, --measure_time and --eye_select go with them")
-	case o.show && changed(cmd, "measure_time", "eye_select"):
-		return cmdutil.UsageErr("--measure_time and --eye_select go with --margin")
+	case o.show && changed(cmd, "measure_time", "eye_select", "dry-run", "force"):
+		return cmdutil.UsageErr("--measure_time, --eye_select, --dry-run and --force go with --margin")
 	case changed(cmd, "lane") && changed(cmd, "lanes"):
 		return cmdutil.UsageErr("--lane and --lanes: give one")
 	}
@@ -88,6 +88,9 @@ func checkEyeFlags(cmd *cobra.Command, o *eyeOptions) error {
 }
 
 func (a *app) runEye(o *linkOptions) error {
+	if o.eye.margin {
+		return a.runMargin(o)
+	}
 	db, err := a.DB()
 	if err != nil {
 		return err
