@@ -126,3 +126,18 @@ echo $(( $(date +%%s) - start )) > $out/margin.s
 		t.Errorf("the margin scan of two eyes at 10 s each took %d s of wall time", s)
 	}
 }
+
+// The kernel backend has no SLRG or SLRED: --show_eye and --margin are
+// exit 2 in both modes, saying to use the register path, and nothing is
+// written.
+func TestEyeKernel(t *testing.T) {
+	withKernelFixture(t)
+	for _, args := range [][]string{{"--show_eye"}, {"--margin", "--yes", "--force"}} {
+		for _, mode := range []string{"table", "json"} {
+			_, errs, code := cli(t, "", append([]string{"link", "-d", "kernel:mlx5_0", "-o", mode}, args...)...)
+			if code != 2 || !strings.Contains(errs, "kernel backend does not reach; use -d with a PCI address") {
+				t.Errorf("%v -o %s: exit %d, %q; want 2 naming the register path", args, mode, code, errs)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package linkcmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,6 +52,9 @@ func parseLanes(s string) ([]int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 0 || n > 7 {
 			return nil, fmt.Errorf("lane %q: give lane numbers 0..7, comma-separated (0,2)", strings.TrimSpace(f))
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("lane %d is given twice", n)
 		}
 		out = append(out, n)
 	}
