@@ -90,7 +90,10 @@ those bytes (MCIA), in hex and ASCII; --cable --write B1,B2 --page P
 refuses any other byte (exit 2, nothing written). --rx_fec_histogram
 --show_histogram (or --fec_histogram) shows the RS-FEC histogram: codewords
 per number of symbol errors (PPHCR, PPCNT group 0x23); --clear_histogram
-clears it (asks unless --yes). Each
+clears it (asks unless --yes). --show_eye (-e) shows each lane's eye
+(SLRG) and names a lane well below the others; --margin runs mlxlink's
+margin scan (SLRED) for --measure_time per lane and eye (--eye_select,
+--lane or --lanes), asking unless --yes. Each
 change shows its
 register writes (each field before and after) and side effects first;
 --dry-run stops there. It asks unless --yes, writes through the guarded
@@ -106,7 +109,9 @@ docs/link.md, "Changing a link", has the details.`,
   cxray link -d emu --clear --yes
   cxray link -d 0000:5e:00.0 --port_state TG --dry-run
   cxray link -d 0000:5e:00.0 --port_state DN --yes
-  cxray link -d 0000:5e:00.0 --undo --yes`,
+  cxray link -d 0000:5e:00.0 --undo --yes
+  cxray link -d 0000:5e:00.0 --show_eye
+  cxray link -d 0000:5e:00.0 --margin --lane 2 --measure_time 10 --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runVerb(cmd, &o) },
 	}
