@@ -131,6 +131,26 @@ func TestEyeInfiniBand(t *testing.T) {
 	if d := cmp.Diff([]string{"eye_degraded_lane: the receive eye of lane 1 is much smaller than the other lanes' of port 1"}, codes(r)); d != "" {
 		t.Errorf("verdicts (-want +got):\n%s", d)
 	}
+	// At run time, as emu ctl's link.lane_ber sets it (Firmware.SetLink):
+	// the degradation moves to lane 0 and the verdict follows it.
+	fn, err := em.Function("0000:18:00.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := fn.Adapter.Firmware.Link(fn.Port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.LaneBER = []float64{1e-5, 0, 0, 0}
+	if err := fn.Adapter.Firmware.SetLink(fn.Port, spec); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = linkeye.Read(context.Background(), ad, 1, linkeye.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"eye_degraded_lane: the receive eye of lane 0 is much smaller than the other lanes' of port 1"}, codes(r)); d != "" {
+		t.Errorf("after the fault moved (-want +got):\n%s", d)
+	}
 }
 
 // Every function of every example scenario: the eye reads without error,

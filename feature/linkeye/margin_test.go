@@ -122,6 +122,35 @@ func TestMarginScan(t *testing.T) {
 		if len(r.Results) != 6 || r.Final == nil || len(r.Verdicts) != 1 || !strings.Contains(r.Verdicts[0].Summary, "lane 3 ") {
 			t.Errorf("HDR scan: %+v", r)
 		}
+		// The link retrains while a lane is scanned (the cable pulled and
+		// back, as emu ctl's link_down fault does): the scan ends in the
+		// firmware's error, with no margin and no verdict.
+		fn, err := em.Function("0000:04:00.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fwm := fn.Adapter.Firmware
+		p, err = linkeye.PlanMargin(ctx, ads[0], 1, linkeye.MarginOptions{MeasureTime: 10, Lanes: []int{0}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err = linkeye.Scan(ctx, ads[0], p, func(int, string, time.Duration) {
+			fl := fwm.Faults()
+			fl.LinkDown = []int{fn.Port}
+			if err := fwm.SetFaults(fl); err != nil {
+				t.Fatal(err)
+			}
+			fl.LinkDown = nil
+			if err := fwm.SetFaults(fl); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]res{{0, "", "error, eye scan not completed", false}}, results(r)); d != "" || r.Final != nil || len(r.Verdicts) != 0 {
+			t.Errorf("a retrain during the scan (-want +got):\n%s\nfinal %v, verdicts %v", d, r.Final, r.Verdicts)
+		}
 		// Invalid: an eye on NRZ lanes, a measure time SLRED has no code for, a lane the port lacks.
 		for _, o := range []linkeye.MarginOptions{{MeasureTime: 10, Eye: "UP"}, {MeasureTime: 11}, {MeasureTime: 10, Lanes: []int{4}}, {MeasureTime: 10, Eye: "SIDE"}} {
 			if _, err := linkeye.PlanMargin(ctx, ads[0], 1, o); !errors.Is(err, prm.ErrInput) {
