@@ -170,6 +170,22 @@ func TestEyeEveryScenario(t *testing.T) {
 				}
 				continue
 			}
+			// The margin scan of lane 0 (instant on the manual clock): a
+			// link down is refused as input; otherwise each scan ends
+			// with the firmware's status, a margin only when completed.
+			if p, err := linkeye.PlanMargin(context.Background(), ad, 1, linkeye.MarginOptions{MeasureTime: 10, Lanes: []int{0}, Eye: "MID"}); err == nil {
+				m, err := linkeye.Scan(context.Background(), ad, p, nil)
+				if err != nil {
+					t.Errorf("%s margin: %v", ad.Name(), err)
+				}
+				for _, x := range m.Results {
+					if (x.Margin != nil) != (x.Status == "eye scan completed") {
+						t.Errorf("%s margin lane %d: %+v", ad.Name(), x.Lane, x)
+					}
+				}
+			} else if !errors.Is(err, prm.ErrInput) {
+				t.Errorf("%s margin plan: %v", ad.Name(), err)
+			}
 			for _, l := range r.Lanes {
 				if l.Measured {
 					measured++

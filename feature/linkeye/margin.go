@@ -203,18 +203,17 @@ type MarginDocument struct {
 // scan as it starts. ctx bounds the whole scan; on its end the running
 // scan is aborted.
 func Scan(ctx context.Context, ad *adapter.Adapter, p *MarginPlan, progress func(lane int, eye string, wait time.Duration)) (*MarginReport, error) {
-	d, err := ad.Registers(ctx)
-	if err != nil {
+	if _, err := ad.Registers(ctx); err != nil {
 		return nil, err
 	}
 	r := &MarginReport{Port: p.Port, Protocol: p.Protocol, LaneGbps: p.LaneGbps, PAM4: p.PAM4, MeasureTimeS: p.Seconds, Results: []MarginResult{}}
 	for _, l := range p.Lanes {
 		eyes := p.eyes()
 		for i, e := range eyes {
-			res, err := scanOne(ctx, ad, d, p, l, e, i == len(eyes)-1, progress)
+			res, err := scanOne(ctx, ad, p, l, e, i == len(eyes)-1, progress)
 			if err != nil {
 				if ctx.Err() != nil {
-					abort(d, p.Port, l)
+					abort(ad, p.Port, l)
 				}
 				return nil, err
 			}
@@ -235,8 +234,14 @@ func (p *MarginPlan) index(lane int) []prm.Assignment {
 	return []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(p.Port)}, {Path: "lane", Value: strconv.Itoa(lane)}, {Path: "page_data_sel", Value: "0"}}
 }
 
-func scanOne(ctx context.Context, ad *adapter.Adapter, d *dev.Device, p *MarginPlan, lane int, eye string, last bool, progress func(int, string, time.Duration)) (MarginResult, error) {
+// scanOne scans one lane's eye. It asks for the register path each time:
+// the adapter reopens one that a failed access dropped.
+func scanOne(ctx context.Context, ad *adapter.Adapter, p *MarginPlan, lane int, eye string, last bool, progress func(int, string, time.Duration)) (MarginResult, error) {
 	res := MarginResult{Lane: lane, Eye: eye}
+	d, err := ad.Registers(ctx)
+	if err != nil {
+		return res, err
+	}
 	set := []prm.Assignment{{Path: "measure_time", Value: strconv.FormatUint(p.code, 10)}, {Path: "destructive_ctrl", Value: "0"}, {Path: "last_scan", Value: strconv.Itoa(b2i(last))}, {Path: "en", Value: "1"}}
 	if eye != "" {
 		set = append(set, prm.Assignment{Path: "eye_sel", Value: strconv.Itoa(slices.Index(Eyes, eye))})
@@ -312,10 +317,15 @@ func status(ctx context.Context, ad *adapter.Adapter, p *MarginPlan, lane int) (
 }
 
 // abort stops a lane's running scan (SLRED abort) when the command is
-// stopped, within a short time of its own.
-func abort(d *dev.Device, port, lane int) {
+// stopped, within a short time of its own. The register path is asked for
+// again: a stopped command's interrupted access drops the one it had.
+func abort(ad *adapter.Adapter, port, lane int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
+	d, err := ad.Registers(ctx)
+	if err != nil {
+		return
+	}
 	idx := []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(port)}, {Path: "lane", Value: strconv.Itoa(lane)}, {Path: "page_data_sel", Value: "0"}}
 	if wp, err := d.PrepareSetWith(ctx, "SLRED", idx, []prm.Assignment{{Path: "abort", Value: "1"}}, dev.SetOptions{}); err == nil {
 		_, _ = d.ApplySet(ctx, wp, idx)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/emu/scenario"
@@ -151,7 +152,22 @@ func TestMarginScan(t *testing.T) {
 		if d := cmp.Diff([]res{{0, "", "error, eye scan not completed", false}}, results(r)); d != "" || r.Final != nil || len(r.Verdicts) != 0 {
 			t.Errorf("a retrain during the scan (-want +got):\n%s\nfinal %v, verdicts %v", d, r.Final, r.Verdicts)
 		}
-		// Invalid: an eye on NRZ lanes, a measure time SLRED has no code for, a lane the port lacks.
+		// Stopped while a lane is scanned: Scan returns the context's
+		// error and aborts the lane's scan (SLRED abort), so the firmware
+		// is not left scanning.
+		cctx, cancel := context.WithCancel(ctx)
+		_, err = linkeye.Scan(cctx, ads[0], p, func(int, string, time.Duration) { cancel() })
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("stopped scan: %v; want context.Canceled", err)
+		}
+		x, err := ads[0].ReadRegister(ctx, "SLRED", "local_port=1", "lane=0", "page_data_sel=0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := adapter.FieldOf(x.Decoded, "SLRED", "status"); st != 0 {
+			t.Errorf("after a stopped scan SLRED status %d; want 0 (aborted: not performed)", st)
+		}
+				// Invalid: an eye on NRZ lanes, a measure time SLRED has no code for, a lane the port lacks.
 		for _, o := range []linkeye.MarginOptions{{MeasureTime: 10, Eye: "UP"}, {MeasureTime: 11}, {MeasureTime: 10, Lanes: []int{4}}, {MeasureTime: 10, Eye: "SIDE"}} {
 			if _, err := linkeye.PlanMargin(ctx, ads[0], 1, o); !errors.Is(err, prm.ErrInput) {
 				t.Errorf("%+v: %v; want an input error", o, err)
