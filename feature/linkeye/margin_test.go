@@ -167,7 +167,7 @@ func TestMarginScan(t *testing.T) {
 		if st, _ := adapter.FieldOf(x.Decoded, "SLRED", "status"); st != 0 {
 			t.Errorf("after a stopped scan SLRED status %d; want 0 (aborted: not performed)", st)
 		}
-				// Invalid: an eye on NRZ lanes, a measure time SLRED has no code for, a lane the port lacks.
+		// Invalid: an eye on NRZ lanes, a measure time SLRED has no code for, a lane the port lacks.
 		for _, o := range []linkeye.MarginOptions{{MeasureTime: 10, Eye: "UP"}, {MeasureTime: 11}, {MeasureTime: 10, Lanes: []int{4}}, {MeasureTime: 10, Eye: "SIDE"}} {
 			if _, err := linkeye.PlanMargin(ctx, ads[0], 1, o); !errors.Is(err, prm.ErrInput) {
 				t.Errorf("%+v: %v; want an input error", o, err)
