@@ -212,8 +212,10 @@ func decode(d *prm.Decoded, lane int, rev string) (Lane, string) {
 		}
 		return nil
 	}
+	// The eyes the page has, each read apart: one holding all ones is
+	// no reading, the others still are.
 	for _, e := range eyeNames {
-		if get(e[1]) != nil {
+		if get(e[0]) != nil || get(e[1]) != nil || get(e[2]) != nil {
 			ln.Upper, ln.Mid, ln.Lower = get(e[0]), get(e[1]), get(e[2])
 			break
 		}

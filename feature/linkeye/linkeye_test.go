@@ -200,3 +200,34 @@ func TestEyeEveryScenario(t *testing.T) {
 		t.Errorf("%d lanes measured over every scenario; want the up links' (at least 40)", measured)
 	}
 }
+
+// The register database's side of the eye, in the built-in database and
+// every revision of the history: SLRG and its page_data union exist; the
+// union's members are conditional (the database selects the page) from
+// Rev 0.59 on and plain before; the 16 nm page is in every revision and
+// the 7 nm page from Rev 0.56 (Rev 0.51 lacks it: a database finding on a
+// 7 nm adapter); SLRED, the margin scan's register, is there from Rev 0.56.
+func TestDatabasePages(t *testing.T) {
+	check := func(t *testing.T, db *prm.DB) {
+		reg, err := db.Register("SLRG")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pd := db.Nodes[reg.Node].Field("page_data")
+		if pd == nil || db.Nodes[pd.Subnode] == nil || !db.Nodes[pd.Subnode].Union {
+			t.Fatalf("%s SLRG page_data: %+v; want a union", db.Revision, pd)
+		}
+		un := db.Nodes[pd.Subnode]
+		old := db.Revision < "Rev 0.56"
+		got := struct{ Conditional, Has16, Has7, SLRED bool }{un.Conditional, un.Field("slrg_16nm_ext") != nil, un.Field("slrg_7nm_ext") != nil, false}
+		if _, err := db.Register("SLRED"); err == nil {
+			got.SLRED = true
+		}
+		want := struct{ Conditional, Has16, Has7, SLRED bool }{db.Revision >= "Rev 0.59", true, !old, !old}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s (-want +got):\n%s", db.Revision, d)
+		}
+	}
+	t.Run("builtin", func(t *testing.T) { check(t, devtest.DB(t)) })
+	devtest.EachRevision(t, check)
+}
