@@ -32,6 +32,12 @@ import (
 // one reading, never against a fixed number.
 const Degraded = 2.0 / 3
 
+// Below says a lane's figure is degraded next to the best lane's of the
+// same port: 0 (a closed eye), or under Degraded of the best.
+func Below(figure, best uint64) bool {
+	return figure == 0 || float64(figure) < Degraded*float64(best)
+}
+
 // Options choose the lanes; nil is every lane of the port.
 type Options struct {
 	Lanes []int
@@ -273,7 +279,7 @@ func judge(r *Report) []link.Verdict {
 		case f == 0:
 			closed = append(closed, strconv.Itoa(l.Lane))
 			ev = append(ev, fmt.Sprintf("lane %d %s 0 (%s page)", l.Lane, name, l.Page))
-		case float64(f) < Degraded*float64(best):
+		case Below(f, best):
 			small = append(small, strconv.Itoa(l.Lane))
 			ev = append(ev, fmt.Sprintf("lane %d %s %d, the best lane's %d (below %.0f%%)", l.Lane, name, f, best, Degraded*100))
 		}

@@ -347,7 +347,7 @@ func judgeMargins(r *MarginReport) []link.Verdict {
 			continue
 		}
 		b := best[x.Eye]
-		if *x.Margin == 0 || float64(*x.Margin) < Degraded*float64(b) {
+		if Below(*x.Margin, b) {
 			if s := strconv.Itoa(x.Lane); !slices.Contains(lanes, s) {
 				lanes = append(lanes, s)
 			}
