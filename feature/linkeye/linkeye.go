@@ -54,7 +54,8 @@ type Lane struct {
 	Version string `json:"version,omitempty"`
 	// Page is the page_data member read, by the database's name, and
 	// Selection how it was chosen: "database" (the union's conditions) or
-	// "version" (the database gives none).
+	// "version" (the database gives none), with ", with the built-in ...
+	// layout" when the decoding database lacks the page.
 	Page      string `json:"page,omitempty"`
 	Selection string `json:"selection,omitempty"`
 	// Fields are the page's numbers by the database's names; Sentinels
@@ -155,9 +156,41 @@ func Read(ctx context.Context, ad *adapter.Adapter, local int, o Options) (*Repo
 	return r, nil
 }
 
-// decode reads one lane from an SLRG reading; a page the database cannot
-// name is a finding about the database, and the lane is not measured.
+// decode reads one lane from an SLRG reading. A page the decoding
+// database lacks (Rev 0.51 has no 7 nm page) is a database finding; the
+// same bytes are then read with the built-in database's layout, as dev
+// reads a register an older database lacks, and the lane says so (its
+// Selection); where that has no page either, the lane is not measured.
 func decode(d *prm.Decoded, lane int, rev string) (Lane, string) {
+	ln, finding, missing := decodeIn(d, lane, rev)
+	ref := adapter.Reference()
+	if !missing || ref == nil || d.Plan == nil || d.Plan.DB == ref {
+		return ln, finding
+	}
+	r, err := ref.Register("SLRG")
+	if err != nil {
+		return ln, finding
+	}
+	p, err := ref.RegisterPlan(r)
+	if err != nil {
+		return ln, finding
+	}
+	buf := make([]byte, max(p.Bytes, len(d.Raw)))
+	copy(buf, d.Raw)
+	rd, err := p.Decode(buf)
+	if err != nil {
+		return ln, finding
+	}
+	if l2, _, miss2 := decodeIn(rd, lane, ref.Revision); !miss2 {
+		l2.Selection += ", with the built-in " + ref.Revision + " layout"
+		return l2, finding + fmt.Sprintf("; read with the built-in database's (%s) layout", ref.Revision)
+	}
+	return ln, finding
+}
+
+// decodeIn reads one lane with the database that decoded d; missing says
+// the database has no page for it.
+func decodeIn(d *prm.Decoded, lane int, rev string) (Lane, string, bool) {
 	ln := Lane{Lane: lane}
 	ver, _ := adapter.FieldOf(d, "SLRG", "version")
 	ln.Version = strconv.FormatUint(ver, 10)
@@ -169,18 +202,18 @@ func decode(d *prm.Decoded, lane int, rev string) (Lane, string) {
 	st, _ := adapter.FieldOf(d, "SLRG", "status")
 	if st == 0 {
 		ln.NotMeasured = "SLRG status invalid: no signal measured on this lane (a lane the link did not train, or a link down)"
-		return ln, ""
+		return ln, "", false
 	}
 	u, err := d.Get("page_data")
 	if err != nil {
 		ln.NotMeasured = "the database's SLRG has no page_data"
-		return ln, fmt.Sprintf("database finding: %s SLRG has no page_data union; the eye cannot be decoded with it", rev)
+		return ln, fmt.Sprintf("database finding: %s SLRG has no page_data union; the eye cannot be decoded with it", rev), true
 	}
 	var page prm.Value
 	switch m := u.Member(); m {
 	case prm.MemberNone:
 		ln.NotMeasured = "the database describes no page for this SerDes version"
-		return ln, fmt.Sprintf("database finding: %s SLRG selects no page_data member for version %s on a network port; give a newer database (--adb)", rev, ln.Version)
+		return ln, fmt.Sprintf("database finding: %s SLRG selects no page_data member for version %s on a network port; give a newer database (--adb)", rev, ln.Version), true
 	case prm.MemberAll:
 		name, ok := versionPage[ver]
 		found := false
@@ -191,7 +224,7 @@ func decode(d *prm.Decoded, lane int, rev string) (Lane, string) {
 		}
 		if !found {
 			ln.NotMeasured = "the database has no page for this SerDes version"
-			return ln, fmt.Sprintf("database finding: %s SLRG has no page for version %s; give a newer database (--adb)", rev, ln.Version)
+			return ln, fmt.Sprintf("database finding: %s SLRG has no page for version %s; give a newer database (--adb)", rev, ln.Version), true
 		}
 		ln.Selection = "version"
 	default:
@@ -242,10 +275,10 @@ func decode(d *prm.Decoded, lane int, rev string) (Lane, string) {
 	}
 	if ln.Figure == nil {
 		ln.NotMeasured = "the page holds no figure of merit or grade (or only the all-ones 'no reading' value)"
-		return ln, ""
+		return ln, "", false
 	}
 	ln.Measured = true
-	return ln, ""
+	return ln, "", false
 }
 
 func sum(get func(string) *uint64, a, b string) *uint64 {

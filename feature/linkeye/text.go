@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -30,7 +31,7 @@ func WriteText(w io.Writer, r *Report) {
 			fmt.Fprintf(w, "  lane %d: %v hold all ones (no reading)\n", l.Lane, l.Sentinels)
 		}
 	}
-	if len(r.Lanes) > 0 && r.Lanes[0].Selection == "version" {
+	if len(r.Lanes) > 0 && strings.HasPrefix(r.Lanes[0].Selection, "version") {
 		fmt.Fprintf(w, "  page chosen by SLRG.version %s (the database names no selector)\n", r.Lanes[0].Version)
 	}
 	for _, f := range r.DatabaseFindings {
