@@ -62,7 +62,7 @@ func parseLanes(s string) ([]int, error) {
 }
 
 func checkEyeFlags(cmd *cobra.Command, o *eyeOptions) error {
-	for _, f := range append(append([]string{"all", "counters", "interval", "clear", "pcie", "cable"}, changeFlags...), histFlags...) {
+	for _, f := range append(append([]string{"all", "counters", "interval", "clear", "pcie", "cable", "wait"}, changeFlags...), histFlags...) {
 		if changed(cmd, f) {
 			return cmdutil.UsageErr("--%s is not for the eye (--show_eye, --margin): run them apart", f)
 		}

@@ -85,6 +85,7 @@ func TestShowEye(t *testing.T) {
 		{[]string{"--show_eye", "--measure_time", "10"}, "go with --margin"},
 		{[]string{"--show_eye", "--counters"}, "--counters is not for the eye"},
 		{[]string{"--show_eye", "--fec", "RS"}, "--fec is not for the eye"},
+		{[]string{"--show_eye", "--wait", "5s"}, "--wait is not for the eye"},
 	} {
 		for _, out := range []string{"table", "json"} {
 			a.Output = out
