@@ -136,13 +136,13 @@ func Read(ctx context.Context, ad *adapter.Adapter, local int, o Options) (*Repo
 		return nil, fmt.Errorf("database finding: %s has no SLRG, so no eye can be read with it; give another database (--adb): %w", ad.DB().Revision, prm.ErrInput)
 	}
 	r := &Report{Port: local, Protocol: p.LinkLayer, Verdicts: []link.Verdict{}}
-	lp := "local_port=" + strconv.Itoa(local)
 	for _, l := range want {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		idx := append([]string{lp, "lane=" + strconv.Itoa(l)}, link.OptionalIndex(ad.DB(), "SLRG", []string{lp})...)
-		x, err := ad.ReadRegister(ctx, "SLRG", idx...)
+		idx := adapter.LocalPort(local).With("lane", uint64(l))
+		idx = idx.Join(link.OptionalIndex(ad.DB(), "SLRG", adapter.LocalPort(local)))
+		x, err := ad.ReadRegister(ctx, "SLRG", idx)
 		if err != nil {
 			return nil, fmt.Errorf("port %d lane %d SLRG: %w", local, l, err)
 		}

@@ -307,8 +307,7 @@ func scanOne(ctx context.Context, ad *adapter.Adapter, p *MarginPlan, lane int, 
 
 // status reads SLRED's info page of a lane.
 func status(ctx context.Context, ad *adapter.Adapter, p *MarginPlan, lane int) (uint64, *dev.Reading, error) {
-	lp := "local_port=" + strconv.Itoa(p.Port)
-	x, err := ad.ReadRegister(ctx, "SLRED", lp, "lane="+strconv.Itoa(lane), "page_data_sel=0")
+	x, err := ad.ReadRegister(ctx, "SLRED", adapter.LocalPort(p.Port).With("lane", uint64(lane)).With("page_data_sel", 0))
 	if err != nil {
 		return 0, nil, fmt.Errorf("port %d lane %d SLRED: %w", p.Port, lane, err)
 	}

@@ -160,7 +160,7 @@ func TestMarginScan(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("stopped scan: %v; want context.Canceled", err)
 		}
-		x, err := ads[0].ReadRegister(ctx, "SLRED", "local_port=1", "lane=0", "page_data_sel=0")
+		x, err := ads[0].ReadRegister(ctx, "SLRED", adapter.LocalPort(1).With("lane", 0).With("page_data_sel", 0))
 		if err != nil {
 			t.Fatal(err)
 		}
