@@ -13,6 +13,7 @@ import (
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // ErrUnsupported is errors.ErrUnsupported, which the error of a method the
@@ -126,6 +127,16 @@ type Adapter struct {
 	mgirAt time.Time
 	// static keeps each cage's static module pages between reads.
 	static map[int]*optics.StaticPages
+	// phy keeps the PDDR operational page Ports read for each port's link
+	// layer, for the first reader of the page that comes while it is
+	// fresh (OperationalPage).
+	phy map[int]kept
+}
+
+// kept is a reading and when it was made, on the adapter's clock.
+type kept struct {
+	r  *dev.Reading
+	at time.Time
 }
 
 // New builds an adapter from its parts.
@@ -235,7 +246,7 @@ func (a *Adapter) drop(err error) error {
 		return err
 	}
 	a.mu.Lock()
-	a.id, a.mgir = nil, nil
+	a.id, a.mgir, a.phy = nil, nil, nil
 	if a.regs != nil {
 		// Whoever still holds this path (an NV session) gets err as the
 		// cause of its next failure, not a closed client (issue 26.10).
@@ -473,7 +484,7 @@ func (a *Adapter) Uptime(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	v, ok := uintOf(r.Decoded, "hw_info.uptime")
+	v, ok := uintOf(r.Decoded, regpath.MGIRUptime)
 	if !ok {
 		return 0, &UnsupportedError{What: "MGIR hw_info.uptime", Backend: a.Backend(), Why: "this register database has no such field"}
 	}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math/bits"
 	"strconv"
+	"time"
 
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // InfiniBand ports over registers. A VPI adapter's port runs InfiniBand or
@@ -37,7 +39,16 @@ const (
 // operational page. A firmware that refuses PDDR, or names no protocol, is
 // taken to run Ethernet (adapters without VPI).
 func (a *Adapter) registerLinkLayer(ctx context.Context, local int) (string, error) {
-	r, err := a.get(ctx, "PDDR", "local_port="+strconv.Itoa(local), "page_select=0")
+	r, err := a.get(ctx, "PDDR", a.operationalIndex(local))
+	if err == nil {
+		now := a.c.Clock.Now()
+		a.mu.Lock()
+		if a.phy == nil {
+			a.phy = map[int]kept{}
+		}
+		a.phy[local] = kept{r, now}
+		a.mu.Unlock()
+	}
 	if err != nil {
 		if _, isStatus := dev.StatusOf(err); isStatus || errors.Is(err, dev.ErrNotSupported) {
 			return LinkEthernet, nil
@@ -48,10 +59,40 @@ func (a *Adapter) registerLinkLayer(ctx context.Context, local int) (string, err
 		}
 		return "", fmt.Errorf("port %d (PDDR): %w", local, err)
 	}
-	if v, ok := fieldOf(r.Decoded, "PDDR", "page_data.pddr_operation_info_page_ext.proto_active"); ok && v&protoInfiniBand != 0 && v&protoEthernet == 0 {
+	if v, ok := fieldOf(r.Decoded, "PDDR", regpath.PDDROpProtoActive); ok && v&protoInfiniBand != 0 && v&protoEthernet == 0 {
 		return LinkInfiniBand, nil
 	}
 	return LinkEthernet, nil
+}
+
+// operationalIndex is PDDR's operational page of port local: page_select
+// 0, with the index fields later revisions add.
+func (a *Adapter) operationalIndex(local int) Index {
+	idx := LocalPort(local).Page(0)
+	return idx.Join(LaterIndex(a.DB(), "PDDR", idx))
+}
+
+// phyFresh is how old a kept operational page may be and still be handed
+// out as the port's current one: the reading Ports made moments before,
+// within one command. The PHY's state (phy_mngr_fsm_state, PRM PDDR
+// operational page) moves over link training, which takes seconds.
+const phyFresh = time.Second
+
+// OperationalPage reads PDDR's operational page (page_select 0) of port
+// local. The reading Ports made for the port's link layer is handed out
+// once, to the first caller within phyFresh of it on the adapter's clock,
+// so a command that lists the ports and then reads the page (link) asks
+// the firmware once; any later call reads afresh.
+func (a *Adapter) OperationalPage(ctx context.Context, local int) (*dev.Reading, error) {
+	now := a.c.Clock.Now()
+	a.mu.Lock()
+	k, ok := a.phy[local]
+	delete(a.phy, local)
+	a.mu.Unlock()
+	if ok && !now.Before(k.at) && now.Sub(k.at) <= phyFresh {
+		return k.r, nil
+	}
+	return a.get(ctx, "PDDR", a.operationalIndex(local))
 }
 
 // IB speed names by PTYS ib_proto bit, and the data rate of one lane as
@@ -114,24 +155,23 @@ var (
 // of QUERY_HCA_VPORT_CONTEXT; without one, from the kernel's view when
 // there is one.
 func (a *Adapter) registerIBLink(ctx context.Context, p Port, l *Link, lr *LinkRegisters) error {
-	lp := "local_port=" + strconv.Itoa(p.Local)
-	r, err := a.get(ctx, "PTYS", lp, "proto_mask="+strconv.Itoa(protoInfiniBand))
+	r, err := a.get(ctx, "PTYS", LocalPort(p.Local).With("proto_mask", protoInfiniBand))
 	lr.PTYSErr = err
 	switch {
 	case err == nil:
 		lr.PTYS = r.Decoded
-		if v, ok := fieldOf(r.Decoded, "PTYS", "data_rate_oper"); ok {
+		if v, ok := fieldOf(r.Decoded, "PTYS", regpath.PTYSDataRateOper); ok {
 			g := float64(v) / 10 // 100 Mb/s units
 			l.SpeedGbps = &g
 		}
-		if v, ok := fieldOf(r.Decoded, "PTYS", "max_port_rate"); ok && v > 0 {
+		if v, ok := fieldOf(r.Decoded, "PTYS", regpath.PTYSMaxPortRate); ok && v > 0 {
 			g := float64(v)
 			l.MaxSpeedGbps = &g
 		}
-		if v, ok := fieldOf(r.Decoded, "PTYS", "ib_proto_oper"); ok && v != 0 {
+		if v, ok := fieldOf(r.Decoded, "PTYS", regpath.PTYSIBProtoOper); ok && v != 0 {
 			l.IBSpeed = IBSpeedName(v)
 		}
-		if v, ok := fieldOf(r.Decoded, "PTYS", "ib_link_width_oper"); ok && v != 0 {
+		if v, ok := fieldOf(r.Decoded, "PTYS", regpath.PTYSIBLinkWidthOper); ok && v != 0 {
 			l.Width = IBWidthLanes(v)
 		}
 	case ctx.Err() != nil:
@@ -214,9 +254,12 @@ var ibCounterFields = []struct{ prm, sysfs string }{
 
 // IB PPCNT groups (the PRM's grp values) and their members of the
 // counter_set union in the built-in database.
-var ibGroups = []struct{ grp, member string }{
-	{"0x21", "counter_set.IB_long_portcntrs_attribute_grp_data_ext."}, // 64 bits
-	{"0x20", "counter_set.IB_portcntrs_attribute_grp_data_ext."},      // the IBA widths
+var ibGroups = []struct {
+	grp    uint64
+	member string
+}{
+	{0x21, "counter_set.IB_long_portcntrs_attribute_grp_data_ext."}, // 64 bits
+	{0x20, "counter_set.IB_portcntrs_attribute_grp_data_ext."},      // the IBA widths
 }
 
 // registerIBCounters reads an InfiniBand port's PortCounters: the 64-bit
@@ -225,10 +268,10 @@ var ibGroups = []struct{ grp, member string }{
 // (Rev 0.51 has no 0x21) reads what the firmware sends all the same.
 func (a *Adapter) registerIBCounters(ctx context.Context, p Port, regs map[CounterKey]*prm.Decoded) (CounterSet, error) {
 	cs := CounterSet{Port: p.Local, Kind: "ib", Values: map[string]uint64{}}
-	lp := "local_port=" + strconv.Itoa(p.Local)
+	lp := LocalPort(p.Local)
 	var first error
 	for _, g := range ibGroups {
-		r, err := a.get(ctx, "PPCNT", lp, "grp="+g.grp)
+		r, err := a.get(ctx, "PPCNT", lp.Group(g.grp))
 		if err != nil {
 			if ctx.Err() != nil {
 				return cs, err

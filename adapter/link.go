@@ -12,14 +12,14 @@ import (
 // They read through the same path as the adapter's own reads, and find
 // fields by their built-in (Rev 0.57) paths in any revision (fields.go).
 
-// ReadRegister reads one register; index gives INDEX fields as
-// "path=value". Index fields not given are filled in by dev (0, or the
+// ReadRegister reads one register at an index (nil for a register
+// without one). Index fields not given are filled in by dev (0, or the
 // function's own local port), which covers the plane_ind and lp_gl fields
 // Rev 0.59 and later add. A transport failure drops the register path, so
 // the next read reopens it. On the kernel backend the error matches
 // errors.ErrUnsupported.
-func (a *Adapter) ReadRegister(ctx context.Context, reg string, index ...string) (*dev.Reading, error) {
-	return a.get(ctx, reg, index...)
+func (a *Adapter) ReadRegister(ctx context.Context, reg string, index Index) (*dev.Reading, error) {
+	return a.get(ctx, reg, index)
 }
 
 // FieldOf reads a number (or joined 64-bit counter) of a decoded register

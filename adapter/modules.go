@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/optics"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // MCIAChunk is the most bytes read per MCIA access. MCIA carries up to 32
@@ -43,26 +43,23 @@ func (r *MCIAReader) ReadPage(ctx context.Context, a optics.PageAddr, length int
 	out := make([]byte, 0, length)
 	for len(out) < length {
 		n := min(MCIAChunk, length-len(out))
-		idx := []prm.Assignment{{Path: "module", Value: strconv.Itoa(r.Module)}}
-		req := []prm.Assignment{
-			{Path: "i2c_device_address", Value: strconv.Itoa(int(a.I2C))},
-			{Path: "page_number", Value: strconv.Itoa(int(a.Page))},
-			{Path: "bank_number", Value: strconv.Itoa(int(a.Bank))},
-			{Path: "device_address", Value: strconv.Itoa(int(a.Offset) + len(out))},
-			{Path: "size", Value: strconv.Itoa(n)},
-		}
-		rd, err := r.Device.GetFields(ctx, "MCIA", idx, req)
+		req := At("i2c_device_address", uint64(a.I2C)).
+			With("page_number", uint64(a.Page)).
+			With("bank_number", uint64(a.Bank)).
+			With("device_address", uint64(int(a.Offset)+len(out))).
+			With("size", uint64(n))
+		rd, err := r.Device.GetFields(ctx, "MCIA", At("module", uint64(r.Module)).Assignments(), req.Assignments())
 		if err != nil {
 			return nil, err
 		}
-		if v, err := rd.Decoded.Get("status"); err == nil && v.Uint() != 0 {
+		if v, err := rd.Decoded.Get(regpath.MCIAStatus); err == nil && v.Uint() != 0 {
 			why := mciaStatus[v.Uint()]
 			if why == "" {
 				why = "unknown module status"
 			}
 			return nil, fmt.Errorf("MCIA %s: module status 0x%x (%s)", a, v.Uint(), why)
 		}
-		dw, err := rd.Decoded.Get("dword")
+		dw, err := rd.Decoded.Get(regpath.MCIADword)
 		if err != nil {
 			return nil, fmt.Errorf("MCIA reply has no data: %w", err)
 		}
@@ -100,15 +97,15 @@ func ReadPDDRModule(ctx context.Context, d *dev.Device, port, lanes int) (*optic
 	probe := p.NewBuffer()
 	// page_select 3 is the module page in every revision; its enum name
 	// is not.
-	idx := []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(port & 0xFF)}, {Path: "page_select", Value: "3"}}
+	idx := LocalPort(port & 0xFF).Page(3)
 	if _, err := p.Resolve("lp_msb", probe); err == nil {
-		idx = append(idx, prm.Assignment{Path: "lp_msb", Value: strconv.Itoa(port >> 8)})
+		idx = idx.With("lp_msb", uint64(port>>8))
 	}
-	var req []prm.Assignment
+	var req Index
 	if _, err := p.Resolve("module_info_ext", probe); err == nil {
-		req = append(req, prm.Assignment{Path: "module_info_ext", Value: "1"})
+		req = req.With("module_info_ext", 1)
 	}
-	r, err := d.GetFields(ctx, "PDDR", idx, req)
+	r, err := d.GetFields(ctx, "PDDR", idx.Assignments(), req.Assignments())
 	if err != nil {
 		return nil, err
 	}
@@ -141,12 +138,12 @@ func (a *Adapter) registerModule(ctx context.Context, p Port, o ModuleOptions) (
 		return nil, err
 	}
 	m := &ModuleReading{Port: p.Local, Module: p.Module, Netdev: p.Netdev, Access: "MCIA"}
-	st, err := a.get(ctx, "PMAOS", "module="+strconv.Itoa(p.Module))
+	st, err := a.get(ctx, "PMAOS", At("module", uint64(p.Module)))
 	switch {
 	case err == nil:
-		m.OperStatus = enumText(st.Decoded, "PMAOS", "oper_status")
+		m.OperStatus = enumText(st.Decoded, "PMAOS", regpath.PMAOSOperStatus)
 		if m.OperStatus == "module_plugged_with_error" {
-			m.ErrorType = enumText(st.Decoded, "PMAOS", "error_type")
+			m.ErrorType = enumText(st.Decoded, "PMAOS", regpath.PMAOSErrorType)
 		}
 	case errors.Is(err, dev.ErrNotSupported):
 	default:

@@ -10,6 +10,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/kernel"
 	"github.com/cxray/cxray/pcie"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // PCIeHost is the host's side of a function's PCI Express link: its
@@ -138,39 +139,39 @@ func (a *Adapter) PCIe(ctx context.Context) (*PCIe, error) {
 func (a *Adapter) pcieHost() PCIeHost { return a.c.PCIe }
 
 func (a *Adapter) mpein(ctx context.Context) (*PCIeFirmware, error) {
-	r, err := a.get(ctx, "MPEIN")
+	r, err := a.get(ctx, "MPEIN", nil)
 	if err != nil {
 		return nil, err
 	}
 	d := r.Decoded
 	num := func(path string) uint64 { v, _ := fieldOf(d, "MPEIN", path); return v }
 	f := &PCIeFirmware{
-		Enabled:      pcie.Link{Speed: pcie.SpeedOfMPEIN(num("link_speed_enabled")), Width: pcie.WidthOfMPEIN(num("link_width_enabled"))},
-		Active:       pcie.Link{Speed: pcie.SpeedOfMPEIN(num("link_speed_active")), Width: pcie.WidthOfMPEIN(num("link_width_active"))},
-		DeviceStatus: uint16(num("device_status")),
+		Enabled:      pcie.Link{Speed: pcie.SpeedOfMPEIN(num(regpath.MPEINLinkSpeedEnabled)), Width: pcie.WidthOfMPEIN(num(regpath.MPEINLinkWidthEnabled))},
+		Active:       pcie.Link{Speed: pcie.SpeedOfMPEIN(num(regpath.MPEINLinkSpeedActive)), Width: pcie.WidthOfMPEIN(num(regpath.MPEINLinkWidthActive))},
+		DeviceStatus: uint16(num(regpath.MPEINDeviceStatus)),
 	}
-	if v, ok := fieldOf(d, "MPEIN", "link_peer_max_speed"); ok {
+	if v, ok := fieldOf(d, "MPEIN", regpath.MPEINLinkPeerMaxSpeed); ok {
 		f.PeerMax = pcie.SpeedOfMPEIN(v)
 	}
 	// pwr_status: 1 sufficient, 2 insufficient power reported (0 not
 	// read); payload sizes 128 << code (the MPEIN field descriptions).
-	switch num("pwr_status") {
+	switch num(regpath.MPEINPwrStatus) {
 	case 1:
 		f.PowerStatus = "sufficient"
 	case 2:
 		f.PowerStatus = "insufficient"
 	}
-	if v := num("max_payload_size"); v <= 5 {
+	if v := num(regpath.MPEINMaxPayloadSize); v <= 5 {
 		f.MaxPayload = 128 << v
 	}
-	if v := num("max_read_request_size"); v <= 5 {
+	if v := num(regpath.MPEINMaxReadRequestSize); v <= 5 {
 		f.MaxReadRequest = 128 << v
 	}
 	return f, nil
 }
 
 func (a *Adapter) mpcnt(ctx context.Context) (map[string]uint64, error) {
-	r, err := a.get(ctx, "MPCNT", "grp=0")
+	r, err := a.get(ctx, "MPCNT", Index{}.Group(0))
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/devname"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 	"github.com/cxray/cxray/prm/units"
 )
 
@@ -19,17 +20,12 @@ import (
 // goes through get, which drops the register path after a transport
 // failure so that the next read reopens it.
 
-func (a *Adapter) get(ctx context.Context, reg string, index ...string) (*dev.Reading, error) {
+func (a *Adapter) get(ctx context.Context, reg string, index Index) (*dev.Reading, error) {
 	d, err := a.Registers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	as := make([]prm.Assignment, 0, len(index))
-	for _, kv := range index {
-		k, v, _ := strings.Cut(kv, "=")
-		as = append(as, prm.Assignment{Path: k, Value: v})
-	}
-	r, err := d.Get(ctx, reg, as, nil, 0)
+	r, err := d.Get(ctx, reg, index.Assignments(), nil, 0)
 	return r, a.drop(err)
 }
 
@@ -98,7 +94,7 @@ func (a *Adapter) readMGIR(ctx context.Context) (*dev.Reading, error) {
 	if r != nil && at.Equal(now) {
 		return r, nil
 	}
-	r, err := a.get(ctx, "MGIR")
+	r, err := a.get(ctx, "MGIR", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -122,9 +118,9 @@ func buildDate(r *prm.Decoded) time.Time {
 		n, err := strconv.Atoi(strconv.FormatUint(v, 16))
 		return n, err == nil
 	}
-	y, ok1 := bcd("fw_info.year")
-	m, ok2 := bcd("fw_info.month")
-	day, ok3 := bcd("fw_info.day")
+	y, ok1 := bcd(regpath.MGIRFwYear)
+	m, ok2 := bcd(regpath.MGIRFwMonth)
+	day, ok3 := bcd(regpath.MGIRFwDay)
 	if !ok1 || !ok2 || !ok3 || y < 2000 || m < 1 || m > 12 || day < 1 || day > 31 {
 		return time.Time{}
 	}
@@ -140,13 +136,14 @@ func (a *Adapter) storedFirmware(ctx context.Context) string {
 	if err != nil {
 		return ""
 	}
-	r, err := d.GetFields(ctx, "MCQI", []prm.Assignment{{Path: "component_index", Value: "0"}, {Path: "device_index", Value: "0"}, {Path: "device_type", Value: "0"}, {Path: "read_pending_component", Value: "1"}},
-		[]prm.Assignment{{Path: "info_type", Value: "1"}, {Path: "offset", Value: "0"}, {Path: "data_size", Value: "0x7c"}})
+	idx := At("component_index", 0).With("device_index", 0).With("device_type", 0).With("read_pending_component", 1)
+	req := At("info_type", 1).With("offset", 0).With("data_size", 0x7c)
+	r, err := d.GetFields(ctx, "MCQI", idx.Assignments(), req.Assignments())
 	if err != nil {
 		a.drop(err)
 		return ""
 	}
-	v, ok := textOf(r.Decoded, "MCQI", "data.mcqi_version_ext.version_string")
+	v, ok := textOf(r.Decoded, "MCQI", regpath.MCQIVersionString)
 	if !ok {
 		return ""
 	}
@@ -178,17 +175,17 @@ func (a *Adapter) partNumber(ctx context.Context) (string, error) {
 func (a *Adapter) readMQIS(ctx context.Context, infoType string) (string, error) {
 	var out []byte
 	for off, total, n := 0, -1, 0; (total < 0 || off < total) && n < 64; n++ {
-		r, err := a.get(ctx, "MQIS", "info_type="+infoType, "read_offset="+strconv.Itoa(off))
+		r, err := a.get(ctx, "MQIS", Index{}.Named("info_type", infoType).With("read_offset", uint64(off)))
 		if err != nil {
 			return "", err
 		}
-		got, ok1 := uintOf(r.Decoded, "read_length")
-		t, ok2 := uintOf(r.Decoded, "info_length")
+		got, ok1 := uintOf(r.Decoded, regpath.MQISReadLength)
+		t, ok2 := uintOf(r.Decoded, regpath.MQISInfoLength)
 		if !ok1 || !ok2 {
 			return "", errors.New("MQIS has no read_length/info_length in this database")
 		}
 		total = int(min(t, 1024))
-		v, err := r.Decoded.Get("info_string")
+		v, err := r.Decoded.Get(regpath.MQISInfoString)
 		if err != nil {
 			return "", err
 		}
@@ -211,19 +208,19 @@ func (a *Adapter) registerPorts(ctx context.Context) ([]Port, error) {
 		return nil, err
 	}
 	n := 1
-	if v, ok := fieldOf(r.Decoded, "MGIR", "hw_info.num_ports"); ok && v > 0 {
+	if v, ok := fieldOf(r.Decoded, "MGIR", regpath.MGIRNumPorts); ok && v > 0 {
 		n = int(min(v, 64))
 	}
 	var ps []Port
 	for p := 1; p <= n; p++ {
 		rp := Port{Local: p, Module: p - 1, LinkLayer: "Ethernet"}
-		r, err := a.get(ctx, "PMLP", "local_port="+strconv.Itoa(p))
+		r, err := a.get(ctx, "PMLP", LocalPort(p))
 		switch {
 		case err == nil:
-			if v, ok := fieldOf(r.Decoded, "PMLP", "lane_module_mapping[0].module"); ok {
+			if v, ok := fieldOf(r.Decoded, "PMLP", regpath.PMLPLane0Module); ok {
 				rp.Module = int(v)
 			}
-			if v, ok := fieldOf(r.Decoded, "PMLP", "width"); ok {
+			if v, ok := fieldOf(r.Decoded, "PMLP", regpath.PMLPWidth); ok {
 				rp.Lanes = int(v)
 			}
 			if rp.LinkLayer, err = a.registerLinkLayer(ctx, p); err != nil {
@@ -254,22 +251,22 @@ func (a *Adapter) registerLinks(ctx context.Context, ps []Port, regs map[int]*Li
 		l := Link{Port: p.Local, LinkLayer: p.LinkLayer}
 		lr := &LinkRegisters{}
 		regs[p.Local] = lr
-		lp := "local_port=" + strconv.Itoa(p.Local)
+		lp := LocalPort(p.Local)
 		r, err := a.get(ctx, "PAOS", lp)
 		lr.PAOSErr = err
 		if err == nil {
 			lr.PAOS = r.Decoded
 			// By number: the values are the PRM's in every revision, the
 			// enum names are not (Rev 0.51 has none for oper_status).
-			if v, ok := fieldOf(r.Decoded, "PAOS", "oper_status"); ok {
+			if v, ok := fieldOf(r.Decoded, "PAOS", regpath.PAOSOperStatus); ok {
 				up := v == paosUp
 				l.OperUp = &up
-				l.OperStatus = enumText(r.Decoded, "PAOS", "oper_status")
+				l.OperStatus = enumText(r.Decoded, "PAOS", regpath.PAOSOperStatus)
 			}
-			if v, ok := fieldOf(r.Decoded, "PAOS", "admin_status"); ok {
+			if v, ok := fieldOf(r.Decoded, "PAOS", regpath.PAOSAdminStatus); ok {
 				up := v == paosUp || v == paosUpOnce || v == paosUpLowest
 				l.AdminUp = &up
-				l.AdminStatus = enumText(r.Decoded, "PAOS", "admin_status")
+				l.AdminStatus = enumText(r.Decoded, "PAOS", regpath.PAOSAdminStatus)
 			}
 		} else {
 			if ctx.Err() != nil {
@@ -287,17 +284,17 @@ func (a *Adapter) registerLinks(ctx context.Context, ps []Port, regs map[int]*Li
 			out = append(out, l)
 			continue
 		}
-		r, err = a.get(ctx, "PTYS", lp, "proto_mask=4")
+		r, err = a.get(ctx, "PTYS", lp.With("proto_mask", protoEthernet))
 		lr.PTYSErr = err
 		if err == nil {
 			lr.PTYS = r.Decoded
-			if v, err := r.Decoded.Get("data_rate_oper"); err == nil {
-				if u, ok := units.Lookup("PTYS", "data_rate_oper"); ok {
+			if v, err := r.Decoded.Get(regpath.PTYSDataRateOper); err == nil {
+				if u, ok := units.Lookup("PTYS", regpath.PTYSDataRateOper); ok {
 					g := u.Apply(v.Uint(), v.Step().Width).Value
 					l.SpeedGbps = &g
 				}
 			}
-			if v, ok := fieldOf(r.Decoded, "PTYS", "max_port_rate"); ok && v > 0 {
+			if v, ok := fieldOf(r.Decoded, "PTYS", regpath.PTYSMaxPortRate); ok && v > 0 {
 				g := float64(v)
 				l.MaxSpeedGbps = &g
 			}
@@ -364,14 +361,14 @@ func (a *Adapter) sensorMap(ctx context.Context) ([]int, error) {
 		return got, nil
 	}
 	got = []int{}
-	r, err := a.get(ctx, "MTCAP")
+	r, err := a.get(ctx, "MTCAP", nil)
 	switch {
 	case errors.Is(err, dev.ErrNotSupported):
 		got = []int{0}
 	case err != nil:
 		return nil, err
 	default:
-		m, ok := uintOf(r.Decoded, "sensor_map")
+		m, ok := uintOf(r.Decoded, regpath.MTCAPSensorMap)
 		if !ok || m == 0 {
 			m = 1
 		}
@@ -390,7 +387,7 @@ func (a *Adapter) sensorMap(ctx context.Context) ([]int, error) {
 // mtmp reads one sensor; a module sensor of an empty cage (the firmware
 // answers a status) gives nil.
 func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, error) {
-	r, err := a.get(ctx, "MTMP", "sensor_index="+strconv.Itoa(index))
+	r, err := a.get(ctx, "MTMP", At("sensor_index", uint64(index)))
 	// A module sensor of an empty cage answers bad parameter or resource
 	// not available; any other status (busy ...) is a failed reading.
 	if st, isStatus := dev.StatusOf(err); module >= 0 && isStatus && (st == dev.StatusBadParameter || st == dev.StatusResourceNotAvailable) {
@@ -403,7 +400,7 @@ func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, er
 	if module >= 0 {
 		t.Kind = "module"
 	}
-	if v, err := r.Decoded.Get("sensor_name"); err == nil && v.IsText() {
+	if v, err := r.Decoded.Get(regpath.MTMPSensorName); err == nil && v.IsText() {
 		if n := strings.TrimSpace(v.TextString()); n != "" {
 			t.Sensor = n
 		}
@@ -420,7 +417,7 @@ func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, er
 		x := u.Apply(v.Uint(), v.Step().Width).Value
 		return &x, true
 	}
-	raw, ok := uintOf(r.Decoded, "temperature")
+	raw, ok := uintOf(r.Decoded, regpath.MTMPTemperature)
 	if !ok {
 		return nil, fmt.Errorf("MTMP has no temperature field in this database")
 	}
@@ -435,11 +432,11 @@ func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, er
 		// cage, or a module without a temperature monitor.
 		t.Invalid = "the module sensor reads 0: an empty cage, or a module without a temperature monitor"
 	default:
-		t.Celsius, _ = c("temperature")
+		t.Celsius, _ = c(regpath.MTMPTemperature)
 	}
-	if mte, ok := uintOf(r.Decoded, "mte"); !ok || mte == 1 {
-		t.Highest, _ = c("max_temperature")
-		if v, ok := uintOf(r.Decoded, "max_temperature"); ok && (v == 0x8000 || (v == 0 && module >= 0)) {
+	if mte, ok := uintOf(r.Decoded, regpath.MTMPMTE); !ok || mte == 1 {
+		t.Highest, _ = c(regpath.MTMPMaxTemperature)
+		if v, ok := uintOf(r.Decoded, regpath.MTMPMaxTemperature); ok && (v == 0x8000 || (v == 0 && module >= 0)) {
 			t.Highest = nil
 		}
 	}
@@ -456,13 +453,13 @@ func (a *Adapter) mtmp(ctx context.Context, index, module int) (*Temperature, er
 // 2863 and the physical layer; on an InfiniBand port the physical layer
 // only (IBCounterGroups), beside the IB PortCounters (Kind "ib", ib.go).
 var (
-	CounterGroups   = []string{"0", "1", "18"}
-	IBCounterGroups = []string{"18"}
+	CounterGroups   = []uint64{0, 1, 18}
+	IBCounterGroups = []uint64{18}
 )
 
 // ppcntMember is the counter_set member PPCNT group g selects in the
 // built-in database ("" when it cannot tell).
-func ppcntMember(g string) string {
+func ppcntMember(g uint64) string {
 	db := Reference()
 	if db == nil {
 		return ""
@@ -476,7 +473,7 @@ func ppcntMember(g string) string {
 		return ""
 	}
 	buf := p.NewBuffer()
-	if p.Encode(buf, []prm.Assignment{{Path: "grp", Value: g}}) != nil {
+	if p.Encode(buf, At("grp", g).Assignments()) != nil {
 		return ""
 	}
 	d, err := p.Decode(buf)
@@ -510,12 +507,12 @@ func (a *Adapter) registerCounters(ctx context.Context, ps []Port, regs map[Coun
 		}
 		cs := CounterSet{Port: p.Local, Kind: "ppcnt", Values: map[string]uint64{}}
 		for _, g := range groups {
-			r, err := a.get(ctx, "PPCNT", "local_port="+strconv.Itoa(p.Local), "grp="+g)
+			r, err := a.get(ctx, "PPCNT", LocalPort(p.Local).Group(g))
 			if err != nil {
 				if ctx.Err() != nil {
 					return out, err
 				}
-				errs = append(errs, fmt.Errorf("port %d PPCNT group %s: %w", p.Local, g, err))
+				errs = append(errs, fmt.Errorf("port %d PPCNT group %d: %w", p.Local, g, err))
 				continue
 			}
 			keep(regs, p.Local, g, r.Decoded)
@@ -545,9 +542,9 @@ func (a *Adapter) registerCounters(ctx context.Context, ps []Port, regs map[Coun
 }
 
 // keep files a PPCNT reading of group g (a number as the PRM writes it).
-func keep(regs map[CounterKey]*prm.Decoded, port int, g string, d *prm.Decoded) {
-	if n, err := strconv.ParseUint(g, 0, 64); err == nil && regs != nil {
-		regs[CounterKey{Port: port, Group: n}] = d
+func keep(regs map[CounterKey]*prm.Decoded, port int, g uint64, d *prm.Decoded) {
+	if regs != nil {
+		regs[CounterKey{Port: port, Group: g}] = d
 	}
 }
 

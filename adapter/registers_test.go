@@ -382,7 +382,7 @@ func TestReopenAfterTransportFailure(t *testing.T) {
 	}
 	fail = true
 	// A read (Identity is kept from the first one).
-	if _, err := a.ReadRegister(ctx, "MGIR"); !errors.Is(err, gone) || closes != 1 {
+	if _, err := a.ReadRegister(ctx, "MGIR", nil); !errors.Is(err, gone) || closes != 1 {
 		t.Fatalf("transport failure: %v, %d closes", err, closes)
 	}
 	fail = false

@@ -26,6 +26,7 @@ type portState struct {
 
 	width uint8 // PMLP width
 	lanes [8]laneMap
+	scans [8]eyeScan // SLRED margin scans (eye.go)
 
 	// Link state, re-evaluated by relink whenever something it depends on
 	// changes; the up-time integral drives the traffic counters.

@@ -129,6 +129,7 @@ func readMlxlink(p *Part, dbs Databases) {
 	if n, err := strconv.Atoi(get(ber, "Link Down Counter")); err == nil && n > 0 {
 		p.add(Finding{Severity: SevInfo, Category: CatHardware, What: fmt.Sprintf("the link went down %d time(s) since the counters were cleared", n)})
 	}
+	readMlxlinkEye(p, kv)
 	p.Data = kv
 }
 

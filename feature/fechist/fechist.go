@@ -10,15 +10,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/feature/link"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
-// Group is the PPCNT group of the histogram counters.
-const Group = "0x23"
+// group is the PPCNT group of the histogram counters; Group is how the
+// command line prints it.
+const group uint64 = 0x23
+
+var Group = fmt.Sprintf("%#x", group)
 
 const counters = "counter_set.ppcnt_rs_fec_histograms_counters_ext."
 
@@ -56,9 +59,8 @@ func Read(ctx context.Context, ad *adapter.Adapter, local int) (*Histogram, erro
 	if !ad.HasRegisters() {
 		return nil, fmt.Errorf("the FEC histogram is read from PPHCR and PPCNT, registers the kernel backend does not reach; use -d with a PCI address: %w", prm.ErrInput)
 	}
-	lp := "local_port=" + strconv.Itoa(local)
-	idx := append([]string{lp, "hist_type=0"}, link.OptionalIndex(ad.DB(), "PPHCR", []string{lp})...)
-	x, err := ad.ReadRegister(ctx, "PPHCR", idx...)
+	lp := adapter.LocalPort(local)
+	x, err := ad.ReadRegister(ctx, "PPHCR", lp.With("hist_type", 0).Join(link.OptionalIndex(ad.DB(), "PPHCR", lp)))
 	var nf *prm.NotFoundError
 	if errors.As(err, &nf) {
 		return nil, fmt.Errorf("database finding: %s has no PPHCR (the histogram's configuration; Rev 0.56 and later have it), so the histogram cannot be read with it; give a newer database (--adb): %w", ad.DB().Revision, prm.ErrInput)
@@ -68,14 +70,13 @@ func Read(ctx context.Context, ad *adapter.Adapter, local int) (*Histogram, erro
 	}
 	d := x.Decoded
 	h := &Histogram{Port: local}
-	h.TypeID, _ = adapter.FieldOf(d, "PPHCR", "active_hist_type")
+	h.TypeID, _ = adapter.FieldOf(d, "PPHCR", regpath.PPHCRActiveHistType)
 	h.Type, h.Active = typeNames[h.TypeID], h.TypeID != 0
 	if !h.Active {
 		return h, nil
 	}
-	nbins, _ := adapter.FieldOf(d, "PPHCR", "num_of_bins")
-	pidx := append([]string{lp, "grp=" + Group}, link.OptionalIndex(ad.DB(), "PPCNT", []string{lp})...)
-	y, err := ad.ReadRegister(ctx, "PPCNT", pidx...)
+	nbins, _ := adapter.FieldOf(d, "PPHCR", regpath.PPHCRNumOfBins)
+	y, err := ad.ReadRegister(ctx, "PPCNT", lp.Group(group).Join(link.OptionalIndex(ad.DB(), "PPCNT", lp)))
 	if err != nil {
 		return nil, fmt.Errorf("port %d PPCNT group %s: %w", local, Group, err)
 	}

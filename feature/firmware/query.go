@@ -7,6 +7,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/dev/fwreset"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // Version is a firmware version with its build date.
@@ -108,7 +109,7 @@ func Query(ctx context.Context, ad *adapter.Adapter) (*DeviceInfo, error) {
 	}
 	info := &DeviceInfo{Device: ad.Name(), PSID: id.PSID, Running: Version{Version: id.Firmware}, Components: []Component{}}
 	if rd, err := d.Get(ctx, "MGIR", nil, nil, 0); err == nil {
-		info.Running.Built = bcdDate(u(rd.Decoded, "fw_info.year"), u(rd.Decoded, "fw_info.month"), u(rd.Decoded, "fw_info.day"))
+		info.Running.Built = bcdDate(u(rd.Decoded, regpath.MGIRFwYear), u(rd.Decoded, regpath.MGIRFwMonth), u(rd.Decoded, regpath.MGIRFwDay))
 	}
 	if info.Resets, err = readResets(ctx, d); err != nil {
 		if ctx.Err() != nil {

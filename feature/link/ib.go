@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // InfiniBand ports. The PHY registers are the same (PDDR, PPCNT's physical
@@ -45,25 +46,25 @@ func readIB(rd *reader, l *adapter.LinkRegisters) error {
 		return err
 	}
 	if d != nil {
-		if v, ok := adapter.FieldOf(d, "PTYS", "an_disable_admin"); ok {
+		if v, ok := adapter.FieldOf(d, "PTYS", regpath.PTYSAnDisableAdmin); ok {
 			op.AutoNegotiation = map[bool]string{false: "ON", true: "FORCE"}[v != 0]
 		}
-		if v, ok := adapter.FieldOf(d, "PTYS", "ib_proto_admin"); ok {
+		if v, ok := adapter.FieldOf(d, "PTYS", regpath.PTYSIBProtoAdmin); ok {
 			op.Enabled = ibSpeedsOf(v)
 		}
-		if v, ok := adapter.FieldOf(d, "PTYS", "ib_proto_capability"); ok {
+		if v, ok := adapter.FieldOf(d, "PTYS", regpath.PTYSIBProtoCapability); ok {
 			op.Supported = ibSpeedsOf(v)
 		}
-		if v, ok := adapter.FieldOf(d, "PTYS", "ib_link_width_admin"); ok {
+		if v, ok := adapter.FieldOf(d, "PTYS", regpath.PTYSIBLinkWidthAdmin); ok {
 			op.IB.EnabledWidths = widthsOf(v)
 		}
-		if v, ok := adapter.FieldOf(d, "PTYS", "max_port_rate"); ok && v > 0 {
+		if v, ok := adapter.FieldOf(d, "PTYS", regpath.PTYSMaxPortRate); ok && v > 0 {
 			g := float64(v)
 			op.MaxSpeedGbps = &g
 		}
-		sp, ok1 := adapter.FieldOf(d, "PTYS", "ib_proto_oper")
-		w, ok2 := adapter.FieldOf(d, "PTYS", "ib_link_width_oper")
-		rate, ok3 := adapter.FieldOf(d, "PTYS", "data_rate_oper")
+		sp, ok1 := adapter.FieldOf(d, "PTYS", regpath.PTYSIBProtoOper)
+		w, ok2 := adapter.FieldOf(d, "PTYS", regpath.PTYSIBLinkWidthOper)
+		rate, ok3 := adapter.FieldOf(d, "PTYS", regpath.PTYSDataRateOper)
 		if ok1 && ok2 && sp != 0 && w != 0 && (op.OperUp == nil || *op.OperUp) {
 			lanes := adapter.IBWidthLanes(w)
 			op.Speed, op.WidthLanes = "IB-"+adapter.IBSpeedName(sp), &lanes
@@ -84,20 +85,23 @@ func readIB(rd *reader, l *adapter.LinkRegisters) error {
 // IB PPCNT groups (the PRM's grp values): the IBA PortCounters in 64 bits,
 // and in their IBA widths.
 const (
-	GroupIBExtended     = "0x21"
-	GroupIBPortCounters = "0x20"
+	GroupIBExtended     uint64 = 0x21
+	GroupIBPortCounters uint64 = 0x20
 )
 
 // readIBCounters reads the PortCounters: the 64-bit group where the
 // database and firmware have it, else the IBA-width one.
-func readIBCounters(rd *reader, lp string) (*IBCounters, error) {
-	for _, g := range []struct{ grp, pre string }{
+func readIBCounters(rd *reader, lp adapter.Index) (*IBCounters, error) {
+	for _, g := range []struct {
+		grp uint64
+		pre string
+	}{
 		{GroupIBExtended, "counter_set.IB_long_portcntrs_attribute_grp_data_ext."},
 		{GroupIBPortCounters, "counter_set.IB_portcntrs_attribute_grp_data_ext."},
 	} {
-		d := rd.earlier("PPCNT", []string{"grp=" + g.grp})
+		d := rd.earlier("PPCNT", lp.Group(g.grp))
 		if d == nil {
-			x, err := rd.a.ReadRegister(rd.ctx, "PPCNT", lp, "grp="+g.grp)
+			x, err := rd.a.ReadRegister(rd.ctx, "PPCNT", lp.Group(g.grp))
 			if err != nil {
 				if fatal(rd.ctx, err) {
 					return nil, fmt.Errorf("port %d PPCNT: %w", rd.r.Port, err)

@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/cxray/cxray/adapter"
@@ -356,7 +355,7 @@ func fatal(ctx context.Context, err error) bool {
 	if _, ok := dev.StatusOf(err); ok {
 		return false
 	}
-	// An index field a future revision adds (and laterIndex does not
+	// An index field a future revision adds (and adapter.LaterIndex does not
 	// know yet) leaves that part unread, not the whole link.
 	var ie *dev.IndexError
 	if errors.As(err, &ie) {
@@ -366,5 +365,3 @@ func fatal(ctx context.Context, err error) bool {
 }
 
 func u64(v uint64) *uint64 { return &v }
-
-func itoa(n int) string { return strconv.Itoa(n) }

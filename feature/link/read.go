@@ -4,19 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
-// Field paths are the built-in database's (Rev 0.57); adapter.FieldOf
-// finds them in older and newer revisions too.
+// Field paths are the built-in database's (Rev 0.57; prm/regpath names
+// most); adapter.FieldOf finds them in older and newer revisions too. The
+// prefixes remain for families read by number (lanes, BER coefficients)
+// and an index field.
 const (
-	pddrOp    = "page_data.pddr_operation_info_page_ext."
 	pddrTroub = "page_data.pddr_troubleshooting_page_ext."
 	phys      = "counter_set.phys_layer_cntrs_ext."
 	physStat  = "counter_set.phys_layer_stat_cntrs_ext."
@@ -24,56 +24,20 @@ const (
 
 // PPCNT groups (the PRM's grp values, the same in every revision).
 const (
-	GroupPhysical    = "0x12"
-	GroupStatistical = "0x16"
+	groupPhysical    uint64 = 0x12
+	groupStatistical uint64 = 0x16
 )
+
+// The groups as the command line prints and takes them ("0x12").
+var (
+	GroupPhysical    = hex(groupPhysical)
+	GroupStatistical = hex(groupStatistical)
+)
+
+func hex(g uint64) string { return fmt.Sprintf("%#x", g) }
 
 // ClearGroups are the PPCNT groups --clear resets: the two Read uses.
 var ClearGroups = []string{GroupPhysical, GroupStatistical}
-
-// laterIndex are index fields later revisions add to the registers read
-// here that dev does not default (dev.DefaultIndex covers plane_ind, lp_gl
-// and module_ind_type), with the value that asks what older revisions
-// answered: Rev 0.62 adds PPLM test_mode (0: mission mode), Rev 0.64 PPLM
-// and PDDR resilink_fec_ind and SLRG all_lanes and measurements_thresholds.
-// dev requires every index field of the decoding database and refuses
-// fields it does not have, so each is given only where the database has
-// it. (They belong in dev.RegisterIndex, where `reg get` would use them
-// too.)
-var laterIndex = map[string][]string{
-	"PPLM": {"test_mode=0", "resilink_fec_ind=0"},
-	"PDDR": {pddrOp + "resilink_fec_ind=0"},
-	"SLRG": {"all_lanes=0", "measurements_thresholds=0"},
-	// Rev 0.62 adds PPLR lb_cap_mode_idx and lb_link_mode_idx (0: the operational mode's
-	// loopback capabilities; mlxlink asks for 1 in PRBS test mode only).
-	"PPLR": {"lb_cap_mode_idx=0", "lb_link_mode_idx=0"},
-}
-
-func optionalIndex(db *prm.DB, reg string, given []string) []string {
-	if db == nil {
-		return nil
-	}
-	r, err := db.Register(reg)
-	if err != nil {
-		return nil
-	}
-	p, err := db.RegisterPlan(r)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	buf := p.NewBuffer()
-	for _, kv := range laterIndex[reg] {
-		path, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(path, pddrOp) && !slices.Contains(given, "page_select=0") {
-			continue // a field of the operational page only
-		}
-		if _, err := p.Resolve(path, buf); err == nil {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
 
 func isFieldErr(err error) bool {
 	var fe *prm.FieldError
@@ -96,16 +60,12 @@ type reader struct {
 
 // earlier is the caller's reading of a PPCNT group of this port, nil
 // when it has none.
-func (rd *reader) earlier(reg string, index []string) *prm.Decoded {
+func (rd *reader) earlier(reg string, index adapter.Index) *prm.Decoded {
 	if reg != "PPCNT" || rd.counters == nil {
 		return nil
 	}
-	for _, kv := range index {
-		if g, ok := strings.CutPrefix(kv, "grp="); ok {
-			if n, err := strconv.ParseUint(g, 0, 64); err == nil {
-				return rd.counters[adapter.CounterKey{Port: rd.r.Port, Group: n}]
-			}
-		}
+	if g, ok := index.Lookup("grp"); ok {
+		return rd.counters[adapter.CounterKey{Port: rd.r.Port, Group: g}]
 	}
 	return nil
 }
@@ -142,12 +102,11 @@ func (rd *reader) noted(what, reg string, d *prm.Decoded, err error) (*prm.Decod
 
 // read reads a register; a part the firmware refuses is noted and nil
 // returned, a fatal error is returned.
-func (rd *reader) read(what, reg string, index ...string) (*prm.Decoded, error) {
+func (rd *reader) read(what, reg string, index adapter.Index) (*prm.Decoded, error) {
 	if d := rd.earlier(reg, index); d != nil {
 		return d, nil
 	}
-	index = append(index, optionalIndex(rd.a.DB(), reg, index)...)
-	x, err := rd.a.ReadRegister(rd.ctx, reg, index...)
+	x, err := rd.a.ReadRegister(rd.ctx, reg, index.Join(adapter.LaterIndex(rd.a.DB(), reg, index)))
 	if err != nil {
 		if fatal(rd.ctx, err) {
 			return nil, fmt.Errorf("port %d %s: %w", rd.r.Port, reg, err)
@@ -161,7 +120,7 @@ func (rd *reader) read(what, reg string, index ...string) (*prm.Decoded, error) 
 func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Report, o Options, links *Links) error {
 	interval := o.Interval
 	rd := &reader{ctx: ctx, a: a, r: r, links: links, counters: o.Counters}
-	lp := "local_port=" + itoa(p.Local)
+	lp := adapter.LocalPort(p.Local)
 	op := &r.Operational
 	op.Protocol = "Ethernet"
 	ib := p.LinkLayer == adapter.LinkInfiniBand
@@ -180,38 +139,44 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 		op.AdminUp, op.AdminStatus = rd.l.AdminUp, rd.l.AdminStatus
 		op.OperUp, op.OperStatus = rd.l.OperUp, rd.l.OperStatus
 	}
-	if d, err := rd.read("PHY operational page", "PDDR", lp, "page_select=0"); err != nil {
+	// The page Ports read for the link layer, when it is of this moment.
+	x, err := rd.a.OperationalPage(rd.ctx, p.Local)
+	var page *prm.Decoded
+	if x != nil {
+		page = x.Decoded
+	}
+	if d, err := rd.noted("PHY operational page", "PDDR", page, err); err != nil {
 		return err
 	} else if d != nil {
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"phy_mngr_fsm_state"); ok {
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpPhyMngrFsmState); ok {
 			op.StateID, op.State = u64(v), nameOr(phyMngrState, v)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"eth_an_fsm_state"); ok && !ib {
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpEthAnFsmState); ok && !ib {
 			op.PhysicalStateID, op.PhysicalState = u64(v), nameOr(ethANState, v)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"ib_phy_fsm_state"); ok && ib {
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpIBPhyFsmState); ok && ib {
 			op.PhysicalStateID, op.PhysicalState = u64(v), nameOr(ibPhyState, v)
 		}
 		up := op.StateID != nil && *op.StateID == 3
 		r.FEC = &FEC{}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"fec_mode_active"); ok && up {
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpFecModeActive); ok && up {
 			r.FEC.ActiveID, r.FEC.Active = u64(v), nameOr(fecNames, v)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"fec_mode_request"); ok && up {
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpFecModeRequest); ok && up {
 			r.FEC.RequestedID, r.FEC.Requested = u64(v), nameOr(fecNames, v)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"loopback_mode"); ok && op.StateID != nil && *op.StateID != 0 {
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpLoopbackMode); ok && op.StateID != nil && *op.StateID != 0 {
 			op.Loopback = nameOr(loopbackNames, v)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_eth_ext.cable_ext_eth_proto_cap"); ok && !ib {
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpCableEthProtoCap); ok && !ib {
 			op.Cable = speedsOf(v)
 		}
 		if ib {
 			op.IB = &IBPort{}
-			if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_ib_ext.cable_link_speed_cap"); ok {
+			if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpCableIBSpeedCap); ok {
 				op.Cable = ibSpeedsOf(v)
 			}
-			if v, ok := adapter.FieldOf(d, "PDDR", pddrOp+"cable_proto_cap.pddr_cable_cap_ib_ext.cable_link_width_cap"); ok {
+			if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDROpCableIBWidthCap); ok {
 				op.IB.CableWidths = widthsOf(v)
 			}
 		}
@@ -223,19 +188,19 @@ func readRegisters(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *R
 	} else if d, err := rd.noted("protocols and speeds", "PTYS", l.PTYS, l.PTYSErr); err != nil {
 		return err
 	} else if d != nil {
-		if v, ok := adapter.FieldOf(d, "PTYS", "an_disable_admin"); ok {
+		if v, ok := adapter.FieldOf(d, "PTYS", regpath.PTYSAnDisableAdmin); ok {
 			op.AutoNegotiation = map[bool]string{false: "ON", true: "FORCE"}[v != 0]
 		}
-		if v, ok := adapter.FieldOf(d, "PTYS", "ext_eth_proto_admin"); ok {
+		if v, ok := adapter.FieldOf(d, "PTYS", regpath.PTYSExtEthProtoAdmin); ok {
 			op.Enabled = speedsOf(v)
 		}
-		if v, ok := adapter.FieldOf(d, "PTYS", "ext_eth_proto_capability"); ok {
+		if v, ok := adapter.FieldOf(d, "PTYS", regpath.PTYSExtEthProtoCapability); ok {
 			op.Supported = speedsOf(v)
 			if best, ok := fastest(v); ok {
 				op.MaxSpeedGbps = &best.gbps
 			}
 		}
-		if v, ok := adapter.FieldOf(d, "PTYS", "ext_eth_proto_oper"); ok && v != 0 && (op.OperUp == nil || *op.OperUp) {
+		if v, ok := adapter.FieldOf(d, "PTYS", regpath.PTYSExtEthProtoOper); ok && v != 0 && (op.OperUp == nil || *op.OperUp) {
 			if pr, ok := fastest(v); ok {
 				g, w := pr.gbps, pr.lanes
 				op.Speed, op.SpeedGbps, op.WidthLanes = pr.speed, &g, &w
@@ -313,17 +278,17 @@ func keepFW(b BER, why string) BER {
 	return n
 }
 
-func readTroubleshooting(rd *reader, lp string) error {
-	d, err := rd.read("troubleshooting page", "PDDR", lp, "page_select=1", pddrTroub+"group_opcode=0")
+func readTroubleshooting(rd *reader, lp adapter.Index) error {
+	d, err := rd.read("troubleshooting page", "PDDR", lp.Page(1).With(pddrTroub+"group_opcode", 0))
 	if err != nil || d == nil {
 		return err
 	}
 	t := &Troubleshooting{}
-	if v, ok := adapter.FieldOf(d, "PDDR", pddrTroub+"status_opcode.pddr_monitor_opcode_ext.monitor_opcode"); ok {
+	if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDRTroubMonitorOpcode); ok {
 		t.StatusOpcode = u64(v)
 		t.Category = opcodeCategory(v)
 	}
-	if v, ok := adapter.ValueOf(d, "PDDR", pddrTroub+"status_message"); ok {
+	if v, ok := adapter.ValueOf(d, "PDDR", regpath.PDDRTroubStatusMessage); ok {
 		t.Message = cString(v.Raw())
 	}
 	rd.r.Troubleshooting = t
@@ -348,7 +313,7 @@ func cString(b []byte) string {
 // pplmGroups are PPLM's speed groups, fastest first.
 var pplmGroups = []string{"800g_8x", "400g_4x", "400g_8x", "200g_2x", "200g_4x", "100g_1x", "100g_2x", "100g", "50g_1x", "50g", "25g", "10g_40g"}
 
-func readPPLM(rd *reader, lp string) error {
+func readPPLM(rd *reader, lp adapter.Index) error {
 	d, err := rd.read("FEC capabilities and overrides", "PPLM", lp)
 	if err != nil || d == nil {
 		return err
@@ -397,14 +362,14 @@ type sample struct {
 	laneRaw, laneSyms      []*uint64
 }
 
-func readCounters(rd *reader, lp string, lanes int) (*sample, error) {
+func readCounters(rd *reader, lp adapter.Index, lanes int) (*sample, error) {
 	s := &sample{}
 	lanes = max(min(lanes, 8), 1)
-	st, err := rd.read("physical-layer statistical counters", "PPCNT", lp, "grp="+GroupStatistical)
+	st, err := rd.read("physical-layer statistical counters", "PPCNT", lp.Group(groupStatistical))
 	if err != nil {
 		return nil, err
 	}
-	ph, err := rd.read("physical-layer counters", "PPCNT", lp, "grp="+GroupPhysical)
+	ph, err := rd.read("physical-layer counters", "PPCNT", lp.Group(groupPhysical))
 	if err != nil {
 		return nil, err
 	}
@@ -417,17 +382,17 @@ func readCounters(rd *reader, lp string, lanes int) (*sample, error) {
 		}
 		return nil
 	}
-	s.since = get(st, physStat+"time_since_last_clear")
+	s.since = get(st, regpath.PPCNTPhysStatTimeSinceLastClear)
 	if s.since == nil {
-		s.since = get(ph, phys+"time_since_last_clear")
+		s.since = get(ph, regpath.PPCNTPhysTimeSinceLastClear)
 	}
-	s.bits = get(st, physStat+"phy_received_bits")
-	s.raw = get(st, physStat+"phy_corrected_bits")
-	s.eff = get(st, physStat+"phy_effective_errors")
-	s.sym = get(ph, phys+"symbol_errors")
-	s.corrBlocks = get(ph, phys+"rs_fec_corrected_blocks")
-	s.uncBlocks = get(ph, phys+"rs_fec_uncorrectable_blocks")
-	s.corrSyms = get(ph, phys+"rs_fec_corrected_symbols_total")
+	s.bits = get(st, regpath.PPCNTPhysStatReceivedBits)
+	s.raw = get(st, regpath.PPCNTPhysStatCorrectedBits)
+	s.eff = get(st, regpath.PPCNTPhysStatEffectiveErrors)
+	s.sym = get(ph, regpath.PPCNTPhysSymbolErrors)
+	s.corrBlocks = get(ph, regpath.PPCNTPhysFecCorrectedBlocks)
+	s.uncBlocks = get(ph, regpath.PPCNTPhysFecUncorrectableBlocks)
+	s.corrSyms = get(ph, regpath.PPCNTPhysFecCorrectedSymbolsTotal)
 	for l := 0; l < lanes; l++ {
 		s.laneRaw = append(s.laneRaw, get(st, fmt.Sprintf("%sphy_raw_errors_lane%d", physStat, l)))
 		s.laneSyms = append(s.laneSyms, get(ph, fmt.Sprintf("%srs_fec_corrected_symbols_lane%d", phys, l)))
@@ -538,10 +503,10 @@ func rates(a, b *sample, interval time.Duration) *Rates {
 
 // slrgPages are SLRG's pages by version (the PRM: 0 40 nm, 1 28 nm, 3 16
 // nm, 4 7 nm, 5 5 nm).
-func readEyes(rd *reader, lp string, lanes int) error {
+func readEyes(rd *reader, lp adapter.Index, lanes int) error {
 	lanes = max(min(lanes, 8), 1)
 	for l := 0; l < lanes; l++ {
-		d, err := rd.read(fmt.Sprintf("lane %d eye (SLRG)", l), "SLRG", lp, "lane="+itoa(l))
+		d, err := rd.read(fmt.Sprintf("lane %d eye (SLRG)", l), "SLRG", lp.With("lane", uint64(l)))
 		if err != nil {
 			return err
 		}
@@ -549,9 +514,9 @@ func readEyes(rd *reader, lp string, lanes int) error {
 			return nil // one note for the port is enough
 		}
 		e := Eye{Lane: l, Units: "firmware units (larger is wider)"}
-		st, _ := adapter.FieldOf(d, "SLRG", "status")
+		st, _ := adapter.FieldOf(d, "SLRG", regpath.SLRGStatus)
 		e.Valid = st != 0
-		ver, _ := adapter.FieldOf(d, "SLRG", "version")
+		ver, _ := adapter.FieldOf(d, "SLRG", regpath.SLRGVersion)
 		f := func(path string) *uint64 {
 			if v, ok := adapter.FieldOf(d, "SLRG", path); ok {
 				return &v
@@ -666,8 +631,8 @@ func readCable(ctx context.Context, a *adapter.Adapter, p adapter.Port, r *Repor
 // OptionalIndex lists the index fields (field=value) a register needs in
 // this database beyond those given, as Read gives them: the ones later
 // revisions add. Writers of the same registers (linkctl) use it.
-func OptionalIndex(db *prm.DB, reg string, given []string) []string {
-	return optionalIndex(db, reg, given)
+func OptionalIndex(db *prm.DB, reg string, given adapter.Index) adapter.Index {
+	return adapter.LaterIndex(db, reg, given)
 }
 
 // cableMin is the least time a module summary gets (cableBudget).

@@ -158,13 +158,10 @@ func openPort(ctx context.Context, ad *adapter.Adapter, local int) (*port, error
 
 func (pt *port) index(reg string, extra ...Field) []Field {
 	idx := append([]Field{{"local_port", strconv.Itoa(pt.p.Local)}}, extra...)
-	given := []string{}
-	for _, f := range idx {
-		given = append(given, f.Path+"="+f.Value)
-	}
-	for _, kv := range link.OptionalIndex(pt.ad.DB(), reg, given) {
-		k, v, _ := strings.Cut(kv, "=")
-		idx = append(idx, Field{k, v})
+	// The later fields depend on page_select only, which no write here
+	// gives.
+	for _, as := range link.OptionalIndex(pt.ad.DB(), reg, adapter.LocalPort(pt.p.Local)).Assignments() {
+		idx = append(idx, Field{as.Path, as.Value})
 	}
 	return idx
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // loopbacks are mlxlink's --loopback names and PPLR's lb_en bits (the
@@ -56,8 +57,8 @@ func Loopback(ctx context.Context, ad *adapter.Adapter, local int, mode string) 
 	if err != nil {
 		return nil, err
 	}
-	capMask, _ := adapter.FieldOf(cur, "PPLR", "lb_cap")
-	prev, _ := adapter.FieldOf(cur, "PPLR", "lb_en")
+	capMask, _ := adapter.FieldOf(cur, "PPLR", regpath.PPLRLbCap)
+	prev, _ := adapter.FieldOf(cur, "PPLR", regpath.PPLRLbEn)
 	l := loopbacks[k]
 	if l.bit != 0 && capMask&l.bit == 0 {
 		return nil, inputErr("--loopback %s: port %d does not support it (PPLR lb_cap 0x%x: %s)", n, local, capMask, strings.Join(loopbackNamesOf(capMask), ", "))

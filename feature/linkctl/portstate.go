@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // PAOS admin_status values (the PRM's PAOS table; the same in every
@@ -38,7 +39,7 @@ func PortState(ctx context.Context, ad *adapter.Adapter, local int, state string
 	if err != nil {
 		return nil, err
 	}
-	prev, ok := adapter.FieldOf(cur, "PAOS", "admin_status")
+	prev, ok := adapter.FieldOf(cur, "PAOS", regpath.PAOSAdminStatus)
 	if !ok {
 		return nil, fmt.Errorf("PAOS: no admin_status in this database's layout")
 	}

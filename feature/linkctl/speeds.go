@@ -8,6 +8,7 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/feature/link"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // PTYS proto_mask values (the PRM's PTYS table).
@@ -92,7 +93,7 @@ func Speeds(ctx context.Context, ad *adapter.Adapter, local int, speeds []string
 		if !force {
 			mask |= 1 // SDR, which mlxlink keeps for the link to train
 		}
-		widths, _ := adapter.FieldOf(cur, "PTYS", "ib_link_width_capability")
+		widths, _ := adapter.FieldOf(cur, "PTYS", regpath.PTYSIBLinkWidthCapability)
 		if widths&ibWidths124 != 0 {
 			widths &= ibWidths124
 		}
@@ -117,7 +118,7 @@ func Speeds(ctx context.Context, ad *adapter.Adapter, local int, speeds []string
 		return nil, err
 	}
 	c.Undo = []Write{undo}
-	prevMask, _ := adapter.FieldOf(cur, "PTYS", map[bool]string{false: "ext_eth_proto_admin", true: "ib_proto_admin"}[pt.ib])
+	prevMask, _ := adapter.FieldOf(cur, "PTYS", map[bool]string{false: regpath.PTYSExtEthProtoAdmin, true: regpath.PTYSIBProtoAdmin}[pt.ib])
 	if prev := link.SpeedNames(pt.ib, prevMask); len(prev) > 0 && !strings.Contains(strings.Join(prev, ","), "bit") {
 		c.UndoFlags = "--speeds " + strings.Join(prev, ",")
 		if field("an_disable_admin") != "0" {

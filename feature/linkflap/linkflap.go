@@ -11,17 +11,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/feature/link"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
-
-// page is the built-in path prefix of the link-down info page; adapter's
-// field lookups find it in every revision of the history (Rev 0.51..0.64).
-const page = "page_data.pddr_link_down_info_page_ext."
 
 // noEvent is local_reason_opcode 0, No_link_down_indication: nothing
 // recorded since the port came up the first time.
@@ -76,9 +72,8 @@ func Read(ctx context.Context, a *adapter.Adapter, r *link.Report) (*Evidence, e
 		ev.Unavailable = append(ev.Unavailable, link.Unavailable{What: "link-down info", Why: "PDDR is a register; the kernel backend has none (use -d with a PCI address)"})
 		return ev, nil
 	}
-	lp := "local_port=" + strconv.Itoa(r.Port)
-	idx := append([]string{lp, "page_select=6"}, link.OptionalIndex(a.DB(), "PDDR", []string{lp, "page_select=6"})...)
-	x, err := a.ReadRegister(ctx, "PDDR", idx...)
+	idx := adapter.LocalPort(r.Port).Page(6)
+	x, err := a.ReadRegister(ctx, "PDDR", idx.Join(link.OptionalIndex(a.DB(), "PDDR", idx)))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -90,20 +85,20 @@ func Read(ctx context.Context, a *adapter.Adapter, r *link.Report) (*Evidence, e
 		return nil, fmt.Errorf("port %d PDDR link-down page: %w", r.Port, err)
 	}
 	d := x.Decoded
-	reason, ok := adapter.FieldOf(d, "PDDR", page+"local_reason_opcode")
+	reason, ok := adapter.FieldOf(d, "PDDR", regpath.PDDRDownLocalReason)
 	if !ok {
 		ev.DatabaseFindings = append(ev.DatabaseFindings, "PDDR page 6 has no local_reason_opcode in this database")
 		return ev, nil
 	}
 	ev.Recorded = reason != noEvent
 	if ev.Recorded {
-		ev.LocalReason = adapter.EnumTextOf(d, "PDDR", page+"local_reason_opcode")
-		ev.Blame = adapter.EnumTextOf(d, "PDDR", page+"down_blame")
-		if v, ok := adapter.FieldOf(d, "PDDR", page+"remote_reason_opcode"); ok && v != 0 {
-			ev.RemoteReason = adapter.EnumTextOf(d, "PDDR", page+"remote_reason_opcode")
+		ev.LocalReason = adapter.EnumTextOf(d, "PDDR", regpath.PDDRDownLocalReason)
+		ev.Blame = adapter.EnumTextOf(d, "PDDR", regpath.PDDRDownBlame)
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDRDownRemoteReason); ok && v != 0 {
+			ev.RemoteReason = adapter.EnumTextOf(d, "PDDR", regpath.PDDRDownRemoteReason)
 		}
-		if v, ok := adapter.FieldOf(d, "PDDR", page+"e2e_reason_opcode"); ok && v != 0 {
-			ev.E2EReason = adapter.EnumTextOf(d, "PDDR", page+"e2e_reason_opcode")
+		if v, ok := adapter.FieldOf(d, "PDDR", regpath.PDDRDownE2EReason); ok && v != 0 {
+			ev.E2EReason = adapter.EnumTextOf(d, "PDDR", regpath.PDDRDownE2EReason)
 		}
 	}
 	ev.Verdict = judge(ev)

@@ -2,6 +2,8 @@ package linkcmd
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,6 +38,31 @@ func FuzzParseBytes(f *testing.F) {
 			if err != nil || !cmp.Equal(b, b2) {
 				t.Fatalf("%q -> %v -> %q -> %v, %v", s, b, again, b2, err)
 			}
+		}
+	})
+}
+
+// FuzzParseLanes: a lane list either is refused or gives lanes 0..7 that,
+// written back as "a,b,...", parse to the same list.
+func FuzzParseLanes(f *testing.F) {
+	for _, s := range []string{"0,2", "[1,3]", " 7 ", "", "8", "-1", "0,,1", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ls, err := parseLanes(s)
+		if err != nil {
+			return
+		}
+		var parts []string
+		for _, l := range ls {
+			if l < 0 || l > 7 {
+				t.Fatalf("%q gave lane %d", s, l)
+			}
+			parts = append(parts, strconv.Itoa(l))
+		}
+		again, err := parseLanes(strings.Join(parts, ","))
+		if err != nil || !slices.Equal(again, ls) {
+			t.Fatalf("%q gave %v; written back it gives %v, %v", s, ls, again, err)
 		}
 	})
 }

@@ -30,6 +30,7 @@ type linkOptions struct {
 	change    changeOptions
 	cableOpts cableOptions
 	hist      histOptions
+	eye       eyeOptions
 }
 
 func (a *app) linkCmd() *cobra.Command {
@@ -89,7 +90,10 @@ those bytes (MCIA), in hex and ASCII; --cable --write B1,B2 --page P
 refuses any other byte (exit 2, nothing written). --rx_fec_histogram
 --show_histogram (or --fec_histogram) shows the RS-FEC histogram: codewords
 per number of symbol errors (PPHCR, PPCNT group 0x23); --clear_histogram
-clears it (asks unless --yes). Each
+clears it (asks unless --yes). --show_eye (-e) shows each lane's eye
+(SLRG) and names a lane well below the others; --margin runs mlxlink's
+margin scan (SLRED) for --measure_time per lane and eye (--eye_select,
+--lane or --lanes), asking unless --yes. Each
 change shows its
 register writes (each field before and after) and side effects first;
 --dry-run stops there. It asks unless --yes, writes through the guarded
@@ -105,7 +109,9 @@ docs/link.md, "Changing a link", has the details.`,
   cxray link -d emu --clear --yes
   cxray link -d 0000:5e:00.0 --port_state TG --dry-run
   cxray link -d 0000:5e:00.0 --port_state DN --yes
-  cxray link -d 0000:5e:00.0 --undo --yes`,
+  cxray link -d 0000:5e:00.0 --undo --yes
+  cxray link -d 0000:5e:00.0 --show_eye
+  cxray link -d 0000:5e:00.0 --margin --lane 2 --measure_time 10 --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runVerb(cmd, &o) },
 	}
@@ -131,6 +137,7 @@ docs/link.md, "Changing a link", has the details.`,
 	c.Flags().BoolVar(&cf.dryRun, "dry-run", false, "with a change or --clear: show the register writes (and side effects); write nothing")
 	c.Flags().BoolVar(&cf.force, "force", false, "change a port even when the adapter carries an interface this host is managed through")
 	c.Flags().DurationVar(&cf.wait, "wait", 10*time.Second, "with a change: how long to wait for the link to reach its new state")
+	addEyeFlags(c, &o.eye) // last: it registers --lanes only if no other mode did
 	return c
 }
 
@@ -319,6 +326,15 @@ func (a *app) runVerb(cmd *cobra.Command, o *linkOptions) error {
 	}
 	if o.df.Name == "" {
 		return cmdutil.UsageErr("add -d DEV ('cxray status' lists them; -d emu tries the emulator)")
+	}
+	if changed(cmd, eyeFlags...) {
+		if err := checkEyeFlags(cmd, &o.eye); err != nil {
+			return err
+		}
+		return a.runEye(o)
+	}
+	if changed(cmd, "lanes") && !changed(cmd, "test_mode") {
+		return cmdutil.UsageErr("--lanes goes with --show_eye, --margin or --test_mode")
 	}
 	if changed(cmd, histFlags...) {
 		if err := checkHistFlags(cmd, &o.hist); err != nil {

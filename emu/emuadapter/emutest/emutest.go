@@ -84,7 +84,12 @@ func Open(t testing.TB, em *scenario.Emulation, name string, db *prm.DB, bdfs ..
 			funcs = append(funcs, f)
 		}
 	}
-	e := &emuadapter.Emulator{Stack: dev.StackOptions{Clock: em.Manual, SemaphoreTimeout: SemaphoreTimeout}}
+	e := &emuadapter.Emulator{Stack: dev.StackOptions{SemaphoreTimeout: SemaphoreTimeout}}
+	if em.Manual != nil {
+		// A nil *clock.Manual in the interface would be a clock that
+		// panics: a scenario on the wall clock leaves the stack's default.
+		e.Stack.Clock = em.Manual
+	}
 	ads, err := e.Open(context.Background(), em, funcs, name, len(bdfs) == 0, nil, adapter.Options{DB: db})
 	if err != nil {
 		t.Fatal(err)

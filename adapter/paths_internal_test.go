@@ -1,0 +1,142 @@
+package adapter
+
+import (
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
+	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/adb"
+	"github.com/cxray/cxray/prm/regpath"
+)
+
+// notMisread: a reading decoded by a revision that lacks the field gives
+// either nothing or the value the built-in layout finds in the same
+// bytes (valueOf's fallback), never another field's bits.
+func notMisread(t *testing.T, db *prm.DB, p regpath.Path) {
+	t.Helper()
+	r, _ := db.Register(p.Register)
+	old, err := db.RegisterPlan(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]byte, old.Bytes)
+	for i := range raw {
+		raw[i] = byte(i*37 + 11) // distinct bytes, so a wrong offset shows
+	}
+	d, err := old.Decode(raw)
+	if err != nil {
+		t.Fatalf("%s %s: %v", db.Revision, p.Register, err)
+	}
+	got, ok := valueOf(d, p.Register, p.Path)
+	if !ok {
+		return
+	}
+	ref := Reference()
+	rr, _ := ref.Register(p.Register)
+	rp, _ := ref.RegisterPlan(rr)
+	buf := make([]byte, max(rp.Bytes, len(raw)))
+	copy(buf, raw)
+	rd, err := rp.Decode(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := rd.Get(p.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.Raw(), got.Raw()); got.Uint() != want.Uint() || diff != "" {
+		t.Errorf("%s %s %s: read %#x, the built-in layout gives %#x (-want +got raw):\n%s", db.Revision, p.Register, p.Path, got.Uint(), want.Uint(), diff)
+	}
+}
+
+// missing says why db cannot find path of reg the way valueOf looks first
+// (by name, then older spellings), "" when it can.
+func missing(db *prm.DB, reg, path string) string {
+	r, err := db.Register(reg)
+	if err != nil {
+		return "no register"
+	}
+	p, err := db.RegisterPlan(r)
+	if err != nil {
+		return "no layout: " + err.Error()
+	}
+	buf := p.NewBuffer()
+	for _, s := range spellings(path) {
+		if _, err := p.Resolve(s, buf); err == nil {
+			return ""
+		}
+		if _, err := p.Resolve(s+"[0]", buf); err == nil {
+			return "" // an array read whole (MCIA dword)
+		}
+	}
+	return "no field"
+}
+
+// knownMissing are the generated paths some PRM revision of
+// shared/prm-history does not have, as database findings: the register or
+// field came in a later revision (or an older one lays the bits out
+// without naming them). adapter.FieldOf reads such a field at the bits the
+// built-in layout gives it, when the firmware sends them (fields.go).
+var knownMissing = []string{
+	// Rev 0.51 names MCQI's data but does not lay out its version page.
+	"Rev 0.51 MCQI data.mcqi_version_ext.version_string: no field",
+	// MPEIN link_peer_max_speed comes in Rev 0.56.
+	"Rev 0.51 MPEIN link_peer_max_speed: no field",
+	// Rev 0.51 has PDDR's cable_proto_cap as undivided bits: the Ethernet
+	// and InfiniBand members come in Rev 0.56.
+	"Rev 0.51 PDDR page_data.pddr_operation_info_page_ext.cable_proto_cap.pddr_cable_cap_eth_ext.cable_ext_eth_proto_cap: no field",
+	"Rev 0.51 PDDR page_data.pddr_operation_info_page_ext.cable_proto_cap.pddr_cable_cap_ib_ext.cable_link_speed_cap: no field",
+	"Rev 0.51 PDDR page_data.pddr_operation_info_page_ext.cable_proto_cap.pddr_cable_cap_ib_ext.cable_link_width_cap: no field",
+	// Rev 0.51 has lane0_module_mapping as one dword without its module
+	// field (Rev 0.56 divides it; fields.go).
+	"Rev 0.51 PMLP lane_module_mapping[0].module: no field",
+	// PPCNT's physical-layer statistical group counts effective errors
+	// from Rev 0.56 on (phy_effective_errors_high/_low).
+	"Rev 0.51 PPCNT counter_set.phys_layer_stat_cntrs_ext.phy_effective_errors: no field",
+	// PPHCR (the FEC histogram's configuration) comes in Rev 0.56.
+	"Rev 0.51 PPHCR active_hist_type: no register",
+	"Rev 0.51 PPHCR num_of_bins: no register",
+}
+
+// Every generated path resolves in the built-in database, and in each
+// revision of the history unless it is a listed database finding; a
+// listed finding that a revision no longer shows is an error too, so the
+// list stays true.
+func TestPathsInEveryRevision(t *testing.T) {
+	ref := Reference()
+	if ref == nil {
+		t.Fatal("the built-in database does not load")
+	}
+	for _, p := range regpath.All {
+		if why := missing(ref, p.Register, p.Path); why != "" {
+			t.Errorf("regpath.%s (%s %s) is not in the built-in database: %s", p.Name, p.Register, p.Path, why)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(prmhistorytest.Require(t), "hca-ext-rev*.adb"))
+	if len(files) < 7 {
+		t.Fatalf("found %d revisions, want the 7 of shared/prm-history", len(files))
+	}
+	var got []string
+	for _, f := range files {
+		db, err := adb.LoadFile(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, p := range regpath.All {
+			if why := missing(db, p.Register, p.Path); why != "" {
+				got = append(got, db.Revision+" "+p.Register+" "+p.Path+": "+why)
+				if why == "no field" {
+					notMisread(t, db, p)
+				}
+			}
+		}
+	}
+	sort.Strings(got)
+	if d := cmp.Diff(knownMissing, got); d != "" {
+		t.Errorf("paths missing in a revision differ from the listed database findings (-listed +found):\n%s", d)
+	}
+}
