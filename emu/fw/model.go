@@ -48,6 +48,8 @@ type portState struct {
 	lq     linkQuality         // link quality and partner (link.go)
 	// loopback is PPLR lb_en (loopback.go).
 	loopback uint16
+	// prbs is the PRBS test mode, PPTT and PPRT (prbs.go).
+	prbs prbsState
 }
 
 type laneMap struct {
