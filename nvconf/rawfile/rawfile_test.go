@@ -99,3 +99,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A TLV built from fields (no header image kept) with a writer host other
+// than 0 keeps it in the file: the header written carries bits 11:9 of its
+// first dword, so the file passes its own checksum and reads back the
+// host. Before, the image dropped the host and the file failed to read.
+func TestWriterHostFromFields(t *testing.T) {
+	hc := codec(t)
+	for host := 0; host <= 7; host++ {
+		in := []rawfile.TLV{{Header: tlv.Header{Type: 0x01010012, Version: 1, WriterID: tlv.WriterUser1, WriterHost: host}, Data: []byte{0, 0, 0, 1}}}
+		b, err := rawfile.Write(in, hc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, checked, err := rawfile.ParseChecked(string(b), hc)
+		if err != nil || !checked {
+			t.Fatalf("host %d: checked %v, %v\n%s", host, checked, err, b)
+		}
+		if got[0].Header.WriterHost != host {
+			t.Errorf("host %d read back as %d", host, got[0].Header.WriterHost)
+		}
+	}
+	bad := []rawfile.TLV{{Header: tlv.Header{Type: 0x80, WriterHost: 8}, Data: []byte{0, 0, 0, 0}}}
+	if _, err := rawfile.Write(bad, hc); err == nil {
+		t.Error("writer host 8 (three bits hold 0..7) was written")
+	}
+}

@@ -272,6 +272,26 @@ func (c *HeaderCodec) DecodeHeader(buf []byte) Header {
 	return h
 }
 
+// PutWriterHost writes the writer host into a header in buf: bits 11:9 of
+// the length's dword, where DecodeHeader reads it (mstflint's
+// writer_host_id; the ADB names only bit 9, host_id_valid). Raw files carry
+// it; EncodeHeader leaves it to the firmware, which sets it on a write.
+func (c *HeaderCodec) PutWriterHost(buf []byte, host int) error {
+	if host < 0 || host > 7 {
+		return fmt.Errorf("TLV writer host %d is outside 0..7", host)
+	}
+	lb, err := c.Bit(c.prefix + "length")
+	if err != nil || lb/32*4+4 > len(buf) {
+		if host == 0 {
+			return nil
+		}
+		return fmt.Errorf("TLV writer host %d: the header layout has no place for it", host)
+	}
+	w := binary.BigEndian.Uint32(buf[lb/32*4:])
+	binary.BigEndian.PutUint32(buf[lb/32*4:], w&^(7<<9)|uint32(host)<<9)
+	return nil
+}
+
 // HeaderImage is the 12-byte header as the register carries it, for raw
 // files (big-endian dwords, the register's own layout).
 func (c *HeaderCodec) HeaderImage(buf []byte) []byte {
