@@ -13,22 +13,34 @@ import (
 // pattern it checks for (the partner, or a loopback, returns it), the link
 // has trained and the lane is not hopeless; the errors it counts are the
 // lane's raw errors, PPCNT's physical-layer statistics, which follow the
-// lane's injected BER (link.lane_ber). A real port leaves normal operation
-// in test mode; the emulated one keeps its link state (docs/link.md).
+// lane's injected BER (link.lane_ber). A port whose generator runs trains
+// its PHY even when administratively down (mstlink takes the port down
+// before it starts the test): its link counts as up, so its counters run;
+// unlike a real port, one left up keeps carrying its link state
+// (docs/link.md).
 
 // prbsModes are the patterns the emulated port generates and checks: bits
 // of prbs_modes_cap, numbered as prbs_mode_admin (PRM PPTT/PPRT): PRBS31,
 // PRBS23A, PRBS7, PRBS11, PRBS9, PRBS13A, SSPRQ, PRBS15.
 const prbsModes = 1<<0 | 1<<1 | 1<<5 | 1<<6 | 1<<11 | 1<<17 | 1<<22 | 1<<24
 
+// prbsRateCap are the lane rates the emulated port tests at (lane_rate_cap
+// bits: SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR), and prbsRateBit maps a
+// lane_rate_admin number (PRM PPTT) to its bit of lane_rate_cap.
+const prbsRateCap = 1<<1 | 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<9 | 1<<10
+
+var prbsRateBit = map[uint64]uint{0: 1, 1: 3, 2: 4, 3: 5, 4: 6, 5: 7, 6: 9, 7: 10, 10: 0, 11: 2, 12: 8}
+
 // prbsLockBER is the lane BER past which the checker cannot lock.
 const prbsLockBER = 1e-2
 
 // prbsSide is one direction's test-mode setting.
 type prbsSide struct {
-	on   bool
-	mode uint8
-	at   time.Time // when it was last set
+	on         bool
+	mode       uint8
+	rate       uint16 // lane_rate_admin (PPTT), lane_rate_oper (PPRT)
+	modulation uint8
+	at         time.Time // when it was last set
 }
 
 // prbsState is a port's test mode.
@@ -57,7 +69,24 @@ func (f *Firmware) prbsReg(c *Call, tx bool) uint8 {
 		if mode > 31 || prbsModes&(1<<mode) == 0 {
 			return c.Fail(StatusBadParam, "PRBS prbs_mode_admin 0x%x is not in prbs_modes_cap 0x%x", mode, prbsModes)
 		}
+		rateField := "lane_rate_oper"
+		if tx {
+			rateField = "lane_rate_admin"
+		}
+		rate := c.Req(rateField)
+		if b, ok := prbsRateBit[rate]; !ok || prbsRateCap&(1<<b) == 0 {
+			return c.Fail(StatusBadParam, "PRBS %s %d is not in lane_rate_cap 0x%x", rateField, rate, prbsRateCap)
+		}
 		side.on, side.mode, side.at = c.Req("e") == 1, uint8(mode), c.Now
+		side.rate, side.modulation = uint16(rate), uint8(c.Req("modulation"))
+		f.relink(c.Now)
+	}
+	c.Put("lane_rate_cap", uint64(prbsRateCap))
+	c.Put("modulation", side.modulation)
+	if tx {
+		c.Put("lane_rate_admin", side.rate)
+	} else {
+		c.Put("lane_rate_oper", side.rate)
 	}
 	c.Put("ls", 0)
 	c.Put("e", side.on)

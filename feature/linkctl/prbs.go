@@ -168,7 +168,8 @@ type PRBSReport struct {
 // 2.4e-4). Our choice for a pass/fail line, not a figure of the PRM's.
 const PRBSLimit = 1e-6
 
-// MeasureTestMode is mlxlink's --test_mode MEAS: for dur (on the device's
+// MeasureTestMode is cxray's --test_mode MEAS (mlxlink's --test_mode has
+// EN, DS and TU; MEAS is ours): for dur (on the device's
 // clock) it counts each lane's bit errors while the checker runs, and
 // judges each lane: no_lock, degraded (BER over PRBSLimit) or ok. lanes
 // chooses lanes (nil: every lane of the port).

@@ -13,10 +13,10 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/emu/scenario"
-	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
-	"github.com/cxray/cxray/prm/adb"
 	"github.com/cxray/cxray/feature/linkctl"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/adb"
 )
 
 const prbsScenario = `clock: {mode: manual}

@@ -89,7 +89,7 @@ func writePRBS(a *app, r *linkctl.PRBSReport) error {
 		if l.Locked && l.Errors == 0 && l.BERBelow > 0 {
 			ber = fmt.Sprintf("< %.2e", l.BERBelow)
 		}
-		if !l.Locked {
+		if l.Verdict != "ok" && l.Verdict != "degraded" {
 			ber = "-"
 		}
 		lock := "no"
