@@ -31,7 +31,8 @@ func TestMlxregFormsMatchTheirCommands(t *testing.T) {
 	for _, c := range []struct{ mlxreg, cxray []string }{
 		{[]string{"reg", "--show_regs", "-d", "emu"}, []string{"reg", "list", "-d", "emu"}},
 		{[]string{"reg", "--show_reg", "MTMP"}, []string{"prm", "show", "MTMP"}},
-		{[]string{"reg", "-d", "emu", "--reg_id", "0x9020", "--reg_len", "0xa0", "--get"}, []string{"reg", "get", "--id", "0x9020", "--len", "0xa0", "-d", "emu"}},
+		// MSGI, not MGIR: MGIR's uptime ticks between the two runs.
+		{[]string{"reg", "-d", "emu", "--reg_id", "0x9021", "--reg_len", "0x80", "--get"}, []string{"reg", "get", "--id", "0x9021", "--len", "0x80", "-d", "emu"}},
 		{[]string{"reg", "-d", "emu", "--reg_id", "zz", "--reg_len", "16", "--get"}, []string{"reg", "get", "--id", "zz", "--len", "16", "-d", "emu"}},
 		{[]string{"reg", "-d", "emu", "--reg_name", "PAOS", "--set", "ase=1", "--indexes", "local_port=1"}, []string{"reg", "set", "PAOS", "ase=1", "-d", "emu", "--index", "local_port=1"}},
 		{[]string{"reg", "-d", "emu", "--reg_name", "PAOS", "--set", "ase=1", "--indexes", "local_port=1", "--yes"}, []string{"reg", "set", "PAOS", "ase=1", "-d", "emu", "--index", "local_port=1", "--yes"}},

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"os"
-	"runtime"
 	"testing"
 	"unsafe"
 
 	"github.com/cxray/cxray/emu/sysfs"
+	"golang.org/x/sys/unix"
 )
 
 // TestFwctlRPCSurvivesInterrupt: FUSE cancels a request's context when the
@@ -26,9 +26,19 @@ func TestFwctlRPCSurvivesInterrupt(t *testing.T) {
 		delivered++
 		return answer, nil
 	}}}
-	in := []byte{0xaa, 0xbb, 0xcc, 0xdd}
-	out := make([]byte, 16)
-	arg := make([]byte, fwctlRPCSize)
+	// The buffers are handed over by address, so they live in mapped
+	// memory: a Go stack may move while rpc runs (stack growth), and a
+	// small make() may be on the stack; the reply then went to the old
+	// address (this test failed once in CI that way).
+	page, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(page)
+	in := page[0:4:4]
+	copy(in, []byte{0xaa, 0xbb, 0xcc, 0xdd})
+	out := page[64:80:80]
+	arg := page[128 : 128+fwctlRPCSize : 128+fwctlRPCSize]
 	ne := binary.NativeEndian
 	ne.PutUint32(arg[0:], fwctlRPCSize)
 	ne.PutUint32(arg[4:], 1) // scope
@@ -42,7 +52,6 @@ func TestFwctlRPCSurvivesInterrupt(t *testing.T) {
 	if e := n.rpc(ctx, callerMemory{pid: os.Getpid()}, uint64(uintptr(unsafe.Pointer(&arg[0])))); e != 0 {
 		t.Fatalf("interrupted RPC: errno %v, want the command's answer", e)
 	}
-	runtime.KeepAlive(in)
 	if delivered != 1 {
 		t.Errorf("RPC delivered %d times, want 1", delivered)
 	}
