@@ -221,6 +221,9 @@ func (c *HeaderCodec) EncodeHeader(buf []byte, h Header) error {
 	if h.Length < 0 || h.Length > 0x1FF {
 		return fmt.Errorf("TLV data length %d is outside 0..511", h.Length)
 	}
+	if h.WriterHost < 0 || h.WriterHost > 7 {
+		return fmt.Errorf("TLV writer host %d is outside 0..7", h.WriterHost)
+	}
 	for _, kv := range []struct {
 		path string
 		v    uint64
@@ -240,6 +243,15 @@ func (c *HeaderCodec) EncodeHeader(buf []byte, h Header) error {
 		if err := c.Set(buf, p+"type_index", uint64(h.Type&0xFFFFFF)); err != nil {
 			return err
 		}
+	}
+	// The writer host has no field of its own in every database revision:
+	// it is bits 11:9 of the length's dword, where DecodeHeader reads it
+	// (mstflint's writer_host_id). A header built from fields without it
+	// would not match the raw file's checksum (rawfile.Sum covers it).
+	if lb, err := c.Bit(p + "length"); err == nil && lb/32*4+4 <= len(buf) {
+		off := lb / 32 * 4
+		w := binary.BigEndian.Uint32(buf[off:])&^(7<<9) | uint32(h.WriterHost)<<9
+		binary.BigEndian.PutUint32(buf[off:], w)
 	}
 	c.SetIf(buf, p+"rd_en", uint64(b2i(h.ReadEn)))
 	over := p + "ovr_en"
