@@ -118,6 +118,10 @@ var laterIndex = map[string]Index{
 	"PDDR": At(pddrOpPage+"resilink_fec_ind", 0),
 	"SLRG": At("all_lanes", 0).With("measurements_thresholds", 0),
 	"PPLR": At("lb_cap_mode_idx", 0).With("lb_link_mode_idx", 0),
+	// Rev 0.64 PPTT and PPRT: the primary side (0), mode A (0) and
+	// encoding mode index 0, the one configuration older revisions had.
+	"PPTT": At("primary_secondary_idx", 0).With("mode_b_idx", 0).With("enc_mode_index", 0),
+	"PPRT": At("primary_secondary_idx", 0).With("mode_b_idx", 0).With("enc_mode_index", 0),
 }
 
 // pddrOpPage is the path of PDDR's operational page (page_select 0).

@@ -118,12 +118,32 @@ func findChild(s *Step, name string, whole bool) *Step {
 			return c
 		}
 	}
-	for _, c := range s.Children {
-		if strings.EqualFold(c.Name, name) || strings.EqualFold(c.Name, name+"_ext") {
-			return c
-		}
+	if j := nameMatch(s.Children, name); j >= 0 {
+		return s.Children[j]
 	}
 	return nil
+}
+
+// nameMatch is the step named name: the exact name first, then its case,
+// then the _ext spelling of later revisions (a layout may hold both foo
+// and foo_ext: PPRT's prbs_lock_status). -1 when none is.
+func nameMatch(steps []*Step, name string) int {
+	idx, best := -1, 3
+	for j, c := range steps {
+		rank := 3
+		switch {
+		case c.Name == name:
+			rank = 0
+		case strings.EqualFold(c.Name, name):
+			rank = 1
+		case strings.EqualFold(c.Name, name+"_ext"):
+			rank = 2
+		}
+		if rank < best {
+			idx, best = j, rank
+		}
+	}
+	return idx
 }
 
 // Resolve finds where path lives in buf (whose contents pick union members
@@ -149,12 +169,9 @@ func (p *Plan) Resolve(path string, buf []byte) (*Target, error) {
 				return nil, &FieldError{Path: path, Msg: fmt.Sprintf("%s has no field %q", where(segs[:i], p), sg.name), Valid: childNames(cur)}
 			}
 		case KindUnion:
-			idx := -1
-			for j, c := range cur.Children {
-				if c.Name == sg.name || strings.EqualFold(c.Name, sg.name) || strings.EqualFold(c.Name, sg.name+"_ext") {
-					idx, next = j, c
-					break
-				}
+			idx := nameMatch(cur.Children, sg.name)
+			if idx >= 0 {
+				next = cur.Children[idx]
 			}
 			if next == nil {
 				return nil, &FieldError{Path: path, Msg: fmt.Sprintf("%s is a union; name one of its members", where(segs[:i], p)), Valid: childNames(cur)}

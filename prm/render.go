@@ -297,12 +297,25 @@ func (d *Decoded) Get(path string) (Value, error) {
 		var next Value
 		found := false
 		names := []string{}
+		// The exact name first, then its case, then the _ext spelling of
+		// later revisions: PPRT has both prbs_lock_status and
+		// prbs_lock_status_ext, the _ext one first.
+		best := 3
 		for j := 0; j < cur.Len(); j++ {
 			k := cur.Kid(j)
-			names = append(names, k.Step().Name)
-			if n := k.Step().Name; n == sg.name || strings.EqualFold(n, sg.name) || strings.EqualFold(n, sg.name+"_ext") {
-				next, found = k, true
-				break
+			n := k.Step().Name
+			names = append(names, n)
+			rank := 3
+			switch {
+			case n == sg.name:
+				rank = 0
+			case strings.EqualFold(n, sg.name):
+				rank = 1
+			case strings.EqualFold(n, sg.name+"_ext"):
+				rank = 2
+			}
+			if rank < best {
+				next, found, best = k, true, rank
 			}
 		}
 		if !found {

@@ -704,7 +704,7 @@ func (f *Firmware) installBehaviours() {
 		"MTCAP": f.mtcap, "MTMP": f.mtmp, "PPCNT": f.ppcnt, "ROCE_ACCL": f.roceAccl,
 		"PGUID": f.pguid, "MFPA": f.mfpa, "PPLM": f.pplm, "PPLR": f.pplr, "SLRG": f.slrg,
 		"PCAM": f.pcam, "QCAM": f.qcam, "MCC": f.mcc, "MCDA": f.mcda,
-		"PPHCR": f.pphcr, "SLRED": f.slred,
+		"PPHCR": f.pphcr, "SLRED": f.slred, "PPTT": f.pptt, "PPRT": f.pprt,
 	}
 	for name, h := range builtin {
 		if id, err := f.lookup(name); err == nil {

@@ -48,6 +48,8 @@ type portState struct {
 	lq     linkQuality         // link quality and partner (link.go)
 	// loopback is PPLR lb_en (loopback.go).
 	loopback uint16
+	// prbs is the PRBS test mode, PPTT and PPRT (prbs.go).
+	prbs prbsState
 }
 
 type laneMap struct {
@@ -244,7 +246,9 @@ func (f *Firmware) moduleAdminEnabled(v uint8) bool {
 
 // evalLink works out whether a port's link is up and at which protocol.
 func (f *Firmware) evalLink(p *portState, now time.Time) (bool, int, downCause) {
-	if !f.adminUp(p.admin) {
+	// A port in PRBS test mode runs its PHY with the pattern even when
+	// administratively down, as mstlink --test_mode EN leaves it (prbs.go).
+	if !f.adminUp(p.admin) && !p.prbs.tx.on {
 		return false, -1, causeAdminDown
 	}
 	if p.fd {

@@ -45,6 +45,11 @@ func (r TLV) Image(hc *tlv.HeaderCodec) ([]byte, error) {
 		if err := hc.EncodeHeader(buf, h); err != nil {
 			return nil, err
 		}
+		// The file's checksum covers the writer host (Sum), so the image
+		// must carry it too.
+		if err := hc.PutWriterHost(buf, h.WriterHost); err != nil {
+			return nil, err
+		}
 		hdr = buf[hc.HeaderOffset() : hc.HeaderOffset()+tlv.HeaderSize]
 	}
 	return append(append([]byte(nil), hdr...), r.Data...), nil

@@ -221,9 +221,6 @@ func (c *HeaderCodec) EncodeHeader(buf []byte, h Header) error {
 	if h.Length < 0 || h.Length > 0x1FF {
 		return fmt.Errorf("TLV data length %d is outside 0..511", h.Length)
 	}
-	if h.WriterHost < 0 || h.WriterHost > 7 {
-		return fmt.Errorf("TLV writer host %d is outside 0..7", h.WriterHost)
-	}
 	for _, kv := range []struct {
 		path string
 		v    uint64
@@ -243,15 +240,6 @@ func (c *HeaderCodec) EncodeHeader(buf []byte, h Header) error {
 		if err := c.Set(buf, p+"type_index", uint64(h.Type&0xFFFFFF)); err != nil {
 			return err
 		}
-	}
-	// The writer host has no field of its own in every database revision:
-	// it is bits 11:9 of the length's dword, where DecodeHeader reads it
-	// (mstflint's writer_host_id). A header built from fields without it
-	// would not match the raw file's checksum (rawfile.Sum covers it).
-	if lb, err := c.Bit(p + "length"); err == nil && lb/32*4+4 <= len(buf) {
-		off := lb / 32 * 4
-		w := binary.BigEndian.Uint32(buf[off:])&^(7<<9) | uint32(h.WriterHost)<<9
-		binary.BigEndian.PutUint32(buf[off:], w)
 	}
 	c.SetIf(buf, p+"rd_en", uint64(b2i(h.ReadEn)))
 	over := p + "ovr_en"
@@ -282,6 +270,26 @@ func (c *HeaderCodec) DecodeHeader(buf []byte) Header {
 	h.ReadEn = c.Get(buf, p+"rd_en") != 0
 	h.OverEn = c.Get(buf, p+"ovr_en") != 0 || c.Get(buf, p+"over_en") != 0
 	return h
+}
+
+// PutWriterHost writes the writer host into a header in buf: bits 11:9 of
+// the length's dword, where DecodeHeader reads it (mstflint's
+// writer_host_id; the ADB names only bit 9, host_id_valid). Raw files carry
+// it; EncodeHeader leaves it to the firmware, which sets it on a write.
+func (c *HeaderCodec) PutWriterHost(buf []byte, host int) error {
+	if host < 0 || host > 7 {
+		return fmt.Errorf("TLV writer host %d is outside 0..7", host)
+	}
+	lb, err := c.Bit(c.prefix + "length")
+	if err != nil || lb/32*4+4 > len(buf) {
+		if host == 0 {
+			return nil
+		}
+		return fmt.Errorf("TLV writer host %d: the header layout has no place for it", host)
+	}
+	w := binary.BigEndian.Uint32(buf[lb/32*4:])
+	binary.BigEndian.PutUint32(buf[lb/32*4:], w&^(7<<9)|uint32(host)<<9)
+	return nil
 }
 
 // HeaderImage is the 12-byte header as the register carries it, for raw

@@ -5,9 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cxray/cxray/dev/devtest"
 	"github.com/cxray/cxray/nvconf/tlv"
-	"github.com/cxray/cxray/prm"
 )
 
 // A type dword of each stored class splits back into the fields it was
@@ -71,31 +69,4 @@ func FuzzBits(f *testing.F) {
 			}
 		}
 	})
-}
-
-// EncodeHeader writes every field DecodeHeader reads, the writer host
-// too, in the built-in database and every revision of the history.
-func TestHeaderRoundTrip(t *testing.T) {
-	t.Run("builtin", func(t *testing.T) { headerRoundTrip(t, devtest.DB(t)) })
-	devtest.EachRevision(t, headerRoundTrip)
-}
-
-func headerRoundTrip(t *testing.T, db *prm.DB) {
-	hc, err := tlv.NewHeaderCodec(db, "MNVDA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for host := 0; host < 8; host++ {
-		want := tlv.Header{Length: 12, Version: 2, WriterID: tlv.WriterUser1, WriterHost: host, Mode: 1, Type: 0x01010012}
-		buf := make([]byte, hc.Plan.Bytes)
-		if err := hc.EncodeHeader(buf, want); err != nil {
-			t.Fatal(err)
-		}
-		if d := cmp.Diff(want, hc.DecodeHeader(buf)); d != "" {
-			t.Errorf("writer host %d (-want +got):\n%s", host, d)
-		}
-	}
-	if err := hc.EncodeHeader(make([]byte, hc.Plan.Bytes), tlv.Header{WriterHost: 8}); err == nil {
-		t.Error("writer host 8 (3 bits) encoded without an error")
-	}
 }

@@ -33,7 +33,7 @@ type changeOptions struct {
 
 // changeFlags are the flags that change a link; any of them makes the
 // command a change of one port.
-var changeFlags = []string{"port_state", "speeds", "link_mode_force", "fec", "fec_speed", "loopback", "undo"}
+var changeFlags = []string{"port_state", "speeds", "link_mode_force", "fec", "fec_speed", "loopback", "undo", "test_mode", "tx_prbs", "rx_prbs"}
 
 // routeFiles are where the management interfaces are found (tests point
 // them at their own files).
@@ -135,6 +135,8 @@ func (a *app) runChange(o *linkOptions) error {
 		c, err = linkctl.PortState(ctx, ad, o.port, co.portState)
 	case co.loopback != "":
 		c, err = linkctl.Loopback(ctx, ad, o.port, co.loopback)
+	case o.prbs.testMode != "":
+		c, err = linkctl.TestMode(ctx, ad, o.port, o.prbs.testMode, o.prbs.tx, o.prbs.rx)
 	case co.fec != "":
 		c, err = linkctl.FEC(ctx, ad, o.port, co.fec, co.fecSpeed)
 	case co.speeds != "":

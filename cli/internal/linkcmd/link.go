@@ -31,6 +31,7 @@ type linkOptions struct {
 	cableOpts cableOptions
 	hist      histOptions
 	eye       eyeOptions
+	prbs      prbsOptions
 }
 
 func (a *app) linkCmd() *cobra.Command {
@@ -93,8 +94,11 @@ per number of symbol errors (PPHCR, PPCNT group 0x23); --clear_histogram
 clears it (asks unless --yes). --show_eye (-e) shows each lane's eye
 (SLRG) and names a lane well below the others; --margin runs mlxlink's
 margin scan (SLRED) for --measure_time per lane and eye (--eye_select,
---lane or --lanes), asking unless --yes. Each
-change shows its
+--lane or --lanes), asking unless --yes. --test_mode EN starts a PRBS
+test (PPTT generator, PPRT checker; --tx_prbs, --rx_prbs), a change like
+the others; --test_mode MEAS counts each lane's errors for --duration and
+names a lane that does not lock or whose BER is over 1e-6; --test_mode DS
+stops it. Each change shows its
 register writes (each field before and after) and side effects first;
 --dry-run stops there. It asks unless --yes, writes through the guarded
 writer and reads back, then reads the link until it reaches the new state
@@ -110,6 +114,8 @@ docs/link.md, "Changing a link", has the details.`,
   cxray link -d 0000:5e:00.0 --port_state TG --dry-run
   cxray link -d 0000:5e:00.0 --port_state DN --yes
   cxray link -d 0000:5e:00.0 --undo --yes
+  cxray link -d 0000:5e:00.0 --test_mode EN --tx_prbs PRBS31 --yes
+  cxray link -d 0000:5e:00.0 --test_mode MEAS --duration 30s
   cxray link -d 0000:5e:00.0 --show_eye
   cxray link -d 0000:5e:00.0 --margin --lane 2 --measure_time 10 --yes`,
 		Args: cobra.NoArgs,
@@ -137,6 +143,7 @@ docs/link.md, "Changing a link", has the details.`,
 	c.Flags().BoolVar(&cf.dryRun, "dry-run", false, "with a change or --clear: show the register writes (and side effects); write nothing")
 	c.Flags().BoolVar(&cf.force, "force", false, "change a port even when the adapter carries an interface this host is managed through")
 	c.Flags().DurationVar(&cf.wait, "wait", 10*time.Second, "with a change: how long to wait for the link to reach its new state")
+	addPRBSFlags(c, &o.prbs)
 	addEyeFlags(c, &o.eye) // last: it registers --lanes only if no other mode did
 	return c
 }
@@ -159,7 +166,7 @@ func checkChangeFlags(cmd *cobra.Command, o *linkOptions) error {
 		}
 	}
 	var which []string
-	for _, f := range []string{"port_state", "speeds", "fec", "loopback", "undo"} {
+	for _, f := range []string{"port_state", "speeds", "fec", "loopback", "undo", "test_mode"} {
 		if changed(cmd, f) {
 			which = append(which, "--"+f)
 		}
@@ -169,6 +176,10 @@ func checkChangeFlags(cmd *cobra.Command, o *linkOptions) error {
 		return cmdutil.UsageErr("--link_mode_force goes with --speeds (the one speed to force)")
 	case changed(cmd, "fec_speed") && !changed(cmd, "fec"):
 		return cmdutil.UsageErr("--fec_speed goes with --fec (the FEC to run at that speed)")
+	case changed(cmd, "tx_prbs", "rx_prbs") && !changed(cmd, "test_mode"):
+		return cmdutil.UsageErr("--tx_prbs and --rx_prbs go with --test_mode EN")
+	case changed(cmd, "lanes"):
+		return cmdutil.UsageErr("--lanes goes with --test_mode MEAS: cxray starts and stops PRBS on all the port's lanes at once")
 	case len(which) == 0:
 		return cmdutil.UsageErr("--dry-run, --force and --wait go with a change: give --port_state, --speeds, --fec, --loopback or --undo")
 	case len(which) > 1:
@@ -347,6 +358,15 @@ func (a *app) runVerb(cmd *cobra.Command, o *linkOptions) error {
 			return err
 		}
 		return a.runCable(o)
+	}
+	if changed(cmd, "test_mode") && prbsMeasure(&o.prbs) {
+		if err := checkPRBSMeasureFlags(cmd, o); err != nil {
+			return err
+		}
+		return a.runPRBSMeasure(o)
+	}
+	if changed(cmd, "duration") {
+		return cmdutil.UsageErr("--duration goes with --test_mode MEAS")
 	}
 	if changed(cmd, changeFlags...) || changed(cmd, "force", "wait") || (changed(cmd, "dry-run") && !o.clear) {
 		if err := checkChangeFlags(cmd, o); err != nil {

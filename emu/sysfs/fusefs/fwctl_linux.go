@@ -135,7 +135,13 @@ func (n *fwctlNode) rpc(ctx context.Context, m callerMemory, arg uint64) syscall
 	if e := m.read(inAddr, in); e != 0 {
 		return e
 	}
-	out, err := n.dev.RPC(ctx, scope, in, outLen)
+	// The command runs to its end whatever signal the caller takes: the
+	// driver waits for the firmware without giving up on a signal
+	// (drivers/net/ethernet/mellanox/mlx5/core/cmd.c waits for completion
+	// uninterruptibly), while FUSE turns any signal the caller gets, Go's
+	// preemption signal included, into an interrupt that cancels ctx. An
+	// RPC cancelled here failed with EIO at random under load.
+	out, err := n.dev.RPC(context.WithoutCancel(ctx), scope, in, outLen)
 	if err != nil {
 		var no syscall.Errno
 		if errors.As(err, &no) {

@@ -1,0 +1,63 @@
+package conformance
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestPRBSFromMstlink: a PRBS test that mstlink starts (it takes the port
+// down and writes PPTT and PPRT) is what cxray link --test_mode MEAS
+// reads: mstlink's patterns, every lane locked, and the lane the scenario
+// degrades named, while the device's clock moves during the measurement
+// (emu ctl advance). mstlink's own --test_mode DS is refused against the
+// emulator (docs/link.md says why), so cxray stops the test.
+func TestPRBSFromMstlink(t *testing.T) {
+	need(t, "mstlink")
+	script := `run en mstlink -d 03:00.1 --test_mode EN --tx_prbs PRBS15 --rx_prbs PRBS15 --tx_rate 400G_8X --rx_rate 400G_8X
+(sleep 2; cxray emu ctl --socket "$SOCK" advance 10s >/dev/null) &
+run meas cxray link -d 0000:03:00.1 --test_mode MEAS --duration 5s -o json
+wait
+run ds cxray link -d 0000:03:00.1 --test_mode DS --yes
+`
+	s := emuServe(t, "link.yaml", script, 3*time.Minute)
+	if r := s.step(t, "en"); r.rc != 0 {
+		t.Fatalf("mstlink --test_mode EN: exit %d\n%s", r.rc, r)
+	}
+	r := s.step(t, "meas")
+	if r.rc != 1 {
+		t.Errorf("MEAS on the port whose lane 2 is degraded: exit %d, want 1\n%s", r.rc, r)
+	}
+	var doc struct {
+		Tx    string `json:"tx_prbs"`
+		Rx    string `json:"rx_prbs"`
+		Lanes []struct {
+			Lane    int     `json:"lane"`
+			Locked  bool    `json:"locked"`
+			Bits    uint64  `json:"bits"`
+			BER     float64 `json:"ber"`
+			Verdict string  `json:"verdict"`
+		} `json:"lanes"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r)
+	}
+	if doc.Tx != "PRBS15" || doc.Rx != "PRBS15" {
+		t.Errorf("patterns %s/%s, want mstlink's PRBS15/PRBS15", doc.Tx, doc.Rx)
+	}
+	var got []string
+	for _, l := range doc.Lanes {
+		got = append(got, l.Verdict)
+		if !l.Locked || l.Bits == 0 {
+			t.Errorf("lane %d: locked %v over %d bits", l.Lane, l.Locked, l.Bits)
+		}
+	}
+	if d := cmp.Diff([]string{"ok", "ok", "degraded", "ok"}, got); d != "" {
+		t.Errorf("verdicts (-want +got):\n%s", d)
+	}
+	if r := s.step(t, "ds"); r.rc != 0 {
+		t.Errorf("cxray --test_mode DS: exit %d\n%s", r.rc, r)
+	}
+}

@@ -1,0 +1,206 @@
+package linkctl_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cxray/cxray/adapter"
+	"github.com/cxray/cxray/emu/emuadapter/emutest"
+	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/feature/linkctl"
+	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
+	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/adb"
+)
+
+const prbsScenario = `clock: {mode: manual}
+devices:
+  - profile: cx7-2p400g
+    functions: 2
+    ports:
+      - port: 1
+        link: {raw_ber: 2e-10}
+      - port: 2
+        link: {raw_ber: 2e-10, lane_ber: [0, 0, 4e-5, 0]}
+  - profile: cx7-1p-ndr
+    bdf: 0000:05:00.0
+    ports:
+      - port: 1
+        link: {raw_ber: 2e-10, lane_ber: [0, 3e-5, 0, 0]}
+`
+
+func startPRBS(t *testing.T, ad *adapter.Adapter, tx, rx string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := linkctl.TestMode(ctx, ad, 1, "EN", tx, rx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := linkctl.Apply(ctx, ad, c, linkctl.Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func verdicts(r *linkctl.PRBSReport) []string {
+	var out []string
+	for _, l := range r.Lanes {
+		out = append(out, l.Verdict)
+	}
+	return out
+}
+
+// A PRBS run names the degraded lane (Ethernet, lane 2 of the second
+// function's port; InfiniBand NDR, lane 1), passes the clean one, and
+// finds no lock when the checker waits for another pattern than the
+// generator sends. Each verdict follows the lane's injected BER: the BER
+// measured is within a factor of two of it.
+func TestPRBSVerdicts(t *testing.T) {
+	ads, clk := emutest.OpenYAML(t, prbsScenario)
+	ctx := context.Background()
+	cases := []struct {
+		ad      *adapter.Adapter
+		tx, rx  string
+		want    []string
+		badLane int
+		ber     float64
+	}{
+		{ads[0], "", "", []string{"ok", "ok", "ok", "ok"}, -1, 0},
+		{ads[1], "PRBS15", "", []string{"ok", "ok", "degraded", "ok"}, 2, 4e-5},
+		{ads[2], "PRBS13", "", []string{"ok", "degraded", "ok", "ok"}, 1, 3e-5},
+	}
+	for i, c := range cases {
+		startPRBS(t, c.ad, c.tx, c.rx)
+		clk.OnSleep(1, func() {})
+		r, err := linkctl.MeasureTestMode(ctx, c.ad, 1, 10*time.Second, nil)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if d := cmp.Diff(c.want, verdicts(r)); d != "" {
+			t.Errorf("case %d (%s): verdicts (-want +got):\n%s", i, c.ad.Name(), d)
+		}
+		if c.badLane >= 0 {
+			got := r.Lanes[c.badLane].BER
+			if got < c.ber/2 || got > c.ber*2 {
+				t.Errorf("case %d: lane %d BER %.2e, want about %.0e", i, c.badLane, got, c.ber)
+			}
+			if len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "lane "+string(rune('0'+c.badLane))) {
+				t.Errorf("case %d: problems %q, want one naming lane %d", i, r.Problems, c.badLane)
+			}
+		} else if len(r.Problems) != 0 {
+			t.Errorf("case %d: problems %q on a clean port", i, r.Problems)
+		}
+	}
+	// The checker waits for PRBS7 while the generator sends PRBS31: no lane locks.
+	startPRBS(t, ads[0], "PRBS31", "PRBS7")
+	r, err := linkctl.MeasureTestMode(ctx, ads[0], 1, 2*time.Second, []int{0, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"no_lock", "no_lock"}, verdicts(r)); d != "" {
+		t.Errorf("mismatched patterns (-want +got):\n%s", d)
+	}
+}
+
+// Stopping the test (DS), or the undo of EN, leaves both sides off; a
+// measurement then says the port is not in test mode (input, exit 2).
+func TestPRBSStopAndUndo(t *testing.T) {
+	ads, _ := emutest.OpenYAML(t, prbsScenario)
+	ad, ctx := ads[0], context.Background()
+	c, err := linkctl.TestMode(ctx, ad, 1, "EN", "PRBS9", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.UndoFlags != "--test_mode DS" {
+		t.Errorf("undo flags %q, want --test_mode DS", c.UndoFlags)
+	}
+	if _, err := linkctl.Apply(ctx, ad, c, linkctl.Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	u, err := linkctl.Undo(ctx, ad, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := linkctl.Apply(ctx, ad, u, linkctl.Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := linkctl.MeasureTestMode(ctx, ad, 1, time.Second, nil); !errors.Is(err, prm.ErrInput) {
+		t.Errorf("measure after undo: %v, want an input error (not in test mode)", err)
+	}
+	startPRBS(t, ad, "", "")
+	ds, err := linkctl.TestMode(ctx, ad, 1, "DS", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.UndoFlags != "--test_mode EN --tx_prbs PRBS31 --rx_prbs PRBS31" {
+		t.Errorf("DS undo flags %q", ds.UndoFlags)
+	}
+	if _, err := linkctl.Apply(ctx, ad, ds, linkctl.Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := linkctl.MeasureTestMode(ctx, ad, 1, time.Second, nil); !errors.Is(err, prm.ErrInput) {
+		t.Errorf("measure after DS: %v, want an input error", err)
+	}
+}
+
+// Invalid input is refused before anything is written.
+func TestPRBSInvalid(t *testing.T) {
+	ads, _ := emutest.OpenYAML(t, prbsScenario)
+	ad, ctx := ads[0], context.Background()
+	for _, c := range []struct{ mode, tx, rx, want string }{
+		{"GO", "", "", "--test_mode"},
+		{"EN", "PRBS99", "", "not a PRBS pattern"},
+		{"EN", "PRBS28", "", "does not support"}, // not in the emulated port's prbs_modes_cap
+		{"EN", "PRBS31", "SQUARE_WAVE8", "does not support"},
+		{"DS", "PRBS31", "", "go with --test_mode EN"},
+	} {
+		_, err := linkctl.TestMode(ctx, ad, 1, c.mode, c.tx, c.rx)
+		if !errors.Is(err, prm.ErrInput) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s/%s: %v, want an input error with %q", c.mode, c.tx, c.rx, err, c.want)
+		}
+	}
+	startPRBS(t, ad, "", "")
+	for _, lanes := range [][]int{{4}, {-1}} {
+		if _, err := linkctl.MeasureTestMode(ctx, ad, 1, time.Second, lanes); !errors.Is(err, prm.ErrInput) {
+			t.Errorf("lanes %v: %v, want an input error", lanes, err)
+		}
+	}
+	if _, err := linkctl.MeasureTestMode(ctx, ad, 1, 0, nil); !errors.Is(err, prm.ErrInput) {
+		t.Errorf("duration 0: %v, want an input error", err)
+	}
+}
+
+// The run and its verdicts under every PRM revision of the history: PPTT
+// and PPRT are in all of them; Rev 0.51 lacks prbs_lock_status_ext, which
+// a 4-lane port does not need.
+func TestPRBSEveryRevision(t *testing.T) {
+	for _, f := range prmhistorytest.Files(t) {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			db, err := adb.LoadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc, err := scenario.Parse([]byte(prbsScenario), "t.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ads := emutest.Open(t, emutest.Build(t, sc), "emu", db, "0000:03:00.1")
+			startPRBS(t, ads[0], "PRBS31", "")
+			r, err := linkctl.MeasureTestMode(context.Background(), ads[0], 1, 10*time.Second, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff([]string{"ok", "ok", "degraded", "ok"}, verdicts(r)); d != "" {
+				t.Errorf("verdicts (-want +got):\n%s", d)
+			}
+			if len(r.DatabaseFindings) != 0 {
+				t.Errorf("findings on a 4-lane port: %q", r.DatabaseFindings)
+			}
+		})
+	}
+}
