@@ -12,27 +12,6 @@ import (
 	"github.com/cxray/cxray/nvconf/rawfile"
 )
 
-// Change is one NV change as Commit performs it: worked out again under
-// the adapter's lock from what the device holds then, backed up, recorded
-// in the journal, written and verified.
-type Change struct {
-	// Op names the change in the journal: set, reset, restore, recover.
-	Op string
-	// Key names the adapter (KeyFor), Device the name the user gave.
-	Key, Device string
-	// Shown is the change in words as the user confirmed it; when
-	// Confirmed, a replan that says something else is refused (another
-	// writer changed the TLVs meanwhile). Unconfirmed (--yes) changes
-	// build on whatever the device holds.
-	Shown     []string
-	Confirmed bool
-	// Replan works the change out under the lock: its words, the TLV
-	// instances it touches (for the backup) and its journal entry.
-	Replan func(ctx context.Context) (shown []string, changing []Instance, entry *JournalEntry, err error)
-	// Apply performs the replanned change.
-	Apply func(ctx context.Context) error
-}
-
 // BackupOptions say where Commit writes the backup it takes first.
 type BackupOptions struct {
 	// Path is the file; "" is a new file in BackupDir().
@@ -65,37 +44,58 @@ func (e *BackupError) Unwrap() error { return e.Err }
 // ApplyTime bounds the writes of one change once they have started.
 const ApplyTime = 30 * time.Second
 
-// Commit performs a change: lock, replan, back up, journal, write,
-// verify, clear the journal. The writes run to the end even when ctx is
-// cancelled (a signal): stopping between an invalidate and a write would
-// leave a TLV at its default. It returns the backup's path.
-func (s *Session) Commit(ctx context.Context, c Change, b BackupOptions) (string, error) {
-	unlock, err := Lock(ctx, c.Key)
+// CommitOptions say which adapter a Commit writes and where its backup
+// goes.
+type CommitOptions struct {
+	// Key names the adapter (KeyFor), Device the name the user gave.
+	Key, Device string
+	// Confirmed says the user was shown the plan's Describe and said yes:
+	// a replan that describes something else is then refused (another
+	// writer changed the TLVs meanwhile). Unconfirmed (--yes) plans build
+	// on whatever the device holds.
+	Confirmed bool
+	Backup    BackupOptions
+}
+
+// Commit performs a plan on the adapter of s: lock, plan again, back up,
+// journal, write, verify, clear the journal. The writes run to the end
+// even when ctx is cancelled (a signal): stopping between an invalidate
+// and a write would leave a TLV at its default. It returns the plan as
+// performed (planned again under the lock, of the same kind as p) and the
+// backup's path.
+func Commit(ctx context.Context, s *Session, p Plan, o CommitOptions) (Plan, string, error) {
+	unlock, err := Lock(ctx, o.Key)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	defer unlock()
 	s.ForgetAll()
-	shown, changing, entry, err := c.Replan(ctx)
+	final, err := p.replan(ctx, s)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	if c.Confirmed && !slices.Equal(shown, c.Shown) {
-		return "", &ConflictError{Device: c.Device}
+	if o.Confirmed && !slices.Equal(final.Describe(), p.Describe()) {
+		return nil, "", &ConflictError{Device: o.Device}
 	}
-	before, path, err := s.writeBackup(ctx, c.Device, changing, b)
+	path, err := s.commit(ctx, final, o)
+	return final, path, err
+}
+
+func (s *Session) commit(ctx context.Context, p Plan, o CommitOptions) (string, error) {
+	changing, entry := p.touches(s), p.entry(s)
+	before, path, err := s.writeBackup(ctx, o.Device, changing, o.Backup)
 	if err != nil {
 		return "", err
 	}
 	crashPoint("backup")
-	entry.Key, entry.Device, entry.Op, entry.Backup, entry.Started, entry.Tool = c.Key, c.Device, c.Op, path, time.Now().UTC(), b.Tool
+	entry.Key, entry.Device, entry.Op, entry.Backup, entry.Started, entry.Tool = o.Key, o.Device, p.Op(), path, time.Now().UTC(), o.Backup.Tool
 	j, err := DefaultJournal()
 	if err != nil {
 		return "", err
 	}
 	// A recover replaces the entry it resolves; kept here, it is put back
 	// if the recover changes nothing.
-	prior, err := j.Pending(c.Key)
+	prior, err := j.Pending(o.Key)
 	if err != nil {
 		return "", err
 	}
@@ -105,7 +105,7 @@ func (s *Session) Commit(ctx context.Context, c Change, b BackupOptions) (string
 	crashPoint("journal")
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ApplyTime)
 	defer cancel()
-	if err := c.Apply(wctx); err != nil {
+	if err := p.apply(wctx, s); err != nil {
 		// The firmware refused a write, or the verify failed. Whether the
 		// change is half applied is read back, not guessed: when the
 		// adapter holds what the backup holds, nothing changed and the
@@ -132,15 +132,15 @@ func (s *Session) Commit(ctx context.Context, c Change, b BackupOptions) (string
 			rolledBack = held
 		}
 		if held {
-			re := &RefusedError{Err: err, Backup: path, Device: c.Device, Journal: j.path(c.Key), RolledBack: rolledBack}
+			re := &RefusedError{Err: err, Backup: path, Device: o.Device, Journal: j.path(o.Key), RolledBack: rolledBack}
 			if prior != nil {
 				re.Prior, re.JournalErr = prior, j.put(prior)
 				return path, re
 			}
-			re.JournalErr = j.Done(c.Key)
+			re.JournalErr = j.Done(o.Key)
 			return path, re
 		}
-		return path, &WriteError{Err: err, Backup: path, Device: c.Device, Journal: j.path(c.Key), RollbackErr: rollErr}
+		return path, &WriteError{Err: err, Backup: path, Device: o.Device, Journal: j.path(o.Key), RollbackErr: rollErr}
 	}
 	return path, j.Done(entry.Key)
 }

@@ -411,8 +411,8 @@ func TestPlanReset(t *testing.T) {
 	if d := cmp.Diff(want, p.Changes); d != "" {
 		t.Errorf("changes (-want +got):\n%s", d)
 	}
-	if p.Describe() != "nv_vpi_link_type (port 1), nv_vpi_link_type (port 2)" {
-		t.Errorf("describe %q", p.Describe())
+	if p.Subject() != "nv_vpi_link_type (port 1), nv_vpi_link_type (port 2)" {
+		t.Errorf("describe %q", p.Subject())
 	}
 	if err := r.s.Reset(r.ctx, p); err != nil {
 		t.Fatal(err)
@@ -434,7 +434,7 @@ func TestPlanReset(t *testing.T) {
 	}
 	// Everything: the NV area ends empty.
 	p, err = r.s.PlanReset(r.ctx, nil, true)
-	if err != nil || !p.All || p.Describe() != "the whole NV configuration" || len(p.Targets) < 10 {
+	if err != nil || !p.All || p.Subject() != "the whole NV configuration" || len(p.Targets) < 10 {
 		t.Fatalf("all: %v %d targets", err, len(p.Targets))
 	}
 	if err := r.s.Reset(r.ctx, p); err != nil {
@@ -683,30 +683,20 @@ func stateDirs(t *testing.T) (journal nvconf.Journal, backups string) {
 	return j, backups
 }
 
-// setChange is the Change `config set` commits: replanned under the lock.
-func setChange(r *rig, key string, shown []string, confirmed bool, as ...string) (nvconf.Change, **nvconf.SetPlan) {
-	var plan *nvconf.SetPlan
-	return nvconf.Change{Op: "set", Key: key, Device: "emu", Shown: shown, Confirmed: confirmed,
-		Replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
-			p, err := r.plan(as...)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			plan = p
-			var words []string
-			var ins []nvconf.Instance
-			e := &nvconf.JournalEntry{}
-			for _, w := range p.Writes {
-				ins = append(ins, w.Inst)
-				for _, c := range w.Changes {
-					words = append(words, c.Name+": "+c.Before+" -> "+c.After)
-				}
-				e.Writes = append(e.Writes, nvconf.RawTLV{Header: nvconf.Header{Type: w.Inst.Type(), Version: w.Version}, Data: w.After})
-			}
-			return words, ins, e, nil
-		},
-		Apply: func(ctx context.Context) error { return r.s.ApplySet(ctx, plan) },
-	}, &plan
+// commit commits a plan as `config set` does.
+func (r *rig) commit(key string, p nvconf.Plan, confirmed bool, b nvconf.BackupOptions) (string, error) {
+	_, path, err := nvconf.Commit(r.ctx, r.s, p, nvconf.CommitOptions{Key: key, Device: "emu", Confirmed: confirmed, Backup: b})
+	return path, err
+}
+
+// mustPlan plans a set or fails the test.
+func (r *rig) mustPlan(as ...string) *nvconf.SetPlan {
+	r.t.Helper()
+	p, err := r.plan(as...)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return p
 }
 
 // Commit: lock, replan, back up, journal, write, verify, clear the
@@ -715,8 +705,11 @@ func TestCommit(t *testing.T) {
 	j, backups := stateDirs(t)
 	r := newRig(t, nil)
 	key := nvconf.KeyFor(dev.BackendEmulator, "emu:cx7.yaml@0000:03:00.0", "0000:03:00.0")
-	c, _ := setChange(r, key, []string{"NUM_OF_VFS: 8 -> 16"}, true, "NUM_OF_VFS=16")
-	path, err := r.s.Commit(r.ctx, c, nvconf.BackupOptions{Info: nvconf.BackupInfo{Lines: []string{"device: emu"}}, Tool: "test"})
+	p := r.mustPlan("NUM_OF_VFS=16")
+	if d := cmp.Diff([]string{"nv_global_pci_conf NUM_OF_VFS: 8 -> 16"}, p.Describe()); d != "" {
+		t.Errorf("describe (-want +got):\n%s", d)
+	}
+	path, err := r.commit(key, p, true, nvconf.BackupOptions{Info: nvconf.BackupInfo{Lines: []string{"device: emu"}}, Tool: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -746,9 +739,13 @@ func TestCommitConflict(t *testing.T) {
 	j, backups := stateDirs(t)
 	r := newRig(t, nil)
 	key := nvconf.KeyFor(dev.BackendEmulator, "emu", "0000:03:00.0")
+	c := r.mustPlan("NUM_OF_VFS=16")
+	// Another writer sets 4 after the user confirmed 8 -> 16.
+	if err := r.s.ApplySet(r.ctx, r.mustPlan("NUM_OF_VFS=4")); err != nil {
+		t.Fatal(err)
+	}
 	before := r.walk()
-	c, _ := setChange(r, key, []string{"NUM_OF_VFS: 4 -> 16"}, true, "NUM_OF_VFS=16")
-	_, err := r.s.Commit(r.ctx, c, nvconf.BackupOptions{})
+	_, err := r.commit(key, c, true, nvconf.BackupOptions{})
 	var ce *nvconf.ConflictError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "changed while you were asked") {
 		t.Fatalf("%v", err)
@@ -763,18 +760,17 @@ func TestCommitConflict(t *testing.T) {
 		t.Errorf("journal %+v", e)
 	}
 	// Unconfirmed (--yes) builds on what is there.
-	c.Confirmed = false
-	if _, err := r.s.Commit(r.ctx, c, nvconf.BackupOptions{Path: filepath.Join(t.TempDir(), "b.nvbackup")}); err != nil {
+	if _, err := r.commit(key, c, false, nvconf.BackupOptions{Path: filepath.Join(t.TempDir(), "b.nvbackup")}); err != nil {
 		t.Errorf("unconfirmed: %v", err)
 	}
 	// A backup that cannot be written stops the change.
-	c, _ = setChange(r, key, nil, false, "NUM_OF_VFS=20")
-	_, err = r.s.Commit(r.ctx, c, nvconf.BackupOptions{Path: "-"})
+	c = r.mustPlan("NUM_OF_VFS=20")
+	_, err = r.commit(key, c, false, nvconf.BackupOptions{Path: "-"})
 	var be *nvconf.BackupError
 	if !errors.As(err, &be) || !strings.Contains(err.Error(), "nothing was written") {
 		t.Errorf("backup to '-': %v", err)
 	}
-	_, err = r.s.Commit(r.ctx, c, nvconf.BackupOptions{Path: filepath.Join(t.TempDir(), "no", "such", "dir", "b")})
+	_, err = r.commit(key, c, false, nvconf.BackupOptions{Path: filepath.Join(t.TempDir(), "no", "such", "dir", "b")})
 	if !errors.As(err, &be) {
 		t.Errorf("unwritable backup: %v", err)
 	}
@@ -795,8 +791,7 @@ func TestCommitRefusedHalfWayRollsBack(t *testing.T) {
 	if err := r.store.SetFaults(nvstore.Faults{RejectWrites: []string{"nv_vpi_link_type"}}); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := setChange(r, key, nil, false, "NUM_OF_VFS=16", "LINK_TYPE_P1=IB")
-	path, err := r.s.Commit(r.ctx, c, nvconf.BackupOptions{})
+	path, err := r.commit(key, r.mustPlan("NUM_OF_VFS=16", "LINK_TYPE_P1=IB"), false, nvconf.BackupOptions{})
 	var re *nvconf.RefusedError
 	if !errors.As(err, &re) || !re.RolledBack || re.Backup != path || !strings.Contains(err.Error(), "rolled back from the backup") ||
 		!strings.Contains(err.Error(), "already written: nv_global_pci_conf") {
@@ -827,14 +822,10 @@ func TestCommitInterruptedAndRecover(t *testing.T) {
 	if err := r.store.SetFaults(nvstore.Faults{RejectWrites: []string{"nv_vpi_link_type"}}); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := setChange(r, key, nil, false, "NUM_OF_VFS=16", "LINK_TYPE_P1=IB")
-	apply := c.Apply
-	c.Apply = func(ctx context.Context) error {
-		err := apply(ctx)
+	c := nvconf.AfterApply(r.mustPlan("NUM_OF_VFS=16", "LINK_TYPE_P1=IB"), func() {
 		r.store.SetFaults(nvstore.Faults{RejectWrites: []string{"*"}}) // the roll-back is refused too
-		return err
-	}
-	path, err := r.s.Commit(r.ctx, c, nvconf.BackupOptions{})
+	})
+	path, err := r.commit(key, c, false, nvconf.BackupOptions{})
 	var we *nvconf.WriteError
 	if !errors.As(err, &we) || we.Backup != path || we.RollbackErr == nil || !strings.Contains(err.Error(), "'cxray config recover -d emu'") ||
 		!strings.Contains(err.Error(), "rolling it back at once failed too") {
@@ -929,8 +920,7 @@ func TestCommitRefusedLeavesNoJournal(t *testing.T) {
 	if err := r.store.SetFaults(nvstore.Faults{RejectWrites: []string{"nv_global_pci_conf"}}); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := setChange(r, key, nil, false, "NUM_OF_VFS=16", "LINK_TYPE_P1=IB")
-	path, err := r.s.Commit(r.ctx, c, nvconf.BackupOptions{})
+	path, err := r.commit(key, r.mustPlan("NUM_OF_VFS=16", "LINK_TYPE_P1=IB"), false, nvconf.BackupOptions{})
 	var re *nvconf.RefusedError
 	var we *nvconf.WriteError
 	if !errors.As(err, &re) || errors.As(err, &we) || re.Backup != path || re.Prior != nil || !strings.Contains(err.Error(), "nothing was changed") {
@@ -951,9 +941,9 @@ func TestCommitRefusedLeavesNoJournal(t *testing.T) {
 	if err := j.Begin(pend); err != nil {
 		t.Fatal(err)
 	}
-	c, _ = setChange(r, key, nil, false, "NUM_OF_VFS=16")
-	c.Op = "recover"
-	_, err = r.s.Commit(r.ctx, c, nvconf.BackupOptions{})
+	w := r.mustPlan("NUM_OF_VFS=16").Writes[0]
+	rec := nvconf.Recovery{Writes: []nvconf.RawTLV{{Header: nvconf.Header{Type: w.Inst.Type(), Version: w.Version, Length: len(w.After)}, Data: w.After}}}
+	_, err = r.commit(key, rec, false, nvconf.BackupOptions{})
 	if !errors.As(err, &re) || re.Prior == nil || !strings.Contains(err.Error(), "is still pending") || !strings.Contains(err.Error(), j.Path(key)) {
 		t.Fatalf("refused recover: %v", err)
 	}

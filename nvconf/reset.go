@@ -15,6 +15,9 @@ type ResetPlan struct {
 	// only when the firmware reads defaults: KnownDefaults).
 	Changes       []ParamChange
 	KnownDefaults bool
+	// names are what the user named (Commit plans them again under the
+	// lock).
+	names []string
 }
 
 // Names lists the targets.
@@ -26,8 +29,8 @@ func (p *ResetPlan) Names() []string {
 	return out
 }
 
-// Describe names what the plan resets, for questions and messages.
-func (p *ResetPlan) Describe() string {
+// Subject names what the plan resets, for questions and messages.
+func (p *ResetPlan) Subject() string {
 	if p.All {
 		return "the whole NV configuration"
 	}
@@ -53,7 +56,7 @@ func (s *Session) PlanReset(ctx context.Context, names []string, all bool) (*Res
 			return nil, err
 		}
 	}
-	p := &ResetPlan{All: all, KnownDefaults: s.ReadDefault}
+	p := &ResetPlan{All: all, KnownDefaults: s.ReadDefault, names: names}
 	for _, in := range ins {
 		sp, err := s.Support(ctx, in)
 		if err != nil {

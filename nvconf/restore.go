@@ -28,6 +28,8 @@ type RestorePlan struct {
 	// Deltas are the parameter changes of each write ("NAME: a -> b").
 	Deltas map[uint32][]string
 	want   []RawTLV
+	opts   RestoreOptions
+	db     *DB
 }
 
 // Empty says the device already holds what the file says.
@@ -71,7 +73,7 @@ func (s *Session) PlanRestore(ctx context.Context, want []RawTLV, o RestoreOptio
 		return nil, err
 	}
 	d := rawfile.Compare(have, want)
-	p := &RestorePlan{Unchanged: d.Same, Deltas: map[uint32][]string{}, want: want}
+	p := &RestorePlan{Unchanged: d.Same, Deltas: map[uint32][]string{}, want: want, opts: o, db: s.DB}
 	changed := map[uint32]bool{}
 	for _, c := range d.Changed {
 		changed[c[1].Header.Type] = true

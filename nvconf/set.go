@@ -55,6 +55,9 @@ type SetPlan struct {
 	Writes []*TLVWrite
 	// Unchanged lists parameters that already hold the value asked for.
 	Unchanged []string
+	// as are the assignments it was planned from: Commit plans them again
+	// under the lock.
+	as []Assignment
 }
 
 // ValidationError lists every refused assignment. Nothing is written when
@@ -215,7 +218,7 @@ func (s *Session) PlanSet(ctx context.Context, as []Assignment) (*SetPlan, error
 	if len(problems) > 0 {
 		return nil, &ValidationError{Problems: problems}
 	}
-	plan := &SetPlan{}
+	plan := &SetPlan{as: as}
 	for _, g := range groups {
 		w := &TLVWrite{Inst: g.in, Version: min(g.in.TLV.Version, g.sp.Version), Before: g.next.Data, After: g.work}
 		var cur *Item

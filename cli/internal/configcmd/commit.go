@@ -12,19 +12,22 @@ import (
 	"github.com/cxray/cxray/nvconf"
 )
 
-// commit asks (unless yes), then has nvconf commit the change: lock,
-// replan, backup, journal, write, verify.
-func (cc *configCtx) commit(ctx context.Context, t *nvTarget, question string, c nvconf.Change, yes bool, backupPath string) (string, error) {
+// commit asks (unless yes), then has nvconf commit the plan: lock,
+// replan, backup, journal, write, verify. It returns the plan as
+// performed and the backup's path.
+func (cc *configCtx) commit(ctx context.Context, t *nvTarget, question string, p nvconf.Plan, yes bool, backupPath string) (nvconf.Plan, string, error) {
 	if err := cc.a.Ask(yes, question, "nothing written"); err != nil {
-		return "", err
+		return nil, "", err
 	}
-	c.Key, c.Device, c.Confirmed = t.key(), t.ad.Name(), !yes
-	path, err := t.s.Commit(ctx, c, nvconf.BackupOptions{Path: backupPath, Info: cc.backupInfo(ctx, t), Tool: cc.a.Version})
+	final, path, err := nvconf.Commit(ctx, t.s, p, nvconf.CommitOptions{
+		Key: t.key(), Device: t.ad.Name(), Confirmed: !yes,
+		Backup: nvconf.BackupOptions{Path: backupPath, Info: cc.backupInfo(ctx, t), Tool: cc.a.Version},
+	})
 	var be *nvconf.BackupError
 	if errors.As(err, &be) {
-		return "", cmdutil.UsageWrap(err)
+		return nil, "", cmdutil.UsageWrap(err)
 	}
-	return path, cmdutil.Classify(err)
+	return final, path, cmdutil.Classify(err)
 }
 
 func (cc *configCtx) backupInfo(ctx context.Context, t *nvTarget) nvconf.BackupInfo {

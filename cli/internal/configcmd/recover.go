@@ -110,20 +110,7 @@ func (cc *configCtx) runRecover(o *configRecoverOptions) error {
 	if o.dryRun {
 		return nil
 	}
-	_, err = cc.commit(ctx, t, fmt.Sprintf("%s the interrupted %s on %s?", verb, e.Op, t.ad.Name()), nvconf.Change{
-		Op: "recover",
-		Replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
-			var insts []nvconf.Instance
-			for _, r := range rec.Writes {
-				if in, ok := t.nv.InstanceOf(r.Header.Type); ok {
-					insts = append(insts, in)
-				}
-			}
-			return nil, insts, &nvconf.JournalEntry{Writes: rec.Writes, Resets: rec.Resets, All: rec.All}, nil
-		},
-		Apply: func(ctx context.Context) error { return t.s.Recover(ctx, rec) },
-	}, o.yes, "")
-	if err != nil {
+	if _, _, err := cc.commit(ctx, t, fmt.Sprintf("%s the interrupted %s on %s?", verb, e.Op, t.ad.Name()), rec, o.yes, ""); err != nil {
 		return err
 	}
 	if a.JSON() {

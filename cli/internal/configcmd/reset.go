@@ -1,7 +1,6 @@
 package configcmd
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
@@ -37,14 +36,6 @@ firmware reset, like set.`,
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "list what would return to its default; write nothing")
 	c.Flags().StringVar(&o.backup, "backup", "", "write the backup to this file")
 	return c
-}
-
-func resetWords(p *nvconf.ResetPlan) []string {
-	out := p.Names()
-	for _, c := range p.Changes {
-		out = append(out, fmt.Sprintf("%s: %s -> %s", c.Name, c.Before, c.After))
-	}
-	return out
 }
 
 func (cc *configCtx) runReset(o *configResetOptions, names []string) error {
@@ -95,26 +86,10 @@ func (cc *configCtx) runReset(o *configResetOptions, names []string) error {
 		if a.JSON() {
 			return a.WriteJSON(out)
 		}
-		fmt.Fprintf(a.Stdout, "Dry run: would reset %s; nothing written.\n", plan.Describe())
+		fmt.Fprintf(a.Stdout, "Dry run: would reset %s; nothing written.\n", plan.Subject())
 		return nil
 	}
-	final := plan
-	path, err := cc.commit(ctx, t, fmt.Sprintf("Reset %s to the defaults (Next Boot) on %s?", plan.Describe(), t.ad.Name()), nvconf.Change{
-		Op: "reset", Shown: resetWords(plan),
-		Replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
-			p, err := t.s.PlanReset(ctx, names, o.all)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			final = p
-			e := &nvconf.JournalEntry{All: p.All}
-			for _, in := range p.Targets {
-				e.Resets = append(e.Resets, in.Type())
-			}
-			return resetWords(p), p.Targets, e, nil
-		},
-		Apply: func(ctx context.Context) error { return t.s.Reset(ctx, final) },
-	}, o.yes, o.backup)
+	done, path, err := cc.commit(ctx, t, fmt.Sprintf("Reset %s to the defaults (Next Boot) on %s?", plan.Subject(), t.ad.Name()), plan, o.yes, o.backup)
 	if err != nil {
 		return err
 	}
@@ -123,7 +98,7 @@ func (cc *configCtx) runReset(o *configResetOptions, names []string) error {
 		return a.WriteJSON(out)
 	}
 	fmt.Fprintf(a.Stdout, "Backup: %s\n", path)
-	fmt.Fprintf(a.Stdout, "Reset %s: the defaults apply from the next boot.\n", final.Describe())
+	fmt.Fprintf(a.Stdout, "Reset %s: the defaults apply from the next boot.\n", done.(*nvconf.ResetPlan).Subject())
 	cc.printTakesEffect(t)
 	return nil
 }

@@ -84,18 +84,6 @@ func checkOrigin(ctx context.Context, t *nvTarget, file string, bf *nvconf.Backu
 		"Restore a backup of this model and PSID, or add --force if you know they mean the same", what)
 }
 
-func restoreWords(p *nvconf.RestorePlan, nv *nvconf.DB) []string {
-	var out []string
-	for _, r := range p.Resets {
-		out = append(out, "reset "+nv.DescribeType(r.Header.Type))
-	}
-	for _, r := range p.Writes {
-		out = append(out, "write "+nv.DescribeType(r.Header.Type))
-		out = append(out, p.Deltas[r.Header.Type]...)
-	}
-	return out
-}
-
 func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 	a := cc.a
 	if o.merge && o.resetMissing {
@@ -178,29 +166,7 @@ func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
 		}
 		return nil
 	}
-	final := plan
-	path, err := cc.commit(ctx, t, fmt.Sprintf("Write %d and reset %d TLV(s) (Next Boot) on %s?", len(plan.Writes), len(plan.Resets), t.ad.Name()), nvconf.Change{
-		Op: "restore", Shown: restoreWords(plan, t.nv),
-		Replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
-			p, err := t.s.PlanRestore(ctx, want, ro)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			final = p
-			e := &nvconf.JournalEntry{Writes: p.Writes}
-			var insts []nvconf.Instance
-			for _, r := range append(append([]nvconf.RawTLV{}, p.Resets...), p.Writes...) {
-				if in, ok := t.nv.InstanceOf(r.Header.Type); ok {
-					insts = append(insts, in)
-				}
-			}
-			for _, r := range p.Resets {
-				e.Resets = append(e.Resets, r.Header.Type)
-			}
-			return restoreWords(p, t.nv), insts, e, nil
-		},
-		Apply: func(ctx context.Context) error { return t.s.Restore(ctx, final) },
-	}, o.yes, o.backup)
+	_, path, err := cc.commit(ctx, t, fmt.Sprintf("Write %d and reset %d TLV(s) (Next Boot) on %s?", len(plan.Writes), len(plan.Resets), t.ad.Name()), plan, o.yes, o.backup)
 	if err != nil {
 		return err
 	}

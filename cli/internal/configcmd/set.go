@@ -103,25 +103,6 @@ func (cc *configCtx) runSetCmd(o *configSetOptions, args []string) error {
 	return cc.runSet(ctx, t, as, o.yes, o.dryRun, o.backup, o.settle)
 }
 
-// setWords is a set plan in words, as the user confirms it.
-func setWords(plan *nvconf.SetPlan) []string {
-	var out []string
-	for _, w := range plan.Writes {
-		for _, c := range w.Changes {
-			out = append(out, fmt.Sprintf("%s %s: %s -> %s", w.Inst, c.Name, c.Before, c.After))
-		}
-	}
-	return out
-}
-
-func setEntry(t *nvTarget, plan *nvconf.SetPlan) *nvconf.JournalEntry {
-	e := &nvconf.JournalEntry{}
-	for _, w := range plan.Writes {
-		e.Writes = append(e.Writes, nvconf.RawTLV{Header: nvconf.Header{Type: w.Inst.Type(), Version: w.Version, WriterID: t.s.Writer, Length: len(w.After)}, Data: w.After})
-	}
-	return e
-}
-
 // runSet plans, shows and performs a set (roce set shares it).
 func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, as []nvconf.Assignment, yes, dryRun bool, backupPath string, settle time.Duration) error {
 	a := cc.a
@@ -180,26 +161,11 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, as []nvconf.Assign
 		}
 		return nil
 	}
-	final := plan
-	path, err := cc.commit(ctx, t, fmt.Sprintf("Write %s (Next Boot) on %s?", strings.Join(names, ", "), t.ad.Name()), nvconf.Change{
-		Op: "set", Shown: setWords(plan),
-		Replan: func(ctx context.Context) ([]string, []nvconf.Instance, *nvconf.JournalEntry, error) {
-			p, err := t.s.PlanSet(ctx, as)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			final = p
-			var insts []nvconf.Instance
-			for _, w := range p.Writes {
-				insts = append(insts, w.Inst)
-			}
-			return setWords(p), insts, setEntry(t, p), nil
-		},
-		Apply: func(ctx context.Context) error { return t.s.ApplySet(ctx, final) },
-	}, yes, backupPath)
+	done, path, err := cc.commit(ctx, t, fmt.Sprintf("Write %s (Next Boot) on %s?", strings.Join(names, ", "), t.ad.Name()), plan, yes, backupPath)
 	if err != nil {
 		return err
 	}
+	final := done.(*nvconf.SetPlan)
 	result.Backup, result.Written, result.TakesEffect = path, true, "next firmware reset"
 	lost := cc.settled(ctx, t, final, settle, &result.ChangedAfter)
 	if a.JSON() {
