@@ -125,7 +125,7 @@ func hasModulePage(db *prm.DB) bool {
 	}
 	b := p.NewBuffer()
 	_, err1 := p.Resolve("module_info_ext", b)
-	_, err2 := p.Resolve(optics.PDDRPrefix+"cable_type", b)
+	_, err2 := p.Resolve(regpath.PDDRModCableType, b)
 	return err1 == nil && err2 == nil
 }
 

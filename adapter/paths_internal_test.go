@@ -86,6 +86,36 @@ var knownMissing = []string{
 	"Rev 0.51 MCQI data.mcqi_version_ext.version_string: no field",
 	// MPEIN link_peer_max_speed comes in Rev 0.56.
 	"Rev 0.51 MPEIN link_peer_max_speed: no field",
+	// Rev 0.51's PDDR module info page has four lanes of monitors and
+	// lacks fields later revisions add (connector, OUI, date code, fiber
+	// lengths, module state, monitor mask, rx_power_type): optics.FromPDDR
+	// does without them there, as mlxlink does.
+	"Rev 0.51 PDDR module_info_ext: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.connector_type: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.date_code: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.length_om2: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.length_om3: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.length_om4: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.length_om5: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.max_power: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.module_st: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.monitor_cap_mask: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.rx_power_lane4: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.rx_power_lane5: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.rx_power_lane6: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.rx_power_lane7: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.rx_power_type: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.smf_length: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.tx_bias_lane4: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.tx_bias_lane5: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.tx_bias_lane6: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.tx_bias_lane7: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.tx_power_lane4: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.tx_power_lane5: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.tx_power_lane6: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.tx_power_lane7: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.vendor_oui: no field",
+	"Rev 0.51 PDDR page_data.pddr_module_info_ext.wavelength_tolerance: no field",
 	// Rev 0.51 has PDDR's cable_proto_cap as undivided bits: the Ethernet
 	// and InfiniBand members come in Rev 0.56.
 	"Rev 0.51 PDDR page_data.pddr_operation_info_page_ext.cable_proto_cap.pddr_cable_cap_eth_ext.cable_ext_eth_proto_cap: no field",

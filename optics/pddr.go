@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // The firmware's view of a module: PDDR with page_select=Module_info_page
@@ -37,7 +38,7 @@ const (
 
 // PDDRPowerUnit says how a PDDR module page reports powers.
 func PDDRPowerUnit(d *prm.Decoded) string {
-	if v, err := d.Get("module_info_ext"); err == nil && v.Uint() == 1 {
+	if v, err := d.Get(regpath.PDDRModInfoExt); err == nil && v.Uint() == 1 {
 		return "uW"
 	}
 	return "dBm"
@@ -49,24 +50,24 @@ func FromPDDR(d *prm.Decoded, lanes int) (*Module, error) {
 	if d == nil {
 		return nil, fmt.Errorf("no PDDR reply to decode")
 	}
-	if v, err := d.Get("page_select"); err == nil {
+	if v, err := d.Get(regpath.PDDRModPageSelect); err == nil {
 		if name, ok := v.EnumName(); ok && name != "Module_info_page" || !ok && v.Uint() != 3 {
 			return nil, fmt.Errorf("PDDR reply is page %d, not the module info page (3)", v.Uint())
 		}
 	}
-	if _, err := d.Get(PDDRPrefix + "cable_type"); err != nil {
+	if _, err := d.Get(regpath.PDDRModCableType); err != nil {
 		return nil, fmt.Errorf("PDDR reply has no module info page in this database: %v", err)
 	}
-	get := func(name string) (uint64, bool) {
-		v, err := d.Get(PDDRPrefix + name)
+	get := func(path string) (uint64, bool) {
+		v, err := d.Get(path)
 		if err != nil {
 			return 0, false
 		}
 		return v.Uint(), true
 	}
-	u := func(name string) uint64 { v, _ := get(name); return v }
-	text := func(name string) string {
-		v, err := d.Get(PDDRPrefix + name)
+	u := func(path string) uint64 { v, _ := get(path); return v }
+	text := func(path string) string {
+		v, err := d.Get(path)
 		if err != nil {
 			return ""
 		}
@@ -76,7 +77,7 @@ func FromPDDR(d *prm.Decoded, lanes int) (*Module, error) {
 		return ""
 	}
 	m := &Module{Source: SourceFirmware, Lanes: []Lane{}}
-	if v, err := d.Get(PDDRPrefix + "cable_type"); err == nil {
+	if v, err := d.Get(regpath.PDDRModCableType); err == nil {
 		if n, ok := v.EnumName(); ok {
 			m.CableType = n
 		} else {
@@ -86,7 +87,7 @@ func FromPDDR(d *prm.Decoded, lanes int) (*Module, error) {
 	if m.CableType == CableUnplugged {
 		return m, nil
 	}
-	id := u("cable_identifier")
+	id := u(regpath.PDDRModCableIdentifier)
 	if e, ok := pddrIdentifiers[id]; ok && e.sff != 0 {
 		m.Identifier = IdentifierName(e.sff)
 		m.Identifier.Name += " (firmware: " + e.name + ")"
@@ -97,18 +98,18 @@ func FromPDDR(d *prm.Decoded, lanes int) (*Module, error) {
 	if m.CableType == CableUnidentified {
 		m.Standard = ""
 	}
-	m.Connector = ConnectorName(uint8(u("connector_type")))
-	m.Vendor = Vendor{Name: text("vendor_name"), PN: text("vendor_pn"), SN: text("vendor_sn")}
-	if o, ok := get("vendor_oui"); ok {
+	m.Connector = ConnectorName(uint8(u(regpath.PDDRModConnectorType)))
+	m.Vendor = Vendor{Name: text(regpath.PDDRModVendorName), PN: text(regpath.PDDRModVendorPN), SN: text(regpath.PDDRModVendorSN)}
+	if o, ok := get(regpath.PDDRModVendorOUI); ok {
 		m.Vendor.OUI = fmt.Sprintf("%02x:%02x:%02x", o>>16&0xFF, o>>8&0xFF, o&0xFF)
 	}
-	m.Vendor.Rev = cleanText(beBytes(u("vendor_rev"), 4))
-	if dc, ok := get("date_code"); ok {
+	m.Vendor.Rev = cleanText(beBytes(u(regpath.PDDRModVendorRev), 4))
+	if dc, ok := get(regpath.PDDRModDateCode); ok {
 		var h half
 		h.n = copy(h.data[:], beBytes(dc, 8))
 		m.Vendor.DateCode, m.Vendor.Date, m.Vendor.Lot = dateCode(h, 0)
 	}
-	if fv := u("fw_version"); fv != 0 {
+	if fv := u(regpath.PDDRModFwVersion); fv != 0 {
 		m.Firmware = fmt.Sprintf("%d.%d", fv>>24, fv>>16&0xFF)
 		if fv&0xFFFF != 0 {
 			m.Firmware += fmt.Sprintf(".%d", fv&0xFFFF)
@@ -126,11 +127,11 @@ func FromPDDR(d *prm.Decoded, lanes int) (*Module, error) {
 	default:
 		m.Media.Type = "unknown"
 	}
-	if wl := u("wavelength"); wl != 0 && m.Media.Type == "optical" {
+	if wl := u(regpath.PDDRModWavelength); wl != 0 && m.Media.Type == "optical" {
 		m.Media.WavelengthNM = float64(wl)
-		m.Media.ToleranceNM = float64(u("wavelength_tolerance")) * 0.005
+		m.Media.ToleranceNM = float64(u(regpath.PDDRModWavelengthTolerance)) * 0.005
 	}
-	if smf := u("smf_length"); smf&0xFF != 0 {
+	if smf := u(regpath.PDDRModSMFLength); smf&0xFF != 0 {
 		unit := 1000.0
 		if smf>>8&0x3 == 1 {
 			unit = 100
@@ -145,35 +146,36 @@ func FromPDDR(d *prm.Decoded, lanes int) (*Module, error) {
 		omUnit = 10 // SFP counts multimode lengths in 10 m
 	}
 	for _, om := range []struct {
-		f    string
-		unit float64
-	}{{"length_om5", omUnit}, {"length_om4", omUnit}, {"length_om3", omUnit}, {"length_om2", max(omUnit/2, 1)}} {
+		f      string
+		unit   float64
+		medium string
+	}{{regpath.PDDRModLengthOM5, omUnit, "om5"}, {regpath.PDDRModLengthOM4, omUnit, "om4"}, {regpath.PDDRModLengthOM3, omUnit, "om3"}, {regpath.PDDRModLengthOM2, max(omUnit/2, 1), "om2"}} {
 		if v := u(om.f); v != 0 {
-			m.Media.Lengths = append(m.Media.Lengths, Length{Medium: strings.TrimPrefix(om.f, "length_"), Meters: float64(v) * om.unit})
+			m.Media.Lengths = append(m.Media.Lengths, Length{Medium: om.medium, Meters: float64(v) * om.unit})
 			if m.Media.Type == "optical" {
 				m.Media.Type = "optical-mmf"
 			}
 		}
 	}
-	if cl := u("cable_length"); cl != 0 && (m.Media.Type == "passive-copper" || m.Media.Type == "active-cable") {
+	if cl := u(regpath.PDDRModCableLength); cl != 0 && (m.Media.Type == "passive-copper" || m.Media.Type == "active-cable") {
 		meters := float64(cl)
 		if m.Standard == CMIS {
 			meters = float64(cl&0x3F) * [...]float64{0.1, 1, 10, 100}[cl>>6&3]
 		}
 		m.Media.Lengths = append(m.Media.Lengths, Length{Medium: "cable", Meters: meters})
 	}
-	m.PowerClass = int(u("cable_power_class"))
-	if mp := u("max_power"); mp != 0 {
+	m.PowerClass = int(u(regpath.PDDRModPowerClass))
+	if mp := u(regpath.PDDRModMaxPower); mp != 0 {
 		m.MaxPowerW = float64(mp) * 0.25
 	}
-	if v, err := d.Get(PDDRPrefix + "module_st"); err == nil && v.Uint() != 0 {
+	if v, err := d.Get(regpath.PDDRModState); err == nil && v.Uint() != 0 {
 		if n, ok := v.EnumName(); ok {
 			m.ModuleState = strings.TrimSuffix(n, "_state")
 		}
 	}
 
-	mask, hasMask := get("monitor_cap_mask")
-	temp := u("temperature")
+	mask, hasMask := get(regpath.PDDRModMonitorCapMask)
+	temp := u(regpath.PDDRModTemperature)
 	m.DDM = (hasMask && mask != 0) || temp != 0
 	if lanes <= 0 || lanes > 8 {
 		lanes = 8
@@ -185,7 +187,7 @@ func FromPDDR(d *prm.Decoded, lanes int) (*Module, error) {
 	if !m.DDM {
 		return m, nil
 	}
-	if v, err := d.Get(PDDRPrefix + "rx_power_type"); err == nil {
+	if v, err := d.Get(regpath.PDDRModRxPowerType); err == nil {
 		if v.Uint() == 1 {
 			m.RxPowerType = "average"
 		} else {
@@ -208,7 +210,10 @@ func FromPDDR(d *prm.Decoded, lanes int) (*Module, error) {
 		return &Power{MW: finite(FromDBm(float64(dbm))), DBm: DBm(dbm), Raw: dbm}
 	}
 	mult := 1
-	if sf, ok := get("tx_bias_scaling_factor"); ok && sf < 3 {
+	// tx_bias_scaling_factor comes after the built-in database (Rev
+	// 0.57), so it has no generated constant; it is read where the
+	// decoding database has it.
+	if sf, ok := get(PDDRPrefix + "tx_bias_scaling_factor"); ok && sf < 3 {
 		mult = 1 << sf
 		m.BiasMultiplier = mult
 	}
@@ -225,35 +230,35 @@ func FromPDDR(d *prm.Decoded, lanes int) (*Module, error) {
 		m.Temperature = tempOf(int16(temp))
 	}
 	if has(1) {
-		m.Voltage = voltOf(uint16(u("voltage")))
+		m.Voltage = voltOf(uint16(u(regpath.PDDRModVoltage)))
 	}
 	for i := range m.Lanes {
 		l := &m.Lanes[i]
 		if has(4) {
-			l.TxBias = bias(u(fmt.Sprintf("tx_bias_lane%d", i)))
+			l.TxBias = bias(u(regpath.PDDRModTxBiasLane[i]))
 		}
 		if has(2) {
-			l.TxPower = power(u(fmt.Sprintf("tx_power_lane%d", i)))
+			l.TxPower = power(u(regpath.PDDRModTxPowerLane[i]))
 		}
 		if has(3) {
-			l.RxPower = power(u(fmt.Sprintf("rx_power_lane%d", i)))
+			l.RxPower = power(u(regpath.PDDRModRxPowerLane[i]))
 		}
 	}
 	th := &Thresholds{}
 	if has(0) {
-		th.Temperature = &Limits[Temperature]{HighAlarm: tempOf(int16(u("temperature_high_th"))), LowAlarm: tempOf(int16(u("temperature_low_th")))}
+		th.Temperature = &Limits[Temperature]{HighAlarm: tempOf(int16(u(regpath.PDDRModTemperatureHigh))), LowAlarm: tempOf(int16(u(regpath.PDDRModTemperatureLow)))}
 	}
 	if has(1) {
-		th.Voltage = &Limits[Voltage]{HighAlarm: voltOf(uint16(u("voltage_high_th"))), LowAlarm: voltOf(uint16(u("voltage_low_th")))}
+		th.Voltage = &Limits[Voltage]{HighAlarm: voltOf(uint16(u(regpath.PDDRModVoltageHigh))), LowAlarm: voltOf(uint16(u(regpath.PDDRModVoltageLow)))}
 	}
 	if has(4) {
-		th.TxBias = &Limits[Current]{HighAlarm: bias(u("tx_bias_high_th")), LowAlarm: bias(u("tx_bias_low_th"))}
+		th.TxBias = &Limits[Current]{HighAlarm: bias(u(regpath.PDDRModTxBiasHigh)), LowAlarm: bias(u(regpath.PDDRModTxBiasLow))}
 	}
 	if has(2) {
-		th.TxPower = &Limits[Power]{HighAlarm: power(u("tx_power_high_th")), LowAlarm: power(u("tx_power_low_th"))}
+		th.TxPower = &Limits[Power]{HighAlarm: power(u(regpath.PDDRModTxPowerHigh)), LowAlarm: power(u(regpath.PDDRModTxPowerLow))}
 	}
 	if has(3) {
-		th.RxPower = &Limits[Power]{HighAlarm: power(u("rx_power_high_th")), LowAlarm: power(u("rx_power_low_th"))}
+		th.RxPower = &Limits[Power]{HighAlarm: power(u(regpath.PDDRModRxPowerHigh)), LowAlarm: power(u(regpath.PDDRModRxPowerLow))}
 	}
 	m.Thresholds = th
 	return m, nil
