@@ -7,17 +7,15 @@ import (
 	"strings"
 
 	"github.com/cxray/cxray/internal/lazyre"
+	"github.com/cxray/cxray/nvconf/querytext"
 )
 
 // Reading mlxconfig and mstconfig outputs as evidence: operators on
 // Windows (WinMFT) and on locked-down hosts bring the text of `mlxconfig -d
 // DEV q` (with or without -e) or a `mlxconfig ... backup` file, not a device.
-// The query output's shape (mstflint's mlxconfig/mlxcfg_ui.cpp prints it):
-// "Device #n:", the "Device type / Name / Description / Device"
-// header, "Configurations:" with the column titles Default, Current, Next
-// Boot (or only Next Boot), then one line per parameter, "*" in front when
-// Next Boot differs; values as Label(n), plain numbers, or N/A. The tests
-// read outputs of mstconfig 4.21 captured on the emulator.
+// package querytext reads the text; here its rows are named through the
+// database and become the model Query returns. The tests read outputs of
+// mstconfig 4.21 captured on the emulator.
 
 // QueryText is one device of a query output, in the model Query returns.
 type QueryText struct {
@@ -39,180 +37,44 @@ type QueryText struct {
 }
 
 // QueryTextError is a query output that cannot be read, with the line.
-type QueryTextError struct {
-	Line int
-	Msg  string
-}
-
-func (e *QueryTextError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
-	}
-	return e.Msg
-}
+type QueryTextError = querytext.Error
 
 // IsQueryText says whether text looks like an mlxconfig/mstconfig query
 // output (it has the "Configurations:" heading).
-func IsQueryText(text string) bool {
-	for _, l := range strings.Split(text, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "Configurations:") {
-			return true
-		}
-	}
-	return false
-}
+func IsQueryText(text string) bool { return querytext.Is(text) }
 
-var (
-	labelValue = lazyre.New(`^(.*)\((-?[0-9]+)\)$`)
-	headerKey  = lazyre.New(`^(Device type|Name|Description|Device|PSID|FW Version|Part Number):\s*(.*)$`)
-)
+var labelValue = lazyre.New(`^(.*)\((-?[0-9]+)\)$`)
 
 // ParseQueryText reads the query outputs in text, one QueryText per
-// device, resolving parameter names through db (which may be nil: the
-// settings then keep their names only).
-//
-// It reads what people paste, and notes what it assumed: a shell prompt and
-// command line or other lines above the output (skipped), "(...)" lines
-// where rows were elided, terminal colour codes (grep --color), a last row
-// cut short, lines after the table (mlxconfig set's "Apply new
-// Configuration?" prompt), the confirmation table of mlxconfig set
-// ("Next Boot  New": New is read as Next Boot, the values the set writes),
-// and a `| grep` fragment without its heading (read as the Next Boot
-// column). Only a text with no parameter line at all, or a broken row
-// inside the table, is refused, with its line.
+// device (querytext.Parse says what it accepts), resolving parameter names
+// through db (which may be nil: the settings then keep their names only).
+// mlxconfig set's confirmation table ("Next Boot  New") reads New as Next
+// Boot, the values the set writes; a `| grep` fragment without its
+// heading is read when one of its rows names a parameter db knows.
 func ParseQueryText(text string, db *DB) ([]QueryText, error) {
 	if len(text) > MaxFileSize {
 		return nil, &QueryTextError{Msg: fmt.Sprintf("%d bytes; a query output is at most %d", len(text), MaxFileSize)}
 	}
-	lines := strings.Split(StripANSI(strings.TrimPrefix(text, "\ufeff")), "\n")
-	last := len(lines)
-	for last > 0 && strings.TrimSpace(lines[last-1]) == "" {
-		last--
-	}
-	var out []QueryText
-	var cur *QueryText
-	var rows []queryRow
-	var pending []string // notes before the device they belong to
-	inConf, setTable, ended := false, false, false
-	firstOdd, firstOddLine := "", 0 // the first table line not read as a row
-	finish := func() {
-		if cur != nil && cur.Columns != nil {
-			cur.Notes = append(pending, cur.Notes...)
-			pending = nil
-			cur.Result = buildResult(cur, rows, db)
-			if setTable {
-				setTableResult(cur)
-			}
-			out = append(out, *cur)
-		} else if cur != nil && cur.Columns == nil && len(out) > 0 {
-			pending = append(pending, "a device header without its Configurations: table was left out (cut short?)")
-		}
-		cur, rows, inConf, setTable, ended = nil, nil, false, false, false
-	}
-	for i := 0; i < last; i++ {
-		line := i + 1
-		raw := strings.TrimRight(lines[i], "\r")
-		l := strings.TrimSpace(raw)
-		switch {
-		case l == "" || strings.Trim(l, "-=") == "":
-			continue
-		case strings.HasPrefix(l, "Device #"):
-			finish()
-			cur = &QueryText{}
-			continue
-		case strings.HasPrefix(l, "-E-"):
-			return nil, &QueryTextError{Line: line, Msg: "the output holds the tool's error instead of the configuration: " + strings.TrimSpace(l[3:])}
-		case strings.HasPrefix(l, "-I-"), strings.HasPrefix(l, "-W-"), strings.HasPrefix(l, "The '*' shows"):
-			continue
-		case isElision(l):
-			pending = append(pending, fmt.Sprintf("line %d: %q: rows were left out of the paste; only the parameters shown are read", line, l))
-			continue
-		case strings.HasPrefix(l, "Configurations:"):
-			if cur == nil {
-				cur = &QueryText{} // the "Device #1:" lines were cut off
-			} else if cur.Columns != nil {
-				finish()
-				cur = &QueryText{}
-			}
-			heading := strings.TrimSpace(strings.TrimPrefix(l, "Configurations:"))
-			cur.Columns = columnsOf(heading)
-			if strings.Join(strings.Fields(heading), " ") == "Next Boot New" {
-				// Read into the model's slots: the old Next Boot as
-				// Current, New as Next Boot (setTableResult tidies up).
-				cur.Columns, setTable = []string{"Current", "Next Boot"}, true
-			}
-			if cur.Columns == nil {
-				return nil, &QueryTextError{Line: line, Msg: fmt.Sprintf("the Configurations: heading names columns %q; expected Next Boot, or Default Current Next Boot", strings.TrimPrefix(l, "Configurations:"))}
-			}
-			inConf = true
-			continue
-		}
-		if !inConf || ended {
-			if m := headerKey.FindStringSubmatch(l); m != nil && !ended {
-				if cur == nil {
-					cur = &QueryText{}
-				}
-				v := strings.TrimSpace(m[2])
-				switch m[1] {
-				case "Device type":
-					cur.DeviceType = v
-				case "Name":
-					cur.Name = v
-				case "Description":
-					cur.Description = v
-				case "Device":
-					cur.Device = v
-				}
-				continue
-			}
-			pending = append(pending, fmt.Sprintf("line %d skipped: %q is not part of the query output", line, clip(l)))
-			continue
-		}
-		r, err := parseRow(raw, len(cur.Columns))
-		if err != nil {
-			if firstOdd == "" {
-				firstOdd, firstOddLine = err.Error(), line
-			}
-			switch {
-			case line == last && looksLikeRow(raw):
-				// The paste ends in the middle of a row.
-				pending = append(pending, fmt.Sprintf("line %d: the paste ends inside a row (%s); it was left out", line, clip(l)))
-				continue
-			case !looksLikeRow(raw):
-				// The table is over: mlxconfig set's prompt, a shell
-				// prompt, prose.
-				ended = true
-				pending = append(pending, fmt.Sprintf("line %d skipped: %q follows the table", line, clip(l)))
-				continue
-			}
-			return nil, &QueryTextError{Line: line, Msg: err.Error()}
-		}
-		r.line = line
-		rows = append(rows, r)
-	}
-	if cur != nil && cur.Columns == nil && len(out) == 0 {
-		if q, ok := fragment(lines[:last], db); ok {
-			return []QueryText{q}, nil
-		}
-		return nil, &QueryTextError{Line: last, Msg: "the output ends before its Configurations: table (cut short?)"}
-	}
-	finish()
-	if len(out) == 0 {
-		if q, ok := fragment(lines[:last], db); ok {
-			return []QueryText{q}, nil
-		}
-		return nil, &QueryTextError{Msg: "no Configurations: table and no parameter lines; this is not the output of mlxconfig/mstconfig q"}
-	}
-	for i := range out {
-		if len(out[i].Result.Settings) == 0 {
-			if firstOdd != "" {
-				return nil, &QueryTextError{Line: firstOddLine, Msg: firstOdd + "; the Configurations: table has no parameter line that reads"}
-			}
-			return nil, &QueryTextError{Msg: fmt.Sprintf("device %d's Configurations: table has no parameter line", i+1)}
+	var known func(string) bool
+	if db != nil {
+		known = func(name string) bool {
+			_, err := db.Resolve(name, Layout{Ports: 2})
+			return err == nil
 		}
 	}
-	if len(pending) > 0 {
-		out[len(out)-1].Notes = append(out[len(out)-1].Notes, pending...)
+	ts, err := querytext.Parse(text, known)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]QueryText, len(ts))
+	for i, t := range ts {
+		q := &out[i]
+		*q = QueryText{DeviceType: t.DeviceType, Name: t.Name, Description: t.Description, Device: t.Device, Columns: t.Columns, Notes: t.Notes}
+		q.Result = buildResult(q, t.Rows, db)
+		if t.SetTable {
+			setTableResult(q)
+		}
+		q.Notes = append(q.Notes, t.After...)
 	}
 	return out, nil
 }
@@ -233,175 +95,6 @@ func setTableResult(q *QueryText) {
 	}
 	q.Result.ReadCurrent = false
 }
-
-// fragment reads lines without a Configurations: heading — `mlxconfig q |
-// grep X` — as parameter rows of the Next Boot column, when every line is
-// a row or a command line and at least one row names a parameter the
-// database knows (db nil: any row).
-func fragment(lines []string, db *DB) (QueryText, bool) {
-	q := QueryText{Columns: []string{"Next Boot"}}
-	var rows []queryRow
-	var skipped []string
-	known := 0
-	for i, raw := range lines {
-		l := strings.TrimSpace(raw)
-		if l == "" || isElision(l) || strings.HasPrefix(l, "-I-") || strings.HasPrefix(l, "-W-") {
-			continue
-		}
-		if IsCommandLine(l) {
-			skipped = append(skipped, fmt.Sprintf("line %d skipped: the command line %q", i+1, clip(l)))
-			continue
-		}
-		r, err := parseRow(raw, 1)
-		if err != nil {
-			return q, false
-		}
-		if db != nil {
-			if _, err := db.Resolve(r.name, Layout{Ports: 2}); err == nil {
-				known++
-			}
-		} else {
-			known++
-		}
-		r.line = i + 1
-		rows = append(rows, r)
-	}
-	if len(rows) == 0 || known == 0 {
-		return q, false
-	}
-	q.Result = buildResult(&q, rows, db)
-	q.Notes = append(append([]string{fmt.Sprintf("no header: read as the Next Boot column; a fragment of %d parameter(s)", len(rows))}, skipped...), q.Notes...)
-	return q, true
-}
-
-// isElision says a line stands for rows left out: "(...)", "...", "[...]",
-// "<snip>".
-func isElision(l string) bool {
-	t := strings.Trim(strings.TrimSpace(l), "()[]<> ")
-	return t == "..." || t == "…" || strings.EqualFold(t, "snip") || strings.EqualFold(t, "snipped") || strings.EqualFold(t, "truncated")
-}
-
-// looksLikeRow says a line has a parameter row's shape: indented (or
-// starred) and a parameter name first.
-func looksLikeRow(raw string) bool {
-	if raw == "" || (raw[0] != ' ' && raw[0] != '\t' && raw[0] != '*') {
-		return false
-	}
-	t := strings.TrimLeft(strings.TrimLeft(raw, " \t"), "*")
-	w := firstWord(t)
-	return rowNameRE.MatchString(w) && (strings.ToUpper(w) == w || strings.Contains(w, "_"))
-}
-
-// rowNameRE is a parameter name as mstconfig prints it: upper case, a few
-// with lower-case parts (EXP_ROM_UEFI_x86_ENABLE).
-var rowNameRE = lazyre.New(`^[A-Z][A-Za-z0-9_]*(\[[0-9]+\])?$`)
-
-func firstWord(s string) string {
-	f := strings.Fields(strings.TrimLeft(s, "*"))
-	if len(f) == 0 {
-		return ""
-	}
-	return f[0]
-}
-
-func clip(s string) string {
-	if len(s) > 60 {
-		return s[:57] + "..."
-	}
-	return s
-}
-
-// ansiRE matches terminal colour and cursor sequences (ESC [ ... letter).
-var ansiRE = lazyre.New("\x1b\\[[0-9;?]*[A-Za-z]")
-
-// StripANSI removes terminal colour codes, which grep --color and ls put
-// in what people paste.
-func StripANSI(s string) string {
-	if !strings.Contains(s, "\x1b") {
-		return s
-	}
-	return ansiRE.ReplaceAllString(s, "")
-}
-
-// promptRE matches a shell prompt before a command: "$ ", "# ",
-// "user@host:~$ ", "[root@host ~]# ", "PS C:\\> ", "C:\\>".
-var promptRE = lazyre.New(`^(?:[\w.-]+@[\w.-]+(?::[^$#>]*)?[$#]\s*|\[[^\]]+\][$#]\s*|[$#>]\s+|PS [A-Za-z]:[^>]*>\s*|[A-Za-z]:\\[^>]*>\s*)`)
-
-// IsCommandLine says a line is a shell prompt with a command, or a bare
-// invocation of an NVIDIA tool (mlxconfig, mstconfig, flint, ...).
-func IsCommandLine(l string) bool {
-	l = strings.TrimSpace(l)
-	if m := promptRE.FindString(l); m != "" && len(strings.TrimSpace(l[len(m):])) > 0 {
-		return true
-	}
-	w := strings.ToLower(firstWord(strings.TrimPrefix(l, "sudo ")))
-	for _, tool := range []string{"mlxconfig", "mstconfig", "mlxconfig.exe", "flint", "mstflint", "mlxup", "mlxfwmanager"} {
-		if w == tool || strings.HasSuffix(w, "/"+tool) || strings.HasSuffix(w, "\\"+tool) {
-			return true
-		}
-	}
-	return false
-}
-
-// columnsOf reads the column titles.
-func columnsOf(s string) []string {
-	switch strings.Join(strings.Fields(s), " ") {
-	case "Next Boot":
-		return []string{"Next Boot"}
-	case "Default Current Next Boot":
-		return []string{"Default", "Current", "Next Boot"}
-	case "Current Next Boot":
-		return []string{"Current", "Next Boot"}
-	}
-	return nil
-}
-
-type queryRow struct {
-	star   bool
-	name   string
-	values []string
-	line   int
-}
-
-// parseRow reads "[*]        NAME   v1 [v2 v3]". Values hold no spaces in
-// practice; a line with more words than columns is cut at mstconfig's
-// fixed columns (name %-36s after 9 characters, values %-16s).
-func parseRow(raw string, cols int) (queryRow, error) {
-	r := queryRow{}
-	t := strings.TrimLeft(raw, " \t")
-	if strings.HasPrefix(t, "*") {
-		r.star = true
-		t = strings.TrimLeft(t[1:], " \t")
-	}
-	f := strings.Fields(t)
-	if len(f) == 0 {
-		return r, fmt.Errorf("an empty parameter line")
-	}
-	r.name = f[0]
-	if !paramNameRE.MatchString(r.name) {
-		return r, fmt.Errorf("%q is not a parameter name", r.name)
-	}
-	vals := f[1:]
-	if len(vals) != cols && len(raw) > 45 {
-		vals = nil
-		rest := raw[45:]
-		for i := 0; i < cols; i++ {
-			end := len(rest)
-			if i < cols-1 && len(rest) > 16 {
-				end = 16
-			}
-			vals = append(vals, strings.TrimSpace(rest[:end]))
-			rest = rest[end:]
-		}
-	}
-	if len(vals) != cols {
-		return r, fmt.Errorf("%s has %d value(s); the table has %d column(s) (a line cut short?)", r.name, len(vals), cols)
-	}
-	r.values = vals
-	return r, nil
-}
-
-var paramNameRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_.]*(\[[0-9]+\])?$`)
 
 // parseValue reads one printed value: Label(n), a number, 0x.., N/A, or
 // text (a STRING parameter, "Array[0..3]").
@@ -427,24 +120,24 @@ func parseValue(s string, p *Param) *Value {
 }
 
 // buildResult turns rows into Settings, naming them through db.
-func buildResult(q *QueryText, rows []queryRow, db *DB) *QueryResult {
+func buildResult(q *QueryText, rows []querytext.Row, db *DB) *QueryResult {
 	res := &QueryResult{Settings: []Setting{}, Extended: len(q.Columns) == 3}
 	res.ReadDefault, res.ReadCurrent = res.Extended, len(q.Columns) >= 2
 	layout := layoutOf(rows)
 	for _, r := range rows {
-		s := Setting{Name: r.name}
+		s := Setting{Name: r.Name}
 		var p *Param
 		if db != nil {
-			if ref, err := db.Resolve(r.name, layout); err == nil {
+			if ref, err := db.Resolve(r.Name, layout); err == nil {
 				s.Ref, s.TLV, s.Instance = ref, ref.Param.TLV.Name, ref.Inst.String()
 				s.Name = ref.Name()
 				p = ref.Param
 			} else {
-				q.Unknown = append(q.Unknown, r.name)
+				q.Unknown = append(q.Unknown, r.Name)
 			}
 		}
 		for i, c := range q.Columns {
-			v := parseValue(r.values[i], p)
+			v := parseValue(r.Values[i], p)
 			switch c {
 			case "Default":
 				s.Default = v
@@ -455,19 +148,19 @@ func buildResult(q *QueryText, rows []queryRow, db *DB) *QueryResult {
 			}
 			if p != nil {
 				if note := checkValue(p, s.Name, c, v); note != "" {
-					q.Notes = append(q.Notes, fmt.Sprintf("line %d: %s", r.line, note))
+					q.Notes = append(q.Notes, fmt.Sprintf("line %d: %s", r.Line, note))
 				}
 			}
 		}
-		s.Modified = r.star
+		s.Modified = r.Star
 		if s.Default != nil {
 			s.Modified = !sameValue(s.Next, s.Default)
 		}
 		if s.Current != nil {
 			s.Pending = !sameValue(s.Next, s.Current)
 		}
-		if res.Extended && r.star != (s.Modified || s.Pending) {
-			q.Notes = append(q.Notes, fmt.Sprintf("line %d: %s: the '*' mark disagrees with its columns", r.line, r.name))
+		if res.Extended && r.Star != (s.Modified || s.Pending) {
+			q.Notes = append(q.Notes, fmt.Sprintf("line %d: %s: the '*' mark disagrees with its columns", r.Line, r.Name))
 		}
 		res.Settings = append(res.Settings, s)
 	}
@@ -479,10 +172,10 @@ const maxTextInstances = 256
 
 // layoutOf guesses the ports and modules from the names' suffixes, so
 // LINK_TYPE_P2 resolves on a dual-port device.
-func layoutOf(rows []queryRow) Layout {
+func layoutOf(rows []querytext.Row) Layout {
 	l := Layout{Ports: 1}
 	for _, r := range rows {
-		base := r.name
+		base := r.Name
 		if m := indexRE.FindStringSubmatch(base); m != nil {
 			base = m[1]
 		}

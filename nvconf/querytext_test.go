@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/querytext"
 )
 
 func capture(t testing.TB, name string) string {
@@ -193,7 +194,7 @@ func FuzzParseQueryText(f *testing.F) {
 					t.Fatalf("%s has no Next Boot value", st.Name)
 				}
 				for _, v := range []*nvconf.Value{st.Next, st.Default, st.Current} {
-					if v != nil && v.Text != "" && !strings.Contains(nvconf.StripANSI(s), v.Text) {
+					if v != nil && v.Text != "" && !strings.Contains(querytext.StripANSI(s), v.Text) {
 						t.Fatalf("value %q is not in the text", v.Text)
 					}
 				}

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/querytext"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/cmdb"
 )
@@ -238,7 +239,7 @@ func hasCategory(p *Part, c string) bool {
 // colour codes — and splits into lines.
 func splitLines(text string) []string {
 	text = strings.TrimPrefix(text, "\ufeff")
-	text = nvconf.StripANSI(text)
+	text = querytext.StripANSI(text)
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
 	return strings.Split(text, "\n")

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/querytext"
 )
 
 // noiseOnly keeps the lines that are noise next to fixture: prose that no
@@ -16,7 +16,7 @@ func noiseOnly(text string, fixture []string) []string {
 	var out []string
 	for _, l := range strings.Split(strings.NewReplacer("\r", "", "\x1b", "").Replace(text), "\n") {
 		t := strings.TrimSpace(l)
-		if len(out) > 20 || t == "" || t[0] == '{' || t[0] == '[' || nvconf.IsCommandLine(t) || fenceRE.MatchString(l) || isKernelLine(l) || strings.Contains(t, "```") {
+		if len(out) > 20 || t == "" || t[0] == '{' || t[0] == '[' || querytext.IsCommandLine(t) || fenceRE.MatchString(l) || isKernelLine(l) || strings.Contains(t, "```") {
 			continue
 		}
 		ctx := append([]string{l}, fixture...)

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/cxray/cxray/internal/lazyre"
-	"github.com/cxray/cxray/nvconf"
+	"github.com/cxray/cxray/nvconf/querytext"
 )
 
 // kind is one kind of input: how its first line looks (anchor, which may
@@ -59,7 +59,7 @@ func Split(lines []string) ([]*Part, int) {
 			cur.to = i
 			pieces = append(pieces, cur)
 			cur = piece{from: i + 1}
-		case nvconf.IsCommandLine(t) && !isKernelLine(l):
+		case querytext.IsCommandLine(t) && !isKernelLine(l):
 			cur.to = i
 			pieces = append(pieces, cur)
 			cur = piece{from: i + 1, command: t}
