@@ -191,11 +191,23 @@ type Options struct {
 	NV *nvconf.DB
 }
 
-// instance is one register instance to read.
+// instance is one register instance to read: its index for the adapter,
+// and as the profile wrote it (numbers or enum names), for the record.
 type instance struct {
 	reg   string
-	index []prm.Assignment
+	index adapter.Index
+	given [][2]string
 	key   string
+}
+
+// indexField is a profile's index value as the adapter takes it: a
+// number (0x.. and 0b.. too), or else an enum name the decoding database
+// resolves.
+func indexField(path, v string) adapter.IndexField {
+	if n, err := strconv.ParseUint(v, 0, 64); err == nil {
+		return adapter.IndexField{Path: path, Value: n}
+	}
+	return adapter.IndexField{Path: path, Enum: v}
 }
 
 // expand lists a profile's register instances for the ports a function
@@ -212,45 +224,49 @@ func expand(p *Profile, ports []adapter.Port) []instance {
 		}
 	}
 	for _, r := range p.Registers {
-		base := make([]prm.Assignment, 0, len(r.Index)+1)
 		keys := make([]string, 0, len(r.Index))
 		for k := range r.Index {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		for _, k := range keys {
-			base = append(base, prm.Assignment{Path: k, Value: r.Index[k]})
-		}
-		add := func(extra ...prm.Assignment) {
-			idx := append(append([]prm.Assignment{}, base...), extra...)
-			parts := make([]string, len(idx))
-			for i, a := range idx {
-				parts[i] = a.Path + "=" + a.Value
+		add := func(extra adapter.Index) {
+			in := instance{reg: r.Register}
+			for _, k := range keys {
+				in.index = append(in.index, indexField(k, r.Index[k]))
+				in.given = append(in.given, [2]string{k, r.Index[k]})
 			}
-			key := r.Register
+			for _, f := range extra {
+				in.index = append(in.index, f)
+				in.given = append(in.given, [2]string{f.Path, strconv.FormatUint(f.Value, 10)})
+			}
+			parts := make([]string, len(in.given))
+			for i, g := range in.given {
+				parts[i] = g[0] + "=" + g[1]
+			}
+			in.key = r.Register
 			if len(parts) > 0 {
-				key += "[" + strings.Join(parts, ",") + "]"
+				in.key += "[" + strings.Join(parts, ",") + "]"
 			}
-			out = append(out, instance{reg: r.Register, index: idx, key: key})
+			out = append(out, in)
 		}
 		switch r.Per {
 		case "port":
 			for _, pt := range ports {
 				if r.LinkLayer == "" || r.LinkLayer == pt.LinkLayer {
-					add(prm.Assignment{Path: "local_port", Value: strconv.Itoa(pt.Local)})
+					add(adapter.LocalPort(pt.Local))
 				}
 			}
 		case "module":
 			for _, m := range modules {
-				add(prm.Assignment{Path: "module", Value: strconv.Itoa(m)})
+				add(adapter.At("module", uint64(m)))
 			}
 		case "sensor":
-			add(prm.Assignment{Path: "sensor_index", Value: "0"})
+			add(adapter.At("sensor_index", 0))
 			for _, m := range modules {
-				add(prm.Assignment{Path: "sensor_index", Value: strconv.Itoa(64 + m)})
+				add(adapter.At("sensor_index", uint64(64+m)))
 			}
 		default:
-			add()
+			add(nil)
 		}
 	}
 	return out
@@ -307,7 +323,7 @@ func Take(ctx context.Context, a *adapter.Adapter, p *Profile, o Options) (*Devi
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			if err := sample(ctx, d, in, &regs[i], o, s); err != nil && !answered(err) {
+			if err := sample(ctx, a, in, &regs[i], o, s); err != nil && !answered(err) {
 				nlost++
 				if lost == nil {
 					lost = fmt.Errorf("%s: %w", regs[i].Key, err)
@@ -375,15 +391,15 @@ func answered(err error) bool {
 }
 
 // sample reads one instance once into r; the error is the read's.
-func sample(ctx context.Context, d *dev.Device, in instance, r *Register, o Options, n int) error {
+func sample(ctx context.Context, a *adapter.Adapter, in instance, r *Register, o Options, n int) error {
 	r.Register, r.Key = in.reg, in.key
-	if len(in.index) > 0 && r.Index == nil {
+	if len(in.given) > 0 && r.Index == nil {
 		r.Index = map[string]string{}
-		for _, a := range in.index {
-			r.Index[a.Path] = a.Value
+		for _, g := range in.given {
+			r.Index[g[0]] = g[1]
 		}
 	}
-	rd, err := d.Get(ctx, in.reg, in.index, nil, 0)
+	rd, err := a.ReadRegister(ctx, in.reg, in.index)
 	if err != nil {
 		if r.Error == "" {
 			r.Error = err.Error()

@@ -547,3 +547,50 @@ func TestTakeDeviceGoneMidRun(t *testing.T) {
 		t.Errorf("message: %v", err)
 	}
 }
+
+// A profile's index values are numbers (0x.. too) or enum names: both
+// reach the device as the field's number, and the record keeps them as
+// the profile wrote them.
+func TestTakeProfileIndexSpellings(t *testing.T) {
+	a, f, _ := second(t)
+	f.Put("PDDR", "local_port=2", "page_select=3", "page_data.pddr_module_info_ext.cable_type=1")
+	p, err := snapshot.ParseProfile([]byte("name: t\nregisters:\n"+
+		"  - {register: PDDR, per: port, index: {page_select: Module_info_page}}\n"+
+		"  - {register: MTMP, index: {sensor_index: \"0x41\"}}\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(f.Calls())
+	d, err := snapshot.Take(context.Background(), a, p, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, c := range f.Calls()[before:] {
+		switch c.Register {
+		case "PDDR":
+			got["PDDR page_select"] = c.Index["page_select"] // the last PDDR read is the profile's
+		case "MTMP":
+			got["MTMP sensor_index"] = c.Index["sensor_index"]
+		}
+	}
+	if diff := cmp.Diff(map[string]uint64{"PDDR page_select": 3, "MTMP sensor_index": 65}, got); diff != "" {
+		t.Errorf("indexes sent (-want +got):\n%s", diff)
+	}
+	var keys []string
+	for _, r := range d.Registers {
+		keys = append(keys, r.Key)
+		if r.Error != "" {
+			t.Errorf("%s: %s", r.Key, r.Error)
+		}
+	}
+	if diff := cmp.Diff([]string{"PDDR[page_select=Module_info_page,local_port=2]", "MTMP[sensor_index=0x41]"}, keys); diff != "" {
+		t.Errorf("keys (-want +got):\n%s", diff)
+	}
+	if v := field(t, d, "PDDR[page_select=Module_info_page,local_port=2]", "page_data.pddr_module_info_ext.cable_type"); v.Value != snapshot.Num(1) {
+		t.Errorf("the module page was not decoded: %+v", v)
+	}
+	if v := field(t, d, "MTMP[sensor_index=0x41]", "temperature"); v.Value != snapshot.Num(320) {
+		t.Errorf("sensor 65 was not read: %+v", v)
+	}
+}
