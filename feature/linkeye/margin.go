@@ -230,8 +230,11 @@ func Scan(ctx context.Context, ad *adapter.Adapter, p *MarginPlan, progress func
 	return r, nil
 }
 
-func (p *MarginPlan) index(lane int) []prm.Assignment {
-	return []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(p.Port)}, {Path: "lane", Value: strconv.Itoa(lane)}, {Path: "page_data_sel", Value: "0"}}
+func (p *MarginPlan) index(lane int) adapter.Index { return slredIndex(p.Port, lane) }
+
+// slredIndex is SLRED's instance of one lane of a port, its page 0.
+func slredIndex(port, lane int) adapter.Index {
+	return adapter.LocalPort(port).With("lane", uint64(lane)).With("page_data_sel", 0)
 }
 
 // scanOne scans one lane's eye. It asks for the register path each time:
@@ -246,7 +249,7 @@ func scanOne(ctx context.Context, ad *adapter.Adapter, p *MarginPlan, lane int, 
 	if eye != "" {
 		set = append(set, prm.Assignment{Path: "eye_sel", Value: strconv.Itoa(slices.Index(Eyes, eye))})
 	}
-	idx := p.index(lane)
+	idx := p.index(lane).Assignments()
 	wp, err := d.PrepareSetWith(ctx, "SLRED", idx, set, dev.SetOptions{})
 	if err != nil {
 		return res, err
@@ -307,7 +310,7 @@ func scanOne(ctx context.Context, ad *adapter.Adapter, p *MarginPlan, lane int, 
 
 // status reads SLRED's info page of a lane.
 func status(ctx context.Context, ad *adapter.Adapter, p *MarginPlan, lane int) (uint64, *dev.Reading, error) {
-	x, err := ad.ReadRegister(ctx, "SLRED", adapter.LocalPort(p.Port).With("lane", uint64(lane)).With("page_data_sel", 0))
+	x, err := ad.ReadRegister(ctx, "SLRED", p.index(lane))
 	if err != nil {
 		return 0, nil, fmt.Errorf("port %d lane %d SLRED: %w", p.Port, lane, err)
 	}
@@ -325,7 +328,7 @@ func abort(ad *adapter.Adapter, port, lane int) {
 	if err != nil {
 		return
 	}
-	idx := []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(port)}, {Path: "lane", Value: strconv.Itoa(lane)}, {Path: "page_data_sel", Value: "0"}}
+	idx := slredIndex(port, lane).Assignments()
 	if wp, err := d.PrepareSetWith(ctx, "SLRED", idx, []prm.Assignment{{Path: "abort", Value: "1"}}, dev.SetOptions{}); err == nil {
 		_, _ = d.ApplySet(ctx, wp, idx)
 	}
