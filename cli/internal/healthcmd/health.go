@@ -64,7 +64,7 @@ device could not be read at all (its identity).`,
 			if runF != nil {
 				return runF(&o, args)
 			}
-			return a.runHealth(&o)
+			return a.runHealth(a.Ctx, &o)
 		},
 	}
 	o.df.Add(c)
@@ -76,7 +76,7 @@ device could not be read at all (its identity).`,
 	return c
 }
 
-func (a *app) runHealth(o *healthOptions) error {
+func (a *app) runHealth(ctx context.Context, o *healthOptions) error {
 	db, err := a.DB()
 	if err != nil {
 		return err
@@ -98,7 +98,7 @@ func (a *app) runHealth(o *healthOptions) error {
 	// --timeout bounds opening, and each function's first read; a
 	// function whose first read answered may take one --interval more
 	// for its second samples. Functions are read side by side.
-	octx, cancel := context.WithTimeout(a.Ctx, o.df.Timeout)
+	octx, cancel := context.WithTimeout(ctx, o.df.Timeout)
 	targets, err := a.OpenTargets(octx, o.df.Name, o.all, db)
 	cancel()
 	if err != nil {
@@ -106,15 +106,15 @@ func (a *app) runHealth(o *healthOptions) error {
 	}
 	defer adapter.CloseAll(targets)
 	reports := make([]*health.Report, len(targets))
-	cmdutil.EachTarget(a.Ctx, targets, o.df.Timeout+o.interval, func(ctx context.Context, i int, ad *adapter.Adapter) {
+	cmdutil.EachTarget(ctx, targets, o.df.Timeout+o.interval, func(ctx context.Context, i int, ad *adapter.Adapter) {
 		rep := health.Run(ctx, ad, health.Options{Interval: o.interval, NV: nv, Unused: unused.For(ad.BDF()), FirstRead: o.df.Timeout})
 		if ctx.Err() != nil && rep.Error == "" {
 			rep.Error = fmt.Sprintf("the checks did not finish within --timeout %s (and --interval %s): %v", o.df.Timeout, o.interval, ctx.Err())
 		}
 		reports[i] = rep
 	})
-	if err := a.Ctx.Err(); err != nil {
-		return cmdutil.Stopped(a.Ctx, err)
+	if err := ctx.Err(); err != nil {
+		return cmdutil.Stopped(ctx, err)
 	}
 	bad := false
 	for _, r := range reports {

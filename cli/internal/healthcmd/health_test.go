@@ -78,7 +78,7 @@ func TestHealthUsage(t *testing.T) {
 			a := cmdutiltest.New(t, "table")
 			o := opts("emu")
 			c.edit(o, a)
-			err := (&app{a.App}).runHealth(o)
+			err := (&app{a.App}).runHealth(a.Ctx, o)
 			if code := cmdutiltest.Code(err); code != cmdutil.ExitUsage || !strings.Contains(err.Error(), c.words) {
 				t.Fatalf("exit %d %v; want exit 2 saying %q", code, err, c.words)
 			}
@@ -94,7 +94,7 @@ func TestHealthUsage(t *testing.T) {
 func TestHealthHealthy(t *testing.T) {
 	a := cmdutiltest.New(t, "json")
 	name := cmdutiltest.Manual(t, "")
-	if err := (&app{a.App}).runHealth(opts(name)); err != nil {
+	if err := (&app{a.App}).runHealth(a.Ctx, opts(name)); err != nil {
 		t.Fatalf("healthy adapter: %v\n%s", err, a.Out)
 	}
 	d := decode(t, a.Out.String())
@@ -109,7 +109,7 @@ func TestHealthHealthy(t *testing.T) {
 	a.Reset()
 	a.Output = "table"
 	o := opts(name)
-	if err := (&app{a.App}).runHealth(o); err != nil {
+	if err := (&app{a.App}).runHealth(a.Ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(a.Out.String(), "\n"), "\n")
@@ -136,7 +136,7 @@ func TestHealthHealthy(t *testing.T) {
 	// -v shows the passing checks' details too.
 	a.Reset()
 	o.verbose = true
-	if err := (&app{a.App}).runHealth(o); err != nil {
+	if err := (&app{a.App}).runHealth(a.Ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(a.Out.String(), "\n                       - "); n == 0 {
@@ -150,7 +150,7 @@ func TestHealthFault(t *testing.T) {
 	for _, mode := range []string{"json", "table"} {
 		t.Run(mode, func(t *testing.T) {
 			a := cmdutiltest.New(t, mode)
-			err := (&app{a.App}).runHealth(opts(cmdutiltest.Manual(t, "    modules:\n      - {module: 1, faults: [frozen_monitors]}\n")))
+			err := (&app{a.App}).runHealth(a.Ctx, opts(cmdutiltest.Manual(t, "    modules:\n      - {module: 1, faults: [frozen_monitors]}\n")))
 			if !errors.Is(err, cmdutil.ErrProblem) {
 				t.Fatalf("frozen monitors: %v, want exit 1 (ErrProblem)\n%s", err, a.Out)
 			}
@@ -195,7 +195,7 @@ func TestHealthUnreadable(t *testing.T) {
 	} {
 		for _, mode := range []string{"json", "table"} {
 			a := cmdutiltest.New(t, mode)
-			err := (&app{a.App}).runHealth(opts(cmdutiltest.Manual(t, "    faults: {"+tc.fault+"}\n")))
+			err := (&app{a.App}).runHealth(a.Ctx, opts(cmdutiltest.Manual(t, "    faults: {"+tc.fault+"}\n")))
 			var re *cmdutil.ReportedError
 			if cmdutiltest.Code(err) != cmdutil.ExitDevice || !errors.As(err, &re) || !strings.Contains(err.Error(), "1 of 1 function(s) could not be read") {
 				t.Fatalf("%s -o %s: %v, want exit 3 after the report\n%s", tc.fault, mode, err, a.Out)
@@ -224,7 +224,7 @@ func TestHealthAll(t *testing.T) {
 	a := cmdutiltest.New(t, "json")
 	o := opts(two)
 	o.all = true
-	if err := (&app{a.App}).runHealth(o); !errors.Is(err, cmdutil.ErrProblem) {
+	if err := (&app{a.App}).runHealth(a.Ctx, o); !errors.Is(err, cmdutil.ErrProblem) {
 		t.Fatalf("--all with one hot adapter: %v, want exit 1", err)
 	}
 	d := decode(t, a.Out.String())
@@ -237,7 +237,7 @@ func TestHealthAll(t *testing.T) {
 	}
 	a.Reset()
 	a.Output = "table"
-	if err := (&app{a.App}).runHealth(o); !errors.Is(err, cmdutil.ErrProblem) {
+	if err := (&app{a.App}).runHealth(a.Ctx, o); !errors.Is(err, cmdutil.ErrProblem) {
 		t.Fatal(err)
 	}
 	blocks := strings.Split(strings.TrimRight(a.Out.String(), "\n"), "\n\n")
@@ -253,7 +253,7 @@ func TestHealthCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	a.Ctx = ctx
-	err := (&app{a.App}).runHealth(opts(cmdutiltest.Manual(t, "")))
+	err := (&app{a.App}).runHealth(a.Ctx, opts(cmdutiltest.Manual(t, "")))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled run: %v, want context.Canceled", err)
 	}

@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// verbShape is how one verb's cobra wiring is built, found in the syntax:
+// whether the function that returns the command takes a runF hook and the
+// closure calls it, and whether the closure hands the run function a
+// context (cli/cli's shape: newXCmd(runF) and runX(ctx, opts)).
+type verbShape struct{ hook, ctx bool }
+
+func verbShapes(t *testing.T) map[string]verbShape {
+	t.Helper()
+	files, err := filepath.Glob("internal/*cmd/*.go")
+	if err != nil || len(files) < 20 {
+		t.Fatalf("found %d verb files under internal/*cmd (%v)", len(files), err)
+	}
+	out := map[string]verbShape{}
+	fset := token.NewFileSet()
+	for _, fn := range files {
+		if strings.HasSuffix(fn, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, fn, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(filepath.ToSlash(fn), "internal/")
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			hookParam := false
+			for _, p := range fd.Type.Params.List {
+				for _, n := range p.Names {
+					if _, isFunc := p.Type.(*ast.FuncType); isFunc && n.Name == "runF" {
+						hookParam = true
+					}
+				}
+			}
+			n := 0
+			ast.Inspect(fd.Body, func(node ast.Node) bool {
+				lit := runLiteral(node)
+				if lit == nil {
+					return true
+				}
+				key := name + ":" + fd.Name.Name
+				if n++; n > 1 {
+					key += "#" + string(rune('0'+n))
+				}
+				s := verbShape{}
+				ast.Inspect(lit.Body, func(m ast.Node) bool {
+					call, ok := m.(*ast.CallExpr)
+					if !ok {
+						return true
+					}
+					if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "runF" && hookParam {
+						s.hook = true
+					}
+					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && strings.HasPrefix(sel.Sel.Name, "run") && len(call.Args) > 0 && isContext(call.Args[0]) {
+						s.ctx = true
+					}
+					return true
+				})
+				out[key] = s
+				return true
+			})
+		}
+	}
+	return out
+}
+
+// isContext says an argument is spelt as a context: ctx, a.Ctx,
+// cmd.Context().
+func isContext(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name == "ctx"
+	case *ast.SelectorExpr:
+		return x.Sel.Name == "Ctx"
+	case *ast.CallExpr:
+		if sel, ok := x.Fun.(*ast.SelectorExpr); ok {
+			return sel.Sel.Name == "Context"
+		}
+	}
+	return false
+}
+
+// withoutHook are the verbs not yet built through newXCmd(runF): the list
+// may only shrink.
+var withoutHook = map[string]bool{
+	"configcmd/apply.go:applyCmd":            true,
+	"configcmd/backup.go:backupCmd":          true,
+	"configcmd/check.go:checkCmd":            true,
+	"configcmd/diff.go:diffCmd":              true,
+	"configcmd/params.go:showParamsCmd":      true,
+	"configcmd/query.go:queryCmd":            true,
+	"configcmd/recover.go:recoverCmd":        true,
+	"configcmd/reset.go:resetCmd":            true,
+	"configcmd/restore.go:restoreCmd":        true,
+	"configcmd/set.go:setCmd":                true,
+	"emucmd/emuimage.go:newEmuImageCmd":      true,
+	"emucmd/emurun.go:emuProfilesCmd":        true,
+	"emucmd/emurun.go:emuRunCmd":             true,
+	"emucmd/emuserve.go:newEmuCtlCmd":        true,
+	"emucmd/emuserve.go:newEmuServeCmd":      true,
+	"emucmd/emustate.go:emuResetCmd":         true,
+	"emucmd/emustate.go:emuStatusCmd":        true,
+	"explaincmd/explain.go:explainCmd":       true,
+	"exportercmd/exporter.go:exporterCmd":    true,
+	"firmwarecmd/query.go:queryCmd":          true,
+	"firmwarecmd/reset.go:newResetCmd":       true,
+	"firmwarecmd/update.go:updateCmd":        true,
+	"fwcmd/commands.go:capsCmd":              true,
+	"fwcmd/commands.go:cmdCmd":               true,
+	"fwcmd/commands.go:eswCmd":               true,
+	"fwcmd/commands.go:mkeyCmd":              true,
+	"fwcmd/commands.go:nvmfCmd":              true,
+	"fwcmd/commands.go:qpCmd":                true,
+	"linkcmd/link.go:linkCmd":                true,
+	"maccmd/mac.go:newMacCmd":                true,
+	"modulecmd/module.go:moduleCmd":          true,
+	"plotcmd/plot.go:newPlotCmd":             true,
+	"prmcmd/prm.go:newPrmDecodeCmd":          true,
+	"prmcmd/prm.go:newPrmEncodeCmd":          true,
+	"prmcmd/prm.go:newPrmSearchCmd":          true,
+	"prmcmd/prm.go:prmInfoCmd":               true,
+	"prmcmd/prm.go:prmListCmd":               true,
+	"prmcmd/prm.go:prmShowCmd":               true,
+	"prmcmd/prmcross.go:newPrmCrosscheckCmd": true,
+	"prmcmd/prmdiff.go:prmDiffCmd":           true,
+	"regcmd/reg.go:newRegGetCmd":             true,
+	"regcmd/reg.go:newRegSetCmd":             true,
+	"regcmd/reg.go:regCmd":                   true,
+	"regcmd/reg.go:regListCmd":               true,
+	"rocecmd/roce.go:newRoceAdviseCmd":       true,
+	"rocecmd/roce.go:newRoceSetCmd":          true,
+	"rocecmd/roce.go:roceStatusCmd":          true,
+	"snapshotcmd/snapshot.go:newDiffCmd":     true,
+	"snapshotcmd/snapshot.go:newSnapshotCmd": true,
+	"statuscmd/status.go:newStatusCmd":       true,
+}
+
+// Every verb takes a runF hook, so a test can see the options its flags
+// make without a device, and hands its run function the context.
+func TestVerbsHaveRunFHooks(t *testing.T) {
+	got := verbShapes(t)
+	var keys []string
+	for k := range got {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s := got[k]
+		switch {
+		case withoutHook[k] && s.hook && s.ctx:
+			t.Errorf("%s has its runF hook and context now; take it off withoutHook", k)
+		case !withoutHook[k] && !s.hook:
+			t.Errorf("%s: the verb has no runF hook: build it in newXCmd(runF func(*xOptions, []string) error) and call runF from the closure", k)
+		case !withoutHook[k] && !s.ctx:
+			t.Errorf("%s: the closure does not hand its run function a context: runX(ctx, opts)", k)
+		}
+	}
+	for k := range withoutHook {
+		if _, ok := got[k]; !ok {
+			t.Errorf("%s is on withoutHook but has no Run/RunE closure; take it off", k)
+		}
+	}
+}
