@@ -127,6 +127,12 @@ var knownMissing = []string{
 	// PPCNT's physical-layer statistical group counts effective errors
 	// from Rev 0.56 on (phy_effective_errors_high/_low).
 	"Rev 0.51 PPCNT counter_set.phys_layer_stat_cntrs_ext.phy_effective_errors: no field",
+	// Rev 0.51's physical-layer statistics count raw errors for lanes 0-3
+	// by name (FieldOf reads 4-7 at the built-in layout's bits).
+	"Rev 0.51 PPCNT counter_set.phys_layer_stat_cntrs_ext.phy_raw_errors_lane4: no field",
+	"Rev 0.51 PPCNT counter_set.phys_layer_stat_cntrs_ext.phy_raw_errors_lane5: no field",
+	"Rev 0.51 PPCNT counter_set.phys_layer_stat_cntrs_ext.phy_raw_errors_lane6: no field",
+	"Rev 0.51 PPCNT counter_set.phys_layer_stat_cntrs_ext.phy_raw_errors_lane7: no field",
 	// PPHCR (the FEC histogram's configuration) comes in Rev 0.56.
 	"Rev 0.51 PPHCR active_hist_type: no register",
 	"Rev 0.51 PPHCR num_of_bins: no register",

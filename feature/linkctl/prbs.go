@@ -11,6 +11,7 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // prbsPatterns are mlxlink's --tx_prbs/--rx_prbs names and their
@@ -233,11 +234,10 @@ func MeasureTestMode(ctx context.Context, ad *adapter.Adapter, local int, dur ti
 		if err != nil {
 			return nil, 0, err
 		}
-		const pre = "counter_set.phys_layer_stat_cntrs_ext."
-		bits, _ := adapter.FieldOf(st.Decoded, "PPCNT", pre+"phy_received_bits")
-		out := make([]uint64, 8)
-		for l := range out {
-			out[l], _ = adapter.FieldOf(st.Decoded, "PPCNT", fmt.Sprintf("%sphy_raw_errors_lane%d", pre, l))
+		bits, _ := adapter.FieldOf(st.Decoded, "PPCNT", regpath.PPCNTPhysStatReceivedBits)
+		out := make([]uint64, len(regpath.PPCNTPhysStatRawErrorsLane))
+		for l, path := range regpath.PPCNTPhysStatRawErrorsLane {
+			out[l], _ = adapter.FieldOf(st.Decoded, "PPCNT", path)
 		}
 		return out, bits, nil
 	}
