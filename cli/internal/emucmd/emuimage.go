@@ -1,6 +1,7 @@
 package emucmd
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -43,7 +44,7 @@ profile's make the images the emulator refuses, for trying the error paths.`,
 			if runF != nil {
 				return runF(&o, args)
 			}
-			return a.runEmuImage(&o)
+			return a.runEmuImage(a.Ctx, &o)
 		},
 	}
 	c.Flags().StringVar(&o.profile, "profile", scenario.DefaultProfile, "emulator profile the image is for ('cxray emu profiles')")
@@ -57,7 +58,7 @@ profile's make the images the emulator refuses, for trying the error paths.`,
 	return c
 }
 
-func (a *app) runEmuImage(o *emuImageOptions) error {
+func (a *app) runEmuImage(ctx context.Context, o *emuImageOptions) error {
 	if o.version == "" || o.out == "" {
 		return cmdutil.UsageErr("give --version V and --out FILE")
 	}

@@ -42,7 +42,7 @@ prints. Needs root and /dev/fuse.`,
 			if runF != nil {
 				return runF(o, args)
 			}
-			return a.runEmuServe(o, args)
+			return a.runEmuServe(a.Ctx, o, args)
 		},
 	}
 	c.Flags().StringVar(&o.scenarioFile, "scenario", "", "scenario file (YAML) describing the emulated adapters")
@@ -53,7 +53,7 @@ prints. Needs root and /dev/fuse.`,
 }
 
 // runEmuServe is the work of the "serve" command, apart from its cobra wiring.
-func (a *app) runEmuServe(o *emuServeOptions, args []string) error {
+func (a *app) runEmuServe(ctx context.Context, o *emuServeOptions, args []string) error {
 	name, err := emuName(o.scenarioFile, o.profile)
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ command on the same scenario sees them. Faults are this emulator's only.`,
 			if runF != nil {
 				return runF(o, args)
 			}
-			return a.runEmuCtl(o, args)
+			return a.runEmuCtl(a.Ctx, o, args)
 		},
 	}
 	c.Flags().StringVar(&o.socket, "socket", ctl.DefaultSocket, "control socket of the emulator")
@@ -122,7 +122,7 @@ command on the same scenario sees them. Faults are this emulator's only.`,
 }
 
 // runEmuCtl is the work of the "ctl" command, apart from its cobra wiring.
-func (a *app) runEmuCtl(o *emuCtlOptions, args []string) error {
+func (a *app) runEmuCtl(ctx context.Context, o *emuCtlOptions, args []string) error {
 	req := ctl.Request{Op: args[0], BDF: o.bdf}
 	switch args[0] {
 	case "status", "clear":

@@ -53,7 +53,7 @@ driver is bound and the level is pcie_link_toggle, mcc sends MFRL itself.`,
 			if runF != nil {
 				return runF(&o, args)
 			}
-			return a.runReset(&o)
+			return a.runReset(a.Ctx, &o)
 		},
 	}
 	o.df.Add(c)
@@ -150,7 +150,7 @@ func effect(level, typ uint8) string {
 	return ""
 }
 
-func (a *app) runReset(o *resetOptions) error {
+func (a *app) runReset(ctx context.Context, o *resetOptions) error {
 	if o.df.Name == "" {
 		return cmdutil.UsageErr("add -d DEV: the adapter to reset ('cxray status' lists them)")
 	}
@@ -179,7 +179,7 @@ func (a *app) runReset(o *resetOptions) error {
 	if path == firmware.ViaDevlink && ((level != 0 && level != fwreset.LevelLinkToggle) || typ != 0 || sync != 0) {
 		return cmdutil.UsageErr("--via devlink is the driver's fw_activate: a full-chip pcie_link_toggle reset in the driver's flow; leave out --level, --type and --sync, or use --via mcc")
 	}
-	ctx, cancel := o.df.Context(a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	db, err := a.DB()
 	if err != nil {

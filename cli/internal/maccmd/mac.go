@@ -61,7 +61,7 @@ nothing could be checked: the interfaces found are listed).`,
 			if runF != nil {
 				return runF(o, args)
 			}
-			return a.runMAC(o)
+			return a.runMAC(a.Ctx, o)
 		},
 	}
 	o.df.Add(c)
@@ -97,7 +97,7 @@ type Row struct {
 	Why         string `json:"why"`
 }
 
-func (a *app) runMAC(o *macOptions) error {
+func (a *app) runMAC(ctx context.Context, o *macOptions) error {
 	if o.listing == "" {
 		return cmdutil.UsageErr("give the OS's listing with --os FILE (ipconfig /all, Get-NetAdapter, ip link), '-' for standard input")
 	}
@@ -115,7 +115,7 @@ func (a *app) runMAC(o *macOptions) error {
 		// This machine's own interfaces: sysfs and rtnetlink on Linux,
 		// IP Helper and the registry on Windows (osmac.System).
 		var err error
-		if l, err = osmac.System(a.Ctx); err != nil {
+		if l, err = osmac.System(ctx); err != nil {
 			return cmdutil.DeviceErr(err)
 		}
 	} else {

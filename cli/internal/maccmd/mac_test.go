@@ -57,7 +57,7 @@ func TestMACNoInterfaceOfTheAdapter(t *testing.T) {
 	for _, mode := range []string{"table", "json"} {
 		a := cmdutiltest.New(t, mode)
 		a.Stdin = strings.NewReader(listing)
-		err := (&app{a.App}).runMAC(&macOptions{listing: "-", permanent: []string{"b8:3f:d2:a1:b2:c0"}})
+		err := (&app{a.App}).runMAC(a.Ctx, &macOptions{listing: "-", permanent: []string{"b8:3f:d2:a1:b2:c0"}})
 		if !errors.Is(err, cmdutil.ErrProblem) {
 			t.Fatalf("%s: %v, want exit 1\n%s", mode, err, a.Out)
 		}

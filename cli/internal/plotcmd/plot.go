@@ -5,6 +5,7 @@ package plotcmd
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -59,7 +60,7 @@ sample is refused with the reason.`,
 			if runF != nil {
 				return runF(o, args)
 			}
-			return a.runPlot(o, args)
+			return a.runPlot(a.Ctx, o, args)
 		},
 	}
 	c.Flags().StringSliceVar(&o.what, "what", nil, "keys to draw: a group (temp, counters, module, rdma, nvmf, link, pcie, driver), a key, a * pattern or /regexp/ (default temp)")
@@ -71,7 +72,7 @@ sample is refused with the reason.`,
 }
 
 // runPlot is the work of the "plot" command, apart from its cobra wiring.
-func (a *app) runPlot(o *plotOptions, args []string) error {
+func (a *app) runPlot(ctx context.Context, o *plotOptions, args []string) error {
 	if o.out == "" {
 		return cmdutil.UsageErr("give the chart file with --out (ending in .svg, .png or .pdf)")
 	}

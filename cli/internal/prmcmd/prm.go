@@ -1,6 +1,7 @@
 package prmcmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -115,12 +116,12 @@ func (a *app) prmInfoCmd() *cobra.Command {
 		Use:   "info",
 		Short: "Which register database is in use: source, revision, counts",
 		Args:  cobra.NoArgs,
-		RunE:  func(*cobra.Command, []string) error { return a.runPrmInfo() },
+		RunE:  func(*cobra.Command, []string) error { return a.runPrmInfo(a.Ctx) },
 	}
 }
 
 // runPrmInfo is the work of the "info" command, apart from its cobra wiring.
-func (a *app) runPrmInfo() error {
+func (a *app) runPrmInfo(ctx context.Context) error {
 	db, err := a.DB()
 	if err != nil {
 		return err
@@ -182,14 +183,14 @@ func (a *app) prmListCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List the registers (name, ID, size)",
 		Args:  cobra.NoArgs,
-		RunE:  func(*cobra.Command, []string) error { return a.runPrmList(o) },
+		RunE:  func(*cobra.Command, []string) error { return a.runPrmList(a.Ctx, o) },
 	}
 	c.Flags().StringVar(&o.filter, "filter", "", "only names matching this regular expression (case-insensitive)")
 	return c
 }
 
 // runPrmList is the work of the "list" command, apart from its cobra wiring.
-func (a *app) runPrmList(o *prmListOptions) error {
+func (a *app) runPrmList(ctx context.Context, o *prmListOptions) error {
 	re, err := cmdutil.CompileFilter(o.filter)
 	if err != nil {
 		return err
@@ -262,7 +263,7 @@ most significant bit of byte 0).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			o.Name = args[0]
-			return a.runPrmShow(o)
+			return a.runPrmShow(a.Ctx, o)
 		},
 	}
 	c.Flags().StringVar(&o.Path, "path", "", "only fields under this path (e.g. page_data.pddr_module_info_ext)")
@@ -272,11 +273,11 @@ most significant bit of byte 0).`,
 }
 
 // Show is `cxray prm show` with options (mlxreg's --show_reg runs it).
-func Show(a *cmdutil.App, o *PrmShowOptions) error { return (&app{a}).runPrmShow(o) }
+func Show(a *cmdutil.App, o *PrmShowOptions) error { return (&app{a}).runPrmShow(a.Ctx, o) }
 
 // runPrmShow is `cxray prm show`: a register's, command's or layout's
 // fields as a table and a bit diagram, or JSON.
-func (a *app) runPrmShow(o *PrmShowOptions) error {
+func (a *app) runPrmShow(ctx context.Context, o *PrmShowOptions) error {
 	db, err := a.DB()
 	if err != nil {
 		return err
@@ -463,7 +464,7 @@ last_ber_mantissa, renamed to last_raw_ber_coef).`,
 			if runF != nil {
 				return runF(o, args)
 			}
-			return a.runPrmSearch(o, args)
+			return a.runPrmSearch(a.Ctx, o, args)
 		},
 	}
 	c.Flags().BoolVar(&o.noHistory, "no-history", false, "do not search the other PRM revisions of the history folder")
@@ -472,7 +473,7 @@ last_ber_mantissa, renamed to last_raw_ber_coef).`,
 }
 
 // runPrmSearch is the work of the "search" command, apart from its cobra wiring.
-func (a *app) runPrmSearch(o *prmSearchOptions, args []string) error {
+func (a *app) runPrmSearch(ctx context.Context, o *prmSearchOptions, args []string) error {
 	db, err := a.DB()
 	if err != nil {
 		return err
@@ -614,7 +615,7 @@ nvmf_frontend_namespace_context) or a command, whose out mailbox is decoded
 			if runF != nil {
 				return runF(o, args)
 			}
-			return a.runPrmDecode(o, args)
+			return a.runPrmDecode(a.Ctx, o, args)
 		},
 	}
 	c.Flags().StringVar(&o.file, "file", "", "read the hex dump from FILE ('-' for standard input)")
@@ -626,7 +627,7 @@ nvmf_frontend_namespace_context) or a command, whose out mailbox is decoded
 }
 
 // runPrmDecode is the work of the "decode" command, apart from its cobra wiring.
-func (a *app) runPrmDecode(o *prmDecodeOptions, args []string) error {
+func (a *app) runPrmDecode(ctx context.Context, o *prmDecodeOptions, args []string) error {
 	db, err := a.DB()
 	if err != nil {
 		return err
@@ -789,7 +790,7 @@ NAME may be a command: its in mailbox is built, with the opcode set.`,
 			if runF != nil {
 				return runF(o, args)
 			}
-			return a.runPrmEncode(o, args)
+			return a.runPrmEncode(a.Ctx, o, args)
 		},
 	}
 	c.Flags().StringVar(&o.base, "base", "", "start from these bytes (hex) instead of zeros")
@@ -799,7 +800,7 @@ NAME may be a command: its in mailbox is built, with the opcode set.`,
 }
 
 // runPrmEncode is the work of the "encode" command, apart from its cobra wiring.
-func (a *app) runPrmEncode(o *prmEncodeOptions, args []string) error {
+func (a *app) runPrmEncode(ctx context.Context, o *prmEncodeOptions, args []string) error {
 	db, err := a.DB()
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package prmcmd
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -34,7 +35,7 @@ mismatch.`,
 			if runF != nil {
 				return runF(o, args)
 			}
-			return a.runPrmCrosscheck(o)
+			return a.runPrmCrosscheck(a.Ctx, o)
 		},
 	}
 	c.Flags().StringVar(&o.header, "header", "", "mlx5_ifc.h to read (default: the newest under /usr/src)")
@@ -43,7 +44,7 @@ mismatch.`,
 }
 
 // runPrmCrosscheck is the work of the "crosscheck" command, apart from its cobra wiring.
-func (a *app) runPrmCrosscheck(o *prmCrosscheckOptions) error {
+func (a *app) runPrmCrosscheck(ctx context.Context, o *prmCrosscheckOptions) error {
 	db, err := a.DB()
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package regcmd
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -98,7 +99,7 @@ func (f *mlxregFlags) translate() (*mlxregCommand, error) {
 		withDevice()
 		withIndex()
 		o := &regGetOptions{df: df, index: index, op: ops}
-		return &mlxregCommand{args, func(a *app) error { return a.runRegGet(o, []string{f.regName}) }}, nil
+		return &mlxregCommand{args, func(a *app) error { return a.runRegGet(a.Ctx, o, []string{f.regName}) }}, nil
 	case f.get:
 		if f.regLen == "" {
 			return nil, cmdutil.UsageErr("--reg_id needs --reg_len (cxray reg get --id %s --len N -d DEV)", f.regID)
@@ -116,7 +117,7 @@ func (f *mlxregFlags) translate() (*mlxregCommand, error) {
 			if err != nil {
 				return err
 			}
-			return a.runRegGet(&regGetOptions{df: df, id: id, length: n}, nil)
+			return a.runRegGet(a.Ctx, &regGetOptions{df: df, id: id, length: n}, nil)
 		}}, nil
 	case f.set != "" && f.regName != "":
 		fields := splitComma(f.set)
@@ -131,7 +132,7 @@ func (f *mlxregFlags) translate() (*mlxregCommand, error) {
 			// The confirmation's hint names the flags of the command
 			// that runs (reg set's --dry-run), as its line says.
 			a.Cmd = a.regSetCmd()
-			return a.runRegSet(o, append([]string{f.regName}, fields...))
+			return a.runRegSet(a.Ctx, o, append([]string{f.regName}, fields...))
 		}}, nil
 	case f.set != "":
 		return nil, cmdutil.UsageErr("--set with --reg_id writes raw bytes in cxray: cxray reg set --id %s --len N --data HEX -d DEV (the whole register, read back after)", f.regID)
@@ -166,7 +167,7 @@ func intFlag(flag, s string) (int, error) {
 
 // runMlxreg runs the cxray command an mlxreg command line means, and says
 // which on standard error.
-func (a *app) runMlxreg(f *mlxregFlags) error {
+func (a *app) runMlxreg(ctx context.Context, f *mlxregFlags) error {
 	c, err := f.translate()
 	if err != nil {
 		return err

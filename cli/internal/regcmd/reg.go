@@ -40,7 +40,7 @@ mean runs, and is printed.`,
 		if !mf.used() {
 			return cmd.Help()
 		}
-		return a.runMlxreg(&mf)
+		return a.runMlxreg(a.Ctx, &mf)
 	}
 	c.AddCommand(a.regListCmd(), a.regGetCmd(), a.regSetCmd())
 	return c
@@ -174,7 +174,7 @@ func (a *app) newRegGetCmd(runF func(*regGetOptions, []string) error) *cobra.Com
 			if runF != nil {
 				return runF(&o, args)
 			}
-			return a.runRegGet(&o, args)
+			return a.runRegGet(a.Ctx, &o, args)
 		},
 	}
 	o.df.Add(c)
@@ -188,7 +188,7 @@ func (a *app) newRegGetCmd(runF func(*regGetOptions, []string) error) *cobra.Com
 	return c
 }
 
-func (a *app) runRegGet(o *regGetOptions, args []string) error {
+func (a *app) runRegGet(ctx context.Context, o *regGetOptions, args []string) error {
 	db, err := a.DB()
 	if err != nil {
 		return err
@@ -204,7 +204,7 @@ func (a *app) runRegGet(o *regGetOptions, args []string) error {
 	if len(args) == 0 && o.id == 0 {
 		return cmdutil.UsageErr("name a register (cxray reg get MGIR), or give --id and --len for one the database lacks")
 	}
-	ctx, cancel := o.df.Context(a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	ad, d, err := a.OpenRegisters(ctx, o.df.Name, db)
 	if err != nil {
@@ -387,7 +387,7 @@ it would send and writes nothing.`,
 			if runF != nil {
 				return runF(&o, args)
 			}
-			return a.runRegSet(&o, args)
+			return a.runRegSet(a.Ctx, &o, args)
 		},
 	}
 	o.df.Add(c)
@@ -401,7 +401,7 @@ it would send and writes nothing.`,
 	return c
 }
 
-func (a *app) runRegSet(o *regSetOptions, args []string) error {
+func (a *app) runRegSet(ctx context.Context, o *regSetOptions, args []string) error {
 	db, err := a.DB()
 	if err != nil {
 		return err
@@ -423,7 +423,7 @@ func (a *app) runRegSet(o *regSetOptions, args []string) error {
 	if err != nil {
 		return cmdutil.UsageWrap(err)
 	}
-	ctx, cancel := o.df.Context(a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	ad, err := a.Open(ctx, o.df.Name, db)
 	if err != nil {

@@ -48,7 +48,7 @@ func (a *app) roceStatusCmd() *cobra.Command {
 		Use:   "status -d DEV [--interval 5s] [--rtt 8us]",
 		Short: "ROCE_ACCL switches, LOG_TX_PSN_WINDOW and retransmission rates",
 		Args:  cobra.NoArgs,
-		RunE:  func(*cobra.Command, []string) error { return a.runRoceStatus(&o) },
+		RunE:  func(*cobra.Command, []string) error { return a.runRoceStatus(a.Ctx, &o) },
 	}
 	o.df.Add(c)
 	c.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "time between the two counter samples")
@@ -57,7 +57,7 @@ func (a *app) roceStatusCmd() *cobra.Command {
 	return c
 }
 
-func (a *app) runRoceStatus(o *roceStatusOptions) error {
+func (a *app) runRoceStatus(ctx context.Context, o *roceStatusOptions) error {
 	db, err := a.DB()
 	if err != nil {
 		return err
@@ -71,7 +71,7 @@ func (a *app) runRoceStatus(o *roceStatusOptions) error {
 	}
 	// --timeout bounds the first read; the interval is added only once
 	// the device answered (cmdutil.FirstRead).
-	ctx, cancel := context.WithTimeout(a.Ctx, o.df.Timeout+o.interval)
+	ctx, cancel := context.WithTimeout(ctx, o.df.Timeout+o.interval)
 	defer cancel()
 	ad, err := a.Open(ctx, o.df.Name, db)
 	if err != nil {
@@ -182,7 +182,7 @@ func (a *app) newRoceAdviseCmd(runF func(*roceAdviseOptions, []string) error) *c
 			if runF != nil {
 				return runF(o, args)
 			}
-			return a.runRoceAdvise(o)
+			return a.runRoceAdvise(a.Ctx, o)
 		},
 	}
 	o.df.Add(c)
@@ -197,7 +197,7 @@ func (a *app) newRoceAdviseCmd(runF func(*roceAdviseOptions, []string) error) *c
 }
 
 // runRoceAdvise is the work of the "advise" command, apart from its cobra wiring.
-func (a *app) runRoceAdvise(o *roceAdviseOptions) error {
+func (a *app) runRoceAdvise(ctx context.Context, o *roceAdviseOptions) error {
 	rate, err := roce.ParseRate(o.rateS)
 	if err != nil {
 		return cmdutil.UsageWrap(err)
@@ -215,7 +215,7 @@ func (a *app) runRoceAdvise(o *roceAdviseOptions) error {
 		if err != nil {
 			return err
 		}
-		ctx, cancel := o.df.Context(a.Ctx)
+		ctx, cancel := o.df.Context(ctx)
 		defer cancel()
 		ad, d, err := a.OpenRegisters(ctx, o.df.Name, db)
 		if err != nil {
@@ -285,7 +285,7 @@ verified; takes effect at the next firmware reset) or ROCE_ACCL switches
 			if runF != nil {
 				return runF(o, args)
 			}
-			return a.runRoceSet(o, args)
+			return a.runRoceSet(a.Ctx, o, args)
 		},
 	}
 	o.df.Add(c)
@@ -297,7 +297,7 @@ verified; takes effect at the next firmware reset) or ROCE_ACCL switches
 }
 
 // runRoceSet is the work of the "set" command, apart from its cobra wiring.
-func (a *app) runRoceSet(o *roceSetOptions, args []string) error {
+func (a *app) runRoceSet(ctx context.Context, o *roceSetOptions, args []string) error {
 	var nvSets []nvconf.Assignment
 	var regSets []prm.Assignment
 	for _, arg := range args {
@@ -331,7 +331,7 @@ func (a *app) runRoceSet(o *roceSetOptions, args []string) error {
 	if len(nvSets) > 0 && len(regSets) > 0 {
 		return cmdutil.UsageErr("set the window and the switches in two commands: the window is NV (next boot), the switches are live")
 	}
-	ctx, cancel := o.df.Context(a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	if len(nvSets) > 0 {
 		return configcmd.Set(ctx, a.App, o.df, o.nvdb, nvSets, o.yes, o.dryRun, o.backup)

@@ -29,7 +29,7 @@ func status(t *testing.T, a *cmdutiltest.App, dev string) roce.Report {
 	defer func() { a.Output = saved }()
 	a.Reset()
 	o := &roceStatusOptions{df: cmdutil.DeviceFlags{Name: dev, Timeout: 10 * time.Second}, interval: 2 * time.Second}
-	if err := (&app{a.App}).runRoceStatus(o); err != nil {
+	if err := (&app{a.App}).runRoceStatus(a.Ctx, o); err != nil {
 		t.Fatalf("status: %v", err)
 	}
 	var r roce.Report
@@ -109,7 +109,7 @@ func TestRoceStatus(t *testing.T) {
 		t.Errorf("window (-want +got):\n%s", diff)
 	}
 	o := &roceStatusOptions{df: cmdutil.DeviceFlags{Name: dev, Timeout: 10 * time.Second}, interval: 2 * time.Second}
-	if err := (&app{a.App}).runRoceStatus(o); err != nil {
+	if err := (&app{a.App}).runRoceStatus(a.Ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(a.Out.String(), "LOG_TX_PSN_WINDOW: current 9 (512 packets), next boot 9 (512 packets)") {
@@ -125,7 +125,7 @@ func TestRoceStatus(t *testing.T) {
 func TestRoceStatusRemovedIsDeviceError(t *testing.T) {
 	a := cmdutiltest.New(t, "json")
 	o := &roceStatusOptions{df: cmdutil.DeviceFlags{Name: cmdutiltest.Manual(t, "    faults: {removed: true}\n"), Timeout: 10 * time.Second}, interval: time.Second}
-	if err := (&app{a.App}).runRoceStatus(o); cmdutiltest.Code(err) != cmdutil.ExitDevice {
+	if err := (&app{a.App}).runRoceStatus(a.Ctx, o); cmdutiltest.Code(err) != cmdutil.ExitDevice {
 		t.Errorf("removed adapter: %v, want exit 3\n%s", err, a.Out)
 	}
 }

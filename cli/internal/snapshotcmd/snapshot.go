@@ -59,7 +59,7 @@ Without --out the snapshot is printed as JSON.`,
 			if runF != nil {
 				return runF(o, args)
 			}
-			return a.runSnapshot(o)
+			return a.runSnapshot(a.Ctx, o)
 		},
 	}
 	o.df.Add(c)
@@ -72,7 +72,7 @@ Without --out the snapshot is printed as JSON.`,
 }
 
 // runSnapshot is the work of the "snapshot" command, apart from its cobra wiring.
-func (a *app) runSnapshot(o *snapshotOptions) error {
+func (a *app) runSnapshot(ctx context.Context, o *snapshotOptions) error {
 	db, err := a.DB()
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func (a *app) runSnapshot(o *snapshotOptions) error {
 			return cmdutil.UsageErr("--out %v; nothing was read", err)
 		}
 	}
-	f, failed, err := a.takeSnapshot(a.Ctx, o.df, o.all, db, p, o.samples, o.interval)
+	f, failed, err := a.takeSnapshot(ctx, o.df, o.all, db, p, o.samples, o.interval)
 	if err != nil {
 		return err
 	}
@@ -300,7 +300,7 @@ name, then by position.`,
 			if runF != nil {
 				return runF(o, args)
 			}
-			return a.runDiff(o, args)
+			return a.runDiff(a.Ctx, o, args)
 		},
 	}
 	o.df.Add(c)
@@ -312,7 +312,7 @@ name, then by position.`,
 }
 
 // runDiff is the work of the "diff" command, apart from its cobra wiring.
-func (a *app) runDiff(o *diffOptions, args []string) error {
+func (a *app) runDiff(ctx context.Context, o *diffOptions, args []string) error {
 	if args[0] == "-" && len(args) == 2 && args[1] == "-" {
 		return cmdutil.UsageErr("only one of the snapshots can come from standard input")
 	}
@@ -334,7 +334,7 @@ func (a *app) runDiff(o *diffOptions, args []string) error {
 		if err != nil {
 			return err
 		}
-		if cur, failed, err = a.takeSnapshot(a.Ctx, o.df, o.all, db, &base.Profile, o.samples, o.interval); err != nil {
+		if cur, failed, err = a.takeSnapshot(ctx, o.df, o.all, db, &base.Profile, o.samples, o.interval); err != nil {
 			return err
 		}
 	default:

@@ -92,19 +92,19 @@ kernel driver where it has them.`,
 			if runF != nil {
 				return runF(&o, args)
 			}
-			return a.runStatus(&o)
+			return a.runStatus(a.Ctx, &o)
 		},
 	}
 	o.df.Add(c)
 	return c
 }
 
-func (a *app) runStatus(o *statusOptions) error {
+func (a *app) runStatus(ctx context.Context, o *statusOptions) error {
 	db, err := a.DB()
 	if err != nil {
 		return err
 	}
-	entries, err := a.gatherStatus(a.Ctx, o.df, db)
+	entries, err := a.gatherStatus(ctx, o.df, db)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func entries(t *testing.T, s string) []Entry {
 // table says to try the emulator.
 func TestStatusNoAdapters(t *testing.T) {
 	a := cmdutiltest.New(t, "json")
-	if err := (&app{a.App}).runStatus(opts("")); err != nil {
+	if err := (&app{a.App}).runStatus(a.Ctx, opts("")); err != nil {
 		t.Fatal(err)
 	}
 	if got := entries(t, a.Out.String()); got == nil || len(got) != 0 {
@@ -37,7 +37,7 @@ func TestStatusNoAdapters(t *testing.T) {
 	}
 	a.Reset()
 	a.Output = "table"
-	if err := (&app{a.App}).runStatus(opts("")); err != nil {
+	if err := (&app{a.App}).runStatus(a.Ctx, opts("")); err != nil {
 		t.Fatal(err)
 	}
 	if want := "no ConnectX adapters found on this machine; try the emulator: cxray status -d emu\n"; a.Out.String() != want {
@@ -50,7 +50,7 @@ func TestStatusNoAdapters(t *testing.T) {
 func TestStatusScenario(t *testing.T) {
 	a := cmdutiltest.New(t, "json")
 	two := cmdutiltest.Scenario(t, "clock: {mode: manual}\ndevices:\n  - profile: cx7-2p400g\n    bdf: 0000:03:00.0\n    firmware: {version: 28.39.1010, psid: MT_0000000834}\n  - profile: cx6dx-2p100g\n    bdf: 0000:81:00.0\n")
-	if err := (&app{a.App}).runStatus(opts(two)); err != nil {
+	if err := (&app{a.App}).runStatus(a.Ctx, opts(two)); err != nil {
 		t.Fatalf("%v\n%s", err, a.Out)
 	}
 	type row struct{ BDF, Firmware, PSID string }
@@ -65,7 +65,7 @@ func TestStatusScenario(t *testing.T) {
 		t.Errorf("entries %+v", got)
 	}
 	a.Reset()
-	if err := (&app{a.App}).runStatus(opts(two + "@0000:81:00.0")); err != nil {
+	if err := (&app{a.App}).runStatus(a.Ctx, opts(two+"@0000:81:00.0")); err != nil {
 		t.Fatal(err)
 	}
 	var bdfs []string
@@ -82,7 +82,7 @@ func TestStatusScenario(t *testing.T) {
 func TestStatusMACDrift(t *testing.T) {
 	a := cmdutiltest.New(t, "table")
 	dev := cmdutiltest.Manual(t, "    functions:\n      - {mac: \"02:11:22:33:44:55\"}\n")
-	err := (&app{a.App}).runStatus(opts(dev))
+	err := (&app{a.App}).runStatus(a.Ctx, opts(dev))
 	if !errors.Is(err, cmdutil.ErrProblem) {
 		t.Fatalf("drift: %v, want exit 1\n%s", err, a.Out)
 	}
@@ -91,7 +91,7 @@ func TestStatusMACDrift(t *testing.T) {
 	}
 	a.Reset()
 	a.Output = "json"
-	if err := (&app{a.App}).runStatus(opts(dev)); !errors.Is(err, cmdutil.ErrProblem) {
+	if err := (&app{a.App}).runStatus(a.Ctx, opts(dev)); !errors.Is(err, cmdutil.ErrProblem) {
 		t.Errorf("JSON: %v, want exit 1 as in the table", err)
 	}
 	if es := entries(t, a.Out.String()); len(es) != 1 || !es[0].MACDrift || len(es[0].Drift) != 1 || es[0].Drift[0].Address != "02:11:22:33:44:55" {
@@ -105,7 +105,7 @@ func TestStatusMACDrift(t *testing.T) {
 func TestStatusRemoved(t *testing.T) {
 	for _, mode := range []string{"table", "json"} {
 		a := cmdutiltest.New(t, mode)
-		err := (&app{a.App}).runStatus(opts(cmdutiltest.Manual(t, "    faults: {removed: true}\n")))
+		err := (&app{a.App}).runStatus(a.Ctx, opts(cmdutiltest.Manual(t, "    faults: {removed: true}\n")))
 		var re *cmdutil.ReportedError
 		if cmdutiltest.Code(err) != cmdutil.ExitDevice || !errors.As(err, &re) || !strings.Contains(err.Error(), "1 of 1 function(s) could not be read: 0000:03:00.0") {
 			t.Fatalf("%s: %v, want exit 3 after the report, saying why", mode, err)
@@ -120,10 +120,10 @@ func TestStatusRemoved(t *testing.T) {
 // that names nothing here).
 func TestStatusBadNames(t *testing.T) {
 	a := cmdutiltest.New(t, "table")
-	if err := (&app{a.App}).runStatus(opts("emu:no-such-profile")); cmdutiltest.Code(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "no-such-profile") {
+	if err := (&app{a.App}).runStatus(a.Ctx, opts("emu:no-such-profile")); cmdutiltest.Code(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "no-such-profile") {
 		t.Errorf("unknown profile: %v, want exit 2", err)
 	}
-	if err := (&app{a.App}).runStatus(opts("0000:42:00.0")); cmdutiltest.Code(err) != cmdutil.ExitDevice {
+	if err := (&app{a.App}).runStatus(a.Ctx, opts("0000:42:00.0")); cmdutiltest.Code(err) != cmdutil.ExitDevice {
 		t.Errorf("a PCI address that is not here: %v, want exit 3", err)
 	}
 	if a.Out.Len() != 0 {
