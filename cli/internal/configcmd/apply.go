@@ -1,6 +1,7 @@
 package configcmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -16,7 +17,10 @@ type configApplyOptions struct {
 	yes, dryRun, atReboot bool
 }
 
-func (cc *configCtx) applyCmd() *cobra.Command {
+func (cc *configCtx) applyCmd() *cobra.Command { return cc.newApplyCmd(nil) }
+
+// newApplyCmd wires the flags to configApplyOptions; runF (tests) replaces runApply.
+func (cc *configCtx) newApplyCmd(runF func(*configApplyOptions, []string) error) *cobra.Command {
 	var o configApplyOptions
 	c := &cobra.Command{
 		Use:   "apply",
@@ -30,7 +34,12 @@ Afterwards cxray reads Current back and says what took effect and what is still
 pending (on hardware a link-toggle reset happens when the PCIe link toggles:
 mstfwreset or a reboot).`,
 		Args: cobra.NoArgs,
-		RunE: func(_ *cobra.Command, _ []string) error { return cc.runApply(&o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return cc.runApply(cc.a.Ctx, &o)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
@@ -39,9 +48,9 @@ mstfwreset or a reboot).`,
 	return c
 }
 
-func (cc *configCtx) runApply(o *configApplyOptions) error {
+func (cc *configCtx) runApply(ctx context.Context, o *configApplyOptions) error {
 	a := cc.a
-	ctx, cancel := o.df.Context(a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	t, err := cc.openWrite(ctx, o.df)
 	if err != nil {

@@ -1,6 +1,7 @@
 package configcmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -17,7 +18,10 @@ type configBackupOptions struct {
 	format string
 }
 
-func (cc *configCtx) backupCmd() *cobra.Command {
+func (cc *configCtx) backupCmd() *cobra.Command { return cc.newBackupCmd(nil) }
+
+// newBackupCmd wires the flags to configBackupOptions; runF (tests) replaces runBackup.
+func (cc *configCtx) newBackupCmd(runF func(*configBackupOptions, []string) error) *cobra.Command {
 	var o configBackupOptions
 	c := &cobra.Command{
 		Use:   "backup FILE",
@@ -30,18 +34,23 @@ mstflint's MLNX_RAW_TLV_FILE format, which 'mstconfig set_raw' reads, with two
 the TLV count and a checksum, so a copy cut short is refused. Both restore with
 'cxray config restore'.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return cc.runBackup(&o, args[0]) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return cc.runBackup(cc.a.Ctx, &o, args[0])
+		},
 	}
 	o.df.Add(c)
 	c.Flags().StringVar(&o.format, "format", "cxray", "file format: cxray (readable) or raw (mstflint's MLNX_RAW_TLV_FILE)")
 	return c
 }
 
-func (cc *configCtx) runBackup(o *configBackupOptions, file string) error {
+func (cc *configCtx) runBackup(ctx context.Context, o *configBackupOptions, file string) error {
 	if o.format != "cxray" && o.format != "raw" {
 		return cmdutil.UsageErr("--format %s: the formats are cxray and raw", o.format)
 	}
-	ctx, cancel := o.df.Context(cc.a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	t, err := cc.open(ctx, o.df)
 	if err != nil {

@@ -33,7 +33,10 @@ type checkJSON struct {
 	Error      string           `json:"error,omitempty"`
 }
 
-func (cc *configCtx) checkCmd() *cobra.Command {
+func (cc *configCtx) checkCmd() *cobra.Command { return cc.newCheckCmd(nil) }
+
+// newCheckCmd wires the flags to checkOptions; runF (tests) replaces runCheck.
+func (cc *configCtx) newCheckCmd(runF func(*checkOptions, []string) error) *cobra.Command {
 	o := &checkOptions{}
 	c := &cobra.Command{
 		Use:   "check --policy FILE (-d DEV | --all)",
@@ -52,8 +55,11 @@ Exit codes: 0 every device complies, 1 a device departs from the policy,
   cxray config check --policy nic-template.yaml --all -o json
   cxray config check --policy examples/policy.yaml -d emu:examples/fleet-16.yaml --all`,
 		Args: cobra.NoArgs,
-		RunE: func(_ *cobra.Command, _ []string) error {
-			return cc.runCheck(o)
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return cc.runCheck(cc.a.Ctx, o)
 		},
 	}
 	o.df.Add(c)
@@ -62,7 +68,7 @@ Exit codes: 0 every device complies, 1 a device departs from the policy,
 	return c
 }
 
-func (cc *configCtx) runCheck(o *checkOptions) error {
+func (cc *configCtx) runCheck(ctx context.Context, o *checkOptions) error {
 	if o.policy == "" {
 		return cmdutil.UsageErr("add --policy FILE (see docs/config.md, \"Policy\")")
 	}
@@ -84,7 +90,7 @@ func (cc *configCtx) runCheck(o *checkOptions) error {
 	}
 	// The functions are checked side by side, each within its own
 	// --timeout; one that could not be read is its own error line.
-	octx, cancel := o.df.Context(cc.a.Ctx)
+	octx, cancel := o.df.Context(ctx)
 	ads, err := cc.a.OpenTargets(octx, o.df.Name, o.all, db)
 	cancel()
 	if err != nil {
@@ -92,11 +98,11 @@ func (cc *configCtx) runCheck(o *checkOptions) error {
 	}
 	defer adapter.CloseAll(ads)
 	out := make([]checkJSON, len(ads))
-	cmdutil.EachTarget(cc.a.Ctx, ads, o.df.Timeout, func(ctx context.Context, i int, ad *adapter.Adapter) {
+	cmdutil.EachTarget(ctx, ads, o.df.Timeout, func(ctx context.Context, i int, ad *adapter.Adapter) {
 		out[i] = checkDevice(ctx, ad, nv, set)
 	})
-	if err := cc.a.Ctx.Err(); err != nil {
-		return cmdutil.Stopped(cc.a.Ctx, err)
+	if err := ctx.Err(); err != nil {
+		return cmdutil.Stopped(ctx, err)
 	}
 	failed, violations := 0, 0
 	for _, r := range out {

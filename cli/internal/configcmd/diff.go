@@ -21,7 +21,10 @@ type diffOptions struct {
 	all     bool
 }
 
-func (cc *configCtx) diffCmd() *cobra.Command {
+func (cc *configCtx) diffCmd() *cobra.Command { return cc.newDiffCmd(nil) }
+
+// newDiffCmd wires the flags to diffOptions; runF (tests) replaces runDiff.
+func (cc *configCtx) newDiffCmd(runF func(*diffOptions, []string) error) *cobra.Command {
 	var o diffOptions
 	c := &cobra.Command{
 		Use:   "diff A B",
@@ -36,7 +39,12 @@ With a query output, the parameters both sides hold are compared, and those
 only one side holds are named in a footer (--all lists them as rows, "-"
 for the side that lacks one); only a difference in what both hold is exit 1.`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(_ *cobra.Command, args []string) error { return cc.runDiff(args, o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return cc.runDiff(cc.a.Ctx, args, o)
+		},
 	}
 	c.Flags().DurationVar(&o.timeout, "timeout", 10*time.Second, "give up on a device after this long")
 	c.Flags().BoolVar(&o.all, "all", false, "with a query output, also list the parameters only one side holds")
@@ -110,8 +118,8 @@ func (cc *configCtx) printDiff(args []string, sides [2][]nvconf.RawTLV, nv *nvco
 
 // runDiff compares the two operands A and B, TLV by TLV, or parameter by
 // parameter when one is a query output.
-func (cc *configCtx) runDiff(args []string, o diffOptions) error {
-	ctx, cancel := context.WithTimeout(cc.a.Ctx, o.timeout)
+func (cc *configCtx) runDiff(ctx context.Context, args []string, o diffOptions) error {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	nv, err := cc.db()
 	if err != nil {

@@ -1,6 +1,7 @@
 package configcmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -69,7 +70,10 @@ type queryOptions struct {
 	filter, from  string
 }
 
-func (cc *configCtx) queryCmd() *cobra.Command {
+func (cc *configCtx) queryCmd() *cobra.Command { return cc.newQueryCmd(nil) }
+
+// newQueryCmd wires the flags to queryOptions; runF (tests) replaces runQuery.
+func (cc *configCtx) newQueryCmd(runF func(*queryOptions, []string) error) *cobra.Command {
 	var o queryOptions
 	c := &cobra.Command{
 		Use:     "query [PARAM...]",
@@ -84,7 +88,12 @@ Per-port parameters are NAME_P1, NAME_P2 ...; enum values show as NAME(n).
 Parameters the firmware's TLV version is too old for, or whose dependency on
 the device's capabilities does not hold, are not listed (--all lists them with
 the reason), as mstconfig does.`,
-		RunE: func(_ *cobra.Command, args []string) error { return cc.runQuery(args, &o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return cc.runQuery(cc.a.Ctx, args, &o)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().BoolVarP(&o.extended, "extended", "e", false, "also show Default and Current values")
@@ -234,7 +243,7 @@ func toInterruptedJSON(ie *nvconf.InterruptedError) *interruptedJSON {
 }
 
 // runQuery shows the NV configuration of a device, or of a file with --from.
-func (cc *configCtx) runQuery(args []string, o *queryOptions) error {
+func (cc *configCtx) runQuery(ctx context.Context, args []string, o *queryOptions) error {
 	re, err := cmdutil.CompileFilter(o.filter)
 	if err != nil {
 		return err
@@ -245,7 +254,7 @@ func (cc *configCtx) runQuery(args []string, o *queryOptions) error {
 		}
 		return cc.queryFromFile(o.from, o.extended)
 	}
-	ctx, cancel := o.df.Context(cc.a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	t, err := cc.openQuery(ctx, o.df)
 	if err != nil {

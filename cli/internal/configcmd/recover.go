@@ -16,7 +16,10 @@ type configRecoverOptions struct {
 	finish, rollback, yes, dryRun bool
 }
 
-func (cc *configCtx) recoverCmd() *cobra.Command {
+func (cc *configCtx) recoverCmd() *cobra.Command { return cc.newRecoverCmd(nil) }
+
+// newRecoverCmd wires the flags to configRecoverOptions; runF (tests) replaces runRecover.
+func (cc *configCtx) newRecoverCmd(runF func(*configRecoverOptions, []string) error) *cobra.Command {
 	var o configRecoverOptions
 	c := &cobra.Command{
 		Use:   "recover -d DEV [--finish|--rollback]",
@@ -29,7 +32,12 @@ pending (exit 1 when one is). --finish writes what the interrupted write meant
 to; --rollback puts the TLVs it touched back as the backup taken before it
 holds them.`,
 		Args: cobra.NoArgs,
-		RunE: func(_ *cobra.Command, _ []string) error { return cc.runRecover(&o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return cc.runRecover(cc.a.Ctx, &o)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().BoolVar(&o.finish, "finish", false, "complete the interrupted write")
@@ -39,12 +47,12 @@ holds them.`,
 	return c
 }
 
-func (cc *configCtx) runRecover(o *configRecoverOptions) error {
+func (cc *configCtx) runRecover(ctx context.Context, o *configRecoverOptions) error {
 	a := cc.a
 	if o.finish && o.rollback {
 		return cmdutil.UsageErr("--finish and --rollback exclude each other")
 	}
-	ctx, cancel := o.df.Context(a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	t, err := cc.open(ctx, o.df)
 	if err != nil {

@@ -1,6 +1,7 @@
 package configcmd
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
@@ -16,7 +17,10 @@ type configResetOptions struct {
 	backup           string
 }
 
-func (cc *configCtx) resetCmd() *cobra.Command {
+func (cc *configCtx) resetCmd() *cobra.Command { return cc.newResetCmd(nil) }
+
+// newResetCmd wires the flags to configResetOptions; runF (tests) replaces runReset.
+func (cc *configCtx) newResetCmd(runF func(*configResetOptions, []string) error) *cobra.Command {
 	var o configResetOptions
 	c := &cobra.Command{
 		Use:     "reset [TLV|PARAM...] [--all]",
@@ -28,7 +32,12 @@ firmware defaults again (MNVDI), or everything with --all (MNVIA, what
 (SRIOV_EN, LINK_TYPE_P1): the whole TLV is reset, and cxray lists every
 parameter that changes. A backup is written first. Takes effect at the next
 firmware reset, like set.`,
-		RunE: func(_ *cobra.Command, args []string) error { return cc.runReset(&o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return cc.runReset(cc.a.Ctx, &o, args)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().BoolVar(&o.all, "all", false, "reset the whole NV configuration (MNVIA)")
@@ -38,12 +47,12 @@ firmware reset, like set.`,
 	return c
 }
 
-func (cc *configCtx) runReset(o *configResetOptions, names []string) error {
+func (cc *configCtx) runReset(ctx context.Context, o *configResetOptions, names []string) error {
 	a := cc.a
 	if o.all == (len(names) > 0) {
 		return cmdutil.UsageErr("name the TLVs or parameters to reset, or give --all (not both)")
 	}
-	ctx, cancel := o.df.Context(a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	t, err := cc.openWrite(ctx, o.df)
 	if err != nil {

@@ -21,7 +21,10 @@ type configRestoreOptions struct {
 	backup             string
 }
 
-func (cc *configCtx) restoreCmd() *cobra.Command {
+func (cc *configCtx) restoreCmd() *cobra.Command { return cc.newRestoreCmd(nil) }
+
+// newRestoreCmd wires the flags to configRestoreOptions; runF (tests) replaces runRestoreCmd.
+func (cc *configCtx) newRestoreCmd(runF func(*configRestoreOptions, []string) error) *cobra.Command {
 	var o configRestoreOptions
 	c := &cobra.Command{
 		Use:   "restore FILE",
@@ -42,7 +45,12 @@ backup names the adapter it was taken from, and one of another model or PSID
 is refused (exit 2, in --dry-run too) unless --force is given. mstflint's
 files name no adapter; restore says so.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return cc.runRestoreCmd(&o, args[0]) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return cc.runRestoreCmd(cc.a.Ctx, &o, args[0])
+		},
 	}
 	o.df.Add(c)
 	c.Flags().BoolVar(&o.resetMissing, "reset-missing", false, "also reset the TLVs stored on the adapter but not in the file")
@@ -84,12 +92,12 @@ func checkOrigin(ctx context.Context, t *nvTarget, file string, bf *nvconf.Backu
 		"Restore a backup of this model and PSID, or add --force if you know they mean the same", what)
 }
 
-func (cc *configCtx) runRestoreCmd(o *configRestoreOptions, file string) error {
+func (cc *configCtx) runRestoreCmd(ctx context.Context, o *configRestoreOptions, file string) error {
 	a := cc.a
 	if o.merge && o.resetMissing {
 		return cmdutil.UsageErr("--merge and --reset-missing exclude each other; --merge is the default")
 	}
-	ctx, cancel := o.df.Context(a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	t, err := cc.openWrite(ctx, o.df)
 	if err != nil {

@@ -51,7 +51,10 @@ func defaultSettle() time.Duration {
 	return nvconf.DefaultSettle
 }
 
-func (cc *configCtx) setCmd() *cobra.Command {
+func (cc *configCtx) setCmd() *cobra.Command { return cc.newSetCmd(nil) }
+
+// newSetCmd wires the flags to configSetOptions; runF (tests) replaces runSetCmd.
+func (cc *configCtx) newSetCmd(runF func(*configSetOptions, []string) error) *cobra.Command {
 	var o configSetOptions
 	c := &cobra.Command{
 		Use:     "set PARAM=VALUE...",
@@ -78,7 +81,12 @@ the change. So after the read-back cxray waits --settle and reads the TLVs
 again: a parameter another writer changed since is a warning, and a change of
 cxray's that was undone exits 1.`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return cc.runSetCmd(&o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return cc.runSetCmd(cc.a.Ctx, &o, args)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().BoolVarP(&o.yes, "yes", "y", false, "do not ask for confirmation (mlxconfig's -y)")
@@ -88,12 +96,12 @@ cxray's that was undone exits 1.`,
 	return c
 }
 
-func (cc *configCtx) runSetCmd(o *configSetOptions, args []string) error {
+func (cc *configCtx) runSetCmd(ctx context.Context, o *configSetOptions, args []string) error {
 	as, err := nvconf.ParseAssignments(args)
 	if err != nil {
 		return cmdutil.UsageWrap(err)
 	}
-	ctx, cancel := o.df.Context(cc.a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	t, err := cc.openWrite(ctx, o.df)
 	if err != nil {

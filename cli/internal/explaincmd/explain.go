@@ -1,6 +1,7 @@
 package explaincmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -20,7 +21,10 @@ type explainOptions struct {
 	count   int
 }
 
-func (a *app) explainCmd() *cobra.Command {
+func (a *app) explainCmd() *cobra.Command { return a.newExplainCmd(nil) }
+
+// newExplainCmd wires the flags to explainOptions; runF (tests) replaces runFollow.
+func (a *app) newExplainCmd(runF func(*explainOptions, []string) error) *cobra.Command {
 	o := &explainOptions{}
 	c := &cobra.Command{
 		Use:   "explain [FILE|-]",
@@ -49,13 +53,16 @@ Exit 0 nothing wrong, 1 a problem found, 2 nothing in the input could be read.`,
   cxray explain --follow`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
 			if len(args) == 1 {
 				o.input = args[0]
 			}
 			if o.follow {
-				return a.runFollow(o)
+				return a.runFollow(a.Ctx, o)
 			}
-			return a.runExplain(o)
+			return a.runExplain(a.Ctx, o)
 		},
 	}
 	c.Flags().BoolVarP(&o.follow, "follow", "f", false, "decode the live kernel log (/dev/kmsg) as it comes")
@@ -79,7 +86,7 @@ func (a *app) databases() explain.Databases {
 	return d
 }
 
-func (a *app) runExplain(o *explainOptions) error {
+func (a *app) runExplain(ctx context.Context, o *explainOptions) error {
 	if o.input == "" {
 		return cmdutil.UsageErr("give a file to explain, or '-' for standard input (dmesg | cxray explain -); --follow reads the live kernel log")
 	}

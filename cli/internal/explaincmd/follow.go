@@ -14,7 +14,7 @@ import (
 // runFollow is `explain --follow`: each decoded event of the live kernel
 // log, as a line (or a JSON line with -o json), until interrupted or
 // --count events.
-func (a *app) runFollow(o *explainOptions) error {
+func (a *app) runFollow(parent context.Context, o *explainOptions) error {
 	if o.input != "" {
 		return cmdutil.UsageErr("--follow reads the live kernel log (--kmsg); leave out the file")
 	}
@@ -29,7 +29,7 @@ func (a *app) runFollow(o *explainOptions) error {
 			return cmdutil.DeviceErr(fmt.Errorf("%s: %v", o.kmsg, err))
 		}
 	}
-	ctx, cancel := context.WithCancel(a.Ctx)
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	go func() {
 		<-ctx.Done()
@@ -65,8 +65,8 @@ func (a *app) runFollow(o *explainOptions) error {
 	if err != nil && ctx.Err() == nil {
 		return cmdutil.DeviceErr(fmt.Errorf("%s: %v", o.kmsg, err))
 	}
-	if a.Ctx.Err() != nil {
-		return a.Ctx.Err()
+	if parent.Err() != nil {
+		return parent.Err()
 	}
 	return nil
 }

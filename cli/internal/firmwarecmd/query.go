@@ -1,6 +1,7 @@
 package firmwarecmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -16,7 +17,10 @@ type queryOptions struct {
 	file string
 }
 
-func (a *app) queryCmd() *cobra.Command {
+func (a *app) queryCmd() *cobra.Command { return a.newQueryCmd(nil) }
+
+// newQueryCmd wires the flags to queryOptions; runF (tests) replaces runQuery.
+func (a *app) newQueryCmd(runF func(*queryOptions, []string) error) *cobra.Command {
 	var o queryOptions
 	c := &cobra.Command{
 		Use:   "query [FILE | -d DEV]",
@@ -31,17 +35,20 @@ the boot image, which runs after the next firmware reset), the pending version
 when they differ, the components (MCQS) and the update state machine (MCC).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
 			if len(args) == 1 {
 				o.file = args[0]
 			}
-			return a.runQuery(&o)
+			return a.runQuery(a.Ctx, &o)
 		},
 	}
 	o.df.Add(c)
 	return c
 }
 
-func (a *app) runQuery(o *queryOptions) error {
+func (a *app) runQuery(ctx context.Context, o *queryOptions) error {
 	switch {
 	case o.file != "" && o.df.Name != "":
 		return cmdutil.UsageErr("give FILE or -d DEV, not both ('cxray fw update -d DEV FILE' installs a file)")

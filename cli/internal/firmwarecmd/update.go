@@ -1,6 +1,7 @@
 package firmwarecmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +22,10 @@ type updateOptions struct {
 	forceRelease, resend bool
 }
 
-func (a *app) updateCmd() *cobra.Command {
+func (a *app) updateCmd() *cobra.Command { return a.newUpdateCmd(nil) }
+
+// newUpdateCmd wires the flags to updateOptions; runF (tests) replaces runUpdate.
+func (a *app) newUpdateCmd(runF func(*updateOptions, []string) error) *cobra.Command {
 	var o updateOptions
 	c := &cobra.Command{
 		Use:   "update -d DEV FILE",
@@ -47,8 +51,11 @@ devlink where the mlx5 driver is bound to the adapter, else mcc). On the
 devlink path a stop only stops the wait: the kernel finishes the update.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
 			o.file = args[0]
-			return a.runUpdate(&o)
+			return a.runUpdate(a.Ctx, &o)
 		},
 	}
 	deviceFlags(c, &o.df, 10*time.Minute)
@@ -68,7 +75,7 @@ type updateResult struct {
 	Pending string `json:"pending,omitempty"`
 }
 
-func (a *app) runUpdate(o *updateOptions) error {
+func (a *app) runUpdate(ctx context.Context, o *updateOptions) error {
 	if o.df.Name == "" {
 		return cmdutil.UsageErr("add -d DEV: the adapter to update ('cxray status' lists them)")
 	}
@@ -80,7 +87,7 @@ func (a *app) runUpdate(o *updateOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := o.df.Context(a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	db, err := a.DB()
 	if err != nil {

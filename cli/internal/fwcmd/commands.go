@@ -87,7 +87,10 @@ type cmdOptions struct {
 	raw bool
 }
 
-func (a *app) cmdCmd() *cobra.Command {
+func (a *app) cmdCmd() *cobra.Command { return a.newCmdCmd(nil) }
+
+// newCmdCmd wires the flags to cmdOptions; runF (tests) replaces runCmd.
+func (a *app) newCmdCmd(runF func(*cmdOptions, []string) error) *cobra.Command {
 	o := &cmdOptions{}
 	c := &cobra.Command{
 		Use:   "cmd NAME [FIELD=VALUE]... -d DEV",
@@ -106,19 +109,24 @@ through the emulator's command interface on -d emu.`,
   cxray cmd QUERY_ADAPTER -d 0000:03:00.0 -o json
   cxray cmd QUERY_VPORT_STATE -d emu --via fwctl`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return a.runCmd(o, args[0], args[1:]) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runCmd(a.Ctx, o, args[0], args[1:])
+		},
 	}
 	o.df.Add(c)
 	c.Flags().BoolVar(&o.raw, "raw", false, "print enum fields as numbers")
 	return c
 }
 
-func (a *app) runCmd(o *cmdOptions, name string, assigns []string) error {
+func (a *app) runCmd(ctx context.Context, o *cmdOptions, name string, assigns []string) error {
 	fields, err := prm.ParseAssignments(assigns)
 	if err != nil {
 		return cmdutil.UsageWrap(err)
 	}
-	ctx, cancel := o.df.Context(a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	ad, d, err := a.commandDevice(ctx, o.df)
 	if err != nil {
@@ -158,7 +166,10 @@ type capsOptions struct {
 	save  string
 }
 
-func (a *app) capsCmd() *cobra.Command {
+func (a *app) capsCmd() *cobra.Command { return a.newCapsCmd(nil) }
+
+// newCapsCmd wires the flags to capsOptions; runF (tests) replaces runCaps.
+func (a *app) newCapsCmd(runF func(*capsOptions, []string) error) *cobra.Command {
 	o := &capsOptions{}
 	c := &cobra.Command{
 		Use:   "caps -d DEV",
@@ -173,7 +184,12 @@ with --save, and exits 1 when they differ.`,
   cxray caps -d 0000:03:00.0 --save caps.json
   cxray caps -d 0000:04:00.0 --diff caps.json`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return a.runCaps(o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runCaps(a.Ctx, o)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().StringSliceVar(&o.types, "type", nil, "capability types (general, eswitch, roce, nvmf, ... or all); default the common ones")
@@ -197,8 +213,8 @@ func (a *app) readCaps(ctx context.Context, df cmdutil.DeviceFlags, o *capsOptio
 	return r, nil
 }
 
-func (a *app) runCaps(o *capsOptions) error {
-	ctx, cancel := o.df.Context(a.Ctx)
+func (a *app) runCaps(ctx context.Context, o *capsOptions) error {
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	r, err := a.readCaps(ctx, o.df, o)
 	if err != nil {
@@ -277,7 +293,10 @@ type eswOptions struct {
 	maxVFs int
 }
 
-func (a *app) eswCmd() *cobra.Command {
+func (a *app) eswCmd() *cobra.Command { return a.newEswCmd(nil) }
+
+// newEswCmd wires the flags to eswOptions; runF (tests) replaces runESW.
+func (a *app) newEswCmd(runF func(*eswOptions, []string) error) *cobra.Command {
 	var o eswOptions
 	c := &cobra.Command{
 		Use:   "esw -d DEV",
@@ -290,7 +309,12 @@ each vport (QUERY_VPORT_STATE).`,
 		Example: `  cxray esw -d emu
   cxray esw -d emu:examples/two-adapters.yaml@0000:03:00.1 -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(_ *cobra.Command, args []string) error { return a.runESW(o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runESW(a.Ctx, o, args)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().IntVar(&o.maxVFs, "max-vfs", 0, "query at most this many VF vports (default 64)")
@@ -298,8 +322,8 @@ each vport (QUERY_VPORT_STATE).`,
 }
 
 // runESW reads and shows the e-switch of the function.
-func (a *app) runESW(o eswOptions, args []string) error {
-	ctx, cancel := o.df.Context(a.Ctx)
+func (a *app) runESW(ctx context.Context, o eswOptions, args []string) error {
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	ad, d, err := a.commandDevice(ctx, o.df)
 	if err != nil {
@@ -327,7 +351,10 @@ type nvmfOptions struct {
 	interval time.Duration
 }
 
-func (a *app) nvmfCmd() *cobra.Command {
+func (a *app) nvmfCmd() *cobra.Command { return a.newNvmfCmd(nil) }
+
+// newNvmfCmd wires the flags to nvmfOptions; runF (tests) replaces runNVMF.
+func (a *app) newNvmfCmd(runF func(*nvmfOptions, []string) error) *cobra.Command {
 	o := &nvmfOptions{}
 	c := &cobra.Command{
 		Use:   "nvmf -d DEV",
@@ -341,7 +368,12 @@ failing.`,
 		Example: `  cxray nvmf -d emu
   cxray nvmf -d emu --xrq 1 --ns 1,2 --interval 2s -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return a.runNVMF(o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runNVMF(a.Ctx, o)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().StringSliceVar(&o.xrqs, "xrq", nil, "XRQ numbers to read (default: probe)")
@@ -362,7 +394,7 @@ func parseU32s(flag string, vals []string) ([]uint32, error) {
 	return out, nil
 }
 
-func (a *app) runNVMF(o *nvmfOptions) error {
+func (a *app) runNVMF(ctx context.Context, o *nvmfOptions) error {
 	xrqs, err := parseU32s("xrq", o.xrqs)
 	if err != nil {
 		return err
@@ -374,7 +406,7 @@ func (a *app) runNVMF(o *nvmfOptions) error {
 	if o.interval < 0 {
 		return cmdutil.UsageErr("--interval %v: give a positive duration", o.interval)
 	}
-	ctx, cancel := context.WithTimeout(a.Ctx, o.df.Timeout+o.interval)
+	ctx, cancel := context.WithTimeout(ctx, o.df.Timeout+o.interval)
 	defer cancel()
 	ad, d, err := a.commandDevice(ctx, o.df)
 	if err != nil {
@@ -423,7 +455,10 @@ type qpOptions struct {
 	listAll bool
 }
 
-func (a *app) qpCmd() *cobra.Command {
+func (a *app) qpCmd() *cobra.Command { return a.newQpCmd(nil) }
+
+// newQpCmd wires the flags to qpOptions; runF (tests) replaces runQP.
+func (a *app) newQpCmd(runF func(*qpOptions, []string) error) *cobra.Command {
 	var o qpOptions
 	c := &cobra.Command{
 		Use:   "qp QPN|--list -d DEV",
@@ -441,7 +476,12 @@ CAP_NET_ADMIN, Linux 5.15+).`,
   cxray qp 0x108 -d emu
   cxray qp 264 -d emu -o json`,
 		Args: objectArgs(&o.listAll),
-		RunE: func(_ *cobra.Command, args []string) error { return a.runQP(o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runQP(a.Ctx, o, args)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().BoolVar(&o.listAll, "list", false, "list the function's QPs, those in an error state first")
@@ -449,7 +489,7 @@ CAP_NET_ADMIN, Linux 5.15+).`,
 }
 
 // runQP shows one QP, or lists them with --list.
-func (a *app) runQP(o qpOptions, args []string) error {
+func (a *app) runQP(ctx context.Context, o qpOptions, args []string) error {
 	if o.listAll {
 		return a.runListQPs(o.df)
 	}
@@ -457,7 +497,7 @@ func (a *app) runQP(o qpOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := o.df.Context(a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	var q *objects.QP
 	err = a.withObject(ctx, o.df, kernel.ResQP, qpn, func(d *dev.Device) error {
@@ -491,7 +531,10 @@ type mkeyOptions struct {
 	listAll bool
 }
 
-func (a *app) mkeyCmd() *cobra.Command {
+func (a *app) mkeyCmd() *cobra.Command { return a.newMkeyCmd(nil) }
+
+// newMkeyCmd wires the flags to mkeyOptions; runF (tests) replaces runMKey.
+func (a *app) newMkeyCmd(runF func(*mkeyOptions, []string) error) *cobra.Command {
 	var o mkeyOptions
 	c := &cobra.Command{
 		Use:   "mkey KEY|--list -d DEV",
@@ -505,7 +548,12 @@ resource show mr' on a host).`,
 		Example: `  cxray mkey --list -d emu
   cxray mkey 0x10203 -d emu`,
 		Args: objectArgs(&o.listAll),
-		RunE: func(_ *cobra.Command, args []string) error { return a.runMKey(o, args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runMKey(a.Ctx, o, args)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().BoolVar(&o.listAll, "list", false, "list the function's memory keys")
@@ -513,7 +561,7 @@ resource show mr' on a host).`,
 }
 
 // runMKey shows one memory key, or lists them with --list.
-func (a *app) runMKey(o mkeyOptions, args []string) error {
+func (a *app) runMKey(ctx context.Context, o mkeyOptions, args []string) error {
 	if o.listAll {
 		return a.runListMKeys(o.df)
 	}
@@ -521,7 +569,7 @@ func (a *app) runMKey(o mkeyOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := o.df.Context(a.Ctx)
+	ctx, cancel := o.df.Context(ctx)
 	defer cancel()
 	var m *objects.MKey
 	err = a.withObject(ctx, o.df, kernel.ResMR, key, func(d *dev.Device) error {

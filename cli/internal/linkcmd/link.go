@@ -34,7 +34,10 @@ type linkOptions struct {
 	prbs      prbsOptions
 }
 
-func (a *app) linkCmd() *cobra.Command {
+func (a *app) linkCmd() *cobra.Command { return a.newLinkCmd(nil) }
+
+// newLinkCmd wires the flags to linkOptions; runF (tests) replaces runVerb.
+func (a *app) newLinkCmd(runF func(*linkOptions, []string) error) *cobra.Command {
 	var o linkOptions
 	c := &cobra.Command{
 		Use:   "link",
@@ -119,7 +122,12 @@ docs/link.md, "Changing a link", has the details.`,
   cxray link -d 0000:5e:00.0 --show_eye
   cxray link -d 0000:5e:00.0 --margin --lane 2 --measure_time 10 --yes`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.runVerb(cmd, &o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runVerb(a.Ctx, cmd, &o)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().IntVar(&o.port, "port", 1, "local port to read (1 is the function's own port)")
@@ -325,7 +333,7 @@ func (a *app) clearDryRun(ctx context.Context, ad *adapter.Adapter, ports []int)
 // runVerb checks the flags against each other and hands the options to the
 // run function of the mode they choose (histogram, cable, change, PCIe or
 // the port reading), so the cobra closure stays wiring.
-func (a *app) runVerb(cmd *cobra.Command, o *linkOptions) error {
+func (a *app) runVerb(ctx context.Context, cmd *cobra.Command, o *linkOptions) error {
 	if o.all && cmd.Flags().Changed("port") {
 		return cmdutil.UsageErr("--port and --all exclude each other; give one")
 	}

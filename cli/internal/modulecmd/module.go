@@ -25,7 +25,10 @@ type moduleOptions struct {
 	portGiven bool
 }
 
-func (a *app) moduleCmd() *cobra.Command {
+func (a *app) moduleCmd() *cobra.Command { return a.newModuleCmd(nil) }
+
+// newModuleCmd wires the flags to moduleOptions; runF (tests) replaces runModuleVerb.
+func (a *app) newModuleCmd(runF func(*moduleOptions, []string) error) *cobra.Command {
 	var o moduleOptions
 	c := &cobra.Command{
 		Use:   "module",
@@ -61,9 +64,12 @@ exits 1. Exit 3 means the device itself could not be read.`,
   cxray module -d kernel:mlx5_0
   ethtool -m eth2 raw on > sfp.bin; cxray module --file sfp.bin`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
 			o.portGiven = cmd.Flags().Changed("port")
-			return a.runModuleVerb(&o)
+			return a.runModuleVerb(a.Ctx, &o)
 		},
 	}
 	o.df.Add(c)
@@ -78,7 +84,7 @@ exits 1. Exit 3 means the device itself could not be read.`,
 
 // runModuleVerb checks module's flags and reads the module, or decodes
 // --file's dump offline.
-func (a *app) runModuleVerb(o *moduleOptions) error {
+func (a *app) runModuleVerb(ctx context.Context, o *moduleOptions) error {
 	if o.all && o.portGiven {
 		return cmdutil.UsageErr("--port and --all exclude each other; give one")
 	}

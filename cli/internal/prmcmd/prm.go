@@ -177,13 +177,21 @@ type prmListOptions struct {
 	filter string
 }
 
-func (a *app) prmListCmd() *cobra.Command {
+func (a *app) prmListCmd() *cobra.Command { return a.newPrmListCmd(nil) }
+
+// newPrmListCmd wires the flags to prmListOptions; runF (tests) replaces runPrmList.
+func (a *app) newPrmListCmd(runF func(*prmListOptions, []string) error) *cobra.Command {
 	o := &prmListOptions{}
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List the registers (name, ID, size)",
 		Args:  cobra.NoArgs,
-		RunE:  func(*cobra.Command, []string) error { return a.runPrmList(a.Ctx, o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runPrmList(a.Ctx, o)
+		},
 	}
 	c.Flags().StringVar(&o.filter, "filter", "", "only names matching this regular expression (case-insensitive)")
 	return c
@@ -248,7 +256,10 @@ type PrmShowOptions struct {
 	Brief, NoDiagram bool
 }
 
-func (a *app) prmShowCmd() *cobra.Command {
+func (a *app) prmShowCmd() *cobra.Command { return a.newPrmShowCmd(nil) }
+
+// newPrmShowCmd wires the flags to PrmShowOptions; runF (tests) replaces runPrmShow.
+func (a *app) newPrmShowCmd(runF func(*PrmShowOptions, []string) error) *cobra.Command {
 	o := &PrmShowOptions{}
 	c := &cobra.Command{
 		Use:   "show NAME",
@@ -262,6 +273,9 @@ counted from the dword's LSB), and MSB as mlx5_ifc.h counts (bits from the
 most significant bit of byte 0).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
 			o.Name = args[0]
 			return a.runPrmShow(a.Ctx, o)
 		},

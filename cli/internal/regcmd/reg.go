@@ -66,7 +66,10 @@ type regListOptions struct {
 	filter string
 }
 
-func (a *app) regListCmd() *cobra.Command {
+func (a *app) regListCmd() *cobra.Command { return a.newRegListCmd(nil) }
+
+// newRegListCmd wires the flags to regListOptions; runF (tests) replaces runRegList.
+func (a *app) newRegListCmd(runF func(*regListOptions, []string) error) *cobra.Command {
 	o := &regListOptions{}
 	c := &cobra.Command{
 		Use:   "list",
@@ -75,7 +78,12 @@ func (a *app) regListCmd() *cobra.Command {
 (MCAM, PCAM, QCAM) and say for each register whether the firmware advertises it
 (yes), does not (no), or the capability masks do not cover it (-).`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return a.runRegList(a.Ctx, o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o, args)
+			}
+			return a.runRegList(a.Ctx, o)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().StringVar(&o.filter, "filter", "", "only names matching this regular expression")

@@ -42,13 +42,21 @@ type roceStatusOptions struct {
 	nvdb          string
 }
 
-func (a *app) roceStatusCmd() *cobra.Command {
+func (a *app) roceStatusCmd() *cobra.Command { return a.newRoceStatusCmd(nil) }
+
+// newRoceStatusCmd wires the flags to roceStatusOptions; runF (tests) replaces runRoceStatus.
+func (a *app) newRoceStatusCmd(runF func(*roceStatusOptions, []string) error) *cobra.Command {
 	var o roceStatusOptions
 	c := &cobra.Command{
 		Use:   "status -d DEV [--interval 5s] [--rtt 8us]",
 		Short: "ROCE_ACCL switches, LOG_TX_PSN_WINDOW and retransmission rates",
 		Args:  cobra.NoArgs,
-		RunE:  func(*cobra.Command, []string) error { return a.runRoceStatus(a.Ctx, &o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runRoceStatus(a.Ctx, &o)
+		},
 	}
 	o.df.Add(c)
 	c.Flags().DurationVar(&o.interval, "interval", 2*time.Second, "time between the two counter samples")
