@@ -1,6 +1,7 @@
 package configcmd
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -12,9 +13,17 @@ import (
 	"github.com/cxray/cxray/nvconf"
 )
 
-func (cc *configCtx) showParamsCmd() *cobra.Command {
-	var filter string
-	var internal bool
+type showParamsOptions struct {
+	filter   string
+	internal bool
+}
+
+func (cc *configCtx) showParamsCmd() *cobra.Command { return cc.newShowParamsCmd(nil) }
+
+// newShowParamsCmd wires the flags to showParamsOptions; runF (tests)
+// replaces runShowParams.
+func (cc *configCtx) newShowParamsCmd(runF func(*showParamsOptions, []string) error) *cobra.Command {
+	var o showParamsOptions
 	c := &cobra.Command{
 		Use:     "show-params [--filter RE]",
 		Aliases: []string{"i", "show_confs"},
@@ -25,28 +34,44 @@ it takes and its limits (the expressions refer to the device's capability
 TLVs), and its description when the database has one (mstflint's file does,
 the built-in set does not). --filter searches names, TLVs and descriptions.`,
 		Args: cobra.NoArgs,
-		RunE: func(_ *cobra.Command, _ []string) error {
-			re, err := cmdutil.CompileFilter(filter)
-			if err != nil {
-				return err
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
 			}
-			nv, err := cc.db()
-			if err != nil {
-				return err
-			}
-			return cc.printParams(nv, re, internal)
+			return cc.runShowParams(cc.a.Ctx, &o)
 		},
 	}
-	c.Flags().StringVar(&filter, "filter", "", "only parameters whose name, TLV or description matches (case-insensitive)")
-	c.Flags().BoolVar(&internal, "internal", false, "also list fields without a user-visible name (valid bits, capability fields)")
+	c.Flags().StringVar(&o.filter, "filter", "", "only parameters whose name, TLV or description matches (case-insensitive)")
+	c.Flags().BoolVar(&o.internal, "internal", false, "also list fields without a user-visible name (valid bits, capability fields)")
 	return c
+}
+
+// runShowParams lists the database's parameters; it reads no device, so
+// the context is unused.
+func (cc *configCtx) runShowParams(_ context.Context, o *showParamsOptions) error {
+	re, err := cmdutil.CompileFilter(o.filter)
+	if err != nil {
+		return err
+	}
+	nv, err := cc.db()
+	if err != nil {
+		return err
+	}
+	return cc.printParams(nv, re, o.internal)
+}
+
+// paramsDoc is `config show-params -o json`.
+type paramsDoc struct {
+	Descriptions bool               `json:"descriptions"`
+	NVDB         string             `json:"nvdb"`
+	Parameters   []nvconf.ParamInfo `json:"parameters"`
 }
 
 func (cc *configCtx) printParams(nv *nvconf.DB, re *regexp.Regexp, internal bool) error {
 	a := cc.a
 	list := nv.Params(re, internal)
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"nvdb": nv.Source, "descriptions": nv.HasDescriptions, "parameters": list})
+		return a.WriteJSON(paramsDoc{NVDB: nv.Source, Descriptions: nv.HasDescriptions, Parameters: list})
 	}
 	rows := [][]string{{"PARAMETER", "TLV", "TYPE", "VALUES"}}
 	var details []string

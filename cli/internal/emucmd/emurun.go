@@ -41,8 +41,16 @@ shared by -d emu, 'emu run' and 'emu serve' ('emu status' lists the states,
 	return c
 }
 
-func (a *app) emuRunCmd() *cobra.Command {
-	var scenarioFile, profile string
+type emuRunOptions struct {
+	scenarioFile, profile string
+}
+
+func (a *app) emuRunCmd() *cobra.Command { return a.newEmuRunCmd(nil) }
+
+// newEmuRunCmd wires the flags to emuRunOptions; runF (tests) replaces
+// runEmuRun. args is the command to run.
+func (a *app) newEmuRunCmd(runF func(*emuRunOptions, []string) error) *cobra.Command {
+	var o emuRunOptions
 	c := &cobra.Command{
 		Use:   "run [--scenario FILE | --profile P] -- CMD [ARGS...]",
 		Short: "Run a command with the emulated adapters as its /sys/bus/pci/devices",
@@ -63,18 +71,27 @@ Needs root (mount namespaces) and /dev/fuse.`,
   cxray emu run --scenario examples/two-adapters.yaml -- cxray status
   cxray emu run -- sh -c 'cxray reg set PAOS admin_status=up_once ase=1 -d 03:00.0 --yes; mstreg -d 03:00.0 --reg_name PAOS --get --indexes local_port=1,lp_msb=0,swid=0'`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := emuName(scenarioFile, profile)
-			if err != nil {
-				return err
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
 			}
-			return a.runInNamespace(runPayload{Name: name}, args)
+			return a.runEmuRun(a.Ctx, &o, args)
 		},
 	}
-	c.Flags().StringVar(&scenarioFile, "scenario", "", "scenario file (YAML) describing the emulated adapters")
-	c.Flags().StringVar(&profile, "profile", "", "one adapter of this profile ("+strings.Join(scenario.Profiles(), ", ")+")")
+	c.Flags().StringVar(&o.scenarioFile, "scenario", "", "scenario file (YAML) describing the emulated adapters")
+	c.Flags().StringVar(&o.profile, "profile", "", "one adapter of this profile ("+strings.Join(scenario.Profiles(), ", ")+")")
 	commandAfterFlags(c)
 	return c
+}
+
+// runEmuRun runs the command args in a namespace serving the emulated
+// devices (runInNamespace); the exit status is the command's.
+func (a *app) runEmuRun(_ context.Context, o *emuRunOptions, args []string) error {
+	name, err := emuName(o.scenarioFile, o.profile)
+	if err != nil {
+		return err
+	}
+	return a.runInNamespace(runPayload{Name: name}, args)
 }
 
 // commandAfterFlags makes the first argument that is not a flag of c the
@@ -147,17 +164,31 @@ func (a *app) runInNamespace(p runPayload, args []string) error {
 	return nil
 }
 
-func (a *app) emuProfilesCmd() *cobra.Command {
-	return &cobra.Command{
+// emuProfilesOptions are the options of the verb: it has no flags of its own
+// (the output mode is global).
+type emuProfilesOptions struct{}
+
+func (a *app) emuProfilesCmd() *cobra.Command { return a.newEmuProfilesCmd(nil) }
+
+// newEmuProfilesCmd wires the command; runF (tests) replaces runEmuProfiles.
+func (a *app) newEmuProfilesCmd(runF func(*emuProfilesOptions, []string) error) *cobra.Command {
+	var o emuProfilesOptions
+	c := &cobra.Command{
 		Use:   "profiles",
 		Short: "List the emulator's adapter profiles",
 		Args:  cobra.NoArgs,
-		RunE:  func(*cobra.Command, []string) error { return a.runEmuProfiles() },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runEmuProfiles(a.Ctx, &o)
+		},
 	}
+	return c
 }
 
 // runEmuProfiles is the work of the "profiles" command, apart from its cobra wiring.
-func (a *app) runEmuProfiles() error {
+func (a *app) runEmuProfiles(ctx context.Context, _ *emuProfilesOptions) error {
 	type prof struct {
 		Name     string `json:"name"`
 		Summary  string `json:"summary"`

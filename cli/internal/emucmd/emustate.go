@@ -1,6 +1,7 @@
 package emucmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -12,8 +13,16 @@ import (
 	"github.com/cxray/cxray/emu/state"
 )
 
-func (a *app) emuStatusCmd() *cobra.Command {
-	return &cobra.Command{
+// emuStatusOptions are the options of the verb: it has no flags of its own
+// (the output mode is global).
+type emuStatusOptions struct{}
+
+func (a *app) emuStatusCmd() *cobra.Command { return a.newEmuStatusCmd(nil) }
+
+// newEmuStatusCmd wires the command; runF (tests) replaces runEmuStatus.
+func (a *app) newEmuStatusCmd(runF func(*emuStatusOptions, []string) error) *cobra.Command {
+	var o emuStatusOptions
+	c := &cobra.Command{
 		Use:   "status",
 		Short: "List the emulator states kept between commands",
 		Long: `List the states the emulated devices keep between commands: one per profile
@@ -22,12 +31,18 @@ writes, resets, module plugs), the emulated clock, and whether a process (an
 'emu serve', 'emu run' or a command) has it open. A scenario file's state is
 stale once the file changes: the new content starts a state of its own.`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return a.runEmuStatus() },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runEmuStatus(a.Ctx, &o)
+		},
 	}
+	return c
 }
 
 // runEmuStatus is the work of the "emuStatus" command, apart from its cobra wiring.
-func (a *app) runEmuStatus() error {
+func (a *app) runEmuStatus(ctx context.Context, _ *emuStatusOptions) error {
 	dir, err := state.Dir()
 	if err != nil {
 		return cmdutil.DeviceErr(err)
@@ -93,8 +108,16 @@ func age(now, t time.Time) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
-func (a *app) emuResetCmd() *cobra.Command {
-	return &cobra.Command{
+// emuResetOptions are the options of the verb: it has no flags of its own
+// (the output mode is global).
+type emuResetOptions struct{}
+
+func (a *app) emuResetCmd() *cobra.Command { return a.newEmuResetCmd(nil) }
+
+// newEmuResetCmd wires the command; runF (tests) replaces runEmuReset.
+func (a *app) newEmuResetCmd(runF func(*emuResetOptions, []string) error) *cobra.Command {
+	var o emuResetOptions
+	c := &cobra.Command{
 		Use:   "reset [PROFILE | FILE.yaml]",
 		Short: "Forget what the emulated devices kept: the next command powers on fresh ones",
 		Long: `Forget the state the emulated devices kept between commands, for one profile
@@ -106,12 +129,18 @@ scenario describes it. A state in use by a running 'emu serve' or 'emu run'
   cxray emu reset cx6dx-2p100g
   cxray emu reset examples/two-adapters.yaml`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return a.runEmuReset(args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runEmuReset(a.Ctx, &o, args)
+		},
 	}
+	return c
 }
 
 // runEmuReset is the work of the "reset" command, apart from its cobra wiring.
-func (a *app) runEmuReset(args []string) error {
+func (a *app) runEmuReset(ctx context.Context, _ *emuResetOptions, args []string) error {
 	dir, err := state.Dir()
 	if err != nil {
 		return cmdutil.DeviceErr(err)

@@ -13,7 +13,7 @@ import (
 type app struct{ *cmdutil.App }
 
 // New is `cxray exporter`.
-func New(a *cmdutil.App) *cobra.Command { return (&app{a}).exporterCmd(Hooks{}) }
+func New(a *cmdutil.App) *cobra.Command { return (&app{a}).exporterCmd(Hooks{}, nil) }
 
 // NewWithHooks is `cxray exporter` run the way h says (tests).
-func NewWithHooks(a *cmdutil.App, h Hooks) *cobra.Command { return (&app{a}).exporterCmd(h) }
+func NewWithHooks(a *cmdutil.App, h Hooks) *cobra.Command { return (&app{a}).exporterCmd(h, nil) }

@@ -68,7 +68,9 @@ var DefaultTimeouts = Timeouts{Read: 10 * time.Second, WriteMargin: 10 * time.Se
 // loopback only, so that nothing is exposed by accident.
 const defaultExporterListen = "127.0.0.1:9879"
 
-func (a *app) exporterCmd(h Hooks) *cobra.Command {
+// exporterCmd wires the flags to exporterOptions; runF (tests) replaces
+// runExporter (h are the process-level hooks tests set).
+func (a *app) exporterCmd(h Hooks, runF func(*exporterOptions, []string) error) *cobra.Command {
 	if h.Context == nil {
 		h.Context = context.WithCancel
 	}
@@ -109,7 +111,10 @@ authentication come from an exporter-toolkit web configuration file
   cxray exporter -d kernel:mlx5_0 -d kernel:mlx5_1 --listen :9879 --web.config /etc/cxray/web.yml
   cxray exporter -d emu:examples/fleet-16.yaml --all --metrics.exclude '_dbm$'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
 			ctx, stop := h.Context(a.Ctx)
 			defer stop()
 			return a.runExporter(ctx, &o, h)

@@ -111,17 +111,31 @@ func findNode(db *prm.DB, name string) *prm.Node {
 
 // ---- info
 
-func (a *app) prmInfoCmd() *cobra.Command {
-	return &cobra.Command{
+// prmInfoOptions are the options of the verb: it has no flags of its own
+// (the output mode is global).
+type prmInfoOptions struct{}
+
+func (a *app) prmInfoCmd() *cobra.Command { return a.newPrmInfoCmd(nil) }
+
+// newPrmInfoCmd wires the command; runF (tests) replaces runPrmInfo.
+func (a *app) newPrmInfoCmd(runF func(*prmInfoOptions, []string) error) *cobra.Command {
+	var o prmInfoOptions
+	c := &cobra.Command{
 		Use:   "info",
 		Short: "Which register database is in use: source, revision, counts",
 		Args:  cobra.NoArgs,
-		RunE:  func(*cobra.Command, []string) error { return a.runPrmInfo(a.Ctx) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runPrmInfo(a.Ctx, &o)
+		},
 	}
+	return c
 }
 
 // runPrmInfo is the work of the "info" command, apart from its cobra wiring.
-func (a *app) runPrmInfo(ctx context.Context) error {
+func (a *app) runPrmInfo(ctx context.Context, _ *prmInfoOptions) error {
 	db, err := a.DB()
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package prmcmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -75,8 +76,16 @@ func layoutNames(old, new *prm.DB, args []string) ([]string, bool, error) {
 	return out, false, nil
 }
 
-func (a *app) prmDiffCmd() *cobra.Command {
-	return &cobra.Command{
+// prmDiffOptions are the options of the verb: it has no flags of its own
+// (the output mode is global).
+type prmDiffOptions struct{}
+
+func (a *app) prmDiffCmd() *cobra.Command { return a.newPrmDiffCmd(nil) }
+
+// newPrmDiffCmd wires the command; runF (tests) replaces runPrmDiff.
+func (a *app) newPrmDiffCmd(runF func(*prmDiffOptions, []string) error) *cobra.Command {
+	var o prmDiffOptions
+	c := &cobra.Command{
 		Use:   "diff OLD NEW [NAME...]",
 		Short: "What changed between two PRM revisions or kernel headers (registers, commands, fields)",
 		Long: `Compare two register databases: OLD and NEW are ADB files or 'builtin'.
@@ -95,12 +104,18 @@ Exit status, as diff(1): 0 when nothing changed, 1 when something did.`,
   cxray prm diff builtin /usr/share/mft/prm_dbs/hca/ext/register_access_table.adb -o json
   cxray prm diff builtin-ifc /usr/src/linux-headers-6.12.0-1-common/include/linux/mlx5/mlx5_ifc.h QUERY_HCA_CAP`,
 		Args: cobra.MinimumNArgs(2),
-		RunE: func(_ *cobra.Command, args []string) error { return a.runPrmDiff(args) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(&o, args)
+			}
+			return a.runPrmDiff(a.Ctx, &o, args)
+		},
 	}
+	return c
 }
 
 // runPrmDiff is the work of the "diff" command, apart from its cobra wiring.
-func (a *app) runPrmDiff(args []string) error {
+func (a *app) runPrmDiff(ctx context.Context, _ *prmDiffOptions, args []string) error {
 	old, oldIfc, err := loadDiffSide(args[0])
 	if err != nil {
 		return cmdutil.UsageWrap(err)

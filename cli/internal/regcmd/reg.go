@@ -18,7 +18,11 @@ import (
 	"github.com/cxray/cxray/prm/units"
 )
 
-func (a *app) regCmd() *cobra.Command {
+func (a *app) regCmd() *cobra.Command { return a.newRegCmd(nil) }
+
+// newRegCmd wires mlxreg's flags to mlxregFlags; runF (tests) replaces
+// runMlxreg. Without one of those flags the command prints its help.
+func (a *app) newRegCmd(runF func(*mlxregFlags, []string) error) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "reg",
 		Short: "Read and write access registers on a device",
@@ -36,9 +40,12 @@ mean runs, and is printed.`,
 	}
 	var mf mlxregFlags
 	mf.add(c)
-	c.RunE = func(cmd *cobra.Command, _ []string) error {
+	c.RunE = func(cmd *cobra.Command, args []string) error {
 		if !mf.used() {
 			return cmd.Help()
+		}
+		if runF != nil {
+			return runF(&mf, args)
 		}
 		return a.runMlxreg(a.Ctx, &mf)
 	}
