@@ -123,3 +123,29 @@ func KeyOrder(t testing.TB, docs ...any) {
 		}
 	}
 }
+
+// Wire builds a verb through its newXCmd with a runF hook that keeps the
+// options, runs it with argv and returns the options and arguments the
+// run function would have got: the flag wiring, tested without a device.
+// A command that does not reach the hook (a usage error cobra finds, a
+// flag it does not have) fails the test.
+func Wire[O any](t testing.TB, build func(runF func(*O, []string) error) *cobra.Command, argv ...string) (*O, []string) {
+	t.Helper()
+	var got *O
+	var gotArgs []string
+	c := build(func(o *O, args []string) error {
+		got, gotArgs = o, args
+		return nil
+	})
+	c.SetArgs(argv)
+	c.SetOut(new(bytes.Buffer))
+	c.SetErr(new(bytes.Buffer))
+	c.SilenceUsage, c.SilenceErrors = true, true
+	if err := c.Execute(); err != nil {
+		t.Fatalf("%s %q: %v", c.Name(), argv, err)
+	}
+	if got == nil {
+		t.Fatalf("%s %q: the runF hook was not called", c.Name(), argv)
+	}
+	return got, gotArgs
+}
