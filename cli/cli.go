@@ -169,7 +169,7 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// In JSON mode the error is a JSON document on standard output too, so
 	// scripts that parse it always get one.
 	if a.Output == "json" || wantsJSON(args) {
-		b, _ := json.Marshal(map[string]any{"error": msg, "exit_code": code})
+		b, _ := json.Marshal(cmdutil.ErrorDoc{Error: msg, ExitCode: code})
 		fmt.Fprintf(stdout, "%s\n", b)
 	}
 	return code

@@ -51,7 +51,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintf(stderr, "cxray: %s\n", err)
 	if a.Output == "json" {
-		b, _ := json.Marshal(map[string]any{"error": err.Error(), "exit_code": code})
+		b, _ := json.Marshal(cmdutil.ErrorDoc{Error: err.Error(), ExitCode: code})
 		fmt.Fprintf(stdout, "%s\n", b)
 	}
 	return code

@@ -130,3 +130,10 @@ func CompileFilter(f string) (*regexp.Regexp, error) {
 	}
 	return re, nil
 }
+
+// ErrorDoc is what a command prints on standard output in JSON mode when
+// it fails, so that a script parsing the output always gets a document.
+type ErrorDoc struct {
+	Error    string `json:"error"`
+	ExitCode int    `json:"exit_code"`
+}

@@ -13,6 +13,14 @@ import (
 	"github.com/cxray/cxray/nvconf/rawfile"
 )
 
+// backupDoc is `config backup -o json`: the file written and the TLVs in it.
+type backupDoc struct {
+	Device string   `json:"device"`
+	File   string   `json:"file"`
+	Format string   `json:"format"`
+	TLVs   []string `json:"tlvs"`
+}
+
 type configBackupOptions struct {
 	df     cmdutil.DeviceFlags
 	format string
@@ -81,7 +89,7 @@ func (cc *configCtx) runBackup(ctx context.Context, o *configBackupOptions, file
 		for _, r := range tlvs {
 			names = append(names, t.nv.DescribeType(r.Header.Type))
 		}
-		return cc.a.WriteJSON(map[string]any{"device": t.ad.Name(), "file": file, "format": o.format, "tlvs": nonNilStr(names)})
+		return cc.a.WriteJSON(backupDoc{Device: t.ad.Name(), File: file, Format: o.format, TLVs: nonNilStr(names)})
 	}
 	if len(tlvs) == 0 {
 		fmt.Fprintf(cc.a.Stdout, "The NV configuration area is empty (everything has its default); wrote an empty backup to %s.\n", file)

@@ -24,6 +24,15 @@ type checkOptions struct {
 }
 
 // checkJSON is one device's result.
+// checkDoc is `config check -o json`: each device's report and the
+// policy's own notes.
+type checkDoc struct {
+	Devices    []checkJSON `json:"devices"`
+	Notes      []string    `json:"notes"`
+	Policy     string      `json:"policy"`
+	Violations int         `json:"violations"`
+}
+
 type checkJSON struct {
 	Device     string           `json:"device"`
 	BDF        string           `json:"bdf,omitempty"`
@@ -116,7 +125,7 @@ func (cc *configCtx) runCheck(ctx context.Context, o *checkOptions) error {
 		for _, p := range set.Policies {
 			notes = append(notes, p.Notes...)
 		}
-		if err := cc.a.WriteJSON(map[string]any{"policy": o.policy, "devices": out, "violations": violations, "notes": cmdutil.NonNil(notes)}); err != nil {
+		if err := cc.a.WriteJSON(checkDoc{Policy: o.policy, Devices: out, Violations: violations, Notes: cmdutil.NonNil(notes)}); err != nil {
 			return err
 		}
 	} else {

@@ -19,6 +19,18 @@ import (
 )
 
 // readTextFile reads an NV configuration file (or standard input for "-").
+// settingsDiffDoc is `config diff -o json` when a side is a query output
+// or a device: the settings compared by parameter.
+type settingsDiffDoc struct {
+	A       string                 `json:"a"`
+	B       string                 `json:"b"`
+	By      string                 `json:"by"`
+	Changes []nvconf.SettingChange `json:"changes"`
+	OnlyInA []string               `json:"only_in_a"`
+	OnlyInB []string               `json:"only_in_b"`
+	Same    bool                   `json:"same"`
+}
+
 func readTextFile(path string, stdin io.Reader) (string, error) {
 	b, err := cmdutil.ReadInput(path, stdin, nvconf.MaxFileSize, "an NV configuration file")
 	return string(b), err
@@ -273,8 +285,8 @@ func (cc *configCtx) diffSettings(ctx context.Context, ops []operand, db *prm.DB
 		}
 	}
 	if a.JSON() {
-		doc := map[string]any{"a": args[0], "b": args[1], "same": differ == 0, "by": "parameter", "changes": changes,
-			"only_in_a": nonNil(only["a"]), "only_in_b": nonNil(only["b"])}
+		doc := settingsDiffDoc{A: args[0], B: args[1], Same: differ == 0, By: "parameter", Changes: changes,
+			OnlyInA: nonNil(only["a"]), OnlyInB: nonNil(only["b"])}
 		if err := a.WriteJSON(doc); err != nil {
 			return err
 		}

@@ -16,6 +16,14 @@ import (
 )
 
 // diffOptions are config diff's flags.
+// diffDoc is `config diff -o json` of two TLV files (backups, raw files).
+type diffDoc struct {
+	A           string              `json:"a"`
+	B           string              `json:"b"`
+	Differences []nvconf.Difference `json:"differences"`
+	Same        int                 `json:"same"` // TLVs equal on both sides
+}
+
 type diffOptions struct {
 	timeout time.Duration
 	all     bool
@@ -87,7 +95,7 @@ func (cc *configCtx) printDiff(args []string, sides [2][]nvconf.RawTLV, nv *nvco
 	d := rawfile.Compare(sides[0], sides[1])
 	entries := nv.Differences(d)
 	if a.JSON() {
-		if err := a.WriteJSON(map[string]any{"a": args[0], "b": args[1], "same": d.Same, "differences": entries}); err != nil {
+		if err := a.WriteJSON(diffDoc{A: args[0], B: args[1], Same: d.Same, Differences: entries}); err != nil {
 			return err
 		}
 	} else {

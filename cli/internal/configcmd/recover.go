@@ -3,6 +3,7 @@ package configcmd
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/cxray/cxray/cli/internal/cmdutil"
 
@@ -10,6 +11,28 @@ import (
 
 	"github.com/cxray/cxray/nvconf"
 )
+
+// recoverDoc is `config recover -o json` when nothing is pending, or once
+// the interrupted write is finished or rolled back (Already: the adapter
+// held what the recovery leaves, and nothing was Written).
+type recoverDoc struct {
+	Already   bool   `json:"already,omitempty"`
+	Device    string `json:"device"`
+	Pending   bool   `json:"pending"`
+	Recovered string `json:"recovered,omitempty"`
+	Written   *bool  `json:"written,omitempty"`
+}
+
+// recoverPendingDoc is `config recover -o json` on an interrupted write
+// without --finish or --rollback: what the journal entry holds.
+type recoverPendingDoc struct {
+	Backup  string    `json:"backup"`
+	Device  string    `json:"device"`
+	Op      string    `json:"op"`
+	Pending bool      `json:"pending"`
+	Started time.Time `json:"started"`
+	TLVs    []string  `json:"tlvs"`
+}
 
 type configRecoverOptions struct {
 	df                            cmdutil.DeviceFlags
@@ -69,7 +92,7 @@ func (cc *configCtx) runRecover(ctx context.Context, o *configRecoverOptions) er
 	}
 	if e == nil {
 		if a.JSON() {
-			return a.WriteJSON(map[string]any{"device": t.ad.Name(), "pending": false})
+			return a.WriteJSON(recoverDoc{Device: t.ad.Name()})
 		}
 		fmt.Fprintf(a.Stdout, "No interrupted NV write on %s.\n", t.ad.Name())
 		return nil
@@ -77,7 +100,7 @@ func (cc *configCtx) runRecover(ctx context.Context, o *configRecoverOptions) er
 	ie := nvconf.Interrupted(e, t.nv)
 	if !o.finish && !o.rollback {
 		if a.JSON() {
-			if err := a.WriteJSON(map[string]any{"device": t.ad.Name(), "pending": true, "op": e.Op, "started": e.Started, "backup": e.Backup, "tlvs": ie.Names}); err != nil {
+			if err := a.WriteJSON(recoverPendingDoc{Device: t.ad.Name(), Pending: true, Op: e.Op, Started: e.Started, Backup: e.Backup, TLVs: ie.Names}); err != nil {
 				return err
 			}
 		} else {
@@ -106,7 +129,8 @@ func (cc *configCtx) runRecover(ctx context.Context, o *configRecoverOptions) er
 	}
 	if held {
 		if a.JSON() {
-			return a.WriteJSON(map[string]any{"device": t.ad.Name(), "pending": o.dryRun, "recovered": verb, "already": true, "written": false})
+			written := false
+			return a.WriteJSON(recoverDoc{Device: t.ad.Name(), Pending: o.dryRun, Recovered: verb, Already: true, Written: &written})
 		}
 		if o.dryRun {
 			fmt.Fprintf(a.Stdout, "%s already holds what --%s would leave: nothing to write; without --dry-run the journal entry %s is removed.\n", t.ad.Name(), map[bool]string{true: "rollback", false: "finish"}[o.rollback], j.Path(t.key()))
@@ -122,7 +146,7 @@ func (cc *configCtx) runRecover(ctx context.Context, o *configRecoverOptions) er
 		return err
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": t.ad.Name(), "pending": false, "recovered": verb})
+		return a.WriteJSON(recoverDoc{Device: t.ad.Name(), Recovered: verb})
 	}
 	fmt.Fprintf(a.Stdout, "Done: the interrupted %s is %s.\n", e.Op, done)
 	return nil

@@ -205,7 +205,9 @@ func (a *app) runEmuProfiles(ctx context.Context, _ *emuProfilesOptions) error {
 		out = append(out, prof{n, p.Summary, p.Spec.FW.String(), p.Spec.PSID, len(p.Spec.Ports)})
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"profiles": out})
+		return a.WriteJSON(struct {
+			Profiles []prof `json:"profiles"`
+		}{out})
 	}
 	t := a.NewTable("PROFILE", "FIRMWARE", "PSID", "PORTS", "SUMMARY")
 	for _, p := range out {

@@ -18,6 +18,18 @@ import (
 	"github.com/cxray/cxray/feature/osmac"
 )
 
+// macDoc is `mac -o json`. Problem and Found are there only when no
+// interface of the listing belongs to the adapter.
+type macDoc struct {
+	Found         *[]Row   `json:"found,omitempty"`
+	Interfaces    []Row    `json:"interfaces"`
+	Listing       string   `json:"listing"`
+	MACDrift      bool     `json:"mac_drift"`
+	Notes         []string `json:"notes"`
+	PermanentMACs []string `json:"permanent_macs"`
+	Problem       string   `json:"problem,omitempty"`
+}
+
 type macOptions struct {
 	df        cmdutil.DeviceFlags
 	listing   string
@@ -172,9 +184,9 @@ func (a *app) runMAC(ctx context.Context, o *macOptions) error {
 		}
 	}
 	if a.JSON() {
-		doc := map[string]any{"listing": l.Format, "permanent_macs": perms, "interfaces": rows, "mac_drift": drift, "notes": notes}
+		doc := macDoc{Listing: l.Format, PermanentMACs: perms, Interfaces: rows, MACDrift: drift, Notes: notes}
 		if none != "" {
-			doc["problem"], doc["found"] = none, found
+			doc.Problem, doc.Found = none, &found
 		}
 		if err := a.WriteJSON(doc); err != nil {
 			return err

@@ -338,19 +338,23 @@ func (a *app) runPrmShow(ctx context.Context, o *PrmShowOptions) error {
 	return nil
 }
 
-func showJSON(db *prm.DB, t *target, leaves []prm.Leaf) any {
-	out := struct {
-		Name           string       `json:"name"`
-		ID             *uint32      `json:"id"`
-		Node           string       `json:"node"`
-		SizeBytes      int          `json:"size_bytes"`
-		SourceRevision string       `json:"source_revision"`
-		Source         string       `json:"source"`
-		Description    string       `json:"description,omitempty"`
-		Fields         []showField  `json:"fields"`
-		Joined         []showJoined `json:"joined"`
-		Warnings       []string     `json:"warnings,omitempty"`
-	}{Name: t.name(), Node: t.node.Name, SizeBytes: t.plan.Bytes, SourceRevision: db.Revision, Source: db.Source,
+// showDoc is `prm show -o json` of a register or layout: its fields as
+// the database lays them out.
+type showDoc struct {
+	Name           string       `json:"name"`
+	ID             *uint32      `json:"id"`
+	Node           string       `json:"node"`
+	SizeBytes      int          `json:"size_bytes"`
+	SourceRevision string       `json:"source_revision"`
+	Source         string       `json:"source"`
+	Description    string       `json:"description,omitempty"`
+	Fields         []showField  `json:"fields"`
+	Joined         []showJoined `json:"joined"`
+	Warnings       []string     `json:"warnings,omitempty"`
+}
+
+func showJSON(db *prm.DB, t *target, leaves []prm.Leaf) *showDoc {
+	out := &showDoc{Name: t.name(), Node: t.node.Name, SizeBytes: t.plan.Bytes, SourceRevision: db.Revision, Source: db.Source,
 		Description: db.NodeDescr(t.node), Fields: []showField{}, Joined: []showJoined{}, Warnings: t.plan.Warnings}
 	if t.reg != nil {
 		id := t.reg.ID
@@ -612,6 +616,32 @@ func revisionOrder(rev string) string {
 // ---- decode
 
 // prmDecodeOptions holds the flags of the "decode" command.
+// decodeDoc is `prm decode -o json`: ID for a register, Opcode and
+// Layout (the mailbox) for a command.
+type decodeDoc struct {
+	Fields         json.RawMessage         `json:"fields"`
+	ID             *uint32                 `json:"id,omitempty"`
+	Layout         string                  `json:"layout,omitempty"`
+	Name           string                  `json:"name"`
+	Opcode         *uint16                 `json:"opcode,omitempty"`
+	SizeBytes      int                     `json:"size_bytes"`
+	SourceRevision string                  `json:"source_revision"`
+	Units          map[string]units.Scaled `json:"units"`
+}
+
+// encodeDoc is `prm encode -o json`.
+type encodeDoc struct {
+	Dwords         []string        `json:"dwords"`
+	Fields         json.RawMessage `json:"fields"`
+	Hex            string          `json:"hex"`
+	ID             *uint32         `json:"id,omitempty"`
+	Layout         string          `json:"layout,omitempty"`
+	Name           string          `json:"name"`
+	Opcode         *uint16         `json:"opcode,omitempty"`
+	SizeBytes      int             `json:"size_bytes"`
+	SourceRevision string          `json:"source_revision"`
+}
+
 type prmDecodeOptions struct {
 	file, field     string
 	raw, pad, inBox bool
@@ -767,15 +797,12 @@ func (a *app) printDecoded(db *prm.DB, t *target, d *prm.Decoded, field string, 
 		return nil
 	}
 	if a.JSON() {
-		out := map[string]any{"name": t.name(), "size_bytes": len(d.Raw), "source_revision": db.Revision,
-			"fields": json.RawMessage(d.AppendJSON(nil, opt)), "units": units.Fields(t.name(), d)}
+		out := decodeDoc{Name: t.name(), SizeBytes: len(d.Raw), SourceRevision: db.Revision,
+			Fields: json.RawMessage(d.AppendJSON(nil, opt)), Units: units.Fields(t.name(), d)}
+		out.ID, out.Opcode, out.Layout = t.ident()
 		if raw {
-			out["units"] = map[string]units.Scaled{} // --raw: the numbers only
+			out.Units = map[string]units.Scaled{} // --raw: the numbers only
 		}
-		if t.reg != nil {
-			out["id"] = t.reg.ID
-		}
-		t.commandJSON(out)
 		return a.WriteJSON(out)
 	}
 	rows := d.Rows()
@@ -887,12 +914,9 @@ func (a *app) printEncoded(db *prm.DB, t *target, d *prm.Decoded) error {
 		dwords = append(dwords, fmt.Sprintf("0x%02x%02x%02x%02x", d.Raw[i], d.Raw[i+1], d.Raw[i+2], d.Raw[i+3]))
 	}
 	if a.JSON() {
-		out := map[string]any{"name": t.name(), "size_bytes": len(d.Raw), "source_revision": db.Revision,
-			"hex": fmt.Sprintf("%x", d.Raw), "dwords": dwords, "fields": json.RawMessage(d.AppendJSON(nil, prm.JSONOptions{}))}
-		if t.reg != nil {
-			out["id"] = t.reg.ID
-		}
-		t.commandJSON(out)
+		out := encodeDoc{Name: t.name(), SizeBytes: len(d.Raw), SourceRevision: db.Revision,
+			Hex: fmt.Sprintf("%x", d.Raw), Dwords: dwords, Fields: json.RawMessage(d.AppendJSON(nil, prm.JSONOptions{}))}
+		out.ID, out.Opcode, out.Layout = t.ident()
 		return a.WriteJSON(out)
 	}
 	fmt.Fprintf(a.Stdout, "%s, %d bytes:\n", t.name(), len(d.Raw))

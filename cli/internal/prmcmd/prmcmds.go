@@ -115,12 +115,19 @@ func withOpcode(c *cmdb.Command, as []prm.Assignment) []prm.Assignment {
 }
 
 // commandJSON adds the command's facts to a decode/encode JSON object.
-func (t *target) commandJSON(out map[string]any) {
-	if t.cmd == nil {
-		return
+// ident is what names the register or command a decode or encode
+// document is of: the register's ID, or the command's opcode and the
+// layout (mailbox) used; nil and "" for what it is not.
+func (t *target) ident() (id *uint32, opcode *uint16, layout string) {
+	if t.reg != nil {
+		v := t.reg.ID
+		id = &v
 	}
-	out["opcode"] = t.cmd.Opcode
-	out["layout"] = t.plan.Node.Name
+	if t.cmd != nil {
+		op := t.cmd.Opcode
+		opcode, layout = &op, t.plan.Node.Name
+	}
+	return id, opcode, layout
 }
 
 type fwctlRule struct {
@@ -136,6 +143,20 @@ func fwctlRules(c *cmdb.Command) []fwctlRule {
 		out = append(out, fwctlRule{OpMod: m, Scope: r.Scope.String(), Modifies: r.Modifies})
 	}
 	return out
+}
+
+// commandShowDoc is `prm show -o json` of a command: its mailboxes (null
+// when the command has none) and what fwctl lets through.
+type commandShowDoc struct {
+	Fwctl          []fwctlRule `json:"fwctl"`
+	In             *showDoc    `json:"in"`
+	Kind           string      `json:"kind"`
+	Name           string      `json:"name"`
+	Opcode         uint16      `json:"opcode"`
+	Origin         string      `json:"origin"`
+	Out            *showDoc    `json:"out"`
+	Source         string      `json:"source"`
+	SourceRevision string      `json:"source_revision"`
 }
 
 func (a *app) showCommand(t *target, path string, brief, noDiagram bool) error {
@@ -164,10 +185,13 @@ func (a *app) showCommand(t *target, path string, brief, noDiagram bool) error {
 		return cmdutil.UsageErr("%s has no field under %q in its mailboxes; run 'cxray prm show %s' to see them", c.Name, path, c.Name)
 	}
 	if a.JSON() {
-		out := map[string]any{"name": c.Name, "kind": "command", "opcode": c.Opcode, "origin": c.Origin,
-			"source_revision": t.db.Revision, "source": t.db.Source, "fwctl": fwctlRules(c), "in": nil, "out": nil}
-		for which, s := range sides {
-			out[which] = showJSON(t.db, &target{node: s.plan.Node, plan: s.plan}, s.leaves)
+		out := commandShowDoc{Name: c.Name, Kind: "command", Opcode: c.Opcode, Origin: c.Origin,
+			SourceRevision: t.db.Revision, Source: t.db.Source, Fwctl: fwctlRules(c)}
+		if s := sides["in"]; s != nil {
+			out.In = showJSON(t.db, &target{node: s.plan.Node, plan: s.plan}, s.leaves)
+		}
+		if s := sides["out"]; s != nil {
+			out.Out = showJSON(t.db, &target{node: s.plan.Node, plan: s.plan}, s.leaves)
 		}
 		return a.WriteJSON(out)
 	}

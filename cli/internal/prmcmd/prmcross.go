@@ -11,6 +11,26 @@ import (
 )
 
 // prmCrosscheckOptions holds the flags of the "crosscheck" command.
+// crosscheckDoc is `prm crosscheck -o json`: the register counts of the
+// comparison of the ADB with the kernel's mlx5_ifc.h.
+type crosscheckDoc struct {
+	ADB                 string   `json:"adb"`
+	ADBRevision         string   `json:"adb_revision"`
+	Explained           int      `json:"explained"`
+	Failed              bool     `json:"failed"`
+	Kernel              string   `json:"kernel"`
+	Matched             int      `json:"matched"`
+	Mismatches          int      `json:"mismatches"`
+	OnlyADB             int      `json:"only_adb"`
+	OnlyKernel          int      `json:"only_kernel"`
+	OtherLayouts        int      `json:"other_layouts"`
+	Registers           int      `json:"registers"`
+	RegistersOnlyADB    []string `json:"registers_only_adb"`
+	RegistersOnlyKernel []string `json:"registers_only_kernel"`
+	Renamed             int      `json:"renamed"`
+	SplitMerged         int      `json:"split_merged"`
+}
+
 type prmCrosscheckOptions struct {
 	header  string
 	verbose bool
@@ -61,12 +81,12 @@ func (a *app) runPrmCrosscheck(ctx context.Context, o *prmCrosscheckOptions) err
 	rep := ifc.Compare(db, h)
 	if a.JSON() {
 		reg, other := rep.Counts(true), rep.Counts(false)
-		err := a.WriteJSON(map[string]any{
-			"adb": rep.ADBSource, "adb_revision": rep.ADBRevision, "kernel": rep.KernelSource,
-			"registers": reg.Layouts, "matched": reg.Matched, "renamed": reg.Renamed, "split_merged": reg.Splits,
-			"only_adb": reg.OnlyADB, "only_kernel": reg.OnlyKernel, "mismatches": reg.Mismatches, "explained": reg.Explained,
-			"other_layouts": other.Layouts, "registers_only_adb": rep.OnlyADB, "registers_only_kernel": rep.OnlyKernel,
-			"failed": rep.Failed(),
+		err := a.WriteJSON(crosscheckDoc{
+			ADB: rep.ADBSource, ADBRevision: rep.ADBRevision, Kernel: rep.KernelSource,
+			Registers: reg.Layouts, Matched: reg.Matched, Renamed: reg.Renamed, SplitMerged: reg.Splits,
+			OnlyADB: reg.OnlyADB, OnlyKernel: reg.OnlyKernel, Mismatches: reg.Mismatches, Explained: reg.Explained,
+			OtherLayouts: other.Layouts, RegistersOnlyADB: rep.OnlyADB, RegistersOnlyKernel: rep.OnlyKernel,
+			Failed: rep.Failed(),
 		})
 		if err != nil {
 			return err
