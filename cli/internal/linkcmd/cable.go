@@ -126,7 +126,7 @@ func (a *app) cableDump(ctx context.Context, ad *adapter.Adapter, port int) erro
 		return cmdutil.DeviceErr(fmt.Errorf("port %d: %s", port, why))
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": ad.Name(), "port": port, "module": r.Module, "access": r.Access, "image": r.Image})
+		return a.WriteJSON(cableDumpDoc{Device: ad.Name(), Port: port, Module: r.Module, Access: r.Access, Image: r.Image})
 	}
 	fmt.Fprintf(a.Stdout, "Port %d, module %d\n", port, r.Module)
 	modules.WriteRaw(a.Stdout, r.Image, r.Access)
@@ -160,8 +160,8 @@ func (a *app) cableRead(ctx context.Context, ad *adapter.Adapter, port int, co *
 		for i, x := range b {
 			hx[i] = fmt.Sprintf("0x%02x", x)
 		}
-		return a.WriteJSON(map[string]any{"device": ad.Name(), "port": port, "module": p.Module, "i2c": 0x50,
-			"page": co.page, "bank": co.bank, "offset": co.offset, "length": len(b), "bytes": hx, "ascii": printable(b)})
+		return a.WriteJSON(cableReadDoc{Device: ad.Name(), Port: port, Module: p.Module, I2C: 0x50,
+			Page: co.page, Bank: co.bank, Offset: co.offset, Length: len(b), Bytes: hx, ASCII: printable(b)})
 	}
 	fmt.Fprintf(a.Stdout, "Port %d, module %d: page %d, bank %d, bytes %d..%d (MCIA)\n", port, p.Module, co.page, co.bank, co.offset, co.offset+len(b)-1)
 	for off := 0; off < len(b); off += 16 {

@@ -250,14 +250,9 @@ func (a *app) writePlan(c *linkctl.Change, undoCmd string) {
 
 func (a *app) writeChange(c *linkctl.Change, res *linkctl.Result, undoCmd, note string) error {
 	if a.JSON() {
-		doc := map[string]any{"change": c, "written": res != nil, "undo_command": undoCmd}
-		if note != "" {
-			doc["note"] = note
-		}
+		doc := changeDoc{Change: c, Written: res != nil, UndoCommand: undoCmd, Note: note}
 		if res != nil {
-			doc["verified"] = res.Verified
-			doc["after"] = res.After
-			doc["problem"] = res.Problem
+			doc.Verified, doc.After, doc.Problem = &res.Verified, &res.After, &res.Problem
 		}
 		return a.WriteJSON(doc)
 	}

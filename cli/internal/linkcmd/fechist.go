@@ -69,7 +69,7 @@ func (a *app) runHist(o *linkOptions) error {
 		return cmdutil.Classify(err)
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": o.df.Name, "histogram": h})
+		return a.WriteJSON(histogramDoc{Device: o.df.Name, Histogram: h})
 	}
 	fechist.WriteText(a.Stdout, h)
 	return nil
@@ -82,7 +82,7 @@ func (a *app) clearHist(ctx context.Context, o *linkOptions, ad *adapter.Adapter
 	if o.change.dryRun {
 		w := fmt.Sprintf("PPCNT local_port=%d grp=%s clr=1", o.port, fechist.Group)
 		if a.JSON() {
-			return a.WriteJSON(map[string]any{"device": name, "dry_run": true, "would_write": []string{w}})
+			return a.WriteJSON(dryRunDoc{Device: name, DryRun: true, WouldWrite: []string{w}})
 		}
 		fmt.Fprintf(a.Stdout, "would write %s\ndry run: nothing written (the histogram would restart from 0)\n", w)
 		return nil
@@ -103,7 +103,7 @@ func (a *app) clearHist(ctx context.Context, o *linkOptions, ad *adapter.Adapter
 		return cmdutil.Classify(err)
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": name, "cleared": []string{fmt.Sprintf("port %d PPCNT group %s", o.port, fechist.Group)}})
+		return a.WriteJSON(clearedDoc{Device: name, Cleared: []string{fmt.Sprintf("port %d PPCNT group %s", o.port, fechist.Group)}})
 	}
 	fmt.Fprintf(a.Stdout, "cleared port %d PPCNT group %s (the FEC histogram)\n", o.port, fechist.Group)
 	return nil

@@ -235,10 +235,10 @@ func (a *app) runLink(o *linkOptions) error {
 	}
 	n := link.Problems(reports)
 	if a.JSON() {
-		out := map[string]any{"device": o.df.Name, "backend": string(ad.Backend()), "source_revision": db.Revision,
-			"thresholds": link.DefaultThresholds, "cleared": cleared, "links": reports, "verdicts": n}
+		out := linkDoc{Device: o.df.Name, Backend: string(ad.Backend()), SourceRevision: db.Revision,
+			Thresholds: link.DefaultThresholds, Cleared: cleared, Links: reports, Verdicts: n}
 		if o.counters {
-			out["link_down"] = downs
+			out.LinkDown = downs
 		}
 		if err := a.WriteJSON(out); err != nil {
 			return err
@@ -321,7 +321,7 @@ func (a *app) clearDryRun(ctx context.Context, ad *adapter.Adapter, ports []int)
 		}
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": ad.Name(), "dry_run": true, "would_write": writes})
+		return a.WriteJSON(dryRunDoc{Device: ad.Name(), DryRun: true, WouldWrite: writes})
 	}
 	for _, w := range writes {
 		fmt.Fprintf(a.Stdout, "would write %s\n", w)

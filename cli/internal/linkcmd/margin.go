@@ -32,7 +32,8 @@ func (a *app) runMargin(o *linkOptions) error {
 	}
 	if o.change.dryRun {
 		if a.JSON() {
-			return a.WriteJSON(map[string]any{"device": ad.Name(), "dry_run": true, "would_write": p.Writes(), "estimate_s": int(p.Estimate() / time.Second)})
+			est := int(p.Estimate() / time.Second)
+			return a.WriteJSON(dryRunDoc{Device: ad.Name(), DryRun: true, WouldWrite: p.Writes(), EstimateS: &est})
 		}
 		for _, w := range p.Writes() {
 			fmt.Fprintf(a.Stdout, "would write %s\n", w)

@@ -34,8 +34,8 @@ func (a *app) runPCIe(o *linkOptions, intervalGiven bool) error {
 		return cmdutil.Classify(err)
 	}
 	if a.JSON() {
-		if err := a.WriteJSON(map[string]any{"device": o.df.Name, "backend": string(ad.Backend()), "source_revision": db.Revision,
-			"thresholds": pcielink.Thresholds{}, "pcie": rep, "verdicts": pcielink.Problems(rep)}); err != nil {
+		if err := a.WriteJSON(pcieDoc{Device: o.df.Name, Backend: string(ad.Backend()), SourceRevision: db.Revision,
+			Thresholds: pcielink.Thresholds{}, PCIe: rep, Verdicts: pcielink.Problems(rep)}); err != nil {
 			return err
 		}
 	} else {
