@@ -45,7 +45,7 @@ func TestCableWrite(t *testing.T) {
 	if err := linkRun(a, "-d", dev, "--port", "2", "--cable", "--write", "0x05", "--offset", "86", "--yes"); err != nil {
 		t.Fatalf("write: %v\n%s", err, a.Err)
 	}
-	var d changeDoc
+	var d changeJSON
 	cmdutiltest.JSON(t, a.Out.String(), &d)
 	want := []string{"MCIA module=1 i2c_device_address=80 page_number=0 bank_number=0 device_address=86 size=1 dword[0]=0x05000000"}
 	if diff := cmp.Diff(want, d.Verified); diff != "" || !d.Written || !strings.Contains(d.Change.UndoFlags, "--cable --write 0x00") {

@@ -13,8 +13,8 @@ import (
 	"github.com/cxray/cxray/feature/link"
 )
 
-// changeDoc is the JSON of a change.
-type changeDoc struct {
+// changeJSON decodes the JSON of a change (changeDoc) as a script would.
+type changeJSON struct {
 	Change struct {
 		What  string `json:"what"`
 		Steps []struct {
@@ -92,7 +92,7 @@ func TestPortStateDownAndUndo(t *testing.T) {
 			}
 			dry := a.Out.String()
 			if mode == "json" {
-				var d changeDoc
+				var d changeJSON
 				cmdutiltest.JSON(t, dry, &d)
 				if d.Written || len(d.Change.Steps) != 1 || d.Change.Steps[0].Register != "PAOS" {
 					t.Fatalf("dry run: %+v", d)
@@ -123,7 +123,7 @@ func TestPortStateDownAndUndo(t *testing.T) {
 				t.Fatalf("DN: %v\n%s", err, a.Err)
 			}
 			if mode == "json" {
-				var d changeDoc
+				var d changeJSON
 				cmdutiltest.JSON(t, a.Out.String(), &d)
 				if !d.Written || len(d.Verified) != 1 || d.After.OperStatus != "down" || d.After.State != "Disable" || d.Problem != "" {
 					t.Errorf("DN result: written %v verified %v after %s/%s problem %q", d.Written, d.Verified, d.After.OperStatus, d.After.State, d.Problem)
@@ -158,7 +158,7 @@ func TestPortStateToggleIB(t *testing.T) {
 	if err := linkRun(a, "-d", dev, "--port_state", "TG", "--yes"); err != nil {
 		t.Fatalf("TG: %v\n%s", err, a.Err)
 	}
-	var d changeDoc
+	var d changeJSON
 	cmdutiltest.JSON(t, a.Out.String(), &d)
 	if len(d.Verified) != 2 || d.After.State != "Active" || d.After.OperStatus != "up" || d.After.IB == nil || d.Change.UndoFlags != "--port_state UP" {
 		t.Errorf("TG: verified %v, after %s/%s IB %+v, undo %q", d.Verified, d.After.State, d.After.OperStatus, d.After.IB, d.Change.UndoFlags)
@@ -283,7 +283,7 @@ func TestSpeedsIB(t *testing.T) {
 	if err := linkRun(a, "-d", dev, "--speeds", "IB-HDR", "--yes"); err != nil {
 		t.Fatalf("HDR: %v\n%s", err, a.Err)
 	}
-	var d changeDoc
+	var d changeJSON
 	cmdutiltest.JSON(t, a.Out.String(), &d)
 	if d.After.Speed != "IB-HDR" || d.After.Enabled == nil || d.After.Enabled.Mask != "0x0041" {
 		t.Errorf("after --speeds HDR: speed %q, enabled %+v; want IB-HDR, 0x0041 (HDR, SDR)", d.After.Speed, d.After.Enabled)
@@ -363,7 +363,7 @@ func TestFECMismatchFixed(t *testing.T) {
 	if err := linkRun(a, "-d", dev, "--fec", "nf", "--fec_speed", "100G", "--yes"); err != nil {
 		t.Fatalf("--fec NF: %v\n%s", err, a.Err)
 	}
-	var d changeDoc
+	var d changeJSON
 	cmdutiltest.JSON(t, a.Out.String(), &d)
 	if d.After.OperStatus != "up" || d.Change.UndoFlags != "--fec AU --fec_speed 100g" {
 		t.Errorf("after --fec NF: oper %q, undo %q", d.After.OperStatus, d.Change.UndoFlags)
@@ -403,7 +403,7 @@ func TestLoopback(t *testing.T) {
 	if err := linkRun(a, "-d", dev, "--loopback", "ph", "--yes"); err != nil {
 		t.Fatalf("PH: %v\n%s", err, a.Err)
 	}
-	var d changeDoc
+	var d changeJSON
 	cmdutiltest.JSON(t, a.Out.String(), &d)
 	if d.After.OperStatus != "up" || d.After.Loopback != "PHY Local Loopback" || d.Change.UndoFlags != "--loopback NO" {
 		t.Errorf("after PH: oper %q, loopback %q, undo %q", d.After.OperStatus, d.After.Loopback, d.Change.UndoFlags)
