@@ -170,21 +170,21 @@ func readMlxconfig(p *Part, dbs Databases) {
 		return
 	}
 	p.fact("devices", strconv.Itoa(len(qs)))
-	var data []map[string]any
+	var data []QueryDevice
 	for i, q := range qs {
 		dev := cmpOr(q.Device, q.Name, fmt.Sprintf("device %d", i+1))
 		pending, modified := 0, 0
-		var rows []map[string]string
+		var rows []QueryParameter
 		for _, s := range q.Result.Settings {
-			row := map[string]string{"name": s.Name}
+			row := QueryParameter{Name: s.Name}
 			if s.Next != nil {
-				row["next_boot"] = s.Next.Text
+				row.NextBoot = &s.Next.Text
 			}
 			if s.Current != nil {
-				row["current"] = s.Current.Text
+				row.Current = &s.Current.Text
 			}
 			if s.Default != nil {
-				row["default"] = s.Default.Text
+				row.Default = &s.Default.Text
 			}
 			rows = append(rows, row)
 			if s.Pending {
@@ -207,7 +207,7 @@ func readMlxconfig(p *Part, dbs Databases) {
 		if psn := find(q.Result, "LOG_TX_PSN_WINDOW"); psn != "" {
 			p.fact(dev+" LOG_TX_PSN_WINDOW", psn)
 		}
-		data = append(data, map[string]any{"device": dev, "type": q.DeviceType, "columns": q.Columns, "parameters": rows})
+		data = append(data, QueryDevice{Device: dev, Type: q.DeviceType, Columns: q.Columns, Parameters: rows})
 		for _, n := range q.Notes {
 			if strings.HasPrefix(n, "no header") {
 				p.Partial = true
@@ -218,6 +218,23 @@ func readMlxconfig(p *Part, dbs Databases) {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d devices, each explained; config query --from and config diff need --file-device to pick one", len(qs)))
 	}
 	p.Data = data
+}
+
+// QueryDevice is one device of a pasted mlxconfig query, as explain's
+// JSON data gives it.
+type QueryDevice struct {
+	Columns    []string         `json:"columns"`
+	Device     string           `json:"device"`
+	Parameters []QueryParameter `json:"parameters"`
+	Type       string           `json:"type"`
+}
+
+// QueryParameter is one parameter line: the columns the output had.
+type QueryParameter struct {
+	Current  *string `json:"current,omitempty"`
+	Default  *string `json:"default,omitempty"`
+	Name     string  `json:"name"`
+	NextBoot *string `json:"next_boot,omitempty"`
 }
 
 func find(r *nvconf.QueryResult, name string) string {

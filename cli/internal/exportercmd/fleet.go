@@ -141,7 +141,9 @@ func (a *app) runOnce(ctx context.Context, e *exporter.Exporter, fo *fleetOption
 	var data []byte
 	switch fo.onceFormat {
 	case "json":
-		data, err = json.MarshalIndent(map[string]any{"metrics": exporter.JSON(mfs)}, "", "  ")
+		data, err = json.MarshalIndent(struct {
+			Metrics []exporter.JSONFamily `json:"metrics"`
+		}{exporter.JSON(mfs)}, "", "  ")
 		data = append(data, '\n')
 	case "nfd":
 		data = exporter.NFD(mfs)

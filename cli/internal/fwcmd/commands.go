@@ -82,6 +82,25 @@ func (a *app) printRows(rows [][]string) {
 
 // ---- cmd
 
+// cmdDoc is `cmd -o json`: the command sent and its decoded output.
+type cmdDoc struct {
+	Backend dev.Backend     `json:"backend"`
+	BDF     string          `json:"bdf"`
+	Command string          `json:"command"`
+	Device  string          `json:"device"`
+	Fields  json.RawMessage `json:"fields"`
+	Opcode  uint16          `json:"opcode"`
+	Request string          `json:"request"`
+	Via     dev.Backend     `json:"via"`
+}
+
+// capsDiffDoc is `caps --diff -o json`.
+type capsDiffDoc struct {
+	Changes []caps.Change `json:"changes"`
+	New     string        `json:"new"`
+	Old     string        `json:"old"`
+}
+
 type cmdOptions struct {
 	df  cmdutil.DeviceFlags
 	raw bool
@@ -138,9 +157,9 @@ func (a *app) runCmd(ctx context.Context, o *cmdOptions, name string, assigns []
 		return commandErr(err)
 	}
 	if a.JSON() {
-		return a.WriteJSON(map[string]any{"device": ad.Name(), "bdf": ad.BDF(), "backend": ad.Backend(), "via": ad.Path(),
-			"command": r.Command.Name, "opcode": r.Command.Opcode, "request": fmt.Sprintf("%x", r.Request),
-			"fields": json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: o.raw}))})
+		return a.WriteJSON(cmdDoc{Device: ad.Name(), BDF: ad.BDF(), Backend: ad.Backend(), Via: ad.Path(),
+			Command: r.Command.Name, Opcode: r.Command.Opcode, Request: fmt.Sprintf("%x", r.Request),
+			Fields: json.RawMessage(r.Decoded.AppendJSON(nil, prm.JSONOptions{Raw: o.raw}))})
 	}
 	fmt.Fprintf(a.Stdout, "%s (0x%x) on %s\n", r.Command.Name, r.Command.Opcode, cmdutil.Describe(ad))
 	t := a.NewTable("FIELD", "VALUE")
@@ -236,7 +255,7 @@ func (a *app) runCaps(ctx context.Context, o *capsOptions) error {
 		}
 		changes := caps.Diff(other, r)
 		if a.JSON() {
-			if err := a.WriteJSON(map[string]any{"old": other.Device, "new": r.Device, "changes": changes}); err != nil {
+			if err := a.WriteJSON(capsDiffDoc{Old: other.Device, New: r.Device, Changes: changes}); err != nil {
 				return err
 			}
 		} else if len(changes) == 0 {
