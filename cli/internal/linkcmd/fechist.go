@@ -3,15 +3,13 @@ package linkcmd
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
-	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/feature/fechist"
-	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/feature/linkctl"
 )
 
 // histOptions are mlxlink's --rx_fec_histogram flags.
@@ -80,7 +78,7 @@ func (a *app) runHist(o *linkOptions) error {
 func (a *app) clearHist(ctx context.Context, o *linkOptions, ad *adapter.Adapter) error {
 	name := ad.Name()
 	if o.change.dryRun {
-		w := fmt.Sprintf("PPCNT local_port=%d grp=%s clr=1", o.port, fechist.Group)
+		w := linkctl.Clear{Port: o.port, Group: fechist.Group}.Write()
 		if a.JSON() {
 			return a.WriteJSON(dryRunDoc{Device: name, DryRun: true, WouldWrite: []string{w}})
 		}
@@ -90,20 +88,15 @@ func (a *app) clearHist(ctx context.Context, o *linkOptions, ad *adapter.Adapter
 	if err := a.Ask(o.yes, fmt.Sprintf("Clear the FEC histogram of port %d on %s?", o.port, name), "nothing cleared"); err != nil {
 		return err
 	}
-	d, err := cmdutil.Registers(ctx, ad)
-	if err != nil {
+	if _, err := cmdutil.Registers(ctx, ad); err != nil {
 		return err
 	}
-	idx := []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(o.port)}, {Path: "grp", Value: fechist.Group}}
-	wp, err := d.PrepareSetWith(ctx, "PPCNT", idx, []prm.Assignment{{Path: "clr", Value: "1"}}, dev.SetOptions{})
+	done, err := linkctl.ClearCounters(ctx, ad, []linkctl.Clear{{Port: o.port, Group: fechist.Group}})
 	if err != nil {
-		return cmdutil.Classify(err)
-	}
-	if _, err := d.ApplySet(ctx, wp, idx); err != nil {
 		return cmdutil.Classify(err)
 	}
 	if a.JSON() {
-		return a.WriteJSON(clearedDoc{Device: name, Cleared: []string{fmt.Sprintf("port %d PPCNT group %s", o.port, fechist.Group)}})
+		return a.WriteJSON(clearedDoc{Device: name, Cleared: done})
 	}
 	fmt.Fprintf(a.Stdout, "cleared port %d PPCNT group %s (the FEC histogram)\n", o.port, fechist.Group)
 	return nil

@@ -3,7 +3,6 @@ package linkcmd
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -11,10 +10,9 @@ import (
 
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/cli/internal/cmdutil"
-	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/feature/link"
+	"github.com/cxray/cxray/feature/linkctl"
 	"github.com/cxray/cxray/feature/linkflap"
-	"github.com/cxray/cxray/prm"
 )
 
 // linkOptions are the flags of `cxray link`.
@@ -266,8 +264,7 @@ func (a *app) runLink(o *linkOptions) error {
 // clearLinkCounters resets the physical-layer PPCNT groups of the ports
 // through dev's guarded write (read, plan, write, read back), after asking.
 func (a *app) clearLinkCounters(ctx context.Context, ad *adapter.Adapter, ports []int, yes bool) ([]string, error) {
-	d, err := cmdutil.Registers(ctx, ad)
-	if err != nil {
+	if _, err := cmdutil.Registers(ctx, ad); err != nil {
 		return nil, err
 	}
 	if len(ports) == 0 {
@@ -284,21 +281,8 @@ func (a *app) clearLinkCounters(ctx context.Context, ad *adapter.Adapter, ports 
 	if err := a.Ask(yes, fmt.Sprintf("Clear the physical-layer counters (PPCNT groups %v) of port %v on %s?", link.ClearGroups, ports, ad.Name()), "nothing cleared"); err != nil {
 		return nil, err
 	}
-	var done []string
-	for _, p := range ports {
-		for _, g := range link.ClearGroups {
-			idx := []prm.Assignment{{Path: "local_port", Value: strconv.Itoa(p)}, {Path: "grp", Value: g}}
-			wp, err := d.PrepareSetWith(ctx, "PPCNT", idx, []prm.Assignment{{Path: "clr", Value: "1"}}, dev.SetOptions{})
-			if err != nil {
-				return done, cmdutil.Classify(err)
-			}
-			if _, err := d.ApplySet(ctx, wp, idx); err != nil {
-				return done, cmdutil.Classify(err)
-			}
-			done = append(done, fmt.Sprintf("port %d PPCNT group %s", p, g))
-		}
-	}
-	return done, nil
+	done, err := linkctl.ClearCounters(ctx, ad, linkctl.Clears(ports, link.ClearGroups))
+	return done, cmdutil.Classify(err)
 }
 
 // clearDryRun says what --clear would write, and writes nothing.
@@ -315,10 +299,8 @@ func (a *app) clearDryRun(ctx context.Context, ad *adapter.Adapter, ports []int)
 		return cmdutil.Classify(err)
 	}
 	var writes []string
-	for _, p := range ports {
-		for _, g := range link.ClearGroups {
-			writes = append(writes, fmt.Sprintf("PPCNT local_port=%d grp=%s clr=1", p, g))
-		}
+	for _, c := range linkctl.Clears(ports, link.ClearGroups) {
+		writes = append(writes, c.Write())
 	}
 	if a.JSON() {
 		return a.WriteJSON(dryRunDoc{Device: ad.Name(), DryRun: true, WouldWrite: writes})
