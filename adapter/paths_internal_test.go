@@ -136,6 +136,17 @@ var knownMissing = []string{
 	// PPHCR (the FEC histogram's configuration) comes in Rev 0.56.
 	"Rev 0.51 PPHCR active_hist_type: no register",
 	"Rev 0.51 PPHCR num_of_bins: no register",
+	// Rev 0.51's PPLM has no override fields for the newest speed groups
+	// (one lane at 100G and 200G, 400G on four lanes, 800G): the link
+	// shows the groups the revision has.
+	"Rev 0.51 PPLM fec_override_admin_100g_1x: no field",
+	"Rev 0.51 PPLM fec_override_admin_200g_2x: no field",
+	"Rev 0.51 PPLM fec_override_admin_400g_4x: no field",
+	"Rev 0.51 PPLM fec_override_admin_800g_8x: no field",
+	"Rev 0.51 PPLM fec_override_cap_100g_1x: no field",
+	"Rev 0.51 PPLM fec_override_cap_200g_2x: no field",
+	"Rev 0.51 PPLM fec_override_cap_400g_4x: no field",
+	"Rev 0.51 PPLM fec_override_cap_800g_8x: no field",
 }
 
 // Every generated path resolves in the built-in database, and in each

@@ -310,9 +310,6 @@ func cString(b []byte) string {
 	return strings.TrimSpace(string(out))
 }
 
-// pplmGroups are PPLM's speed groups, fastest first.
-var pplmGroups = []string{"800g_8x", "400g_4x", "400g_8x", "200g_2x", "200g_4x", "100g_1x", "100g_2x", "100g", "50g_1x", "50g", "25g", "10g_40g"}
-
 func readPPLM(rd *reader, lp adapter.Index) error {
 	d, err := rd.read("FEC capabilities and overrides", "PPLM", lp)
 	if err != nil || d == nil {
@@ -321,15 +318,16 @@ func readPPLM(rd *reader, lp adapter.Index) error {
 	if rd.r.FEC == nil {
 		rd.r.FEC = &FEC{}
 	}
-	for _, g := range pplmGroups {
-		c, ok1 := adapter.FieldOf(d, "PPLM", "fec_override_cap_"+g)
-		adm, ok2 := adapter.FieldOf(d, "PPLM", "fec_override_admin_"+g)
+	// The speed groups, fastest first (prm/regpath/paths.list).
+	for i, g := range regpath.PPLMFecOverrideCapKeys {
+		c, ok1 := adapter.FieldOf(d, "PPLM", regpath.PPLMFecOverrideCap[i])
+		adm, ok2 := adapter.FieldOf(d, "PPLM", regpath.PPLMFecOverrideAdmin[i])
 		if !ok1 || c == 0 {
 			continue
 		}
 		fs := FECSpeed{Speed: g, Supported: fecMask(c), Admin: "auto"}
 		if ok2 && adm != 0 {
-			if n := adapter.EnumTextOf(d, "PPLM", "fec_override_admin_"+g); strings.EqualFold(n, "auto_mode") {
+			if n := adapter.EnumTextOf(d, "PPLM", regpath.PPLMFecOverrideAdmin[i]); strings.EqualFold(n, "auto_mode") {
 				fs.Admin = "auto"
 			} else {
 				fs.Admin = strings.Join(fecMask(adm), ", ")

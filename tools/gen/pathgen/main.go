@@ -42,32 +42,48 @@ func main() {
 
 type entry struct{ reg, name, path, where string }
 
-// family is a run of fields that differ only by a number (PDDR's
-// tx_bias_lane0..7), listed once as "name{0..7}": each gets its constant
-// NAMEn, and NAME is an array of them for code that loops over lanes.
+// family is a run of fields that differ only by one part, listed once:
+// "name{0..7}" (PDDR's tx_bias_lane0..7) or "name_{800g_8x|400g_4x}"
+// (PPLM's per-speed-group fields). Each member gets its constant, NAME is
+// an array of them for code that loops, and for a list of words NAMEKeys
+// holds the words in the same order.
 type family struct {
 	name    string
 	members []string
+	keys    []string // the words of a {a|b} family; nil for numbers
 }
 
-// expand turns a path with one "{A..B}" into its members, A to B.
-func expand(path string) (prefix string, nums []int, suffix string, ok bool, err error) {
+// expand turns a path with one "{A..B}" or "{a|b|...}" into its parts:
+// the text before and after, and each member's part and Go name suffix.
+func expand(path string) (prefix string, parts, suffixes []string, words, ok bool, err error) {
 	i := strings.Index(path, "{")
 	if i < 0 {
-		return "", nil, "", false, nil
+		return "", nil, nil, false, false, nil
 	}
 	j := strings.Index(path[i:], "}")
-	var a, b int
 	if j < 0 {
-		return "", nil, "", false, fmt.Errorf("%q: an unclosed {", path)
+		return "", nil, nil, false, false, fmt.Errorf("%q: an unclosed {", path)
 	}
+	body := path[i+1 : i+j]
+	if strings.Contains(body, "|") {
+		for _, w := range strings.Split(body, "|") {
+			if w == "" || strings.ContainsAny(w, ".[]{} ") {
+				return "", nil, nil, false, false, fmt.Errorf("%q: %q is no field-name part", path, w)
+			}
+			parts = append(parts, w)
+			suffixes = append(suffixes, strings.ReplaceAll(w, "_", ""))
+		}
+		return path[:i], parts, append(suffixes, path[i+j+1:]), true, true, nil
+	}
+	var a, b int
 	if _, err := fmt.Sscanf(path[i:i+j+1], "{%d..%d}", &a, &b); err != nil || a < 0 || b < a || b-a > 63 {
-		return "", nil, "", false, fmt.Errorf("%q: want {A..B} with 0 <= A <= B < A+64", path)
+		return "", nil, nil, false, false, fmt.Errorf("%q: want {A..B} with 0 <= A <= B < A+64, or {a|b|...}", path)
 	}
 	for n := a; n <= b; n++ {
-		nums = append(nums, n)
+		parts = append(parts, fmt.Sprint(n))
+		suffixes = append(suffixes, fmt.Sprint(n))
 	}
-	return path[:i], nums, path[i+j+1:], true, nil
+	return path[:i], parts, append(suffixes, path[i+j+1:]), false, true, nil
 }
 
 // Render makes zpaths.go from the list and the facts file. A path the
@@ -91,7 +107,7 @@ func Render(list, factsFile []byte) ([]byte, error) {
 		if len(cols) != 3 {
 			return nil, fmt.Errorf("paths.list:%d: want REGISTER NAME PATH, got %q", n, line)
 		}
-		pre, nums, suf, isFamily, err := expand(cols[2])
+		pre, parts, sufs, words, isFamily, err := expand(cols[2])
 		if err != nil {
 			return nil, fmt.Errorf("paths.list:%d: %w", n, err)
 		}
@@ -100,15 +116,21 @@ func Render(list, factsFile []byte) ([]byte, error) {
 			lineEntries = []entry{{reg: cols[0], name: cols[0] + cols[1], path: cols[2]}}
 		} else {
 			f := family{name: cols[0] + cols[1]}
-			for _, k := range nums {
-				e := entry{reg: cols[0], name: fmt.Sprintf("%s%d", f.name, k), path: fmt.Sprintf("%s%d%s", pre, k, suf)}
+			tail := sufs[len(sufs)-1]
+			for k, part := range parts {
+				e := entry{reg: cols[0], name: f.name + sufs[k], path: pre + part + tail}
 				f.members = append(f.members, e.name)
+				if words {
+					f.keys = append(f.keys, part)
+				}
 				lineEntries = append(lineEntries, e)
 			}
-			if seen[f.name] {
-				return nil, fmt.Errorf("paths.list:%d: %s is named twice", n, f.name)
+			for _, nm := range []string{f.name, f.name + "Keys"} {
+				if seen[nm] {
+					return nil, fmt.Errorf("paths.list:%d: %s is named twice", n, nm)
+				}
+				seen[nm] = true
 			}
-			seen[f.name] = true
 			fams = append(fams, f)
 		}
 		for _, e := range lineEntries {
@@ -141,6 +163,13 @@ func Render(list, factsFile []byte) ([]byte, error) {
 	}
 	for _, f := range fams {
 		fmt.Fprintf(&b, "// %s is %s to %s, in order.\nvar %s = [...]string{%s}\n\n", f.name, f.members[0], f.members[len(f.members)-1], f.name, strings.Join(f.members, ", "))
+		if f.keys != nil {
+			fmt.Fprintf(&b, "// %sKeys are the words that tell %s apart, in its order.\nvar %sKeys = [...]string{%q", f.name, f.name, f.name, f.keys[0])
+			for _, k := range f.keys[1:] {
+				fmt.Fprintf(&b, ", %q", k)
+			}
+			b.WriteString("}\n\n")
+		}
 	}
 	b.WriteString("// All is every path above with its register, in the list's order.\nvar All = []Path{\n")
 	for _, e := range es {
