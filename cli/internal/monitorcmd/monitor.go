@@ -37,7 +37,7 @@ func (a *app) monitorCmd() *cobra.Command { return a.newMonitorCmd(nil) }
 
 // newMonitorCmd wires the flags to MonitorOptions; runF (tests) replaces
 // runMonitor.
-func (a *app) newMonitorCmd(runF func(context.Context, *MonitorOptions) error) *cobra.Command {
+func (a *app) newMonitorCmd(runF func(*MonitorOptions, []string) error) *cobra.Command {
 	o := &MonitorOptions{}
 	c := &cobra.Command{
 		Use:   "monitor [-d DEV|--all] [-i 10s] [--what temp,counters,REG...] [--format table|jsonl|csv] [--out FILE]",
@@ -79,10 +79,10 @@ PDDR[page_select=0,local_port=1].`,
 		Example: `  cxray monitor -d 0000:03:00.0 -i 60s --format jsonl --out temps.jsonl
   cxray monitor -d emu --what temp,counters --alert 'temp.asic_c > 70' --count 10`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			o.FormatGiven = cmd.Flags().Changed("format")
 			if runF != nil {
-				return runF(a.Ctx, o)
+				return runF(o, args)
 			}
 			return a.runMonitor(a.Ctx, o)
 		},

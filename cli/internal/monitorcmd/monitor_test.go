@@ -2,7 +2,6 @@ package monitorcmd
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -347,7 +346,7 @@ func TestMonitorPCIeGroup(t *testing.T) {
 func TestMonitorOptions(t *testing.T) {
 	a := cmdutiltest.New(t, "table")
 	var got *MonitorOptions
-	c := (&app{a.App}).newMonitorCmd(func(_ context.Context, o *MonitorOptions) error { got = o; return nil })
+	c := (&app{a.App}).newMonitorCmd(func(o *MonitorOptions, _ []string) error { got = o; return nil })
 	if err := a.Run(c, "-d", "emu", "--all", "-i", "2s", "--what", "temp,PDDR[page_select=0,local_port=1]", "--alert", "temp.asic_c > 70",
 		"--format", "csv", "--out", "x.csv", "--count", "4", "--frozen-after", "3", "--frozen-for", "1m", "--max-size", "10"); err != nil {
 		t.Fatal(err)
