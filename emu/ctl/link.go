@@ -43,13 +43,21 @@ func splitLink(set map[string]string) (link, rest map[string]string) {
 	return link, rest
 }
 
-// applyLink changes the link of each function's own port.
+// applyLink changes the link of each function's own port. Every
+// function's new spec is worked out and checked against its port first,
+// so a request that one port cannot take changes none.
 func applyLink(fns []*scenario.Function, set map[string]string) error {
 	flap, doFlap := set["flap"]
 	if doFlap {
 		set = maps.Clone(set)
 		delete(set, "flap")
 	}
+	type change struct {
+		f    *scenario.Function
+		spec fw.LinkSpec
+		down bool
+	}
+	changes := make([]change, 0, len(fns))
 	for _, f := range fns {
 		if f.Adapter == nil || f.Adapter.Firmware == nil {
 			return fmt.Errorf("function %s has no firmware model", f.BDF)
@@ -59,25 +67,34 @@ func applyLink(fns []*scenario.Function, set map[string]string) error {
 		if err != nil {
 			return err
 		}
-		faults := fwm.Faults()
-		down := slices.Contains(faults.LinkDown, f.Port)
+		down := slices.Contains(fwm.Faults().LinkDown, f.Port)
 		if err := linkSetting(&spec, &down, set); err != nil {
 			return err
 		}
-		if err := fwm.SetLink(f.Port, spec); err != nil {
+		if ports := fwm.Ports(); f.Port >= 1 && f.Port <= len(ports) {
+			if err := spec.Validate(ports[f.Port-1].Lanes); err != nil {
+				return fmt.Errorf("function %s port %d: %w", f.BDF, f.Port, err)
+			}
+		}
+		changes = append(changes, change{f, spec, down})
+	}
+	for _, c := range changes {
+		fwm := c.f.Adapter.Firmware
+		if err := fwm.SetLink(c.f.Port, c.spec); err != nil {
 			return err
 		}
-		if down != slices.Contains(faults.LinkDown, f.Port) {
-			faults.LinkDown = slices.DeleteFunc(faults.LinkDown, func(p int) bool { return p == f.Port })
-			if down {
-				faults.LinkDown = append(faults.LinkDown, f.Port)
+		faults := fwm.Faults()
+		if c.down != slices.Contains(faults.LinkDown, c.f.Port) {
+			faults.LinkDown = slices.DeleteFunc(faults.LinkDown, func(p int) bool { return p == c.f.Port })
+			if c.down {
+				faults.LinkDown = append(faults.LinkDown, c.f.Port)
 			}
 			if err := fwm.SetFaults(faults); err != nil {
 				return err
 			}
 		}
 		if doFlap {
-			if err := fwm.Flap(f.Port, flap); err != nil {
+			if err := fwm.Flap(c.f.Port, flap); err != nil {
 				return err
 			}
 		}
@@ -128,7 +145,14 @@ func applySettings(spec *fw.LinkSpec, down *bool, set map[string]string) error {
 			spec.EffectiveBER, err = ratio(k, v)
 		case "lane_ber":
 			var bers []float64
-			for _, s := range strings.Split(v, ",") {
+			parts := strings.Split(v, ",")
+			if len(parts) > fw.MaxLanes {
+				// Checked here as well as in SetLink so that a request
+				// that can fit no port is refused before any function
+				// of it changes.
+				return fmt.Errorf("link.lane_ber=%s: %d lanes; a port has at most %d", v, len(parts), fw.MaxLanes)
+			}
+			for _, s := range parts {
 				b, e := ratio(k, strings.TrimSpace(s))
 				if e != nil {
 					return e

@@ -78,6 +78,7 @@ func FuzzLinkSetting(f *testing.F) {
 	f.Add("partner_protocols", "CAUI-4,400GAUI-4")
 	f.Add("raw_ber", "NaN")
 	f.Add("partner_fec", "auto")
+	f.Add("lane_ber", "0,0,0,0,0,0,0,0,0") // one lane more than any port has
 	f.Fuzz(func(t *testing.T, k, v string) {
 		spec := fw.LinkSpec{RawBER: 1e-9}
 		before := spec
@@ -92,8 +93,44 @@ func FuzzLinkSetting(f *testing.F) {
 			}
 			return
 		}
-		if err := spec.Validate(8); err != nil {
+		if err := spec.Validate(fw.MaxLanes); err != nil {
 			t.Fatalf("%s=%q accepted, spec %+v invalid: %v", k, v, spec, err)
 		}
 	})
+}
+
+// A link request for every function that one port cannot take changes
+// none: an 8-lane BER list fits the first adapter's port (made 8 lanes
+// wide here) but not the second's (4 lanes), and the first keeps its spec.
+func TestLinkRequestAllOrNothing(t *testing.T) {
+	db, err := builtin.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Parse([]byte("devices:\n  - profile: cx7-2p400g\n  - profile: cx7-2p400g\n"), "two adapters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Devices[0].Spec.Ports[0].Lanes = fw.MaxLanes
+	e, err := scenario.Build(sc, scenario.Options{DB: db, Clock: clock.NewManual(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{e: e}
+	fns := e.Functions()
+	if len(fns) < 2 || fns[0].Adapter == fns[1].Adapter {
+		t.Fatalf("want functions on two adapters, have %d", len(fns))
+	}
+	before, _ := fns[0].Adapter.Firmware.Link(fns[0].Port)
+	r := s.Do(Request{Op: "fault", Set: map[string]string{"link.lane_ber": "0,0,0,0,0,0,0,1e-5"}})
+	if r.OK || !strings.Contains(r.Error, "port has 4") {
+		t.Fatalf("8 lane BERs on a 4-lane port: ok %v, error %q", r.OK, r.Error)
+	}
+	after, _ := fns[0].Adapter.Firmware.Link(fns[0].Port)
+	if d := cmp.Diff(before, after); d != "" {
+		t.Errorf("refused request changed the 8-lane port (-before +after):\n%s", d)
+	}
+	if r := s.Do(Request{Op: "fault", BDF: fns[0].BDF, Set: map[string]string{"link.lane_ber": "0,0,0,0,0,0,0,1e-5"}}); !r.OK {
+		t.Errorf("8 lane BERs on the 8-lane port alone: %s", r.Error)
+	}
 }

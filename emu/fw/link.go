@@ -64,6 +64,9 @@ var partnerFECs = map[string]int{"none": fecNone, "firecode": 1, "rs528": fecRS5
 // PartnerFECNames lists the values PartnerFEC takes.
 func PartnerFECNames() []string { return []string{"none", "firecode", "rs528", "rs544"} }
 
+// MaxLanes is the widest port a ConnectX has (PMLP width 8, 800G).
+const MaxLanes = 8
+
 // Validate checks a link spec for a port of lanes lanes.
 func (l LinkSpec) Validate(lanes int) error {
 	var errs []error

@@ -110,7 +110,7 @@ func ParseVersion(s string) (Version, error) {
 type PortSpec struct {
 	// Module is the cage the port's lanes go to (index into Spec.Modules).
 	Module int
-	// Lanes is the port width (PMLP width): 1, 2, 4 or 8.
+	// Lanes is the port width (PMLP width): 1, 2, 4 or 8 (MaxLanes).
 	Lanes int
 	// Protocols are the Ethernet protocols the port supports (names from
 	// EthProtocols); the PTYS capability.
@@ -237,7 +237,7 @@ func (s *Spec) Validate() error {
 			bad("%s: module %d does not exist (modules 0..%d)", where, p.Module, len(s.Modules)-1)
 		}
 		switch p.Lanes {
-		case 1, 2, 4, 8:
+		case 1, 2, 4, MaxLanes:
 		default:
 			bad("%s: %d lanes; use 1, 2, 4 or 8", where, p.Lanes)
 		}

@@ -105,9 +105,10 @@ func sniff(name string, data []byte) error {
 }
 
 // printable keeps a message of the XML parser, which may quote the file,
-// to printable text.
+// to printable text. strconv.Quote escapes what unicode.IsPrint refuses,
+// which includes the odd spaces (U+00A0) that QuoteToGraphic would keep.
 func printable(s string) string {
-	q := strconv.QuoteToGraphic(strings.ToValidUTF8(s, "?"))
+	q := strconv.Quote(strings.ToValidUTF8(s, "?"))
 	return q[1 : len(q)-1]
 }
 

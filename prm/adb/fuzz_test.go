@@ -41,6 +41,7 @@ var layoutOnly = cmp.Options{
 func FuzzLoad(f *testing.F) {
 	f.Add([]byte(adb.Tiny))
 	f.Add([]byte(`<NodesDefinition><node name="a" size="0x4.0"><field name="b" offset="0x0.0" size="0x0.1" low_bound="0" high_bound="VARIABLE"/></node></NodesDefinition>`))
+	f.Add([]byte("<NodesDefinition>&\u00a0</NodesDefinition>")) // the parser quotes a no-break space
 	f.Fuzz(func(t *testing.T, data []byte) {
 		db, err := adb.Load("fuzz.adb", data)
 		if err != nil {
