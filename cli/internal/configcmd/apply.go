@@ -48,6 +48,17 @@ mstfwreset or a reboot).`,
 	return c
 }
 
+// applyDoc is apply -o json (docs/config.md).
+type applyDoc struct {
+	Device        string   `json:"device"`
+	Trigger       string   `json:"trigger"`
+	Pending       []string `json:"pending_before"`
+	Applied       []string `json:"applied"`
+	StillPending  []string `json:"still_pending"`
+	ArmedAtReboot bool     `json:"armed_for_reboot"`
+	DryRun        bool     `json:"dry_run"`
+}
+
 func (cc *configCtx) runApply(ctx context.Context, o *configApplyOptions) error {
 	a := cc.a
 	ctx, cancel := o.df.Context(ctx)
@@ -61,15 +72,7 @@ func (cc *configCtx) runApply(ctx context.Context, o *configApplyOptions) error 
 	if err != nil {
 		return cmdutil.Classify(err)
 	}
-	out := struct {
-		Device        string   `json:"device"`
-		Trigger       string   `json:"trigger"`
-		Pending       []string `json:"pending_before"`
-		Applied       []string `json:"applied"`
-		StillPending  []string `json:"still_pending"`
-		ArmedAtReboot bool     `json:"armed_for_reboot"`
-		DryRun        bool     `json:"dry_run"`
-	}{Device: t.ad.Name(), Trigger: plan.TriggerName(), Pending: nonNilStr(plan.Pending), Applied: []string{}, StillPending: []string{}, DryRun: o.dryRun}
+	out := applyDoc{Device: t.ad.Name(), Trigger: plan.TriggerName(), Pending: nonNilStr(plan.Pending), Applied: []string{}, StillPending: []string{}, DryRun: o.dryRun}
 	if plan.Nothing() {
 		if a.JSON() {
 			return a.WriteJSON(out)

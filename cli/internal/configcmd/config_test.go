@@ -20,12 +20,6 @@ func config(a *cmdutiltest.App, args ...string) error {
 	return a.Run(New(a.App), args...)
 }
 
-type queryDoc struct {
-	Device     string        `json:"device"`
-	Parameters []settingJSON `json:"parameters"`
-	Pending    []string      `json:"pending"`
-}
-
 // nextBoot is the Next Boot text of the named parameters on dev (query
 // -o json), with the parameters pending.
 func nextBoot(t *testing.T, a *cmdutiltest.App, dev string, names ...string) (map[string]string, []string) {

@@ -94,6 +94,18 @@ func (cc *configCtx) parseConfigFile(path, text string) (*nvconf.ConfigFile, err
 	return cf, nil
 }
 
+// fileQueryDoc is query --from FILE -o json: a pasted or saved query
+// read back.
+type fileQueryDoc struct {
+	File       string        `json:"file"`
+	Kind       string        `json:"kind"`
+	Device     string        `json:"device,omitempty"`
+	Unchecked  bool          `json:"unchecked,omitempty"`
+	Parameters []settingJSON `json:"parameters"`
+	Pending    []string      `json:"pending"`
+	Notes      []string      `json:"notes,omitempty"`
+}
+
 // queryFromFile is `config query --from FILE`.
 func (cc *configCtx) queryFromFile(path string, extended bool) error {
 	a := cc.a
@@ -103,15 +115,7 @@ func (cc *configCtx) queryFromFile(path string, extended bool) error {
 	}
 	res := cf.Result
 	if a.JSON() {
-		out := struct {
-			File       string        `json:"file"`
-			Kind       string        `json:"kind"`
-			Device     string        `json:"device,omitempty"`
-			Unchecked  bool          `json:"unchecked,omitempty"`
-			Parameters []settingJSON `json:"parameters"`
-			Pending    []string      `json:"pending"`
-			Notes      []string      `json:"notes,omitempty"`
-		}{File: path, Kind: cf.Kind, Unchecked: cf.Unchecked, Parameters: []settingJSON{}, Pending: []string{}, Notes: cf.Notes}
+		out := fileQueryDoc{File: path, Kind: cf.Kind, Unchecked: cf.Unchecked, Parameters: []settingJSON{}, Pending: []string{}, Notes: cf.Notes}
 		if len(cf.Devices) > 0 {
 			out.Device = cf.Devices[0].Device
 		}

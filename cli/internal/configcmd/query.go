@@ -104,6 +104,23 @@ the reason), as mstconfig does.`,
 	return c
 }
 
+// queryDoc is query -o json (docs/config.md).
+type queryDoc struct {
+	Device      string        `json:"device"`
+	DeviceType  string        `json:"device_type,omitempty"`
+	Name        string        `json:"name,omitempty"`
+	Description string        `json:"description,omitempty"`
+	NVDB        string        `json:"nvdb"`
+	ReadDefault bool          `json:"read_default"`
+	ReadCurrent bool          `json:"read_current"`
+	Parameters  []settingJSON `json:"parameters"`
+	Pending     []string      `json:"pending"`
+	Unsupported []string      `json:"unsupported,omitempty"`
+	Notes       []string      `json:"notes,omitempty"`
+	// Interrupted is a write the journal shows was cut short.
+	Interrupted *interruptedJSON `json:"interrupted_write,omitempty"`
+}
+
 func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended bool) error {
 	a := cc.a
 	var pending []nvconf.Setting
@@ -113,21 +130,7 @@ func (cc *configCtx) printQuery(t *nvTarget, res *nvconf.QueryResult, extended b
 		}
 	}
 	if a.JSON() {
-		out := struct {
-			Device      string        `json:"device"`
-			DeviceType  string        `json:"device_type,omitempty"`
-			Name        string        `json:"name,omitempty"`
-			Description string        `json:"description,omitempty"`
-			NVDB        string        `json:"nvdb"`
-			ReadDefault bool          `json:"read_default"`
-			ReadCurrent bool          `json:"read_current"`
-			Parameters  []settingJSON `json:"parameters"`
-			Pending     []string      `json:"pending"`
-			Unsupported []string      `json:"unsupported,omitempty"`
-			Notes       []string      `json:"notes,omitempty"`
-			// Interrupted is a write the journal shows was cut short.
-			Interrupted *interruptedJSON `json:"interrupted_write,omitempty"`
-		}{Device: t.ad.Name(), NVDB: t.nv.Source, ReadDefault: res.ReadDefault, ReadCurrent: res.ReadCurrent,
+		out := queryDoc{Device: t.ad.Name(), NVDB: t.nv.Source, ReadDefault: res.ReadDefault, ReadCurrent: res.ReadCurrent,
 			Parameters: []settingJSON{}, Pending: []string{}, Unsupported: res.Unsupported, Notes: t.s.Notes}
 		if id, _ := t.ad.Identity(a.Ctx); id != nil {
 			out.DeviceType, out.Name = strings.ReplaceAll(id.Model, "-", ""), id.PartNumber

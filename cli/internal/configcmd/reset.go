@@ -47,6 +47,23 @@ firmware reset, like set.`,
 	return c
 }
 
+// resetDoc is reset -o json (docs/config.md).
+type resetDoc struct {
+	Device  string        `json:"device"`
+	All     bool          `json:"all"`
+	TLVs    []string      `json:"tlvs"`
+	Changes []resetChange `json:"changes"`
+	DryRun  bool          `json:"dry_run"`
+	Backup  string        `json:"backup,omitempty"`
+	Written bool          `json:"written"`
+}
+
+type resetChange struct {
+	Name   string `json:"name"`
+	Before string `json:"next_boot_before"`
+	After  string `json:"next_boot_after"`
+}
+
 func (cc *configCtx) runReset(ctx context.Context, o *configResetOptions, names []string) error {
 	a := cc.a
 	if o.all == (len(names) > 0) {
@@ -63,22 +80,9 @@ func (cc *configCtx) runReset(ctx context.Context, o *configResetOptions, names 
 	if err != nil {
 		return cmdutil.Classify(err)
 	}
-	type changeJ struct {
-		Name   string `json:"name"`
-		Before string `json:"next_boot_before"`
-		After  string `json:"next_boot_after"`
-	}
-	out := struct {
-		Device  string    `json:"device"`
-		All     bool      `json:"all"`
-		TLVs    []string  `json:"tlvs"`
-		Changes []changeJ `json:"changes"`
-		DryRun  bool      `json:"dry_run"`
-		Backup  string    `json:"backup,omitempty"`
-		Written bool      `json:"written"`
-	}{Device: t.ad.Name(), All: o.all, TLVs: plan.Names(), Changes: []changeJ{}, DryRun: o.dryRun}
+	out := resetDoc{Device: t.ad.Name(), All: o.all, TLVs: plan.Names(), Changes: []resetChange{}, DryRun: o.dryRun}
 	for _, c := range plan.Changes {
-		out.Changes = append(out.Changes, changeJ{Name: c.Name, Before: c.Before, After: c.After})
+		out.Changes = append(out.Changes, resetChange{Name: c.Name, Before: c.Before, After: c.After})
 	}
 	if !a.JSON() {
 		if len(out.Changes) > 0 {

@@ -92,6 +92,19 @@ func checkOrigin(ctx context.Context, t *nvTarget, file string, bf *nvconf.Backu
 		"Restore a backup of this model and PSID, or add --force if you know they mean the same", what)
 }
 
+// restoreDoc is restore -o json (docs/config.md).
+type restoreDoc struct {
+	Device    string   `json:"device"`
+	File      string   `json:"file"`
+	Reset     []string `json:"reset"`
+	Write     []string `json:"write"`
+	Kept      []string `json:"kept"`
+	Unchanged int      `json:"unchanged"`
+	DryRun    bool     `json:"dry_run"`
+	Backup    string   `json:"backup,omitempty"`
+	Written   bool     `json:"written"`
+}
+
 func (cc *configCtx) runRestoreCmd(ctx context.Context, o *configRestoreOptions, file string) error {
 	a := cc.a
 	if o.merge && o.resetMissing {
@@ -134,17 +147,7 @@ func (cc *configCtx) runRestoreCmd(ctx context.Context, o *configRestoreOptions,
 		}
 		return out
 	}
-	out := struct {
-		Device    string   `json:"device"`
-		File      string   `json:"file"`
-		Reset     []string `json:"reset"`
-		Write     []string `json:"write"`
-		Kept      []string `json:"kept"`
-		Unchanged int      `json:"unchanged"`
-		DryRun    bool     `json:"dry_run"`
-		Backup    string   `json:"backup,omitempty"`
-		Written   bool     `json:"written"`
-	}{Device: t.ad.Name(), File: file, Reset: names(plan.Resets), Write: names(plan.Writes), Kept: names(plan.Kept), Unchanged: plan.Unchanged, DryRun: o.dryRun}
+	out := restoreDoc{Device: t.ad.Name(), File: file, Reset: names(plan.Resets), Write: names(plan.Writes), Kept: names(plan.Kept), Unchanged: plan.Unchanged, DryRun: o.dryRun}
 	if !a.JSON() {
 		for _, r := range plan.Resets {
 			fmt.Fprintf(a.Stdout, "reset  %s (stored now, not in the file)\n", t.nv.DescribeType(r.Header.Type))

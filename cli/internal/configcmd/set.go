@@ -111,6 +111,21 @@ func (cc *configCtx) runSetCmd(ctx context.Context, o *configSetOptions, args []
 	return cc.runSet(ctx, t, as, o.yes, o.dryRun, o.backup, o.settle)
 }
 
+// setDoc is set -o json (docs/config.md).
+type setDoc struct {
+	Device      string      `json:"device"`
+	Changes     []changeOut `json:"changes"`
+	Unchanged   []string    `json:"unchanged,omitempty"`
+	Writes      []writeOut  `json:"writes"`
+	DryRun      bool        `json:"dry_run"`
+	Backup      string      `json:"backup,omitempty"`
+	Written     bool        `json:"written"`
+	TakesEffect string      `json:"takes_effect,omitempty"`
+	// ChangedAfter are parameters another writer changed after the
+	// write was verified (seen --settle later).
+	ChangedAfter []driftOut `json:"changed_after_write,omitempty"`
+}
+
 // runSet plans, shows and performs a set (roce set shares it).
 func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, as []nvconf.Assignment, yes, dryRun bool, backupPath string, settle time.Duration) error {
 	a := cc.a
@@ -130,19 +145,7 @@ func (cc *configCtx) runSet(ctx context.Context, t *nvTarget, as []nvconf.Assign
 		img, _ := nvconf.RawTLV{Header: nvconf.Header{Type: w.Inst.Type(), Version: w.Version, WriterID: t.s.Writer}, Data: w.After}.Image(hc)
 		writes = append(writes, writeOut{TLV: w.Inst.String(), Type: fmt.Sprintf("0x%08x", w.Inst.Type()), Version: w.Version, Data: strings.Fields(tlv.Dwords(img))})
 	}
-	result := struct {
-		Device      string      `json:"device"`
-		Changes     []changeOut `json:"changes"`
-		Unchanged   []string    `json:"unchanged,omitempty"`
-		Writes      []writeOut  `json:"writes"`
-		DryRun      bool        `json:"dry_run"`
-		Backup      string      `json:"backup,omitempty"`
-		Written     bool        `json:"written"`
-		TakesEffect string      `json:"takes_effect,omitempty"`
-		// ChangedAfter are parameters another writer changed after the
-		// write was verified (seen --settle later).
-		ChangedAfter []driftOut `json:"changed_after_write,omitempty"`
-	}{Device: t.ad.Name(), Changes: changes, Unchanged: plan.Unchanged, Writes: writes, DryRun: dryRun}
+	result := setDoc{Device: t.ad.Name(), Changes: changes, Unchanged: plan.Unchanged, Writes: writes, DryRun: dryRun}
 	if !a.JSON() {
 		if len(changes) > 0 {
 			tb := a.NewTable("PARAMETER", "CURRENT", "NEXT BOOT", "NEW")

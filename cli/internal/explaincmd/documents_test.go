@@ -11,3 +11,10 @@ import (
 func TestDocumentsInKeyOrder(t *testing.T) {
 	cmdutiltest.KeyOrder(t, explainDocument{})
 }
+
+// docs/explain.md sketches explain -o json; the document has exactly
+// those keys.
+func TestDocsSketchTheDocument(t *testing.T) {
+	const page = "../../../docs/explain.md"
+	cmdutiltest.Sketch(t, "explain", cmdutiltest.SketchAfter(t, page, "and notes (what was assumed). `-o json`:"), explainDocument{})
+}

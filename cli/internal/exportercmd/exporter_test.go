@@ -173,3 +173,10 @@ func TestExporterStartErrors(t *testing.T) {
 		}
 	}
 }
+
+// docs/exporter.md sketches the --once JSON form; the document has
+// exactly those keys.
+func TestDocsSketchTheOnceDocument(t *testing.T) {
+	const page = "../../../docs/exporter.md"
+	cmdutiltest.Sketch(t, "once json", cmdutiltest.SketchAfter(t, page, "the JSON form is\n"), onceDoc{})
+}

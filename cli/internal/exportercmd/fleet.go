@@ -130,6 +130,11 @@ func wants(collectors []string, name string) bool {
 	return collectors == nil || contains(collectors, name)
 }
 
+// onceDoc is --once --once.format json (docs/exporter.md).
+type onceDoc struct {
+	Metrics []exporter.JSONFamily `json:"metrics"`
+}
+
 // runOnce reads every device once and writes the metrics: exit 0 when a
 // device answered, 3 when none did (the file is written all the same, so
 // the textfile collector serves cxray_device_up 0).
@@ -141,9 +146,7 @@ func (a *app) runOnce(ctx context.Context, e *exporter.Exporter, fo *fleetOption
 	var data []byte
 	switch fo.onceFormat {
 	case "json":
-		data, err = json.MarshalIndent(struct {
-			Metrics []exporter.JSONFamily `json:"metrics"`
-		}{exporter.JSON(mfs)}, "", "  ")
+		data, err = json.MarshalIndent(onceDoc{exporter.JSON(mfs)}, "", "  ")
 		data = append(data, '\n')
 	case "nfd":
 		data = exporter.NFD(mfs)
