@@ -91,6 +91,17 @@ type Report struct {
 	Readings *adapter.PCIe `json:"readings"`
 }
 
+// Document is `cxray link --pcie -o json`. Its keys are in alphabetical
+// order, as the map it replaced wrote them (scripts compare the bytes).
+type Document struct {
+	Backend        string     `json:"backend"`
+	Device         string     `json:"device"`
+	PCIe           *Report    `json:"pcie"`
+	SourceRevision string     `json:"source_revision"`
+	Thresholds     Thresholds `json:"thresholds"`
+	Verdicts       int        `json:"verdicts"`
+}
+
 // Thresholds judge the error rates.
 type Thresholds struct {
 	// CorrectablePerSec: a correctable error rate above it warns (default

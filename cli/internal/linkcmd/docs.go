@@ -5,7 +5,6 @@ import (
 	"github.com/cxray/cxray/feature/link"
 	"github.com/cxray/cxray/feature/linkctl"
 	"github.com/cxray/cxray/feature/linkflap"
-	"github.com/cxray/cxray/feature/pcielink"
 	"github.com/cxray/cxray/optics"
 )
 
@@ -13,9 +12,12 @@ import (
 // alphabetical order: they replaced maps, which encoding/json writes so,
 // and scripts compare the bytes (TestDocumentKeyOrder).
 
-// linkDoc is `link -o json`: the ports read, with LinkDown (the last
-// link-down's evidence, per port) only with --counters.
-type linkDoc struct {
+// Document is `link -o json`: the ports read, with LinkDown (the last
+// link-down's evidence, per port) only with --counters. It lives here,
+// not in feature/link, because it joins link's reports with linkflap's
+// evidence and linkflap builds on link. (`link --pcie` writes
+// pcielink.Document.)
+type Document struct {
 	Backend        string               `json:"backend"`
 	Cleared        []string             `json:"cleared"`
 	Device         string               `json:"device"`
@@ -24,16 +26,6 @@ type linkDoc struct {
 	SourceRevision string               `json:"source_revision"`
 	Thresholds     link.Thresholds      `json:"thresholds"`
 	Verdicts       int                  `json:"verdicts"`
-}
-
-// pcieDoc is `link --pcie -o json`.
-type pcieDoc struct {
-	Backend        string              `json:"backend"`
-	Device         string              `json:"device"`
-	PCIe           *pcielink.Report    `json:"pcie"`
-	SourceRevision string              `json:"source_revision"`
-	Thresholds     pcielink.Thresholds `json:"thresholds"`
-	Verdicts       int                 `json:"verdicts"`
 }
 
 // dryRunDoc is a write the command would make and did not (--dry-run):

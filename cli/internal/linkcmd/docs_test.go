@@ -8,12 +8,13 @@ import (
 	"github.com/cxray/cxray/feature/link"
 	"github.com/cxray/cxray/feature/linkeye"
 	"github.com/cxray/cxray/feature/linkflap"
+	"github.com/cxray/cxray/feature/pcielink"
 )
 
 // link's documents write their keys in the order the maps they replaced
 // did.
 func TestDocumentKeyOrder(t *testing.T) {
-	cmdutiltest.KeyOrder(t, linkDoc{}, pcieDoc{}, dryRunDoc{}, clearedDoc{}, histogramDoc{}, cableDumpDoc{}, cableReadDoc{}, changeDoc{})
+	cmdutiltest.KeyOrder(t, Document{}, pcielink.Document{}, dryRunDoc{}, clearedDoc{}, histogramDoc{}, cableDumpDoc{}, cableReadDoc{}, changeDoc{})
 }
 
 // docs/link.md sketches each JSON output; the documents link writes have
@@ -24,7 +25,7 @@ func TestDocsSketchTheDocuments(t *testing.T) {
 		after string
 		doc   any
 	}{
-		{"## JSON\n\n", linkDoc{}},
+		{"## JSON\n\n", Document{}},
 		{"a ratio is\n", link.BER{}},
 		{"JSON adds ", linkflap.Evidence{}},
 		{"shows the write). JSON: ", histogramDoc{}},

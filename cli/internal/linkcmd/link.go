@@ -233,7 +233,7 @@ func (a *app) runLink(o *linkOptions) error {
 	}
 	n := link.Problems(reports)
 	if a.JSON() {
-		out := linkDoc{Device: o.df.Name, Backend: string(ad.Backend()), SourceRevision: db.Revision,
+		out := Document{Device: o.df.Name, Backend: string(ad.Backend()), SourceRevision: db.Revision,
 			Thresholds: link.DefaultThresholds, Cleared: cleared, Links: reports, Verdicts: n}
 		if o.counters {
 			out.LinkDown = downs

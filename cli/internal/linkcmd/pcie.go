@@ -34,7 +34,7 @@ func (a *app) runPCIe(o *linkOptions, intervalGiven bool) error {
 		return cmdutil.Classify(err)
 	}
 	if a.JSON() {
-		if err := a.WriteJSON(pcieDoc{Device: o.df.Name, Backend: string(ad.Backend()), SourceRevision: db.Revision,
+		if err := a.WriteJSON(pcielink.Document{Device: o.df.Name, Backend: string(ad.Backend()), SourceRevision: db.Revision,
 			Thresholds: pcielink.Thresholds{}, PCIe: rep, Verdicts: pcielink.Problems(rep)}); err != nil {
 			return err
 		}
