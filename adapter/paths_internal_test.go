@@ -124,6 +124,21 @@ var knownMissing = []string{
 	// Rev 0.51 has lane0_module_mapping as one dword without its module
 	// field (Rev 0.56 divides it; fields.go).
 	"Rev 0.51 PMLP lane_module_mapping[0].module: no field",
+	// Rev 0.51 does not lay out the extended (64-bit) InfiniBand port
+	// counters by name (FieldOf reads them at the built-in layout's bits).
+	"Rev 0.51 PPCNT counter_set.IB_long_portcntrs_attribute_grp_data_ext.excessive_buffer_overrun_errors: no field",
+	"Rev 0.51 PPCNT counter_set.IB_long_portcntrs_attribute_grp_data_ext.link_downed_counter: no field",
+	"Rev 0.51 PPCNT counter_set.IB_long_portcntrs_attribute_grp_data_ext.link_error_recovery_counter: no field",
+	"Rev 0.51 PPCNT counter_set.IB_long_portcntrs_attribute_grp_data_ext.local_link_integrity_errors: no field",
+	"Rev 0.51 PPCNT counter_set.IB_long_portcntrs_attribute_grp_data_ext.port_rcv_errors: no field",
+	"Rev 0.51 PPCNT counter_set.IB_long_portcntrs_attribute_grp_data_ext.port_rcv_remote_physical_errors: no field",
+	"Rev 0.51 PPCNT counter_set.IB_long_portcntrs_attribute_grp_data_ext.symbol_error_counter: no field",
+	// Rev 0.51's physical-layer counters name FEC-corrected symbols for
+	// lanes 0-3 (FieldOf reads 4-7 at the built-in layout's bits).
+	"Rev 0.51 PPCNT counter_set.phys_layer_cntrs_ext.rs_fec_corrected_symbols_lane4: no field",
+	"Rev 0.51 PPCNT counter_set.phys_layer_cntrs_ext.rs_fec_corrected_symbols_lane5: no field",
+	"Rev 0.51 PPCNT counter_set.phys_layer_cntrs_ext.rs_fec_corrected_symbols_lane6: no field",
+	"Rev 0.51 PPCNT counter_set.phys_layer_cntrs_ext.rs_fec_corrected_symbols_lane7: no field",
 	// PPCNT's physical-layer statistical group counts effective errors
 	// from Rev 0.56 on (phy_effective_errors_high/_low).
 	"Rev 0.51 PPCNT counter_set.phys_layer_stat_cntrs_ext.phy_effective_errors: no field",
@@ -133,8 +148,44 @@ var knownMissing = []string{
 	"Rev 0.51 PPCNT counter_set.phys_layer_stat_cntrs_ext.phy_raw_errors_lane5: no field",
 	"Rev 0.51 PPCNT counter_set.phys_layer_stat_cntrs_ext.phy_raw_errors_lane6: no field",
 	"Rev 0.51 PPCNT counter_set.phys_layer_stat_cntrs_ext.phy_raw_errors_lane7: no field",
+	// Rev 0.51 has no symbol BER in the statistical group.
+	"Rev 0.51 PPCNT counter_set.phys_layer_stat_cntrs_ext.symbol_ber_magnitude: no field",
+	"Rev 0.51 PPCNT counter_set.phys_layer_stat_cntrs_ext.symbol_fec_ber_coef: no field",
 	// PPHCR (the FEC histogram's configuration) comes in Rev 0.56.
 	"Rev 0.51 PPHCR active_hist_type: no register",
+	// PPHCR's bins come with the register in Rev 0.56.
+	"Rev 0.51 PPHCR bin_range[0].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[0].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[10].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[10].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[11].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[11].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[12].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[12].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[13].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[13].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[14].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[14].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[15].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[15].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[1].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[1].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[2].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[2].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[3].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[3].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[4].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[4].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[5].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[5].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[6].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[6].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[7].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[7].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[8].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[8].low_val: no register",
+	"Rev 0.51 PPHCR bin_range[9].high_val: no register",
+	"Rev 0.51 PPHCR bin_range[9].low_val: no register",
 	"Rev 0.51 PPHCR num_of_bins: no register",
 	// Rev 0.51's PPLM has no override fields for the newest speed groups
 	// (one lane at 100G and 200G, 400G on four lanes, 800G): the link
@@ -147,6 +198,33 @@ var knownMissing = []string{
 	"Rev 0.51 PPLM fec_override_cap_200g_2x: no field",
 	"Rev 0.51 PPLM fec_override_cap_400g_4x: no field",
 	"Rev 0.51 PPLM fec_override_cap_800g_8x: no field",
+	// Rev 0.51's PPRT gives the PRBS lock of lanes 0-3 only: the PRBS run
+	// says lanes 4-7 are not known (linkctl).
+	"Rev 0.51 PPRT prbs_lock_status_ext: no field",
+	// SLRED (the margin scan) comes in Rev 0.56: link --margin refuses it
+	// as a database finding.
+	"Rev 0.51 SLRED page_data.slred_info_page_ext.margin: no register",
+	"Rev 0.51 SLRED page_data.slred_info_page_ext.margin_version: no register",
+	"Rev 0.51 SLRED status: no register",
+	// Rev 0.51's SLRG has no 7 nm page, and its 16 nm page has the grade
+	// but not the three eyes' grades.
+	"Rev 0.51 SLRG page_data.slrg_16nm_ext.dn_eye_grade: no field",
+	"Rev 0.51 SLRG page_data.slrg_16nm_ext.mid_eye_grade: no field",
+	"Rev 0.51 SLRG page_data.slrg_16nm_ext.up_eye_grade: no field",
+	"Rev 0.51 SLRG page_data.slrg_7nm_ext.last_fom: no field",
+	"Rev 0.51 SLRG page_data.slrg_7nm_ext.lower_eye: no field",
+	"Rev 0.51 SLRG page_data.slrg_7nm_ext.mid_eye: no field",
+	"Rev 0.51 SLRG page_data.slrg_7nm_ext.upper_eye: no field",
+	"Rev 0.56 PPCNT counter_set.phys_layer_cntrs_ext.rs_fec_corrected_symbols_lane4: no field",
+	"Rev 0.56 PPCNT counter_set.phys_layer_cntrs_ext.rs_fec_corrected_symbols_lane5: no field",
+	"Rev 0.56 PPCNT counter_set.phys_layer_cntrs_ext.rs_fec_corrected_symbols_lane6: no field",
+	"Rev 0.56 PPCNT counter_set.phys_layer_cntrs_ext.rs_fec_corrected_symbols_lane7: no field",
+	// Rev 0.59 on call the symbol BER's coefficient symbol_ber_coef, at
+	// the same bits (notMisread checks them).
+	"Rev 0.59 PPCNT counter_set.phys_layer_stat_cntrs_ext.symbol_fec_ber_coef: no field",
+	"Rev 0.61 PPCNT counter_set.phys_layer_stat_cntrs_ext.symbol_fec_ber_coef: no field",
+	"Rev 0.62 PPCNT counter_set.phys_layer_stat_cntrs_ext.symbol_fec_ber_coef: no field",
+	"Rev 0.64 PPCNT counter_set.phys_layer_stat_cntrs_ext.symbol_fec_ber_coef: no field",
 }
 
 // Every generated path resolves in the built-in database, and in each

@@ -23,8 +23,6 @@ const group uint64 = 0x23
 
 var Group = fmt.Sprintf("%#x", group)
 
-const counters = "counter_set.ppcnt_rs_fec_histograms_counters_ext."
-
 // Bin is one bin: codewords with Low..High symbol errors.
 type Bin struct {
 	Low   uint64  `json:"low_symbol_errors"`
@@ -80,14 +78,14 @@ func Read(ctx context.Context, ad *adapter.Adapter, local int) (*Histogram, erro
 	if err != nil {
 		return nil, fmt.Errorf("port %d PPCNT group %s: %w", local, Group, err)
 	}
-	for i := 0; i < int(nbins); i++ {
-		lo, ok1 := adapter.FieldOf(d, "PPHCR", fmt.Sprintf("bin_range[%d].low_val", i))
-		hi, ok2 := adapter.FieldOf(d, "PPHCR", fmt.Sprintf("bin_range[%d].high_val", i))
+	for i := 0; i < int(nbins) && i < len(regpath.PPHCRBinLow); i++ {
+		lo, ok1 := adapter.FieldOf(d, "PPHCR", regpath.PPHCRBinLow[i])
+		hi, ok2 := adapter.FieldOf(d, "PPHCR", regpath.PPHCRBinHigh[i])
 		if !ok1 || !ok2 {
 			break // the database describes fewer bins than the firmware counts
 		}
 		b := Bin{Low: lo, High: hi}
-		if n, ok := adapter.FieldOf(y.Decoded, "PPCNT", fmt.Sprintf("%shist[%d]", counters, i)); ok {
+		if n, ok := adapter.FieldOf(y.Decoded, "PPCNT", regpath.PPCNTRSFECHist[i]); ok {
 			b.Count = &n
 			h.Codewords += n
 			if n > 0 {

@@ -92,12 +92,20 @@ const (
 // readIBCounters reads the PortCounters: the 64-bit group where the
 // database and firmware have it, else the IBA-width one.
 func readIBCounters(rd *reader, lp adapter.Index) (*IBCounters, error) {
+	// The two groups hold the same counters (the extended one 64 bits
+	// wide), each under its own paths: symbol errors, link error
+	// recovery, link downed, receive errors, remote physical errors,
+	// local link integrity errors, excessive buffer overruns.
 	for _, g := range []struct {
-		grp uint64
-		pre string
+		grp   uint64
+		paths [7]string
 	}{
-		{GroupIBExtended, "counter_set.IB_long_portcntrs_attribute_grp_data_ext."},
-		{GroupIBPortCounters, "counter_set.IB_portcntrs_attribute_grp_data_ext."},
+		{GroupIBExtended, [7]string{regpath.PPCNTIBLongSymbolErrors, regpath.PPCNTIBLongLinkErrorRecovery, regpath.PPCNTIBLongLinkDowned,
+			regpath.PPCNTIBLongPortRcvErrors, regpath.PPCNTIBLongPortRcvRemotePhysicalErrors, regpath.PPCNTIBLongLocalLinkIntegrityErrors,
+			regpath.PPCNTIBLongExcessiveBufferOverrunErrors}},
+		{GroupIBPortCounters, [7]string{regpath.PPCNTIBSymbolErrors, regpath.PPCNTIBLinkErrorRecovery, regpath.PPCNTIBLinkDowned,
+			regpath.PPCNTIBPortRcvErrors, regpath.PPCNTIBPortRcvRemotePhysicalErrors, regpath.PPCNTIBLocalLinkIntegrityErrors,
+			regpath.PPCNTIBExcessiveBufferOverrunErrors}},
 	} {
 		d := rd.earlier("PPCNT", lp.Group(g.grp))
 		if d == nil {
@@ -110,16 +118,15 @@ func readIBCounters(rd *reader, lp adapter.Index) (*IBCounters, error) {
 			}
 			d = x.Decoded
 		}
-		get := func(f string) *uint64 {
-			if v, ok := adapter.FieldOf(d, "PPCNT", g.pre+f); ok {
+		get := func(path string) *uint64 {
+			if v, ok := adapter.FieldOf(d, "PPCNT", path); ok {
 				return &v
 			}
 			return nil
 		}
-		c := &IBCounters{SymbolErrors: get("symbol_error_counter"), LinkErrorRecovery: get("link_error_recovery_counter"),
-			LinkDowned: get("link_downed_counter"), PortRcvErrors: get("port_rcv_errors"),
-			PortRcvRemotePhysical: get("port_rcv_remote_physical_errors"), LocalLinkIntegrityErrors: get("local_link_integrity_errors"),
-			ExcessiveBufferOverrun: get("excessive_buffer_overrun_errors")}
+		c := &IBCounters{SymbolErrors: get(g.paths[0]), LinkErrorRecovery: get(g.paths[1]), LinkDowned: get(g.paths[2]),
+			PortRcvErrors: get(g.paths[3]), PortRcvRemotePhysical: get(g.paths[4]), LocalLinkIntegrityErrors: get(g.paths[5]),
+			ExcessiveBufferOverrun: get(g.paths[6])}
 		if c.SymbolErrors != nil {
 			return c, nil
 		}

@@ -12,15 +12,8 @@ import (
 	"github.com/cxray/cxray/prm/regpath"
 )
 
-// Field paths are the built-in database's (Rev 0.57; prm/regpath names
-// most); adapter.FieldOf finds them in older and newer revisions too. The
-// prefixes remain for families read by number (lanes, BER coefficients)
-// and an index field.
-const (
-	pddrTroub = "page_data.pddr_troubleshooting_page_ext."
-	phys      = "counter_set.phys_layer_cntrs_ext."
-	physStat  = "counter_set.phys_layer_stat_cntrs_ext."
-)
+// Field paths are the built-in database's (Rev 0.57), named by
+// prm/regpath; adapter.FieldOf finds them in older and newer revisions too.
 
 // PPCNT groups (the PRM's grp values, the same in every revision).
 const (
@@ -279,7 +272,7 @@ func keepFW(b BER, why string) BER {
 }
 
 func readTroubleshooting(rd *reader, lp adapter.Index) error {
-	d, err := rd.read("troubleshooting page", "PDDR", lp.Page(1).With(pddrTroub+"group_opcode", 0))
+	d, err := rd.read("troubleshooting page", "PDDR", lp.Page(1).With(regpath.PDDRTroubGroupOpcode, 0))
 	if err != nil || d == nil {
 		return err
 	}
@@ -392,8 +385,8 @@ func readCounters(rd *reader, lp adapter.Index, lanes int) (*sample, error) {
 	s.uncBlocks = get(ph, regpath.PPCNTPhysFecUncorrectableBlocks)
 	s.corrSyms = get(ph, regpath.PPCNTPhysFecCorrectedSymbolsTotal)
 	for l := 0; l < lanes; l++ {
-		s.laneRaw = append(s.laneRaw, get(st, fmt.Sprintf("%sphy_raw_errors_lane%d", physStat, l)))
-		s.laneSyms = append(s.laneSyms, get(ph, fmt.Sprintf("%srs_fec_corrected_symbols_lane%d", phys, l)))
+		s.laneRaw = append(s.laneRaw, get(st, regpath.PPCNTPhysStatRawErrorsLane[l]))
+		s.laneSyms = append(s.laneSyms, get(ph, regpath.PPCNTPhysFecCorrectedSymbolsLane[l]))
 	}
 	s.ok = st != nil || ph != nil
 	since := uint64(0)
@@ -406,7 +399,7 @@ func readCounters(rd *reader, lp adapter.Index, lanes int) (*sample, error) {
 	// where the counters give 2.6E-10) is kept beside it. Without the
 	// counters, the firmware's figure is the ratio.
 	ratio := func(coef, mag string, errs *uint64, counted bool) BER {
-		c, m := get(st, physStat+coef), get(st, physStat+mag)
+		c, m := get(st, coef), get(st, mag)
 		fw := c != nil && m != nil && (*c != 0 || *m != 0)
 		if counted && errs != nil && s.bits != nil && *s.bits > 0 && since > 0 {
 			b := FromCounters(*errs, *s.bits, since)
@@ -423,10 +416,10 @@ func readCounters(rd *reader, lp adapter.Index, lanes int) (*sample, error) {
 		}
 		return NA("the firmware gives neither the ratio nor the counts")
 	}
-	s.rawBER = ratio("raw_ber_coef", "raw_ber_magnitude", s.raw, true)
-	s.effBER = ratio("effective_ber_coef", "effective_ber_magnitude", s.eff, true)
+	s.rawBER = ratio(regpath.PPCNTPhysStatRawBerCoef, regpath.PPCNTPhysStatRawBerMagnitude, s.raw, true)
+	s.effBER = ratio(regpath.PPCNTPhysStatEffectiveBerCoef, regpath.PPCNTPhysStatEffectiveBerMagnitude, s.eff, true)
 	// Symbol errors have no counter of their own here: the firmware's.
-	s.symBER = ratio("symbol_fec_ber_coef", "symbol_ber_magnitude", s.eff, false)
+	s.symBER = ratio(regpath.PPCNTPhysStatSymbolFecBerCoef, regpath.PPCNTPhysStatSymbolBerMagnitude, s.eff, false)
 	return s, nil
 }
 
@@ -524,15 +517,13 @@ func readEyes(rd *reader, lp adapter.Index, lanes int) error {
 		switch ver {
 		case 4, 5:
 			e.Page = "7nm"
-			pre := "page_data.slrg_7nm_ext."
-			e.Upper, e.Mid, e.Lower, e.FOM = f(pre+"upper_eye"), f(pre+"mid_eye"), f(pre+"lower_eye"), f(pre+"last_fom")
+			e.Upper, e.Mid, e.Lower, e.FOM = f(regpath.SLRGUpperEye7nm), f(regpath.SLRGMidEye7nm), f(regpath.SLRGLowerEye7nm), f(regpath.SLRGLastFom7nm)
 		case 3:
 			e.Page = "16nm"
-			pre := "page_data.slrg_16nm_ext."
-			e.Upper, e.Mid, e.Lower, e.Grade = f(pre+"up_eye_grade"), f(pre+"mid_eye_grade"), f(pre+"dn_eye_grade"), f(pre+"grade")
+			e.Upper, e.Mid, e.Lower, e.Grade = f(regpath.SLRGUpEyeGrade16nm), f(regpath.SLRGMidEyeGrade16nm), f(regpath.SLRGDnEyeGrade16nm), f(regpath.SLRGGrade16nm)
 		default:
 			e.Page = "40nm/28nm"
-			e.Grade = f("page_data.slrg_40nm_28nm_ext.grade")
+			e.Grade = f(regpath.SLRGGrade40nm)
 		}
 		rd.r.Eyes = append(rd.r.Eyes, e)
 	}

@@ -44,7 +44,7 @@ func PortState(ctx context.Context, ad *adapter.Adapter, local int, state string
 		return nil, fmt.Errorf("PAOS: no admin_status in this database's layout")
 	}
 	set := func(v int, settle time.Duration) Write {
-		return Write{Register: "PAOS", Index: idx, Fields: []Field{{"admin_status", strconv.Itoa(v)}, {"ase", "1"}}, Settle: settle}
+		return Write{Register: "PAOS", Index: idx, Fields: []Field{{regpath.PAOSAdminStatus, strconv.Itoa(v)}, {regpath.PAOSASE, "1"}}, Settle: settle}
 	}
 	c := pt.change("port_state " + state)
 	var ws []Write

@@ -86,19 +86,24 @@ func TestMode(ctx context.Context, ad *adapter.Adapter, local int, mode, tx, rx 
 	c := pt.change("test_mode " + m)
 	var ws, undo []Write
 	var undoFlags []string
-	for _, s := range []struct{ reg, flag, pattern string }{{"PPTT", "--tx_prbs", tx}, {"PPRT", "--rx_prbs", rx}} {
+	// PPTT and PPRT name their fields alike; each register's own paths
+	// are used all the same.
+	for _, s := range []struct{ reg, flag, pattern, lane, e, le, mode, caps string }{
+		{"PPTT", "--tx_prbs", tx, regpath.PPTTLane, regpath.PPTTE, regpath.PPTTLe, regpath.PPTTPrbsModeAdmin, regpath.PPTTPrbsModesCap},
+		{"PPRT", "--rx_prbs", rx, regpath.PPRTLane, regpath.PPRTE, regpath.PPRTLe, regpath.PPRTPrbsModeAdmin, regpath.PPRTPrbsModesCap},
+	} {
 		if _, err := ad.DB().Register(s.reg); err != nil {
 			return nil, fmt.Errorf("database finding: %s has no %s, so no PRBS test can be run with it; give another database (--adb): %w", ad.DB().Revision, s.reg, prm.ErrInput)
 		}
-		idx := pt.index(s.reg, Field{"lane", "0"})
+		idx := pt.index(s.reg, Field{s.lane, "0"})
 		cur, err := pt.read(ctx, s.reg, idx)
 		if err != nil {
 			return nil, err
 		}
-		capMask, _ := adapter.FieldOf(cur, s.reg, "prbs_modes_cap")
-		prevOn, _ := adapter.FieldOf(cur, s.reg, "e")
-		prevMode, _ := adapter.FieldOf(cur, s.reg, "prbs_mode_admin")
-		fields := []Field{{"le", "0"}, {"e", "0"}}
+		capMask, _ := adapter.FieldOf(cur, s.reg, s.caps)
+		prevOn, _ := adapter.FieldOf(cur, s.reg, s.e)
+		prevMode, _ := adapter.FieldOf(cur, s.reg, s.mode)
+		fields := []Field{{s.le, "0"}, {s.e, "0"}}
 		if m == "EN" {
 			v, ok := prbsMode(s.pattern)
 			if !ok {
@@ -107,10 +112,10 @@ func TestMode(ctx context.Context, ad *adapter.Adapter, local int, mode, tx, rx 
 			if capMask&(1<<v) == 0 {
 				return nil, inputErr("%s %s: port %d does not support it (%s prbs_modes_cap 0x%x: %s)", s.flag, prbsName(v), local, s.reg, capMask, strings.Join(prbsNamesOf(capMask), ", "))
 			}
-			fields = []Field{{"le", "0"}, {"e", "1"}, {"prbs_mode_admin", strconv.FormatUint(v, 10)}}
+			fields = []Field{{s.le, "0"}, {s.e, "1"}, {s.mode, strconv.FormatUint(v, 10)}}
 		}
 		ws = append(ws, Write{Register: s.reg, Index: idx, Fields: fields})
-		undo = append(undo, Write{Register: s.reg, Index: idx, Fields: []Field{{"le", "0"}, {"e", strconv.FormatUint(prevOn, 10)}, {"prbs_mode_admin", strconv.FormatUint(prevMode, 10)}}})
+		undo = append(undo, Write{Register: s.reg, Index: idx, Fields: []Field{{s.le, "0"}, {s.e, strconv.FormatUint(prevOn, 10)}, {s.mode, strconv.FormatUint(prevMode, 10)}}})
 		if prevOn == 1 {
 			undoFlags = append(undoFlags, s.flag+" "+prbsName(prevMode))
 		}
@@ -200,24 +205,24 @@ func MeasureTestMode(ctx context.Context, ad *adapter.Adapter, local int, dur ti
 		}
 	}
 	r := &PRBSReport{Device: ad.Name(), Port: local, Duration: dur.String(), Lanes: []PRBSLane{}, Problems: []string{}}
-	tx, err := pt.read(ctx, "PPTT", pt.index("PPTT", Field{"lane", "0"}))
+	tx, err := pt.read(ctx, "PPTT", pt.index("PPTT", Field{regpath.PPTTLane, "0"}))
 	if err != nil {
 		return nil, err
 	}
-	txOn, _ := adapter.FieldOf(tx, "PPTT", "e")
-	txMode, _ := adapter.FieldOf(tx, "PPTT", "prbs_mode_admin")
+	txOn, _ := adapter.FieldOf(tx, "PPTT", regpath.PPTTE)
+	txMode, _ := adapter.FieldOf(tx, "PPTT", regpath.PPTTPrbsModeAdmin)
 	r.TxOn, r.TxPRBS = txOn == 1, prbsName(txMode)
 	extKnown := true // prbs_lock_status_ext: lanes 4-7 (Rev 0.51 has no such field)
 	readRx := func() (on bool, lock uint64, err error) {
-		rx, err := pt.read(ctx, "PPRT", pt.index("PPRT", Field{"lane", "0"}))
+		rx, err := pt.read(ctx, "PPRT", pt.index("PPRT", Field{regpath.PPRTLane, "0"}))
 		if err != nil {
 			return false, 0, err
 		}
-		e, _ := adapter.FieldOf(rx, "PPRT", "e")
-		mode, _ := adapter.FieldOf(rx, "PPRT", "prbs_mode_admin")
+		e, _ := adapter.FieldOf(rx, "PPRT", regpath.PPRTE)
+		mode, _ := adapter.FieldOf(rx, "PPRT", regpath.PPRTPrbsModeAdmin)
 		r.RxPRBS = prbsName(mode)
-		lo, _ := adapter.FieldOf(rx, "PPRT", "prbs_lock_status")
-		hi, ok := adapter.FieldOf(rx, "PPRT", "prbs_lock_status_ext")
+		lo, _ := adapter.FieldOf(rx, "PPRT", regpath.PPRTPrbsLockStatus)
+		hi, ok := adapter.FieldOf(rx, "PPRT", regpath.PPRTPrbsLockStatusExt)
 		extKnown = ok
 		return e == 1, lo&0xF | (hi&0xF)<<4, nil
 	}

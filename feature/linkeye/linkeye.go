@@ -23,6 +23,7 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/feature/link"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // Degraded is the share of the best lane's figure below which a lane's eye
@@ -192,14 +193,14 @@ func decode(d *prm.Decoded, lane int, rev string) (Lane, string) {
 // the database has no page for it.
 func decodeIn(d *prm.Decoded, lane int, rev string) (Lane, string, bool) {
 	ln := Lane{Lane: lane}
-	ver, _ := adapter.FieldOf(d, "SLRG", "version")
+	ver, _ := adapter.FieldOf(d, "SLRG", regpath.SLRGVersion)
 	ln.Version = strconv.FormatUint(ver, 10)
 	if v, err := d.Get("version"); err == nil {
 		if n, ok := v.EnumName(); ok {
 			ln.Version = n
 		}
 	}
-	st, _ := adapter.FieldOf(d, "SLRG", "status")
+	st, _ := adapter.FieldOf(d, "SLRG", regpath.SLRGStatus)
 	if st == 0 {
 		ln.NotMeasured = "SLRG status invalid: no signal measured on this lane (a lane the link did not train, or a link down)"
 		return ln, "", false

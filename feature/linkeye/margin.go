@@ -12,6 +12,7 @@ import (
 	"github.com/cxray/cxray/dev"
 	"github.com/cxray/cxray/feature/link"
 	"github.com/cxray/cxray/prm"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 // The margin scan is mlxlink's --margin: per lane (and, on a PAM4 lane,
@@ -293,8 +294,8 @@ func scanOne(ctx context.Context, ad *adapter.Adapter, p *MarginPlan, lane int, 
 	if st != statusCompleted {
 		return res, nil
 	}
-	ver, _ := adapter.FieldOf(x.Decoded, "SLRED", "page_data.slred_info_page_ext.margin_version")
-	m, ok := adapter.FieldOf(x.Decoded, "SLRED", "page_data.slred_info_page_ext.margin")
+	ver, _ := adapter.FieldOf(x.Decoded, "SLRED", regpath.SLREDMarginVersion)
+	m, ok := adapter.FieldOf(x.Decoded, "SLRED", regpath.SLREDMargin)
 	switch {
 	case !ok:
 		res.Status = "completed, but the database's SLRED has no info page margin"
@@ -314,7 +315,7 @@ func status(ctx context.Context, ad *adapter.Adapter, p *MarginPlan, lane int) (
 	if err != nil {
 		return 0, nil, fmt.Errorf("port %d lane %d SLRED: %w", p.Port, lane, err)
 	}
-	st, _ := adapter.FieldOf(x.Decoded, "SLRED", "status")
+	st, _ := adapter.FieldOf(x.Decoded, "SLRED", regpath.SLREDStatus)
 	return st, x, nil
 }
 
