@@ -62,22 +62,93 @@ func prbsNamesOf(capMask uint64) []string {
 	return out
 }
 
-// TestMode plans mlxlink's --test_mode EN (start the PRBS generator with
-// pattern tx and the checker with rx; rx "" takes tx) or DS (stop both).
-// The port's lanes all run the one pattern (PPTT/PPRT le 0).
-func TestMode(ctx context.Context, ad *adapter.Adapter, local int, mode, tx, rx string) (*Change, error) {
+// prbsRates are mlxlink's --tx_rate/--rx_rate names (and the NDR ones
+// its list lacks) with the lane_rate_admin number each sets (PPTT's
+// lane_rate_admin, PPRT's lane_rate_oper: 0 SDR, 1 DDR, 2 QDR, 3 FDR10
+// and 10GE/40GE lanes, 4 FDR, 5 EDR and 25G lanes, 6 HDR and 50G PAM4
+// lanes, 7 NDR and 100G lanes, 10 1GE, 11 XAUI/2.5GE, 12 50GE-KR4; the
+// same numbers in every revision of the history). The first name of a
+// number is how cxray prints it.
+var prbsRates = []struct {
+	name string
+	rate uint64
+}{
+	{"SDR", 0}, {"DDR", 1}, {"QDR", 2}, {"FDR10", 3}, {"10G", 3}, {"40G", 3}, {"40X", 3},
+	{"FDR", 4}, {"EDR", 5}, {"25G", 5}, {"50G", 5}, {"50G_2X", 5}, {"100G", 5}, {"100G_4X", 5},
+	{"HDR", 6}, {"50G_1X", 6}, {"100G_2X", 6}, {"200G_4X", 6}, {"400G_8X", 6},
+	{"NDR", 7}, {"100G_1X", 7}, {"200G_2X", 7}, {"400G_4X", 7}, {"800G_8X", 7},
+	{"1G", 10}, {"2.5G", 11}, {"50G_KR4", 12},
+}
+
+// prbsRateBit is the bit of lane_rate_cap that offers each rate (PRM
+// PPTT/PPRT lane_rate_cap: bit 0 1GE, 1 SDR, 2 XAUI, 3 DDR, 4 QDR, 5
+// FDR10, 6 FDR, 7 EDR, 8 50GE-KR4, 9 HDR, 10 NDR).
+var prbsRateBit = map[uint64]uint{0: 1, 1: 3, 2: 4, 3: 5, 4: 6, 5: 7, 6: 9, 7: 10, 10: 0, 11: 2, 12: 8}
+
+func prbsRate(name string) (uint64, bool) {
+	n := strings.ToUpper(strings.TrimSpace(name))
+	for _, r := range prbsRates {
+		if r.name == n {
+			return r.rate, true
+		}
+	}
+	return 0, false
+}
+
+func prbsRateName(rate uint64) string {
+	for _, r := range prbsRates {
+		if r.rate == rate {
+			return r.name
+		}
+	}
+	return fmt.Sprintf("%d", rate)
+}
+
+// prbsRateNames lists the names of the rates capMask offers (one name per
+// rate), or every name when capMask is 0.
+func prbsRateNames(capMask uint64) []string {
+	var out []string
+	seen := map[uint64]bool{}
+	for _, r := range prbsRates {
+		if seen[r.rate] || capMask != 0 && capMask&(1<<prbsRateBit[r.rate]) == 0 {
+			continue
+		}
+		seen[r.rate] = true
+		out = append(out, r.name)
+	}
+	return out
+}
+
+// PRBSSettings are EN's choices: the patterns sent and checked (TxPRBS
+// PRBS31 when ""; RxPRBS TxPRBS when "") and the lane rates (a name of
+// prbsRates; RxRate TxRate when ""; both "" keep the port's current
+// rates, where mlxlink would set 25G).
+type PRBSSettings struct {
+	TxPRBS, RxPRBS string
+	TxRate, RxRate string
+}
+
+// TestMode plans mlxlink's --test_mode EN (start the PRBS generator and
+// checker with set's patterns and rates) or DS (stop both). The port's
+// lanes all run the one pattern at the one rate (PPTT/PPRT le 0).
+func TestMode(ctx context.Context, ad *adapter.Adapter, local int, mode string, set PRBSSettings) (*Change, error) {
 	m := strings.ToUpper(strings.TrimSpace(mode))
 	if m != "EN" && m != "DS" {
 		return nil, inputErr("--test_mode %q: give EN (start a PRBS test), DS (stop it) or MEAS (measure it)", mode)
 	}
-	if m == "DS" && (tx != "" || rx != "") {
-		return nil, inputErr("--tx_prbs and --rx_prbs go with --test_mode EN")
+	if m == "DS" && (set.TxPRBS != "" || set.RxPRBS != "" || set.TxRate != "" || set.RxRate != "") {
+		return nil, inputErr("--tx_prbs, --rx_prbs, --tx_rate and --rx_rate go with --test_mode EN")
 	}
+	tx, rx := set.TxPRBS, set.RxPRBS
 	if tx == "" {
 		tx = "PRBS31"
 	}
 	if rx == "" {
 		rx = tx
+	}
+	txRate, rxRate := set.TxRate, set.RxRate
+	if rxRate == "" {
+		rxRate = txRate // like the pattern: the checker expects what is sent
 	}
 	pt, err := openPort(ctx, ad, local)
 	if err != nil {
@@ -87,10 +158,10 @@ func TestMode(ctx context.Context, ad *adapter.Adapter, local int, mode, tx, rx 
 	var ws, undo []Write
 	var undoFlags []string
 	// PPTT and PPRT name their fields alike; each register's own paths
-	// are used all the same.
-	for _, s := range []struct{ reg, flag, pattern, lane, e, le, mode, caps string }{
-		{"PPTT", "--tx_prbs", tx, regpath.PPTTLane, regpath.PPTTE, regpath.PPTTLe, regpath.PPTTPrbsModeAdmin, regpath.PPTTPrbsModesCap},
-		{"PPRT", "--rx_prbs", rx, regpath.PPRTLane, regpath.PPRTE, regpath.PPRTLe, regpath.PPRTPrbsModeAdmin, regpath.PPRTPrbsModesCap},
+	// are used all the same (PPRT's writable rate is lane_rate_oper).
+	for _, s := range []struct{ reg, flag, pattern, rateFlag, rateName, lane, e, le, mode, caps, rate, rateCap string }{
+		{"PPTT", "--tx_prbs", tx, "--tx_rate", txRate, regpath.PPTTLane, regpath.PPTTE, regpath.PPTTLe, regpath.PPTTPrbsModeAdmin, regpath.PPTTPrbsModesCap, regpath.PPTTLaneRateAdmin, regpath.PPTTLaneRateCap},
+		{"PPRT", "--rx_prbs", rx, "--rx_rate", rxRate, regpath.PPRTLane, regpath.PPRTE, regpath.PPRTLe, regpath.PPRTPrbsModeAdmin, regpath.PPRTPrbsModesCap, regpath.PPRTLaneRateOper, regpath.PPRTLaneRateCap},
 	} {
 		if _, err := ad.DB().Register(s.reg); err != nil {
 			return nil, fmt.Errorf("database finding: %s has no %s, so no PRBS test can be run with it; give another database (--adb): %w", ad.DB().Revision, s.reg, prm.ErrInput)
@@ -114,11 +185,27 @@ func TestMode(ctx context.Context, ad *adapter.Adapter, local int, mode, tx, rx 
 			}
 			fields = []Field{{s.le, "0"}, {s.e, "1"}, {s.mode, strconv.FormatUint(v, 10)}}
 		}
-		ws = append(ws, Write{Register: s.reg, Index: idx, Fields: fields})
-		undo = append(undo, Write{Register: s.reg, Index: idx, Fields: []Field{{s.le, "0"}, {s.e, strconv.FormatUint(prevOn, 10)}, {s.mode, strconv.FormatUint(prevMode, 10)}}})
-		if prevOn == 1 {
+		undoFields := []Field{{s.le, "0"}, {s.e, strconv.FormatUint(prevOn, 10)}, {s.mode, strconv.FormatUint(prevMode, 10)}}
+		if s.rateName != "" {
+			rate, ok := prbsRate(s.rateName)
+			if !ok {
+				return nil, inputErr("%s %q: not a lane rate name; give one of %s", s.rateFlag, s.rateName, strings.Join(prbsRateNames(0), ", "))
+			}
+			rateCap, _ := adapter.FieldOf(cur, s.reg, s.rateCap)
+			if rateCap != 0 && rateCap&(1<<prbsRateBit[rate]) == 0 {
+				return nil, inputErr("%s %s: port %d cannot test at that rate (%s lane_rate_cap 0x%x: %s)", s.rateFlag, prbsRateName(rate), local, s.reg, rateCap, strings.Join(prbsRateNames(rateCap), ", "))
+			}
+			prevRate, _ := adapter.FieldOf(cur, s.reg, s.rate)
+			fields = append(fields, Field{s.rate, strconv.FormatUint(rate, 10)})
+			undoFields = append(undoFields, Field{s.rate, strconv.FormatUint(prevRate, 10)})
+			if prevOn == 1 {
+				undoFlags = append(undoFlags, s.flag+" "+prbsName(prevMode), s.rateFlag+" "+prbsRateName(prevRate))
+			}
+		} else if prevOn == 1 {
 			undoFlags = append(undoFlags, s.flag+" "+prbsName(prevMode))
 		}
+		ws = append(ws, Write{Register: s.reg, Index: idx, Fields: fields})
+		undo = append(undo, Write{Register: s.reg, Index: idx, Fields: undoFields})
 	}
 	if m == "EN" {
 		c.Effects = []string{"the port leaves normal operation: it sends and checks the test pattern, and carries no traffic until --test_mode DS (or --undo)"}

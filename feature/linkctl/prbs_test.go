@@ -13,10 +13,12 @@ import (
 	"github.com/cxray/cxray/adapter"
 	"github.com/cxray/cxray/emu/emuadapter/emutest"
 	"github.com/cxray/cxray/emu/scenario"
+	"github.com/cxray/cxray/feature/link"
 	"github.com/cxray/cxray/feature/linkctl"
 	"github.com/cxray/cxray/internal/prmhistory/prmhistorytest"
 	"github.com/cxray/cxray/prm"
 	"github.com/cxray/cxray/prm/adb"
+	"github.com/cxray/cxray/prm/regpath"
 )
 
 const prbsScenario = `clock: {mode: manual}
@@ -38,7 +40,7 @@ devices:
 func startPRBS(t *testing.T, ad *adapter.Adapter, tx, rx string) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := linkctl.TestMode(ctx, ad, 1, "EN", tx, rx)
+	c, err := linkctl.TestMode(ctx, ad, 1, "EN", linkctl.PRBSSettings{TxPRBS: tx, RxPRBS: rx})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func TestPRBSVerdicts(t *testing.T) {
 func TestPRBSStopAndUndo(t *testing.T) {
 	ads, _ := emutest.OpenYAML(t, prbsScenario)
 	ad, ctx := ads[0], context.Background()
-	c, err := linkctl.TestMode(ctx, ad, 1, "EN", "PRBS9", "")
+	c, err := linkctl.TestMode(ctx, ad, 1, "EN", linkctl.PRBSSettings{TxPRBS: "PRBS9"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +135,7 @@ func TestPRBSStopAndUndo(t *testing.T) {
 		t.Errorf("measure after undo: %v, want an input error (not in test mode)", err)
 	}
 	startPRBS(t, ad, "", "")
-	ds, err := linkctl.TestMode(ctx, ad, 1, "DS", "", "")
+	ds, err := linkctl.TestMode(ctx, ad, 1, "DS", linkctl.PRBSSettings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,16 +154,24 @@ func TestPRBSStopAndUndo(t *testing.T) {
 func TestPRBSInvalid(t *testing.T) {
 	ads, _ := emutest.OpenYAML(t, prbsScenario)
 	ad, ctx := ads[0], context.Background()
-	for _, c := range []struct{ mode, tx, rx, want string }{
-		{"GO", "", "", "--test_mode"},
-		{"EN", "PRBS99", "", "not a PRBS pattern"},
-		{"EN", "PRBS28", "", "does not support"}, // not in the emulated port's prbs_modes_cap
-		{"EN", "PRBS31", "SQUARE_WAVE8", "does not support"},
-		{"DS", "PRBS31", "", "go with --test_mode EN"},
+	for _, c := range []struct {
+		mode string
+		set  linkctl.PRBSSettings
+		want string
+	}{
+		{"GO", linkctl.PRBSSettings{}, "--test_mode"},
+		{"EN", linkctl.PRBSSettings{TxPRBS: "PRBS99"}, "not a PRBS pattern"},
+		{"EN", linkctl.PRBSSettings{TxPRBS: "PRBS28"}, "does not support"}, // not in the emulated port's prbs_modes_cap
+		{"EN", linkctl.PRBSSettings{TxPRBS: "PRBS31", RxPRBS: "SQUARE_WAVE8"}, "does not support"},
+		{"DS", linkctl.PRBSSettings{TxPRBS: "PRBS31"}, "go with --test_mode EN"},
+		{"DS", linkctl.PRBSSettings{RxRate: "HDR"}, "go with --test_mode EN"},
+		{"EN", linkctl.PRBSSettings{TxRate: "fast"}, "not a lane rate name"},
+		{"EN", linkctl.PRBSSettings{TxRate: "1G"}, "cannot test at that rate"}, // 1GE is not in the emulated lane_rate_cap
+		{"EN", linkctl.PRBSSettings{TxRate: "HDR", RxRate: "2.5G"}, "cannot test at that rate"},
 	} {
-		_, err := linkctl.TestMode(ctx, ad, 1, c.mode, c.tx, c.rx)
+		_, err := linkctl.TestMode(ctx, ad, 1, c.mode, c.set)
 		if !errors.Is(err, prm.ErrInput) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s %s/%s: %v, want an input error with %q", c.mode, c.tx, c.rx, err, c.want)
+			t.Errorf("%s %+v: %v, want an input error with %q", c.mode, c.set, err, c.want)
 		}
 	}
 	startPRBS(t, ad, "", "")
@@ -175,9 +185,10 @@ func TestPRBSInvalid(t *testing.T) {
 	}
 }
 
-// The run and its verdicts under every PRM revision of the history: PPTT
-// and PPRT are in all of them; Rev 0.51 lacks prbs_lock_status_ext, which
-// a 4-lane port does not need.
+// The run, its lane rate and its verdicts under every PRM revision of the
+// history: PPTT and PPRT are in all of them (their lane rates numbered
+// alike); Rev 0.51 lacks prbs_lock_status_ext, which a 4-lane port does
+// not need.
 func TestPRBSEveryRevision(t *testing.T) {
 	for _, f := range prmhistorytest.Files(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -190,7 +201,16 @@ func TestPRBSEveryRevision(t *testing.T) {
 				t.Fatal(err)
 			}
 			ads := emutest.Open(t, emutest.Build(t, sc), "emu", db, "0000:03:00.1")
-			startPRBS(t, ads[0], "PRBS31", "")
+			c, err := linkctl.TestMode(context.Background(), ads[0], 1, "EN", linkctl.PRBSSettings{TxPRBS: "PRBS31", TxRate: "HDR"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := linkctl.Apply(context.Background(), ads[0], c, linkctl.Options{}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if tx, rx := prbsRates(t, ads[0]); tx != 6 || rx != 6 {
+				t.Errorf("lane rates %d/%d, want 6/6 (HDR)", tx, rx)
+			}
 			r, err := linkctl.MeasureTestMode(context.Background(), ads[0], 1, 10*time.Second, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -202,5 +222,74 @@ func TestPRBSEveryRevision(t *testing.T) {
 				t.Errorf("findings on a 4-lane port: %q", r.DatabaseFindings)
 			}
 		})
+	}
+}
+
+// prbsRates reads the lane rates the generator and the checker are set to.
+func prbsRates(t *testing.T, ad *adapter.Adapter) (tx, rx uint64) {
+	t.Helper()
+	ctx := context.Background()
+	lp := adapter.LocalPort(1)
+	x, err := ad.ReadRegister(ctx, "PPTT", lp.With(regpath.PPTTLane, 0).Join(link.OptionalIndex(ad.DB(), "PPTT", lp)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := ad.ReadRegister(ctx, "PPRT", lp.With(regpath.PPRTLane, 0).Join(link.OptionalIndex(ad.DB(), "PPRT", lp)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, _ = adapter.FieldOf(x.Decoded, "PPTT", regpath.PPTTLaneRateAdmin)
+	rx, _ = adapter.FieldOf(y.Decoded, "PPRT", regpath.PPRTLaneRateOper)
+	return tx, rx
+}
+
+// --tx_rate/--rx_rate set PPTT's lane_rate_admin and PPRT's
+// lane_rate_oper (the checker takes the generator's rate unless told),
+// the undo command names the rates the port had, and the undo restores
+// them.
+func TestPRBSRates(t *testing.T) {
+	ads, _ := emutest.OpenYAML(t, prbsScenario)
+	ad, ctx := ads[0], context.Background()
+	apply := func(c *linkctl.Change) {
+		t.Helper()
+		if _, err := linkctl.Apply(ctx, ad, c, linkctl.Options{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := linkctl.TestMode(ctx, ad, 1, "EN", linkctl.PRBSSettings{TxRate: "25G"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(c)
+	if tx, rx := prbsRates(t, ad); tx != 5 || rx != 5 {
+		t.Fatalf("after --tx_rate 25G: lane rates %d/%d, want 5/5 (EDR)", tx, rx)
+	}
+	c, err = linkctl.TestMode(ctx, ad, 1, "EN", linkctl.PRBSSettings{TxPRBS: "PRBS9", TxRate: "HDR", RxRate: "ndr"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "--test_mode EN --tx_prbs PRBS31 --tx_rate EDR --rx_prbs PRBS31 --rx_rate EDR"; c.UndoFlags != want {
+		t.Errorf("undo flags %q, want %q", c.UndoFlags, want)
+	}
+	apply(c)
+	if tx, rx := prbsRates(t, ad); tx != 6 || rx != 7 {
+		t.Fatalf("after --tx_rate HDR --rx_rate ndr: lane rates %d/%d, want 6/7", tx, rx)
+	}
+	u, err := linkctl.Undo(ctx, ad, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(u)
+	if tx, rx := prbsRates(t, ad); tx != 5 || rx != 5 {
+		t.Errorf("after the undo: lane rates %d/%d, want 5/5 again", tx, rx)
+	}
+	// Without a rate the port keeps its own.
+	c, err = linkctl.TestMode(ctx, ad, 1, "EN", linkctl.PRBSSettings{TxPRBS: "PRBS7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(c)
+	if tx, rx := prbsRates(t, ad); tx != 5 || rx != 5 {
+		t.Errorf("EN without a rate: lane rates %d/%d, want the 5/5 it had", tx, rx)
 	}
 }

@@ -33,7 +33,7 @@ type changeOptions struct {
 
 // changeFlags are the flags that change a link; any of them makes the
 // command a change of one port.
-var changeFlags = []string{"port_state", "speeds", "link_mode_force", "fec", "fec_speed", "loopback", "undo", "test_mode", "tx_prbs", "rx_prbs"}
+var changeFlags = []string{"port_state", "speeds", "link_mode_force", "fec", "fec_speed", "loopback", "undo", "test_mode", "tx_prbs", "rx_prbs", "tx_rate", "rx_rate"}
 
 // routeFiles are where the management interfaces are found (tests point
 // them at their own files).
@@ -136,7 +136,7 @@ func (a *app) runChange(o *linkOptions) error {
 	case co.loopback != "":
 		c, err = linkctl.Loopback(ctx, ad, o.port, co.loopback)
 	case o.prbs.testMode != "":
-		c, err = linkctl.TestMode(ctx, ad, o.port, o.prbs.testMode, o.prbs.tx, o.prbs.rx)
+		c, err = linkctl.TestMode(ctx, ad, o.port, o.prbs.testMode, linkctl.PRBSSettings{TxPRBS: o.prbs.tx, RxPRBS: o.prbs.rx, TxRate: o.prbs.txRate, RxRate: o.prbs.rxRate})
 	case co.fec != "":
 		c, err = linkctl.FEC(ctx, ad, o.port, co.fec, co.fecSpeed)
 	case co.speeds != "":

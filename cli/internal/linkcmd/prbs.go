@@ -16,16 +16,19 @@ import (
 // prbsOptions are the PRBS test's flags (mlxlink's names; --duration is
 // ours: mlxlink's MEAS shows the counters since the test began).
 type prbsOptions struct {
-	testMode string
-	tx, rx   string
-	duration time.Duration
-	lanes    []int
+	testMode       string
+	tx, rx         string
+	txRate, rxRate string
+	duration       time.Duration
+	lanes          []int
 }
 
 func addPRBSFlags(c *cobra.Command, o *prbsOptions) {
 	c.Flags().StringVar(&o.testMode, "test_mode", "", "PRBS test (PPTT/PPRT): EN (start; a change, with --yes), DS (stop), MEAS (measure the BER of each lane)")
 	c.Flags().StringVar(&o.tx, "tx_prbs", "", "with --test_mode EN: the pattern sent (PRBS31, PRBS23A, PRBS15, PRBS13, PRBS11, PRBS9, PRBS7, SSPRQ, ...; default PRBS31)")
 	c.Flags().StringVar(&o.rx, "rx_prbs", "", "with --test_mode EN: the pattern checked (default: --tx_prbs)")
+	c.Flags().StringVar(&o.txRate, "tx_rate", "", "with --test_mode EN: the generator's lane rate (SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, 1G, 2.5G, 10G, 25G, 50G_1X, 100G_2X, 200G_4X, 400G_8X, ...; default: the port's current rate)")
+	c.Flags().StringVar(&o.rxRate, "rx_rate", "", "with --test_mode EN: the checker's lane rate (default: --tx_rate)")
 	c.Flags().DurationVar(&o.duration, "duration", 10*time.Second, "with --test_mode MEAS: how long to count errors")
 }
 
@@ -35,7 +38,7 @@ func prbsMeasure(o *prbsOptions) bool {
 }
 
 func checkPRBSMeasureFlags(cmd *cobra.Command, o *linkOptions) error {
-	for _, f := range []string{"tx_prbs", "rx_prbs", "all", "counters", "interval", "clear", "pcie", "dry-run", "force"} {
+	for _, f := range []string{"tx_prbs", "rx_prbs", "tx_rate", "rx_rate", "all", "counters", "interval", "clear", "pcie", "dry-run", "force"} {
 		if changed(cmd, f) {
 			return cmdutil.UsageErr("--test_mode MEAS reads one port; --%s does not go with it", f)
 		}

@@ -37,7 +37,7 @@ func TestPRBSTestMode(t *testing.T) {
 		{bad, 1, []string{"ok", "ok", "degraded", "ok"}, "lane 2: BER"},
 	} {
 		a.Output = "table"
-		if err := linkRun(a, "-d", c.dev, "--test_mode", "EN", "--tx_prbs", "PRBS13", "--yes"); err != nil {
+		if err := linkRun(a, "-d", c.dev, "--test_mode", "EN", "--tx_prbs", "PRBS13", "--tx_rate", "25G", "--yes"); err != nil {
 			t.Fatalf("%s EN: %v\n%s", c.dev, err, a.Out.String())
 		}
 		for _, out := range []string{"table", "json"} {
@@ -82,6 +82,10 @@ func TestPRBSTestMode(t *testing.T) {
 		{[]string{"--test_mode", "EN", "--tx_prbs", "PRBS28", "--yes"}, "does not support"},
 		{[]string{"--test_mode", "GO"}, "give EN"},
 		{[]string{"--tx_prbs", "PRBS31"}, "go with --test_mode EN"},
+		{[]string{"--rx_rate", "HDR"}, "go with --test_mode EN"},
+		{[]string{"--test_mode", "EN", "--tx_rate", "9G", "--yes"}, "not a lane rate name"},
+		{[]string{"--test_mode", "EN", "--tx_rate", "1G", "--yes"}, "cannot test at that rate"},
+		{[]string{"--test_mode", "MEAS", "--tx_rate", "HDR"}, "does not go with it"},
 		{[]string{"--test_mode", "EN", "--lanes", "1", "--yes"}, "--lanes goes with --test_mode MEAS"},
 		{[]string{"--test_mode", "MEAS", "--tx_prbs", "PRBS7"}, "does not go with it"},
 		{[]string{"--duration", "5s"}, "--duration goes with --test_mode MEAS"},
