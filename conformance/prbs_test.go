@@ -31,9 +31,11 @@ run ds cxray link -d 0000:03:00.1 --test_mode DS --yes
 		t.Errorf("MEAS on the port whose lane 2 is degraded: exit %d, want 1\n%s", r.rc, r)
 	}
 	var doc struct {
-		Tx    string `json:"tx_prbs"`
-		Rx    string `json:"rx_prbs"`
-		Lanes []struct {
+		Tx     string `json:"tx_prbs"`
+		Rx     string `json:"rx_prbs"`
+		TxRate string `json:"tx_rate"`
+		RxRate string `json:"rx_rate"`
+		Lanes  []struct {
 			Lane    int     `json:"lane"`
 			Locked  bool    `json:"locked"`
 			Bits    uint64  `json:"bits"`
@@ -46,6 +48,11 @@ run ds cxray link -d 0000:03:00.1 --test_mode DS --yes
 	}
 	if doc.Tx != "PRBS15" || doc.Rx != "PRBS15" {
 		t.Errorf("patterns %s/%s, want mstlink's PRBS15/PRBS15", doc.Tx, doc.Rx)
+	}
+	// mstlink's 400G_8X is eight 53.125 Gb/s lanes: the PRM's HDR rate,
+	// the number cxray's --tx_rate 400G_8X writes too.
+	if doc.TxRate != "HDR" || doc.RxRate != "HDR" {
+		t.Errorf("lane rates %s/%s, want HDR/HDR for mstlink's 400G_8X", doc.TxRate, doc.RxRate)
 	}
 	var got []string
 	for _, l := range doc.Lanes {

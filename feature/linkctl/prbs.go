@@ -62,8 +62,8 @@ func prbsNamesOf(capMask uint64) []string {
 	return out
 }
 
-// prbsRates are mlxlink's --tx_rate/--rx_rate names (and the NDR ones
-// its list lacks) with the lane_rate_admin number each sets (PPTT's
+// prbsRates are mlxlink's --tx_rate/--rx_rate names with the
+// lane_rate_admin number each sets (PPTT's
 // lane_rate_admin, PPRT's lane_rate_oper: 0 SDR, 1 DDR, 2 QDR, 3 FDR10
 // and 10GE/40GE lanes, 4 FDR, 5 EDR and 25G lanes, 6 HDR and 50G PAM4
 // lanes, 7 NDR and 100G lanes, 10 1GE, 11 XAUI/2.5GE, 12 50GE-KR4; the
@@ -73,11 +73,11 @@ var prbsRates = []struct {
 	name string
 	rate uint64
 }{
-	{"SDR", 0}, {"DDR", 1}, {"QDR", 2}, {"FDR10", 3}, {"10G", 3}, {"40G", 3}, {"40X", 3},
-	{"FDR", 4}, {"EDR", 5}, {"25G", 5}, {"50G", 5}, {"50G_2X", 5}, {"100G", 5}, {"100G_4X", 5},
+	{"SDR", 0}, {"DDR", 1}, {"5G", 1}, {"QDR", 2}, {"FDR10", 3}, {"10G", 3}, {"40G", 3},
+	{"FDR", 4}, {"14G", 4}, {"EDR", 5}, {"25G", 5}, {"50G", 5}, {"50G_2X", 5}, {"100G", 5}, {"100G_4X", 5},
 	{"HDR", 6}, {"50G_1X", 6}, {"100G_2X", 6}, {"200G_4X", 6}, {"400G_8X", 6},
 	{"NDR", 7}, {"100G_1X", 7}, {"200G_2X", 7}, {"400G_4X", 7}, {"800G_8X", 7},
-	{"1G", 10}, {"2.5G", 11}, {"50G_KR4", 12},
+	{"1G", 10}, {"2.5G", 11}, {"XAUI", 11}, {"50GE-KR4", 12}, {"12.89G", 12},
 }
 
 // prbsRateBit is the bit of lane_rate_cap that offers each rate (PRM
@@ -241,10 +241,14 @@ type PRBSLane struct {
 
 // PRBSReport is a measured PRBS run on one port.
 type PRBSReport struct {
-	Device   string     `json:"device"`
-	Port     int        `json:"port"`
-	TxPRBS   string     `json:"tx_prbs"`
-	RxPRBS   string     `json:"rx_prbs"`
+	Device string `json:"device"`
+	Port   int    `json:"port"`
+	TxPRBS string `json:"tx_prbs"`
+	RxPRBS string `json:"rx_prbs"`
+	// TxRate and RxRate are the lane rates set (prbsRates' first name of
+	// each number: SDR ... NDR, 1G, 2.5G, 50GE-KR4).
+	TxRate   string     `json:"tx_rate"`
+	RxRate   string     `json:"rx_rate"`
 	TxOn     bool       `json:"tx_enabled"`
 	RxOn     bool       `json:"rx_enabled"`
 	Duration string     `json:"duration"`
@@ -298,7 +302,8 @@ func MeasureTestMode(ctx context.Context, ad *adapter.Adapter, local int, dur ti
 	}
 	txOn, _ := adapter.FieldOf(tx, "PPTT", regpath.PPTTE)
 	txMode, _ := adapter.FieldOf(tx, "PPTT", regpath.PPTTPrbsModeAdmin)
-	r.TxOn, r.TxPRBS = txOn == 1, prbsName(txMode)
+	txRate, _ := adapter.FieldOf(tx, "PPTT", regpath.PPTTLaneRateAdmin)
+	r.TxOn, r.TxPRBS, r.TxRate = txOn == 1, prbsName(txMode), prbsRateName(txRate)
 	extKnown := true // prbs_lock_status_ext: lanes 4-7 (Rev 0.51 has no such field)
 	readRx := func() (on bool, lock uint64, err error) {
 		rx, err := pt.read(ctx, "PPRT", pt.index("PPRT", Field{regpath.PPRTLane, "0"}))
@@ -307,7 +312,8 @@ func MeasureTestMode(ctx context.Context, ad *adapter.Adapter, local int, dur ti
 		}
 		e, _ := adapter.FieldOf(rx, "PPRT", regpath.PPRTE)
 		mode, _ := adapter.FieldOf(rx, "PPRT", regpath.PPRTPrbsModeAdmin)
-		r.RxPRBS = prbsName(mode)
+		rate, _ := adapter.FieldOf(rx, "PPRT", regpath.PPRTLaneRateOper)
+		r.RxPRBS, r.RxRate = prbsName(mode), prbsRateName(rate)
 		lo, _ := adapter.FieldOf(rx, "PPRT", regpath.PPRTPrbsLockStatus)
 		hi, ok := adapter.FieldOf(rx, "PPRT", regpath.PPRTPrbsLockStatusExt)
 		extKnown = ok

@@ -84,7 +84,7 @@ func (a *app) runPRBSMeasure(o *linkOptions) error {
 }
 
 func writePRBS(a *app, r *linkctl.PRBSReport) error {
-	fmt.Fprintf(a.Stdout, "%s port %d: PRBS test, Tx %s, Rx %s, measured over %s\n", r.Device, r.Port, r.TxPRBS, r.RxPRBS, r.Duration)
+	fmt.Fprintf(a.Stdout, "%s port %d: PRBS test, Tx %s at %s, Rx %s at %s, measured over %s\n", r.Device, r.Port, r.TxPRBS, r.TxRate, r.RxPRBS, r.RxRate, r.Duration)
 	tw := tabwriter.NewWriter(a.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "LANE\tLOCK\tERRORS\tBITS\tBER\tVERDICT")
 	for _, l := range r.Lanes {

@@ -51,7 +51,7 @@ func TestPRBSTestMode(t *testing.T) {
 				if c.named != "" && !strings.Contains(text, c.named) {
 					t.Errorf("table does not name %s:\n%s", c.named, text)
 				}
-				if !strings.Contains(text, "Tx PRBS13A, Rx PRBS13A") {
+				if !strings.Contains(text, "Tx PRBS13A at EDR, Rx PRBS13A at EDR") {
 					t.Errorf("table does not give the patterns:\n%s", text)
 				}
 				continue
