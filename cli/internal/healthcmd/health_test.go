@@ -277,3 +277,9 @@ func TestHealthFlagsToOptions(t *testing.T) {
 		t.Errorf("options (-want +got):\n%s", d)
 	}
 }
+
+// docs/health.md sketches health -o json; the document has exactly those
+// keys.
+func TestDocsSketchTheDocument(t *testing.T) {
+	cmdutiltest.Sketch(t, "health", cmdutiltest.Sketches(t, "../../../docs/health.md")["health"], health.Document{})
+}

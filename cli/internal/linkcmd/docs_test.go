@@ -35,3 +35,8 @@ func TestDocsSketchTheDocuments(t *testing.T) {
 		cmdutiltest.Sketch(t, strings.TrimSpace(tc.after), cmdutiltest.SketchAfter(t, page, tc.after), tc.doc)
 	}
 }
+
+// docs/pcie.md sketches link --pcie -o json.
+func TestDocsSketchThePCIeDocument(t *testing.T) {
+	cmdutiltest.Sketch(t, "link --pcie", cmdutiltest.Sketches(t, "../../../docs/pcie.md")["link --pcie"], pcielink.Document{})
+}
