@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,10 @@ func TestPRBSFromMstlink(t *testing.T) {
 run meas cxray link -d 0000:03:00.1 --test_mode MEAS --duration 5s -o json
 wait
 run ds cxray link -d 0000:03:00.1 --test_mode DS --yes
+run en2 cxray link -d 0000:03:00.1 --test_mode EN --tx_prbs PRBS31 --yes
+run ds2 mstlink -d 03:00.1 --test_mode DS
+run after cxray link -d 0000:03:00.1 --test_mode MEAS --duration 1s
+run state cxray link -d 0000:03:00.1 -o json
 `
 	s := emuServe(t, "link.yaml", script, 3*time.Minute)
 	if r := s.step(t, "en"); r.rc != 0 {
@@ -66,5 +71,26 @@ run ds cxray link -d 0000:03:00.1 --test_mode DS --yes
 	}
 	if r := s.step(t, "ds"); r.rc != 0 {
 		t.Errorf("cxray --test_mode DS: exit %d\n%s", r.rc, r)
+	}
+	// The other way round: cxray starts the test, mstlink stops it (its DS
+	// reads PPAOS's test mode and ends it there, then bounces the port).
+	if r := s.step(t, "en2"); r.rc != 0 {
+		t.Fatalf("cxray --test_mode EN: exit %d\n%s", r.rc, r)
+	}
+	if r := s.step(t, "ds2"); r.rc != 0 || strings.Contains(r.stdout, "Errors") {
+		t.Errorf("mstlink --test_mode DS after cxray's EN: exit %d\n%s", r.rc, r)
+	}
+	if r := s.step(t, "after"); r.rc != 2 || !strings.Contains(r.stderr, "not in PRBS test mode") {
+		t.Errorf("cxray MEAS after mstlink's DS: exit %d, want 2 (not in test mode)\n%s", r.rc, r)
+	}
+	var st struct {
+		Links []struct {
+			Operational struct {
+				OperUp *bool `json:"oper_up"`
+			} `json:"operational"`
+		} `json:"links"`
+	}
+	if r := s.step(t, "state"); json.Unmarshal([]byte(r.stdout), &st) != nil || len(st.Links) != 1 || st.Links[0].Operational.OperUp == nil || !*st.Links[0].Operational.OperUp {
+		t.Errorf("the port after mstlink's DS is not up again\n%s", r)
 	}
 }

@@ -678,7 +678,6 @@ func (f *Firmware) models(id uint16) bool {
 // tools read it. Anything else without behaviour is refused.
 var storeModels = map[string]string{
 	"MFSV":  "no firmware security version is burnt in the fuses; mstflint's query reads it",
-	"PPAOS": "no PHY test mode is active; mstlink reads it",
 	"PMPT":  "no module PRBS test runs; mstlink reads it",
 	"PPHCR": "no PHY histogram is configured; mstlink reads it",
 }
@@ -704,7 +703,7 @@ func (f *Firmware) installBehaviours() {
 		"MTCAP": f.mtcap, "MTMP": f.mtmp, "PPCNT": f.ppcnt, "ROCE_ACCL": f.roceAccl,
 		"PGUID": f.pguid, "MFPA": f.mfpa, "PPLM": f.pplm, "PPLR": f.pplr, "SLRG": f.slrg,
 		"PCAM": f.pcam, "QCAM": f.qcam, "MCC": f.mcc, "MCDA": f.mcda,
-		"PPHCR": f.pphcr, "SLRED": f.slred, "PPTT": f.pptt, "PPRT": f.pprt,
+		"PPHCR": f.pphcr, "SLRED": f.slred, "PPTT": f.pptt, "PPRT": f.pprt, "PPAOS": f.ppaos,
 	}
 	for name, h := range builtin {
 		if id, err := f.lookup(name); err == nil {

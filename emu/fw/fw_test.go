@@ -288,14 +288,14 @@ func TestPMAOSRoundTripAndModuleStatus(t *testing.T) {
 
 func TestGenericStore(t *testing.T) {
 	r := newRig(t)
-	// PPAOS is kept by the store: per local_port, RW fields only.
-	r.set("PPAOS", "local_port", "1", "phy_test_mode_admin", "1", "phy_test_mode_status", "1")
-	d := r.get("PPAOS", "local_port", "1")
-	if u(t, d, "phy_test_mode_admin") != 1 || u(t, d, "phy_test_mode_status") != 0 || u(t, d, "local_port") != 1 {
-		t.Errorf("PPAOS port 1: admin %d status %d", u(t, d, "phy_test_mode_admin"), u(t, d, "phy_test_mode_status"))
+	// PMPT is kept by the store: per module, RW fields only.
+	r.set("PMPT", "module", "1", "e", "1", "status", "3")
+	d := r.get("PMPT", "module", "1")
+	if u(t, d, "e") != 1 || u(t, d, "status") != 0 || u(t, d, "module") != 1 {
+		t.Errorf("PMPT module 1: e %d status %d", u(t, d, "e"), u(t, d, "status"))
 	}
-	if d := r.get("PPAOS", "local_port", "2"); u(t, d, "phy_test_mode_admin") != 0 || u(t, d, "local_port") != 2 {
-		t.Errorf("PPAOS port 2 shares port 1's instance")
+	if d := r.get("PMPT", "module", "2"); u(t, d, "e") != 0 || u(t, d, "module") != 2 {
+		t.Errorf("PMPT module 2 shares module 1's instance")
 	}
 }
 
@@ -323,7 +323,7 @@ func TestUnmodelledRegisterRefused(t *testing.T) {
 			t.Errorf("%s is listed as supported without a model", name)
 		}
 	}
-	for _, name := range append(r.fw.Handled(), "MCC", "MCDA", "MFSV", "PPAOS", "PMPT", "PPHCR") {
+	for _, name := range append(r.fw.Handled(), "MCC", "MCDA", "MFSV", "PMPT", "PPHCR") {
 		if !answered[name] {
 			t.Errorf("%s has a model but is not listed as supported", name)
 		}

@@ -16,8 +16,9 @@ import (
 // lane's injected BER (link.lane_ber). A port whose generator runs trains
 // its PHY even when administratively down (mstlink takes the port down
 // before it starts the test): its link counts as up, so its counters run;
-// unlike a real port, one left up keeps carrying its link state
-// (docs/link.md).
+// PAOS still says down (the port is down; its PHY runs the test), and
+// one left up keeps carrying its link state (docs/link.md). PPAOS tells
+// the test mode (ppaos).
 
 // prbsModes are the patterns the emulated port generates and checks: bits
 // of prbs_modes_cap, numbered as prbs_mode_admin (PRM PPTT/PPRT): PRBS31,
@@ -43,8 +44,42 @@ type prbsSide struct {
 	at         time.Time // when it was last set
 }
 
-// prbsState is a port's test mode.
-type prbsState struct{ tx, rx prbsSide }
+// prbsState is a port's test mode: the two sides and PPAOS's
+// phy_test_mode_admin and phy_status_admin as last set.
+type prbsState struct {
+	tx, rx                  prbsSide
+	testAdmin, statusAdmin uint8
+}
+
+// ppaos is the PHY's test mode (PRM PPAOS), as mstlink uses it:
+// phy_test_mode_status says whether the generator or the checker runs;
+// setting phy_test_mode_admin to regular operation (0) ends the test, as
+// mstlink --test_mode DS does before it brings the port up again.
+func (f *Firmware) ppaos(c *Call) uint8 {
+	p, st := c.localPort()
+	if st != StatusOK {
+		return st
+	}
+	if st := c.portType(); st != StatusOK {
+		return st
+	}
+	if c.Method == emu.MethodSet {
+		admin := c.Req("phy_test_mode_admin")
+		if admin > 1 {
+			return c.Fail(StatusBadParam, "PPAOS phy_test_mode_admin %d: give 0 (regular operation) or 1 (PHY test mode)", admin)
+		}
+		p.prbs.testAdmin, p.prbs.statusAdmin = uint8(admin), uint8(c.Req("phy_status_admin"))
+		if admin == 0 && (p.prbs.tx.on || p.prbs.rx.on) {
+			p.prbs.tx.on, p.prbs.rx.on = false, false
+			p.prbs.tx.at, p.prbs.rx.at = c.Now, c.Now
+			f.relink(c.Now)
+		}
+	}
+	c.Put("phy_test_mode_admin", p.prbs.testAdmin)
+	c.Put("phy_test_mode_status", p.prbs.tx.on || p.prbs.rx.on)
+	c.Put("phy_status_admin", p.prbs.statusAdmin)
+	return StatusOK
+}
 
 func (f *Firmware) pptt(c *Call) uint8 { return f.prbsReg(c, true) }
 func (f *Firmware) pprt(c *Call) uint8 { return f.prbsReg(c, false) }

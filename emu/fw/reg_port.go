@@ -40,7 +40,9 @@ func (f *Firmware) paos(c *Call) uint8 {
 	}
 	c.Put("admin_status", p.admin)
 	switch {
-	case p.up:
+	// A port in PRBS test mode trains its PHY while administratively
+	// down (evalLink): the port itself stays down.
+	case p.up && f.adminUp(p.admin):
 		c.Put("oper_status", "up")
 	case p.cause == causeModuleError || p.tripped:
 		c.Put("oper_status", "down_by_port_failure")
