@@ -47,7 +47,7 @@ type prbsSide struct {
 // prbsState is a port's test mode: the two sides and PPAOS's
 // phy_test_mode_admin and phy_status_admin as last set.
 type prbsState struct {
-	tx, rx                  prbsSide
+	tx, rx                 prbsSide
 	testAdmin, statusAdmin uint8
 }
 
