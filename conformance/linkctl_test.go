@@ -270,13 +270,15 @@ func TestLoopbackVsMstlink(t *testing.T) {
 
 // TestCableReadVsMstlink: `cxray link --cable --read` gives the bytes
 // `mstlink --cable --read` prints (page[P].Byte[N] lines), for a lower and
-// an upper page range of the module in an Ethernet and an InfiniBand port.
+// an upper page range of the module in an Ethernet and an InfiniBand port,
+// and an SFP's A2h map (page 1 to both tools).
 func TestCableReadVsMstlink(t *testing.T) {
 	need(t, "mstlink")
 	for _, sc := range []struct{ file, bdf, page, offset string }{
 		{"link.yaml", "0000:03:00.0", "0", "128"},
 		{"link.yaml", "0000:03:00.0", "0", "0"},
 		{"ib.yaml", "0000:18:00.0", "0", "148"},
+		{"sfp.yaml", "0000:03:00.1", "1", "96"}, // an SFP's A2h map: its monitors
 	} {
 		t.Run(sc.file+"@"+sc.offset, func(t *testing.T) {
 			flags := " --cable --read --page " + sc.page + " --offset " + sc.offset + " --length 32"

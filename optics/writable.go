@@ -21,9 +21,10 @@ type Writable struct {
 	Clause      string
 }
 
-// WritableBytes lists what SFF-8636 and CMIS define as host writable at
-// I2C address 0x50 and cxray lets --cable --write change. Deliberately short: each
-// entry is a control or mask a host changes in normal operation.
+// WritableBytes lists what SFF-8636 and CMIS (at I2C address 0x50) and
+// SFF-8472 (its A2h map, 0x51) define as host writable and cxray lets
+// --cable --write change. Deliberately short: each entry is a control or
+// mask a host changes in normal operation.
 var WritableBytes = []Writable{
 	{Standard: SFF8636, I2C: 0x50, Lower: true, First: 86, Last: 86, Mask: 0x0F, What: "Tx_Disable, channels 4..1 (bits 3..0)",
 		Clause: "SFF-8636 Rev 2.10a, lower page control bytes, byte 86"},
@@ -33,6 +34,25 @@ var WritableBytes = []Writable{
 		Clause: "SFF-8636 Rev 2.10a, lower page masks, bytes 100-104"},
 	{Standard: CMIS, I2C: 0x50, Lower: true, First: 26, Last: 26, Mask: 0x50, What: "Module global controls: LowPwrAllowRequestHW (bit 6), LowPwrRequestSW (bit 4)",
 		Clause: "CMIS 5.2, lower memory, byte 26 module global controls"},
+	{Standard: SFF8472, I2C: 0x51, Lower: true, First: 110, Last: 110, Mask: 0x48, What: "Soft TX Disable Select (bit 6), Soft Rate Select RS(0) (bit 3)",
+		Clause: "SFF-8472 Rev 12.4, A2h byte 110 status/control"},
+}
+
+// HostAddr is where mlxlink's --page, --bank and --offset point in a
+// module of standard std. An SFP (SFF-8472) has two maps at two I2C
+// addresses, A0h (0x50) and A2h (0x51), which mlxlink numbers page 0 and
+// page 1; the other standards page (and CMIS banks) at 0x50.
+func HostAddr(std string, page, bank, offset int) (PageAddr, error) {
+	if page < 0 || page > 255 || bank < 0 || bank > 255 || offset < 0 || offset > 255 {
+		return PageAddr{}, fmt.Errorf("page %d bank %d offset %d: each is 0..255", page, bank, offset)
+	}
+	if std != SFF8472 {
+		return PageAddr{I2C: 0x50, Page: uint8(page), Bank: uint8(bank), Offset: uint8(offset)}, nil
+	}
+	if page > 1 || bank != 0 {
+		return PageAddr{}, fmt.Errorf("an SFP module (SFF-8472) has page 0 (A0h, I2C 0x50) and page 1 (A2h, I2C 0x51), no page %d bank %d", page, bank)
+	}
+	return PageAddr{I2C: 0x50 + uint8(page), Offset: uint8(offset)}, nil
 }
 
 // NotWritableError says a byte of a write is not one the host may change.

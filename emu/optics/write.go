@@ -10,10 +10,12 @@ import (
 // map, I2C address and lower-page byte: a module
 // ignores writes to anything else, as real modules do. SFF-8636 byte 86
 // Tx_Disable, 93 power control, 100-104 masks; CMIS byte 26 module global
-// controls (LowPwrAllowRequestHW, LowPwrRequestSW).
+// controls (LowPwrAllowRequestHW, LowPwrRequestSW); SFF-8472 A2h byte 110
+// soft TX disable and soft rate select.
 var hostBits = map[string]map[uint8]map[int]byte{
 	mapSFF8636: {0x50: {86: 0x0F, 93: 0x07, 100: 0xFF, 101: 0xFF, 102: 0xFF, 103: 0xFF, 104: 0xFF}},
 	mapCMIS:    {0x50: {26: 0x50}},
+	mapSFF8472: {0x51: {110: 0x48}},
 }
 
 type wkey struct {

@@ -19,13 +19,14 @@ const cableWhat = "cable write"
 // are at most 5 bytes long).
 const MaxModuleWrite = 16
 
-// PlanModuleWrite plans writing data into the module of port local at a
-// (I2C address, page, bank, first byte), as one MCIA write: it reads the
-// module's identifier and the bytes now there, and refuses (an input error,
+// PlanModuleWrite plans writing data into the module of port local at
+// page, bank and offset as mlxlink numbers them (optics.HostAddr: an SFP's
+// page 1 is its A2h map), as one MCIA write: it reads the module's
+// identifier and the bytes now there, and refuses (an input error,
 // nothing written) a byte its standard does not define as host-writable
 // (optics.WritableBytes). The undo record writes the old bytes back.
-func PlanModuleWrite(ctx context.Context, ad *adapter.Adapter, local int, a optics.PageAddr, data []byte) (*Change, error) {
-	if len(data) == 0 || len(data) > MaxModuleWrite || int(a.Offset)+len(data) > 256 {
+func PlanModuleWrite(ctx context.Context, ad *adapter.Adapter, local int, given optics.PageAddr, data []byte) (*Change, error) {
+	if len(data) == 0 || len(data) > MaxModuleWrite || int(given.Offset)+len(data) > 256 {
 		return nil, inputErr("--write: give 1..%d bytes that end by byte 255", MaxModuleWrite)
 	}
 	pt, err := openPort(ctx, ad, local)
@@ -41,6 +42,10 @@ func PlanModuleWrite(ctx context.Context, ad *adapter.Adapter, local int, a opti
 	if std == "" {
 		return nil, inputErr("port %d module %d: identifier 0x%02x is not one cxray knows the writable bytes of", local, pt.p.Module, id[0])
 	}
+	a, err := optics.HostAddr(std, int(given.Page), int(given.Bank), int(given.Offset))
+	if err != nil {
+		return nil, inputErr("--page/--bank/--offset: %v", err)
+	}
 	before, err := rd.ReadPage(ctx, a, len(data))
 	if err != nil {
 		return nil, fmt.Errorf("port %d module %d: %w", local, pt.p.Module, err)
@@ -52,7 +57,7 @@ func PlanModuleWrite(ctx context.Context, ad *adapter.Adapter, local int, a opti
 		}
 		return nil, err
 	}
-	c := pt.change(fmt.Sprintf("%s page %d bank %d offset %d", cableWhat, a.Page, a.Bank, a.Offset))
+	c := pt.change(fmt.Sprintf("%s page %d bank %d offset %d", cableWhat, given.Page, given.Bank, given.Offset))
 	w, err := mciaWrite(pt, a, data)
 	if err != nil {
 		return nil, err
@@ -65,7 +70,7 @@ func PlanModuleWrite(ctx context.Context, ad *adapter.Adapter, local int, a opti
 		return nil, err
 	}
 	c.Undo = []Write{undo}
-	c.UndoFlags = fmt.Sprintf("--cable --write %s --page %d --bank %d --offset %d", byteList(before), a.Page, a.Bank, a.Offset)
+	c.UndoFlags = fmt.Sprintf("--cable --write %s --page %d --bank %d --offset %d", byteList(before), given.Page, given.Bank, given.Offset)
 	for i := range data {
 		wb, _ := optics.WritableAt(std, a, int(a.Offset)+i)
 		c.Effects = append(c.Effects, fmt.Sprintf("byte %d: %s (%s)", int(a.Offset)+i, wb.What, wb.Clause))

@@ -134,3 +134,61 @@ func mustParse(t *testing.T, text string) *scenario.Scenario {
 	}
 	return sc
 }
+
+// An SFP's soft controls: page 1 is its A2h map (I2C 0x51), as mlxlink
+// numbers it; byte 110's soft TX disable is written there, read back and
+// undone, with the undo command in mlxlink's numbering. Its read-only bits,
+// other bytes, page 0's byte 110 and pages past 1 are refused.
+func TestModuleWriteSFP(t *testing.T) {
+	em := emutest.Build(t, mustParse(t, `clock: {mode: manual}
+devices:
+  - profile: cx7-2p400g
+    modules:
+      - module: 1
+        type: sfp28-25g-lr
+`))
+	ad := emutest.Open(t, em, "emu", devtest.DB(t))[0]
+	ctx := context.Background()
+	a2 := optics.PageAddr{I2C: 0x51, Offset: 110}
+	old := moduleBytes(t, ad, 2, a2, 1)
+	ch, err := linkctl.PlanModuleWrite(ctx, ad, 2, optics.PageAddr{Page: 1, Offset: 110}, []byte{old[0] | 0x40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ch.UndoFlags, "--page 1 --bank 0 --offset 110") || !strings.Contains(ch.Steps[0].String(), "i2c_device_address=81") {
+		t.Errorf("plan: undo %q, step %s", ch.UndoFlags, ch.Steps[0])
+	}
+	var saved *linkctl.Change
+	if _, err := linkctl.Apply(ctx, ad, ch, linkctl.Options{}, func(c *linkctl.Change) error { saved = c; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := moduleBytes(t, ad, 2, a2, 1); got[0]&0x48 != 0x40 {
+		t.Errorf("A2h byte 110 after soft TX disable: 0x%02x", got[0])
+	}
+	u, err := linkctl.Undo(ctx, ad, saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := linkctl.Apply(ctx, ad, u, linkctl.Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(old, moduleBytes(t, ad, 2, a2, 1)); d != "" {
+		t.Errorf("A2h byte 110 after undo (-want +got):\n%s", d)
+	}
+	for _, c := range []struct {
+		a    optics.PageAddr
+		data []byte
+	}{
+		{optics.PageAddr{Page: 1, Offset: 110}, []byte{old[0] | 0x80}}, // TX disable state: read-only
+		{optics.PageAddr{Page: 1, Offset: 111}, []byte{0}},
+		{optics.PageAddr{Page: 0, Offset: 110}, []byte{0x40}},
+		{optics.PageAddr{Page: 2, Offset: 110}, []byte{0x40}},
+	} {
+		if _, err := linkctl.PlanModuleWrite(ctx, ad, 2, c.a, c.data); !errors.Is(err, prm.ErrInput) {
+			t.Errorf("page %d byte %d 0x%x: %v; want an input error", c.a.Page, c.a.Offset, c.data, err)
+		}
+	}
+	if d := cmp.Diff(old, moduleBytes(t, ad, 2, a2, 1)); d != "" {
+		t.Errorf("A2h byte 110 changed by a refused write (-want +got):\n%s", d)
+	}
+}

@@ -147,7 +147,19 @@ func (a *app) cableRead(ctx context.Context, ad *adapter.Adapter, port int, co *
 		return cmdutil.Classify(err)
 	}
 	rd := &adapter.MCIAReader{Device: d, Module: p.Module}
-	addr := optics.PageAddr{I2C: 0x50, Bank: uint8(co.bank), Page: uint8(co.page), Offset: uint8(co.offset)}
+	// The identifier says how --page maps to the module's memory (an
+	// SFP's page 1 is its A2h map at I2C 0x51, optics.HostAddr).
+	id, err := rd.ReadPage(ctx, optics.PageAddr{I2C: 0x50}, 1)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return cmdutil.Stopped(ctx, err)
+		}
+		return cmdutil.DeviceErr(fmt.Errorf("port %d module %d: reading its identifier: %w", port, p.Module, err))
+	}
+	addr, err := optics.HostAddr(optics.StandardOf(id[0]), co.page, co.bank, co.offset)
+	if err != nil {
+		return cmdutil.UsageErr("--page/--bank/--offset: %v", err)
+	}
 	b, err := rd.ReadPage(ctx, addr, co.length)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -160,10 +172,14 @@ func (a *app) cableRead(ctx context.Context, ad *adapter.Adapter, port int, co *
 		for i, x := range b {
 			hx[i] = fmt.Sprintf("0x%02x", x)
 		}
-		return a.WriteJSON(cableReadDoc{Device: ad.Name(), Port: port, Module: p.Module, I2C: 0x50,
+		return a.WriteJSON(cableReadDoc{Device: ad.Name(), Port: port, Module: p.Module, I2C: int(addr.I2C),
 			Page: co.page, Bank: co.bank, Offset: co.offset, Length: len(b), Bytes: hx, ASCII: printable(b)})
 	}
-	fmt.Fprintf(a.Stdout, "Port %d, module %d: page %d, bank %d, bytes %d..%d (MCIA)\n", port, p.Module, co.page, co.bank, co.offset, co.offset+len(b)-1)
+	via := "MCIA"
+	if addr.I2C != 0x50 {
+		via = fmt.Sprintf("MCIA, I2C 0x%02x", addr.I2C)
+	}
+	fmt.Fprintf(a.Stdout, "Port %d, module %d: page %d, bank %d, bytes %d..%d (%s)\n", port, p.Module, co.page, co.bank, co.offset, co.offset+len(b)-1, via)
 	for off := 0; off < len(b); off += 16 {
 		end := min(off+16, len(b))
 		var hx []string

@@ -1,6 +1,7 @@
 package linkcmd
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -90,5 +91,48 @@ func TestCableWrite(t *testing.T) {
 	}
 	if got := cableByte(t, a, dev, "2", "86"); got != "0x00" {
 		t.Errorf("byte 86 after undo: %s, want 0x00", got)
+	}
+}
+
+// An SFP module: --page 1 reads and writes its A2h map (I2C 0x51), as
+// mlxlink numbers it; --page 2 is exit 2.
+func TestCableSFP(t *testing.T) {
+	a := cmdutiltest.New(t, "json")
+	dev := cmdutiltest.Manual(t, "    modules:\n      - module: 1\n        type: sfp28-25g-lr\n")
+	read := func() (i2c int, b string) {
+		t.Helper()
+		a.Output = "json"
+		if err := linkRun(a, "-d", dev, "--port", "2", "--cable", "--read", "--page", "1", "--offset", "110", "--length", "1"); err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		var d struct {
+			I2C   int      `json:"i2c"`
+			Bytes []string `json:"bytes"`
+		}
+		cmdutiltest.JSON(t, a.Out.String(), &d)
+		return d.I2C, d.Bytes[0]
+	}
+	i2c, before := read()
+	if i2c != 0x51 {
+		t.Fatalf("--page 1 of an SFP read I2C 0x%02x, want 0x51 (A2h)", i2c)
+	}
+	var old uint64
+	fmt.Sscanf(before, "0x%x", &old)
+	if err := linkRun(a, "-d", dev, "--port", "2", "--cable", "--write", fmt.Sprintf("0x%02x", old|0x40), "--page", "1", "--offset", "110", "--yes"); err != nil {
+		t.Fatalf("write: %v\n%s", err, a.Err)
+	}
+	if _, after := read(); after != fmt.Sprintf("0x%02x", old|0x40) {
+		t.Errorf("A2h byte 110 after soft TX disable: %s (was %s)", after, before)
+	}
+	for _, out := range []string{"table", "json"} {
+		a.Output = out
+		err := linkRun(a, "-d", dev, "--port", "2", "--cable", "--read", "--page", "2", "--offset", "0", "--length", "1")
+		if cmdutiltest.Code(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "page 1 (A2h") {
+			t.Errorf("%s --page 2 of an SFP: %v; want exit 2", out, err)
+		}
+	}
+	a.Output = "table"
+	if err := linkRun(a, "-d", dev, "--port", "2", "--cable", "--read", "--page", "1", "--offset", "96", "--length", "16"); err != nil || !strings.Contains(a.Out.String(), "I2C 0x51") {
+		t.Errorf("table read of A2h: %v\n%s", err, a.Out)
 	}
 }
