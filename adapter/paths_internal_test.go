@@ -198,9 +198,16 @@ var knownMissing = []string{
 	"Rev 0.51 PPLM fec_override_cap_200g_2x: no field",
 	"Rev 0.51 PPLM fec_override_cap_400g_4x: no field",
 	"Rev 0.51 PPLM fec_override_cap_800g_8x: no field",
+	// Rev 0.51's PPRT and PPTT have no polarity inversion (p, p_c): link
+	// --test_mode EN refuses --invert_*_polarity there as a database
+	// finding and writes no polarity.
+	"Rev 0.51 PPRT p: no field",
+	"Rev 0.51 PPRT p_c: no field",
 	// Rev 0.51's PPRT gives the PRBS lock of lanes 0-3 only: the PRBS run
 	// says lanes 4-7 are not known (linkctl).
 	"Rev 0.51 PPRT prbs_lock_status_ext: no field",
+	"Rev 0.51 PPTT p: no field",
+	"Rev 0.51 PPTT p_c: no field",
 	// SLRED (the margin scan) comes in Rev 0.56: link --margin refuses it
 	// as a database finding.
 	"Rev 0.51 SLRED page_data.slred_info_page_ext.margin: no register",

@@ -17,7 +17,7 @@ import (
 // emulator (docs/link.md says why), so cxray stops the test.
 func TestPRBSFromMstlink(t *testing.T) {
 	need(t, "mstlink")
-	script := `run en mstlink -d 03:00.1 --test_mode EN --tx_prbs PRBS15 --rx_prbs PRBS15 --tx_rate 400G_8X --rx_rate 400G_8X
+	script := `run en mstlink -d 03:00.1 --test_mode EN --tx_prbs PRBS15 --rx_prbs PRBS15 --tx_rate 400G_8X --rx_rate 400G_8X --invert_tx_polarity --invert_rx_polarity
 (sleep 2; cxray emu ctl --socket "$SOCK" advance 10s >/dev/null) &
 run meas cxray link -d 0000:03:00.1 --test_mode MEAS --duration 5s -o json
 wait
@@ -40,6 +40,8 @@ run state cxray link -d 0000:03:00.1 -o json
 		Rx     string `json:"rx_prbs"`
 		TxRate string `json:"tx_rate"`
 		RxRate string `json:"rx_rate"`
+		TxInv  bool   `json:"tx_inverted"`
+		RxInv  bool   `json:"rx_inverted"`
 		Lanes  []struct {
 			Lane    int     `json:"lane"`
 			Locked  bool    `json:"locked"`
@@ -58,6 +60,10 @@ run state cxray link -d 0000:03:00.1 -o json
 	// the number cxray's --tx_rate 400G_8X writes too.
 	if doc.TxRate != "HDR" || doc.RxRate != "HDR" {
 		t.Errorf("lane rates %s/%s, want HDR/HDR for mstlink's 400G_8X", doc.TxRate, doc.RxRate)
+	}
+	// mstlink's --invert_*_polarity set PPTT/PPRT p, which cxray reads.
+	if !doc.TxInv || !doc.RxInv {
+		t.Errorf("polarity inverted %v/%v, want both as mstlink set them", doc.TxInv, doc.RxInv)
 	}
 	var got []string
 	for _, l := range doc.Lanes {

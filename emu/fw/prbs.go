@@ -41,6 +41,7 @@ type prbsSide struct {
 	mode       uint8
 	rate       uint16 // lane_rate_admin (PPTT), lane_rate_oper (PPRT)
 	modulation uint8
+	invert     bool      // p: the pattern's polarity inverted
 	at         time.Time // when it was last set
 }
 
@@ -114,6 +115,7 @@ func (f *Firmware) prbsReg(c *Call, tx bool) uint8 {
 		}
 		side.on, side.mode, side.at = c.Req("e") == 1, uint8(mode), c.Now
 		side.rate, side.modulation = uint16(rate), uint8(c.Req("modulation"))
+		side.invert = c.Has("p") && c.Req("p") == 1
 		f.relink(c.Now)
 	}
 	c.Put("lane_rate_cap", uint64(prbsRateCap))
@@ -124,6 +126,10 @@ func (f *Firmware) prbsReg(c *Call, tx bool) uint8 {
 		c.Put("lane_rate_oper", side.rate)
 	}
 	c.Put("ls", 0)
+	if c.Has("p_c") {
+		c.Put("p_c", 1)
+		c.Put("p", side.invert)
+	}
 	c.Put("e", side.on)
 	c.Put("prbs_modes_cap", uint64(prbsModes))
 	c.Put("prbs_mode_admin", side.mode)
@@ -146,7 +152,8 @@ func (f *Firmware) prbsReg(c *Call, tx bool) uint8 {
 }
 
 // prbsLocked says the checker finds its pattern on the port's lanes: both
-// sides in test mode with the same pattern, over a trained link.
+// sides in test mode with the same pattern and polarity (p), over a
+// trained link.
 func (f *Firmware) prbsLocked(p *portState) bool {
-	return p.up && p.prbs.tx.on && p.prbs.rx.on && p.prbs.tx.mode == p.prbs.rx.mode
+	return p.up && p.prbs.tx.on && p.prbs.rx.on && p.prbs.tx.mode == p.prbs.rx.mode && p.prbs.tx.invert == p.prbs.rx.invert
 }

@@ -126,6 +126,10 @@ func prbsRateNames(capMask uint64) []string {
 type PRBSSettings struct {
 	TxPRBS, RxPRBS string
 	TxRate, RxRate string
+	// InvertTx and InvertRx invert the pattern's polarity (PPTT/PPRT p,
+	// mlxlink's --invert_tx_polarity and --invert_rx_polarity); where the
+	// port can invert (p_c), EN without them sets normal polarity.
+	InvertTx, InvertRx bool
 }
 
 // TestMode plans mlxlink's --test_mode EN (start the PRBS generator and
@@ -136,8 +140,8 @@ func TestMode(ctx context.Context, ad *adapter.Adapter, local int, mode string, 
 	if m != "EN" && m != "DS" {
 		return nil, inputErr("--test_mode %q: give EN (start a PRBS test), DS (stop it) or MEAS (measure it)", mode)
 	}
-	if m == "DS" && (set.TxPRBS != "" || set.RxPRBS != "" || set.TxRate != "" || set.RxRate != "") {
-		return nil, inputErr("--tx_prbs, --rx_prbs, --tx_rate and --rx_rate go with --test_mode EN")
+	if m == "DS" && (set.TxPRBS != "" || set.RxPRBS != "" || set.TxRate != "" || set.RxRate != "" || set.InvertTx || set.InvertRx) {
+		return nil, inputErr("--tx_prbs, --rx_prbs, --tx_rate, --rx_rate and the polarity flags go with --test_mode EN")
 	}
 	tx, rx := set.TxPRBS, set.RxPRBS
 	if tx == "" {
@@ -159,9 +163,15 @@ func TestMode(ctx context.Context, ad *adapter.Adapter, local int, mode string, 
 	var undoFlags []string
 	// PPTT and PPRT name their fields alike; each register's own paths
 	// are used all the same (PPRT's writable rate is lane_rate_oper).
-	for _, s := range []struct{ reg, flag, pattern, rateFlag, rateName, lane, e, le, mode, caps, rate, rateCap string }{
-		{"PPTT", "--tx_prbs", tx, "--tx_rate", txRate, regpath.PPTTLane, regpath.PPTTE, regpath.PPTTLe, regpath.PPTTPrbsModeAdmin, regpath.PPTTPrbsModesCap, regpath.PPTTLaneRateAdmin, regpath.PPTTLaneRateCap},
-		{"PPRT", "--rx_prbs", rx, "--rx_rate", rxRate, regpath.PPRTLane, regpath.PPRTE, regpath.PPRTLe, regpath.PPRTPrbsModeAdmin, regpath.PPRTPrbsModesCap, regpath.PPRTLaneRateOper, regpath.PPRTLaneRateCap},
+	for _, s := range []struct {
+		reg, flag, pattern, rateFlag, rateName, invFlag   string
+		invert                                            bool
+		lane, e, le, mode, caps, rate, rateCap, pol, polC string
+	}{
+		{"PPTT", "--tx_prbs", tx, "--tx_rate", txRate, "--invert_tx_polarity", set.InvertTx,
+			regpath.PPTTLane, regpath.PPTTE, regpath.PPTTLe, regpath.PPTTPrbsModeAdmin, regpath.PPTTPrbsModesCap, regpath.PPTTLaneRateAdmin, regpath.PPTTLaneRateCap, regpath.PPTTP, regpath.PPTTPC},
+		{"PPRT", "--rx_prbs", rx, "--rx_rate", rxRate, "--invert_rx_polarity", set.InvertRx,
+			regpath.PPRTLane, regpath.PPRTE, regpath.PPRTLe, regpath.PPRTPrbsModeAdmin, regpath.PPRTPrbsModesCap, regpath.PPRTLaneRateOper, regpath.PPRTLaneRateCap, regpath.PPRTP, regpath.PPRTPC},
 	} {
 		if _, err := ad.DB().Register(s.reg); err != nil {
 			return nil, fmt.Errorf("database finding: %s has no %s, so no PRBS test can be run with it; give another database (--adb): %w", ad.DB().Revision, s.reg, prm.ErrInput)
@@ -203,6 +213,23 @@ func TestMode(ctx context.Context, ad *adapter.Adapter, local int, mode string, 
 			}
 		} else if prevOn == 1 {
 			undoFlags = append(undoFlags, s.flag+" "+prbsName(prevMode))
+		}
+		// Polarity: p where the port can invert (p_c; Rev 0.51 has neither
+		// field).
+		polC, _ := adapter.FieldOf(cur, s.reg, s.polC)
+		hasPol := inDB(ad.DB(), s.reg, s.pol) && inDB(ad.DB(), s.reg, s.polC)
+		switch {
+		case s.invert && !hasPol:
+			return nil, inputErr("%s: database finding: %s's %s has no polarity field (p); give another database (--adb)", s.invFlag, ad.DB().Revision, s.reg)
+		case s.invert && polC == 0:
+			return nil, inputErr("%s: port %d cannot invert the PRBS polarity (%s p_c 0)", s.invFlag, local, s.reg)
+		case m == "EN" && hasPol && polC != 0:
+			prevPol, _ := adapter.FieldOf(cur, s.reg, s.pol)
+			fields = append(fields, Field{s.pol, strconv.Itoa(b2u(s.invert))})
+			undoFields = append(undoFields, Field{s.pol, strconv.FormatUint(prevPol, 10)})
+			if prevOn == 1 && prevPol == 1 {
+				undoFlags = append(undoFlags, s.invFlag)
+			}
 		}
 		ws = append(ws, Write{Register: s.reg, Index: idx, Fields: fields})
 		undo = append(undo, Write{Register: s.reg, Index: idx, Fields: undoFields})
@@ -247,12 +274,15 @@ type PRBSReport struct {
 	RxPRBS string `json:"rx_prbs"`
 	// TxRate and RxRate are the lane rates set (prbsRates' first name of
 	// each number: SDR ... NDR, 1G, 2.5G, 50GE-KR4).
-	TxRate   string     `json:"tx_rate"`
-	RxRate   string     `json:"rx_rate"`
-	TxOn     bool       `json:"tx_enabled"`
-	RxOn     bool       `json:"rx_enabled"`
-	Duration string     `json:"duration"`
-	Lanes    []PRBSLane `json:"lanes"`
+	TxRate string `json:"tx_rate"`
+	RxRate string `json:"rx_rate"`
+	// TxInverted and RxInverted: the pattern's polarity is inverted (p).
+	TxInverted bool       `json:"tx_inverted"`
+	RxInverted bool       `json:"rx_inverted"`
+	TxOn       bool       `json:"tx_enabled"`
+	RxOn       bool       `json:"rx_enabled"`
+	Duration   string     `json:"duration"`
+	Lanes      []PRBSLane `json:"lanes"`
 	// Problems name each failing lane.
 	Problems []string `json:"problems"`
 	// DatabaseFindings say what the database could not tell (never a
@@ -303,7 +333,9 @@ func MeasureTestMode(ctx context.Context, ad *adapter.Adapter, local int, dur ti
 	txOn, _ := adapter.FieldOf(tx, "PPTT", regpath.PPTTE)
 	txMode, _ := adapter.FieldOf(tx, "PPTT", regpath.PPTTPrbsModeAdmin)
 	txRate, _ := adapter.FieldOf(tx, "PPTT", regpath.PPTTLaneRateAdmin)
+	txPol, _ := adapter.FieldOf(tx, "PPTT", regpath.PPTTP)
 	r.TxOn, r.TxPRBS, r.TxRate = txOn == 1, prbsName(txMode), prbsRateName(txRate)
+	r.TxInverted = txPol == 1 && inDB(ad.DB(), "PPTT", regpath.PPTTP)
 	extKnown := true // prbs_lock_status_ext: lanes 4-7 (Rev 0.51 has no such field)
 	readRx := func() (on bool, lock uint64, err error) {
 		rx, err := pt.read(ctx, "PPRT", pt.index("PPRT", Field{regpath.PPRTLane, "0"}))
@@ -313,7 +345,9 @@ func MeasureTestMode(ctx context.Context, ad *adapter.Adapter, local int, dur ti
 		e, _ := adapter.FieldOf(rx, "PPRT", regpath.PPRTE)
 		mode, _ := adapter.FieldOf(rx, "PPRT", regpath.PPRTPrbsModeAdmin)
 		rate, _ := adapter.FieldOf(rx, "PPRT", regpath.PPRTLaneRateOper)
+		pol, _ := adapter.FieldOf(rx, "PPRT", regpath.PPRTP)
 		r.RxPRBS, r.RxRate = prbsName(mode), prbsRateName(rate)
+		r.RxInverted = pol == 1 && inDB(ad.DB(), "PPRT", regpath.PPRTP)
 		lo, _ := adapter.FieldOf(rx, "PPRT", regpath.PPRTPrbsLockStatus)
 		hi, ok := adapter.FieldOf(rx, "PPRT", regpath.PPRTPrbsLockStatusExt)
 		extKnown = ok
@@ -388,6 +422,22 @@ func MeasureTestMode(ctx context.Context, ad *adapter.Adapter, local int, dur ti
 		r.Lanes = append(r.Lanes, ln)
 	}
 	return r, nil
+}
+
+// inDB says the database lays out path in reg. A write names only fields
+// the database knows; adapter.FieldOf reads one it lacks at the built-in
+// layout's bits, which says nothing of whether it can be written.
+func inDB(db *prm.DB, reg, path string) bool {
+	r, err := db.Register(reg)
+	if err != nil {
+		return false
+	}
+	p, err := db.RegisterPlan(r)
+	if err != nil {
+		return false
+	}
+	_, err = p.Resolve(path, p.NewBuffer())
+	return err == nil
 }
 
 func b2u(b bool) int {

@@ -211,6 +211,14 @@ func TestPRBSEveryRevision(t *testing.T) {
 			if tx, rx := prbsRates(t, ads[0]); tx != 6 || rx != 6 {
 				t.Errorf("lane rates %d/%d, want 6/6 (HDR)", tx, rx)
 			}
+			_, err = linkctl.TestMode(context.Background(), ads[0], 1, "EN", linkctl.PRBSSettings{InvertTx: true})
+			if db.Revision == "Rev 0.51" {
+				if !errors.Is(err, prm.ErrInput) || !strings.Contains(err.Error(), "database finding") {
+					t.Errorf("--invert_tx_polarity with Rev 0.51 (no p): %v, want a database finding", err)
+				}
+			} else if err != nil {
+				t.Errorf("--invert_tx_polarity: %v", err)
+			}
 			r, err := linkctl.MeasureTestMode(context.Background(), ads[0], 1, 10*time.Second, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -291,5 +299,54 @@ func TestPRBSRates(t *testing.T) {
 	apply(c)
 	if tx, rx := prbsRates(t, ad); tx != 5 || rx != 5 {
 		t.Errorf("EN without a rate: lane rates %d/%d, want the 5/5 it had", tx, rx)
+	}
+}
+
+// --invert_tx_polarity / --invert_rx_polarity write PPTT/PPRT p: a checker
+// whose polarity differs from the generator's finds no lock on any lane;
+// both inverted lock again; the report says which side is inverted; the
+// undo command names the inversion the port had; EN without the flags
+// sets normal polarity.
+func TestPRBSPolarity(t *testing.T) {
+	ads, _ := emutest.OpenYAML(t, prbsScenario)
+	ad, ctx := ads[0], context.Background()
+	start := func(set linkctl.PRBSSettings) *linkctl.Change {
+		t.Helper()
+		c, err := linkctl.TestMode(ctx, ad, 1, "EN", set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := linkctl.Apply(ctx, ad, c, linkctl.Options{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	measure := func() *linkctl.PRBSReport {
+		t.Helper()
+		r, err := linkctl.MeasureTestMode(ctx, ad, 1, 2*time.Second, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	start(linkctl.PRBSSettings{InvertTx: true})
+	r := measure()
+	if d := cmp.Diff([]string{"no_lock", "no_lock", "no_lock", "no_lock"}, verdicts(r)); d != "" || !r.TxInverted || r.RxInverted {
+		t.Errorf("Tx inverted only: inverted %v/%v, verdicts (-want +got):\n%s", r.TxInverted, r.RxInverted, d)
+	}
+	c := start(linkctl.PRBSSettings{InvertTx: true, InvertRx: true})
+	if want := "--test_mode EN --tx_prbs PRBS31 --invert_tx_polarity --rx_prbs PRBS31"; c.UndoFlags != want {
+		t.Errorf("undo flags %q, want %q", c.UndoFlags, want)
+	}
+	r = measure()
+	if d := cmp.Diff([]string{"ok", "ok", "ok", "ok"}, verdicts(r)); d != "" || !r.TxInverted || !r.RxInverted {
+		t.Errorf("both inverted: inverted %v/%v, verdicts (-want +got):\n%s", r.TxInverted, r.RxInverted, d)
+	}
+	start(linkctl.PRBSSettings{})
+	if r := measure(); r.TxInverted || r.RxInverted || verdicts(r)[0] != "ok" {
+		t.Errorf("EN without the flags: inverted %v/%v, verdicts %v", r.TxInverted, r.RxInverted, verdicts(r))
+	}
+	if _, err := linkctl.TestMode(ctx, ad, 1, "DS", linkctl.PRBSSettings{InvertRx: true}); !errors.Is(err, prm.ErrInput) {
+		t.Errorf("DS with a polarity flag: %v, want an input error", err)
 	}
 }

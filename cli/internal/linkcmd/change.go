@@ -33,7 +33,7 @@ type changeOptions struct {
 
 // changeFlags are the flags that change a link; any of them makes the
 // command a change of one port.
-var changeFlags = []string{"port_state", "speeds", "link_mode_force", "fec", "fec_speed", "loopback", "undo", "test_mode", "tx_prbs", "rx_prbs", "tx_rate", "rx_rate"}
+var changeFlags = []string{"port_state", "speeds", "link_mode_force", "fec", "fec_speed", "loopback", "undo", "test_mode", "tx_prbs", "rx_prbs", "tx_rate", "rx_rate", "invert_tx_polarity", "invert_rx_polarity"}
 
 // routeFiles are where the management interfaces are found (tests point
 // them at their own files).
@@ -136,7 +136,8 @@ func (a *app) runChange(o *linkOptions) error {
 	case co.loopback != "":
 		c, err = linkctl.Loopback(ctx, ad, o.port, co.loopback)
 	case o.prbs.testMode != "":
-		c, err = linkctl.TestMode(ctx, ad, o.port, o.prbs.testMode, linkctl.PRBSSettings{TxPRBS: o.prbs.tx, RxPRBS: o.prbs.rx, TxRate: o.prbs.txRate, RxRate: o.prbs.rxRate})
+		c, err = linkctl.TestMode(ctx, ad, o.port, o.prbs.testMode, linkctl.PRBSSettings{TxPRBS: o.prbs.tx, RxPRBS: o.prbs.rx, TxRate: o.prbs.txRate, RxRate: o.prbs.rxRate,
+			InvertTx: o.prbs.invTx, InvertRx: o.prbs.invRx})
 	case co.fec != "":
 		c, err = linkctl.FEC(ctx, ad, o.port, co.fec, co.fecSpeed)
 	case co.speeds != "":

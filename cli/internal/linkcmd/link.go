@@ -97,7 +97,7 @@ clears it (asks unless --yes). --show_eye (-e) shows each lane's eye
 margin scan (SLRED) for --measure_time per lane and eye (--eye_select,
 --lane or --lanes), asking unless --yes. --test_mode EN starts a PRBS
 test (PPTT generator, PPRT checker; --tx_prbs, --rx_prbs, --tx_rate,
---rx_rate), a change like
+--rx_rate, --invert_tx_polarity, --invert_rx_polarity), a change like
 the others; --test_mode MEAS counts each lane's errors for --duration and
 names a lane that does not lock or whose BER is over 1e-6; --test_mode DS
 stops it. Each change shows its
@@ -184,8 +184,8 @@ func checkChangeFlags(cmd *cobra.Command, o *linkOptions) error {
 		return cmdutil.UsageErr("--link_mode_force goes with --speeds (the one speed to force)")
 	case changed(cmd, "fec_speed") && !changed(cmd, "fec"):
 		return cmdutil.UsageErr("--fec_speed goes with --fec (the FEC to run at that speed)")
-	case changed(cmd, "tx_prbs", "rx_prbs", "tx_rate", "rx_rate") && !changed(cmd, "test_mode"):
-		return cmdutil.UsageErr("--tx_prbs, --rx_prbs, --tx_rate and --rx_rate go with --test_mode EN")
+	case changed(cmd, "tx_prbs", "rx_prbs", "tx_rate", "rx_rate", "invert_tx_polarity", "invert_rx_polarity") && !changed(cmd, "test_mode"):
+		return cmdutil.UsageErr("--tx_prbs, --rx_prbs, --tx_rate, --rx_rate and the polarity flags go with --test_mode EN")
 	case changed(cmd, "lanes"):
 		return cmdutil.UsageErr("--lanes goes with --test_mode MEAS: cxray starts and stops PRBS on all the port's lanes at once")
 	case len(which) == 0:

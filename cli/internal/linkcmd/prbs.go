@@ -19,6 +19,7 @@ type prbsOptions struct {
 	testMode       string
 	tx, rx         string
 	txRate, rxRate string
+	invTx, invRx   bool
 	duration       time.Duration
 	lanes          []int
 }
@@ -29,6 +30,8 @@ func addPRBSFlags(c *cobra.Command, o *prbsOptions) {
 	c.Flags().StringVar(&o.rx, "rx_prbs", "", "with --test_mode EN: the pattern checked (default: --tx_prbs)")
 	c.Flags().StringVar(&o.txRate, "tx_rate", "", "with --test_mode EN: the generator's lane rate (SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, 1G, 2.5G, 10G, 25G, 50G_1X, 100G_2X, 200G_4X, 400G_8X, ...; default: the port's current rate)")
 	c.Flags().StringVar(&o.rxRate, "rx_rate", "", "with --test_mode EN: the checker's lane rate (default: --tx_rate)")
+	c.Flags().BoolVar(&o.invTx, "invert_tx_polarity", false, "with --test_mode EN: invert the pattern sent (PPTT p)")
+	c.Flags().BoolVar(&o.invRx, "invert_rx_polarity", false, "with --test_mode EN: invert the pattern checked (PPRT p)")
 	c.Flags().DurationVar(&o.duration, "duration", 10*time.Second, "with --test_mode MEAS: how long to count errors")
 }
 
@@ -38,7 +41,7 @@ func prbsMeasure(o *prbsOptions) bool {
 }
 
 func checkPRBSMeasureFlags(cmd *cobra.Command, o *linkOptions) error {
-	for _, f := range []string{"tx_prbs", "rx_prbs", "tx_rate", "rx_rate", "all", "counters", "interval", "clear", "pcie", "dry-run", "force"} {
+	for _, f := range []string{"tx_prbs", "rx_prbs", "tx_rate", "rx_rate", "invert_tx_polarity", "invert_rx_polarity", "all", "counters", "interval", "clear", "pcie", "dry-run", "force"} {
 		if changed(cmd, f) {
 			return cmdutil.UsageErr("--test_mode MEAS reads one port; --%s does not go with it", f)
 		}
@@ -84,7 +87,13 @@ func (a *app) runPRBSMeasure(o *linkOptions) error {
 }
 
 func writePRBS(a *app, r *linkctl.PRBSReport) error {
-	fmt.Fprintf(a.Stdout, "%s port %d: PRBS test, Tx %s at %s, Rx %s at %s, measured over %s\n", r.Device, r.Port, r.TxPRBS, r.TxRate, r.RxPRBS, r.RxRate, r.Duration)
+	inv := func(b bool) string {
+		if b {
+			return " inverted"
+		}
+		return ""
+	}
+	fmt.Fprintf(a.Stdout, "%s port %d: PRBS test, Tx %s%s at %s, Rx %s%s at %s, measured over %s\n", r.Device, r.Port, r.TxPRBS, inv(r.TxInverted), r.TxRate, r.RxPRBS, inv(r.RxInverted), r.RxRate, r.Duration)
 	tw := tabwriter.NewWriter(a.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "LANE\tLOCK\tERRORS\tBITS\tBER\tVERDICT")
 	for _, l := range r.Lanes {

@@ -83,6 +83,8 @@ func TestPRBSTestMode(t *testing.T) {
 		{[]string{"--test_mode", "GO"}, "give EN"},
 		{[]string{"--tx_prbs", "PRBS31"}, "go with --test_mode EN"},
 		{[]string{"--rx_rate", "HDR"}, "go with --test_mode EN"},
+		{[]string{"--invert_tx_polarity"}, "go with --test_mode EN"},
+		{[]string{"--test_mode", "MEAS", "--invert_rx_polarity"}, "does not go with it"},
 		{[]string{"--test_mode", "EN", "--tx_rate", "9G", "--yes"}, "not a lane rate name"},
 		{[]string{"--test_mode", "EN", "--tx_rate", "1G", "--yes"}, "cannot test at that rate"},
 		{[]string{"--test_mode", "MEAS", "--tx_rate", "HDR"}, "does not go with it"},

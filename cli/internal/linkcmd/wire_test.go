@@ -41,8 +41,8 @@ func TestVerbWiring(t *testing.T) {
 		{[]string{"--test_mode", "EN", "--tx_prbs", "PRBS31", "--rx_prbs", "PRBS23A", "--duration", "5s"}, func(o *linkOptions) {
 			o.prbs.testMode, o.prbs.tx, o.prbs.rx, o.prbs.duration = "EN", "PRBS31", "PRBS23A", 5*time.Second
 		}},
-		{[]string{"--test_mode", "EN", "--tx_rate", "HDR", "--rx_rate", "NDR"}, func(o *linkOptions) {
-			o.prbs.testMode, o.prbs.txRate, o.prbs.rxRate = "EN", "HDR", "NDR"
+		{[]string{"--test_mode", "EN", "--tx_rate", "HDR", "--rx_rate", "NDR", "--invert_tx_polarity", "--invert_rx_polarity"}, func(o *linkOptions) {
+			o.prbs.testMode, o.prbs.txRate, o.prbs.rxRate, o.prbs.invTx, o.prbs.invRx = "EN", "HDR", "NDR", true, true
 		}},
 	} {
 		want := *base
