@@ -85,6 +85,16 @@ var prbsRates = []struct {
 // FDR10, 6 FDR, 7 EDR, 8 50GE-KR4, 9 HDR, 10 NDR).
 var prbsRateBit = map[uint64]uint{0: 1, 1: 3, 2: 4, 3: 5, 4: 6, 5: 7, 6: 9, 7: 10, 10: 0, 11: 2, 12: 8}
 
+// prbsModulation is the modulation a lane rate runs (PPTT/PPRT
+// modulation, as mlxlink sets it with a rate): PAM4 encoding (1) for the
+// 53 Gb/s lanes and faster (HDR 6, NDR 7, XDR 8), NRZ (0) below.
+func prbsModulation(rate uint64) uint64 {
+	if rate >= 6 && rate <= 8 {
+		return 1
+	}
+	return 0
+}
+
 func prbsRate(name string) (uint64, bool) {
 	n := strings.ToUpper(strings.TrimSpace(name))
 	for _, r := range prbsRates {
@@ -164,14 +174,14 @@ func TestMode(ctx context.Context, ad *adapter.Adapter, local int, mode string, 
 	// PPTT and PPRT name their fields alike; each register's own paths
 	// are used all the same (PPRT's writable rate is lane_rate_oper).
 	for _, s := range []struct {
-		reg, flag, pattern, rateFlag, rateName, invFlag   string
-		invert                                            bool
-		lane, e, le, mode, caps, rate, rateCap, pol, polC string
+		reg, flag, pattern, rateFlag, rateName, invFlag        string
+		invert                                                 bool
+		lane, e, le, mode, caps, rate, rateCap, mod, pol, polC string
 	}{
 		{"PPTT", "--tx_prbs", tx, "--tx_rate", txRate, "--invert_tx_polarity", set.InvertTx,
-			regpath.PPTTLane, regpath.PPTTE, regpath.PPTTLe, regpath.PPTTPrbsModeAdmin, regpath.PPTTPrbsModesCap, regpath.PPTTLaneRateAdmin, regpath.PPTTLaneRateCap, regpath.PPTTP, regpath.PPTTPC},
+			regpath.PPTTLane, regpath.PPTTE, regpath.PPTTLe, regpath.PPTTPrbsModeAdmin, regpath.PPTTPrbsModesCap, regpath.PPTTLaneRateAdmin, regpath.PPTTLaneRateCap, regpath.PPTTModulation, regpath.PPTTP, regpath.PPTTPC},
 		{"PPRT", "--rx_prbs", rx, "--rx_rate", rxRate, "--invert_rx_polarity", set.InvertRx,
-			regpath.PPRTLane, regpath.PPRTE, regpath.PPRTLe, regpath.PPRTPrbsModeAdmin, regpath.PPRTPrbsModesCap, regpath.PPRTLaneRateOper, regpath.PPRTLaneRateCap, regpath.PPRTP, regpath.PPRTPC},
+			regpath.PPRTLane, regpath.PPRTE, regpath.PPRTLe, regpath.PPRTPrbsModeAdmin, regpath.PPRTPrbsModesCap, regpath.PPRTLaneRateOper, regpath.PPRTLaneRateCap, regpath.PPRTModulation, regpath.PPRTP, regpath.PPRTPC},
 	} {
 		if _, err := ad.DB().Register(s.reg); err != nil {
 			return nil, fmt.Errorf("database finding: %s has no %s, so no PRBS test can be run with it; give another database (--adb): %w", ad.DB().Revision, s.reg, prm.ErrInput)
@@ -206,8 +216,9 @@ func TestMode(ctx context.Context, ad *adapter.Adapter, local int, mode string, 
 				return nil, inputErr("%s %s: port %d cannot test at that rate (%s lane_rate_cap 0x%x: %s)", s.rateFlag, prbsRateName(rate), local, s.reg, rateCap, strings.Join(prbsRateNames(rateCap), ", "))
 			}
 			prevRate, _ := adapter.FieldOf(cur, s.reg, s.rate)
-			fields = append(fields, Field{s.rate, strconv.FormatUint(rate, 10)})
-			undoFields = append(undoFields, Field{s.rate, strconv.FormatUint(prevRate, 10)})
+			prevMod, _ := adapter.FieldOf(cur, s.reg, s.mod)
+			fields = append(fields, Field{s.rate, strconv.FormatUint(rate, 10)}, Field{s.mod, strconv.FormatUint(prbsModulation(rate), 10)})
+			undoFields = append(undoFields, Field{s.rate, strconv.FormatUint(prevRate, 10)}, Field{s.mod, strconv.FormatUint(prevMod, 10)})
 			if prevOn == 1 {
 				undoFlags = append(undoFlags, s.flag+" "+prbsName(prevMode), s.rateFlag+" "+prbsRateName(prevRate))
 			}

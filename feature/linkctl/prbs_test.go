@@ -248,6 +248,15 @@ func prbsRates(t *testing.T, ad *adapter.Adapter) (tx, rx uint64) {
 	}
 	tx, _ = adapter.FieldOf(x.Decoded, "PPTT", regpath.PPTTLaneRateAdmin)
 	rx, _ = adapter.FieldOf(y.Decoded, "PPRT", regpath.PPRTLaneRateOper)
+	// The modulation follows the rate, as mlxlink sets it: PAM4 encoding
+	// (1) from HDR's 53 Gb/s lanes up, NRZ (0) below.
+	txMod, _ := adapter.FieldOf(x.Decoded, "PPTT", regpath.PPTTModulation)
+	rxMod, _ := adapter.FieldOf(y.Decoded, "PPRT", regpath.PPRTModulation)
+	for _, c := range []struct{ rate, mod uint64 }{{tx, txMod}, {rx, rxMod}} {
+		if c.rate >= 6 && c.rate <= 8 && c.mod != 1 || c.rate < 6 && c.mod != 0 {
+			t.Errorf("lane rate %d runs modulation %d", c.rate, c.mod)
+		}
+	}
 	return tx, rx
 }
 
