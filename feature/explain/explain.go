@@ -136,6 +136,21 @@ type Report struct {
 	Unrecognised int `json:"unrecognised_lines"`
 }
 
+// Document is `cxray explain -o json`: the report of the text read from
+// Input (a file name, or "-"). Its fields are in key order, as the map it
+// replaced was written (docs/explain.md sketches it).
+type Document struct {
+	Input             string  `json:"input"`
+	Parts             []*Part `json:"parts"`
+	Problem           bool    `json:"problem"`
+	UnrecognisedLines int     `json:"unrecognised_lines"`
+}
+
+// Document is r as `explain -o json` writes it for input.
+func (r *Report) Document(input string) Document {
+	return Document{Input: input, Parts: r.Parts, Problem: r.Problem(), UnrecognisedLines: r.Unrecognised}
+}
+
 // Problem says a finding of severity problem or warning was made.
 func (r *Report) Problem() bool {
 	for _, p := range r.Parts {

@@ -99,7 +99,7 @@ func (a *app) runExplain(ctx context.Context, o *explainOptions) error {
 		return cmdutil.UsageErr("%s: %v", o.input, err)
 	}
 	if a.JSON() {
-		if err := a.WriteJSON(explainDocument{Input: o.input, Parts: r.Parts, Problem: r.Problem(), UnrecognisedLines: r.Unrecognised}); err != nil {
+		if err := a.WriteJSON(r.Document(o.input)); err != nil {
 			return err
 		}
 	} else {
@@ -186,13 +186,4 @@ func (a *app) writeText(r *explain.Report, verbose bool) {
 		}
 	}
 	fmt.Fprintf(w, "\n%d part(s), %d finding(s) to act on\n", len(r.Parts), problems)
-}
-
-// explainDocument is `cxray explain -o json`. The fields are in key
-// order, as the map it replaced was written, so the output is unchanged.
-type explainDocument struct {
-	Input             string          `json:"input"`
-	Parts             []*explain.Part `json:"parts"`
-	Problem           bool            `json:"problem"`
-	UnrecognisedLines int             `json:"unrecognised_lines"`
 }
