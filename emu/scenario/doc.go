@@ -11,7 +11,9 @@
 // A scenario is one YAML document. Every key is optional except devices;
 // unknown keys, values of the wrong kind and facts a device cannot have are
 // errors that name the file, line and column and say what would be valid.
-// Anchors, aliases and merge keys are refused (write values out).
+// Anchors, aliases and merge keys are refused (write values out). The
+// keys and their nesting are the types of schema.go; values are checked
+// by the readers in read.go, ib.go, link.go, nvmf.go and pcie.go.
 //
 //	seed: 7                      # default 1; device seeds derive from it
 //	clock:

@@ -3,6 +3,7 @@ package scenario_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cxray/cxray/emu/fw"
@@ -40,6 +41,11 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("empty error message")
+			}
+			// The shape check (yamlx.go) accepts exactly what yaml.v3's
+			// strict decoding into schema.go accepts.
+			if strings.Contains(err.Error(), "schema is inconsistent") {
+				t.Fatal(err)
 			}
 			return
 		}

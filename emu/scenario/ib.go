@@ -29,63 +29,59 @@ import (
 //	      link_recoveries_per_hour: 4 # PPCNT link_error_recovery_counter
 
 // ib reads a port's ib: key.
-func (p *parser) ib(n *yaml.Node, where string, s *fw.IBSpec) {
-	speeds := func(v *yaml.Node, what string, dst *[]string) {
+func (p *parser) ib(f *fileIB, where string, s *fw.IBSpec) {
+	speeds := func(list []yaml.Node, what string, dst *[]string) {
 		var names []string
-		p.list(v, what, 16, func(i int, e *yaml.Node) {
+		for i := range list {
+			e := &list[i]
 			str, ok := p.scalar(e, fmt.Sprintf("%s[%d]", what, i))
 			if !ok {
-				return
+				continue
 			}
 			sp, err := fw.LookupIBSpeed(str)
 			if err != nil {
 				p.fail(e, "%s: %v", what, err)
-				return
+				continue
 			}
 			names = append(names, sp.Name)
-		})
+		}
 		*dst = names
 	}
 	lid := func(v *yaml.Node, what string, dst *uint16) {
 		var x uint64
-		before := len(p.errs)
-		p.uintv(v, what, 0xBFFF, &x)
-		if len(p.errs) == before && x == 0 {
+		if !p.uintv(v, what, 0xBFFF, &x) {
+			return
+		}
+		if x == 0 {
 			p.fail(v, "%s: LID 0 is no LID; give 1..0xbfff, or leave the key out", what)
 		}
 		*dst = uint16(x)
 	}
-	p.mapping(n, where, map[string]field{
-		"speeds":         func(v *yaml.Node) { speeds(v, where+".speeds", &s.Speeds) },
-		"partner_speeds": func(v *yaml.Node) { speeds(v, where+".partner_speeds", &s.PartnerSpeeds) },
-		"width": func(v *yaml.Node) {
-			str, ok := p.scalar(v, where+".width")
-			if !ok {
-				return
-			}
-			w, err := strconv.Atoi(strings.TrimSuffix(strings.ToLower(str), "x"))
-			if err != nil || (w != 1 && w != 2 && w != 4) {
-				p.fail(v, "%s.width must be 1x, 2x or 4x, not %q", where, str)
-				return
-			}
+	if f.Speeds != nil {
+		speeds(f.Speeds, where+".speeds", &s.Speeds)
+	}
+	if f.PartnerSpeeds != nil {
+		speeds(f.PartnerSpeeds, where+".partner_speeds", &s.PartnerSpeeds)
+	}
+	if str, ok := p.scalar(&f.Width, where+".width"); ok {
+		w, err := strconv.Atoi(strings.TrimSuffix(strings.ToLower(str), "x"))
+		if err != nil || (w != 1 && w != 2 && w != 4) {
+			p.fail(&f.Width, "%s.width must be 1x, 2x or 4x, not %q", where, str)
+		} else {
 			s.Width = w
-		},
-		"state": func(v *yaml.Node) {
-			str, ok := p.scalar(v, where+".state")
-			switch {
-			case !ok:
-			case str == fw.IBStateActive, str == fw.IBStateArmed, str == fw.IBStateInit:
-				s.State = str
-			default:
-				p.fail(v, "%s.state must be %s, %s or %s (no subnet manager), not %q", where, fw.IBStateActive, fw.IBStateArmed, fw.IBStateInit, str)
-			}
-		},
-		"lid":    func(v *yaml.Node) { lid(v, where+".lid", &s.LID) },
-		"sm_lid": func(v *yaml.Node) { lid(v, where+".sm_lid", &s.SMLID) },
-		"link_recoveries_per_hour": func(v *yaml.Node) {
-			p.float(v, where+".link_recoveries_per_hour", 0, 1e6, &s.LinkRecoveriesPerHour)
-		},
-	})
+		}
+	}
+	str, ok := p.scalar(&f.State, where+".state")
+	switch {
+	case !ok:
+	case str == fw.IBStateActive, str == fw.IBStateArmed, str == fw.IBStateInit:
+		s.State = str
+	default:
+		p.fail(&f.State, "%s.state must be %s, %s or %s (no subnet manager), not %q", where, fw.IBStateActive, fw.IBStateArmed, fw.IBStateInit, str)
+	}
+	lid(&f.LID, where+".lid", &s.LID)
+	lid(&f.SMLID, where+".sm_lid", &s.SMLID)
+	p.float(&f.LinkRecoveriesPerHour, where+".link_recoveries_per_hour", 0, 1e6, &s.LinkRecoveriesPerHour)
 }
 
 // linkTypes sets each port's link type from the NV configuration the

@@ -18,30 +18,26 @@ import (
 //	  effective_ber: 0        # bits in blocks FEC could not correct
 //	  partner_protocols: [CAUI-4]  # what the link partner enables (speed mismatch)
 //	  partner_fec: none       # a FEC the partner forces: none, firecode, rs528, rs544
-func (p *parser) link(n *yaml.Node, where string, l *fw.LinkSpec) {
-	p.mapping(n, where, map[string]field{
-		"raw_ber":       func(v *yaml.Node) { p.float(v, where+".raw_ber", 0, 0.5, &l.RawBER) },
-		"effective_ber": func(v *yaml.Node) { p.float(v, where+".effective_ber", 0, 0.5, &l.EffectiveBER) },
-		"lane_ber": func(v *yaml.Node) {
-			var bers []float64
-			p.list(v, where+".lane_ber", 8, func(i int, e *yaml.Node) {
-				var b float64
-				p.float(e, fmt.Sprintf("%s.lane_ber[%d]", where, i), 0, 0.5, &b)
-				bers = append(bers, b)
-			})
-			l.LaneBER = bers
-		},
-		"partner_protocols": func(v *yaml.Node) { p.protocols(v, where+".partner_protocols", &l.PartnerProtocols) },
-		"partner_fec": func(v *yaml.Node) {
-			s, ok := p.scalar(v, where+".partner_fec")
-			if !ok {
-				return
-			}
-			if !slices.Contains(fw.PartnerFECNames(), s) {
-				p.fail(v, "%s.partner_fec must be one of %s, not %q", where, strings.Join(fw.PartnerFECNames(), ", "), s)
-				return
-			}
+func (p *parser) link(n *yaml.Node, f *fileLink, where string, l *fw.LinkSpec) {
+	p.float(&f.RawBER, where+".raw_ber", 0, 0.5, &l.RawBER)
+	p.float(&f.EffectiveBER, where+".effective_ber", 0, 0.5, &l.EffectiveBER)
+	if p.hasKey(n, "lane_ber") {
+		var bers []float64
+		for i := range f.LaneBER {
+			var b float64
+			p.float(&f.LaneBER[i], fmt.Sprintf("%s.lane_ber[%d]", where, i), 0, 0.5, &b)
+			bers = append(bers, b)
+		}
+		l.LaneBER = bers
+	}
+	if p.hasKey(n, "partner_protocols") {
+		p.protocols(f.PartnerProtocols, where+".partner_protocols", &l.PartnerProtocols)
+	}
+	if s, ok := p.scalar(&f.PartnerFEC, where+".partner_fec"); ok {
+		if !slices.Contains(fw.PartnerFECNames(), s) {
+			p.fail(&f.PartnerFEC, "%s.partner_fec must be one of %s, not %q", where, strings.Join(fw.PartnerFECNames(), ", "), s)
+		} else {
 			l.PartnerFEC = s
-		},
-	})
+		}
+	}
 }

@@ -69,41 +69,30 @@ func (s NVMFSpec) clone() NVMFSpec {
 
 // nvmf reads a device's nvmf key over the profile's defaults: offload
 // switches the capability, xrqs (when given) replaces the objects.
-func (p *parser) nvmf(n *yaml.Node, where string, d *DeviceSpec) {
-	var xrqNode *yaml.Node
-	var xrqs []XRQSpec
-	p.mapping(n, where, map[string]field{
-		"offload": func(v *yaml.Node) { p.boolean(v, where+".offload", &d.NVMF.Offload) },
-		"xrqs": func(v *yaml.Node) {
-			xrqNode = v
-			xrqs = []XRQSpec{}
-			p.list(v, where+".xrqs", MaxXRQs, func(i int, e *yaml.Node) {
-				w := fmt.Sprintf("%s.xrqs[%d]", where, i)
-				var x XRQSpec
-				p.mapping(e, w, map[string]field{
-					"xrqn": func(v *yaml.Node) {
-						var u uint64
-						p.uintv(v, w+".xrqn", 0xFFFFFF, &u)
-						x.XRQN = uint32(u)
-					},
-					"namespaces": func(v *yaml.Node) {
-						p.list(v, w+".namespaces", MaxNamespacesPerXRQ, func(j int, ne *yaml.Node) {
-							x.Namespaces = append(x.Namespaces, p.namespace(ne, fmt.Sprintf("%s.namespaces[%d]", w, j)))
-						})
-					},
-				})
-				if e.Kind == yaml.MappingNode && !p.hasKey(e, "xrqn") {
-					p.fail(e, "%s needs xrqn: (the XRQ number, 1..0xffffff)", w)
-				}
-				xrqs = append(xrqs, x)
-			})
-		},
-	})
+func (p *parser) nvmf(n *yaml.Node, f *fileNVMF, where string, d *DeviceSpec) {
+	p.boolean(&f.Offload, where+".offload", &d.NVMF.Offload)
+	xrqNode := child(n, "xrqs")
 	if xrqNode == nil {
 		if !d.NVMF.Offload {
 			d.NVMF.XRQs = nil // no capability, no objects
 		}
 		return
+	}
+	xrqs := []XRQSpec{}
+	for i, xf := range f.XRQs {
+		e, w := xrqNode.Content[i], fmt.Sprintf("%s.xrqs[%d]", where, i)
+		var x XRQSpec
+		if xf.XRQN.Kind == 0 {
+			p.fail(e, "%s needs xrqn: (the XRQ number, 1..0xffffff)", w)
+		}
+		var u uint64
+		if p.uintv(&xf.XRQN, w+".xrqn", 0xFFFFFF, &u) {
+			x.XRQN = uint32(u)
+		}
+		for j, nf := range xf.Namespaces {
+			x.Namespaces = append(x.Namespaces, p.namespace(child(e, "namespaces").Content[j], nf, fmt.Sprintf("%s.namespaces[%d]", w, j)))
+		}
+		xrqs = append(xrqs, x)
 	}
 	if !d.NVMF.Offload && len(xrqs) > 0 {
 		p.fail(xrqNode, "%s: xrqs need offload: true (a function without NVMe-oF offload has no XRQs)", where)
@@ -129,34 +118,25 @@ func (p *parser) nvmf(n *yaml.Node, where string, d *DeviceSpec) {
 	d.NVMF.XRQs = xrqs
 }
 
-func (p *parser) namespace(n *yaml.Node, w string) NamespaceSpec {
+func (p *parser) namespace(n *yaml.Node, f *fileNamespace, w string) NamespaceSpec {
 	s := NamespaceSpec{ReadBlocks: 8, WriteBlocks: 8}
-	rate := func(dst *float64, key string) field {
-		return func(v *yaml.Node) { p.float(v, w+"."+key, 0, 1e9, dst) }
-	}
-	blocks := func(dst *float64, key string) field {
-		return func(v *yaml.Node) { p.float(v, w+"."+key, 1, 65536, dst) }
-	}
-	p.mapping(n, w, map[string]field{
-		"nsid": func(v *yaml.Node) {
-			var u uint64
-			p.uintv(v, w+".nsid", 0xFFFFFFFE, &u)
-			if u == 0 {
-				p.fail(v, "%s.nsid 0 is not a namespace ID; use 1..0xfffffffe", w)
-			}
-			s.NSID = uint32(u)
-		},
-		"read_iops":             rate(&s.ReadIOPS, "read_iops"),
-		"write_iops":            rate(&s.WriteIOPS, "write_iops"),
-		"read_blocks":           blocks(&s.ReadBlocks, "read_blocks"),
-		"write_blocks":          blocks(&s.WriteBlocks, "write_blocks"),
-		"inline_share":          func(v *yaml.Node) { p.float(v, w+".inline_share", 0, 1, &s.InlineShare) },
-		"flush_per_sec":         rate(&s.FlushPerSec, "flush_per_sec"),
-		"error_per_sec":         rate(&s.ErrorPerSec, "error_per_sec"),
-		"backend_error_per_sec": rate(&s.BackendErrorPerSec, "backend_error_per_sec"),
-	})
-	if n.Kind == yaml.MappingNode && !p.hasKey(n, "nsid") {
+	rate := func(v *yaml.Node, key string, dst *float64) { p.float(v, w+"."+key, 0, 1e9, dst) }
+	blocks := func(v *yaml.Node, key string, dst *float64) { p.float(v, w+"."+key, 1, 65536, dst) }
+	if f.NSID.Kind == 0 {
 		p.fail(n, "%s needs nsid: (the front-end namespace ID)", w)
 	}
+	var u uint64
+	if p.uintv(&f.NSID, w+".nsid", 0xFFFFFFFE, &u) && u == 0 {
+		p.fail(&f.NSID, "%s.nsid 0 is not a namespace ID; use 1..0xfffffffe", w)
+	}
+	s.NSID = uint32(u)
+	rate(&f.ReadIOPS, "read_iops", &s.ReadIOPS)
+	rate(&f.WriteIOPS, "write_iops", &s.WriteIOPS)
+	blocks(&f.ReadBlocks, "read_blocks", &s.ReadBlocks)
+	blocks(&f.WriteBlocks, "write_blocks", &s.WriteBlocks)
+	p.float(&f.InlineShare, w+".inline_share", 0, 1, &s.InlineShare)
+	rate(&f.FlushPerSec, "flush_per_sec", &s.FlushPerSec)
+	rate(&f.ErrorPerSec, "error_per_sec", &s.ErrorPerSec)
+	rate(&f.BackendErrorPerSec, "backend_error_per_sec", &s.BackendErrorPerSec)
 	return s
 }
